@@ -1,0 +1,73 @@
+"""Gaussian target log p(z) = log N(z | mean, precision^{-1}) (seed 000 §4 "useful exact instances")."""
+
+from __future__ import annotations
+
+import numpy as np
+
+from refvi._checks import as_matrix, as_vector
+from refvi.targets.base import Target, spd_eig_bounds
+
+LOG_2PI = float(np.log(2.0 * np.pi))
+
+
+class Gaussian(Target):
+    """N(mean, precision^{-1}); M = lambda_max(precision), mu = lambda_min(precision); mode = mean.
+
+    The VI optimum is exact: m* = mean, C* C*^T = precision^{-1}, and f* = (d/2)(1 + log 2 pi) (KL = 0 with the
+    entropy constant dropped from h, seed 000 Lemma 14).
+    """
+
+    name = "gaussian"
+    convex = True
+
+    def __init__(self, mean, precision):
+        self.mean = as_vector(mean, "mean")
+        d = self.mean.shape[0]
+        self.precision = as_matrix(precision, "precision", (d, d))
+        if not np.array_equal(self.precision, self.precision.T):
+            raise ValueError("precision must be symmetric")
+        lo, hi = spd_eig_bounds(self.precision)
+        if not lo > 0:
+            raise ValueError(f"precision must be positive definite (smallest eigenvalue {lo:.3g})")
+        self.dim = d
+        self.smoothness = hi
+        self.strong_convexity = lo
+        self._chol = np.linalg.cholesky(self.precision)
+        self._logdet = 2.0 * float(np.sum(np.log(np.diag(self._chol))))
+
+    @property
+    def mode(self) -> np.ndarray:
+        return self.mean.copy()
+
+    @property
+    def covariance(self) -> np.ndarray:
+        return np.linalg.inv(self.precision)
+
+    def optimum(self, structure: str = "tril") -> tuple[np.ndarray, np.ndarray]:
+        """The exact VI optimum (m*, C*) in the requested structure (Cholesky for tril, square root for sym)."""
+        return self.mean.copy(), _scale_for(self.covariance, structure)
+
+    def _logp_batch(self, Z):
+        D = Z - self.mean
+        q = np.einsum("si,ij,sj->s", D, self.precision, D)
+        return -0.5 * q + 0.5 * self._logdet - 0.5 * self.dim * LOG_2PI
+
+    def _grad_batch(self, Z):
+        return -(Z - self.mean) @ self.precision
+
+    def hess_logp(self, z):
+        return -self.precision.copy()
+
+
+def _scale_for(cov: np.ndarray, structure: str) -> np.ndarray:
+    """A matrix C in V with C C^T = cov."""
+    if structure in ("tril", "full"):
+        return np.linalg.cholesky(cov)
+    if structure == "sym":
+        lam, Q = np.linalg.eigh(cov)
+        return (Q * np.sqrt(lam)) @ Q.T
+    if structure == "diag":
+        if np.any(cov - np.diag(np.diag(cov))):
+            raise ValueError("a diagonal C cannot represent a correlated covariance")
+        return np.diag(np.sqrt(np.diag(cov)))
+    raise ValueError(f"unknown structure {structure!r}")

@@ -1,0 +1,133 @@
+"""Bayesian generalized linear models with a Gaussian prior N(0, prior_scale^2 I) (seed 000 Thm 21, Cor 22, 23).
+
+Constants follow Thm 21 with erratum E000-1 fixed (beta uses theta_max):
+-Hess log p lies between Sigma^{-1} + theta_min X^T X and Sigma^{-1} + theta_max X^T X, so
+M = lambda_max(Sigma^{-1} + theta_max X^T X) and mu = lambda_min(Sigma^{-1} + theta_min X^T X).
+
+* linear regression (Cor 22 with E000-2 fixed): theta_min = theta_max = 1 / noise_scale^2;
+* logistic regression (Cor 23): theta_min = 0, theta_max = 1/4, so mu = 1 / prior_scale^2 (GUIDE-002 P7).
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from refvi._checks import as_matrix, as_vector, check_labels_pm1, positive_scalar
+from refvi.targets.base import Target, spd_eig_bounds
+
+LOG_2PI = float(np.log(2.0 * np.pi))
+
+
+def _design(X, y) -> tuple[np.ndarray, np.ndarray]:
+    X = as_matrix(X, "X")
+    y = as_vector(y, "y")
+    if y.shape[0] != X.shape[0]:
+        raise ValueError(f"X has {X.shape[0]} rows but y has {y.shape[0]} entries")
+    if X.shape[0] < 1 or X.shape[1] < 1:
+        raise ValueError(f"X must have at least one row and one column, got shape {X.shape}")
+    return X, y
+
+
+class LinearRegression(Target):
+    """y_n ~ N(x_n^T z, noise_scale^2), z ~ N(0, prior_scale^2 I).  The posterior is Gaussian and exact."""
+
+    name = "linear_regression"
+    convex = True
+
+    def __init__(self, X, y, noise_scale: float = 1.0, prior_scale: float = 1.0):
+        self.X, self.y = _design(X, y)
+        self.noise_scale = positive_scalar(noise_scale, "noise_scale")
+        self.prior_scale = positive_scalar(prior_scale, "prior_scale")
+        N, d = self.X.shape
+        self.dim = d
+        self.precision = self.X.T @ self.X / self.noise_scale**2 + np.eye(d) / self.prior_scale**2
+        self.strong_convexity, self.smoothness = spd_eig_bounds(self.precision)
+        self._const = -0.5 * N * (LOG_2PI + 2 * np.log(self.noise_scale)) \
+            - 0.5 * d * (LOG_2PI + 2 * np.log(self.prior_scale))
+
+    @property
+    def posterior_mean(self) -> np.ndarray:
+        return np.linalg.solve(self.precision, self.X.T @ self.y / self.noise_scale**2)
+
+    @property
+    def posterior_cov(self) -> np.ndarray:
+        return np.linalg.inv(self.precision)
+
+    @property
+    def mode(self) -> np.ndarray:
+        return self.posterior_mean
+
+    def log_evidence(self) -> float:
+        """log p(x): with h = -log det C (constant dropped), f* = -log p(x) + (d/2)(1 + log 2 pi)."""
+        mu = self.posterior_mean
+        _, logdet = np.linalg.slogdet(self.precision)
+        return float(self.logp(mu) + 0.5 * self.dim * LOG_2PI - 0.5 * logdet)
+
+    def _logp_batch(self, Z):
+        R = self.y[None, :] - Z @ self.X.T
+        return self._const - 0.5 * np.sum(R * R, axis=1) / self.noise_scale**2 \
+            - 0.5 * np.sum(Z * Z, axis=1) / self.prior_scale**2
+
+    def _grad_batch(self, Z):
+        R = self.y[None, :] - Z @ self.X.T
+        return R @ self.X / self.noise_scale**2 - Z / self.prior_scale**2
+
+    def hess_logp(self, z):
+        return -self.precision.copy()
+
+
+class LogisticRegression(Target):
+    """p(y_n = +-1 | z) = sigmoid(y_n x_n^T z), z ~ N(0, prior_scale^2 I), labels y in {-1, +1}."""
+
+    name = "logistic_regression"
+    convex = True
+
+    def __init__(self, X, y, prior_scale: float = 1.0):
+        self.X, _ = _design(X, y)
+        self.y = check_labels_pm1(y)
+        self.prior_scale = positive_scalar(prior_scale, "prior_scale")
+        N, d = self.X.shape
+        self.dim = d
+        prior_prec = 1.0 / self.prior_scale**2
+        self.smoothness = spd_eig_bounds(prior_prec * np.eye(d) + 0.25 * self.X.T @ self.X)[1]
+        self.strong_convexity = prior_prec
+        self._const = -0.5 * d * (LOG_2PI + 2 * np.log(self.prior_scale))
+        self._mode = None
+
+    @property
+    def mode(self) -> np.ndarray:
+        """The MAP estimate, by Newton's method with backtracking (deterministic; gradient norm < 1e-12 scale)."""
+        if self._mode is None:
+            z = np.zeros(self.dim)
+            for _ in range(100):
+                g = self.grad_logp(z)
+                H = self.hess_logp(z)
+                step = np.linalg.solve(H, -g)
+                t, f0 = 1.0, self.logp(z)
+                while self.logp(z + t * step) < f0 + 1e-4 * t * g @ step and t > 1e-10:
+                    t *= 0.5
+                z = z + t * step
+                if np.linalg.norm(g) <= 1e-13 * max(1.0, np.abs(self.X).sum()):
+                    break
+            self._mode = z
+        return self._mode.copy()
+
+    def _logp_batch(self, Z):
+        T = (Z @ self.X.T) * self.y[None, :]
+        return self._const - np.sum(np.logaddexp(0.0, -T), axis=1) \
+            - 0.5 * np.sum(Z * Z, axis=1) / self.prior_scale**2
+
+    def _grad_batch(self, Z):
+        T = (Z @ self.X.T) * self.y[None, :]
+        W = self.y[None, :] * _sigmoid(-T)
+        return W @ self.X - Z / self.prior_scale**2
+
+    def hess_logp(self, z):
+        z = as_vector(z, "z", self.dim)
+        t = self.X @ z
+        D = _sigmoid(t) * _sigmoid(-t)
+        return -(self.X.T * D) @ self.X - np.eye(self.dim) / self.prior_scale**2
+
+
+def _sigmoid(t):
+    return np.where(t >= 0, 1.0 / (1.0 + np.exp(-np.abs(t))), np.exp(-np.abs(t)) / (1.0 + np.exp(-np.abs(t))))

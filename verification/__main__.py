@@ -1,0 +1,51 @@
+"""Command line: ``python -m refvi.verification [--select PATTERN ...] [--profile ci|deep] [--json PATH]
+[--impl MODULE:OBJECT] [--list]``.  Exits 0 when no statement fails or errors."""
+
+from __future__ import annotations
+
+import argparse
+import sys
+
+from refvi.verification import runner
+
+
+def main(argv=None) -> int:
+    p = argparse.ArgumentParser(prog="python -m refvi.verification",
+                                description="Run the papers' lemmas and theorems as executable statements.")
+    p.add_argument("--select", nargs="+", metavar="PATTERN", help="statement ids by prefix or glob, e.g. '000.*'")
+    p.add_argument("--profile", choices=["ci", "deep"], default="ci", help="ci (fast, default) or deep")
+    p.add_argument("--json", metavar="PATH", help="write the JSON certificate here")
+    p.add_argument("--impl", metavar="MODULE:OBJECT", default=None,
+                   help="implementation to verify (default: refvi itself)")
+    p.add_argument("--list", action="store_true", help="list the selected statements and exit")
+    args = p.parse_args(argv)
+
+    if args.list:
+        for st in runner.select(runner.load_statements().values(), args.select):
+            flag = f" [{st.erratum}]" if st.erratum else ""
+            print(f"{st.id:<28} {st.kind:<11} {st.title}{flag}")
+        return 0
+
+    print(runner.HEADER)
+    print("-" * len(runner.HEADER))
+
+    def show(rec):
+        print(runner.format_row(rec), flush=True)
+        if rec["verdict"] in ("fail", "error"):
+            print(f"    -> {rec.get('detail', '')[:500]}", flush=True)
+
+    cert = runner.run(args.select, args.profile, args.impl, progress=show)
+    print("-" * len(runner.HEADER))
+    print(runner.summary(cert))
+    if args.json:
+        runner.write_json(cert, args.json)
+        print(f"certificate written to {args.json}")
+    if not cert["statements"]:
+        print("no statement matched the selection", file=sys.stderr)
+        return 2
+    bad = [r for r in cert["statements"] if r["verdict"] in ("fail", "error")]
+    return 1 if bad else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

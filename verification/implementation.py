@@ -1,0 +1,122 @@
+"""The protocol an implementation must satisfy to be verified, and refvi's own implementation of it.
+
+Statements never call refvi's algorithms directly: they call ``ctx.impl``.  To verify another library, write an
+object with these methods (plain NumPy arrays in and out; ``target`` is a :mod:`refvi.targets` object, whose
+``logp``, ``grad_logp`` and data attributes such as ``X`` and ``y`` your code may read) and run::
+
+    python -m refvi.verification --impl mypackage.adapter:IMPL
+
+Methods (the ones a statement needs; a missing method makes that statement report ``error``):
+
+``energy(target, m, C, U, structure) -> (gm, gC)``
+    mean over the rows u of U of g_energy(u) = T*(-grad log p(C u + m)), gC projected onto V (seed 000 Eq. 6).
+``entropy(target, m, C, U, structure) -> (gm, gC)``
+    g_ent = g_energy + grad h (seed 000 Eq. 8).
+``stl(target, m, C, U, structure) -> (gm, gC)``
+    sticking-the-landing: T*(-grad log p(z) + grad_z log q_w(z)) at z = C u + m, q's parameters held fixed.
+``score(target, m, C, U, structure) -> (gm, gC)``
+    score-function estimator of grad l: mean of -log p(z) * grad_w log q_w(z).
+``grad_neg_entropy(C, structure) -> gC``
+    grad_C h = -proj_V(C^{-T}) (seed 000 Lemma 16.2).
+``entropy_prox(C, gamma) -> C'``
+    prox of gamma*h for lower-triangular C (seed 000 Lemma 31).
+``project_wm(C, M, structure) -> C'``
+    Euclidean projection onto W_M = {sigma_min(C) >= 1/sqrt(M)} for symmetric C (seed 000 Lemma 32).
+``project_singular(C, M) -> C'``
+    the singular-value clip of seed 002 Thm 7 for a full matrix C.
+``smoothness(target) -> float`` and ``strong_convexity(target) -> float``
+    the constants M and mu the implementation uses for a target.
+
+``refvi.verification.examples.numpy_adapter`` ships a complete adapter written from the papers in plain NumPy.
+"""
+
+from __future__ import annotations
+
+import importlib
+from typing import Protocol, runtime_checkable
+
+METHODS = ("energy", "entropy", "stl", "score", "grad_neg_entropy", "entropy_prox", "project_wm",
+           "project_singular", "smoothness", "strong_convexity")
+
+
+@runtime_checkable
+class Implementation(Protocol):
+    name: str
+
+    def energy(self, target, m, C, U, structure="tril"): ...
+    def entropy(self, target, m, C, U, structure="sym"): ...
+    def stl(self, target, m, C, U, structure="tril"): ...
+    def score(self, target, m, C, U, structure="tril"): ...
+    def grad_neg_entropy(self, C, structure="tril"): ...
+    def entropy_prox(self, C, gamma): ...
+    def project_wm(self, C, M, structure="sym"): ...
+    def project_singular(self, C, M): ...
+    def smoothness(self, target): ...
+    def strong_convexity(self, target): ...
+
+
+class RefviImplementation:
+    """refvi itself, through its public API (Numba kernels underneath)."""
+
+    name = "refvi"
+
+    def energy(self, target, m, C, U, structure="tril"):
+        from refvi import estimators
+        return estimators.energy(target, m, C, U, structure)
+
+    def entropy(self, target, m, C, U, structure="sym"):
+        from refvi import estimators
+        return estimators.entropy(target, m, C, U, structure)
+
+    def stl(self, target, m, C, U, structure="tril"):
+        from refvi import estimators
+        return estimators.stl(target, m, C, U, structure)
+
+    def score(self, target, m, C, U, structure="tril"):
+        from refvi import estimators
+        return estimators.score(target, m, C, U, structure)
+
+    def grad_neg_entropy(self, C, structure="tril"):
+        from refvi.families.gaussian import grad_neg_entropy
+        return grad_neg_entropy(C, structure)
+
+    def entropy_prox(self, C, gamma):
+        from refvi import prox
+        return prox.entropy_prox(C, gamma)
+
+    def project_wm(self, C, M, structure="sym"):
+        from refvi import prox
+        return prox.project_wm(C, M, structure)
+
+    def project_singular(self, C, M):
+        from refvi import prox
+        return prox.project_singular_values(C, M)
+
+    def smoothness(self, target):
+        return float(target.smoothness)
+
+    def strong_convexity(self, target):
+        return float(target.strong_convexity)
+
+
+REFVI = RefviImplementation()
+
+
+def load_implementation(spec: str | None):
+    """Load ``module:object`` (the ``--impl`` argument); ``None`` gives refvi's own implementation."""
+    if spec is None or spec == "refvi":
+        return REFVI
+    if ":" not in spec:
+        raise ValueError(f"--impl must look like 'module:object', got {spec!r}")
+    mod_name, _, obj_name = spec.partition(":")
+    obj = importlib.import_module(mod_name)
+    for part in obj_name.split("."):
+        obj = getattr(obj, part)
+    if isinstance(obj, type):
+        obj = obj()
+    if not hasattr(obj, "name"):
+        try:
+            obj.name = spec
+        except AttributeError:
+            pass
+    return obj

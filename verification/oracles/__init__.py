@@ -1,0 +1,6 @@
+"""Independent oracles: numpy / scipy / sympy / mpmath only, never refvi or refvi.kernels (DESIGN.md).
+
+Each oracle reaches a number by another road than the kernel it checks: symbolic algebra (:mod:`.symbolic`),
+quadrature (:mod:`.quadrature`), exact enumeration over discrete bases (:mod:`.discrete`), closed forms
+(:mod:`.closed_form`, :mod:`.charfun`).
+"""

@@ -1,0 +1,235 @@
+"""The verification-statement model (DESIGN.md, "Verification statements").
+
+A statement is one numbered result of a paper made executable.  It is a function ``claim(ctx)`` registered with
+:func:`statement`; the function generates instances (fixed named ones and Hypothesis draws through
+:meth:`Context.forall`) and records evidence through :meth:`Context.leq`, :meth:`Context.close`,
+:meth:`Context.mean_leq`, ...  Each evidence call either passes (and its slack is kept) or raises :class:`CheckFailed`
+naming the left side, the right side and the tolerance.
+
+Slack convention (reported as ``worst_slack`` in the certificate): for an inequality ``lhs <= rhs`` the slack is
+``rhs - lhs`` (>= 0 when it holds before tolerance); for an equality it is ``-max|lhs - rhs|`` (0 is exact); for a
+statistical check it is the distance from the confidence bound to the claimed bound.  ``worst_slack`` is the minimum
+over all evidence of the run.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import hashlib
+import math
+from typing import Any, Callable, Iterable, Literal
+
+import numpy as np
+
+Kind = Literal["exact", "symbolic", "statistical"]
+KINDS = ("exact", "symbolic", "statistical")
+ID_KINDS = ("def", "thm", "lemma", "cor", "prop", "example", "eq", "remark", "assumption", "claim")
+
+
+@dataclasses.dataclass(frozen=True)
+class Profile:
+    """How hard to look: Hypothesis examples per ``forall`` and a multiplier for Monte Carlo repetitions."""
+
+    name: str
+    max_examples: int
+    mc_scale: int
+
+
+PROFILES = {
+    "ci": Profile("ci", max_examples=20, mc_scale=1),
+    "deep": Profile("deep", max_examples=400, mc_scale=8),
+}
+
+
+class CheckFailed(AssertionError):
+    """A piece of evidence contradicted the claim."""
+
+
+@dataclasses.dataclass
+class Evidence:
+    label: str
+    lhs: float
+    rhs: float
+    relation: str
+    slack: float
+    passed: bool
+
+
+class Context:
+    """What a claim receives: the implementation under test, the profile, seeded RNGs and evidence recorders."""
+
+    def __init__(self, impl: Any, profile: Profile, statement_id: str = "adhoc"):
+        self.impl = impl
+        self.profile = profile
+        self.statement_id = statement_id
+        self.evidence: list[Evidence] = []
+        self.examples = 0
+        self.worst_slack: float | None = None
+        self._expect_failure = False
+
+    # ---- randomness -------------------------------------------------------------------------------------------
+    def rng(self, stream: int | str = 0) -> np.random.Generator:
+        """A generator seeded from the statement id and ``stream``: identical across runs and machines."""
+        digest = hashlib.sha256(f"{self.statement_id}/{stream}".encode()).digest()
+        return np.random.default_rng(int.from_bytes(digest[:8], "little"))
+
+    # ---- instances --------------------------------------------------------------------------------------------
+    def forall(self, strategy, check: Callable[[Any], None], *, fixed: Iterable[Any] = (),
+               max_examples: int | None = None) -> None:
+        """Run ``check`` on each fixed instance, then on Hypothesis draws from ``strategy``.
+
+        Draws are derandomized (same instances on every run); on failure Hypothesis shrinks to a minimal instance,
+        which appears in the error message.
+        """
+        for inst in fixed:
+            check(inst)
+            self.examples += 1
+        n = self.profile.max_examples if max_examples is None else max_examples
+        if strategy is None or n <= 0:
+            return
+        from hypothesis import HealthCheck, Phase, given, settings
+
+        counter = {"n": 0}
+
+        @settings(max_examples=n, derandomize=True, database=None, deadline=None, print_blob=False,
+                  suppress_health_check=list(HealthCheck),
+                  phases=(Phase.explicit, Phase.generate, Phase.shrink))
+        @given(strategy)
+        def _run(inst):
+            check(inst)
+            counter["n"] += 1
+
+        _run()
+        self.examples += counter["n"]
+
+    def count(self, n: int = 1) -> None:
+        """Count instances checked outside :meth:`forall` (fixed loops, enumerations)."""
+        self.examples += int(n)
+
+    # ---- evidence ---------------------------------------------------------------------------------------------
+    def leq(self, lhs, rhs, *, rtol: float = 0.0, atol: float = 0.0, label: str = "") -> None:
+        """Claim ``lhs <= rhs`` up to ``atol + rtol*|rhs|`` (tolerance = the oracle's stated accuracy)."""
+        lhs, rhs = float(lhs), float(rhs)
+        ok = lhs <= rhs + atol + rtol * abs(rhs)
+        self._record(label, lhs, rhs, "<=", rhs - lhs, ok, f"tol atol={atol:g}, rtol={rtol:g}")
+
+    def geq(self, lhs, rhs, *, rtol: float = 0.0, atol: float = 0.0, label: str = "") -> None:
+        """Claim ``lhs >= rhs`` up to ``atol + rtol*|rhs|``."""
+        lhs, rhs = float(lhs), float(rhs)
+        ok = lhs >= rhs - atol - rtol * abs(rhs)
+        self._record(label, lhs, rhs, ">=", lhs - rhs, ok, f"tol atol={atol:g}, rtol={rtol:g}")
+
+    def close(self, lhs, rhs, *, rtol: float = 0.0, atol: float = 0.0, label: str = "") -> None:
+        """Claim ``lhs == rhs`` elementwise: ``|lhs - rhs| <= atol + rtol*max(|lhs|, |rhs|)`` (arrays allowed)."""
+        a = np.asarray(lhs, dtype=np.float64)
+        b = np.asarray(rhs, dtype=np.float64)
+        if a.shape != b.shape:
+            raise CheckFailed(f"{label or 'close'}: shape mismatch {a.shape} vs {b.shape}")
+        err = np.abs(a - b)
+        tol = atol + rtol * np.maximum(np.abs(a), np.abs(b))
+        finite = bool(np.all(np.isfinite(a)) and np.all(np.isfinite(b)))
+        ok = finite and bool(np.all(err <= tol))
+        worst = float(np.max(err)) if err.size else 0.0
+        if not finite:
+            worst = math.inf
+        i = int(np.argmax(err - tol)) if err.size else 0
+        self._record(label, float(a.ravel()[i]) if a.size else 0.0, float(b.ravel()[i]) if b.size else 0.0,
+                     "==", -worst, ok, f"max |lhs - rhs| = {worst:.3g}, atol={atol:g}, rtol={rtol:g}")
+
+    def true(self, condition: bool, *, label: str) -> None:
+        """A boolean claim (a symbolic identity simplified to zero, a set membership, ...)."""
+        ok = bool(condition)
+        self._record(label, float(ok), 1.0, "is", 0.0 if ok else -1.0, ok, "")
+
+    def mean_leq(self, values, bound: float, *, alpha: float = 1e-6, label: str = "") -> None:
+        """Statistical claim E[X] <= bound from i.i.d. draws ``values``.
+
+        Fails only if the one-sided (1 - alpha) *lower* confidence bound of the mean exceeds ``bound``, so a true claim
+        is rejected with probability at most ``alpha`` (CLT normal approximation; stated false-alarm rate).
+        """
+        x = np.asarray(values, dtype=np.float64).ravel()
+        if x.size < 2 or not np.all(np.isfinite(x)):
+            raise CheckFailed(f"{label}: need >= 2 finite Monte Carlo values, got {x.size}")
+        z = _normal_quantile(1.0 - alpha)
+        mean, se = float(x.mean()), float(x.std(ddof=1) / math.sqrt(x.size))
+        lower = mean - z * se
+        self._record(label, lower, float(bound), "<= (stat)", float(bound) - lower, lower <= bound,
+                     f"mean={mean:.6g}, se={se:.3g}, z={z:.2f} (false-alarm <= {alpha:g})")
+
+    def mean_close(self, values, target, *, alpha: float = 1e-6, atol: float = 0.0, label: str = "") -> None:
+        """Statistical claim E[X] == target for vector draws (rows = draws), per-coordinate z-tests with a
+        Bonferroni correction so that the joint false-alarm rate is at most ``alpha``."""
+        X = np.asarray(values, dtype=np.float64)
+        X = X.reshape(X.shape[0], -1)
+        t = np.asarray(target, dtype=np.float64).ravel()
+        if X.shape[1] != t.size:
+            raise CheckFailed(f"{label}: {X.shape[1]} coordinates drawn, target has {t.size}")
+        z = _normal_quantile(1.0 - alpha / (2.0 * t.size))
+        mean = X.mean(axis=0)
+        se = X.std(axis=0, ddof=1) / math.sqrt(X.shape[0])
+        excess = np.abs(mean - t) - z * se - atol
+        i = int(np.argmax(excess))
+        ok = bool(np.all(excess <= 0))
+        self._record(label, float(mean[i]), float(t[i]), "== (stat)", float(-np.max(excess)), ok,
+                     f"worst coordinate {i}: |mean - target| = {abs(mean[i] - t[i]):.3g}, z*se = {z * se[i]:.3g} "
+                     f"(joint false-alarm <= {alpha:g})")
+
+    def _record(self, label, lhs, rhs, relation, slack, ok, detail) -> None:
+        self.evidence.append(Evidence(label, lhs, rhs, relation, float(slack), bool(ok)))
+        if math.isfinite(slack):
+            self.worst_slack = slack if self.worst_slack is None else min(self.worst_slack, slack)
+        if not ok:
+            raise CheckFailed(f"{label or 'check'}: {lhs!r} {relation} {rhs!r} fails ({detail})")
+
+
+@dataclasses.dataclass(frozen=True)
+class Statement:
+    """One numbered result made executable."""
+
+    id: str
+    title: str
+    source: str
+    kind: Kind
+    claim: Callable[[Context], None]
+    erratum: str | None = None
+    profiles: tuple[str, ...] = ("ci", "deep")
+
+    @property
+    def printed(self) -> str:
+        return "erratum" if self.erratum else "holds"
+
+
+REGISTRY: dict[str, Statement] = {}
+
+
+def statement(id: str, *, title: str, source: str, kind: Kind, erratum: str | None = None,
+              profiles: tuple[str, ...] = ("ci", "deep")):
+    """Register ``claim(ctx)`` as the statement ``id`` (``<seed>.<kind><number>``, e.g. ``000.thm3``)."""
+    _check_id(id)
+    if kind not in KINDS:
+        raise ValueError(f"statement {id}: kind must be one of {KINDS}, got {kind!r}")
+
+    def deco(fn: Callable[[Context], None]) -> Callable[[Context], None]:
+        if id in REGISTRY:
+            raise ValueError(f"statement {id} registered twice")
+        REGISTRY[id] = Statement(id, title, source, kind, fn, erratum, tuple(profiles))
+        return fn
+
+    return deco
+
+
+def _check_id(sid: str) -> None:
+    seed, _, rest = sid.partition(".")
+    ok = len(seed) == 3 and seed.isdigit() and rest == rest.lower() and rest != ""
+    if ok:
+        ok = any(rest.startswith(k) and (rest[len(k):].isdigit() or (k == "claim" and rest[len(k):].startswith("-")))
+                 for k in ID_KINDS)
+    if not ok:
+        raise ValueError(f"bad statement id {sid!r}: expected '<seed>.<kind><number>' or '<seed>.claim-<name>' "
+                         f"with kind in {ID_KINDS}")
+
+
+def _normal_quantile(p: float) -> float:
+    from scipy.stats import norm
+
+    return float(norm.ppf(p))

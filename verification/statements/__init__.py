@@ -1,0 +1,1 @@
+"""One module per paper; importing a module registers its statements (``seed000`` ... ``seed004``)."""
