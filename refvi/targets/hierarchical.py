@@ -103,5 +103,6 @@ class HierarchicalLogisticRegression(Target):
         for k in range(self.n_groups):
             idx = self.groups == k
             sl = slice((k + 1) * d, (k + 2) * d)
-            H[sl, sl] -= (self.X[idx].T * D[idx]) @ self.X[idx]
+            XD = self.X[idx] * np.sqrt(D[idx])[:, None]
+            H[sl, sl] -= XD.T @ XD
         return H

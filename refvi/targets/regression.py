@@ -126,7 +126,8 @@ class LogisticRegression(Target):
         z = as_vector(z, "z", self.dim)
         t = self.X @ z
         D = _sigmoid(t) * _sigmoid(-t)
-        return -(self.X.T * D) @ self.X - np.eye(self.dim) / self.prior_scale**2
+        XD = self.X * np.sqrt(D)[:, None]
+        return -(XD.T @ XD) - np.eye(self.dim) / self.prior_scale**2   # X^T D X as a Gram product: exactly symmetric
 
 
 def _sigmoid(t):

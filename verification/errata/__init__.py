@@ -3,7 +3,7 @@
 Each erratum carries its smallest failing instance as executable code: ``demonstrate(ctx)`` records evidence that
 the *printed* form fails (or, for an unproven step, the algebra that shows the gap).  A statement that names an
 erratum passes only when its corrected form holds **and** the demonstration succeeds (DESIGN.md).
-Erratum ids are ``E<seed>-<n>``; the definitions live in one module per seed beside this file.
+Erratum ids are ``E<seed>-<n>``; each is defined (with ``@erratum``) in the statement module it corrects.
 """
 
 from __future__ import annotations
