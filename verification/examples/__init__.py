@@ -1,0 +1,1 @@
+"""Example adapters showing how to verify an outside implementation with ``--impl``."""
