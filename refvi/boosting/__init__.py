@@ -1,0 +1,1 @@
+"""refvi.boosting (under construction)."""

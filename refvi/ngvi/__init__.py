@@ -1,0 +1,1 @@
+"""refvi.ngvi (under construction)."""

@@ -1,0 +1,1 @@
+"""refvi.online (under construction)."""

@@ -1,0 +1,1 @@
+"""refvi.optim (under construction)."""
