@@ -94,9 +94,11 @@ def check_scale(C, dim: int, structure: str, name: str = "C", require_domain: bo
                 raise ValueError(f"{name} must be positive definite for structure='sym' "
                                  f"(smallest eigenvalue {lam_min:.3g})")
     elif require_domain:
-        s_min = np.linalg.svd(C, compute_uv=False)[-1]
-        if not s_min > 0:
-            raise ValueError(f"{name} must be invertible for structure='full' (smallest singular value {s_min:.3g})")
+        s = np.linalg.svd(C, compute_uv=False)
+        # numerically singular: sigma_min below the rounding level of sigma_max (the numerical-rank test of LAPACK)
+        if not s[-1] > dim * np.finfo(np.float64).eps * s[0]:
+            raise ValueError(f"{name} must be invertible for structure='full' (singular values {s[0]:.3g} ... "
+                             f"{s[-1]:.3g}: numerically singular)")
     return C
 
 
