@@ -1,0 +1,19 @@
+"""refvi.kernels: fused Numba kernels (``@njit(cache=True)``, composable from other njit code).
+
+Modules: :mod:`~refvi.kernels.energy` (mean energy gradient per built-in target), :mod:`~refvi.kernels.neglogp`
+(-log p per target, for the score estimator), :mod:`~refvi.kernels.estimators` (entropy / STL / score tails),
+:mod:`~refvi.kernels.structure` (codes of V and the projection onto V), :mod:`~refvi.kernels.prox` (Lemma 31,
+Lemma 32, seed 002 Thm 7) and :mod:`~refvi.kernels.constants` (M and mu).  Kernels take raw C-contiguous float64
+arrays and assume validated input; the public, validating API is :mod:`refvi.estimators` and :mod:`refvi.prox`.
+"""
+
+from refvi.kernels.constants import glm_constants, hierarchical_constants, hierarchical_precision
+from refvi.kernels.energy import (callable_energy, cosine_energy, gaussian_energy, hierarchical_energy,
+                                  linear_energy, logistic_energy, transform)
+from refvi.kernels.prox import entropy_prox, project_singular, project_wm_sym
+from refvi.kernels.structure import DIAG, FULL, SYM, TRIL, project_V, structure_code
+
+__all__ = ["transform", "gaussian_energy", "linear_energy", "logistic_energy", "hierarchical_energy",
+           "cosine_energy", "callable_energy", "entropy_prox", "project_wm_sym", "project_singular",
+           "glm_constants", "hierarchical_constants", "hierarchical_precision", "project_V", "structure_code",
+           "FULL", "TRIL", "SYM", "DIAG"]

@@ -8,8 +8,11 @@ per-sample estimate, as ``(gm, gC)`` with gC projected onto V (seed 000 Lemma 15
 * ``stl``     T*(-grad log p(z) + grad_z log q_w(z)), z = C u + m, q held fixed  unbiased for grad f (§5)
 * ``score``   -log p(z) * grad_w log q_w(z)                                   unbiased for grad l (Eq. 4)
 
-Built-in targets run fused Numba kernels (:mod:`refvi.kernels`); other targets call ``target.grad_logp`` on the
-whole batch.  The result is a deterministic function of (target, m, C, U).
+Built-in targets (exact types Gaussian, LinearRegression, LogisticRegression, HierarchicalLogisticRegression,
+CosineQuadratic) and CallableTargets whose functions are numba-compiled run fused Numba kernels
+(:mod:`refvi.kernels`); every other target takes the generic NumPy path (``target.grad_logp`` / ``target.logp`` on
+the whole batch), which is also kept as the reference the kernels are tested against (``numpy_estimate``).
+The result is a deterministic function of (target, m, C, U).
 """
 
 from __future__ import annotations
@@ -18,6 +21,14 @@ import numpy as np
 
 from refvi._checks import as_samples, as_vector, check_scale, check_structure
 from refvi.families.gaussian import proj_V
+from refvi.kernels import energy as _ke
+from refvi.kernels import estimators as _kest
+from refvi.kernels import neglogp as _kf
+from refvi.kernels.structure import structure_code
+from refvi.targets import (CallableTarget, CosineQuadratic, Gaussian, HierarchicalLogisticRegression,
+                           LinearRegression, LogisticRegression)
+
+LOG_2PI = float(np.log(2.0 * np.pi))
 
 
 def _validate(target, m, C, U, structure):
@@ -28,8 +39,103 @@ def _validate(target, m, C, U, structure):
     return m, C, U
 
 
+# ---------------------------------------------------------------------------------------------- kernel dispatch
+
+def _energy_kernel(target):
+    """(kernel, extra args) computing the raw mean energy gradient for ``target``, or None (generic path)."""
+    t = type(target)
+    if t is Gaussian:
+        return _ke.gaussian_energy, (target.mean, target.precision)
+    if t is LinearRegression:
+        return _ke.linear_energy, (target.X, target.y, target.noise_scale ** -2, target.prior_scale ** -2)
+    if t is LogisticRegression:
+        return _ke.logistic_energy, (target.X, target.y, target.prior_scale ** -2)
+    if t is HierarchicalLogisticRegression:
+        return _ke.hierarchical_energy, (target.X, target.y, target.groups, target.prior_precision)
+    if t is CosineQuadratic:
+        return _ke.cosine_energy, (target.alpha, target.b, target.phi, target.beta, target.z0)
+    if t is CallableTarget and target.is_numba:
+        return _ke.callable_energy, (target._g,)
+    return None
+
+
+def _neglogp_kernel(target):
+    """(kernel, extra args) computing -log p on the rows of Z, or None (generic path)."""
+    t = type(target)
+    if t is Gaussian:
+        const = 0.5 * np.linalg.slogdet(target.precision)[1] - 0.5 * target.dim * LOG_2PI
+        return _kf.gaussian_neglogp, (target.mean, target.precision, const)
+    if t is LinearRegression:
+        N, d = target.X.shape
+        const = -0.5 * N * (LOG_2PI + 2 * np.log(target.noise_scale)) \
+            - 0.5 * d * (LOG_2PI + 2 * np.log(target.prior_scale))
+        return _kf.linear_neglogp, (target.X, target.y, target.noise_scale ** -2, target.prior_scale ** -2, const)
+    if t is LogisticRegression:
+        const = -0.5 * target.dim * (LOG_2PI + 2 * np.log(target.prior_scale))
+        return _kf.logistic_neglogp, (target.X, target.y, target.prior_scale ** -2, const)
+    if t is HierarchicalLogisticRegression:
+        const = -0.5 * target.dim * LOG_2PI - 0.5 * np.linalg.slogdet(target.Sigma)[1] \
+            - 0.5 * target.n_groups * np.linalg.slogdet(target.Delta)[1]
+        return _kf.hierarchical_neglogp, (target.X, target.y, target.groups, target.prior_precision, const)
+    if t is CosineQuadratic:
+        return _kf.cosine_neglogp, (target.alpha, target.b, target.phi, target.beta, target.z0)
+    if t is CallableTarget and target.is_numba:
+        return _kf.callable_neglogp, (target._f,)
+    return None
+
+
 def _energy_raw(target, m, C, U):
     """Mean over rows of (-grad log p(z_s), -grad log p(z_s) u_s^T), before projection onto V."""
+    plan = _energy_kernel(target)
+    if plan is None:
+        return _energy_raw_numpy(target, m, C, U)
+    kernel, args = plan
+    gm, gC = kernel(m, C, U, *args)
+    if not (np.all(np.isfinite(gm)) and np.all(np.isfinite(gC))):
+        raise ValueError("grad_logp returned non-finite values at the sampled points")
+    return gm, gC
+
+
+def energy(target, m, C, U, structure: str = "tril"):
+    """g_energy averaged over the rows of U (seed 000 Eq. 6); gC projected onto V."""
+    m, C, U = _validate(target, m, C, U, structure)
+    gm, gC = _energy_raw(target, m, C, U)
+    return _kest.finish_energy(gm, gC, structure_code(structure))
+
+
+def entropy(target, m, C, U, structure: str = "sym"):
+    """g_ent = g_energy + grad h (seed 000 Eq. 8, Lemma 16.2)."""
+    m, C, U = _validate(target, m, C, U, structure)
+    gm, gC = _energy_raw(target, m, C, U)
+    return _kest.finish_entropy(gm, gC, C, structure_code(structure))
+
+
+def stl(target, m, C, U, structure: str = "tril"):
+    """Sticking the landing: g_energy + T*(grad_z log q(z)) with grad_z log q(C u + m) = -C^{-T} u."""
+    m, C, U = _validate(target, m, C, U, structure)
+    gm, gC = _energy_raw(target, m, C, U)
+    return _kest.finish_stl(gm, gC, C, U, structure_code(structure))
+
+
+def score(target, m, C, U, structure: str = "tril"):
+    """Score-function estimator of grad l: mean of -log p(z_s) * (C^{-T} u_s, proj_V(C^{-T}(u_s u_s^T - I)))."""
+    m, C, U = _validate(target, m, C, U, structure)
+    plan = _neglogp_kernel(target)
+    if plan is None:
+        return _score_numpy(target, m, C, U, structure)
+    kernel, args = plan
+    f = kernel(_ke.transform(m, C, U), *args)
+    if not np.all(np.isfinite(f)):
+        raise ValueError("logp returned non-finite values at the sampled points")
+    return _kest.score_from_values(f, C, U, structure_code(structure))
+
+
+ESTIMATORS = {"energy": energy, "entropy": entropy, "stl": stl, "score": score}
+
+
+# ------------------------------------------------------------------- generic NumPy path (and the kernels' reference)
+
+def _energy_raw_numpy(target, m, C, U):
     Z = U @ C.T + m
     G = -np.asarray(target.grad_logp(Z), dtype=np.float64).reshape(U.shape)
     if not np.all(np.isfinite(G)):
@@ -38,32 +144,7 @@ def _energy_raw(target, m, C, U):
     return G.mean(axis=0), (G.T @ U) / S
 
 
-def energy(target, m, C, U, structure: str = "tril"):
-    """g_energy averaged over the rows of U (seed 000 Eq. 6); gC projected onto V."""
-    m, C, U = _validate(target, m, C, U, structure)
-    gm, gC = _energy_raw(target, m, C, U)
-    return gm, proj_V(gC, structure)
-
-
-def entropy(target, m, C, U, structure: str = "sym"):
-    """g_ent = g_energy + grad h (seed 000 Eq. 8, Lemma 16.2)."""
-    m, C, U = _validate(target, m, C, U, structure)
-    gm, gC = _energy_raw(target, m, C, U)
-    return gm, proj_V(gC - np.linalg.inv(C).T, structure)
-
-
-def stl(target, m, C, U, structure: str = "tril"):
-    """Sticking the landing: g_energy + T*(grad_z log q(z)) with grad_z log q(C u + m) = -C^{-T} u."""
-    m, C, U = _validate(target, m, C, U, structure)
-    gm, gC = _energy_raw(target, m, C, U)
-    V = np.linalg.solve(C.T, U.T).T           # rows C^{-T} u_s
-    S = U.shape[0]
-    return gm - V.mean(axis=0), proj_V(gC - (V.T @ U) / S, structure)
-
-
-def score(target, m, C, U, structure: str = "tril"):
-    """Score-function estimator of grad l: mean of -log p(z_s) * (C^{-T} u_s, proj_V(C^{-T}(u_s u_s^T - I)))."""
-    m, C, U = _validate(target, m, C, U, structure)
+def _score_numpy(target, m, C, U, structure):
     Z = U @ C.T + m
     f = -np.asarray(target.logp(Z), dtype=np.float64).reshape(U.shape[0])
     if not np.all(np.isfinite(f)):
@@ -76,4 +157,20 @@ def score(target, m, C, U, structure: str = "tril"):
     return gm, proj_V(gC, structure)
 
 
-ESTIMATORS = {"energy": energy, "entropy": entropy, "stl": stl, "score": score}
+def numpy_estimate(kind: str, target, m, C, U, structure: str):
+    """The plain-NumPy estimator ``kind`` (energy / entropy / stl / score) for any target, bypassing the kernels.
+
+    This is the pre-kernel implementation, kept as the generic path and as the reference the kernels must match."""
+    m, C, U = _validate(target, m, C, U, structure)
+    if kind == "score":
+        return _score_numpy(target, m, C, U, structure)
+    gm, gC = _energy_raw_numpy(target, m, C, U)
+    if kind == "energy":
+        return gm, proj_V(gC, structure)
+    if kind == "entropy":
+        return gm, proj_V(gC - np.linalg.inv(C).T, structure)
+    if kind == "stl":
+        V = np.linalg.solve(C.T, U.T).T
+        S = U.shape[0]
+        return gm - V.mean(axis=0), proj_V(gC - (V.T @ U) / S, structure)
+    raise ValueError(f"unknown estimator {kind!r}; choose one of {tuple(ESTIMATORS)}")

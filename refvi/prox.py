@@ -1,16 +1,21 @@
-"""Prox of the neg-entropy and projections onto W_M (seed 000 Lemmas 31, 32; seed 002 Thm 7)."""
+"""Prox of the neg-entropy and projections onto W_M (seed 000 Lemmas 31, 32; seed 002 Thm 7).
+
+Validation here, arithmetic in :mod:`refvi.kernels.prox`; ``numpy_*`` are the plain-NumPy references.
+"""
 
 from __future__ import annotations
 
 import numpy as np
 
 from refvi._checks import as_matrix, check_structure, positive_scalar
+from refvi.kernels import prox as _kp
 
 
 def entropy_prox(C, gamma: float) -> np.ndarray:
     """prox_{gamma h}(C) for lower-triangular C, h = -sum log C_ii (seed 000 Lemma 31, seed 002 Thm 7).
 
-    Off-diagonal entries are unchanged; C_ii -> (C_ii + sqrt(C_ii^2 + 4 gamma)) / 2, valid for any real C_ii.
+    Off-diagonal entries are unchanged; C_ii -> (C_ii + sqrt(C_ii^2 + 4 gamma)) / 2, valid for any real C_ii
+    (computed as 2 gamma / (sqrt(C_ii^2 + 4 gamma) - C_ii) when C_ii < 0, to avoid cancellation).
     """
     C = as_matrix(C, "C")
     if C.shape[0] != C.shape[1]:
@@ -18,10 +23,7 @@ def entropy_prox(C, gamma: float) -> np.ndarray:
     if np.any(np.triu(C, 1) != 0):
         raise ValueError("entropy_prox needs a lower-triangular C (seed 000 Lemma 31 holds on T^d only)")
     gamma = positive_scalar(gamma, "gamma")
-    out = C.copy()
-    c = np.diag(C)
-    np.fill_diagonal(out, 0.5 * (c + np.sqrt(c * c + 4.0 * gamma)))
-    return out
+    return _kp.entropy_prox(C, gamma)
 
 
 def project_wm(C, M: float, structure: str = "sym") -> np.ndarray:
@@ -40,8 +42,7 @@ def project_wm(C, M: float, structure: str = "sym") -> np.ndarray:
     if not np.array_equal(C, C.T):
         raise ValueError("C must be symmetric for structure='sym'")
     M = positive_scalar(M, "M")
-    lam, Q = np.linalg.eigh(C)
-    return (Q * np.maximum(lam, 1.0 / np.sqrt(M))) @ Q.T
+    return _kp.project_wm_sym(C, M)
 
 
 def project_singular_values(C, M: float) -> np.ndarray:
@@ -50,5 +51,25 @@ def project_singular_values(C, M: float) -> np.ndarray:
     if C.shape[0] != C.shape[1]:
         raise ValueError(f"C must be square, got shape {C.shape}")
     M = positive_scalar(M, "M")
+    return _kp.project_singular(C, M)
+
+
+def numpy_entropy_prox(C, gamma):
+    """Plain-NumPy Lemma 31 (reference for the kernel; no validation), cancellation-free for negative C_ii."""
+    out = np.array(C, dtype=np.float64)
+    c = np.diag(out).copy()
+    r = np.hypot(c, 2.0 * np.sqrt(gamma))
+    np.fill_diagonal(out, np.where(c >= 0, 0.5 * (c + r), 2.0 * gamma / (r - np.minimum(c, 0.0))))
+    return out
+
+
+def numpy_project_wm(C, M):
+    """Plain-NumPy Lemma 32 (reference for the kernel; no validation)."""
+    lam, Q = np.linalg.eigh(C)
+    return (Q * np.maximum(lam, 1.0 / np.sqrt(M))) @ Q.T
+
+
+def numpy_project_singular_values(C, M):
+    """Plain-NumPy seed 002 Thm 7 (reference for the kernel; no validation)."""
     U, s, Vt = np.linalg.svd(C)
     return (U * np.maximum(s, 1.0 / np.sqrt(M))) @ Vt

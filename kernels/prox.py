@@ -1,0 +1,78 @@
+"""Prox and projection kernels (seed 000 Lemmas 31, 32; seed 002 Thm 7).  Inputs are validated by refvi.prox."""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+
+from refvi.kernels._jit import jit
+
+
+@jit
+def entropy_prox(C, gamma):
+    """prox_{gamma h}(C), h = -sum_i log C_ii, on lower-triangular C (seed 000 Lemma 31):
+    off-diagonal entries unchanged, C_ii -> (C_ii + sqrt(C_ii^2 + 4 gamma)) / 2.
+
+    Evaluated without cancellation: for c < 0 the same root is 2 gamma / (sqrt(c^2 + 4 gamma) - c) (the printed
+    form returns 0 for c = -1e8, gamma = 1e-2, whose root is 1e-10), and sqrt(c^2 + 4 gamma) = hypot(c, 2 sqrt(gamma))
+    does not overflow."""
+    out = C.copy()
+    two_root_gamma = 2.0 * math.sqrt(gamma)
+    for i in range(C.shape[0]):
+        c = C[i, i]
+        r = math.hypot(c, two_root_gamma)
+        out[i, i] = 0.5 * (c + r) if c >= 0.0 else 2.0 * gamma / (r - c)
+    return out
+
+
+@jit
+def project_wm_sym(C, M):
+    """Projection of symmetric C onto W_M = {lambda_min(C) >= 1/sqrt(M)} (seed 000 Lemma 32): eigh, clip, rebuild.
+    Reads only the lower triangle of C."""
+    lam, Q = np.linalg.eigh(C)
+    floor = 1.0 / math.sqrt(M)
+    d = lam.shape[0]
+    k = 0
+    while k < d and lam[k] < floor:         # eigenvalues ascend: only the first k are clipped
+        k += 1
+    if k == 0:
+        return C.copy()
+    # C + Q_k (floor - lam_k) Q_k^T: a rank-k update touches d^2 k flops instead of d^3
+    out = C.copy()
+    W = np.empty((d, k))
+    for j in range(k):
+        delta = floor - lam[j]
+        for i in range(d):
+            W[i, j] = Q[i, j] * delta
+    out += np.dot(W, np.ascontiguousarray(Q[:, :k]).T)
+    return 0.5 * (out + out.T)
+
+
+@jit
+def project_wm_sym_rebuild(C, M):
+    """Lemma 32 in its printed form U max(D, 1/sqrt(M)) U^T (reference for ``project_wm_sym``)."""
+    lam, Q = np.linalg.eigh(C)
+    floor = 1.0 / math.sqrt(M)
+    Qs = Q * np.maximum(lam, floor)
+    return np.dot(Qs, Q.T)
+
+
+@jit
+def project_singular(C, M):
+    """Seed 002 Thm 7: C = U S V^T -> U max(S, 1/sqrt(M)) V^T, applied as the rank-k correction
+    C + U_k (1/sqrt(M) - S_k) V_k^T over the k clipped singular values (C itself when none is clipped)."""
+    U, s, Vt = np.linalg.svd(C)
+    floor = 1.0 / math.sqrt(M)
+    d = s.shape[0]
+    k0 = d
+    while k0 > 0 and s[k0 - 1] < floor:       # singular values descend: the last d - k0 are clipped
+        k0 -= 1
+    if k0 == d:
+        return C.copy()
+    W = np.empty((d, d - k0))
+    for j in range(k0, d):
+        delta = floor - s[j]
+        for i in range(d):
+            W[i, j - k0] = U[i, j] * delta
+    return C + np.dot(W, np.ascontiguousarray(Vt[k0:, :]))

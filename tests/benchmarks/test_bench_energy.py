@@ -1,0 +1,67 @@
+"""pytest-benchmark: each energy kernel against a plain NumPy version of the SAME computation, in the same run.
+
+Default test runs use ``--benchmark-disable`` (each case runs once, as a smoke test that also checks agreement).
+Timing:  NUMBA_NUM_THREADS=1 OMP_NUM_THREADS=1 python -m pytest tests/benchmarks --benchmark-enable
+Ratios:  python tests/benchmarks/report_ratios.py
+"""
+
+import numpy as np
+import pytest
+
+import bench_cases as bc
+from refvi.kernels import energy as ke
+
+
+def _check(out, ref):
+    # same computation, different summation order and a ~1 ulp exp: agreement to 1e-12 of the output scale
+    for a, b in zip(out, ref):
+        np.testing.assert_allclose(a, b, rtol=1e-12, atol=1e-12 * max(1.0, float(np.max(np.abs(b)))))
+
+
+@pytest.mark.parametrize("impl", ("kernel", "numpy", "floor"))
+@pytest.mark.parametrize("N,d,S", bc.LOGISTIC_GRID, ids=lambda v: str(v))
+def test_logistic_energy(benchmark, impl, N, d, S):
+    benchmark.group = f"logistic energy N={N} d={d} S={S}"
+    a = bc.logistic_case(N, d, S)
+    if impl == "floor":
+        parts = bc.floor_parts(*a)
+        benchmark(lambda: [p() for p in parts])
+        return
+    fn = ke.logistic_energy if impl == "kernel" else bc.numpy_logistic_energy
+    _check(benchmark(fn, *a), bc.numpy_logistic_energy(*a))
+
+
+@pytest.mark.parametrize("impl", ("kernel", "numpy"))
+@pytest.mark.parametrize("N,d,S", bc.LINEAR_GRID, ids=lambda v: str(v))
+def test_linear_energy(benchmark, impl, N, d, S):
+    benchmark.group = f"linear energy N={N} d={d} S={S}"
+    a = bc.linear_case(N, d, S)
+    fn = ke.linear_energy if impl == "kernel" else bc.numpy_linear_energy
+    _check(benchmark(fn, *a), bc.numpy_linear_energy(*a))
+
+
+@pytest.mark.parametrize("impl", ("kernel", "numpy"))
+@pytest.mark.parametrize("N,d,G,S", bc.HIER_GRID, ids=lambda v: str(v))
+def test_hierarchical_energy(benchmark, impl, N, d, G, S):
+    benchmark.group = f"hierarchical energy N={N} d={d} G={G} S={S}"
+    a = bc.hier_case(N, d, G, S)
+    fn = ke.hierarchical_energy if impl == "kernel" else bc.numpy_hier_energy
+    _check(benchmark(fn, *a), bc.numpy_hier_energy(*a))
+
+
+@pytest.mark.parametrize("impl", ("kernel", "numpy"))
+@pytest.mark.parametrize("d,S", bc.SMALL_D_GRID, ids=lambda v: str(v))
+def test_gaussian_energy(benchmark, impl, d, S):
+    benchmark.group = f"gaussian energy d={d} S={S}"
+    a = bc.gaussian_case(d, S)
+    fn = ke.gaussian_energy if impl == "kernel" else bc.numpy_gaussian_energy
+    _check(benchmark(fn, *a), bc.numpy_gaussian_energy(*a))
+
+
+@pytest.mark.parametrize("impl", ("kernel", "numpy"))
+@pytest.mark.parametrize("d,S", bc.SMALL_D_GRID, ids=lambda v: str(v))
+def test_cosine_energy(benchmark, impl, d, S):
+    benchmark.group = f"cosine energy d={d} S={S}"
+    a = bc.cosine_case(d, S)
+    fn = ke.cosine_energy if impl == "kernel" else bc.numpy_cosine_energy
+    _check(benchmark(fn, *a), bc.numpy_cosine_energy(*a))
