@@ -55,7 +55,7 @@ def _energy_kernel(target):
     if t is CosineQuadratic:
         return _ke.cosine_energy, (target.alpha, target.b, target.phi, target.beta, target.z0)
     if t is CallableTarget and target.is_numba:
-        return _ke.callable_energy, (target._g,)
+        return _ke.callable_energy, (target.grad_logp_fn,)
     return None
 
 
@@ -80,7 +80,7 @@ def _neglogp_kernel(target):
     if t is CosineQuadratic:
         return _kf.cosine_neglogp, (target.alpha, target.b, target.phi, target.beta, target.z0)
     if t is CallableTarget and target.is_numba:
-        return _kf.callable_neglogp, (target._f,)
+        return _kf.callable_neglogp, (target.logp_fn,)
     return None
 
 

@@ -25,7 +25,7 @@ class CallableTarget(Target):
         if int(dim) != dim or dim < 1:
             raise ValueError(f"dim must be a positive integer, got {dim!r}")
         self.dim = int(dim)
-        self._f, self._g, self._h = logp, grad_logp, hess_logp
+        self.logp_fn, self.grad_logp_fn, self._h = logp, grad_logp, hess_logp
         self.smoothness = None if smoothness is None else positive_scalar(smoothness, "smoothness")
         self.strong_convexity = positive_scalar(strong_convexity, "strong_convexity", allow_zero=True)
         self.convex = bool(convex or self.strong_convexity > 0)
@@ -37,7 +37,7 @@ class CallableTarget(Target):
         return None if self._mode is None else self._mode.copy()
 
     def _logp_batch(self, Z):
-        out = np.array([float(self._f(z)) for z in Z])
+        out = np.array([float(self.logp_fn(z)) for z in Z])
         if not np.all(np.isfinite(out)):
             raise ValueError("user logp returned a non-finite value")
         return out
@@ -45,7 +45,7 @@ class CallableTarget(Target):
     def _grad_batch(self, Z):
         out = np.empty_like(Z)
         for s, z in enumerate(Z):
-            g = np.asarray(self._g(z), dtype=np.float64)
+            g = np.asarray(self.grad_logp_fn(z), dtype=np.float64)
             if g.shape != (self.dim,):
                 raise ValueError(f"user grad_logp must return shape ({self.dim},), got {g.shape}")
             out[s] = g

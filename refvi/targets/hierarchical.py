@@ -15,6 +15,7 @@ from __future__ import annotations
 import numpy as np
 
 from refvi._checks import as_matrix, as_vector, check_labels_pm1, positive_scalar
+from refvi.kernels.constants import hierarchical_constants
 from refvi.targets.base import Target, spd_eig_bounds
 
 LOG_2PI = float(np.log(2.0 * np.pi))
@@ -54,20 +55,10 @@ class HierarchicalLogisticRegression(Target):
         self.dim = (G + 1) * d
         self.Sigma = _cov(prior_scale, d, "prior_scale")
         self.Delta = _cov(group_scale, d, "group_scale")
-        Si, Di = np.linalg.inv(self.Sigma), np.linalg.inv(self.Delta)
-        P = np.zeros((self.dim, self.dim))
-        P[:d, :d] = Si + G * Di
-        Bbar = np.zeros_like(P)
-        for k in range(G):
-            sl = slice((k + 1) * d, (k + 2) * d)
-            P[:d, sl] = -Di
-            P[sl, :d] = -Di
-            P[sl, sl] = Di
-            Xg = self.X[self.groups == k]
-            Bbar[sl, sl] = 0.25 * Xg.T @ Xg
+        P, mu, M = hierarchical_constants(self.X, self.groups, G, np.linalg.inv(self.Sigma),
+                                          np.linalg.inv(self.Delta))
         self.prior_precision = P
-        self.strong_convexity = spd_eig_bounds(P)[0]
-        self.smoothness = spd_eig_bounds(P + Bbar)[1]
+        self.strong_convexity, self.smoothness = float(mu), float(M)
         self._const = -0.5 * self.dim * LOG_2PI - 0.5 * np.linalg.slogdet(self.Sigma)[1] \
             - 0.5 * G * np.linalg.slogdet(self.Delta)[1]
 

@@ -13,7 +13,8 @@ from __future__ import annotations
 import numpy as np
 
 from refvi._checks import as_matrix, as_vector, check_labels_pm1, positive_scalar
-from refvi.targets.base import Target, spd_eig_bounds
+from refvi.kernels.constants import glm_constants
+from refvi.targets.base import Target
 
 LOG_2PI = float(np.log(2.0 * np.pi))
 
@@ -41,7 +42,9 @@ class LinearRegression(Target):
         N, d = self.X.shape
         self.dim = d
         self.precision = self.X.T @ self.X / self.noise_scale**2 + np.eye(d) / self.prior_scale**2
-        self.strong_convexity, self.smoothness = spd_eig_bounds(self.precision)
+        theta = 1.0 / self.noise_scale**2                    # Cor 22 (E000-2): phi'' = 1 / sigma^2
+        mu, M = glm_constants(self.X, theta, theta, 1.0 / self.prior_scale**2)
+        self.strong_convexity, self.smoothness = float(mu), float(M)
         self._const = -0.5 * N * (LOG_2PI + 2 * np.log(self.noise_scale)) \
             - 0.5 * d * (LOG_2PI + 2 * np.log(self.prior_scale))
 
@@ -88,9 +91,8 @@ class LogisticRegression(Target):
         self.prior_scale = positive_scalar(prior_scale, "prior_scale")
         N, d = self.X.shape
         self.dim = d
-        prior_prec = 1.0 / self.prior_scale**2
-        self.smoothness = spd_eig_bounds(prior_prec * np.eye(d) + 0.25 * self.X.T @ self.X)[1]
-        self.strong_convexity = prior_prec
+        mu, M = glm_constants(self.X, 0.0, 0.25, 1.0 / self.prior_scale**2)   # Cor 23: 0 < phi'' <= 1/4
+        self.strong_convexity, self.smoothness = float(mu), float(M)
         self._const = -0.5 * d * (LOG_2PI + 2 * np.log(self.prior_scale))
         self._mode = None
 
