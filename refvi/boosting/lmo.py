@@ -1,0 +1,136 @@
+"""Linear minimization oracles over the atom set (seed 001 Eq. 8, Eq. 9, Algorithm 2).
+
+An LMO is a callable ``lmo(problem, alpha, scores, q_score) -> k`` returning the index of an atom; ``scores`` are the
+exact <s_k, grad f(q)> and ``q_score`` = <q, grad f(q)> (the FW loop computes them anyway for the gap certificate).
+
+* :class:`ExactLMO`: argmin_k scores_k (Eq. 8), exact on the quadrature problem.
+* :class:`ApproxLMO`: a delta-approximate oracle (Eq. 9): among the atoms with <grad, s - q> <= delta * min_s
+  <grad, s - q> it returns the *worst* one (adversarial, for testing Thm 4 / Cor 7), or a random one.
+* :class:`StochasticLMO`: Algorithm 2, projected SGD on the atom mean with the score-function estimator (Eq. 10);
+  grad_mu log s includes the truncation normalizer's gradient (GUIDE-001 §2.4) and the projection is onto the box
+  followed by the nearest quantized mean of the finite atom set (§5 quantization).
+"""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+
+from refvi._checks import positive_scalar
+
+
+def check_delta(delta) -> float:
+    d = positive_scalar(delta, "delta")
+    if not 0.0 < d <= 1.0:
+        raise ValueError(f"delta (the LMO accuracy of Eq. 9) must lie in (0, 1], got {d}")
+    return d
+
+
+class ExactLMO:
+    """argmin_{s in A} <grad f(q), s> over the finite atom set."""
+
+    delta = 1.0
+
+    def __call__(self, problem, alpha, scores, q_score) -> int:
+        return int(np.argmin(scores))
+
+
+class ApproxLMO:
+    """delta-approximate LMO (Eq. 9): returns s with <grad, s - q> <= delta * min_s <grad, s - q>."""
+
+    def __init__(self, delta: float, mode: str = "adversarial", rng=None):
+        self.delta = check_delta(delta)
+        if mode not in ("adversarial", "random"):
+            raise ValueError(f"mode must be 'adversarial' or 'random', got {mode!r}")
+        self.mode = mode
+        self.rng = np.random.default_rng(rng)
+
+    def __call__(self, problem, alpha, scores, q_score) -> int:
+        lin = scores - q_score                   # <grad, s - q>, min is -gap <= 0
+        best = float(lin.min())
+        ok = np.nonzero(lin <= self.delta * best)[0]
+        if self.mode == "adversarial":
+            return int(ok[np.argmax(lin[ok])])
+        return int(self.rng.choice(ok))
+
+
+def truncation_log_normalizer_grad(mu, sigma, lo, hi) -> np.ndarray:
+    """d/dmu log Z(mu, sigma) = (phi(a) - phi(b)) / (sigma (Phi(b) - Phi(a))), a = (lo - mu)/sigma,
+    b = (hi - mu)/sigma (per coordinate)."""
+    from scipy import special
+
+    a = (lo - mu) / sigma
+    b = (hi - mu) / sigma
+    pa = np.exp(-0.5 * a * a - 0.5 * math.log(2 * math.pi))
+    pb = np.exp(-0.5 * b * b - 0.5 * math.log(2 * math.pi))
+    Z = special.ndtr(b) - special.ndtr(a)
+    return (pa - pb) / (sigma * Z)
+
+
+def score_function_gradient(atoms, k_mu, sigma, Z, values) -> np.ndarray:
+    """Eq. (10): (1/S) sum_s values_s * grad_mu log s(z_s; mu, sigma), the truncation normalizer included.
+
+    ``k_mu`` is the mean (d,), ``Z`` the (S, d) draws from TN(mu, sigma^2; A), ``values`` the (S,) values of
+    grad f(q)(z_s) (possibly baseline-corrected).
+    """
+    lo, hi = atoms.box.lo, atoms.box.hi
+    score = (Z - k_mu) / sigma ** 2 - truncation_log_normalizer_grad(k_mu, sigma, lo, hi)
+    return (values[:, None] * score).mean(0)
+
+
+class StochasticLMO:
+    """Algorithm 2: projected SGD on the mean of a truncated Gaussian atom (sigma fixed, as in the experiments).
+
+    Each of ``n_steps`` iterations draws ``n_samples`` points from the current atom, evaluates
+    grad f(q)(z) = log q(z) - log p(z) pointwise, forms the score-function gradient with a leave-one-out baseline
+    (which keeps it unbiased) and steps mu <- proj_A(mu - lr * g).  The returned atom is the quantized mean's atom
+    of the problem's finite set.  Deterministic for a given ``rng`` seed.
+    """
+
+    def __init__(self, n_samples: int = 64, n_steps: int = 50, lr: float = 0.05, rng=0, init: str = "best_of_8"):
+        if int(n_samples) != n_samples or n_samples < 2:
+            raise ValueError(f"n_samples must be an integer >= 2, got {n_samples!r}")
+        if int(n_steps) != n_steps or n_steps < 0:
+            raise ValueError(f"n_steps must be a non-negative integer, got {n_steps!r}")
+        self.n_samples, self.n_steps = int(n_samples), int(n_steps)
+        self.lr = positive_scalar(lr, "lr")
+        self.rng = np.random.default_rng(rng)
+        self.init = init
+        self.delta = None
+
+    def grad_f_at(self, problem, alpha, Z) -> np.ndarray:
+        """log q(z) - log p(z) at arbitrary points (mixture density in closed form, target through ``logp``)."""
+        act = np.nonzero(alpha > 0)[0]
+        L = problem.atoms.logpdf(Z)[act]
+        m = L.max(0)
+        logq = m + np.log(alpha[act] @ np.exp(L - m))
+        return logq - problem.logp_at(Z)
+
+    def __call__(self, problem, alpha, scores=None, q_score=None) -> int:
+        atoms = problem.atoms
+        box = atoms.box
+        sigma = atoms.scales[0]
+        rng = self.rng
+        # initialization: the best of a few random means by a cheap Monte Carlo estimate (Alg 2 line 1)
+        cands = rng.uniform(box.lo, box.hi, size=(8 if self.init == "best_of_8" else 1, box.dim))
+        est = []
+        for mu in cands:
+            k = _nearest(atoms, mu)
+            Z = atoms.sample(k, self.n_samples, rng)
+            est.append(self.grad_f_at(problem, alpha, Z).mean())
+        mu = cands[int(np.argmin(est))].copy()
+        for _ in range(self.n_steps):
+            k = _nearest(atoms, mu)
+            mu_k = atoms.means[k]
+            Z = atoms.sample(k, self.n_samples, rng)
+            v = self.grad_f_at(problem, alpha, Z)
+            S = v.shape[0]
+            v = v - (v.sum() - v) / (S - 1)              # leave-one-out baseline: unbiased
+            g = score_function_gradient(atoms, mu_k, sigma, Z, v)
+            mu = np.clip(mu - self.lr * g, box.lo, box.hi)
+        return _nearest(atoms, mu)
+
+
+def _nearest(atoms, mu) -> int:
+    return int(np.argmin(((atoms.means - mu) ** 2).sum(1)))
