@@ -1,0 +1,89 @@
+"""The gradient variance of Def. 6 for mini-batch Bayesian linear regression, computed exactly, and Lemma 3's bound
+(Wu & Gardner, seed 004, Eq. 12, Lemma 3, App. C).
+
+For BLR the stochastic and exact gradients differ by eta* - eta_hat (the likelihood gradient does not depend on
+omega), so Eq. (12) at the state eta_t with step gamma is
+    V_t = (1/gamma) E <eta* - eta_hat, omega_{t+1,*} - omega_{t+1}>,
+with eta_{t+1,*} = (1 - gamma) eta_t + gamma eta*, eta_{t+1} = (1 - gamma) eta_t + gamma eta_hat.  By the identity
+<eta_a - eta_b, grad A(eta_a) - grad A(eta_b)> = D_A(eta_a, eta_b) + D_A(eta_b, eta_a) it also equals
+    (1/gamma^2) E [KL(q_{t+1}, q_{t+1,*}) + KL(q_{t+1,*}, q_{t+1})].
+The expectation over the n^m with-replacement batches is exact: sum over count vectors with multinomial weights.
+"""
+
+from __future__ import annotations
+
+import itertools
+import math
+
+import numpy as np
+
+from refvi.ngvi import expfam
+from refvi.ngvi.blr import BLRProblem
+from refvi.ngvi.ngd import _count, check_step
+
+
+def batch_distribution(n: int, m: int):
+    """All multisets of m indices from [0, n) as (index arrays, probabilities) under i.i.d. uniform draws."""
+    n, m = _count(n, "n"), _count(m, "m")
+    if math.comb(n + m - 1, m) > 200_000:
+        raise ValueError(f"exact enumeration over C(n+m-1, m) = {math.comb(n + m - 1, m)} batches is too large")
+    batches, probs = [], []
+    for combo in itertools.combinations_with_replacement(range(n), m):
+        counts = np.bincount(combo, minlength=n)
+        w = math.factorial(m)
+        for c in counts:
+            w //= math.factorial(int(c))
+        batches.append(np.asarray(combo, dtype=np.int64))
+        probs.append(w / n ** m)
+    return batches, np.asarray(probs)
+
+
+def variance_term(problem: BLRProblem, eta_t, gamma, batch_size: int, *, form: str = "definition") -> float:
+    """Exact Eq. (12) at state eta_t ("definition") or its symmetrized-KL form ("symmetrized_kl")."""
+    if form not in ("definition", "symmetrized_kl"):
+        raise ValueError(f"form must be 'definition' or 'symmetrized_kl', got {form!r}")
+    g = check_step(gamma)
+    if g == 0.0:
+        raise ValueError("Eq. (12) divides by gamma: gamma must be > 0")
+    lam, Lam, _ = expfam.check_natural(*eta_t)
+    ls, Ls = problem.posterior_natural()
+    star = ((1 - g) * lam + g * ls, (1 - g) * Lam + g * Ls)
+    w_star = expfam.expectation_from_natural(*star)
+    m_star = expfam.moment_from_natural(*star)
+    total = 0.0
+    for idx, p in zip(*batch_distribution(problem.n, batch_size)):
+        lh, Lh = problem.noisy_posterior_natural(idx)
+        nxt = ((1 - g) * lam + g * lh, (1 - g) * Lam + g * Lh)
+        if form == "definition":
+            w = expfam.expectation_from_natural(*nxt)
+            val = expfam.pair((ls - lh, Ls - Lh), (w_star[0] - w[0], w_star[1] - w[1])) / g
+        else:
+            mn = expfam.moment_from_natural(*nxt)
+            val = (expfam.kl(*mn, *m_star) + expfam.kl(*m_star, *mn)) / g ** 2
+        total += p * val
+    return float(total)
+
+
+def data_constants(problem: BLRProblem):
+    """(nu, b, s1, s2) of Lemma 3: nu = max(1, ||P||), b = max_i ||y_i x_i||, s1 / s2 the spreads of y_i x_i and
+    x_i x_i^T around their means (Lemmas 7 and 8)."""
+    X, y = problem.X, problem.y
+    nu = max(1.0, float(np.linalg.eigvalsh(problem.prior_cov)[-1]))
+    yx = y[:, None] * X
+    b = float(np.max(np.linalg.norm(yx, axis=1)))
+    s1 = float(np.mean(np.sum((yx - yx.mean(axis=0)) ** 2, axis=1)))
+    XX = np.einsum("ni,nj->nij", X, X)
+    s2 = float(np.mean(np.sum((XX - XX.mean(axis=0)) ** 2, axis=(1, 2))))
+    return nu, b, s1, s2
+
+
+def lemma3_bound(problem: BLRProblem, batch_size: int, *, corrected: bool = True) -> float:
+    """V_2 of Lemma 3 (Eq. 16).  ``corrected`` replaces b by b / sigma2 (the 1/sigma^2 dropped in Lemma 9,
+    erratum E004-3); the two agree when sigma2 = 1."""
+    m = _count(batch_size, "batch_size")
+    nu, b, s1, s2 = data_constants(problem)
+    if corrected:
+        b = b / problem.sigma2
+    n = problem.n
+    inner = nu * s1 + 0.5 * nu**2 * s2 + 2 * nu**2 * b * math.sqrt(s1 * s2) * n + nu**3 * b**2 * s2 * n**2
+    return float(inner * n**2 / (problem.sigma2**2 * m))
