@@ -112,7 +112,9 @@ def test_select_by_prefix_and_glob():
     sts = [Statement(i, i, "s", "exact", lambda ctx: None) for i in ("000.thm3", "000.thm26", "002.thm2")]
     assert [s.id for s in runner.select(sts, ["000.*"])] == ["000.thm3", "000.thm26"]
     assert [s.id for s in runner.select(sts, ["002.thm2"])] == ["002.thm2"]
-    assert [s.id for s in runner.select(sts, ["000.thm2"])] == ["000.thm26"]   # prefix match
+    assert [s.id for s in runner.select(sts, ["000.thm2"])] == []              # a prefix never splits a number
+    assert [s.id for s in runner.select(sts, ["000.thm"])] == ["000.thm3", "000.thm26"]
+    assert [s.id for s in runner.select(sts, ["000"])] == ["000.thm3", "000.thm26"]
 
 
 def test_every_registered_erratum_is_used_by_a_statement():

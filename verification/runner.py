@@ -23,10 +23,12 @@ def load_statements() -> dict[str, Statement]:
 
 
 def select(statements: Iterable[Statement], patterns: Sequence[str] | None) -> list[Statement]:
-    """Keep statements whose id matches any pattern, by prefix or by glob (``000.*``, ``002.thm2``)."""
+    """Keep statements whose id matches any pattern, by glob (``000.*``) or by prefix (``002.thm2``, ``000.lemma``).
+
+    A prefix never splits a number: ``000.thm1`` selects ``000.thm1`` but not ``000.thm10``."""
     out = []
     for st in statements:
-        if not patterns or any(st.id.startswith(p) or fnmatch.fnmatchcase(st.id, p) for p in patterns):
+        if not patterns or any(_matches(st.id, p) for p in patterns):
             out.append(st)
     return sorted(out, key=lambda s: _sort_key(s.id))
 
@@ -112,6 +114,12 @@ def write_json(cert: dict, path: str) -> None:
     with open(path, "w", encoding="utf-8") as fh:
         json.dump(cert, fh, indent=2)
         fh.write("\n")
+
+
+def _matches(sid: str, pattern: str) -> bool:
+    if fnmatch.fnmatchcase(sid, pattern):
+        return True
+    return sid.startswith(pattern) and not (pattern[-1:].isdigit() and sid[len(pattern):len(pattern) + 1].isdigit())
 
 
 def _short(exc: BaseException) -> str:
