@@ -22,3 +22,4 @@ def _serve_checkout_layout() -> None:
 
 
 _serve_checkout_layout()
+from refvi.optim.fit import fit  # noqa: E402,F401

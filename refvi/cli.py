@@ -12,7 +12,22 @@ def main(argv=None) -> int:
     v = sub.add_parser("verify", help="run the verification statements (same as python -m refvi.verification)")
     v.add_argument("args", nargs=argparse.REMAINDER)
     sub.add_parser("datasets", help="list the bundled real data sets")
+    f = sub.add_parser("fit", help="fit a Gaussian approximation to a bundled data set's Bayesian GLM")
+    f.add_argument("dataset", help="breast_cancer, diabetes, digits or wine")
+    f.add_argument("--method", default="prox-sgd",
+                   choices=("prox-sgd", "proj-sgd", "gd-prox", "gd-projected", "gd-naive"))
+    f.add_argument("--steps", type=int, default=10_000)
+    f.add_argument("--step-size", default=None,
+                   help="a number, or a rule: '1/(M sqrt T)', '1/sqrt T', thm6, thm9, thm6-switch, thm9-switch, "
+                        "'A log T / T' (default: 1/M for prox-sgd, 1/(2M) for proj-sgd)")
+    f.add_argument("--samples", type=int, default=1, help="base samples per step (S)")
+    f.add_argument("--seed", type=int, default=0)
+    f.add_argument("--average", default=None, help="tail (default), last, uniform or theta (Thms 7 / 10)")
+    f.add_argument("--estimator", default=None, help="energy / score (prox-sgd), entropy / stl (proj-sgd)")
+    f.add_argument("--no-progress", action="store_true", help="hide the progress bar")
     args = p.parse_args(argv)
+    if args.cmd == "fit":
+        return _fit(args)
     if args.cmd == "verify":
         from refvi.verification.__main__ import main as vmain
         return vmain(args.args)
@@ -23,6 +38,38 @@ def main(argv=None) -> int:
             print(f"{name:<14} {ds.X.shape[0]:>5} x {ds.X.shape[1]:<3} {ds.task:<15} {ds.description}")
         return 0
     return 2  # pragma: no cover
+
+
+def _fit(args) -> int:
+    import numpy as np
+
+    from refvi.optim.fit import fit
+    from refvi.targets.datasets import DATASETS, target_for
+
+    if args.dataset not in DATASETS:
+        print(f"refvi fit: unknown data set {args.dataset!r}; choose one of {', '.join(DATASETS)}", file=sys.stderr)
+        return 2
+    step = args.step_size
+    if step is not None:
+        try:
+            step = float(step)
+        except ValueError:
+            pass
+    target = target_for(args.dataset)
+    try:
+        res = fit(target, args.method, steps=args.steps, step_size=step, samples=args.samples, seed=args.seed,
+                  average=args.average, estimator=args.estimator, progress=not args.no_progress)
+    except (ValueError, TypeError) as exc:
+        print(f"refvi fit: {exc}", file=sys.stderr)
+        return 2
+    sd = np.sqrt(np.diag(res.covariance))
+    print(f"{args.dataset}: {type(target).__name__}, d = {target.dim}, M = {target.smoothness:.6g}, "
+          f"mu = {target.strong_convexity:.6g}")
+    print(res.summary())
+    k = min(5, target.dim)
+    print(f"posterior mean (first {k}): {np.array2string(res.m[:k], precision=4)}")
+    print(f"posterior sd   (first {k}): {np.array2string(sd[:k], precision=4)}")
+    return 0
 
 
 if __name__ == "__main__":

@@ -27,6 +27,22 @@ Methods (the ones a statement needs; a missing method makes that statement repor
 ``smoothness(target) -> float`` and ``strong_convexity(target) -> float``
     the constants M and mu the implementation uses for a target.
 
+Optimizers (the rate statements of seed 000 §3 and the dynamics of seed 002 §5.3).  The base samples are pre-drawn,
+so a run is a deterministic function of its arguments and the statements can average over seeded repetitions:
+
+``prox_sgd(target, m0, C0, gammas, U, estimator="energy", structure="tril", weights=None) -> (m, C, m_avg, C_avg)``
+    Prox-SGD (seed 000 Def. 5): for t = 0..T-1 (T = len(gammas)), w^{t+1} = prox_{gamma_t h}(w^t - gamma_t g^t),
+    g^t the estimator ``estimator`` (mean over the S rows of U[t], U of shape (T, S, d)), h = -log det C.  Returns
+    the last iterate w^T and the average sum_t weights[t] w^t over t = 0..T (weights of length T + 1 summing to 1;
+    None: the last iterate).
+``proj_sgd(target, m0, C0, gammas, U, M, estimator="entropy", structure="sym", weights=None) -> (m, C, m_avg, C_avg)``
+    Proj-SGD (seed 000 Def. 8) onto W_M = {lambda_min(C) >= 1/sqrt(M)}: w^{t+1} = proj(w^t - gamma_t g^t).
+``gradient_descent(grad_l, m0, C0, step, steps, method, M=None) -> (ms, Cs)``
+    seed 002 §5.3 with the exact energy gradient ``grad_l(m, C) -> (gm, gC)`` (full-matrix gC) supplied by the
+    caller: method "naive" (w - step (grad l + grad h), full C), "prox" (prox_{step h}(w - step grad l), lower
+    triangular C, grad l projected onto tril) or "projected" (singular-value clip onto W_M of the naive step).
+    Returns the trajectory w^0..w^K as arrays of shape (K+1, d) and (K+1, d, d).
+
 ``refvi.verification.examples.numpy_adapter`` ships a complete adapter written from the papers in plain NumPy.
 """
 
@@ -36,7 +52,7 @@ import importlib
 from typing import Protocol, runtime_checkable
 
 METHODS = ("energy", "entropy", "stl", "score", "grad_neg_entropy", "entropy_prox", "project_wm",
-           "project_singular", "smoothness", "strong_convexity")
+           "project_singular", "smoothness", "strong_convexity", "prox_sgd", "proj_sgd", "gradient_descent")
 
 
 @runtime_checkable
@@ -53,6 +69,9 @@ class Implementation(Protocol):
     def project_singular(self, C, M): ...
     def smoothness(self, target): ...
     def strong_convexity(self, target): ...
+    def prox_sgd(self, target, m0, C0, gammas, U, estimator="energy", structure="tril", weights=None): ...
+    def proj_sgd(self, target, m0, C0, gammas, U, M, estimator="entropy", structure="sym", weights=None): ...
+    def gradient_descent(self, grad_l, m0, C0, step, steps, method, M=None): ...
 
 
 class RefviImplementation:
@@ -97,6 +116,21 @@ class RefviImplementation:
 
     def strong_convexity(self, target):
         return float(target.strong_convexity)
+
+    def prox_sgd(self, target, m0, C0, gammas, U, estimator="energy", structure="tril", weights=None):
+        from refvi.optim.prox_sgd import prox_sgd
+        r = prox_sgd(target, m0, C0, gammas, U, estimator=estimator, structure=structure, weights=weights)
+        return r.m, r.C, r.m_avg, r.C_avg
+
+    def proj_sgd(self, target, m0, C0, gammas, U, M, estimator="entropy", structure="sym", weights=None):
+        from refvi.optim.proj_sgd import proj_sgd
+        r = proj_sgd(target, m0, C0, gammas, U, M, estimator=estimator, structure=structure, weights=weights)
+        return r.m, r.C, r.m_avg, r.C_avg
+
+    def gradient_descent(self, grad_l, m0, C0, step, steps, method, M=None):
+        from refvi.optim.gradient_descent import gradient_descent
+        r = gradient_descent(None, method=method, steps=steps, step=step, m0=m0, C0=C0, M=M, grad_l=grad_l)
+        return r.ms, r.Cs
 
 
 REFVI = RefviImplementation()

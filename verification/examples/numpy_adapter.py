@@ -73,7 +73,9 @@ class NumpyImplementation:
     def entropy_prox(self, C, gamma):
         out = np.array(C, dtype=float)
         c = np.diag(out).copy()
-        out[np.diag_indices_from(out)] = (c + np.sqrt(c * c + 4 * gamma)) / 2
+        r = np.sqrt(c * c + 4 * gamma)
+        # (c + r)/2 as printed for c >= 0; the same root 2 gamma/(r - c) for c < 0 (no cancellation)
+        out[np.diag_indices_from(out)] = np.where(c >= 0, (c + r) / 2, 2 * gamma / (r - np.minimum(c, 0)))
         return out
 
     def project_wm(self, C, M, structure="sym"):
@@ -91,6 +93,53 @@ class NumpyImplementation:
 
     def strong_convexity(self, target):
         return float(target.strong_convexity)
+
+    # ---- optimizers: seed 000 Defs. 5 and 8, seed 002 §5.3 --------------------------------------------------
+    def _estimate(self, name, target, m, C, U, structure):
+        return getattr(self, name)(target, m, C, U, structure)
+
+    def _sgd(self, update, target, m0, C0, gammas, U, estimator, structure, weights):
+        m, C = np.array(m0, dtype=float), np.array(C0, dtype=float)
+        T = len(gammas)
+        w = np.zeros(T + 1) if weights is not None else None
+        if w is not None:
+            w[:] = np.asarray(weights, dtype=float) / np.sum(weights)
+            m_avg, C_avg = w[0] * m, w[0] * C
+        for t in range(T):
+            gm, gC = self._estimate(estimator, target, m, C, np.atleast_2d(U[t]), structure)
+            m, C = m - gammas[t] * gm, update(C - gammas[t] * gC, gammas[t])
+            if not (np.all(np.isfinite(m)) and np.all(np.isfinite(C))):
+                raise ValueError(f"non-finite iterate at step {t}")
+            if w is not None:
+                m_avg, C_avg = m_avg + w[t + 1] * m, C_avg + w[t + 1] * C
+        return (m, C, m, C) if w is None else (m, C, m_avg, C_avg)
+
+    def prox_sgd(self, target, m0, C0, gammas, U, estimator="energy", structure="tril", weights=None):
+        """w <- prox_{gamma h}(w - gamma g), the prox acting on the diagonal of C (Lemma 31)."""
+        return self._sgd(self.entropy_prox, target, m0, C0, gammas, U, estimator, structure, weights)
+
+    def proj_sgd(self, target, m0, C0, gammas, U, M, estimator="entropy", structure="sym", weights=None):
+        """w <- proj_{W_M}(w - gamma g) (Lemma 32 for symmetric C, singular-value clip for full C)."""
+        return self._sgd(lambda Y, g: self.project_wm(Y, M, structure), target, m0, C0, gammas, U, estimator,
+                         structure, weights)
+
+    def gradient_descent(self, grad_l, m0, C0, step, steps, method, M=None):
+        """Seed 002 §5.3: naive, proximal (triangular C) and projected (full C) gradient descent."""
+        m, C = np.array(m0, dtype=float), np.array(C0, dtype=float)
+        if method == "projected":
+            C = self.project_singular(C, M)
+        ms, Cs = [m], [C]
+        for _ in range(steps):
+            gm, gC = grad_l(m, C)
+            if method == "prox":
+                m, C = m - step * gm, self.entropy_prox(np.tril(C - step * np.tril(gC)), step)
+            else:
+                m, C = m - step * gm, C - step * (gC - np.linalg.inv(C).T)
+                if method == "projected":
+                    C = self.project_singular(C, M)
+            ms.append(m)
+            Cs.append(C)
+        return np.array(ms), np.array(Cs)
 
 
 IMPL = NumpyImplementation()

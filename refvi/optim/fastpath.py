@@ -1,0 +1,81 @@
+"""Dispatch of an SGD run to the whole-loop Numba kernel (:mod:`refvi.kernels.optim`) or to the generic loop.
+
+The fast path covers the built-in targets Gaussian, LinearRegression and LogisticRegression with the energy,
+entropy and STL estimators; every other combination (other targets, the score estimator) runs the generic loop,
+one validated estimator call per step (:mod:`refvi.estimators`, :mod:`refvi.prox`).  Both paths compute the same
+update from the same pre-drawn base samples.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from refvi import estimators as _est
+from refvi import prox as _prox
+from refvi.kernels import optim as _ko
+from refvi.kernels.structure import structure_code
+from refvi.targets import Gaussian, LinearRegression, LogisticRegression
+
+_EST_CODES = {"energy": _ko.ENERGY, "entropy": _ko.ENTROPY, "stl": _ko.STL}
+_METHOD_CODES = {"prox": _ko.PROX, "proj": _ko.PROJ}
+
+
+class DivergenceError(ValueError):
+    """A step produced a non-finite iterate; carries the step index and the last finite state."""
+
+    def __init__(self, step: int, m: np.ndarray, C: np.ndarray, method: str):
+        self.step, self.m, self.C = step, m, C
+        super().__init__(f"{method} diverged at step {step}: the update from w^{step} is not finite (step size too "
+                         f"large for this target?). Last finite state w^{step}: m = {np.array2string(m, precision=4)}, "
+                         f"C diagonal = {np.array2string(np.diag(C), precision=4)}")
+
+
+def kernel_plan(target):
+    """(target code, P2, P1, s1, s2) for the kernel loop, or None when the target has no fused kernel."""
+    t = type(target)
+    if t is Gaussian:
+        return _ko.GAUSSIAN, target.precision, target.mean, 0.0, 0.0
+    if t is LinearRegression:
+        return _ko.LINEAR, target.X, target.y, target.noise_scale ** -2, target.prior_scale ** -2
+    if t is LogisticRegression:
+        return _ko.LOGISTIC, target.X, target.y, target.prior_scale ** -2, 0.0
+    return None
+
+
+def has_fast_path(target, estimator: str) -> bool:
+    return kernel_plan(target) is not None and estimator in _EST_CODES
+
+
+def generic_step(method, target, estimator, structure, m, C, U, gamma, M):
+    """One step through the public, validating API (the generic path)."""
+    gm, gC = _est.ESTIMATORS[estimator](target, m, C, U, structure)
+    m_new, Y = m - gamma * gm, C - gamma * gC
+    if not (np.all(np.isfinite(m_new)) and np.all(np.isfinite(Y))):
+        return m_new, Y
+    if method == "prox":
+        return m_new, _prox.entropy_prox(Y, gamma)
+    if structure == "sym":
+        return m_new, _prox.project_wm(0.5 * (Y + Y.T), M, "sym")
+    return m_new, _prox.project_singular_values(Y, M)
+
+
+def run(method, target, estimator, structure, m, C, U, gammas, weights, acc_m, acc_C, M=0.0, fast=True) -> int:
+    """Run len(gammas) steps in place on (m, C); accumulate weights[t+1] w^{t+1}.  Returns -1 or the failing step."""
+    plan = kernel_plan(target) if fast and estimator in _EST_CODES else None
+    if plan is not None:
+        code, P2, P1, s1, s2 = plan
+        return int(_ko.sgd_loop(_METHOD_CODES[method], code, _EST_CODES[estimator], structure_code(structure),
+                                m, C, U, gammas, weights, acc_m, acc_C, float(M), P2, P1, float(s1), float(s2)))
+    for t in range(gammas.shape[0]):
+        try:
+            m_new, C_new = generic_step(method, target, estimator, structure, m, C, U[t], gammas[t], M)
+        except ValueError:
+            if np.all(np.isfinite(m)) and np.all(np.isfinite(C)):
+                return t
+            raise
+        if not (np.all(np.isfinite(m_new)) and np.all(np.isfinite(C_new))):
+            return t
+        m[:], C[:] = m_new, C_new
+        acc_m += weights[t + 1] * m
+        acc_C += weights[t + 1] * C
+    return -1

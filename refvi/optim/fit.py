@@ -1,0 +1,301 @@
+"""``refvi.fit``: one call from a target to a Gaussian approximation N(m, C C^T), with defaults from the theory.
+
+Methods:
+
+* ``"prox-sgd"`` (default) seed 000 Def. 5 / Cor 11: lower-triangular C, energy estimator, prox of the entropy.
+  Default step gamma = 1/M: the largest step of Thm 7 (gamma in (0, 1/M]) and of seed 002 Thm 6's proximal
+  method.  Default average: the tail (Polyak-Ruppert) average of the last half of the iterates.  Thm 7 bounds its
+  theta-weighted average (``average="theta"``), but at gamma = 1/M, theta = 1/(4d + 13) puts almost all weight on
+  w^1, so it is available, not the default.  Divergence guard (default step only): the energy estimator's second
+  moment grows like (d+3)M^2 ||w - wbar||^2 (Thm 1), so at gamma = 1/M the last iterate can blow up on a target
+  whose curvature is M in many directions (diabetes linear regression: the factor 1 - 2 gamma M + (d+2) gamma^2 M^2
+  exceeds 1); when the objective estimate at a trace point is non-finite or above f(w^0) + 1 + |f(w^0)|/10 (the
+  run climbed above its start), ``fit`` restarts with half the step,
+  replaying the same base samples, and says so in ``notes``.  An explicit ``step_size`` is never changed.
+* ``"proj-sgd"`` seed 000 Def. 8 / Cor 12: symmetric C, entropy-corrected estimator, projection onto W_M.
+  Default step 1/(2M) (f = l + h is 2M-smooth on W_M: seed 002 Thms 2, 5, 6), tail average.
+* ``"gd-prox"``, ``"gd-projected"``, ``"gd-naive"``: seed 002's deterministic methods with exact gradients
+  (:func:`refvi.optim.gradient_descent.gradient_descent`); ``samples`` and ``average`` do not apply.
+
+``step_size`` is a number (constant), an array of T numbers, or a rule name of :mod:`refvi.optim.schedules`
+("1/(M sqrt T)", "1/sqrt T", "thm6", "thm9", "thm6-switch", "thm9-switch", "A log T / T", ...), whose constants come
+from the target (M, mu) and Thm 26 (a, for the estimator in use).  ``theorem="000.thm7"`` (etc.) additionally checks
+that the steps lie in that theorem's range.  The base samples are drawn from ``seed`` (an int or a Generator) in the
+order of the steps, so a run is bit-identical for a given seed, chunking and fast path notwithstanding.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import math
+import sys
+import time
+
+import numpy as np
+
+from refvi._checks import as_vector, check_scale, positive_scalar
+from refvi.optim import averaging, fastpath, gradient_descent as _gd, proj_sgd as _proj, prox_sgd as _prox
+from refvi.optim import schedules
+from refvi.optim._common import check_weights
+
+METHODS = ("prox-sgd", "proj-sgd", "gd-prox", "gd-projected", "gd-naive")
+_DEFAULTS = {"prox-sgd": ("energy", "tril"), "proj-sgd": ("entropy", "sym")}
+
+
+@dataclasses.dataclass
+class FitResult:
+    """The approximation N(m, C C^T) (the average when averaging is on), the last iterate, and the traces.
+
+    ``trace_steps[k]`` is the step index t of the k-th recorded iterate w^t; ``trace_objective[k]`` estimates
+    f(w^t) = -E_q log p - log|det C| (entropy constant dropped) with fixed common base samples (``trace_samples``
+    of them), or is exact for the gd-* methods; ``trace_m`` / ``trace_C`` hold the recorded iterates when
+    ``keep_iterates=True``.  ``notes`` says when the theory does not cover the run.
+    """
+
+    m: np.ndarray
+    C: np.ndarray
+    m_last: np.ndarray
+    C_last: np.ndarray
+    method: str
+    estimator: str | None
+    structure: str
+    steps: int
+    samples: int
+    step_sizes: np.ndarray
+    average: str
+    seed: object
+    trace_steps: np.ndarray
+    trace_objective: np.ndarray
+    trace_m: np.ndarray | None
+    trace_C: np.ndarray | None
+    seconds: float
+    fast_path: bool
+    notes: list[str]
+
+    @property
+    def seconds_per_step(self) -> float:
+        return self.seconds / self.steps
+
+    @property
+    def covariance(self) -> np.ndarray:
+        return self.C @ self.C.T
+
+    def summary(self) -> str:
+        f = self.trace_objective[-1] if self.trace_objective.size else float("nan")
+        lines = [f"method={self.method} estimator={self.estimator} structure={self.structure} steps={self.steps} "
+                 f"samples={self.samples} average={self.average}",
+                 f"step size: first {self.step_sizes[0]:.4g}, last {self.step_sizes[-1]:.4g}; "
+                 f"{self.seconds:.3f} s ({1e6 * self.seconds_per_step:.2f} us/step, "
+                 f"{'Numba fast path' if self.fast_path else 'generic path'})",
+                 f"objective at the last recorded iterate: {f:.6g}"]
+        lines += [f"note: {n}" for n in self.notes]
+        return "\n".join(lines)
+
+
+def _generators(seed):
+    if isinstance(seed, np.random.Generator):
+        main = seed
+        aux = np.random.default_rng(int(main.integers(2**63 - 1)))
+        return main, aux
+    if isinstance(seed, bool) or not isinstance(seed, (int, np.integer)):
+        raise TypeError(f"seed must be an int or a numpy Generator, got {type(seed).__name__}")
+    a, b = np.random.SeedSequence(int(seed)).spawn(2)
+    return np.random.default_rng(a), np.random.default_rng(b)
+
+
+def _smoothness(target, M, why):
+    M = M if M is not None else getattr(target, "smoothness", None)
+    if M is None:
+        raise ValueError(f"{why} needs the smoothness constant M, but {type(target).__name__} has none; pass M=")
+    return positive_scalar(M, "M")
+
+
+def _schedule(step_size, T, target, method, estimator, M_arg):
+    """(gammas, gamma_for_theta, M used or None)."""
+    if step_size is None:
+        M = _smoothness(target, M_arg, f"the default step size of {method} (1/M or 1/(2M))")
+        g = 1.0 / M if method == "prox-sgd" else 1.0 / (2.0 * M)
+        return np.full(T, g), M
+    if isinstance(step_size, str):
+        needs_M = step_size in ("1/(M sqrt T)", "thm6", "thm9", "thm6-switch", "thm9-switch", "A log T / T")
+        M = _smoothness(target, M_arg, f"step-size rule {step_size!r}") if needs_M else M_arg
+        mu = getattr(target, "strong_convexity", 0.0) or None
+        a = None
+        if M is not None and estimator in ("energy", "entropy"):
+            a = schedules.noise_constants(estimator, target.dim, M)[0]
+        A = (1.0 / mu) if (step_size == "A log T / T" and mu) else None
+        return schedules.step_sizes(step_size, T, M=M, mu=mu, a=a, A=A), M
+    arr = np.asarray(step_size, dtype=np.float64)
+    if arr.ndim == 0:
+        return np.full(T, positive_scalar(float(arr), "step_size")), M_arg
+    from refvi.optim._common import check_gammas
+    return check_gammas(arr, T), M_arg
+
+
+def _objective_estimate(target, m, C, Ub):
+    Z = Ub @ C.T + m
+    sign, logdet = np.linalg.slogdet(C)
+    if sign == 0:
+        return float("inf")
+    return float(-np.mean(target.logp(Z)) - logdet)
+
+
+def fit(target, method: str = "prox-sgd", *, steps: int = 10_000, step_size=None, samples: int = 1, seed=0,
+        average: str | None = None, estimator: str | None = None, structure: str | None = None, m0=None, C0=None,
+        M: float | None = None, theorem: str | None = None, trace_every: int | None = None,
+        trace_samples: int = 64, keep_iterates: bool = False, progress: bool = False, fast: bool = True,
+        tail_fraction: float = 0.5) -> FitResult:
+    """Fit N(m, C C^T) to ``target`` (see the module docstring for methods and defaults).
+
+    Errors (ValueError / TypeError naming the condition): steps <= 0; samples < 1; an unknown method, estimator,
+    structure, average or step rule; a step size outside ``theorem``'s range; an initial C outside the domain
+    (triangular with a positive diagonal, symmetric positive definite, ...); a schedule or projection that needs M
+    on a target without one; a run whose iterate stops being finite (:class:`~refvi.optim.fastpath.DivergenceError`,
+    naming the step and the last finite state).
+    """
+    if method not in METHODS:
+        raise ValueError(f"method must be one of {METHODS}, got {method!r}")
+    T = schedules.check_steps(steps)
+    if isinstance(samples, bool) or not isinstance(samples, (int, np.integer)) or samples < 1:
+        raise ValueError(f"samples must be an integer >= 1, got {samples!r}")
+    d = target.dim
+    if method.startswith("gd-"):
+        return _fit_gd(target, method, T, step_size, m0, C0, M, theorem, keep_iterates, trace_every)
+    est_default, struct_default = _DEFAULTS[method]
+    estimator = estimator or est_default
+    structure = structure or struct_default
+    mod = _prox if method == "prox-sgd" else _proj
+    notes = mod.check_combination(estimator, structure)
+    gammas, M_used = _schedule(step_size, T, target, method, estimator, M)
+    if method == "proj-sgd":
+        M_used = _smoothness(target, M_used, "the projection onto W_M")
+    if theorem is not None:
+        if M_used is None and getattr(target, "smoothness", None) is not None:
+            M_used = positive_scalar(target.smoothness, "M")
+        mu = getattr(target, "strong_convexity", 0.0) or None
+        a = None
+        if M_used is not None and estimator in ("energy", "entropy"):
+            a = schedules.noise_constants(estimator, d, M_used)[0]
+        A = None
+        if theorem == "000.cor30":
+            A = gammas[0] * T / math.log(T)
+        schedules.check_theorem(theorem, gammas, M=M_used, mu=mu, a=a, A=A)
+    m = np.zeros(d) if m0 is None else as_vector(m0, "m0", d).copy()
+    C = np.eye(d) if C0 is None else check_scale(C0, d, structure, "C0").copy()
+    # averaging
+    average = average or "tail"
+    kind = {"theta": "theta7" if method == "prox-sgd" else "theta10"}.get(average, average)
+    if kind in ("theta7", "theta10"):
+        if not np.all(gammas == gammas[0]):
+            raise ValueError("the theta-weighted average (Thms 7, 10) needs a constant step size")
+        if estimator not in ("energy", "entropy"):
+            raise ValueError("the theta-weighted average needs the noise constant a of Thm 26 (energy / entropy)")
+        a = schedules.noise_constants(estimator, d, _smoothness(target, M_used, "the theta average"))[0]
+        weights = averaging.average_weights(kind, T, a=a, gamma=float(gammas[0]))
+    else:
+        weights = averaging.average_weights(kind, T, tail_fraction=tail_fraction)
+    weights = check_weights(weights, T)
+    main, aux = _generators(seed)
+    Ub = aux.standard_normal((int(trace_samples), d))
+    every = max(1, T // 100) if trace_every is None else int(trace_every)
+    if every < 1:
+        raise ValueError(f"trace_every must be >= 1, got {trace_every}")
+    mcode = "prox" if method == "prox-sgd" else "proj"
+    guard = step_size is None
+    state = main.bit_generator.state
+    m0_, C0_ = m.copy(), C.copy()
+    for attempt in range(_MAX_HALVINGS + 1):
+        main.bit_generator.state = state              # a restart replays the same base samples
+        m, C = m0_.copy(), C0_.copy()
+        run = _loop(target, mcode, estimator, structure, m, C, gammas, weights, main, samples, d, T, every, Ub,
+                    M_used or 0.0, fast, keep_iterates, progress, method, guard)
+        if run is not None:
+            break
+        notes.append(f"the default step {gammas[0]:.4g} made the iterates blow up (the energy estimator's noise grows "
+                     f"like (d+3)M^2 ||w - wbar||^2, seed 000 Thm 1, so the last iterate of SGD can diverge at "
+                     f"gamma = 1/M although Thm 7's theta-average stays bounded); restarted with half the step")
+        gammas = gammas / 2.0
+    else:
+        raise fastpath.DivergenceError(0, m0_, C0_, f"{method} (default step halved {_MAX_HALVINGS} times)")
+    acc_m, acc_C, tr_steps, tr_obj, tr_m, tr_C, elapsed = run
+    avg = kind != "last"
+    return FitResult(acc_m if avg else m.copy(), acc_C if avg else C.copy(), m, C, method, estimator, structure, T,
+                     int(samples), gammas, kind, seed, tr_steps, tr_obj,
+                     np.array(tr_m) if keep_iterates else None, np.array(tr_C) if keep_iterates else None,
+                     elapsed, fast and fastpath.has_fast_path(target, estimator), notes)
+
+
+_MAX_HALVINGS = 30
+
+
+def _loop(target, mcode, estimator, structure, m, C, gammas, weights, main, samples, d, T, every, Ub, M, fast,
+          keep_iterates, progress, method, guard):
+    """The chunked run; returns None when ``guard`` is on and the run blew up (objective estimate non-finite or
+    above f(w^0) + 1 + |f(w^0)|/10: a stable run does not climb above its start by more than its noise), raises DivergenceError for a non-finite iterate otherwise."""
+    acc_m, acc_C = weights[0] * m, weights[0] * C
+    f0 = _objective_estimate(target, m, C, Ub)
+    tr_steps, tr_obj, tr_m, tr_C = [0], [f0], [m.copy()], [C.copy()]
+    bar = _progress(T, progress, method)
+    elapsed = 0.0
+    done = 0
+    try:
+        while done < T:
+            n = min(every, T - done)
+            U = main.standard_normal((n, samples, d))
+            s0 = time.perf_counter()
+            status = fastpath.run(mcode, target, estimator, structure, m, C, U, gammas[done:done + n],
+                                  weights[done:done + n + 1], acc_m, acc_C, M, fast)
+            elapsed += time.perf_counter() - s0
+            if status >= 0:
+                if guard:
+                    return None
+                raise fastpath.DivergenceError(done + status, m, C, "Prox-SGD" if mcode == "prox" else "Proj-SGD")
+            done += n
+            with np.errstate(over="ignore", invalid="ignore"):
+                f = _objective_estimate(target, m, C, Ub)
+            if guard and not (np.isfinite(f) and f <= f0 + 1.0 + 0.1 * abs(f0)):
+                return None
+            tr_steps.append(done)
+            tr_obj.append(f)
+            if keep_iterates:
+                tr_m.append(m.copy())
+                tr_C.append(C.copy())
+            bar.update(n)
+    finally:
+        bar.close()
+    return acc_m, acc_C, np.array(tr_steps), np.array(tr_obj), tr_m, tr_C, elapsed
+
+
+def _progress(T, progress, desc):
+    try:
+        from tqdm.auto import tqdm
+    except ImportError:  # pragma: no cover
+        tqdm = None
+    enabled = bool(progress) and sys.stderr.isatty()
+    if tqdm is None or not enabled:
+        class _Null:
+            def update(self, n): pass
+            def close(self): pass
+        return _Null()
+    return tqdm(total=T, desc=desc, unit="step", leave=False)
+
+
+def _fit_gd(target, method, T, step_size, m0, C0, M, theorem, keep_iterates, trace_every):
+    kind = method[3:]
+    if step_size is not None and (isinstance(step_size, str) or np.ndim(step_size) != 0):
+        raise ValueError("seed 002 gradient descent takes a constant step size (a number)")
+    t0 = time.perf_counter()
+    r = _gd.gradient_descent(target, method=kind, steps=T, step=step_size, m0=m0, C0=C0, M=M,
+                             theorem=(theorem == "002.thm6"))
+    secs = time.perf_counter() - t0
+    every = 1 if trace_every is None else max(1, int(trace_every))
+    idx = np.unique(np.r_[np.arange(0, T + 1, every), T])
+    obj = r.objective[idx] if r.objective is not None else np.full(idx.size, np.nan)
+    notes = ["naive gradient descent has no convergence guarantee (seed 002 §5.3; it can cycle, GUIDE-002 O9)"] \
+        if kind == "naive" else []
+    if kind == "projected":
+        notes.append("projected gradient descent on full C: W_M is not convex, Thm 6's projected half is unproven "
+                     "(E002-4)")
+    return FitResult(r.m.copy(), r.C.copy(), r.m.copy(), r.C.copy(), method, None, _gd._STRUCT[kind], T, 0,
+                     np.full(T, r.step), "last", None, idx, obj, r.ms[idx] if keep_iterates else None,
+                     r.Cs[idx] if keep_iterates else None, secs, False, notes)

@@ -1,0 +1,60 @@
+"""Seed 002 gradient descent (exact gradients) and refvi's exact energy against the quadrature oracle."""
+
+import numpy as np
+import pytest
+
+from refvi.optim import exact
+from refvi.optim.gradient_descent import gradient_descent
+from refvi.targets import Gaussian, LinearRegression, LogisticRegression
+from refvi.verification.oracles import vi_objective as vo
+
+
+@pytest.mark.parametrize("scale", [1e-4, 0.3, 3.0, 30.0])
+def test_exact_energy_matches_oracle(scale):
+    rng = np.random.default_rng(int(scale * 1000))
+    X = rng.standard_normal((25, 3))
+    y = np.where(rng.random(25) < 0.5, -1.0, 1.0)
+    t = LogisticRegression(X, y, prior_scale=1.4)
+    model = {"kind": "logistic", "X": X, "y": y, "prior_scale": 1.4}
+    m = rng.standard_normal(3)
+    C = scale * (np.tril(rng.standard_normal((3, 3))) + 2 * np.eye(3))
+    l, gm, gC = exact.energy(t, m, C)
+    l2, gm2, gC2 = vo.free_energy(model, m, C)
+    # two different quadratures (Gauss-Legendre panels in s vs Gauss-Hermite / graded panels in t): 1e-11 relative
+    assert abs(l - l2) <= 1e-11 * abs(l2)
+    np.testing.assert_allclose(gm, gm2, rtol=1e-10, atol=1e-10)
+    np.testing.assert_allclose(gC, gC2, rtol=1e-10, atol=1e-10)
+    Xl, yl = X, rng.standard_normal(25)
+    lt = LinearRegression(Xl, yl, noise_scale=0.7, prior_scale=1.2)
+    lm = {"kind": "linear", "X": Xl, "y": yl, "noise_scale": 0.7, "prior_scale": 1.2}
+    assert abs(exact.objective(lt, m, C) - vo.objective(lm, m, C)) <= 1e-10 * abs(vo.objective(lm, m, C))
+
+
+def test_prox_one_step_and_heron():
+    a = 2.5
+    t = Gaussian(np.array([1.0, -2.0]), a * np.eye(2))
+    r = gradient_descent(t, method="prox", steps=1, step=1 / a, m0=np.zeros(2), C0=np.tril(np.ones((2, 2))))
+    np.testing.assert_allclose(r.C, np.eye(2) / np.sqrt(a), atol=1e-15)
+    np.testing.assert_allclose(r.m, [1.0, -2.0], atol=1e-15)
+    t1 = Gaussian(np.zeros(1), a * np.eye(1))
+    r = gradient_descent(t1, method="projected", steps=4, step=1 / (2 * a), C0=np.array([[3.0]]))
+    c = 3.0
+    for k in range(1, 5):
+        c = 0.5 * (c + 1 / (a * c))
+        assert abs(r.Cs[k][0, 0] - c) <= 1e-15 * c
+
+
+def test_gd_bad_input():
+    t = Gaussian(np.zeros(2), np.diag([1.0, 4.0]))
+    with pytest.raises(ValueError, match=r"lambda in \(0, 1/M\]"):
+        gradient_descent(t, method="prox", step=0.5, theorem=True)
+    with pytest.raises(ValueError, match=r"1/\(2M\)"):
+        gradient_descent(t, method="projected", step=0.2, theorem=True)
+    with pytest.raises(ValueError, match="no convergence theorem"):
+        gradient_descent(t, method="naive", theorem=True)
+    with pytest.raises(ValueError, match=">= 1"):
+        gradient_descent(t, steps=0)
+    with pytest.raises(ValueError, match="invertible"):
+        gradient_descent(t, method="naive", C0=np.zeros((2, 2)))
+    with pytest.raises(ValueError, match="diverged at step"):
+        gradient_descent(t, method="naive", step=3.0, steps=400)

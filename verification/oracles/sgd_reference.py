@@ -1,0 +1,104 @@
+"""Plain-NumPy Prox-SGD and Proj-SGD (seed 000 Defs. 5 and 8) for the GLM and Gaussian targets, from raw arrays.
+
+The reference the whole-loop kernels (``refvi.kernels.optim``) are cross-checked and benchmarked against: written
+from the paper's formulas with numpy only (never refvi), one vectorized NumPy expression per line, same update order,
+same pre-drawn base samples U (T, S, d).
+
+-grad log p(z): Gaussian P (z - mean); linear X^T (X z - y)/noise^2 + z/prior^2; logistic
+z/prior^2 - X^T (y sigmoid(-y X z)).  Estimators: energy (Eq. 6), entropy (Eq. 8), STL (§5).
+Prox (Lemma 31): C_ii -> (C_ii + sqrt(C_ii^2 + 4 gamma))/2.  Projection (Lemma 32): eigenvalue clip at 1/sqrt(M);
+full C: singular-value clip (seed 002 Thm 7).
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+
+def neg_grad_logp(kind, Z, params):
+    """Rows: -grad log p(z_s) for the rows of Z (S x d)."""
+    if kind == "gaussian":
+        mean, P = params
+        return (Z - mean) @ P
+    if kind == "linear":
+        X, y, inv_noise_var, inv_prior_var = params
+        return ((Z @ X.T - y) * inv_noise_var) @ X + Z * inv_prior_var
+    X, y, inv_prior_var = params
+    T = (Z @ X.T) * y
+    e = np.exp(-np.abs(T))
+    R = y * np.where(T >= 0, e / (1.0 + e), 1.0 / (1.0 + e))      # y sigmoid(-y x^T z)
+    return Z * inv_prior_var - R @ X
+
+
+def _proj(X, structure):
+    if structure == "full":
+        return X
+    if structure == "tril":
+        return np.tril(X)
+    if structure == "sym":
+        return 0.5 * (X + X.T)
+    return np.diag(np.diag(X))
+
+
+def estimate(kind, params, estimator, structure, m, C, U):
+    Z = U @ C.T + m
+    G = neg_grad_logp(kind, Z, params)
+    S = U.shape[0]
+    gm, gC = G.mean(axis=0), G.T @ U / S
+    if estimator == "entropy":
+        gC = gC - np.linalg.inv(C).T
+    elif estimator == "stl":
+        V = np.linalg.solve(C.T, U.T).T
+        gm, gC = gm - V.mean(axis=0), gC - V.T @ U / S
+    return gm, _proj(gC, structure)
+
+
+def prox_entropy(C, gamma):
+    out = C.copy()
+    c = np.diag(C)
+    r = np.sqrt(c * c + 4.0 * gamma)
+    np.fill_diagonal(out, np.where(c >= 0, 0.5 * (c + r), 2.0 * gamma / (r - c)))
+    return out
+
+
+def project(C, M, structure):
+    if structure == "sym":
+        lam, Q = np.linalg.eigh(C)
+        out = (Q * np.maximum(lam, 1.0 / np.sqrt(M))) @ Q.T
+        return 0.5 * (out + out.T)
+    U, s, Vt = np.linalg.svd(C)
+    return (U * np.maximum(s, 1.0 / np.sqrt(M))) @ Vt
+
+
+def sgd(method, kind, params, m, C, U, gammas, estimator="energy", structure="tril", M=None, weights=None):
+    """Run the loop; returns (m_T, C_T, m_avg, C_avg) with the average sum_t weights[t] w^t (t = 0..T)."""
+    m, C = np.array(m, dtype=float), np.array(C, dtype=float)
+    T = len(gammas)
+    w = np.zeros(T + 1) if weights is None else np.asarray(weights, dtype=float)
+    if weights is None:
+        w[T] = 1.0
+    am, aC = w[0] * m, w[0] * C
+    for t in range(T):
+        gm, gC = estimate(kind, params, estimator, structure, m, C, U[t])
+        m, Y = m - gammas[t] * gm, C - gammas[t] * gC
+        C = prox_entropy(Y, gammas[t]) if method == "prox" else project(Y, M, structure)
+        am, aC = am + w[t + 1] * m, aC + w[t + 1] * C
+    return m, C, am, aC
+
+
+def prox_sgd_logistic_s1(m, C, U, gamma, X, y, inv_prior_var):
+    """The benchmark's plain-NumPy loop: Prox-SGD, S = 1, energy estimator, tril C, constant step, last iterate.
+    U is (T, d).  Every step: z = C u + m, t = y X z, r = y sigmoid(-t), g = z/s^2 - X^T r, C <- prox(C - gamma tril(g u^T))."""
+    m, C = m.copy(), C.copy()
+    idx = np.diag_indices_from(C)
+    for u in U:
+        z = C @ u + m
+        t = y * (X @ z)
+        e = np.exp(-np.abs(t))
+        r = y * np.where(t >= 0, e / (1.0 + e), 1.0 / (1.0 + e))
+        g = z * inv_prior_var - X.T @ r
+        m -= gamma * g
+        C -= gamma * np.tril(np.outer(g, u))
+        c = C[idx]
+        C[idx] = 0.5 * (c + np.sqrt(c * c + 4.0 * gamma))
+    return m, C
