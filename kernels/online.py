@@ -1,0 +1,301 @@
+"""Online-VI kernels (seed 003): closed-form Gaussian expected losses and the update loops of SVA, SVB, NGVI, OGA
+and OGA-EL over a whole stream.  Inputs are validated by :mod:`refvi.online`; every loop writes the loss suffered at
+the mean before each update into ``losses`` and, when ``record`` is true, the iterates into ``M_hist`` / ``S_hist``
+(row t = state used at round t, row T = state after the stream).
+
+Loss ids (``LOSS_*``): hinge (1 - y <theta, x>)_+, squared (y - <theta, x>)^2, absolute |y - <theta, x>|, and the
+strongly convex quadratic (H/2) ||theta - x||^2 (y unused).  For a mean-field Gaussian q = N(m, diag sigma^2) the
+linear predictor <theta, x> ~ N(a, b^2) with a = <m, x>, b = ||sigma * x|| (GUIDE-003 §2, "closed forms").
+"""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+
+from refvi.kernels._jit import jit
+
+LOSS_HINGE = 0
+LOSS_SQUARED = 1
+LOSS_ABSOLUTE = 2
+LOSS_QUADRATIC = 3
+
+_INV_SQRT2 = 1.0 / math.sqrt(2.0)
+_INV_SQRT_2PI = 1.0 / math.sqrt(2.0 * math.pi)
+
+
+@jit
+def norm_cdf(z):
+    """Standard normal cdf via erfc (accurate in the lower tail)."""
+    return 0.5 * math.erfc(-z * _INV_SQRT2)
+
+
+@jit
+def norm_pdf(z):
+    return _INV_SQRT_2PI * math.exp(-0.5 * z * z)
+
+
+@jit
+def shrink(sig, u):
+    """sig * h(u / sig) with h(x) = sqrt(1 + x^2) - x, written as sqrt(sig^2 + u^2) - u (exact also at sig = 0).
+
+    For u > 0 the cancellation-free form sig^2 / (sqrt(sig^2 + u^2) + u) is used.  This is the positive root of the
+    per-coordinate stationarity equations of SVA (9) and SVB (10)."""
+    r = math.hypot(sig, u)
+    if u > 0.0:
+        return sig * sig / (r + u) if r + u > 0.0 else 0.0
+    return r - u
+
+
+@jit
+def point_loss(loss_id, x, y, theta, H):
+    """ell(theta) for one data point (x, y)."""
+    if loss_id == LOSS_QUADRATIC:
+        acc = 0.0
+        for j in range(x.shape[0]):
+            r = theta[j] - x[j]
+            acc += r * r
+        return 0.5 * H * acc
+    a = 0.0
+    for j in range(x.shape[0]):
+        a += theta[j] * x[j]
+    if loss_id == LOSS_HINGE:
+        c = 1.0 - y * a
+        return c if c > 0.0 else 0.0
+    if loss_id == LOSS_SQUARED:
+        return (y - a) * (y - a)
+    return abs(y - a)
+
+
+@jit
+def point_grad(loss_id, x, y, theta, H, g):
+    """A (sub)gradient of ell at theta into g (hinge: -y x on c > 0, else 0; absolute: -sign(y - a) x)."""
+    d = x.shape[0]
+    if loss_id == LOSS_QUADRATIC:
+        for j in range(d):
+            g[j] = H * (theta[j] - x[j])
+        return
+    a = 0.0
+    for j in range(d):
+        a += theta[j] * x[j]
+    if loss_id == LOSS_HINGE:
+        coef = -y if 1.0 - y * a > 0.0 else 0.0
+    elif loss_id == LOSS_SQUARED:
+        coef = -2.0 * (y - a)
+    else:
+        r = y - a
+        coef = -1.0 if r > 0.0 else (1.0 if r < 0.0 else 0.0)
+    for j in range(d):
+        g[j] = coef * x[j]
+
+
+@jit
+def expected_loss_grad(loss_id, x, y, m, sigma, H, gm, gs):
+    """Closed-form bar L = E_{N(m, diag sigma^2)} ell and its gradients (d/dm into gm, d/dsigma into gs).
+
+    hinge (c = 1 - y a):  bar L = c Phi(c/b) + b phi(c/b), gm = -y x Phi(c/b), gs = phi(c/b) sigma x^2 / b;
+    squared:              bar L = (y - a)^2 + b^2,       gm = -2 (y - a) x,   gs = 2 sigma x^2;
+    absolute (r = y - a): bar L = 2 b phi(r/b) + r (2 Phi(r/b) - 1), gm = -(2 Phi(r/b) - 1) x,
+                          gs = 2 phi(r/b) sigma x^2 / b;
+    quadratic:            bar L = H/2 (||m - x||^2 + ||sigma||^2), gm = H (m - x), gs = H sigma.
+    At b = 0 the limits are taken explicitly (the point loss and a subgradient, gs = 0)."""
+    d = x.shape[0]
+    if loss_id == LOSS_QUADRATIC:
+        acc = 0.0
+        for j in range(d):
+            r = m[j] - x[j]
+            acc += r * r + sigma[j] * sigma[j]
+            gm[j] = H * r
+            gs[j] = H * sigma[j]
+        return 0.5 * H * acc
+    a = 0.0
+    b2 = 0.0
+    for j in range(d):
+        a += m[j] * x[j]
+        sx = sigma[j] * x[j]
+        b2 += sx * sx
+    b = math.sqrt(b2)
+    if loss_id == LOSS_SQUARED:
+        r = y - a
+        for j in range(d):
+            gm[j] = -2.0 * r * x[j]
+            gs[j] = 2.0 * sigma[j] * x[j] * x[j]
+        return r * r + b2
+    if loss_id == LOSS_HINGE:
+        c = 1.0 - y * a
+        if b > 0.0:
+            z = c / b
+            P = norm_cdf(z)
+            p = norm_pdf(z)
+            val = c * P + b * p
+            for j in range(d):
+                gm[j] = -y * x[j] * P
+                gs[j] = p * sigma[j] * x[j] * x[j] / b
+            return val
+        on = 1.0 if c > 0.0 else 0.0
+        for j in range(d):
+            gm[j] = -y * x[j] * on
+            gs[j] = 0.0
+        return c if c > 0.0 else 0.0
+    # absolute
+    r = y - a
+    if b > 0.0:
+        z = r / b
+        P2 = 2.0 * norm_cdf(z) - 1.0
+        p = norm_pdf(z)
+        val = 2.0 * b * p + r * P2
+        for j in range(d):
+            gm[j] = -P2 * x[j]
+            gs[j] = 2.0 * p * sigma[j] * x[j] * x[j] / b
+        return val
+    sg = 1.0 if r > 0.0 else (-1.0 if r < 0.0 else 0.0)
+    for j in range(d):
+        gm[j] = -sg * x[j]
+        gs[j] = 0.0
+    return abs(r)
+
+
+@jit
+def expected_losses(loss_id, X, y, m, sigma, H, out_val, out_gm, out_gs):
+    """expected_loss_grad for every row of X (batch form used by tests and the comparators)."""
+    for t in range(X.shape[0]):
+        out_val[t] = expected_loss_grad(loss_id, X[t], y[t], m, sigma, H, out_gm[t], out_gs[t])
+
+
+@jit
+def _clip(v, lo, hi):
+    return lo if v < lo else (hi if v > hi else v)
+
+
+@jit
+def _record(record, M_hist, S_hist, t, m, sigma):
+    if record:
+        M_hist[t, :] = m
+        S_hist[t, :] = sigma
+
+
+@jit
+def sva_run(loss_id, H, X, y, eta, s, mbox, sbox, m, sigma, Gm, Gs, losses, record, M_hist, S_hist):
+    """SVA, eq. (9), with lazy projection on the box [-mbox, mbox]^d x [0, sbox]^d (GUIDE-003 A1).
+
+    Gm, Gs are the running sums of the expected-loss gradients (the FTRL state); the constrained argmin of (6) is the
+    coordinatewise clip of m = -eta s^2 Gm and sigma = s h(eta s Gs / 2).  Updates m, sigma, Gm, Gs in place."""
+    T, d = X.shape
+    gm = np.empty(d)
+    gs = np.empty(d)
+    s2 = s * s
+    for t in range(T):
+        _record(record, M_hist, S_hist, t, m, sigma)
+        losses[t] = point_loss(loss_id, X[t], y[t], m, H)
+        expected_loss_grad(loss_id, X[t], y[t], m, sigma, H, gm, gs)
+        for j in range(d):
+            Gm[j] += gm[j]
+            Gs[j] += gs[j]
+            m[j] = _clip(-eta * s2 * Gm[j], -mbox, mbox)
+            sigma[j] = _clip(shrink(s, 0.5 * eta * s2 * Gs[j]), 0.0, sbox)
+    _record(record, M_hist, S_hist, T, m, sigma)
+
+
+@jit
+def svb_run(loss_id, H, X, y, mode, step, Hsc, t0, mbox, sbox, m, sigma, losses, record, M_hist, S_hist):
+    """Projected SVB, eq. (10), per coordinate: a_{t,j} = eta_{t,j} sigma_{t,j}^2 is
+    mode 0: step * sigma_{t,j}^2 (constant eta = step);  mode 1: step / sqrt(t) (Thm 3 convex, step = K);
+    mode 2: 2 / (Hsc t) (Thm 3 strongly convex).  t = t0 + 1, t0 + 2, ... is the global round.
+
+    m <- clip(m - a gm), sigma <- clip(sigma h(a gs / (2 sigma))) = clip(sqrt(sigma^2 + (a gs/2)^2) - a gs/2)."""
+    T, d = X.shape
+    gm = np.empty(d)
+    gs = np.empty(d)
+    for t in range(T):
+        _record(record, M_hist, S_hist, t, m, sigma)
+        losses[t] = point_loss(loss_id, X[t], y[t], m, H)
+        expected_loss_grad(loss_id, X[t], y[t], m, sigma, H, gm, gs)
+        tt = float(t0 + t + 1)
+        for j in range(d):
+            if mode == 0:
+                a = step * sigma[j] * sigma[j]
+            elif mode == 1:
+                a = step / math.sqrt(tt)
+            else:
+                a = 2.0 / (Hsc * tt)
+            m[j] = _clip(m[j] - a * gm[j], -mbox, mbox)
+            sigma[j] = _clip(shrink(sigma[j], 0.5 * a * gs[j]), 0.0, sbox)
+    _record(record, M_hist, S_hist, T, m, sigma)
+
+
+@jit
+def ngvi_run(loss_id, H, X, y, eta, rho, s, mbox, sbox, m, sigma, losses, record, M_hist, S_hist):
+    """Online NGVI, eq. (15) with the corrected rho = beta = alpha / (alpha + eta) (erratum E003-1), mean field:
+    1/sigma'^2 = (1 - rho)/sigma^2 + rho/s^2 + 2 eta rho g_v,  m' = m - rho sigma'^2 (eta gm + m / s^2),
+    g_v = gs / (2 sigma) = d bar L / d sigma^2.  The box is applied after the step (precision floored at 1/sbox^2).
+
+    Returns the number of rounds completed; it stops early (returning t) if the precision would be <= 0 (only
+    possible for a non-convex loss) so the caller can raise with the state before that round kept."""
+    T, d = X.shape
+    gm = np.empty(d)
+    gs = np.empty(d)
+    inv_s2 = 1.0 / (s * s)
+    floor = 0.0 if sbox == np.inf else 1.0 / (sbox * sbox)
+    newprec = np.empty(d)
+    for t in range(T):
+        _record(record, M_hist, S_hist, t, m, sigma)
+        expected_loss_grad(loss_id, X[t], y[t], m, sigma, H, gm, gs)
+        ok = True
+        for j in range(d):
+            gv = 0.5 * gs[j] / sigma[j]
+            p = (1.0 - rho) / (sigma[j] * sigma[j]) + rho * inv_s2 + 2.0 * eta * rho * gv
+            if p < floor:
+                p = floor
+            if not p > 0.0:
+                ok = False
+            newprec[j] = p
+        if not ok:
+            return t
+        losses[t] = point_loss(loss_id, X[t], y[t], m, H)
+        for j in range(d):
+            v = 1.0 / newprec[j]
+            m[j] = _clip(m[j] - rho * v * (eta * gm[j] + m[j] * inv_s2), -mbox, mbox)
+            sigma[j] = math.sqrt(v)
+    _record(record, M_hist, S_hist, T, m, sigma)
+    return T
+
+
+@jit
+def oga_run(loss_id, H, X, y, eta, mbox, theta, losses, record, M_hist):
+    """OGA (GUIDE-003 A5): theta <- clip(theta - eta * subgradient of ell_t at theta)."""
+    T, d = X.shape
+    g = np.empty(d)
+    for t in range(T):
+        if record:
+            M_hist[t, :] = theta
+        losses[t] = point_loss(loss_id, X[t], y[t], theta, H)
+        point_grad(loss_id, X[t], y[t], theta, H, g)
+        for j in range(d):
+            theta[j] = _clip(theta[j] - eta * g[j], -mbox, mbox)
+    if record:
+        M_hist[T, :] = theta
+
+
+@jit
+def ogael_run(loss_id, H, X, y, eta, lazy, m1, s1, mbox, sbox, m, sigma, Gm, Gs, losses, record, M_hist, S_hist):
+    """OGA-EL (Algorithm 3): mu <- Pi(mu - eta grad bar L_t(mu)) (greedy), or, with ``lazy``,
+    mu <- Pi(mu_1 - eta sum_i grad bar L_i(mu_i)) (FTRL with ||mu - mu_1||^2 / (2 eta), erratum E003-9).
+    Pi is the clip onto [-mbox, mbox]^d x [0, sbox]^d."""
+    T, d = X.shape
+    gm = np.empty(d)
+    gs = np.empty(d)
+    for t in range(T):
+        _record(record, M_hist, S_hist, t, m, sigma)
+        losses[t] = point_loss(loss_id, X[t], y[t], m, H)
+        expected_loss_grad(loss_id, X[t], y[t], m, sigma, H, gm, gs)
+        for j in range(d):
+            Gm[j] += gm[j]
+            Gs[j] += gs[j]
+            if lazy:
+                m[j] = _clip(m1[j] - eta * Gm[j], -mbox, mbox)
+                sigma[j] = _clip(s1[j] - eta * Gs[j], 0.0, sbox)
+            else:
+                m[j] = _clip(m[j] - eta * gm[j], -mbox, mbox)
+                sigma[j] = _clip(sigma[j] - eta * gs[j], 0.0, sbox)
+    _record(record, M_hist, S_hist, T, m, sigma)
