@@ -124,6 +124,18 @@ def impl_samples(ctx, target, m, C, U, structure, which="energy"):
     return G, GC
 
 
+def refined_orders(kind, d, estimate, accept):
+    """Gauss-Hermite orders (rule, check) for a model kind, refined (at most MAX_REFINE times, the order step doubling)
+    until ``accept(estimate(rule, check))``; returns (rule, check, estimate) of the last pair tried."""
+    order, check = ORDERS[kind, d]
+    for _ in range(MAX_REFINE + 1):
+        result = estimate(order, check)
+        if accept(result):
+            break
+        order, check = check, check + 2 * (check - order)
+    return order, check, result
+
+
 def _sq(G, GC):
     return np.sum(G * G, axis=1) + np.sum(GC * GC, axis=(1, 2))
 
@@ -157,12 +169,10 @@ def exact_second_moment(ctx, target, model, m, C, structure, entropy=False):
             ctx.close(np.concatenate([G.ravel(), GC.ravel()]), np.concatenate([Go.ravel(), GCo.ravel()]),
                       atol=1e-10 * (1 + np.max(np.abs(GCo))), label="per-sample g(u): implementation vs oracle")
         return exact, RT_ROUND * abs(exact)
-    order, check = ORDERS[model["kind"], m.shape[0]]
-    for _ in range(MAX_REFINE + 1):     # refine the rule until its two-order error estimate certifies QUAD_OK
-        q, est = gmo.second_moment_quadrature(model, m, C, structure, entropy=entropy, order=order, check_order=check)
-        if est <= QUAD_OK * q:
-            break
-        order, check = check, check + (check - order) * 2
+    order, _, (q, est) = refined_orders(
+        model["kind"], m.shape[0],
+        lambda o, c: gmo.second_moment_quadrature(model, m, C, structure, entropy=entropy, order=o, check_order=c),
+        lambda r: r[1] <= QUAD_OK * r[0])
     ctx.leq(est, QUAD_OK * q, label="Gauss-Hermite converged (|Q_order - Q_check| small)")
     val = impl_second_moment(ctx, target, model, m, C, structure, order, entropy)
     # the implementation's sum on the low-order nodes differs from the check-order value by <= est (+ rounding)
@@ -311,16 +321,18 @@ def def4(ctx):
             ctx.close(sm, glm, atol=tol, label="E g_stl,m == df/dm")
             ctx.close(sC, glC_V + ghC_V, atol=tol, label="E g_stl,C == proj_V df/dC")
         else:
-            order, check_order = ORDERS[model["kind"], m.shape[0]]
+            def mean_error(o, c):
+                # quadrature error of the implementation's rule, estimated against the oracle's larger rule
+                om, oC = gmo.mean_quadrature(model, m, C, structure, order=o)
+                om2, oC2 = gmo.mean_quadrature(model, m, C, structure, order=c)
+                return max(np.max(np.abs(om - om2)), np.max(np.abs(oC - oC2)))
+
+            order, _, est = refined_orders(model["kind"], d, mean_error, lambda e: e <= 1e-8 * scale)
+            ctx.leq(est, 1e-8 * scale, label="Gauss-Hermite mean converged")
             U, w = gmo.hermite_tensor_rule(d, order)
             G, GC = impl_samples(ctx, target, m, C, U, structure, "energy")
             em, eC = w @ G, np.tensordot(w, GC, axes=1)
             nm, nC = em, eC + ghC_V
-            # quadrature error of the implementation's rule, estimated against the oracle's larger rule
-            om, oC = gmo.mean_quadrature(model, m, C, structure, order=order)
-            om2, oC2 = gmo.mean_quadrature(model, m, C, structure, order=check_order)
-            est = max(np.max(np.abs(om - om2)), np.max(np.abs(oC - oC2)))
-            ctx.leq(est, 1e-8 * scale, label="Gauss-Hermite mean converged")
             tol = 2 * est + 1e-10 * scale   # + vi_objective's stated ~1e-12 relative accuracy, with margin
         ctx.close(em, glm, atol=tol, label=f"{model['kind']} {structure}: E g_energy,m == dl/dm")
         ctx.close(eC, glC_V, atol=tol, label=f"{model['kind']} {structure}: E g_energy,C == proj_V dl/dC")
