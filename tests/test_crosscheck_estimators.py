@@ -21,6 +21,7 @@ from refvi.targets import (CallableTarget, CosineQuadratic, Gaussian, Hierarchic
                            LinearRegression, LogisticRegression)
 from refvi.verification.oracles import quadrature as Q
 from refvi.verification.oracles import vi_objective as VO
+from refvi.verification.oracles.matrices import proj_V as _proj
 
 STRUCTURES = ("full", "tril", "sym", "diag")
 ESTIMATORS = ("energy", "entropy", "stl", "score")
@@ -130,16 +131,6 @@ def _scale(rng, d, structure):
         B = 0.2 * rng.standard_normal((d, d))
         return 0.5 * np.eye(d) + B @ B.T
     return 0.5 * np.eye(d) + 0.3 * rng.standard_normal((d, d))
-
-
-def _proj(X, structure):
-    if structure == "full":
-        return X
-    if structure == "tril":
-        return np.tril(X)
-    if structure == "sym":
-        return 0.5 * (X + X.T)
-    return np.diag(np.diag(X))
 
 
 # ------------------------------------------------------------------------------------ (a) single-sample replay

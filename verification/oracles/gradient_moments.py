@@ -27,26 +27,12 @@ from __future__ import annotations
 import numpy as np
 from numpy.polynomial.hermite_e import hermegauss
 from scipy.optimize import minimize
+from refvi.verification.oracles.matrices import proj_V as proj
 
 STRUCTURES = ("full", "tril", "sym", "diag")
 
 
 # ---- small independent helpers --------------------------------------------------------------------------------------
-def proj(X: np.ndarray, structure: str) -> np.ndarray:
-    """Frobenius projection onto V (seed 000 Lemma 15): full, tril, sym = (X + X^T)/2, diag.  Works on (..., d, d)."""
-    X = np.asarray(X, dtype=np.float64)
-    if structure == "full":
-        return X.copy()
-    if structure == "tril":
-        return np.tril(X)
-    if structure == "sym":
-        return 0.5 * (X + np.swapaxes(X, -1, -2))
-    if structure == "diag":
-        d = X.shape[-1]
-        return X * np.eye(d)
-    raise ValueError(f"structure must be one of {STRUCTURES}, got {structure!r}")
-
-
 def hermite_tensor_rule(d: int, order: int) -> tuple[np.ndarray, np.ndarray]:
     """(U, w): order^d nodes (rows of U) and weights (sum 1) of the tensor Gauss-Hermite rule for N(0, I_d).
 

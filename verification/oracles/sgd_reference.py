@@ -13,6 +13,7 @@ full C: singular-value clip (seed 002 Thm 7).
 from __future__ import annotations
 
 import numpy as np
+from refvi.verification.oracles.matrices import proj_V as _proj
 
 
 def neg_grad_logp(kind, Z, params):
@@ -28,16 +29,6 @@ def neg_grad_logp(kind, Z, params):
     e = np.exp(-np.abs(T))
     R = y * np.where(T >= 0, e / (1.0 + e), 1.0 / (1.0 + e))      # y sigmoid(-y x^T z)
     return Z * inv_prior_var - R @ X
-
-
-def _proj(X, structure):
-    if structure == "full":
-        return X
-    if structure == "tril":
-        return np.tril(X)
-    if structure == "sym":
-        return 0.5 * (X + X.T)
-    return np.diag(np.diag(X))
 
 
 def estimate(kind, params, estimator, structure, m, C, U):

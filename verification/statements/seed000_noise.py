@@ -16,6 +16,7 @@ from refvi.verification.errata import erratum
 from refvi.verification.oracles import gradient_moments as gmo
 from refvi.verification.oracles import vi_objective as vio
 from refvi.verification.statement import statement
+from refvi.verification.oracles.matrices import random_orthogonal as _orth
 
 SRC = "Domke, Garrigos & Gower (seed 000)"
 RT_ROUND = 1e-11      # rounding: sums of <= 1e4 float64 terms of comparable size, relative
@@ -27,11 +28,6 @@ ORDERS = {("logistic", 1): (80, 120), ("logistic", 2): (32, 56), ("cosine", 1): 
 
 
 # ---- instances ------------------------------------------------------------------------------------------------------
-def _orth(rng, d):
-    Q, R = np.linalg.qr(rng.standard_normal((d, d)))
-    return Q * np.sign(np.diag(R))
-
-
 def scale_with_singular_values(rng, svals, structure):
     """A C in V (and in the domain W) whose singular values are exactly ``svals`` (diag: the values themselves)."""
     s = np.asarray(svals, dtype=np.float64)

@@ -19,26 +19,14 @@ from refvi.verification.oracles import hessian_bounds as hb
 from refvi.verification.oracles import vi_objective as vo
 from refvi.verification.oracles.quadrature import degree3_cubature
 from refvi.verification.statement import statement
+from refvi.verification.oracles.matrices import proj_V as proj
+from refvi.verification.oracles.matrices import random_orthogonal
 
 SRC = "Domke, Garrigos & Gower (seed 000)"
 STRUCTS = ("full", "tril", "sym", "diag")
 
 
 # ------------------------------------------------------------------------------------------------ matrix helpers
-def proj(X: np.ndarray, structure: str) -> np.ndarray:
-    """Frobenius-orthogonal projection onto V (written here, independently of refvi.families)."""
-    X = np.asarray(X, dtype=np.float64)
-    if structure == "full":
-        return X.copy()
-    if structure == "tril":
-        return np.tril(X)
-    if structure == "sym":
-        return 0.5 * (X + X.T)
-    if structure == "diag":
-        return np.diag(np.diag(X))
-    raise ValueError(f"unknown structure {structure!r}")
-
-
 def basis(d: int, structure: str) -> list[np.ndarray]:
     """An orthonormal (Frobenius) basis of V."""
     out = []
@@ -74,11 +62,6 @@ def random_in_W(rng: np.random.Generator, d: int, structure: str, smin: float = 
     if s < smin:
         C = C * (smin / s) * (1.0 + 1e-9)
     return C
-
-
-def random_orthogonal(rng: np.random.Generator, d: int) -> np.ndarray:
-    Q, R = np.linalg.qr(rng.standard_normal((d, d)))
-    return Q * np.sign(np.diag(R))
 
 
 def inner(A, B) -> float:

@@ -23,6 +23,7 @@ from refvi.targets import CallableTarget, CosineQuadratic, Gaussian
 from refvi.verification.oracles import charfun as cf
 from refvi.verification.oracles import discrete as ds
 from refvi.verification.statement import statement
+from refvi.verification.oracles.matrices import proj_V as _project
 
 SOURCE = "Domke (seed 002)"
 RTOL_INEQ = 1e-9        # exact / quadrature gradients: errors ~1e-13, far below this margin
@@ -111,16 +112,6 @@ def _discrete_U(base, d):
         U, w = ds.two_point_atoms(d, 0.25)
         return ds.replicate_rational(U, w, 4 ** d)
     raise ValueError(base)
-
-
-def _project(gC, structure):
-    if structure == "full":
-        return gC
-    if structure == "tril":
-        return np.tril(gC)
-    if structure == "diag":
-        return np.diag(np.diag(gC))
-    return 0.5 * (gC + gC.T)
 
 
 def _smooth_check(ctx, gw, gv, w, v, M, label):

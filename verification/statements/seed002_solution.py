@@ -24,6 +24,9 @@ from refvi.targets import CosineQuadratic, Gaussian, LinearRegression, LogisticR
 from refvi.verification.errata import erratum
 from refvi.verification.oracles import charfun
 from refvi.verification.statement import statement
+from refvi.verification.oracles.matrices import random_orthogonal
+from refvi.verification.oracles.matrices import with_singular_values
+from refvi.verification.oracles.matrices import proj_V as _proj
 
 SRC = "Domke (seed 002)"
 SEEDS = st.integers(min_value=0, max_value=2**32 - 1)
@@ -32,19 +35,6 @@ SEEDS = st.integers(min_value=0, max_value=2**32 - 1)
 # ------------------------------------------------------------------------------------------------------------------
 # helpers (pure NumPy; unit-tested in tests/test_seed002_solution.py)
 # ------------------------------------------------------------------------------------------------------------------
-
-def random_orthogonal(rng: np.random.Generator, d: int) -> np.ndarray:
-    """A Haar-distributed orthogonal d x d matrix (QR of a Gaussian matrix with the sign fix)."""
-    Q, R = np.linalg.qr(rng.standard_normal((d, d)))
-    return Q * np.sign(np.diag(R))
-
-
-def with_singular_values(rng: np.random.Generator, s) -> np.ndarray:
-    """A random d x d matrix U diag(s) V^T with prescribed singular values s (U, V Haar)."""
-    s = np.asarray(s, dtype=np.float64)
-    d = s.shape[0]
-    return (random_orthogonal(rng, d) * s) @ random_orthogonal(rng, d).T
-
 
 def neg_log_abs_det(C) -> float:
     """h(C) = -log|det C| (seed 002 §3.1, entropy constant of s dropped); +inf for singular C."""
@@ -635,16 +625,6 @@ def thm5(ctx):
                              - np.asarray(impl.grad_neg_entropy(C, "full")))
         ctx.geq(num / np.linalg.norm(B - C), 3.9 * M, label="negative control: outside W_M the bound fails")
         ctx.count()
-
-
-def _proj(X, structure):
-    if structure == "full":
-        return X
-    if structure == "tril":
-        return np.tril(X)
-    if structure == "sym":
-        return 0.5 * (X + X.T)
-    return np.diag(np.diag(X))
 
 
 # ------------------------------------------------------------------------------------------------------------------
