@@ -155,3 +155,38 @@ def test_cli_exit_code_when_nothing_matches():
     proc = subprocess.run([sys.executable, "-m", "refvi.verification", "--select", "999.nothing"],
                           capture_output=True, text=True, timeout=300)
     assert proc.returncode == 2
+
+
+class _Outside:
+    name = "outside"
+
+    def energy(self, target, m, C, U, structure="tril"):
+        return target.no_such_attribute          # a bug inside a method
+
+
+def test_missing_method_is_skip_but_a_bug_inside_a_method_is_error():
+    def needs_score(ctx):
+        ctx.impl.score(None, None, None, None)
+
+    def calls_energy(ctx):
+        ctx.impl.energy(object(), None, None, None)
+
+    def needs_adapter(ctx):
+        ctx.adapter("online", None)
+
+    impl = _Outside()
+    assert runner.run_statement(_stmt(needs_score), impl)["verdict"] == "skip"
+    assert runner.run_statement(_stmt(needs_adapter), impl)["verdict"] == "skip"
+    rec = runner.run_statement(_stmt(calls_energy), impl)
+    assert rec["verdict"] == "error" and "no_such_attribute" in rec["detail"]
+    # refvi itself never skips: a missing adapter there is an error in refvi
+    assert runner.run_statement(_stmt(lambda ctx: ctx.impl.no_such_method()), REFVI)["verdict"] == "error"
+
+
+def test_erratum_demonstration_must_record_evidence():
+    ERRATA["E999-3"] = Erratum("E999-3", "test", "printed", "corrected", "instance", lambda ctx: None)
+    try:
+        rec = runner.run_statement(_stmt(lambda ctx: ctx.leq(0, 1), "E999-3"), REFVI)
+        assert rec["verdict"] == "fail" and "no evidence" in rec["detail"]
+    finally:
+        ERRATA.pop("E999-3")

@@ -44,7 +44,12 @@ def main(argv=None) -> int:
         print("no statement matched the selection", file=sys.stderr)
         return 2
     bad = [r for r in cert["statements"] if r["verdict"] in ("fail", "error")]
-    return 1 if bad else 0
+    if bad:
+        return 1
+    if not any(r["verdict"] == "pass" for r in cert["statements"]):
+        print("no selected statement ran (all skipped)", file=sys.stderr)
+        return 2
+    return 0
 
 
 if __name__ == "__main__":

@@ -6,7 +6,8 @@ object with these methods (plain NumPy arrays in and out; ``target`` is a :mod:`
 
     python -m refvi.verification --impl mypackage.adapter:IMPL
 
-Methods (the ones a statement needs; a missing method makes that statement report ``error``):
+Methods (a missing method makes the statements that need it report ``skip``; an exception raised inside a
+method is reported as ``error``):
 
 ``energy(target, m, C, U, structure) -> (gm, gC)``
     mean over the rows u of U of g_energy(u) = T*(-grad log p(C u + m)), gC projected onto V (seed 000 Eq. 6).

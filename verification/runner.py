@@ -10,7 +10,7 @@ import time
 import traceback
 from typing import Iterable, Sequence
 
-from refvi.verification.statement import PROFILES, REGISTRY, CheckFailed, Context, Statement
+from refvi.verification.statement import PROFILES, REGISTRY, CheckFailed, Context, MissingMethod, Statement
 
 
 def load_statements() -> dict[str, Statement]:
@@ -51,17 +51,19 @@ def run_statement(st: Statement, impl, profile_name: str = "ci") -> dict:
         if st.erratum is not None:
             if st.erratum not in ERRATA:
                 raise KeyError(f"erratum {st.erratum} is not registered")
-            ERRATA[st.erratum].demonstrate(Context(impl, profile, st.erratum))
+            demo = Context(impl, profile, st.erratum)
+            ERRATA[st.erratum].demonstrate(demo)
+            if not demo.evidence:
+                raise CheckFailed(f"erratum {st.erratum}: the demonstration recorded no evidence against the printed form")
+            ctx.examples += max(demo.examples, 1)
     except CheckFailed as exc:
         record["verdict"] = "fail"
         record["detail"] = _short(exc)
-    except NotImplementedError as exc:
-        record["verdict"] = "skip"
-        record["detail"] = f"implementation lacks a method: {exc}"
     except Exception as exc:  # an error is reported, never hidden
-        if isinstance(exc, AttributeError) and getattr(impl, "name", "refvi") != "refvi":
+        missing = _missing_method(exc, impl)
+        if missing is not None:
             record["verdict"] = "skip"
-            record["detail"] = f"implementation lacks what this statement needs: {exc}"
+            record["detail"] = f"implementation lacks what this statement needs: {missing}"
         else:
             record["verdict"] = "error"
             record["detail"] = "".join(traceback.format_exception_only(type(exc), exc)).strip()[-2000:]
@@ -120,6 +122,21 @@ def _matches(sid: str, pattern: str) -> bool:
     if fnmatch.fnmatchcase(sid, pattern):
         return True
     return sid.startswith(pattern) and not (pattern[-1:].isdigit() and sid[len(pattern):len(pattern) + 1].isdigit())
+
+
+def _missing_method(exc: BaseException, impl) -> str | None:
+    """What an outside implementation lacks, if ``exc`` says exactly that; None for any other failure.
+
+    Only a missing attribute *of the implementation object itself* (or an explicit :class:`MissingMethod`) is a
+    skip: an AttributeError or NotImplementedError raised inside a method is a bug and is reported as ``error``.
+    refvi's own implementation never skips."""
+    if getattr(impl, "name", None) == "refvi":
+        return None
+    if isinstance(exc, MissingMethod):
+        return str(exc)
+    if isinstance(exc, AttributeError) and getattr(exc, "obj", None) is impl:
+        return f"method {exc.name!r}"
+    return None
 
 
 def _short(exc: BaseException) -> str:

@@ -45,6 +45,10 @@ class CheckFailed(AssertionError):
     """A piece of evidence contradicted the claim."""
 
 
+class MissingMethod(Exception):
+    """The implementation under test does not provide something a statement needs (the verdict is ``skip``)."""
+
+
 @dataclasses.dataclass
 class Evidence:
     label: str
@@ -72,6 +76,17 @@ class Context:
         """A generator seeded from the statement id and ``stream``: identical across runs and machines."""
         digest = hashlib.sha256(f"{self.statement_id}/{stream}".encode()).digest()
         return np.random.default_rng(int.from_bytes(digest[:8], "little"))
+
+    def adapter(self, attr: str, refvi_default):
+        """The sub-adapter ``attr`` of the implementation under test (e.g. ``online`` for seed 003): its own if it
+        has one, ``refvi_default`` for refvi itself; any other implementation without one makes the statement
+        report ``skip`` -- never silently check refvi in its place."""
+        own = getattr(self.impl, attr, None)
+        if own is not None:
+            return own
+        if getattr(self.impl, "name", None) == "refvi":
+            return refvi_default
+        raise MissingMethod(f"{attr} (a seed adapter; see verification/implementation.py)")
 
     # ---- instances --------------------------------------------------------------------------------------------
     def forall(self, strategy, check: Callable[[Any], None], *, fixed: Iterable[Any] = (),
