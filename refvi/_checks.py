@@ -85,9 +85,7 @@ def check_scale(C, dim: int, structure: str, name: str = "C", require_domain: bo
             raise ValueError(f"{name} must have a strictly positive diagonal for structure={structure!r} "
                              f"(min diagonal entry {np.min(np.diag(C)):.3g})")
     elif structure == "sym":
-        if not np.array_equal(C, C.T):
-            asym = np.max(np.abs(C - C.T))
-            raise ValueError(f"{name} must be symmetric for structure='sym' (max |C - C^T| = {asym:.3g})")
+        C = symmetric(C, name, "for structure='sym'")
         if require_domain:
             lam_min = np.linalg.eigvalsh(C)[0]
             if not lam_min > 0:
@@ -100,6 +98,19 @@ def check_scale(C, dim: int, structure: str, name: str = "C", require_domain: bo
             raise ValueError(f"{name} must be invertible for structure='full' (singular values {s[0]:.3g} ... "
                              f"{s[-1]:.3g}: numerically singular)")
     return C
+
+
+def symmetric(A: np.ndarray, name: str, context: str = "") -> np.ndarray:
+    """A square matrix that must be symmetric.  Rounding-level asymmetry (as left by Q diag(lambda) Q^T or A A^T,
+    at most 16 d ulp of the largest entry) is not a wrong structure and is removed by symmetrizing; anything larger
+    raises."""
+    asym = float(np.max(np.abs(A - A.T))) if A.size else 0.0
+    if asym == 0.0:
+        return A
+    if asym > 16 * A.shape[0] * np.finfo(np.float64).eps * float(np.max(np.abs(A))):
+        where = f" {context}" if context else ""
+        raise ValueError(f"{name} must be symmetric{where} (max |{name} - {name}^T| = {asym:.3g})")
+    return 0.5 * (A + A.T)
 
 
 def check_labels_pm1(y, name: str = "y") -> np.ndarray:

@@ -7,7 +7,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from refvi._checks import as_matrix, check_structure, positive_scalar
+from refvi._checks import as_matrix, check_structure, positive_scalar, symmetric
 from refvi.kernels import prox as _kp
 
 
@@ -39,8 +39,7 @@ def project_wm(C, M: float, structure: str = "sym") -> np.ndarray:
     C = as_matrix(C, "C")
     if C.shape[0] != C.shape[1]:
         raise ValueError(f"C must be square, got shape {C.shape}")
-    if not np.array_equal(C, C.T):
-        raise ValueError("C must be symmetric for structure='sym'")
+    C = symmetric(C, "C", "for structure='sym'")
     M = positive_scalar(M, "M")
     return _kp.project_wm_sym(C, M)
 

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from refvi._checks import as_matrix, as_vector
+from refvi._checks import as_matrix, as_vector, symmetric
 from refvi.targets.base import Target, spd_eig_bounds
 
 LOG_2PI = float(np.log(2.0 * np.pi))
@@ -24,8 +24,7 @@ class Gaussian(Target):
         self.mean = as_vector(mean, "mean")
         d = self.mean.shape[0]
         self.precision = as_matrix(precision, "precision", (d, d))
-        if not np.array_equal(self.precision, self.precision.T):
-            raise ValueError("precision must be symmetric")
+        self.precision = symmetric(self.precision, "precision")
         lo, hi = spd_eig_bounds(self.precision)
         if not lo > 0:
             raise ValueError(f"precision must be positive definite (smallest eigenvalue {lo:.3g})")
