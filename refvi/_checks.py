@@ -13,6 +13,12 @@ import numpy as np
 STRUCTURES = ("full", "tril", "sym", "diag")
 
 
+class NonFiniteError(ValueError):
+    """A target or an estimator produced a non-finite value at finite inputs (overflow, a numerically singular C).
+
+    Optimizers treat it as divergence of the run; any other ValueError is a bad input and propagates as is."""
+
+
 def as_vector(x, name: str, dim: int | None = None) -> np.ndarray:
     """Return ``x`` as a finite, C-contiguous float64 vector of length ``dim`` (if given)."""
     a = _as_float_array(x, name)

@@ -12,14 +12,16 @@ Built-in targets (exact types Gaussian, LinearRegression, LogisticRegression, Hi
 CosineQuadratic) and CallableTargets whose functions are numba-compiled run fused Numba kernels
 (:mod:`refvi.kernels`); every other target takes the generic NumPy path (``target.grad_logp`` / ``target.logp`` on
 the whole batch), which is also kept as the reference the kernels are tested against (``numpy_estimate``).
-The result is a deterministic function of (target, m, C, U).
+The result is a deterministic function of (target, m, C, U).  ``energy`` and ``entropy`` are unbiased for any
+standardized location-scale base (pass its samples as U, seed 002); ``stl`` and ``score`` use the Gaussian score and
+assume u ~ N(0, I).
 """
 
 from __future__ import annotations
 
 import numpy as np
 
-from refvi._checks import as_samples, as_vector, check_scale, check_structure
+from refvi._checks import NonFiniteError, as_samples, as_vector, check_scale, check_structure
 from refvi.families.gaussian import proj_V
 from refvi.kernels import energy as _ke
 from refvi.kernels import estimators as _kest
@@ -92,7 +94,7 @@ def _energy_raw(target, m, C, U):
     kernel, args = plan
     gm, gC = kernel(m, C, U, *args)
     if not (np.all(np.isfinite(gm)) and np.all(np.isfinite(gC))):
-        raise ValueError("grad_logp returned non-finite values at the sampled points")
+        raise NonFiniteError("grad_logp returned non-finite values at the sampled points")
     return gm, gC
 
 
@@ -107,14 +109,14 @@ def entropy(target, m, C, U, structure: str = "sym"):
     """g_ent = g_energy + grad h (seed 000 Eq. 8, Lemma 16.2)."""
     m, C, U = _validate(target, m, C, U, structure)
     gm, gC = _energy_raw(target, m, C, U)
-    return _kest.finish_entropy(gm, gC, C, structure_code(structure))
+    return _finite(_kest.finish_entropy(gm, gC, C, structure_code(structure)), "entropy")
 
 
 def stl(target, m, C, U, structure: str = "tril"):
     """Sticking the landing: g_energy + T*(grad_z log q(z)) with grad_z log q(C u + m) = -C^{-T} u."""
     m, C, U = _validate(target, m, C, U, structure)
     gm, gC = _energy_raw(target, m, C, U)
-    return _kest.finish_stl(gm, gC, C, U, structure_code(structure))
+    return _finite(_kest.finish_stl(gm, gC, C, U, structure_code(structure)), "stl")
 
 
 def score(target, m, C, U, structure: str = "tril"):
@@ -122,12 +124,20 @@ def score(target, m, C, U, structure: str = "tril"):
     m, C, U = _validate(target, m, C, U, structure)
     plan = _neglogp_kernel(target)
     if plan is None:
-        return _score_numpy(target, m, C, U, structure)
+        return _finite(_score_numpy(target, m, C, U, structure), "score")
     kernel, args = plan
     f = kernel(_ke.transform(m, C, U), *args)
     if not np.all(np.isfinite(f)):
-        raise ValueError("logp returned non-finite values at the sampled points")
-    return _kest.score_from_values(f, C, U, structure_code(structure))
+        raise NonFiniteError("logp returned non-finite values at the sampled points")
+    return _finite(_kest.score_from_values(f, C, U, structure_code(structure)), "score")
+
+
+def _finite(g, name):
+    """The C^{-1} terms overflow for a C that is in the domain but numerically singular (e.g. 1e-310 I)."""
+    gm, gC = g
+    if not (np.all(np.isfinite(gm)) and np.all(np.isfinite(gC))):
+        raise NonFiniteError(f"the {name} estimate is not finite: C is too close to singular (its inverse overflows)")
+    return gm, gC
 
 
 ESTIMATORS = {"energy": energy, "entropy": entropy, "stl": stl, "score": score}
@@ -139,7 +149,7 @@ def _energy_raw_numpy(target, m, C, U):
     Z = U @ C.T + m
     G = -np.asarray(target.grad_logp(Z), dtype=np.float64).reshape(U.shape)
     if not np.all(np.isfinite(G)):
-        raise ValueError("grad_logp returned non-finite values at the sampled points")
+        raise NonFiniteError("grad_logp returned non-finite values at the sampled points")
     S = U.shape[0]
     return G.mean(axis=0), (G.T @ U) / S
 
@@ -148,7 +158,7 @@ def _score_numpy(target, m, C, U, structure):
     Z = U @ C.T + m
     f = -np.asarray(target.logp(Z), dtype=np.float64).reshape(U.shape[0])
     if not np.all(np.isfinite(f)):
-        raise ValueError("logp returned non-finite values at the sampled points")
+        raise NonFiniteError("logp returned non-finite values at the sampled points")
     V = np.linalg.solve(C.T, U.T).T
     S = U.shape[0]
     gm = (f[:, None] * V).mean(axis=0)
@@ -163,7 +173,7 @@ def numpy_estimate(kind: str, target, m, C, U, structure: str):
     This is the pre-kernel implementation, kept as the generic path and as the reference the kernels must match."""
     m, C, U = _validate(target, m, C, U, structure)
     if kind == "score":
-        return _score_numpy(target, m, C, U, structure)
+        return _finite(_score_numpy(target, m, C, U, structure), "score")
     gm, gC = _energy_raw_numpy(target, m, C, U)
     if kind == "energy":
         return gm, proj_V(gC, structure)

@@ -5,8 +5,10 @@ convexity constants of f (seed 002 Thms 1-2).  Density: q(z) = s(C^{-1}(z - m)) 
 Entropy[s] + log|det C|; h(w) = -Entropy[q] has grad_C h = -proj_V(C^{-T}) and grad_m h = 0 for every base.
 
 The reparameterization map, its adjoint and the projection onto V are those of :mod:`refvi.families.gaussian`
-(shared, not duplicated).  Gradient estimators take pre-drawn base samples U, so any base works with
-:mod:`refvi.estimators` by passing ``U = family.draw_base(rng, n, d)``.
+(shared, not duplicated).  The energy and entropy estimators of :mod:`refvi.estimators` take pre-drawn base
+samples U and are unbiased for any base: pass ``U = family.draw_base(rng, n, d)``.  The ``score`` and ``stl``
+estimators use the Gaussian score (C^{-T} u, C^{-T}(u u^T - I)) and are therefore correct for the Gaussian base
+only (for another base the score estimator is biased and STL is not "sticking the landing").
 """
 
 from __future__ import annotations

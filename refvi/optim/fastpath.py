@@ -11,6 +11,7 @@ from __future__ import annotations
 import numpy as np
 
 from refvi import estimators as _est
+from refvi._checks import NonFiniteError
 from refvi import prox as _prox
 from refvi.kernels import optim as _ko
 from refvi.kernels.structure import structure_code
@@ -69,10 +70,8 @@ def run(method, target, estimator, structure, m, C, U, gammas, weights, acc_m, a
     for t in range(gammas.shape[0]):
         try:
             m_new, C_new = generic_step(method, target, estimator, structure, m, C, U[t], gammas[t], M)
-        except ValueError:
-            if np.all(np.isfinite(m)) and np.all(np.isfinite(C)):
-                return t
-            raise
+        except NonFiniteError:          # overflow at a finite iterate: the run diverged here (bad input propagates)
+            return t
         if not (np.all(np.isfinite(m_new)) and np.all(np.isfinite(C_new))):
             return t
         m[:], C[:] = m_new, C_new

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from refvi._checks import positive_scalar
+from refvi._checks import NonFiniteError, positive_scalar
 from refvi.targets.base import Target
 
 
@@ -39,7 +39,7 @@ class CallableTarget(Target):
     def _logp_batch(self, Z):
         out = np.array([float(self.logp_fn(z)) for z in Z])
         if not np.all(np.isfinite(out)):
-            raise ValueError("user logp returned a non-finite value")
+            raise NonFiniteError("user logp returned a non-finite value")
         return out
 
     def _grad_batch(self, Z):
@@ -50,7 +50,7 @@ class CallableTarget(Target):
                 raise ValueError(f"user grad_logp must return shape ({self.dim},), got {g.shape}")
             out[s] = g
         if not np.all(np.isfinite(out)):
-            raise ValueError("user grad_logp returned a non-finite value")
+            raise NonFiniteError("user grad_logp returned a non-finite value")
         return out
 
     def hess_logp(self, z):
