@@ -69,7 +69,9 @@ def expectation_of_natural(lam, Lam):
 def ngd_blr_loop(lam, Lam, xb, Xb, X, y, idx_all, gammas, c, lam_p, Lam_p, average):
     """Run len(gammas) steps of :func:`blr_minibatch_update` with batches idx_all[t]; return the final (lam, Lam)
     and, if ``average``, Theorem 1's omega average (xi_bar, Xi_bar) continued from (xb, Xb) with the same steps
-    (omega_bar <- (1 - gamma) omega_bar + gamma omega_{t+1}; the inputs are not modified)."""
+    (omega_bar <- (1 - gamma) omega_bar + gamma omega_{t+1}; the inputs are not modified).  Start (xb, Xb) at
+    omega(q_0) (not at zero): then the average is a convex combination of omega_0..omega_t for any steps in [0, 1]
+    (weights sum to 1), and Theorem 1's weighted average when gamma_0 = 1."""
     d = lam.shape[0]
     xb = xb.copy()
     Xb = Xb.copy()

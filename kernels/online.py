@@ -175,26 +175,54 @@ def _record(record, M_hist, S_hist, t, m, sigma):
         S_hist[t, :] = sigma
 
 
+STATUS_OK = 0
+STATUS_NONFINITE = 1        # the round's loss, gradient or new state is NaN / inf (overflow): state before it kept
+STATUS_PRECISION = 2        # NGVI: the precision update would be <= 0 (non-convex loss): state before it kept
+
+
+@jit
+def _all_finite(v):
+    for j in range(v.shape[0]):
+        if not math.isfinite(v[j]):
+            return False
+    return True
+
+
 @jit
 def sva_run(loss_id, H, X, y, eta, s, mbox, sbox, m, sigma, Gm, Gs, losses, record, M_hist, S_hist):
     """SVA, eq. (9), with lazy projection on the box [-mbox, mbox]^d x [0, sbox]^d (GUIDE-003 A1).
 
     Gm, Gs are the running sums of the expected-loss gradients (the FTRL state); the constrained argmin of (6) is the
-    coordinatewise clip of m = -eta s^2 Gm and sigma = s h(eta s Gs / 2).  Updates m, sigma, Gm, Gs in place."""
+    coordinatewise clip of m = -eta s^2 Gm and sigma = s h(eta s Gs / 2).  Updates m, sigma, Gm, Gs in place.
+
+    Returns (rounds completed, status): it stops before committing a round whose loss, gradient or new state is not
+    finite (STATUS_NONFINITE), leaving m, sigma, Gm, Gs as they were before that round."""
     T, d = X.shape
     gm = np.empty(d)
     gs = np.empty(d)
+    nGm = np.empty(d)
+    nGs = np.empty(d)
+    nm = np.empty(d)
+    ns = np.empty(d)
     s2 = s * s
     for t in range(T):
         _record(record, M_hist, S_hist, t, m, sigma)
-        losses[t] = point_loss(loss_id, X[t], y[t], m, H)
+        lt = point_loss(loss_id, X[t], y[t], m, H)
         expected_loss_grad(loss_id, X[t], y[t], m, sigma, H, gm, gs)
         for j in range(d):
-            Gm[j] += gm[j]
-            Gs[j] += gs[j]
-            m[j] = _clip(-eta * s2 * Gm[j], -mbox, mbox)
-            sigma[j] = _clip(shrink(s, 0.5 * eta * s2 * Gs[j]), 0.0, sbox)
+            nGm[j] = Gm[j] + gm[j]
+            nGs[j] = Gs[j] + gs[j]
+            nm[j] = _clip(-eta * s2 * nGm[j], -mbox, mbox)
+            ns[j] = _clip(shrink(s, 0.5 * eta * s2 * nGs[j]), 0.0, sbox)
+        if not (math.isfinite(lt) and _all_finite(nGm) and _all_finite(nGs) and _all_finite(nm) and _all_finite(ns)):
+            return t, STATUS_NONFINITE
+        losses[t] = lt
+        Gm[:] = nGm
+        Gs[:] = nGs
+        m[:] = nm
+        sigma[:] = ns
     _record(record, M_hist, S_hist, T, m, sigma)
+    return T, STATUS_OK
 
 
 @jit
@@ -203,13 +231,16 @@ def svb_run(loss_id, H, X, y, mode, step, Hsc, t0, mbox, sbox, m, sigma, losses,
     mode 0: step * sigma_{t,j}^2 (constant eta = step);  mode 1: step / sqrt(t) (Thm 3 convex, step = K);
     mode 2: 2 / (Hsc t) (Thm 3 strongly convex).  t = t0 + 1, t0 + 2, ... is the global round.
 
-    m <- clip(m - a gm), sigma <- clip(sigma h(a gs / (2 sigma))) = clip(sqrt(sigma^2 + (a gs/2)^2) - a gs/2)."""
+    m <- clip(m - a gm), sigma <- clip(sigma h(a gs / (2 sigma))) = clip(sqrt(sigma^2 + (a gs/2)^2) - a gs/2).
+    Returns (rounds completed, status), stopping before a non-finite round (see :func:`sva_run`)."""
     T, d = X.shape
     gm = np.empty(d)
     gs = np.empty(d)
+    nm = np.empty(d)
+    ns = np.empty(d)
     for t in range(T):
         _record(record, M_hist, S_hist, t, m, sigma)
-        losses[t] = point_loss(loss_id, X[t], y[t], m, H)
+        lt = point_loss(loss_id, X[t], y[t], m, H)
         expected_loss_grad(loss_id, X[t], y[t], m, sigma, H, gm, gs)
         tt = float(t0 + t + 1)
         for j in range(d):
@@ -219,9 +250,15 @@ def svb_run(loss_id, H, X, y, mode, step, Hsc, t0, mbox, sbox, m, sigma, losses,
                 a = step / math.sqrt(tt)
             else:
                 a = 2.0 / (Hsc * tt)
-            m[j] = _clip(m[j] - a * gm[j], -mbox, mbox)
-            sigma[j] = _clip(shrink(sigma[j], 0.5 * a * gs[j]), 0.0, sbox)
+            nm[j] = _clip(m[j] - a * gm[j], -mbox, mbox)
+            ns[j] = _clip(shrink(sigma[j], 0.5 * a * gs[j]), 0.0, sbox)
+        if not (math.isfinite(lt) and _all_finite(gm) and _all_finite(gs) and _all_finite(nm) and _all_finite(ns)):
+            return t, STATUS_NONFINITE
+        losses[t] = lt
+        m[:] = nm
+        sigma[:] = ns
     _record(record, M_hist, S_hist, T, m, sigma)
+    return T, STATUS_OK
 
 
 @jit
@@ -230,72 +267,105 @@ def ngvi_run(loss_id, H, X, y, eta, rho, s, mbox, sbox, m, sigma, losses, record
     1/sigma'^2 = (1 - rho)/sigma^2 + rho/s^2 + 2 eta rho g_v,  m' = m - rho sigma'^2 (eta gm + m / s^2),
     g_v = gs / (2 sigma) = d bar L / d sigma^2.  The box is applied after the step (precision floored at 1/sbox^2).
 
-    Returns the number of rounds completed; it stops early (returning t) if the precision would be <= 0 (only
-    possible for a non-convex loss) so the caller can raise with the state before that round kept."""
+    Returns (rounds completed, status): it stops before a round whose precision would be <= 0 (STATUS_PRECISION,
+    only possible for a non-convex loss) or whose loss, gradient or new state is not finite (STATUS_NONFINITE), so
+    the caller can raise with the state before that round kept."""
     T, d = X.shape
     gm = np.empty(d)
     gs = np.empty(d)
     inv_s2 = 1.0 / (s * s)
     floor = 0.0 if sbox == np.inf else 1.0 / (sbox * sbox)
     newprec = np.empty(d)
+    nm = np.empty(d)
+    ns = np.empty(d)
     for t in range(T):
         _record(record, M_hist, S_hist, t, m, sigma)
         expected_loss_grad(loss_id, X[t], y[t], m, sigma, H, gm, gs)
+        if not (_all_finite(gm) and _all_finite(gs)):
+            return t, STATUS_NONFINITE
         ok = True
         for j in range(d):
             gv = 0.5 * gs[j] / sigma[j]
             p = (1.0 - rho) / (sigma[j] * sigma[j]) + rho * inv_s2 + 2.0 * eta * rho * gv
             if p < floor:
                 p = floor
+            if math.isnan(p):
+                return t, STATUS_NONFINITE
             if not p > 0.0:
                 ok = False
             newprec[j] = p
         if not ok:
-            return t
-        losses[t] = point_loss(loss_id, X[t], y[t], m, H)
+            return t, STATUS_PRECISION
+        lt = point_loss(loss_id, X[t], y[t], m, H)
         for j in range(d):
             v = 1.0 / newprec[j]
-            m[j] = _clip(m[j] - rho * v * (eta * gm[j] + m[j] * inv_s2), -mbox, mbox)
-            sigma[j] = math.sqrt(v)
+            nm[j] = _clip(m[j] - rho * v * (eta * gm[j] + m[j] * inv_s2), -mbox, mbox)
+            ns[j] = math.sqrt(v)
+        if not (math.isfinite(lt) and _all_finite(nm) and _all_finite(ns)):
+            return t, STATUS_NONFINITE
+        losses[t] = lt
+        m[:] = nm
+        sigma[:] = ns
     _record(record, M_hist, S_hist, T, m, sigma)
-    return T
+    return T, STATUS_OK
 
 
 @jit
 def oga_run(loss_id, H, X, y, eta, mbox, theta, losses, record, M_hist):
-    """OGA (GUIDE-003 A5): theta <- clip(theta - eta * subgradient of ell_t at theta)."""
+    """OGA (GUIDE-003 A5): theta <- clip(theta - eta * subgradient of ell_t at theta).
+    Returns (rounds completed, status), stopping before a non-finite round (see :func:`sva_run`)."""
     T, d = X.shape
     g = np.empty(d)
+    nt = np.empty(d)
     for t in range(T):
         if record:
             M_hist[t, :] = theta
-        losses[t] = point_loss(loss_id, X[t], y[t], theta, H)
+        lt = point_loss(loss_id, X[t], y[t], theta, H)
         point_grad(loss_id, X[t], y[t], theta, H, g)
         for j in range(d):
-            theta[j] = _clip(theta[j] - eta * g[j], -mbox, mbox)
+            nt[j] = _clip(theta[j] - eta * g[j], -mbox, mbox)
+        if not (math.isfinite(lt) and _all_finite(g) and _all_finite(nt)):
+            return t, STATUS_NONFINITE
+        losses[t] = lt
+        theta[:] = nt
     if record:
         M_hist[T, :] = theta
+    return T, STATUS_OK
 
 
 @jit
 def ogael_run(loss_id, H, X, y, eta, lazy, m1, s1, mbox, sbox, m, sigma, Gm, Gs, losses, record, M_hist, S_hist):
     """OGA-EL (Algorithm 3): mu <- Pi(mu - eta grad bar L_t(mu)) (greedy), or, with ``lazy``,
     mu <- Pi(mu_1 - eta sum_i grad bar L_i(mu_i)) (FTRL with ||mu - mu_1||^2 / (2 eta), erratum E003-9).
-    Pi is the clip onto [-mbox, mbox]^d x [0, sbox]^d."""
+    Pi is the clip onto [-mbox, mbox]^d x [0, sbox]^d.
+    Returns (rounds completed, status), stopping before a non-finite round (see :func:`sva_run`)."""
     T, d = X.shape
     gm = np.empty(d)
     gs = np.empty(d)
+    nGm = np.empty(d)
+    nGs = np.empty(d)
+    nm = np.empty(d)
+    ns = np.empty(d)
     for t in range(T):
         _record(record, M_hist, S_hist, t, m, sigma)
-        losses[t] = point_loss(loss_id, X[t], y[t], m, H)
+        lt = point_loss(loss_id, X[t], y[t], m, H)
         expected_loss_grad(loss_id, X[t], y[t], m, sigma, H, gm, gs)
         for j in range(d):
-            Gm[j] += gm[j]
-            Gs[j] += gs[j]
+            nGm[j] = Gm[j] + gm[j]
+            nGs[j] = Gs[j] + gs[j]
             if lazy:
-                m[j] = _clip(m1[j] - eta * Gm[j], -mbox, mbox)
-                sigma[j] = _clip(s1[j] - eta * Gs[j], 0.0, sbox)
+                nm[j] = _clip(m1[j] - eta * nGm[j], -mbox, mbox)
+                ns[j] = _clip(s1[j] - eta * nGs[j], 0.0, sbox)
             else:
-                m[j] = _clip(m[j] - eta * gm[j], -mbox, mbox)
-                sigma[j] = _clip(sigma[j] - eta * gs[j], 0.0, sbox)
+                nm[j] = _clip(m[j] - eta * gm[j], -mbox, mbox)
+                ns[j] = _clip(sigma[j] - eta * gs[j], 0.0, sbox)
+        if not (math.isfinite(lt) and _all_finite(gm) and _all_finite(gs) and _all_finite(nm) and _all_finite(ns)
+                and _all_finite(nGm) and _all_finite(nGs)):
+            return t, STATUS_NONFINITE
+        losses[t] = lt
+        Gm[:] = nGm
+        Gs[:] = nGs
+        m[:] = nm
+        sigma[:] = ns
     _record(record, M_hist, S_hist, T, m, sigma)
+    return T, STATUS_OK

@@ -232,3 +232,73 @@ def test_mc_metrics_against_direct_formulas():
     np.testing.assert_allclose(mc.predictive_prob(X, D), sig.mean(1), rtol=1e-14)
     ref = np.mean(np.log(np.where(y[:, None] > 0, sig, 1 - sig).mean(1)))
     assert mc.log_likelihood(X, y, D) == pytest.approx(ref, rel=1e-13)
+
+
+# ---- test of the tests: 001.thm4 / 001.cor7 / 001.thm8 catch a broken Frank-Wolfe -------------------------------
+
+def _broken_adapter(kind):
+    """A seed-001 adapter whose Frank-Wolfe is wrong: ``wrong-step`` runs 2/(t+2) whatever the rule,
+    ``wrong-step-lying`` does the same but reports gamma = 2/(delta t + 2) (only the bound can catch it),
+    ``frozen`` never moves and reports the rule's gamma."""
+    import dataclasses
+    from types import SimpleNamespace
+
+    from refvi.verification.statements import seed001 as S
+
+    class Broken(S.Boosting001):
+        def frank_wolfe(self, problem, n_iter, **kw):
+            rule, delta = kw.get("step", "fixed"), kw.get("delta") or 1.0
+            if kind.startswith("wrong-step"):
+                kw["step"] = "fixed"
+            res = super().frank_wolfe(problem, n_iter, **kw)
+            t = np.arange(res.gamma.size)
+            told = 2.0 / (delta * t + 2.0) if rule == "fixed_delta" else 2.0 / (t + 2.0)
+            if kind == "wrong-step-lying":
+                res = dataclasses.replace(res, gamma=told)
+            if kind == "frozen":
+                res = dataclasses.replace(res, f=np.full_like(res.f, res.f[0]), gamma=told)
+            return res
+
+    return SimpleNamespace(boosting=Broken())
+
+
+def test_adversarial_lmo_at_the_optimum():
+    """At the optimum the gap is 0 (or +1e-17 by rounding): the delta-LMO returns the exact minimizer instead of
+    failing on an empty admissible set (regression: 'argmax of an empty sequence' on the tight instance I3)."""
+    prob = BoostingProblem(AtomSet.grid(Box(-1, 1), 0.5, 2.0), GaussianMixtureTarget([1.0], [1.0], [2.0]))
+    a = prob.vertex(prob.K - 1)                      # the optimum: the target restricted to A is this atom
+    sc, qv = prob.scores(a)
+    assert np.ptp(sc - qv) < 1e-14                   # grad f is constant at the optimum: gap 0
+    # rounding can leave every <grad, s - q> slightly positive: then no atom passed lin <= delta * min lin before
+    sc = qv + np.array([4.0, 3.0, 2.0, 1.0, 5.0]) * np.spacing(qv)
+    for d in (1.0, 0.5, 0.05):
+        assert ApproxLMO(d)(prob, a, sc, qv) == 3
+
+
+@pytest.mark.parametrize("name,kind", [("thm4", "wrong-step"), ("thm4", "wrong-step-lying"), ("thm4", "frozen"),
+                                       ("cor7", "frozen"), ("thm8", "frozen"), ("cor7", "wrong-step"),
+                                       ("thm8", "wrong-step")])
+def test_boosting_rate_statements_catch_a_broken_frank_wolfe(name, kind):
+    from refvi.verification.statement import PROFILES, CheckFailed, Context
+    from refvi.verification.statements import seed001 as S
+
+    ctx = Context(_broken_adapter(kind), PROFILES["ci"], f"001.{name}")
+    with pytest.raises(CheckFailed) as exc:
+        getattr(S, name)(ctx)
+    if kind == "wrong-step-lying":               # only the bound on the tight instance can see this one
+        assert "tight I3, delta = 0.05" in str(exc.value)
+    if kind == "frozen":
+        assert "tight I3" in str(exc.value)
+
+
+def test_stochastic_lmo_rejects_unequal_atom_scales():
+    """Algorithm 2 moves the mean at one sigma: on an atom set with per-atom scales it used atoms.scales[0] for
+    every atom (wrong score-function gradient); now it refuses with a clear error.  A common diagonal scale is fine."""
+    means = np.array([[-0.5], [0.0], [0.5]])
+    prob = BoostingProblem(AtomSet(Box(-1, 1), means, np.array([0.3, 0.5, 0.3])), MOG)
+    a = prob.vertex(0)
+    with pytest.raises(ValueError, match="this atom set has 2 different scales"):
+        StochasticLMO(n_samples=8, n_steps=2, rng=0)(prob, a)
+    ok = BoostingProblem(AtomSet(Box(-1, 1), means, 0.4), MOG)
+    k = StochasticLMO(n_samples=8, n_steps=2, rng=0)(ok, ok.vertex(0))
+    assert 0 <= k < ok.K

@@ -4,6 +4,7 @@ test, it DOES find one as soon as the implementation is handed a wrong constant 
 is stated with a wrong constant.  Deep search: REFVI_PROFILE=deep (400 draws; the statements 003.thm2/3/4 do the
 same through the runner)."""
 
+import math
 import os
 
 import pytest
@@ -57,3 +58,30 @@ def test_adversary_catches_a_wrong_constant(name):
     strategy, check = WRONG[name]
     with pytest.raises(CheckFailed):
         _search(strategy, check, 300)
+
+
+@pytest.mark.parametrize("d", [1, 2, 4])
+def test_thm3_ball_D_is_searched_over_pairs_not_assumed(d):
+    """003.example1: Thm 3's D^2 = sup ||m - m'||^2 + ||sigma||^2 is found by a search over pairs of M x M and equals
+    4 Mbar^2 + Sbar^2 in every d; diam(M)^2 (sigma' != 0 allowed) is a different number for d >= 2 (4 Mbar^2 +
+    2 Sbar^2), and any other candidate constant is either exceeded by the search or not attained."""
+    import numpy as np
+    Mb, Sb = 1.5, 0.7
+    proof, diam = S.thm3_pair_search("ball", Mb, Sb, d, np.random.default_rng(d))
+    assert proof == pytest.approx(4 * Mb ** 2 + Sb ** 2, rel=1e-12)
+    assert diam == pytest.approx(4 * Mb ** 2 + (2 if d >= 2 else 1) * Sb ** 2, rel=1e-12)
+    assert S.thm3_D2("ball", Mb, Sb, d) == pytest.approx(proof, rel=1e-12)
+    # the printed D (= 4 Mbar^2 + Sbar^2 taken as D itself) is exceeded on small sets: E003-8's instance
+    p, _ = S.thm3_pair_search("ball", 0.1, 0.1, d, np.random.default_rng(0))
+    assert math.sqrt(p) > 4 * 0.1 ** 2 + 0.1 ** 2
+    # test of the test: the statement's check fails for a wrong closed form (too small is exceeded, too large
+    # is not attained)
+    for wrong in (lambda k, M, s, dd: 4 * M * M, lambda k, M, s, dd: 4 * M * M + 2 * s * s):
+        ctx = Context(None, PROFILES["ci"], "003.example1")
+        orig = S.thm3_D2
+        try:
+            S.thm3_D2 = wrong
+            with pytest.raises(CheckFailed):
+                S.example1(ctx)
+        finally:
+            S.thm3_D2 = orig

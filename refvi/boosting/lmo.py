@@ -49,6 +49,8 @@ class ApproxLMO:
     def __call__(self, problem, alpha, scores, q_score) -> int:
         lin = scores - q_score                   # <grad, s - q>, min is -gap <= 0
         best = float(lin.min())
+        if not best < 0.0:                       # gap 0 (q optimal; >= 0 only by rounding): every s is admissible
+            return int(np.argmin(lin))           # and the exact minimizer is the only safe choice
         ok = np.nonzero(lin <= self.delta * best)[0]
         if self.mode == "adversarial":
             return int(ok[np.argmax(lin[ok])])
@@ -82,6 +84,7 @@ def score_function_gradient(atoms, k_mu, sigma, Z, values) -> np.ndarray:
 class StochasticLMO:
     """Algorithm 2: projected SGD on the mean of a truncated Gaussian atom (sigma fixed, as in the experiments).
 
+    All atoms must share one scale (sigma is not optimized; a set with unequal scales raises ValueError).
     Each of ``n_steps`` iterations draws ``n_samples`` points from the current atom, evaluates
     grad f(q)(z) = log q(z) - log p(z) pointwise, forms the score-function gradient with a leave-one-out baseline
     (which keeps it unbiased) and steps mu <- proj_A(mu - lr * g).  The returned atom is the quantized mean's atom
@@ -111,6 +114,12 @@ class StochasticLMO:
         atoms = problem.atoms
         box = atoms.box
         sigma = atoms.scales[0]
+        if not np.all(atoms.scales == sigma):
+            n_sc = np.unique(atoms.scales, axis=0).shape[0]
+            raise ValueError(f"StochasticLMO (Algorithm 2) moves the mean at one fixed sigma shared by every atom, but "
+                             f"this atom set has {n_sc} different scales (sigma ranges over "
+                             f"[{atoms.scales.min():.4g}, {atoms.scales.max():.4g}]); use ExactLMO / ApproxLMO, or "
+                             f"an atom set with a common scale")
         rng = self.rng
         # initialization: the best of a few random means by a cheap Monte Carlo estimate (Alg 2 line 1)
         cands = rng.uniform(box.lo, box.hi, size=(8 if self.init == "best_of_8" else 1, box.dim))

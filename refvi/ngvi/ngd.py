@@ -193,7 +193,9 @@ def stochastic_ngd_blr(problem: BLRProblem, T: int, batch_size: int | None = Non
 
     * ``indices`` (T, m) pre-drawn batches, or ``batch_size`` m and ``rng`` (seed / Generator) to draw them
       (``replace=True``: i.i.d. with replacement as in Example 1, any m >= 1; ``replace=False``: 1 <= m <= n);
-    * ``steps``: sequence of T step sizes in [0, 1] (default Theorem 1's 2/(t+2));
+    * ``steps``: sequence of T step sizes in [0, 1] (default Theorem 1's 2/(t+2)); the omega average starts at
+      omega(q_0), so it is a proper weighted average (weights summing to 1) for any steps and Theorem 1's
+      2/((T+1)(T+2)) sum_t (t+1) omega_{t+1} when gamma_0 = 1;
     * ``init``: natural parameters of q_0 (default N(0, I));
     * ``history``: iterations t (1..T) after which the KL of the last iterate and of the omega average to the
       exact posterior are recorded.
@@ -222,7 +224,11 @@ def stochastic_ngd_blr(problem: BLRProblem, T: int, batch_size: int | None = Non
     lam_p, Lam_p = problem.prior_natural
     c = problem.n / (m * problem.sigma2)
     d = problem.d
-    xb, Xb = np.zeros(d), np.zeros((d, d))
+    # the omega average omega_bar_{t+1} = (1 - gamma_t) omega_bar_t + gamma_t omega_{t+1} starts at omega(q_0): a
+    # convex combination of omega_0..omega_t for any steps in [0, 1]; with Theorem 1's steps (gamma_0 = 1) omega_0
+    # gets weight 0 (exactly: 0 * omega_0 + omega_1) and it is 2/((T+1)(T+2)) sum_t (t+1) omega_{t+1}
+    xb, Xb = expfam.expectation_from_natural(lam, Lam)
+    xb, Xb = np.array(xb, dtype=np.float64), np.array(Xb, dtype=np.float64)
     pts = _history_points(T, history)
     bounds = sorted(set(pts + [T]))
     hist = {"iteration": [], "kl_last": [], "kl_avg": []}

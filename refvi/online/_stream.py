@@ -105,7 +105,8 @@ def as_stream(X, y, d: int, loss_id: int) -> tuple[np.ndarray, np.ndarray]:
 
 class OnlineLearner:
     """Base class: subclasses hold their state and implement ``_advance(X, y, losses, record, M, S)`` on a
-    validated chunk (it must return the number of rounds completed)."""
+    validated chunk; it returns (rounds completed, kernel status) and, when it stops early, leaves the state reached
+    before the failing round (``_failure_reason(status)`` names the problem)."""
 
     has_sigma = True
 
@@ -146,10 +147,11 @@ class OnlineLearner:
             sl = slice(done, stop)
             Mc = M[done:stop + 1] if record else M
             Sc = S[done:stop + 1] if record else S
-            n = self._advance(X[sl], y[sl], losses[sl], record, Mc, Sc)
+            n, status = self._advance(X[sl], y[sl], losses[sl], record, Mc, Sc)
+            n = int(n)
             self.t += n
             if n < stop - done:
-                raise ValueError(f"stream row {done + n}: {self._failure_reason()}; the state after "
+                raise ValueError(f"stream row {done + n}: {self._failure_reason(int(status))}; the state after "
                                  f"{done + n} rows is kept")
             if bar is not None:
                 bar.update(stop - done)
@@ -166,8 +168,11 @@ class OnlineLearner:
         res = self.run(np.atleast_2d(x), None if y is None else np.atleast_1d(y))
         return float(res.losses[0])
 
-    def _failure_reason(self) -> str:  # pragma: no cover - overridden where a kernel can stop early
-        return "update failed"
+    def _failure_reason(self, status: int) -> str:
+        if status == ko.STATUS_NONFINITE:
+            return ("the update gives a non-finite loss, gradient or state (overflow: rescale the data or use a "
+                    "smaller step size / a finite box)")
+        return f"update failed (kernel status {status})"
 
 
 def _progress(total: int, enabled: bool):

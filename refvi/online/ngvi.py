@@ -46,9 +46,11 @@ class NGVI(OnlineLearner):
         self.sigma = np.full(self.d, self.s)
 
     def _advance(self, X, y, losses, record, M, S):
-        return int(ko.ngvi_run(self.loss_id, self.H, X, y, self.eta, self.beta, self.s, self.mbox, self.sbox,
-                               self.m, self.sigma, losses, record, M, S))
+        return ko.ngvi_run(self.loss_id, self.H, X, y, self.eta, self.beta, self.s, self.mbox, self.sbox,
+                           self.m, self.sigma, losses, record, M, S)
 
-    def _failure_reason(self) -> str:
-        return ("the NGVI precision update would be <= 0 (non-convex loss: bar L decreases in sigma^2); "
-                "pass a finite sbox to floor the precision at 1/sbox^2")
+    def _failure_reason(self, status: int) -> str:
+        if status == ko.STATUS_PRECISION:
+            return ("the NGVI precision update would be <= 0 (non-convex loss: bar L decreases in sigma^2); "
+                    "pass a finite sbox to floor the precision at 1/sbox^2")
+        return super()._failure_reason(status)

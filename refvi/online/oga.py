@@ -24,8 +24,7 @@ class OGA(OnlineLearner):
         self.sigma = None
 
     def _advance(self, X, y, losses, record, M, S):
-        ko.oga_run(self.loss_id, self.H, X, y, self.eta, self.mbox, self.m, losses, record, M)
-        return X.shape[0]
+        return ko.oga_run(self.loss_id, self.H, X, y, self.eta, self.mbox, self.m, losses, record, M)
 
 
 class OGAEL(OnlineLearner):
@@ -52,6 +51,5 @@ class OGAEL(OnlineLearner):
         self.Gs = np.zeros(self.d)
 
     def _advance(self, X, y, losses, record, M, S):
-        ko.ogael_run(self.loss_id, self.H, X, y, self.eta, self.lazy, self.m1, self.s1, self.mbox, self.sbox,
-                     self.m, self.sigma, self.Gm, self.Gs, losses, record, M, S)
-        return X.shape[0]
+        return ko.ogael_run(self.loss_id, self.H, X, y, self.eta, self.lazy, self.m1, self.s1, self.mbox,
+                            self.sbox, self.m, self.sigma, self.Gm, self.Gs, losses, record, M, S)

@@ -37,6 +37,5 @@ class SVA(OnlineLearner):
         self.Gs = np.zeros(self.d)
 
     def _advance(self, X, y, losses, record, M, S):
-        ko.sva_run(self.loss_id, self.H, X, y, self.eta, self.s, self.mbox, self.sbox, self.m, self.sigma,
-                   self.Gm, self.Gs, losses, record, M, S)
-        return X.shape[0]
+        return ko.sva_run(self.loss_id, self.H, X, y, self.eta, self.s, self.mbox, self.sbox, self.m, self.sigma,
+                          self.Gm, self.Gs, losses, record, M, S)

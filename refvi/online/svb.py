@@ -60,6 +60,5 @@ class SVB(OnlineLearner):
         self.sigma = sig
 
     def _advance(self, X, y, losses, record, M, S):
-        ko.svb_run(self.loss_id, self.H, X, y, self.mode, self.step, self.H_sc, self.t, self.mbox, self.sbox,
-                   self.m, self.sigma, losses, record, M, S)
-        return X.shape[0]
+        return ko.svb_run(self.loss_id, self.H, X, y, self.mode, self.step, self.H_sc, self.t, self.mbox,
+                          self.sbox, self.m, self.sigma, losses, record, M, S)

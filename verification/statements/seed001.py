@@ -132,6 +132,55 @@ def i2():
     return prob, -log_prob_box_mog(I2_WEIGHTS, I2_MEANS, sig, -1.0, 1.0)
 
 
+I3_SIGMA, I3_STRIDE = 2.0, 0.02                              # tight instance for Thm 4 / Cor 7 / Thm 8
+
+
+@functools.lru_cache(maxsize=None)
+def i3():
+    """Tight instance: 101 atoms TN(mu_k, 2^2; [-1, 1]) on the grid mu_k = -1, -0.98, ..., 1 and the target
+    N(1, 2^2) (its restriction to A is the atom at 1, so f* = -log P(A)).  The atoms are nearly uniform, f is nearly
+    the quadratic of the interval instance of E001-2 (C_f ~ 0.1 instead of ~4000 on I1), the adversarial
+    delta-LMO walks a fraction ~delta of the way, and the Thm 4 / Cor 7 / Thm 8 bounds come within reach of
+    h_t: a Frank-Wolfe that does not move, or the step 2/(t+2) with delta = 0.05, violates them."""
+    b = BOOSTING
+    atoms = b.grid_atoms(-1.0, 1.0, I3_STRIDE, I3_SIGMA)
+    tgt = ((1.0,), (1.0,), (I3_SIGMA,))
+    return b.problem(atoms, mog_target(*tgt)), -log_prob_box_mog(*tgt, -1.0, 1.0)
+
+
+@functools.lru_cache(maxsize=None)
+def i3_curvature_lower_bound() -> float:
+    """Oracle lower bound on C_f for I3: C_f >= lim_{gamma -> 0} (2/gamma^2) KL(q + gamma (s - q) || q) =
+    chi^2(s || q) = int (s - q)^2 / q for the two extreme atoms (q = one, s = the other; both in conv(A)), by
+    scipy.stats.truncnorm + QUADPACK (accuracy ~1e-12, far below the 5% margins the checks use)."""
+    from scipy import integrate
+
+    def chi2(ms, mq):
+        def g(z):
+            s = math.exp(float(ob.tn_logpdf([[z]], ms, I3_SIGMA, -1.0, 1.0)[0]))
+            q = math.exp(float(ob.tn_logpdf([[z]], mq, I3_SIGMA, -1.0, 1.0)[0]))
+            return (s - q) ** 2 / q
+        return integrate.quad(g, -1.0, 1.0, epsabs=1e-14, epsrel=1e-12)[0]
+    return max(chi2(-1.0, 1.0), chi2(1.0, -1.0))
+
+
+def check_step_rule(ctx, res, rule: str, delta: float, label: str):
+    """(a) the implementation's run used exactly the step under test: gamma_t = 2/(delta t + 2) (``fixed_delta``)
+    or 2/(t + 2) (``fixed``).  The same IEEE expression gives the same double; 4 ulp allow an algebraically equal
+    rewrite."""
+    t = np.arange(np.asarray(res.gamma).size, dtype=float)
+    want = 2.0 / (delta * t + 2.0) if rule == "fixed_delta" else 2.0 / (t + 2.0)
+    ctx.close(np.asarray(res.gamma, dtype=float), want, rtol=4 * np.finfo(float).eps,
+              label=f"{label}: gamma_t is the rule {rule} (delta = {delta})")
+
+
+def check_tight(ctx, h, bound, label: str):
+    """The instance is tight enough to catch a Frank-Wolfe that does not move: the constant sequence h_t = h_0 exceeds
+    the bound before the horizon (a property of the instance and the bound, independent of the run)."""
+    ctx.true(bool(np.any(h[0] > bound)), label=f"{label}: h_t = h_0 (no progress) would violate the bound by t = "
+                                               f"{h.size - 1}")
+
+
 def mixture_pdf(prob, alpha):
     """The oracle's q(z) from raw atom parameters and weights (scipy.stats.truncnorm)."""
     A = prob.atoms
@@ -407,9 +456,23 @@ def e001_2(ctx):
     ctx.true(bool(np.all(h[:T] <= bound[:T])), label="first violation is at t = 9418 (smallest t)")
 
 
-def adversarial_runs(ctx, prob, deltas, T, step="fixed_delta"):
+def adversarial_runs(ctx, prob, deltas, T, step="fixed_delta", **kw):
+    """Runs of the implementation's Frank-Wolfe with the adversarial delta-LMO; each run's steps are checked to be
+    exactly the rule under test.  ``T`` is an int or a dict delta -> horizon."""
     b = B(ctx)
-    return {dl: b.frank_wolfe(prob, T, step=step, delta=dl, lmo=b.approx_lmo(dl)) for dl in deltas}
+    out = {}
+    for dl in deltas:
+        n = T[dl] if isinstance(T, dict) else T
+        res = b.frank_wolfe(prob, n, step=step, delta=dl, lmo=b.approx_lmo(dl), **kw)
+        check_step_rule(ctx, res, step, dl, f"{step} run, delta = {dl}")
+        out[dl] = res
+    return out
+
+
+def i3_horizons(ctx):
+    """3000 steps for delta >= 1/4 (a non-moving FW violates the bounds by t ~ 700); 15000 (ci) / 40000 (deep) for
+    delta = 0.05, where the wrong step 2/(t+2) crosses the Thm 4 bound at t = 14282."""
+    return {1.0: 3000, 0.5: 3000, 0.25: 3000, 0.05: 15000 if ctx.profile.name == "ci" else 40000}
 
 
 @statement("001.thm4", title="FW with a delta-LMO and step 2/(delta t + 2): "
@@ -425,6 +488,17 @@ def thm4(ctx):
         t = np.arange(h.size)
         bound = 2 * (C / dl + h[0]) / (dl * t + 2)
         ctx.leq(float(np.max(h - bound)), 0.0, atol=1e-9, label=f"KL instance, delta = {dl}: h_t <= bound for all t")
+        ctx.count()
+    # (b) the tight instance I3 through the implementation, with C = an oracle LOWER bound on C_f (so the check is
+    # at least as strict as Thm 4); here a non-moving FW and the step 2/(t+2) at delta = 0.05 both fail
+    prob3, fstar3 = i3()
+    C3 = i3_curvature_lower_bound()
+    for dl, res in adversarial_runs(ctx, prob3, (1.0, 0.5, 0.25, 0.05), i3_horizons(ctx), init=0).items():
+        h = res.f - fstar3
+        bound = 2 * (C3 / dl + h[0]) / (dl * np.arange(h.size) + 2)
+        # h and f* from the 400-node quadrature (~1e-12 relative) and scipy's P(A): atol 1e-9
+        ctx.leq(float(np.max(h - bound)), 0.0, atol=1e-9, label=f"tight I3, delta = {dl}: h_t <= bound for all t")
+        check_tight(ctx, h, bound, f"tight I3, delta = {dl}")
         ctx.count()
     # the abstract instance of E001-2 with the corrected step: the bound holds (to t = 2e4)
     for dl in (0.05, 0.1, 0.25):
@@ -462,6 +536,16 @@ def cor7(ctx):
         t = np.arange(h.size)
         bound = 2 * C / (dl ** 2 * t + 2 * dl) + 2 * h[0] / (dl * t + 2)
         ctx.leq(float(np.max(h - bound)), 0.0, atol=1e-9, label=f"delta = {dl}")
+        ctx.count()
+    # the tight instance I3 (M, eps of its atom set; Leb = 2): a non-moving FW would fail by t ~ 1540
+    prob3, fstar3 = i3()
+    C3 = 4 * prob3.M ** 2 * prob3.box.volume / prob3.eps
+    for dl, res in adversarial_runs(ctx, prob3, (1.0, 0.5), 3000, init=0).items():
+        h = res.f - fstar3
+        t = np.arange(h.size)
+        bound = 2 * C3 / (dl ** 2 * t + 2 * dl) + 2 * h[0] / (dl * t + 2)
+        ctx.leq(float(np.max(h - bound)), 0.0, atol=1e-9, label=f"tight I3, delta = {dl}")
+        check_tight(ctx, h, bound, f"tight I3, delta = {dl}")
         ctx.count()
 
 
@@ -506,6 +590,18 @@ def thm8(ctx):
         eps0 = res.f[0] - fstar
         bound = first / (dl ** 2 * t + 2 * dl) + 2 * eps0 / (dl * t + 2) + fstar
         ctx.leq(float(np.max(res.f - bound)), 0.0, atol=1e-9, label=f"KL(q^t||p) <= corrected Thm 8, delta={dl}")
+        ctx.count()
+    # the tight instance I3 (sigma_min = sigma_max = 2 on [-1, 1]): a non-moving FW would fail by t ~ 2720
+    prob3, fstar3 = i3()
+    fc3 = b.family_constants(-1.0, 1.0, I3_SIGMA, I3_SIGMA)
+    ctx.close(fc3.eps, prob3.eps, rtol=1e-10, label="I3: eps of the family = eps of the quantized set")
+    first3 = 8 * 2 ** (-d / 2) * fc3.P_a * math.exp(fc3.diam_box ** 2 / (2 * I3_SIGMA ** 2)) / fc3.K ** 2
+    for dl, res in adversarial_runs(ctx, prob3, (1.0, 0.5), 3000, init=0).items():
+        t = np.arange(res.f.size)
+        h = res.f - fstar3
+        bound = first3 / (dl ** 2 * t + 2 * dl) + 2 * h[0] / (dl * t + 2)
+        ctx.leq(float(np.max(h - bound)), 0.0, atol=1e-9, label=f"tight I3: corrected Thm 8, delta={dl}")
+        check_tight(ctx, h, bound, f"tight I3 Thm 8, delta = {dl}")
         ctx.count()
 
 
