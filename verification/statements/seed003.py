@@ -97,12 +97,7 @@ ONLINE = RefviOnline()
 def online(ctx):
     """The seed-003 adapter of the implementation under test: ``ctx.impl.online`` if it has one, refvi's own for
     refvi; another implementation without one makes the statement report ``skip`` (never silently checks refvi)."""
-    on = getattr(ctx.impl, "online", None)
-    if on is not None:
-        return on
-    if getattr(ctx.impl, "name", "refvi") == "refvi":
-        return ONLINE
-    raise NotImplementedError("online (a seed-003 adapter such as refvi.verification.statements.seed003.RefviOnline)")
+    return ctx.adapter("online", ONLINE)
 
 
 # ------------------------------------------------------------------------------------------------------------------
