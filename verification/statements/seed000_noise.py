@@ -296,7 +296,7 @@ def thm3(ctx):
 
 
 # ---- 000.def4 -------------------------------------------------------------------------------------------------------
-@statement("000.def4", title="g_energy is unbiased for grad l and g_ent for grad f (quadratically bounded estimators)",
+@statement("000.def4", title="g_energy (and the score estimator) unbiased for grad l, g_ent and STL for grad f",
            source=f"{SRC}, Def 4 with Eqs. (6), (8)", kind="exact")
 def def4(ctx):
     def check(inst):
@@ -316,6 +316,18 @@ def def4(ctx):
             sm, sC = ctx.impl.stl(target, m, C, U, structure)
             ctx.close(sm, glm, atol=tol, label="E g_stl,m == df/dm")
             ctx.close(sC, glC_V + ghC_V, atol=tol, label="E g_stl,C == proj_V df/dC")
+            if d <= 3:
+                # the score-function estimator (Eq. 4) is unbiased for grad l too; its per-sample value has degree
+                # <= 4 in u, so the order-3 tensor Gauss-Hermite rule (exact to degree 5) gives its expectation
+                Ug, wg = gmo.hermite_tensor_rule(d, 3)
+                per = [ctx.impl.score(target, m, C, u[None, :], structure) for u in Ug]
+                cm = sum(w * np.asarray(g[0]) for w, g in zip(wg, per))
+                cC = sum(w * np.asarray(g[1]) for w, g in zip(wg, per))
+                # rounding: the weighted sum cancels terms as large as sum_k w_k |g(u_k)|
+                mag = sum(w * (np.max(np.abs(g[0])) + np.max(np.abs(g[1]))) for w, g in zip(wg, per))
+                stol = tol + 1e-12 * mag
+                ctx.close(cm, glm, atol=stol, label="E g_score,m == dl/dm (Eq. 4)")
+                ctx.close(cC, glC_V, atol=stol, label="E g_score,C == proj_V dl/dC (Eq. 4)")
         else:
             def mean_error(o, c):
                 # quadrature error of the implementation's rule, estimated against the oracle's larger rule
