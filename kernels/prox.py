@@ -38,6 +38,12 @@ def project_wm_sym(C, M):
         k += 1
     if k == 0:
         return C.copy()
+    if -lam[0] > 4.0 * max(lam[d - 1], floor):
+        # the update below carries rounding of order eps |lam_min|; when the clipped eigenvalues dominate, rebuild
+        # Q max(lam, floor) Q^T instead, whose rounding is of order eps max(lam_max, floor)
+        Qs = Q * np.maximum(lam, floor)
+        out = np.dot(Qs, Q.T)
+        return 0.5 * (out + out.T)
     # C + Q_k (floor - lam_k) Q_k^T: a rank-k update touches d^2 k flops instead of d^3
     out = C.copy()
     W = np.empty((d, k))

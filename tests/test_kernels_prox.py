@@ -118,3 +118,17 @@ def test_bad_input_is_rejected():
         prox.project_singular_values(np.eye(3), 0.0)
     with pytest.raises(ValueError, match="square"):
         prox.project_singular_values(np.ones((2, 3)), 1.0)
+
+
+def test_project_wm_keeps_the_floor_when_clipped_eigenvalues_dominate():
+    # a clipped eigenvalue of -1e8 next to O(1) ones: the output must still have lambda_min = 1/sqrt(M) to rounding
+    # of the *output's* scale (a rank-k update would leave an error of order eps * 1e8 ~ 1e-8)
+    from refvi import prox
+    rng = np.random.default_rng(0)
+    for d in (2, 5, 20):
+        Q, _ = np.linalg.qr(rng.standard_normal((d, d)))
+        lam = np.concatenate([[-1e8], rng.uniform(-1.0, 0.5, d - 1)])
+        C = (Q * lam) @ Q.T
+        C = 0.5 * (C + C.T)
+        out = prox.project_wm(C, 1.0)
+        assert np.linalg.eigvalsh(out)[0] >= 1.0 - 1e-13      # floor 1, output entries O(1): ~10 ulp
