@@ -158,6 +158,8 @@ def fit(target, method: str = "prox-sgd", *, steps: int = 10_000, step_size=None
     T = schedules.check_steps(steps)
     if isinstance(samples, bool) or not isinstance(samples, (int, np.integer)) or samples < 1:
         raise ValueError(f"samples must be an integer >= 1, got {samples!r}")
+    if isinstance(trace_samples, bool) or not isinstance(trace_samples, (int, np.integer)) or trace_samples < 1:
+        raise ValueError(f"trace_samples must be an integer >= 1, got {trace_samples!r}")
     d = target.dim
     if method.startswith("gd-"):
         return _fit_gd(target, method, T, step_size, m0, C0, M, theorem, keep_iterates, trace_every)

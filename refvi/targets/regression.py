@@ -26,6 +26,10 @@ def _design(X, y) -> tuple[np.ndarray, np.ndarray]:
         raise ValueError(f"X has {X.shape[0]} rows but y has {y.shape[0]} entries")
     if X.shape[0] < 1 or X.shape[1] < 1:
         raise ValueError(f"X must have at least one row and one column, got shape {X.shape}")
+    with np.errstate(over="ignore"):
+        gram_finite = bool(np.isfinite(np.sum(X * X)))
+    if not gram_finite:
+        raise ValueError("X is too large: X^T X overflows float64 (rescale the features)")
     return X, y
 
 
