@@ -24,8 +24,6 @@ def as_vector(x, name: str, dim: int | None = None) -> np.ndarray:
     a = _as_float_array(x, name)
     if a.ndim != 1:
         raise ValueError(f"{name} must be a 1-D array, got shape {a.shape}")
-    if a.shape[0] == 0:
-        raise ValueError(f"{name} must not be empty")
     if dim is not None and a.shape[0] != dim:
         raise ValueError(f"{name} must have length {dim}, got {a.shape[0]}")
     _check_finite(a, name)

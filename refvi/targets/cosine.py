@@ -19,6 +19,8 @@ class CosineQuadratic(Target):
     def __init__(self, alpha: float, b, phi: float = 0.0, beta: float = 1.0, z0=None):
         self.b = as_vector(b, "b")
         self.dim = self.b.shape[0]
+        if self.dim < 1:
+            raise ValueError("b must have at least one entry (dimension d >= 1)")
         self.alpha = float(as_vector([alpha], "alpha")[0])
         self.phi = float(as_vector([phi], "phi")[0])
         self.beta = positive_scalar(beta, "beta", allow_zero=True)

@@ -23,6 +23,8 @@ class Gaussian(Target):
     def __init__(self, mean, precision):
         self.mean = as_vector(mean, "mean")
         d = self.mean.shape[0]
+        if d < 1:
+            raise ValueError("mean must have at least one entry (dimension d >= 1)")
         self.precision = as_matrix(precision, "precision", (d, d))
         self.precision = symmetric(self.precision, "precision")
         lo, hi = spd_eig_bounds(self.precision)
