@@ -19,9 +19,12 @@ def test_cli_verifies_the_example_adapter(tmp_path):
                           capture_output=True, text=True, timeout=900, cwd=tmp_path)
     cert = json.loads(cert_path.read_text())
     assert cert["implementation"] == "numpy-adapter"
-    bad = [(r["id"], r["verdict"], r.get("detail", "")[:200]) for r in cert["statements"] if r["verdict"] != "pass"]
+    facing = [r for r in cert["statements"] if r["scope"] == "implementation"]
+    bad = [(r["id"], r["verdict"], r.get("detail", "")[:200]) for r in facing if r["verdict"] != "pass"]
     assert not bad, bad
-    assert len(cert["statements"]) >= 50 and proc.returncode == 0
+    assert len(facing) >= 45 and proc.returncode == 0
+    # oracle-only checks never count as passes for an outside implementation
+    assert all(r["verdict"] == "skip" for r in cert["statements"] if r["scope"] == "oracle-only")
 
 
 class TextbookProx(NumpyImplementation):

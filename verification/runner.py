@@ -10,15 +10,16 @@ import time
 import traceback
 from typing import Iterable, Sequence
 
-from refvi.verification.statement import PROFILES, REGISTRY, CheckFailed, Context, MissingMethod, Statement
+from refvi.verification.statement import (PROFILES, REGISTRY, CheckFailed, Context, InstanceSkipped, MissingMethod,
+                                         Statement)
 
 
 def load_statements() -> dict[str, Statement]:
     """Import every module of :mod:`refvi.verification.statements` (each registers its statements)."""
     import refvi.verification.statements as pkg
 
-    for info in pkgutil.iter_modules(pkg.__path__):
-        importlib.import_module(f"{pkg.__name__}.{info.name}")
+    for info in pkgutil.walk_packages(pkg.__path__, prefix=f"{pkg.__name__}."):
+        importlib.import_module(info.name)
     return REGISTRY
 
 
@@ -33,25 +34,44 @@ def select(statements: Iterable[Statement], patterns: Sequence[str] | None) -> l
     return sorted(out, key=lambda s: _sort_key(s.id))
 
 
+ORACLE_ONLY_DETAIL = ("oracle-only: a true fact of the paper checked by independent oracles; it exercises nothing of "
+                      "an implementation, so it never counts as a pass for one (run it against refvi)")
+
+
 def run_statement(st: Statement, impl, profile_name: str = "ci") -> dict:
-    """Run one statement (and its erratum's demonstration) and return its certificate record."""
+    """Run one statement (and its erratum's demonstration) against ``impl`` and return its certificate record.
+
+    Besides the fields of DESIGN.md the record carries ``scope`` ("implementation" or "oracle-only"),
+    ``methods`` (the protocol methods the run called, by dotted name), ``instances_skipped`` (instances outside the
+    implementation's declared capabilities) and, for skips, fails and errors, ``detail``."""
     from refvi.verification.errata import ERRATA
+    from refvi.verification.protocol import is_refvi, recording
 
     profile = PROFILES[profile_name]
-    ctx = Context(impl, profile, st.id)
+    calls: dict[str, int] = {}
+    view = recording(impl, calls)
+    ctx = Context(view, profile, st.id)
+    refvi_itself = is_refvi(impl)
     record = {"id": st.id, "title": st.title, "source": st.source, "kind": st.kind, "printed": st.printed,
-              "erratum": st.erratum, "verdict": "pass", "examples": 0, "worst_slack": None, "seconds": 0.0}
+              "erratum": st.erratum, "verdict": "pass", "examples": 0, "worst_slack": None, "seconds": 0.0,
+              "scope": "oracle-only" if st.oracle_only else "implementation", "methods": [],
+              "instances_skipped": 0}
     t0 = time.perf_counter()
     if profile_name not in st.profiles:
         record["verdict"] = "skip"
         record["detail"] = f"runs only in profiles {list(st.profiles)}"
         return record
+    if st.oracle_only and not refvi_itself:
+        record["verdict"] = "skip"
+        record["detail"] = ORACLE_ONLY_DETAIL
+        return record
+    demo = None
     try:
         st.claim(ctx)
         if st.erratum is not None:
             if st.erratum not in ERRATA:
                 raise KeyError(f"erratum {st.erratum} is not registered")
-            demo = Context(impl, profile, st.erratum)
+            demo = Context(view, profile, st.erratum)
             ERRATA[st.erratum].demonstrate(demo)
             if not demo.evidence:
                 raise CheckFailed(f"erratum {st.erratum}: the demonstration recorded no evidence against the printed form")
@@ -60,23 +80,43 @@ def run_statement(st: Statement, impl, profile_name: str = "ci") -> dict:
         record["verdict"] = "fail"
         record["detail"] = _short(exc)
     except Exception as exc:  # an error is reported, never hidden
-        missing = _missing_method(exc, impl)
+        missing = None if refvi_itself else _missing_method(exc)
         if missing is not None:
             record["verdict"] = "skip"
             record["detail"] = f"implementation lacks what this statement needs: {missing}"
+        elif isinstance(exc, InstanceSkipped) and not refvi_itself:
+            record["verdict"] = "skip"
+            record["detail"] = f"outside the implementation's declared capabilities: {exc}"
         else:
             record["verdict"] = "error"
             record["detail"] = "".join(traceback.format_exception_only(type(exc), exc)).strip()[-2000:]
+    skipped = ctx.instances_skipped + (demo.instances_skipped if demo is not None else 0)
     record["examples"] = ctx.examples
     record["worst_slack"] = ctx.worst_slack
+    record["methods"] = sorted(calls)
+    record["instances_skipped"] = skipped
+    if not calls and not st.oracle_only:
+        if st.uses is None and refvi_itself:
+            record["scope"] = "oracle-only"        # undeclared and called nothing: it checked the paper only
+        elif record["verdict"] == "pass" and not refvi_itself:
+            record["verdict"] = "skip"
+            if skipped:
+                record["detail"] = (f"exercised nothing of the implementation: all {skipped} instance(s) outside "
+                                    f"its declared capabilities ({'; '.join(ctx.skip_reasons)})")
+            else:
+                record["detail"] = "exercised nothing of the implementation: " + ORACLE_ONLY_DETAIL
+    if skipped and record["verdict"] == "pass":
+        record["detail"] = f"{skipped} instance(s) skipped outside the declared capabilities: " + \
+            "; ".join(ctx.skip_reasons)
     record["seconds"] = round(time.perf_counter() - t0, 4)
     return record
 
 
 def run(patterns: Sequence[str] | None = None, profile: str = "ci", impl=None, progress=None) -> dict:
-    """Run the selected statements and return the certificate dictionary."""
+    """Run the selected statements against ``impl`` (an object, a ``module:object`` string, or None for refvi) and
+    return the certificate dictionary."""
     import refvi
-    from refvi.verification.implementation import load_implementation
+    from refvi.verification.protocol.loading import load_implementation
 
     if profile not in PROFILES:
         raise ValueError(f"profile must be one of {sorted(PROFILES)}, got {profile!r}")
@@ -92,10 +132,24 @@ def run(patterns: Sequence[str] | None = None, profile: str = "ci", impl=None, p
             "implementation": str(getattr(impl_obj, "name", type(impl_obj).__name__)), "statements": records}
 
 
+def implementation_passes(cert: dict) -> int:
+    """Passes that exercised the implementation (oracle-only checks excluded)."""
+    return sum(1 for r in cert["statements"] if r["verdict"] == "pass" and r.get("scope") != "oracle-only")
+
+
+def exit_code(cert: dict) -> int:
+    """0: nothing failed and at least one statement passed on the implementation's own code; 1: a fail or an
+    error; 2: nothing matched, or nothing of the implementation was exercised (all skipped or oracle-only)."""
+    if any(r["verdict"] in ("fail", "error") for r in cert["statements"]):
+        return 1
+    return 0 if implementation_passes(cert) > 0 else 2
+
+
 def format_row(rec: dict) -> str:
     slack = "" if rec["worst_slack"] is None else f"{rec['worst_slack']:.3g}"
     err = rec["erratum"] or ""
-    return (f"{rec['id']:<28} {rec['verdict']:<6} {rec['kind']:<11} {err:<8} {rec['examples']:>6} "
+    verdict = rec["verdict"] + ("*" if rec.get("scope") == "oracle-only" and rec["verdict"] == "pass" else "")
+    return (f"{rec['id']:<28} {verdict:<6} {rec['kind']:<11} {err:<8} {rec['examples']:>6} "
             f"{slack:>11} {rec['seconds']:>8.2f}  {rec['title'][:60]}")
 
 
@@ -108,8 +162,24 @@ def summary(cert: dict) -> str:
     for rec in cert["statements"]:
         counts[rec["verdict"]] = counts.get(rec["verdict"], 0) + 1
     parts = [f"{counts.get(k, 0)} {k}" for k in ("pass", "fail", "error", "skip")]
-    return f"{len(cert['statements'])} statements: " + ", ".join(parts) + \
-        f"  (profile {cert['profile']}, implementation {cert['implementation']})"
+    oracle = sum(1 for r in cert["statements"] if r["verdict"] == "pass" and r.get("scope") == "oracle-only")
+    own = implementation_passes(cert)
+    return (f"{len(cert['statements'])} statements: " + ", ".join(parts) +
+            f" ({own} exercised the implementation, {oracle} oracle-only)"
+            f"  (profile {cert['profile']}, implementation {cert['implementation']})")
+
+
+def check_writable(path: str) -> None:
+    """Refuse an unwritable certificate path before a run starts (raises OSError naming the path)."""
+    import os
+
+    folder = os.path.dirname(os.path.abspath(path)) or "."
+    if os.path.isdir(path):
+        raise IsADirectoryError(f"--json {path}: is a directory")
+    if not os.path.isdir(folder):
+        raise FileNotFoundError(f"--json {path}: folder {folder} does not exist")
+    if not os.access(folder, os.W_OK) or (os.path.exists(path) and not os.access(path, os.W_OK)):
+        raise PermissionError(f"--json {path}: not writable")
 
 
 def write_json(cert: dict, path: str) -> None:
@@ -124,18 +194,14 @@ def _matches(sid: str, pattern: str) -> bool:
     return sid.startswith(pattern) and not (pattern[-1:].isdigit() and sid[len(pattern):len(pattern) + 1].isdigit())
 
 
-def _missing_method(exc: BaseException, impl) -> str | None:
+def _missing_method(exc: BaseException) -> str | None:
     """What an outside implementation lacks, if ``exc`` says exactly that; None for any other failure.
 
-    Only a missing attribute *of the implementation object itself* (or an explicit :class:`MissingMethod`) is a
-    skip: an AttributeError or NotImplementedError raised inside a method is a bug and is reported as ``error``.
-    refvi's own implementation never skips."""
-    if getattr(impl, "name", None) == "refvi":
-        return None
+    Only the recorder's :class:`MissingMethod` (a protocol method or sub-adapter absent from the object the
+    statement called) is a skip: an AttributeError or NotImplementedError raised inside a method is a bug and is
+    reported as ``error``."""
     if isinstance(exc, MissingMethod):
         return str(exc)
-    if isinstance(exc, AttributeError) and getattr(exc, "obj", None) is impl:
-        return f"method {exc.name!r}"
     return None
 
 

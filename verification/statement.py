@@ -45,8 +45,7 @@ class CheckFailed(AssertionError):
     """A piece of evidence contradicted the claim."""
 
 
-class MissingMethod(Exception):
-    """The implementation under test does not provide something a statement needs (the verdict is ``skip``)."""
+from refvi.verification.protocol.recorder import InstanceSkipped, MissingMethod  # noqa: E402,F401  (re-exported)
 
 
 @dataclasses.dataclass
@@ -63,12 +62,16 @@ class Context:
     """What a claim receives: the implementation under test, the profile, seeded RNGs and evidence recorders."""
 
     def __init__(self, impl: Any, profile: Profile, statement_id: str = "adhoc"):
+        #: the implementation under test, seen through a :class:`~refvi.verification.protocol.Recorder` when run by
+        #: the runner (calls recorded, capabilities enforced, a missing method is a skip naming it)
         self.impl = impl
         self.profile = profile
         self.statement_id = statement_id
         self.evidence: list[Evidence] = []
         self.examples = 0
         self.worst_slack: float | None = None
+        self.instances_skipped = 0          # instances outside the implementation's declared capabilities
+        self.skip_reasons: list[str] = []
         self._expect_failure = False
 
     # ---- randomness -------------------------------------------------------------------------------------------
@@ -77,16 +80,11 @@ class Context:
         digest = hashlib.sha256(f"{self.statement_id}/{stream}".encode()).digest()
         return np.random.default_rng(int.from_bytes(digest[:8], "little"))
 
-    def adapter(self, attr: str, refvi_default):
-        """The sub-adapter ``attr`` of the implementation under test (e.g. ``online`` for seed 003): its own if it
-        has one, ``refvi_default`` for refvi itself; any other implementation without one makes the statement
-        report ``skip`` -- never silently check refvi in its place."""
-        own = getattr(self.impl, attr, None)
-        if own is not None:
-            return own
-        if getattr(self.impl, "name", None) == "refvi":
-            return refvi_default
-        raise MissingMethod(f"{attr} (a seed adapter; see verification/implementation.py)")
+    def adapter(self, attr: str, refvi_default=None):
+        """The sub-adapter ``attr`` of the implementation under test (``boosting``, ``online``, ``ngvi``).  One that
+        is missing makes the statement report ``skip`` naming it (raised by the recorder); ``refvi_default`` is
+        ignored and kept only for old callers: refvi's own implementation carries its sub-adapters."""
+        return getattr(self.impl, attr)
 
     # ---- instances --------------------------------------------------------------------------------------------
     def forall(self, strategy, check: Callable[[Any], None], *, fixed: Iterable[Any] = (),
@@ -97,8 +95,8 @@ class Context:
         which appears in the error message.
         """
         for inst in fixed:
-            check(inst)
-            self.examples += 1
+            if self._run_instance(check, inst):
+                self.examples += 1
         n = self.profile.max_examples if max_examples is None else max_examples
         if strategy is None or n <= 0:
             return
@@ -111,11 +109,22 @@ class Context:
                   phases=(Phase.explicit, Phase.generate, Phase.shrink))
         @given(strategy)
         def _run(inst):
-            check(inst)
-            counter["n"] += 1
+            if self._run_instance(check, inst):
+                counter["n"] += 1
 
         _run()
         self.examples += counter["n"]
+
+    def _run_instance(self, check, inst) -> bool:
+        """Run one instance; False if it needed a call outside the implementation's declared capabilities."""
+        try:
+            check(inst)
+        except InstanceSkipped as exc:
+            self.instances_skipped += 1
+            if len(self.skip_reasons) < 3 and str(exc) not in self.skip_reasons:
+                self.skip_reasons.append(str(exc))
+            return False
+        return True
 
     def count(self, n: int = 1) -> None:
         """Count instances checked outside :meth:`forall` (fixed loops, enumerations)."""
@@ -208,26 +217,37 @@ class Statement:
     claim: Callable[[Context], None]
     erratum: str | None = None
     profiles: tuple[str, ...] = ("ci", "deep")
+    uses: tuple[str, ...] | None = None
+    """The protocol methods (dotted: ``energy``, ``online.run``) the statement calls; ``()`` declares an
+    *oracle-only* check (true of the paper, exercising no implementation); None: not declared."""
 
     @property
     def printed(self) -> str:
         return "erratum" if self.erratum else "holds"
+
+    @property
+    def oracle_only(self) -> bool:
+        return self.uses == ()
 
 
 REGISTRY: dict[str, Statement] = {}
 
 
 def statement(id: str, *, title: str, source: str, kind: Kind, erratum: str | None = None,
-              profiles: tuple[str, ...] = ("ci", "deep")):
-    """Register ``claim(ctx)`` as the statement ``id`` (``<seed>.<kind><number>``, e.g. ``000.thm3``)."""
+              profiles: tuple[str, ...] = ("ci", "deep"), uses: Iterable[str] | None = None):
+    """Register ``claim(ctx)`` as the statement ``id`` (``<seed>.<kind><number>``, e.g. ``000.thm3``).
+
+    ``uses`` lists the protocol methods the claim calls through ``ctx.impl`` (``()``: an oracle-only check)."""
     _check_id(id)
     if kind not in KINDS:
         raise ValueError(f"statement {id}: kind must be one of {KINDS}, got {kind!r}")
+    if uses is not None:
+        uses = tuple(sorted(set(uses)))
 
     def deco(fn: Callable[[Context], None]) -> Callable[[Context], None]:
         if id in REGISTRY:
             raise ValueError(f"statement {id} registered twice")
-        REGISTRY[id] = Statement(id, title, source, kind, fn, erratum, tuple(profiles))
+        REGISTRY[id] = Statement(id, title, source, kind, fn, erratum, tuple(profiles), uses)
         return fn
 
     return deco

@@ -13,6 +13,10 @@ from __future__ import annotations
 
 import numpy as np
 
+from .numpy_boosting import NumpyBoosting
+from .numpy_ngvi import NumpyNGVI
+from .numpy_online import NumpyOnline
+
 
 def _proj(X, structure):
     if structure == "full":
@@ -30,6 +34,9 @@ class NumpyImplementation:
     """Seed 000 Eqs. 4, 6, 8, Lemmas 16, 31, 32 and seed 002 Thm 7, one sample at a time."""
 
     name = "numpy-adapter"
+    boosting = NumpyBoosting()      # seed 001 sub-adapter (numpy_boosting.py)
+    online = NumpyOnline()          # seed 003 sub-adapter (numpy_online.py)
+    ngvi = NumpyNGVI()              # seed 004 sub-adapter (numpy_ngvi.py)
 
     def _per_sample(self, target, m, C, U):
         for u in np.atleast_2d(U):

@@ -200,7 +200,8 @@ def _sigma_min(C):
 
 # ---- 000.thm1 -------------------------------------------------------------------------------------------------------
 @statement("000.thm1", title="E||grad_w phi(T_w u)||^2 <= (d+1)M^2||m-mbar||^2 + (d+3)M^2||C||_F^2 "
-           "<= (d+3)M^2||w-wbar||^2; sharp", source=f"{SRC}, Thm 1 (from Domke 2019 Thm 3)", kind="exact")
+           "<= (d+3)M^2||w-wbar||^2; sharp", source=f"{SRC}, Thm 1 (from Domke 2019 Thm 3)", kind="exact",
+           uses=("energy", "smoothness"))
 def thm1(ctx):
     def check(inst):
         target, model, m, C, structure = _instance(inst)
@@ -242,7 +243,7 @@ def thm1(ctx):
 
 # ---- 000.thm2 -------------------------------------------------------------------------------------------------------
 @statement("000.thm2", title="E||g_energy||^2 <= (d+3) M^2 ||w - wbar||^2, wbar = (argmax log p, 0)",
-           source=f"{SRC}, Thm 2, Eq. (7)", kind="exact")
+           source=f"{SRC}, Thm 2, Eq. (7)", kind="exact", uses=("energy", "smoothness"))
 def thm2(ctx):
     def check(inst):
         target, model, m, C, structure = _instance(inst)
@@ -264,7 +265,7 @@ def thm2(ctx):
 
 # ---- 000.thm3 -------------------------------------------------------------------------------------------------------
 @statement("000.thm3", title="on W_L: E||g_ent||^2 <= 2(d+3)M^2||w - wbar||^2 + 2dL, and ||grad h(w)||^2 <= dL",
-           source=f"{SRC}, Thm 3, Eq. (9)", kind="exact")
+           source=f"{SRC}, Thm 3, Eq. (9)", kind="exact", uses=("entropy", "grad_neg_entropy", "smoothness"))
 def thm3(ctx):
     def check(inst):
         target, model, m, C, structure = _instance(inst)
@@ -297,7 +298,7 @@ def thm3(ctx):
 
 # ---- 000.def4 -------------------------------------------------------------------------------------------------------
 @statement("000.def4", title="g_energy (and the score estimator) unbiased for grad l, g_ent and STL for grad f",
-           source=f"{SRC}, Def 4 with Eqs. (6), (8)", kind="exact")
+           source=f"{SRC}, Def 4 with Eqs. (6), (8)", kind="exact", uses=("energy", "entropy", "score", "stl"))
 def def4(ctx):
     def check(inst):
         target, model, m, C, structure = _instance(inst)
@@ -361,7 +362,8 @@ COSINE_THM3_DL = ("cosine-fixed", 1, "tril", 0, (0.8,), (0.3,))
 
 
 @statement("000.thm26", title="(a, b) table: E||g||^2 <= a||w - w*||^2 + b; for g_ent b = 4(d+3)M^2||w*-wbar||^2 + 2dL",
-           source=f"{SRC}, Thm 26 (App. 8.2) and §2.2 after Def. 4", kind="exact", erratum="E000-3")
+           source=f"{SRC}, Thm 26 (App. 8.2) and §2.2 after Def. 4", kind="exact", erratum="E000-3",
+           uses=("energy", "entropy", "grad_neg_entropy", "smoothness"))
 def thm26(ctx):
     def check(inst):
         target, model, m, C, structure = _instance(inst)
@@ -442,7 +444,8 @@ def e000_3(ctx):
 # ---- §5 STL claim ---------------------------------------------------------------------------------------------------
 @statement("000.claim-stl-zero-variance",
            title="STL has zero variance at q = p for a Gaussian target; g_energy does not",
-           source=f"{SRC}, §5 (conjecture; Roeder et al.'s sticking-the-landing estimator)", kind="exact")
+           source=f"{SRC}, §5 (conjecture; Roeder et al.'s sticking-the-landing estimator)", kind="exact",
+           uses=("energy", "stl"))
 def stl_zero(ctx):
     rng = ctx.rng("stl")
     for trial in range(max(6, ctx.profile.max_examples // 2)):

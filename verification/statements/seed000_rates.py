@@ -204,7 +204,7 @@ _REPLAY = st.tuples(st.sampled_from(("gaussian", "linear", "logistic")), st.inte
 
 @statement("000.def5", title="Prox-SGD iterates w <- prox_{gamma h}(w - gamma g_energy) and their weighted average, "
                              "replayed exactly against a plain-NumPy loop written from the definition",
-           source=f"{SRC}, Def. 5 with Eq. (6) and Lemma 31", kind="exact")
+           source=f"{SRC}, Def. 5 with Eq. (6) and Lemma 31", kind="exact", uses=("prox_sgd",))
 def def5(ctx):
     ctx.forall(_REPLAY, lambda args: _replay(ctx, "prox", args),
                fixed=[("logistic", 2, 1, 0, True), ("linear", 3, 4, 1, False)], max_examples=_few(ctx, 6))
@@ -212,7 +212,7 @@ def def5(ctx):
 
 @statement("000.def8", title="Proj-SGD iterates w <- proj_{W_M}(w - gamma g_ent) and their weighted average, "
                              "replayed exactly against a plain-NumPy loop written from the definition",
-           source=f"{SRC}, Def. 8 with Eq. (8) and Lemma 32", kind="exact")
+           source=f"{SRC}, Def. 8 with Eq. (8) and Lemma 32", kind="exact", uses=("proj_sgd",))
 def def8(ctx):
     ctx.forall(_REPLAY, lambda args: _replay(ctx, "proj", args),
                fixed=[("logistic", 2, 1, 0, True), ("gaussian", 3, 4, 1, True), ("linear", 2, 1, 2, False)],
@@ -222,7 +222,7 @@ def def8(ctx):
 # ---------------------------------------------------------------------------------------------------- Thm 6
 @statement("000.thm6", title="Prox-SGD, strongly convex l: E||w^{T+1} - w*||^2 <= (1 - gamma mu)^T ||w^0 - w*||^2 "
                              "+ (2 gamma/mu)(b + M^2 ||w* - wbar||^2) (Eq. 10); decaying step (Eq. 11)",
-           source=f"{SRC}, Thm 6 (§3.1, proof §9.3), Eqs. (10), (11)", kind="statistical")
+           source=f"{SRC}, Thm 6 (§3.1, proof §9.3), Eqs. (10), (11)", kind="statistical", uses=("prox_sgd",))
 def thm6(ctx):
     # (i) one-step chain in conditional expectation, exact by 10-point-per-axis Gauss-Hermite (the integrands are
     # polynomial in u (E2, E3) or analytic (E1): rule error < 1e-10 relative here, tolerance 1e-9)
@@ -289,7 +289,7 @@ def _theta_weights(theta, T, first):
 
 @statement("000.thm7", title="Prox-SGD, convex l: E[f(wbar^T) - inf f] <= gamma (a ||w^0 - w*||^2/(1 - theta^T) + b), "
                              "theta = 1/(1 + 2 a gamma^2); the gamma = 1/(M sqrt T) bound as corrected by E000-7",
-           source=f"{SRC}, Thm 7 (§3.1, proof §9.4)", kind="statistical", erratum="E000-7")
+           source=f"{SRC}, Thm 7 (§3.1, proof §9.4)", kind="statistical", erratum="E000-7", uses=("prox_sgd",))
 def thm7(ctx):
     # (i) one-step inequality (29): 1/2 E||w+ - w*||^2 - 1/2 ||w - w*||^2 <= -gamma E[f(w+) - f*] + gamma^2 V[g]
     def one_step(inst_args):
@@ -357,7 +357,8 @@ def e000_4(ctx):
 
 @statement("000.thm9", title="Proj-SGD, strongly convex f on closed convex W: Eq. (12); decaying step Eq. (13) "
                              "as corrected by E000-4",
-           source=f"{SRC}, Thm 9 (§3.2, proof §9.5), Eqs. (12), (13)", kind="statistical", erratum="E000-4")
+           source=f"{SRC}, Thm 9 (§3.2, proof §9.5), Eqs. (12), (13)", kind="statistical", erratum="E000-4",
+           uses=("proj_sgd",))
 def thm9(ctx):
     # (i) one-step chain (31)-(32) in conditional expectation on W_M (symmetric C), exact by Gauss-Hermite
     def one_step(inst_args):
@@ -413,7 +414,8 @@ def thm9(ctx):
 # ---------------------------------------------------------------------------------------------------- Thm 10
 @statement("000.thm10", title="Proj-SGD, convex f: E[f(wbar^T) - inf f] <= (gamma/2)(a ||w^0 - w*||^2/(1 - theta^T) "
                               "+ b), theta = 1/(1 + a gamma^2); Eq. (14) as corrected by E000-7",
-           source=f"{SRC}, Thm 10 (§3.2, proof §9.6), Eq. (14)", kind="statistical", erratum="E000-7")
+           source=f"{SRC}, Thm 10 (§3.2, proof §9.6), Eq. (14)", kind="statistical", erratum="E000-7",
+           uses=("proj_sgd",))
 def thm10(ctx):
     # (i) one-step: 2 gamma (f(w) - f*) <= (1 + a gamma^2) D - E||w+ - w*||^2 + b gamma^2, exact by Gauss-Hermite
     def one_step(inst_args):
@@ -454,7 +456,7 @@ def thm10(ctx):
 # ------------------------------------------------------------------------------------------- Thm 27, Lemma 28
 @statement("000.thm27", title="generic recursion (18) with the switching step 1/(2L) then (1/mu)(2t+1)/(t+1)^2 gives "
                               "Eq. (19): 16 floor(L/mu)^2 r_0/(T+1)^2 + (sigma^2/mu^2) 8/(T+1)",
-           source=f"{SRC}, Thm 27 (§9.1), Eqs. (18), (19)", kind="exact")
+           source=f"{SRC}, Thm 27 (§9.1), Eqs. (18), (19)", kind="exact", uses=())
 def thm27(ctx):
     def check(inst):
         ratio, mu, sigma2, r0, T = inst
@@ -516,7 +518,7 @@ def e000_7(ctx):
 
 @statement("000.lemma28", title="gamma = A/sqrt(T) turns gamma (a D/(1 - theta^T) + b), theta = 1/(1 + B gamma^2), "
                                 "into O(1/sqrt T): (a D/sqrt T)(1/(AB) + A) + A b/sqrt T (E000-7)",
-           source=f"{SRC}, Lemma 28 (§9.2)", kind="exact", erratum="E000-7")
+           source=f"{SRC}, Lemma 28 (§9.2)", kind="exact", erratum="E000-7", uses=())
 def lemma28(ctx):
     import sympy as sp
 
@@ -543,7 +545,7 @@ def lemma28(ctx):
 # ---------------------------------------------------------------------------------------------------- Cor 30
 @statement("000.cor30", title="Prox-SGD with gamma = A log T/T, A >= 1/mu, T/log T >= 2aA/mu: E||w^{T+1} - w*||^2 <= "
                               "||w^0 - w*||^2/T + (2A log T/(mu T))(b + M^2 ||w* - wbar||^2)",
-           source=f"{SRC}, Cor 30 (§9.3)", kind="statistical")
+           source=f"{SRC}, Cor 30 (§9.3)", kind="statistical", uses=("prox_sgd",))
 def cor30(ctx):
     rng = ctx.rng("cor30")
     inst = Instance(gaussian(rng, 1), "tril")
@@ -575,7 +577,7 @@ def _gap_curve(ctx, kind, inst, m0, C0, Ts, gamma_of, weights_of, R, stream):
 
 @statement("000.cor11", title="Prox-SGD for VI (triangular C, g_energy): gamma = 1/(M sqrt T) gives "
                               "E[f(wbar^T) - f*] = O(1/sqrt T); the decaying step of Thm 6 gives E||w^T - w*||^2 = O(1/T)",
-           source=f"{SRC}, Cor 11 (§4)", kind="statistical")
+           source=f"{SRC}, Cor 11 (§4)", kind="statistical", uses=("prox_sgd",))
 def cor11(ctx):
     # the O(.) with the explicit constant of Thm 7 + Lemma 28 (corrected, E000-7), on real data (diabetes, d = 11)
     inst = Instance(real_linear(), "tril")
@@ -612,7 +614,7 @@ def cor11(ctx):
 
 @statement("000.cor12", title="Proj-SGD for VI (symmetric C, g_ent, W_M): gamma = 1/sqrt T gives "
                               "E[f(wbar^T) - f*] = O(1/sqrt T); the decaying step of Thm 9 gives E||w^T - w*||^2 = O(1/T)",
-           source=f"{SRC}, Cor 12 (§4)", kind="statistical")
+           source=f"{SRC}, Cor 12 (§4)", kind="statistical", uses=("proj_sgd",))
 def cor12(ctx):
     rng = ctx.rng("cor12")
     inst = Instance(linear(rng, 5, 2, scale=0.3), "sym")

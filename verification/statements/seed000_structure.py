@@ -149,7 +149,8 @@ def seeds(dmax: int = 3, nmax: int = 6):
 
 # ================================================================================================ §9-10: prox etc.
 @statement("000.lemma29", title="prox of the neg-entropy: non-expansive, fixed point at w*, subgradient "
-           "characterization", source=f"{SRC}, Lemma 29 (1)-(3), with h of Lemma 17.3 on T^d", kind="exact")
+           "characterization", source=f"{SRC}, Lemma 29 (1)-(3), with h of Lemma 17.3 on T^d", kind="exact",
+           uses=("entropy_prox", "grad_neg_entropy"))
 def lemma29(ctx):
     impl = ctx.impl
 
@@ -216,7 +217,7 @@ def lemma29(ctx):
 
 
 @statement("000.lemma31", title="prox of the neg-entropy on T^d: diagonal C_ii -> (C_ii + sqrt(C_ii^2 + 4 gamma))/2, "
-           "off-diagonal unchanged", source=f"{SRC}, Lemma 31, Eq. (34)", kind="symbolic")
+           "off-diagonal unchanged", source=f"{SRC}, Lemma 31, Eq. (34)", kind="symbolic", uses=("entropy_prox",))
 def lemma31(ctx):
     import mpmath
     import sympy as sp
@@ -268,7 +269,7 @@ def lemma31(ctx):
 
 
 @statement("000.lemma32", title="projection onto W_M for symmetric C clips eigenvalues at 1/sqrt(M)",
-           source=f"{SRC}, Lemma 32", kind="exact")
+           source=f"{SRC}, Lemma 32", kind="exact", uses=("project_wm",))
 def lemma32(ctx):
     from scipy.optimize import minimize
 
@@ -332,7 +333,7 @@ def lemma32(ctx):
 
 
 @statement("000.lemma33", title="adjoint of T(m, C) = C u + m is T*(z) = (z, proj_V(z u^T))",
-           source=f"{SRC}, Lemma 33 (used in Eq. 6)", kind="exact")
+           source=f"{SRC}, Lemma 33 (used in Eq. 6)", kind="exact", uses=("energy",))
 def lemma33(ctx):
     import sympy as sp
 
@@ -405,7 +406,7 @@ def _quadratic_instance(rng, kind, d, N):
 
 
 @statement("000.lemma13", title="restricting C to symmetric or triangular factors keeps the VI optimum (same "
-           "distribution, same value)", source=f"{SRC}, Lemma 13", kind="exact")
+           "distribution, same value)", source=f"{SRC}, Lemma 13", kind="exact", uses=("entropy",))
 def lemma13(ctx):
     def check(inst):
         d, N, seed = inst
@@ -470,7 +471,7 @@ def lemma13(ctx):
 
 
 @statement("000.lemma14", title="KL(q_w || p(.|x)) = l(w) + h(w) + log p(x) - (d/2)(1 + log 2 pi) on W",
-           source=f"{SRC}, Lemma 14", kind="exact")
+           source=f"{SRC}, Lemma 14", kind="exact", uses=())
 def lemma14(ctx):
     from scipy.stats import multivariate_normal
 
@@ -503,7 +504,7 @@ def lemma14(ctx):
 
 
 @statement("000.lemma15", title="restriction to V: grad phi_V = proj_V(grad phi), norm not larger, smoothness "
-           "inherited", source=f"{SRC}, Lemma 15 (1)-(3)", kind="exact")
+           "inherited", source=f"{SRC}, Lemma 15 (1)-(3)", kind="exact", uses=("energy", "smoothness"))
 def lemma15(ctx):
     def grad_V_by_fd(model, m, C, structure, h):
         """sum_k (d/dt) l(m, C + t E_k) E_k over an orthonormal basis {E_k} of V, by central differences."""
@@ -562,7 +563,7 @@ def _logdet_abs(C) -> float:
 
 
 @statement("000.lemma16", title="l is M-smooth; grad h = (0, -proj_V C^{-T}); h is M-smooth on W_M",
-           source=f"{SRC}, Lemma 16 (1)-(3)", kind="exact")
+           source=f"{SRC}, Lemma 16 (1)-(3)", kind="exact", uses=("grad_neg_entropy", "smoothness"))
 def lemma16(ctx):
     impl = ctx.impl
 
@@ -654,7 +655,8 @@ def lemma16(ctx):
 
 
 @statement("000.lemma17", title="l convex (mu-strongly); h, W, W_M convex for S^d; h, W convex for T^d",
-           source=f"{SRC}, Lemma 17 (1)-(3)", kind="exact", erratum="E000-6")
+           source=f"{SRC}, Lemma 17 (1)-(3)", kind="exact", erratum="E000-6",
+           uses=("grad_neg_entropy", "strong_convexity"))
 def lemma17(ctx):
     impl = ctx.impl
 
@@ -742,7 +744,7 @@ def e000_6(ctx):
 
 
 @statement("000.lemma18", title="every minimizer of f lies in W_M: sigma_min(C*) >= 1/sqrt(M)",
-           source=f"{SRC}, Lemma 18 (with Domke 2020 Thm 7)", kind="exact")
+           source=f"{SRC}, Lemma 18 (with Domke 2020 Thm 7)", kind="exact", uses=("project_wm", "smoothness"))
 def lemma18(ctx):
     impl = ctx.impl
 
@@ -821,7 +823,8 @@ def _cos_glm(r: float, c: float):
 
 
 @statement("000.thm21", title="generic GLM: eigenvalues of -Hess log p lie in [lambda_min(S^-1 + theta_min AA^T), "
-           "lambda_max(S^-1 + theta_max AA^T)]", source=f"{SRC}, Thm 21", kind="exact", erratum="E000-1")
+           "lambda_max(S^-1 + theta_max AA^T)]", source=f"{SRC}, Thm 21", kind="exact", erratum="E000-1",
+           uses=("smoothness", "strong_convexity"))
 def thm21(ctx):
     def generic(inst):
         d, N, seed = inst
@@ -878,7 +881,8 @@ def e000_1(ctx):
 
 
 @statement("000.cor22", title="linear regression: mu, M = lambda_min, lambda_max(Sigma^-1 + A A^T / sigma^2)",
-           source=f"{SRC}, Cor 22 (and Table 2)", kind="exact", erratum="E000-2")
+           source=f"{SRC}, Cor 22 (and Table 2)", kind="exact", erratum="E000-2",
+           uses=("smoothness", "strong_convexity"))
 def cor22(ctx):
     impl = ctx.impl
 
@@ -939,7 +943,7 @@ def e000_2(ctx):
 
 
 @statement("000.cor23", title="logistic regression: mu = lambda_min(Sigma^-1), M = lambda_max(Sigma^-1 + AA^T/4)",
-           source=f"{SRC}, Cor 23 (and Table 2)", kind="exact")
+           source=f"{SRC}, Cor 23 (and Table 2)", kind="exact", uses=("smoothness", "strong_convexity"))
 def cor23(ctx):
     import sympy as sp
 
@@ -1004,7 +1008,7 @@ def _blocks(H, d, G):
 
 
 @statement("000.thm24", title="hierarchical model smooth iff the theta-theta, theta-z_i, z_i-z_i Hessian blocks are "
-           "uniformly bounded", source=f"{SRC}, Thm 24 (proof steps 2-7)", kind="exact")
+           "uniformly bounded", source=f"{SRC}, Thm 24 (proof steps 2-7)", kind="exact", uses=("smoothness",))
 def thm24(ctx):
     impl = ctx.impl
 
@@ -1036,7 +1040,8 @@ def thm24(ctx):
 
 
 @statement("000.cor25", title="hierarchical logistic regression is convex and smooth; theta-theta block "
-           "-(Sigma^-1 + n Delta^-1)", source=f"{SRC}, Cor 25", kind="exact", erratum="E000-5")
+           "-(Sigma^-1 + n Delta^-1)", source=f"{SRC}, Cor 25", kind="exact", erratum="E000-5",
+           uses=("smoothness", "strong_convexity"))
 def cor25(ctx):
     impl = ctx.impl
 

@@ -218,7 +218,7 @@ def dense(prob, comp, wts):
 # ------------------------------------------------------------------------------------------------------------------
 
 @statement("001.claim-bregman-kl", title="D(y, q) = f(y) - f(q) - <y - q, grad f(q)> equals KL(y||q); p drops out",
-           source=f"{SRC}, Eq. (7) (curvature constant), GUIDE-001 D1", kind="exact")
+           source=f"{SRC}, Eq. (7) (curvature constant), GUIDE-001 D1", kind="exact", uses=("boosting.problem",))
 def claim_bregman_kl(ctx):
     prob, _ = i1()
     from refvi.boosting import CauchyTarget
@@ -266,7 +266,8 @@ def e001_1(ctx):
 
 
 @statement("001.lemma1", title="KL(.||p_x) is (1/eps)-smooth on densities bounded below by eps (sufficient part)",
-           source=f"{SRC}, Lemma 1 (corrected), §2 claim on strong convexity 1/M", kind="exact", erratum="E001-1")
+           source=f"{SRC}, Lemma 1 (corrected), §2 claim on strong convexity 1/M", kind="exact", erratum="E001-1",
+           uses=())
 def lemma1(ctx):
     prob, _ = i1()
     eps, M = prob.eps, prob.M
@@ -297,7 +298,7 @@ def lemma1(ctx):
 # ------------------------------------------------------------------------------------------------------------------
 
 @statement("001.eq5", title="KL(p_A || p_x) = -log P_{p_x}(A); KL(q||p_x) = KL(q||p_A) - log P(A) for q on A",
-           source=f"{SRC}, Eq. (5) and D3", kind="exact")
+           source=f"{SRC}, Eq. (5) and D3", kind="exact", uses=())
 def eq5(ctx):
     from scipy import stats
     lo, hi = -1.0, 1.0
@@ -338,7 +339,8 @@ def eq5(ctx):
 # ------------------------------------------------------------------------------------------------------------------
 
 @statement("001.thm2", title="||TN||^2 <= 1/(sigma^d (2 sqrt pi)^d Z^2); diam^2 <= 4/(sigma_min^d (2 sqrt pi)^d K^2)",
-           source=f"{SRC}, Thm 2 and its proof (Appendix B)", kind="exact")
+           source=f"{SRC}, Thm 2 and its proof (Appendix B)", kind="exact",
+           uses=("boosting.atoms", "boosting.family_constants"))
 def thm2(ctx):
     import sympy as sp
     _, diff = ob.normal_square_integral_sympy()
@@ -371,7 +373,7 @@ def thm2(ctx):
 
 
 @statement("001.cor3", title="diam(A)^2 <= 4 max ||q||^2 <= 4 M^2 Leb(A) (and the tighter 2M)",
-           source=f"{SRC}, Cor 3 (GUIDE-001 P3)", kind="exact")
+           source=f"{SRC}, Cor 3 (GUIDE-001 P3)", kind="exact", uses=("boosting.grid_atoms",))
 def cor3(ctx):
     b = B(ctx)
 
@@ -400,7 +402,7 @@ def cor3(ctx):
 # ------------------------------------------------------------------------------------------------------------------
 
 @statement("001.thm6", title="C_f <= L diam^2 <= 4 M^2 Leb(A) / eps (L = 1/eps)",
-           source=f"{SRC}, Thm 6 with Eq. (7)", kind="exact")
+           source=f"{SRC}, Thm 6 with Eq. (7)", kind="exact", uses=("boosting.curvature_lower_bound",))
 def thm6(ctx):
     prob, _ = i1()
     b = B(ctx)
@@ -479,7 +481,7 @@ def i3_horizons(ctx):
 @statement("001.thm4", title="FW with a delta-LMO and step 2/(delta t + 2): "
                              "f(q^t) - f* <= 2(C/delta + eps_0)/(delta t + 2)",
            source=f"{SRC}, Thm 4 (from [18]); step condition made explicit (GUIDE-001 P4)", kind="exact",
-           erratum="E001-2")
+           erratum="E001-2", uses=("boosting.approx_lmo", "boosting.frank_wolfe"))
 def thm4(ctx):
     prob, fstar = i1()
     C = prob.atoms.diameter_sq() / prob.eps                     # >= C_f by Thm 6 (001.thm6)
@@ -527,7 +529,8 @@ def e001_3(ctx):
 
 @statement("001.cor7", title="Cor 7 (corrected): f(q^t) - f* <= 8M^2 Leb/(eps(delta^2 t + 2 delta)) "
                              "+ 2 eps_0/(delta t + 2)",
-           source=f"{SRC}, Cor 7 (GUIDE-001 P5)", kind="exact", erratum="E001-3")
+           source=f"{SRC}, Cor 7 (GUIDE-001 P5)", kind="exact", erratum="E001-3",
+           uses=("boosting.approx_lmo", "boosting.frank_wolfe"))
 def cor7(ctx):
     prob, fstar = i1()
     C = 4 * prob.M ** 2 * prob.box.volume / prob.eps
@@ -575,7 +578,8 @@ def e001_4(ctx):
 
 
 @statement("001.thm8", title="Thm 8 (corrected constants) along Algorithm 1 runs on a Gaussian mixture in the family",
-           source=f"{SRC}, Thm 8 (GUIDE-001 P6)", kind="exact", erratum="E001-4")
+           source=f"{SRC}, Thm 8 (GUIDE-001 P6)", kind="exact", erratum="E001-4",
+           uses=("boosting.approx_lmo", "boosting.family_constants", "boosting.frank_wolfe"))
 def thm8(ctx):
     prob, fstar = i1()
     b = B(ctx)
@@ -634,7 +638,8 @@ def e001_5(ctx):
 
 
 @statement("001.thm5", title="q* in the relative interior: line-search FW decays geometrically (empirical)",
-           source=f"{SRC}, Thm 5 (Guelat & Marcotte [3]); GUIDE-001 P7", kind="exact", erratum="E001-5")
+           source=f"{SRC}, Thm 5 (Guelat & Marcotte [3]); GUIDE-001 P7", kind="exact", erratum="E001-5",
+           uses=("boosting.frank_wolfe",))
 def thm5(ctx):
     prob, fstar = i2()
     b = B(ctx)
@@ -682,7 +687,7 @@ def pairwise_decrease(prob, alpha, scores, z: int, L: float):
 
 @statement("001.thm9", title="Alg 3: per-step decrease of Eq. (14) on good steps (Var 0 with L = 1/eps, Var 1); "
                              "geometric decay of Var 1 (empirical)",
-           source=f"{SRC}, Thm 9 / Thm 9' and Eq. (14) (GUIDE-001 P9)", kind="exact")
+           source=f"{SRC}, Thm 9 / Thm 9' and Eq. (14) (GUIDE-001 P9)", kind="exact", uses=("boosting.corrective",))
 def thm9(ctx):
     prob, fstar = i1()
     b = B(ctx)
@@ -709,7 +714,7 @@ def thm9(ctx):
 
 @statement("001.eq10", title="score-function gradient (with grad log Z of the truncation) is unbiased for "
                              "d/dmu E_{s_mu}[grad f(q)]", source=f"{SRC}, Eq. (10), Alg 2 (GUIDE-001 §2.4, P13)",
-           kind="statistical")
+           kind="statistical", uses=("boosting.score_gradient",))
 def eq10(ctx):
     from scipy import stats
     prob, _ = i1()
@@ -752,7 +757,7 @@ def eq10(ctx):
 # ------------------------------------------------------------------------------------------------------------------
 
 @statement("001.claim-fixed-step-weights", title="Variant 0 weights: atom chosen at step k has 2(k+1)/(T(T+1))",
-           source=f"{SRC}, Algorithm 1 Variant 0 (GUIDE-001 §2.3)", kind="symbolic")
+           source=f"{SRC}, Algorithm 1 Variant 0 (GUIDE-001 §2.3)", kind="symbolic", uses=("boosting.frank_wolfe",))
 def claim_fixed_step_weights(ctx):
     import sympy as sp
     j, k, T = sp.symbols("j k T", integer=True, positive=True)
@@ -771,7 +776,8 @@ def claim_fixed_step_weights(ctx):
 
 
 @statement("001.claim-shift-invariance", title="LMO, steps, QP and corrective weights are invariant to log p + c",
-           source=f"{SRC}, §4.1-4.3 (grad f = log q/p(x,z)), GUIDE-001 §2.0 and P14", kind="exact")
+           source=f"{SRC}, §4.1-4.3 (grad f = log q/p(x,z)), GUIDE-001 §2.0 and P14", kind="exact",
+           uses=("boosting.fully_corrective_weights", "boosting.line_search", "boosting.norm_corrective_weights"))
 def claim_shift_invariance(ctx):
     prob, _ = i1()
     b = B(ctx)
@@ -809,7 +815,8 @@ def _embed(prob, idx, a):
 
 
 @statement("001.claim-fw-gap-certificate", title="f(q^t) - f* <= g_t (FW duality gap) at every step of every variant",
-           source=f"{SRC}, Algorithm 1 and 3 (weak duality, Jaggi [7]); GUIDE-001 P18", kind="exact")
+           source=f"{SRC}, Algorithm 1 and 3 (weak duality, Jaggi [7]); GUIDE-001 P18", kind="exact",
+           uses=("boosting.approx_lmo", "boosting.corrective", "boosting.frank_wolfe"))
 def claim_fw_gap_certificate(ctx):
     prob, fstar = i1()
     b = B(ctx)
@@ -835,7 +842,7 @@ def claim_fw_gap_certificate(ctx):
 @statement("001.claim-mog-recovery", title="fully-corrective FW recovers p_A = sum w_k P_k(A)/P(A) TN_k and "
                                            "f* = -log P(A) when the target's components are atoms",
            source=f"{SRC}, §3 ('conv(A) contains p_A which becomes the minimizer'), Eq. (5); GUIDE-001 P8",
-           kind="exact")
+           kind="exact", uses=("boosting.corrective", "boosting.grid_atoms", "boosting.problem"))
 def claim_mog_recovery(ctx):
     b = B(ctx)
     for stride, wtol in ((0.1, 1e-6), (0.025, 1e-5)):

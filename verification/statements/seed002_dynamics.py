@@ -90,7 +90,8 @@ def _e002_8(ctx):
 
 @statement("002.thm6", title="proximal gradient descent, lambda <= 1/M, triangular C: F(w_{k+1}) - v* <= "
                              "(1 - lambda c)(F(w_k) - v*) (rate as corrected by E002-8)",
-           source=f"{SRC}, Thm 6 (§5.3, no proof in the paper)", kind="exact", erratum="E002-8")
+           source=f"{SRC}, Thm 6 (§5.3, no proof in the paper)", kind="exact", erratum="E002-8",
+           uses=("gradient_descent",))
 def thm6(ctx):
     def quad(inst):
         d, seed = inst
@@ -116,7 +117,7 @@ def thm6(ctx):
 @statement("002.claim-thm6-projected", title="projected gradient descent (full C, singular-value clip), lambda <= 1/(2M):"
                                              " per-step contraction (1 - lambda c) -- paper claim, empirically verified, "
                                              "proof missing (W_M not convex)",
-           source=f"{SRC}, Thm 6 projected half (§5.3)", kind="exact", erratum="E002-4")
+           source=f"{SRC}, Thm 6 projected half (§5.3)", kind="exact", erratum="E002-4", uses=("gradient_descent",))
 def thm6_projected(ctx):
     def quad(inst):
         d, seed = inst
@@ -141,7 +142,7 @@ def _iso(rng, d):
 
 @statement("002.claim-prox-one-step", title="isotropic quadratic f = a/2 ||z - z*||^2: prox GD with lambda = 1/a "
                                             "reaches (z*, I/sqrt(a)) in one step from any start",
-           source=f"{SRC}, §5.3 / GUIDE-002 §4 O9", kind="exact")
+           source=f"{SRC}, §5.3 / GUIDE-002 §4 O9", kind="exact", uses=("gradient_descent",))
 def prox_one_step(ctx):
     def check(inst):
         d, seed = inst
@@ -159,7 +160,7 @@ def prox_one_step(ctx):
 
 @statement("002.claim-heron", title="isotropic quadratic, d = 1: projected GD with lambda = 1/(2a) is Heron's "
                                     "iteration c <- (c + (1/a)/c)/2, quadratically convergent to 1/sqrt(a)",
-           source=f"{SRC}, §5.3 / GUIDE-002 §4 O9", kind="exact")
+           source=f"{SRC}, §5.3 / GUIDE-002 §4 O9", kind="exact", uses=("gradient_descent",))
 def heron(ctx):
     def check(inst):
         seed, c0 = inst
@@ -186,7 +187,7 @@ def heron(ctx):
 @statement("002.claim-naive-cycle", title="isotropic quadratic: naive GD with lambda = 1/a has m_1 = z*, "
                                           "C_{k+1} = C_k^{-T}/a, a period-2 cycle that never converges unless "
                                           "C_0^T C_0 = I/a",
-           source=f"{SRC}, §5.3, Figs 1, 3 / GUIDE-002 §4 O9", kind="exact")
+           source=f"{SRC}, §5.3, Figs 1, 3 / GUIDE-002 §4 O9", kind="exact", uses=("gradient_descent",))
 def naive_cycle(ctx):
     def check(inst):
         d, seed = inst

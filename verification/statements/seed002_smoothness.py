@@ -169,7 +169,7 @@ def _dims(base, dmax_discrete=5):
 
 # =================================================================================================================
 @statement("002.thm1", title="l is convex for any base; c-strongly convex for a standardized base",
-           source=f"{SOURCE}, Thm 1 (§2.2, §4.1), Eq. (5)", kind="exact")
+           source=f"{SOURCE}, Thm 1 (§2.2, §4.1), Eq. (5)", kind="exact", uses=("energy",))
 def thm1(ctx):
     n_ex = max(4, ctx.profile.max_examples // 2)
 
@@ -240,7 +240,7 @@ def thm1(ctx):
 
 # =================================================================================================================
 @statement("002.thm2", title="l is M-smooth for any standardized base (f M-smooth, not necessarily convex)",
-           source=f"{SOURCE}, Thm 2 (§2.2, §4.3), Eqs. (14)-(15)", kind="exact")
+           source=f"{SOURCE}, Thm 2 (§2.2, §4.3), Eqs. (14)-(15)", kind="exact", uses=("energy",))
 def thm2(ctx):
     n_ex = max(3, ctx.profile.max_examples // 4)
     worst = {"ratio": 0.0}
@@ -361,7 +361,7 @@ def _t_shape_ratio(ctx, a, nu):
 
 # =================================================================================================================
 @statement("002.lemma11", title="<a, b>_s = E_s a(u)^T b(u) is an inner product (modulo s-a.e. equality)",
-           source=f"{SOURCE}, Lemma 11 (§8)", kind="exact")
+           source=f"{SOURCE}, Lemma 11 (§8)", kind="exact", uses=())
 def lemma11(ctx):
     """On discrete bases the inner product is a finite weighted sum: check symmetry, bilinearity, Cauchy-Schwarz,
     PSD Gram matrices, and <a, a> = 0 exactly when a vanishes on the support."""
@@ -388,7 +388,7 @@ def lemma11(ctx):
 
 
 @statement("002.lemma12", title="||grad l(w) - grad l(v)||^2 = sum_i <a_i, grad f o t_w - grad f o t_v>_s^2",
-           source=f"{SOURCE}, Lemma 12 (§8)", kind="exact")
+           source=f"{SOURCE}, Lemma 12 (§8)", kind="exact", uses=("energy",))
 def lemma12(ctx):
     """grad l from the implementation (exact atoms) equals the coordinates <a_i, grad f o t_w>_s computed from the
     discrete inner product and the hand-derived grad f of the cos + quadratic target; the identity follows."""
@@ -431,7 +431,7 @@ def _sym_moments(d):
 
 
 @statement("002.lemma13", title="a_i(u) = d t_w(u)/d w_i are orthonormal in <.,.>_s iff s is standardized",
-           source=f"{SOURCE}, Lemma 13 (§8)", kind="symbolic")
+           source=f"{SOURCE}, Lemma 13 (§8)", kind="symbolic", uses=())
 def lemma13(ctx):
     import sympy as sp
 
@@ -507,7 +507,7 @@ def lemma13(ctx):
 
 
 @statement("002.lemma14", title="E_s ||t_w(u) - t_v(u)||^2 = ||w - v||^2 for standardized s",
-           source=f"{SOURCE}, Lemma 14 (§8)", kind="symbolic")
+           source=f"{SOURCE}, Lemma 14 (§8)", kind="symbolic", uses=())
 def lemma14(ctx):
     import sympy as sp
 
@@ -543,7 +543,7 @@ def lemma14(ctx):
 
 # =================================================================================================================
 @statement("002.thm4", title="Quadratic f: l = a/2(||E z - z*||^2 + tr V z), Eqs. (16)-(18); constants are tight",
-           source=f"{SOURCE}, Thm 4 (§4.4, §7), Eqs. (16)-(18)", kind="symbolic")
+           source=f"{SOURCE}, Thm 4 (§4.4, §7), Eqs. (16)-(18)", kind="symbolic", uses=("energy",))
 def thm4(ctx):
     import sympy as sp
 
@@ -604,7 +604,7 @@ def thm4(ctx):
 
 
 @statement("002.example8", title="Shifted-mean Gaussian N(mu0 + m, C C^T) is not a-smooth",
-           source=f"{SOURCE}, Example 8 (§5.1, §7)", kind="exact")
+           source=f"{SOURCE}, Example 8 (§5.1, §7)", kind="exact", uses=("energy",))
 def example8(ctx):
     """Base N(mu0, I) (the print's N(mu0, C) is a typo), f = a/2 ||z - z*||^2.  Implementation gradients with
     Gauss-Hermite nodes shifted by mu0 (exact for quadratic integrands):
@@ -662,7 +662,7 @@ def example8(ctx):
 
 
 @statement("002.example9", title="Student-t parameterized by its shape: l is a-strongly convex but a nu/(nu-2)-smooth",
-           source=f"{SOURCE}, Example 9 (§5.1, §7)", kind="exact")
+           source=f"{SOURCE}, Example 9 (§5.1, §7)", kind="exact", uses=("energy",))
 def example9(ctx):
     """q = StudentT_nu(m, S S^T) = LocScale(m, S, t_nu) with t_nu of shape I, covariance nu/(nu-2) I;
     f = a/2||z - z0||^2:
@@ -709,7 +709,7 @@ def example9(ctx):
 
 
 @statement("002.example10", title="Standardized Student-t StudentT_nu(m, (nu-2)/nu C C^T): l keeps a and M",
-           source=f"{SOURCE}, Example 10 (§7)", kind="exact")
+           source=f"{SOURCE}, Example 10 (§7)", kind="exact", uses=("energy",))
 def example10(ctx):
     """Elliptical standardized t base u = g sqrt((nu-2)/chi2_nu).  Exact: for quadratic f, l = a/2(||C||^2 + ||m-z0||^2)
     (O1 with the scipy variance); for cos + quadratic f (non-convex allowed), M-smoothness and c-strong convexity of the

@@ -157,7 +157,8 @@ def _e002_1(ctx):
 
 
 @statement("002.thm3", title="Solution bounds: ||C||_F^2 + ||m - z*||^2 <= d/c and C C^T >= I/M",
-           source=f"{SRC}, Thm 3 (§2.3, §5.2; proof §9)", kind="exact", erratum="E002-1")
+           source=f"{SRC}, Thm 3 (§2.3, §5.2; proof §9)", kind="exact", erratum="E002-1",
+           uses=("energy", "entropy_prox", "smoothness", "strong_convexity"))
 def thm3(ctx):
     impl = ctx.impl
 
@@ -362,7 +363,8 @@ def _e002_2(ctx):
 
 
 @statement("002.claim-logistic-constants", title="Logistic regression: c = 1/s^2 and M = 1/s^2 + lambda_max(X^T X)/4",
-           source=f"{SRC}, §6 constants of the experiments", kind="exact", erratum="E002-2")
+           source=f"{SRC}, §6 constants of the experiments", kind="exact", erratum="E002-2",
+           uses=("smoothness", "strong_convexity"))
 def logistic_constants(ctx):
     impl = ctx.impl
 
@@ -416,7 +418,7 @@ def _e002_3(ctx):
 
 
 @statement("002.claim-h-not-convex-full", title="h = -log|det C| is convex on T^d_+ and S^d_++ (not on full C)",
-           source=f"{SRC}, §2.3 / §5.3 remark on h", kind="exact", erratum="E002-3")
+           source=f"{SRC}, §2.3 / §5.3 remark on h", kind="exact", erratum="E002-3", uses=("grad_neg_entropy",))
 def h_convex_restricted(ctx):
     impl = ctx.impl
 
@@ -463,7 +465,7 @@ def _e002_4(ctx):
 
 
 @statement("002.claim-wm-not-convex", title="W_M is non-convex; projection lands in W_M and keeps sign(det C)",
-           source=f"{SRC}, §5.3 definition of W_M, Thm 6", kind="exact", erratum="E002-4")
+           source=f"{SRC}, §5.3 definition of W_M, Thm 6", kind="exact", erratum="E002-4", uses=("project_singular",))
 def wm_claim(ctx):
     impl = ctx.impl
 
@@ -504,7 +506,7 @@ def _e002_7(ctx):
 
 @statement("002.lemma15", title="Rank-one singular perturbation: <grad h, w'-w> = -delta/S_ii, ||w'-w|| = |delta|, "
                                 "h(w') - h(w) = log(S_ii/(S_ii+delta))",
-           source=f"{SRC}, Lemma 15 (§9)", kind="exact", erratum="E002-7")
+           source=f"{SRC}, Lemma 15 (§9)", kind="exact", erratum="E002-7", uses=("grad_neg_entropy",))
 def lemma15(ctx):
     impl = ctx.impl
 
@@ -528,7 +530,7 @@ def lemma15(ctx):
 
 
 @statement("002.lemma17", title="||B^{-1} - C^{-1}||_F <= ||B - C||_F / (sigma_min(B) sigma_min(C))",
-           source=f"{SRC}, Lemma 17 (§10)", kind="exact")
+           source=f"{SRC}, Lemma 17 (§10)", kind="exact", uses=("grad_neg_entropy",))
 def lemma17(ctx):
     impl = ctx.impl
 
@@ -573,7 +575,8 @@ def _e002_6(ctx):
 
 
 @statement("002.thm5", title="h is M-smooth over W_M: ||grad h(B) - grad h(C)||_F <= M ||B - C||_F",
-           source=f"{SRC}, Thm 5 (§5.3, proof §10)", kind="exact", erratum="E002-6")
+           source=f"{SRC}, Thm 5 (§5.3, proof §10)", kind="exact", erratum="E002-6",
+           uses=("grad_neg_entropy", "project_singular"))
 def thm5(ctx):
     impl = ctx.impl
 
@@ -632,7 +635,8 @@ def thm5(ctx):
 # ------------------------------------------------------------------------------------------------------------------
 
 @statement("002.cor16", title="Non-standardized bases: tr V[z] + ||E z - z*||^2 <= d/c and V[z] >= I/M at the optimum",
-           source=f"{SRC}, Cor 16 (§9)", kind="exact")
+           source=f"{SRC}, Cor 16 (§9)", kind="exact",
+           uses=("energy", "grad_neg_entropy", "smoothness", "strong_convexity"))
 def cor16(ctx):
     """Quadratic targets f = 1/2 (z - z*)^T A (z - z*) under (a) the shifted/correlated Gaussian base N(mu0, Sigma0)
     and (b) the Student-t shape parameterization (base t_nu, Sigma_s = nu/(nu-2) I).  The optimum in closed form has
@@ -751,7 +755,8 @@ def _e002_5(ctx):
 
 
 @statement("002.thm7", title="Prox of h (triangular C) and singular-value clip onto W_M (full C)",
-           source=f"{SRC}, Thm 7 (§5.3, proof §10.1)", kind="exact", erratum="E002-5")
+           source=f"{SRC}, Thm 7 (§5.3, proof §10.1)", kind="exact", erratum="E002-5",
+           uses=("entropy_prox", "project_singular"))
 def thm7(ctx):
     import sympy as sp
 

@@ -162,7 +162,7 @@ def _labels(on, method, inst, **kw):
 # ------------------------------------------------------------------------------------------------------------------
 
 @statement("003.lemma1", title="Donsker-Varadhan: sup_p E_p h - KL(p||pi) = log E_pi e^h, attained at p ∝ e^h pi",
-           source=f"{SRC}, Lemma 1 (Catoni 2007, Lemma 1.1.3)", kind="exact")
+           source=f"{SRC}, Lemma 1 (Catoni 2007, Lemma 1.1.3)", kind="exact", uses=())
 def lemma1(ctx):
     def check(inst):
         n, seed = inst
@@ -201,7 +201,7 @@ _GL512 = np.polynomial.legendre.leggauss(512)
 
 
 @statement("003.def2", title="Tempered posterior: sequential update = batch formula (2) = Gibbs minimizer",
-           source=f"{SRC}, eq. (2), Algorithm 1 step 3, Gibbs characterization", kind="exact")
+           source=f"{SRC}, eq. (2), Algorithm 1 step 3, Gibbs characterization", kind="exact", uses=("online.ewa_1d",))
 def def2(ctx):
     on = online(ctx)
 
@@ -247,7 +247,7 @@ THM1_FIXED = [([1.0, -1.0] * 10, 2.0, "absolute"), ([1.0] * 25, 0.1, "quadratic"
 
 @statement("003.thm1", title="EWA regret: sum l_t(hat theta_t) <= eta B^2 T / 8 - (1/eta) log E_pi exp(-eta sum l_t)",
            source=f"{SRC}, Thm 1, eq. (3) (Audibert 2009, Thm 4.6) with Lemma 1's closed form of the infimum",
-           kind="exact")
+           kind="exact", uses=("online.ewa_1d",))
 def thm1(ctx):
     on = online(ctx)
 
@@ -265,7 +265,7 @@ def thm1(ctx):
 
 
 @statement("003.eq18", title="Per-step EWA inequality l_t(hat theta_t) <= eta B^2/8 - (1/eta) log E_{p_t} e^{-eta l_t}",
-           source=f"{SRC}, App. 6.5, eq. (18) (Jensen + Hoeffding's lemma)", kind="exact")
+           source=f"{SRC}, App. 6.5, eq. (18) (Jensen + Hoeffding's lemma)", kind="exact", uses=("online.ewa_1d",))
 def eq18(ctx):
     on = online(ctx)
 
@@ -306,7 +306,8 @@ def sva_objective_argmin(G_m, G_s, eta, s, mbox, sbox):
 
 
 @statement("003.eq9", title="SVA mean-field closed form (9), with lazy box projection, is the argmin of (6)",
-           source=f"{SRC}, eqs. (6), (9); GUIDE-003 A1 (constrained version)", kind="exact")
+           source=f"{SRC}, eqs. (6), (9); GUIDE-003 A1 (constrained version)", kind="exact",
+           uses=("online.expected_loss", "online.run"))
 def eq9(ctx):
     on = online(ctx)
 
@@ -350,7 +351,8 @@ def check_thm2(ctx, on, inst, const=1.0, eta_factor=1.0):
 
 
 @statement("003.thm2", title="SVA regret (11), with the stability step (22) and be-the-leader (21)",
-           source=f"{SRC}, Thm 2, eq. (11); proof eqs. (19)-(22)", kind="exact")
+           source=f"{SRC}, Thm 2, eq. (11); proof eqs. (19)-(22)", kind="exact",
+           uses=("online.expected_loss", "online.run", "online.run_adversarial"))
 def thm2(ctx):
     on = online(ctx)
 
@@ -384,7 +386,7 @@ def thm2(ctx):
 # ------------------------------------------------------------------------------------------------------------------
 
 @statement("003.eq10", title="SVB mean-field closed form (10) is the stationary point / argmin of (7)",
-           source=f"{SRC}, eqs. (7), (10)", kind="exact")
+           source=f"{SRC}, eqs. (7), (10)", kind="exact", uses=("online.expected_loss", "online.run"))
 def eq10(ctx):
     on = online(ctx)
 
@@ -434,7 +436,8 @@ def check_thm3(ctx, on, inst, K_factor=1.0, const=3.0 / math.sqrt(2.0), label="T
 
 @statement("003.thm3", title="SVB regret <= (3/sqrt 2) D L sqrt(T) (proven; printed sqrt(2) D L sqrt(T) is "
            "unproven) and <= L^2 (1 + log T) / H (strongly convex)", erratum="E003-4",
-           source=f"{SRC}, Thm 3, eqs. (13), (14); proof in App. 6.5", kind="exact")
+           source=f"{SRC}, Thm 3, eqs. (13), (14); proof in App. 6.5", kind="exact",
+           uses=("online.expected_loss", "online.run", "online.run_adversarial"))
 def thm3(ctx):
     on = online(ctx)
 
@@ -496,7 +499,8 @@ def e003_4(ctx):
 
 @statement("003.claim-thm3-printed-constant",
            title="Printed Thm 3 constant regret <= D L sqrt(2T): UNPROVEN (E003-4), checked on drawn and adaptive "
-                 "sequences only", source=f"{SRC}, Thm 3, eq. (13) as printed", kind="exact")
+                 "sequences only", source=f"{SRC}, Thm 3, eq. (13) as printed", kind="exact",
+           uses=("online.run", "online.run_adversarial"))
 def thm3_printed(ctx):
     on = online(ctx)
     ctx.forall(svb_instances(), lambda inst: check_thm3(ctx, on, inst, const=math.sqrt(2.0),
@@ -550,7 +554,7 @@ def thm3_pair_search(kind, Mb, Sb, d, rng):
 
 @statement("003.example1", title="Thm 3 D^2 examples: balls D^2 = 4 Mbar^2 + Sbar^2 (every d), boxes "
            "D^2 = d(4Mbar^2 + Sbar^2); searched over pairs in M x M", erratum="E003-8",
-           source=f"{SRC}, Thm 3 (definition of D) and the examples after it", kind="exact")
+           source=f"{SRC}, Thm 3 (definition of D) and the examples after it", kind="exact", uses=())
 def example1(ctx):
     def check(inst):
         kind, Mb, Sb, d, seed = inst
@@ -623,7 +627,8 @@ def check_thm4(ctx, on, inst, const=1.0, eta_factor=1.0):
 
 @statement("003.thm4", title="OGA-EL regret: <= inf {E sum l + eta L^2 T + ||mu - mu_1||^2/eta} and, corrected, "
            "+ 2 KL(q_mu||pi)/(alpha eta); greedy and lazy projection", erratum="E003-5",
-           source=f"{SRC}, Thm 4 and Algorithm 3 (App. 6.2)", kind="exact")
+           source=f"{SRC}, Thm 4 and Algorithm 3 (App. 6.2)", kind="exact",
+           uses=("online.run", "online.run_adversarial"))
 def thm4(ctx):
     on = online(ctx)
     ctx.forall(ogael_instances(), lambda inst: check_thm4(ctx, on, inst),
@@ -650,7 +655,8 @@ def e003_5(ctx):
 
 @statement("003.claim-ogael-ftrl", title="OGA-EL = FTRL with regularizer ||mu - mu_1||^2 / (2 eta) (unconstrained); "
            "with a box, lazy (FTRL) and greedy (projected OGD) differ", erratum="E003-9",
-           source=f"{SRC}, App. 6.2 (Algorithm 3 and the FTRL remark)", kind="exact")
+           source=f"{SRC}, App. 6.2 (Algorithm 3 and the FTRL remark)", kind="exact",
+           uses=("online.expected_loss", "online.run"))
 def ogael_ftrl(ctx):
     on = online(ctx)
 
@@ -715,7 +721,7 @@ METHODS_TOY = {
 
 @statement("003.thm5", title="Online-to-batch: E_*(bar theta_T) <= (1/T) sum E_*(hat theta_t) pathwise, and "
            "E l_t(hat theta_t) = E E_*(hat theta_t)", source=f"{SRC}, Thm 5 (Shalev-Shwartz 2012, Thm 5.1)",
-           kind="statistical")
+           kind="statistical", uses=("online.run",))
 def thm5(ctx):
     on = online(ctx)
     # the oracle's closed-form toy risk against its own quadrature (1e-10: QUADPACK at epsrel 1e-13)
@@ -762,7 +768,8 @@ def _beta_abs_risk(theta, a, b):
 
 @statement("003.thm6", title="EWA generalization (corrected): E E_*(bar theta_T) <= E_*(theta*) + "
            "B sqrt(d/(2T) log(T/d)) + d/T with eta = (2 sqrt2 / B) sqrt((d/T) log(T/d)), pi(B(theta*, d/T)) >= (d/T)^d",
-           source=f"{SRC}, Thm 6 and eq. (4)", kind="statistical", erratum="E003-6", profiles=("deep",))
+           source=f"{SRC}, Thm 6 and eq. (4)", kind="statistical", erratum="E003-6", profiles=("deep",),
+           uses=("online.run",))
 def thm6(ctx):
     from scipy import integrate
     from scipy.optimize import brentq
@@ -832,7 +839,8 @@ def _discrete_risk(m, sigma, Xs, py):
 
 @statement("003.claim-sva-corollary", title="SVA mean-field corollary with its exact finite right side: "
            "E E_*(bar theta_T) <= E_*(m) + L||sigma||/2 + eta L^2/alpha + KL/(eta T)",
-           source=f"{SRC}, Sec. 4.1, corollary of Thm 2 + Thm 5 (eq. (12))", kind="statistical", erratum="E003-7")
+           source=f"{SRC}, Sec. 4.1, corollary of Thm 2 + Thm 5 (eq. (12))", kind="statistical", erratum="E003-7",
+           uses=("online.expected_loss", "online.run"))
 def sva_corollary(ctx):
     on = online(ctx)
     Xs, py = _discrete_problem()
@@ -922,7 +930,8 @@ def _lower_tri(rng, d):
 
 @statement("003.prop1", title="bar L is convex in the scale parametrization (m, sigma) and (m, C); NOT in variance "
            "or expectation parameters (negative control); H-strong convexity carries over",
-           source=f"{SRC}, Prop. 1 (Domke 2019, Thm 1)", kind="exact")
+           source=f"{SRC}, Prop. 1 (Domke 2019, Thm 1)", kind="exact",
+           uses=("online.expected_loss", "online.expected_loss_full"))
 def prop1(ctx):
     on = online(ctx)
 
@@ -965,7 +974,8 @@ def prop1(ctx):
 
 
 @statement("003.prop2", title="Gaussian Lipschitz: |bar L(mu_1) - bar L(mu_2)| <= sqrt2 L' ||mu_1 - mu_2|| "
-           "(hence the printed 2 L')", source=f"{SRC}, Prop. 2 and its proof", kind="exact")
+           "(hence the printed 2 L')", source=f"{SRC}, Prop. 2 and its proof", kind="exact",
+           uses=("online.expected_loss", "online.expected_loss_full"))
 def prop2(ctx):
     on = online(ctx)
 
@@ -989,7 +999,8 @@ def prop2(ctx):
 
 
 @statement("003.assumption1", title="Assumption 4.1 for the mean-field hinge: ||grad bar L|| <= sqrt(1 + 1/(2 pi)) "
-           "||x|| and convexity; gradients agree with quadrature", source=f"{SRC}, Assumption 4.1", kind="exact")
+           "||x|| and convexity; gradients agree with quadrature", source=f"{SRC}, Assumption 4.1", kind="exact",
+           uses=("online.expected_loss",))
 def assumption1(ctx):
     on = online(ctx)
 
@@ -1015,7 +1026,7 @@ def assumption1(ctx):
 
 
 @statement("003.assumption2", title="Assumption 4.2: l = H/2||theta - z||^2 gives an exactly H-strongly convex bar L",
-           source=f"{SRC}, Assumption 4.2 (and Prop. 1)", kind="exact")
+           source=f"{SRC}, Assumption 4.2 (and Prop. 1)", kind="exact", uses=("online.expected_loss",))
 def assumption2(ctx):
     on = online(ctx)
 
@@ -1033,7 +1044,7 @@ def assumption2(ctx):
 
 
 @statement("003.assumption3", title="Assumption 4.3: mu -> KL(q_mu || N(0, s^2 I)) is (1/s^2)-strongly convex in "
-           "(m, sigma)", source=f"{SRC}, Assumption 4.3 (alpha = 1/s^2)", kind="symbolic")
+           "(m, sigma)", source=f"{SRC}, Assumption 4.3 (alpha = 1/s^2)", kind="symbolic", uses=("online.kl_prior",))
 def assumption3(ctx):
     on = online(ctx)
     m, sg, s = sp.symbols("m sigma s", positive=True)
@@ -1090,7 +1101,8 @@ def _ngvi_argmin(gm, gs, m_t, s_t, eta, alpha, s):
 
 
 @statement("003.eq15", title="NGVI closed form (15) with beta = alpha/(alpha + eta) is the argmin of (8)",
-           source=f"{SRC}, eq. (8) and App. 6.1, eq. (15)", kind="exact", erratum="E003-1")
+           source=f"{SRC}, eq. (8) and App. 6.1, eq. (15)", kind="exact", erratum="E003-1",
+           uses=("online.expected_loss", "online.run"))
 def eq15(ctx):
     on = online(ctx)
 
@@ -1129,7 +1141,8 @@ def e003_1(ctx):
 
 
 @statement("003.eq16", title="NGVI unrolled: lambda_{t+1} = lambda_1 - eta sum_i beta (1 - beta)^{t-i} grad_i",
-           source=f"{SRC}, App. 6.1, eq. (16)", kind="exact", erratum="E003-2")
+           source=f"{SRC}, App. 6.1, eq. (16)", kind="exact", erratum="E003-2",
+           uses=("online.expected_loss", "online.run"))
 def eq16(ctx):
     on = online(ctx)
 
@@ -1167,7 +1180,8 @@ def e003_2(ctx):
 
 
 @statement("003.claim-gaussian-kl", title="Gaussian KL(N(m, CC^T) || N(mbar, Cbar Cbar^T)) with Sbar^{-1} in the "
-           "quadratic term", source=f"{SRC}, Sec. 4 (KL formula after Prop. 2)", kind="exact", erratum="E003-3")
+           "quadratic term", source=f"{SRC}, Sec. 4 (KL formula after Prop. 2)", kind="exact", erratum="E003-3",
+           uses=("online.kl_gaussian",))
 def gaussian_kl(ctx):
     on = online(ctx)
 
@@ -1199,7 +1213,8 @@ def e003_3(ctx):
 @statement("003.claim-ngvi-no-concentration",
            title="NGVI (8)/(15) never leaves a ball around the prior: ||lambda_{t+1} - lambda_1|| <= eta max_i "
                  "||grad_mu bar L_i|| (weights of (16) sum to 1 - (1 - beta)^t <= 1)",
-           source=f"{SRC}, App. 6.1, eqs. (15)-(16) (consequence; explains the NGVI curves of Figure 1)", kind="exact")
+           source=f"{SRC}, App. 6.1, eqs. (15)-(16) (consequence; explains the NGVI curves of Figure 1)", kind="exact",
+           uses=("online.expected_loss", "online.run"))
 def ngvi_no_concentration(ctx):
     on = online(ctx)
 

@@ -214,7 +214,7 @@ def moments(eta):
 
 @statement("004.def1", title="Fisher information F(eta) = Hess A(eta) in minimal coordinates",
            source=f"{SRC}, Def. 1 and App. A (FIM of the Gaussian, d(d+1) x d(d+1) singular in full coordinates)",
-           kind="symbolic")
+           kind="symbolic", uses=("ngvi.fisher_minimal",))
 def _def1(ctx):
     impl = _impl(ctx)
 
@@ -232,7 +232,8 @@ def _def1(ctx):
 
 
 @statement("004.eq4", title="grad A(eta) = omega, grad A*(omega) = eta and the Fenchel equality A + A* = <eta, omega>",
-           source=f"{SRC}, Eq. (4), (17), (18) and App. A.2", kind="symbolic")
+           source=f"{SRC}, Eq. (4), (17), (18) and App. A.2", kind="symbolic",
+           uses=("ngvi.conjugate", "ngvi.expectation_from_natural", "ngvi.log_partition", "ngvi.natural_from_expectation"))
 def _eq4(ctx):
     impl = _impl(ctx)
 
@@ -257,7 +258,8 @@ def _eq4(ctx):
 
 
 @statement("004.claim-a-star-curvature", title="A* is neither strongly convex nor smooth: (A*)''(Xi) = 1/(2 Xi^2)",
-           source=f"{SRC}, App. A.1 (the paper's (-log x)'' = 1/x^2 omits the 1/2 of A*, harmless)", kind="exact")
+           source=f"{SRC}, App. A.1 (the paper's (-log x)'' = 1/x^2 omits the 1/2 of A*, harmless)", kind="exact",
+           uses=("ngvi.conjugate",))
 def _a1(ctx):
     impl = _impl(ctx)
     for mu_, L_ in [(1e-3, 1e3), (1e-6, 1e6), (0.5, 2.0)]:
@@ -276,7 +278,8 @@ def _a1(ctx):
 
 
 @statement("004.lemma4", title="KL(q, q') = D_A*(omega, omega') = D_A(eta', eta) and grad_omega KL = eta - eta'",
-           source=f"{SRC}, Lemma 4 (App. A)", kind="exact")
+           source=f"{SRC}, Lemma 4 (App. A)", kind="exact",
+           uses=("ngvi.bregman_A", "ngvi.bregman_A_star", "ngvi.kl", "ngvi.natural_from_expectation"))
 def _lemma4(ctx):
     impl = _impl(ctx)
 
@@ -312,7 +315,8 @@ def _lemma4(ctx):
 # ------------------------------------------------------------------------------------------------------------------
 
 @statement("004.lemma1", title="NGD (Eq. 7, explicit Fisher), Eq. (8) and mirror descent (Eq. 9) give equal iterates",
-           source=f"{SRC}, Lemma 1, Def. 2, Def. 4, Eq. (7)-(10)", kind="exact")
+           source=f"{SRC}, Lemma 1, Def. 2, Def. 4, Eq. (7)-(10)", kind="exact",
+           uses=("ngvi.blr_grad", "ngvi.expectation_from_natural", "ngvi.md_step", "ngvi.natural_from_expectation", "ngvi.ngd_step", "ngvi.ngd_step_fim"))
 def _lemma1(ctx):
     impl = _impl(ctx)
 
@@ -362,7 +366,7 @@ def _lemma1(ctx):
 
 @statement("004.lemma2", title="Conjugate l is 1-smooth and 1-strongly convex relative to A*: its Bregman gap is KL",
            source=f"{SRC}, Lemma 2 and §4 (l(omega) = KL(q, q*) - log p(y); one exact step with gamma = 1 gives q*)",
-           kind="exact")
+           kind="exact", uses=("ngvi.blr_grad", "ngvi.blr_neg_elbo", "ngvi.ngd_step"))
 def _lemma2(ctx):
     impl = _impl(ctx)
 
@@ -391,7 +395,8 @@ def _lemma2(ctx):
 
 
 @statement("004.example1", title="Mini-batch gradient (15) is unbiased (exact enumeration) and keeps NGD in D",
-           source=f"{SRC}, Example 1, Eq. (15), Assumption 1.1-1.2", kind="exact")
+           source=f"{SRC}, Example 1, Eq. (15), Assumption 1.1-1.2", kind="exact",
+           uses=("ngvi.blr_stochastic_grad", "ngvi.natural_update"))
 def _example1(ctx):
     impl = _impl(ctx)
 
@@ -418,7 +423,7 @@ def _example1(ctx):
 
 
 @statement("004.def6", title="Variance (12) equals E[KL(q_{t+1}, q_{t+1,*}) + KL(q_{t+1,*}, q_{t+1})] / gamma^2",
-           source=f"{SRC}, Def. 6, Eq. (12) (norm-free variance of Hanzely & Richtarik)", kind="exact")
+           source=f"{SRC}, Def. 6, Eq. (12) (norm-free variance of Hanzely & Richtarik)", kind="exact", uses=())
 def _def6(ctx):
     from refvi.ngvi import blr_problem
     from refvi.ngvi.variance import variance_term
@@ -462,7 +467,8 @@ def _thm1_instance(ctx, impl, X, y, s2, P, mp, m, T, eta0, label):
 
 
 @statement("004.thm1", title="E KL(q_bar_{T+1}, q*) <= 4V/((T+1)(T+2)) sum (t+1)/(t+2) <= 4V/(T+2) (corrected)",
-           source=f"{SRC}, Theorem 1, Eq. (13)-(14), proof in App. D", kind="exact", erratum="E004-1")
+           source=f"{SRC}, Theorem 1, Eq. (13)-(14), proof in App. D", kind="exact", erratum="E004-1",
+           uses=("ngvi.blr_run",))
 def _thm1(ctx):
     impl = _impl(ctx)
 
@@ -548,7 +554,8 @@ def _run_states(impl, X, y, s2, P, mp, idx, steps):
 
 
 @statement("004.lemma3", title="Variance (12) of mini-batch BLR <= V_2 with b -> b/sigma^2 (corrected)",
-           source=f"{SRC}, Lemma 3, Eq. (16) (App. C assembly)", kind="exact", erratum="E004-3")
+           source=f"{SRC}, Lemma 3, Eq. (16) (App. C assembly)", kind="exact", erratum="E004-3",
+           uses=("ngvi.blr_trajectory", "ngvi.expectation_from_natural"))
 def _lemma3(ctx):
     impl = _impl(ctx)
 
@@ -570,7 +577,8 @@ def _lemma3(ctx):
 
 
 @statement("004.lemma5", title="Lambda_t <= -I/(2 nu), nu = max(1, ||P||), along NGD with NSD likelihood gradients",
-           source=f"{SRC}, Lemma 5 (App. C), q_0 = N(0, I), gamma_t in [0, 1]", kind="exact")
+           source=f"{SRC}, Lemma 5 (App. C), q_0 = N(0, I), gamma_t in [0, 1]", kind="exact",
+           uses=("ngvi.blr_trajectory",))
 def _lemma5(ctx):
     impl = _impl(ctx)
 
@@ -585,7 +593,8 @@ def _lemma5(ctx):
 
 
 @statement("004.lemma6", title="||Lam1^-1 - Lam2^-1||_F <= 4 nu^2 ||Lam1 - Lam2||_F when Lam1, Lam2 <= -I/(2 nu)",
-           source=f"{SRC}, Lemma 6 (App. C; the proof's '<=' is an equality for the inverse difference)", kind="exact")
+           source=f"{SRC}, Lemma 6 (App. C; the proof's '<=' is an equality for the inverse difference)", kind="exact",
+           uses=())
 def _lemma6(ctx):
     def check(seed):
         rng = np.random.default_rng(seed)
@@ -606,13 +615,14 @@ def _lemma6(ctx):
 
 
 @statement("004.lemma7", title="E||grad-hat_xi - grad_xi||^2 = n^2 s1 / (m sigma^4) (an equality)",
-           source=f"{SRC}, Lemma 7 (App. C)", kind="exact")
+           source=f"{SRC}, Lemma 7 (App. C)", kind="exact", uses=("ngvi.blr_grad", "ngvi.blr_stochastic_grad"))
 def _lemma7(ctx):
     _lemma78(ctx, which=0)
 
 
 @statement("004.lemma8", title="E||grad-hat_Xi - grad_Xi||_F^2 = n^2 s2 / (4 m sigma^4)",
-           source=f"{SRC}, Lemma 8, Eq. (19) (the proof's intermediate lines omit 1/sigma^4)", kind="exact")
+           source=f"{SRC}, Lemma 8, Eq. (19) (the proof's intermediate lines omit 1/sigma^4)", kind="exact",
+           uses=("ngvi.blr_grad", "ngvi.blr_stochastic_grad"))
 def _lemma8(ctx):
     _lemma78(ctx, which=1)
 
@@ -639,7 +649,8 @@ def _lemma78(ctx, which):
 
 
 @statement("004.lemma9", title="lam_t, lam_{t+1,*} in C_sigma = {sum rho_i y_i x_i / sigma^2: rho >= 0, sum rho <= n}",
-           source=f"{SRC}, Lemma 9 (App. C), lam_0 = 0, lam_p = 0", kind="exact", erratum="E004-3")
+           source=f"{SRC}, Lemma 9 (App. C), lam_0 = 0, lam_p = 0", kind="exact", erratum="E004-3",
+           uses=("ngvi.blr_trajectory", "ngvi.expectation_from_natural"))
 def _lemma9(ctx):
     impl = _impl(ctx)
 
@@ -663,13 +674,15 @@ def _lemma9(ctx):
 
 
 @statement("004.cor1", title="||lam_t||, ||lam_{t,*}|| <= b n / sigma^2 (corrected)",
-           source=f"{SRC}, Corollary 1 (App. C)", kind="exact", erratum="E004-3")
+           source=f"{SRC}, Corollary 1 (App. C)", kind="exact", erratum="E004-3",
+           uses=("ngvi.blr_trajectory", "ngvi.expectation_from_natural"))
 def _cor1(ctx):
     _cor12(ctx, which=1)
 
 
 @statement("004.cor2", title="||xi_t||, ||xi_{t,*}|| <= nu b n / sigma^2 (corrected)",
-           source=f"{SRC}, Corollary 2 (App. C)", kind="exact", erratum="E004-3")
+           source=f"{SRC}, Corollary 2 (App. C)", kind="exact", erratum="E004-3",
+           uses=("ngvi.blr_trajectory", "ngvi.expectation_from_natural"))
 def _cor2(ctx):
     _cor12(ctx, which=2)
 
@@ -736,13 +749,15 @@ def _eta_hat_raw(X, y, s2, lam_p, Lam_p, combo):
 
 
 @statement("004.lemma10", title="||xi_{t+1,*} - xi_{t+1}|| <= gamma nu ||D_xi|| + 2 gamma nu^2 (b/s2) n ||D_Xi||_F",
-           source=f"{SRC}, Lemma 10 (App. C), every mini-batch draw", kind="exact", erratum="E004-3")
+           source=f"{SRC}, Lemma 10 (App. C), every mini-batch draw", kind="exact", erratum="E004-3",
+           uses=("ngvi.blr_trajectory", "ngvi.expectation_from_natural"))
 def _lemma10(ctx):
     _lemma1011(ctx, 10)
 
 
 @statement("004.lemma11", title="||Xi_{t+1,*} - Xi_{t+1}||_F bound with b -> b/sigma^2",
-           source=f"{SRC}, Lemma 11 (App. C), every mini-batch draw", kind="exact", erratum="E004-3")
+           source=f"{SRC}, Lemma 11 (App. C), every mini-batch draw", kind="exact", erratum="E004-3",
+           uses=("ngvi.blr_trajectory", "ngvi.expectation_from_natural"))
 def _lemma11(ctx):
     _lemma1011(ctx, 11)
 
@@ -776,7 +791,8 @@ def _e004_3(ctx):
 # ------------------------------------------------------------------------------------------------------------------
 
 @statement("004.remark2", title="gamma in [0, 1] and an NSD Xi-gradient keep Lam_{t+1} < 0; outside, D can be left",
-           source=f"{SRC}, §3.1 sufficient condition and Remark 2 (NSD suffices with a proper prior)", kind="exact")
+           source=f"{SRC}, §3.1 sufficient condition and Remark 2 (NSD suffices with a proper prior)", kind="exact",
+           uses=("ngvi.natural_update",))
 def _remark2(ctx):
     impl = _impl(ctx)
 
@@ -830,7 +846,7 @@ def _gauss_lik_grad(Z):
            title="Autodiff via Cholesky (Alg. 1): unbiased, but its Xi-block has a positive eigenvalue ~50% of draws",
            source=f"{SRC}, §3.2 Algorithm 1 and App. B (robust witness at Sigma = [[2, 1.5], [1.5, 2]]; at Sigma = I "
                   "the gradient is exactly -u u^T/2, singular, and the paper's det > 0 test is round-off)",
-           kind="statistical")
+           kind="statistical", uses=("ngvi.autodiff",))
 def _claim_ad(ctx):
     impl = _impl(ctx)
     rng = ctx.rng("ad")
@@ -874,7 +890,8 @@ def _claim_ad(ctx):
 
 @statement("004.claim-price-nsd",
            title="Price Xi-block (Eq. 11) is negative semidefinite per sample for log-concave likelihoods; unbiased",
-           source=f"{SRC}, §3.2, Eq. (11) ('negative definite' in print)", kind="statistical", erratum="E004-4")
+           source=f"{SRC}, §3.2, Eq. (11) ('negative definite' in print)", kind="statistical", erratum="E004-4",
+           uses=("ngvi.price", "ngvi.price_logistic"))
 def _claim_price(ctx):
     impl = _impl(ctx)
 
@@ -950,7 +967,7 @@ def _slice_d2(s1, s2, x, h=2e-3):
 @statement("004.claim-logistic-nonconvex",
            title="Logistic l(omega) is not convex on the zero-mean diagonal slice (W1: n = 200; W2: one point, large "
                  "variance); corrected d2/ds2^2 = 1/4 sum E h'' + 1/(2 s2^2)",
-           source=f"{SRC}, §5 and App. E.1", kind="exact", erratum="E004-2")
+           source=f"{SRC}, §5 and App. E.1", kind="exact", erratum="E004-2", uses=("ngvi.glm_neg_elbo",))
 def _claim_logistic(ctx):
     impl = _impl(ctx)
     # W1: midpoint convexity fails (quad, 1e-13)
@@ -1003,7 +1020,7 @@ def _e004_2(ctx):
 
 @statement("004.claim-poisson-nonconvex",
            title="Poisson l(omega) is not convex along xi at fixed Xi: d = 1, x = 1, omega = (1, 3), d2/dxi2 = 1 - e^2",
-           source=f"{SRC}, §5 and App. E.2", kind="exact")
+           source=f"{SRC}, §5 and App. E.2", kind="exact", uses=("ngvi.glm_neg_elbo",))
 def _claim_poisson(ctx):
     impl = _impl(ctx)
     X, y = np.array([[1.0]]), np.array([0.0])
@@ -1022,7 +1039,8 @@ def _claim_poisson(ctx):
 
 
 @statement("004.prop1", title="Log-concave likelihood: l(omega) has a unique minimizer, its unique stationary point",
-           source=f"{SRC}, Proposition 1 (App. E), Poisson regression, d = 2", kind="exact")
+           source=f"{SRC}, Proposition 1 (App. E), Poisson regression, d = 2", kind="exact",
+           uses=("ngvi.expectation_from_natural", "ngvi.glm_grad", "ngvi.glm_ngd_exact"))
 def _prop1(ctx):
     impl = _impl(ctx)
     rng = ctx.rng("prop1")

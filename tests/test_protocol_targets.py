@@ -1,0 +1,60 @@
+"""The plain-data targets handed to implementations (verification.protocol.targets) define the same densities as
+refvi's target classes: logp and its gradient agree at random points, and the closed-form log evidence matches
+quadrature-free algebra (Gaussian integral) for the quadratic kinds."""
+
+import numpy as np
+import pytest
+
+import refvi.targets as T
+from refvi.verification.protocol import targets as P
+from refvi.verification.protocol.refvi_core import as_refvi_target
+
+rng = np.random.default_rng(3)
+X = rng.standard_normal((7, 3))
+ylin = rng.standard_normal(7)
+ypm = np.where(rng.standard_normal(7) > 0, 1.0, -1.0)
+A = rng.standard_normal((3, 3))
+PREC = A @ A.T + np.eye(3)
+
+CASES = [
+    (P.gaussian(np.arange(3.0), PREC), T.Gaussian(np.arange(3.0), PREC)),
+    (P.linear(X, ylin, 0.7, 1.3), T.LinearRegression(X, ylin, 0.7, 1.3)),
+    (P.logistic(X, ypm, 2.0), T.LogisticRegression(X, ypm, 2.0)),
+    (P.hierarchical_logistic(X, ypm, [0, 1, 0, 1, 1, 0, 0], 2, 1.5 * np.eye(3), 0.5 * np.eye(3)),
+     T.HierarchicalLogisticRegression(X, ypm, [0, 1, 0, 1, 1, 0, 0], 1.5 * np.eye(3), 0.5 * np.eye(3), 2)),
+    (P.cosine(0.4, [1.0, -0.5, 0.2], 0.3, 1.1, [0.1, 0.2, 0.3]), T.CosineQuadratic(0.4, [1.0, -0.5, 0.2], 0.3, 1.1,
+                                                                                   [0.1, 0.2, 0.3])),
+]
+
+
+@pytest.mark.parametrize("spec, ref", CASES, ids=[c[0].kind for c in CASES])
+def test_spec_density_matches_refvi_target(spec, ref):
+    assert spec.dim == ref.dim
+    for _ in range(5):
+        z = rng.standard_normal(spec.dim)
+        assert np.isclose(spec.logp(z), float(ref.logp(z)), rtol=1e-12, atol=1e-12)
+        assert np.allclose(spec.grad_logp(z), ref.grad_logp(z), rtol=1e-12, atol=1e-12)
+    built = as_refvi_target(spec)
+    assert built is as_refvi_target(spec)            # built once per spec
+    assert np.isclose(built.smoothness, ref.smoothness, rtol=1e-12)
+
+
+def test_spec_is_read_only_plain_data():
+    spec = P.linear(X, ylin)
+    with pytest.raises(ValueError):
+        spec.X[0, 0] = 1.0
+    with pytest.raises(TypeError):
+        spec.params["X"] = None
+    assert spec.model["kind"] == "linear" and spec.noise_scale == 1.0
+    with pytest.raises(AttributeError, match="no attribute"):
+        spec.smoothness
+
+
+def test_linear_log_evidence_is_the_gaussian_integral():
+    spec = P.linear(X, ylin, 0.7, 1.3)
+    # log p(x) = log p(z, x) - log p(z | x) at any z; the posterior is N(A^-1 b, A^-1)
+    Aq = X.T @ X / 0.49 + np.eye(3) / 1.69
+    mean = np.linalg.solve(Aq, X.T @ ylin / 0.49)
+    post = P.gaussian(mean, Aq)
+    z = rng.standard_normal(3)
+    assert np.isclose(spec.log_evidence, spec.logp(z) - post.logp(z), rtol=1e-12)

@@ -1,0 +1,92 @@
+"""The seed 000 / 002 protocol: Gaussian-family estimators, prox, projections, constants and optimizers.
+
+An implementation under test is any object with some of these methods (a missing method makes the statements that
+need it report ``skip``, naming it; an exception raised inside a method is an ``error``).  Arrays are float64 NumPy
+arrays in and out.
+
+Parameter conventions (seed 000 §2, DESIGN.md): the variational distribution is q = N(m, C C^T) with ``m`` of shape
+(d,) and ``C`` of shape (d, d), stored dense; ``structure`` in {"full", "tril", "sym", "diag"} names the subspace V
+that C lives in, and every gradient with respect to C is returned *projected onto V* (seed 000 Lemmas 15, 33).
+``U`` holds pre-drawn standard-normal base samples, one per row (shape (S, d)); estimators return the mean over the
+rows, so a call is a deterministic function of its arguments and the statements can replay it.
+
+``target`` is a :class:`~refvi.verification.protocol.targets.TargetSpec`: a plain record with the model's kind, its
+data and hyperparameters as read-only arrays, the log joint ``logp(z)`` and its gradient ``grad_logp(z)`` as plain
+callables, and the log normaliser.  Nothing in it is refvi code: re-express the target in your framework from
+``target.kind`` and ``target.params`` (see ``docs/conformance.md``), or call its callables.
+
+Call pattern and cost: the noise statements evaluate an estimator once per quadrature node (hundreds to a few
+thousand calls per statement, each with S = 1 and small d); the rate statements call the optimizers a few hundred
+times.  An implementation with per-call overhead (JIT tracing, device transfer) should cache its compiled function
+per ``target`` (a ``TargetSpec`` is hashable by identity and immutable) or provide the optional batched method
+``energy_batch``; see ``docs/conformance.md``.
+"""
+
+from __future__ import annotations
+
+from typing import Protocol, runtime_checkable
+
+#: Every method of this protocol, in the order the docs list them.
+METHODS = ("energy", "entropy", "stl", "score", "grad_neg_entropy", "entropy_prox", "project_wm",
+           "project_singular", "smoothness", "strong_convexity", "prox_sgd", "proj_sgd", "gradient_descent")
+
+
+@runtime_checkable
+class Implementation(Protocol):
+    """Seed 000 (Domke, Garrigos, Gower) and seed 002 (Domke) methods.  Optional sub-adapters: ``boosting``
+    (:class:`~.boosting.BoostingProtocol`, seed 001), ``online`` (:class:`~.online.OnlineProtocol`, seed 003),
+    ``ngvi`` (:class:`~.ngvi.NGVIProtocol`, seed 004); optional ``capabilities`` (:class:`~.Capabilities`)."""
+
+    name: str
+
+    def energy(self, target, m, C, U, structure="tril"):
+        """Mean over rows u of U of g_energy(u) = T*(-grad log p(C u + m)) (seed 000 Eq. 6): returns (gm, gC),
+        gm = mean of -grad log p(z), gC = proj_V(mean of -grad log p(z) u^T)."""
+
+    def entropy(self, target, m, C, U, structure="sym"):
+        """g_ent = g_energy + grad h, with h(C) = -log|det C| (seed 000 Eq. 8): (gm, gC + grad_neg_entropy(C))."""
+
+    def stl(self, target, m, C, U, structure="tril"):
+        """Sticking-the-landing: T*(-grad log p(z) + grad_z log q_w(z)) at z = C u + m, q's parameters held fixed
+        (seed 000 §2.3).  grad_z log q(z) = -C^{-T} u."""
+
+    def score(self, target, m, C, U, structure="tril"):
+        """Score-function estimator of grad l: mean of -log p(z) grad_w log q_w(z) (seed 000 Def. 4 remark):
+        gm = C^{-T} u, gC = proj_V(C^{-T}(u u^T - I)), each times -log p(C u + m)."""
+
+    def grad_neg_entropy(self, C, structure="tril"):
+        """grad_C h = -proj_V(C^{-T}) (seed 000 Lemma 16.2)."""
+
+    def entropy_prox(self, C, gamma):
+        """prox_{gamma h}(C) for lower-triangular C (seed 000 Lemma 31): the diagonal entries c become
+        (c + sqrt(c^2 + 4 gamma)) / 2, the rest are unchanged.  Must be accurate for c << -sqrt(gamma)."""
+
+    def project_wm(self, C, M, structure="sym"):
+        """Euclidean projection onto W_M = {C in V : sigma_min(C) >= 1/sqrt(M)} (seed 000 Lemma 32): for symmetric C,
+        clip the eigenvalues from below at 1/sqrt(M); for "full", the singular-value clip."""
+
+    def project_singular(self, C, M):
+        """The singular-value clip of seed 002 Thm 7 for a full matrix C: U max(S, 1/sqrt(M)) V^T."""
+
+    def smoothness(self, target):
+        """The smoothness constant M the implementation uses for ``target`` (seed 000 Thm 21 - Cor 25, with errata
+        E000-1, E000-2, E000-5 corrected): a float.  Statements compare it with an independent Hessian bound."""
+
+    def strong_convexity(self, target):
+        """The strong-convexity constant mu the implementation uses for ``target``: a float (0 if none)."""
+
+    def prox_sgd(self, target, m0, C0, gammas, U, estimator="energy", structure="tril", weights=None):
+        """Prox-SGD (seed 000 Def. 5): for t = 0..T-1 (T = len(gammas)), w^{t+1} = prox_{gamma_t h}(w^t - gamma_t
+        g^t), g^t the estimator named ``estimator`` averaged over the S rows of U[t] (U of shape (T, S, d)).
+        Returns (m^T, C^T, m_avg, C_avg), the average sum_t weights[t] w^t over t = 0..T (weights of length T + 1;
+        normalised to sum 1; None: the last iterate)."""
+
+    def proj_sgd(self, target, m0, C0, gammas, U, M, estimator="entropy", structure="sym", weights=None):
+        """Proj-SGD (seed 000 Def. 8) onto W_M: w^{t+1} = proj_{W_M}(w^t - gamma_t g^t); returns as prox_sgd."""
+
+    def gradient_descent(self, grad_l, m0, C0, step, steps, method, M=None):
+        """Seed 002 §5.3 with the exact energy gradient ``grad_l(m, C) -> (gm, gC)`` (full-matrix gC) supplied by
+        the caller: method "naive" (w - step (grad l + grad h), full C), "prox" (prox_{step h}(w - step grad l),
+        lower-triangular C, grad l projected onto tril) or "projected" (the naive step, then the singular-value clip
+        onto W_M; the start is clipped too).  Returns the trajectory w^0..w^K as arrays of shape (K+1, d) and
+        (K+1, d, d)."""

@@ -1,0 +1,119 @@
+"""The view of an implementation that statements see: records every protocol call, enforces capabilities, and
+turns a missing method (top level or inside a sub-adapter) into a skip naming it.
+
+Statements receive ``ctx.impl``, a :class:`Recorder` around the implementation under test.  Attribute access goes
+through to the implementation; a protocol method is wrapped so that
+
+* the call is recorded by its dotted name (``energy``, ``online.run``), which the certificate reports per statement
+  (``methods``) and which decides whether a statement exercised the implementation at all (``scope``);
+* arguments outside the declared :class:`~.capabilities.Capabilities` (or declined by ``supports``) raise
+  :class:`InstanceSkipped` *before* the call, so the statement skips that instance only;
+* a method the object does not have raises :class:`MissingMethod` naming it (a skip), while an exception raised
+  *inside* a method propagates unchanged (an error).
+"""
+
+from __future__ import annotations
+
+import functools
+import inspect
+from typing import Any
+
+
+class MissingMethod(Exception):
+    """The implementation under test lacks a protocol method (or sub-adapter) a statement needs: verdict ``skip``."""
+
+
+class InstanceSkipped(Exception):
+    """One instance needs a call outside the implementation's declared capabilities: that instance is skipped."""
+
+
+class Recorder:
+    """Wraps an implementation (or a sub-adapter, with ``prefix`` set) for one statement run."""
+
+    def __init__(self, obj: Any, protocol: type | None, calls: dict[str, int], prefix: str = "",
+                 subprotocols: dict[str, type] | None = None, supports=None):
+        from refvi.verification.protocol.capabilities import Capabilities
+
+        object.__setattr__(self, "_obj", obj)
+        object.__setattr__(self, "_protocol", protocol)
+        object.__setattr__(self, "_calls", calls)
+        object.__setattr__(self, "_prefix", prefix)
+        object.__setattr__(self, "_sub", subprotocols or {})
+        object.__setattr__(self, "_caps", Capabilities.of(obj))
+        object.__setattr__(self, "_supports", supports if supports is not None else getattr(obj, "supports", None))
+
+    @property
+    def wrapped(self) -> Any:
+        """The implementation object itself (for identity checks; calls through it are not recorded)."""
+        return self._obj
+
+    def __getattr__(self, attr: str):
+        dotted = self._prefix + attr
+        if attr in self._sub:
+            try:
+                sub = getattr(self._obj, attr)
+            except AttributeError as exc:
+                if getattr(exc, "obj", self._obj) is self._obj:
+                    raise MissingMethod(f"sub-adapter {dotted!r} ({self._sub[attr].__name__}, see "
+                                        f"refvi.verification.protocol)") from None
+                raise
+            if sub is None:
+                raise MissingMethod(f"sub-adapter {dotted!r} ({self._sub[attr].__name__})")
+            return Recorder(sub, self._sub[attr], self._calls, dotted + ".", None,
+                            getattr(sub, "supports", None) or self._supports)
+        spec = getattr(self._protocol, attr, None) if self._protocol is not None else None
+        if spec is None or not callable(spec):
+            return getattr(self._obj, attr)          # plain attributes (name, capabilities, ...) pass through
+        try:
+            fn = getattr(self._obj, attr)
+        except AttributeError as exc:
+            if getattr(exc, "obj", self._obj) is self._obj:
+                raise MissingMethod(f"method {dotted!r}") from None
+            raise
+        if fn is None:
+            raise MissingMethod(f"method {dotted!r}")
+        return self._wrap(dotted, spec, fn)
+
+    def __setattr__(self, attr, value):
+        raise AttributeError("the implementation under test is read-only to statements")
+
+    def _wrap(self, dotted: str, spec, fn):
+        sig = _signature(spec)
+
+        @functools.wraps(fn)
+        def call(*args, **kwargs):
+            arguments = _bind(sig, args, kwargs)
+            reason = self._caps.declines(arguments)
+            if reason is None and self._supports is not None:
+                verdict = self._supports(dotted, arguments)
+                if verdict is not True and verdict is not None:
+                    reason = verdict if isinstance(verdict, str) else "declined by supports()"
+            if reason is not None:
+                raise InstanceSkipped(f"{dotted}: {reason}")
+            self._calls[dotted] = self._calls.get(dotted, 0) + 1
+            return fn(*args, **kwargs)
+
+        return call
+
+
+@functools.lru_cache(maxsize=None)
+def _signature(spec) -> inspect.Signature | None:
+    try:
+        sig = inspect.signature(spec)
+    except (TypeError, ValueError):
+        return None
+    params = list(sig.parameters.values())
+    if params and params[0].name == "self":
+        sig = sig.replace(parameters=params[1:])
+    return sig
+
+
+def _bind(sig: inspect.Signature | None, args, kwargs) -> dict[str, Any]:
+    if sig is None:
+        return dict(kwargs)
+    try:
+        bound = sig.bind_partial(*args, **kwargs)
+    except TypeError:
+        return dict(kwargs)
+    bound.apply_defaults()
+    return dict(bound.arguments)

@@ -1,0 +1,97 @@
+"""refvi's own implementation of the seed 000 / 002 protocol, through its public API (Numba kernels underneath)."""
+
+from __future__ import annotations
+
+import weakref
+
+_TARGETS: "weakref.WeakKeyDictionary" = weakref.WeakKeyDictionary()
+
+
+def as_refvi_target(target):
+    """The refvi target for a :class:`~refvi.verification.protocol.targets.TargetSpec` (built once per spec, so the
+    kernels' compiled plan is reused); a refvi target object passes through unchanged."""
+    from refvi.verification.protocol.targets import TargetSpec
+
+    if not isinstance(target, TargetSpec):
+        return target
+    hit = _TARGETS.get(target)
+    if hit is None:
+        hit = _TARGETS[target] = _build(target)
+    return hit
+
+
+def _build(spec):
+    import refvi.targets as T
+
+    p = spec.params
+    if spec.kind == "gaussian":
+        return T.Gaussian(p["mean"], p["precision"])
+    if spec.kind == "linear":
+        return T.LinearRegression(p["X"], p["y"], p["noise_scale"], p["prior_scale"])
+    if spec.kind == "logistic":
+        return T.LogisticRegression(p["X"], p["y"], p["prior_scale"])
+    if spec.kind == "hierarchical_logistic":
+        return T.HierarchicalLogisticRegression(p["X"], p["y"], p["groups"], p["Sigma"], p["Delta"], p["n_groups"])
+    if spec.kind == "cosine":
+        return T.CosineQuadratic(p["alpha"], p["b"], p["phi"], p["beta"], p["z0"])
+    if spec.kind == "callable":
+        return T.CallableTarget(spec.logp, spec.grad_logp, spec.dim, smoothness=p.get("smoothness"),
+                                strong_convexity=p.get("strong_convexity", 0.0))
+    raise ValueError(f"unknown target kind {spec.kind!r}")
+
+
+class RefviCore:
+    """Seed 000 / 002 methods: refvi.estimators, refvi.prox, refvi.families, refvi.optim."""
+
+    def energy(self, target, m, C, U, structure="tril"):
+        from refvi import estimators
+        return estimators.energy(as_refvi_target(target), m, C, U, structure)
+
+    def entropy(self, target, m, C, U, structure="sym"):
+        from refvi import estimators
+        return estimators.entropy(as_refvi_target(target), m, C, U, structure)
+
+    def stl(self, target, m, C, U, structure="tril"):
+        from refvi import estimators
+        return estimators.stl(as_refvi_target(target), m, C, U, structure)
+
+    def score(self, target, m, C, U, structure="tril"):
+        from refvi import estimators
+        return estimators.score(as_refvi_target(target), m, C, U, structure)
+
+    def grad_neg_entropy(self, C, structure="tril"):
+        from refvi.families.gaussian import grad_neg_entropy
+        return grad_neg_entropy(C, structure)
+
+    def entropy_prox(self, C, gamma):
+        from refvi import prox
+        return prox.entropy_prox(C, gamma)
+
+    def project_wm(self, C, M, structure="sym"):
+        from refvi import prox
+        return prox.project_wm(C, M, structure)
+
+    def project_singular(self, C, M):
+        from refvi import prox
+        return prox.project_singular_values(C, M)
+
+    def smoothness(self, target):
+        return float(as_refvi_target(target).smoothness)
+
+    def strong_convexity(self, target):
+        return float(as_refvi_target(target).strong_convexity)
+
+    def prox_sgd(self, target, m0, C0, gammas, U, estimator="energy", structure="tril", weights=None):
+        from refvi.optim.prox_sgd import prox_sgd
+        r = prox_sgd(as_refvi_target(target), m0, C0, gammas, U, estimator=estimator, structure=structure, weights=weights)
+        return r.m, r.C, r.m_avg, r.C_avg
+
+    def proj_sgd(self, target, m0, C0, gammas, U, M, estimator="entropy", structure="sym", weights=None):
+        from refvi.optim.proj_sgd import proj_sgd
+        r = proj_sgd(as_refvi_target(target), m0, C0, gammas, U, M, estimator=estimator, structure=structure, weights=weights)
+        return r.m, r.C, r.m_avg, r.C_avg
+
+    def gradient_descent(self, grad_l, m0, C0, step, steps, method, M=None):
+        from refvi.optim.gradient_descent import gradient_descent
+        r = gradient_descent(None, method=method, steps=steps, step=step, m0=m0, C0=C0, M=M, grad_l=grad_l)
+        return r.ms, r.Cs

@@ -1,0 +1,149 @@
+"""Targets as plain data: what the seed 000 / 002 statements hand to an implementation as ``target``.
+
+A :class:`TargetSpec` is an immutable record: the model's ``kind``, its data and hyperparameters as read-only arrays
+and floats (``params``), the log joint ``logp(z)`` and its gradient ``grad_logp(z)`` as plain NumPy callables, and the
+log evidence where it has a closed form.  Nothing in it is refvi code, so an outside library can re-express the
+target in its own framework from ``kind`` and ``params`` alone.  The densities, with every constant included:
+
+==========================  ==================================================================  ===================
+kind                        log p(z, x)                                                         params
+==========================  ==================================================================  ===================
+``gaussian``                log N(z; mean, precision^{-1})                                      mean, precision
+``linear``                  sum_n log N(y_n; x_n^T z, s_n^2) + log N(z; 0, s^2 I)               X, y, noise_scale
+                                                                                                (s_n), prior_scale
+                                                                                                (s)
+``logistic``                -sum_n log(1 + exp(-y_n x_n^T z)) + log N(z; 0, s^2 I), y_n = +-1   X, y, prior_scale
+``hierarchical_logistic``   seed 000 Cor 25: z = (theta, z_1..z_G), theta ~ N(0, Sigma),        X, y, groups,
+                            z_g ~ N(theta, Delta), y_n ~ logistic(x_n^T z_{g(n)})               n_groups, Sigma,
+                                                                                                Delta
+``cosine``                  -(alpha cos(b^T z + phi) + beta/2 ||z - z0||^2)  (unnormalised)     alpha, b, phi,
+                                                                                                beta, z0
+``callable``                ``logp`` as given; ``params`` carries the problem's declared        smoothness,
+                            constants (the instance's hypotheses, not something to compute)     strong_convexity
+==========================  ==================================================================  ===================
+
+``spec.model`` is the same content as the plain dict the oracles take (:mod:`refvi.verification.oracles`).
+A spec is hashable by identity: cache per-target compiled code on it (``functools.lru_cache`` or a dict keyed by
+``id(spec)`` kept alive by the spec).
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import types
+from typing import Any, Callable, Mapping
+
+import numpy as np
+
+from refvi.verification.oracles import hessian_bounds as _hb
+
+LOG_2PI = float(np.log(2.0 * np.pi))
+KINDS = ("gaussian", "linear", "logistic", "hierarchical_logistic", "cosine", "callable")
+
+
+@dataclasses.dataclass(frozen=True, eq=False)
+class TargetSpec:
+    """One target log p(z, x) as plain data (see the module docstring for each kind's density and params)."""
+
+    kind: str
+    dim: int
+    params: Mapping[str, Any]
+    logp: Callable[[np.ndarray], float]
+    grad_logp: Callable[[np.ndarray], np.ndarray]
+    log_evidence: float | None = None
+    name: str = ""
+
+    @property
+    def model(self) -> dict:
+        """The oracle-side model dict (``{"kind": ..., **params}``)."""
+        return {"kind": self.kind, **self.params}
+
+    def __getattr__(self, attr):  # spec.X, spec.prior_scale, ...: read-only views of params
+        params = self.__dict__.get("params")
+        if params is not None and attr in params:
+            return params[attr]
+        raise AttributeError(f"TargetSpec of kind {self.__dict__.get('kind')!r} has no attribute {attr!r}")
+
+    def __repr__(self) -> str:
+        return f"TargetSpec({self.name or self.kind}, dim={self.dim})"
+
+
+def _frozen(a) -> np.ndarray:
+    out = np.array(a, dtype=np.float64)
+    out.setflags(write=False)
+    return out
+
+
+def _spec(kind, dim, params, logp, grad, log_evidence=None, name="") -> TargetSpec:
+    return TargetSpec(kind, int(dim), types.MappingProxyType(dict(params)), logp, grad, log_evidence, name)
+
+
+def gaussian(mean, precision, name: str = "") -> TargetSpec:
+    mean, P = _frozen(mean), _frozen(precision)
+    d = mean.shape[0]
+    logdet = float(np.linalg.slogdet(P)[1])
+
+    def logp(z):
+        r = np.asarray(z, dtype=np.float64) - mean
+        return float(-0.5 * r @ P @ r + 0.5 * logdet - 0.5 * d * LOG_2PI)
+
+    def grad_logp(z):
+        return -(P @ (np.asarray(z, dtype=np.float64) - mean))
+
+    return _spec("gaussian", d, {"mean": mean, "precision": P}, logp, grad_logp, 0.0, name)
+
+
+def _model_callables(model):
+    return (lambda z: -_hb.neg_log_joint(model, z)), (lambda z: -_hb.grad_neg_log_joint(model, z))
+
+
+def linear(X, y, noise_scale: float = 1.0, prior_scale: float = 1.0, name: str = "") -> TargetSpec:
+    X, y = _frozen(X), _frozen(y)
+    params = {"X": X, "y": y, "noise_scale": float(noise_scale), "prior_scale": float(prior_scale)}
+    N, d = X.shape
+    # log evidence: y ~ N(0, s_n^2 I + s^2 X X^T)
+    K = noise_scale**2 * np.eye(N) + prior_scale**2 * X @ X.T
+    log_ev = float(-0.5 * y @ np.linalg.solve(K, y) - 0.5 * np.linalg.slogdet(K)[1] - 0.5 * N * LOG_2PI)
+    return _spec("linear", d, params, *_model_callables({"kind": "linear", **params}), log_ev, name)
+
+
+def logistic(X, y, prior_scale: float = 1.0, name: str = "") -> TargetSpec:
+    X, y = _frozen(X), _frozen(y)
+    params = {"X": X, "y": y, "prior_scale": float(prior_scale)}
+    return _spec("logistic", X.shape[1], params, *_model_callables({"kind": "logistic", **params}), None, name)
+
+
+def hierarchical_logistic(X, y, groups, n_groups: int, Sigma, Delta, name: str = "") -> TargetSpec:
+    X, y = _frozen(X), _frozen(y)
+    g = np.array(groups, dtype=np.int64)
+    g.setflags(write=False)
+    params = {"X": X, "y": y, "groups": g, "n_groups": int(n_groups), "Sigma": _frozen(Sigma),
+              "Delta": _frozen(Delta)}
+    d = (int(n_groups) + 1) * X.shape[1]
+    return _spec("hierarchical_logistic", d, params,
+                 *_model_callables({"kind": "hierarchical_logistic", **params}), None, name)
+
+
+def cosine(alpha: float, b, phi: float = 0.0, beta: float = 1.0, z0=None, name: str = "") -> TargetSpec:
+    b = _frozen(b)
+    z0 = _frozen(np.zeros_like(b) if z0 is None else z0)
+    a, p, k = float(alpha), float(phi), float(beta)
+
+    def logp(z):
+        z = np.asarray(z, dtype=np.float64)
+        r = z - z0
+        return float(-(a * np.cos(b @ z + p) + 0.5 * k * r @ r))
+
+    def grad_logp(z):
+        z = np.asarray(z, dtype=np.float64)
+        return a * np.sin(b @ z + p) * b - k * (z - z0)
+
+    return _spec("cosine", b.shape[0], {"alpha": a, "b": b, "phi": p, "beta": k, "z0": z0}, logp, grad_logp,
+                 None, name)
+
+
+def from_callables(logp, grad_logp, dim: int, *, smoothness: float | None = None, strong_convexity: float = 0.0,
+                   name: str = "") -> TargetSpec:
+    """A target given only by its density: the constants are part of the instance (its hypotheses)."""
+    return _spec("callable", dim, {"smoothness": smoothness, "strong_convexity": float(strong_convexity)},
+                 logp, grad_logp, None, name)
