@@ -1,0 +1,73 @@
+"""The pytest plugin: an outside project runs refvi's statements inside its own test suite (one test per statement;
+skips are skips, fails are failures), from the command line or from a test module."""
+
+import subprocess
+import sys
+import textwrap
+
+ADAPTER = textwrap.dedent("""
+    from refvi.verification.protocol import REFVI
+
+    class EnergyOnly:
+        name = "energy-only"
+
+        def energy(self, target, m, C, U, structure="tril"):
+            return REFVI.energy(target, m, C, U, structure)
+
+    class Biased(EnergyOnly):
+        def energy(self, target, m, C, U, structure="tril"):
+            gm, gC = REFVI.energy(target, m, C, U, structure)
+            return 1.01 * gm, gC                      # a wrong factor in the mean gradient
+
+    IMPL, BIASED = EnergyOnly(), Biased()
+""")
+
+
+def _project(tmp_path, extra_test=""):
+    (tmp_path / "outside_adapter.py").write_text(ADAPTER)
+    (tmp_path / "test_own.py").write_text("def test_own():\n    assert True\n" + extra_test)
+    return tmp_path
+
+
+def _pytest(tmp_path, *args):
+    return subprocess.run([sys.executable, "-m", "pytest", "-p", "no:cacheprovider", "-rs", *args],
+                          capture_output=True, text=True, timeout=600, cwd=tmp_path,
+                          env={**__import__("os").environ, "PYTHONPATH": str(tmp_path)})
+
+
+def test_command_line_options_add_one_test_per_statement(tmp_path):
+    proj = _project(tmp_path)
+    proc = _pytest(proj, "--refvi-impl", "outside_adapter:IMPL", "--refvi-select", "002.thm1",
+                   "--refvi-select", "002.lemma11,002.thm7")
+    assert proc.returncode == 0, proc.stdout + proc.stderr
+    assert "3 passed" not in proc.stdout and "2 passed" in proc.stdout     # test_own and 002.thm1
+    assert "oracle-only" in proc.stdout                                     # 002.lemma11 is a skip for outsiders
+    assert "method 'entropy_prox'" in proc.stdout                           # 002.thm7 names what is missing
+
+
+def test_a_wrong_implementation_fails_the_outside_suite(tmp_path):
+    proj = _project(tmp_path)
+    proc = _pytest(proj, "--refvi-impl", "outside_adapter:BIASED", "--refvi-select", "002.thm1", "-v")
+    assert proc.returncode == 1
+    assert "refvi::002.thm1 FAILED" in proc.stdout and "methods called: energy" in proc.stdout
+
+
+def test_bad_impl_is_a_usage_error(tmp_path):
+    proc = _pytest(_project(tmp_path), "--refvi-impl", "no_such_module_xyz:IMPL")
+    assert proc.returncode == 4 and "no module named 'no_such_module_xyz'" in proc.stderr
+
+
+def test_without_options_nothing_is_added(tmp_path):
+    proc = _pytest(_project(tmp_path))
+    assert proc.returncode == 0 and "1 passed" in proc.stdout
+
+
+def test_statement_tests_from_a_test_module(tmp_path):
+    proj = _project(tmp_path, extra_test=textwrap.dedent("""
+        from refvi.verification.pytest_plugin import statement_tests
+
+        test_refvi = statement_tests("outside_adapter:IMPL", select=["002.thm1", "002.thm2"])
+    """))
+    proc = _pytest(proj, "-v")
+    assert proc.returncode == 0, proc.stdout
+    assert "test_refvi[002.thm1] PASSED" in proc.stdout and "test_refvi[002.thm2] PASSED" in proc.stdout

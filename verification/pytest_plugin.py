@@ -1,0 +1,138 @@
+"""Run refvi's statements inside another library's pytest suite: one pytest test per statement.
+
+Installed with refvi as the pytest plugin ``refvi`` (entry point ``pytest11``), it does nothing unless asked::
+
+    pytest --refvi-impl mylib.adapter:IMPL --refvi-select '000.*' --refvi-select '002.*' [--refvi-profile deep]
+
+adds one test per selected statement, named ``refvi::<statement id>``.  A statement that skips (a protocol method
+the implementation lacks, an oracle-only check, nothing within the declared capabilities) is a pytest *skip* with the
+reason; ``fail`` and ``error`` are pytest *failures* with the evidence.  ``-k``, ``-x``, ``-n`` and the other pytest
+options apply as usual.  Without command-line options, put the statements into a test module::
+
+    from refvi.verification.pytest_plugin import statement_tests
+
+    test_refvi = statement_tests("mylib.adapter:IMPL", select=["000.*", "002.*"])
+"""
+
+from __future__ import annotations
+
+from typing import Iterable
+
+import pytest
+
+
+def pytest_addoption(parser):
+    group = parser.getgroup("refvi", "refvi verification statements")
+    group.addoption("--refvi-impl", metavar="MODULE:OBJECT", default=None,
+                    help="run refvi's verification statements against this implementation (one test per statement)")
+    group.addoption("--refvi-select", metavar="PATTERN", action="append", default=None,
+                    help="statement ids by prefix or glob, e.g. '000.*' (repeatable; default: all)")
+    group.addoption("--refvi-profile", choices=("ci", "deep"), default="ci", help="statement profile (default ci)")
+
+
+def pytest_configure(config):
+    config.addinivalue_line("markers", "refvi_statement(id): a refvi verification statement run as a test")
+
+
+def pytest_report_header(config):
+    spec = config.getoption("--refvi-impl", default=None)
+    if spec:
+        return f"refvi statements: implementation {spec}, profile {config.getoption('--refvi-profile')}"
+    return None
+
+
+class StatementCollector(pytest.Collector):
+    """The group of statement tests added by ``--refvi-impl``."""
+
+    def __init__(self, *, impl, patterns, profile, **kw):
+        super().__init__(**kw)
+        self.impl, self.patterns, self.profile = impl, patterns, profile
+
+    def collect(self):
+        from refvi.verification import runner
+
+        for st in runner.select(runner.load_statements().values(), self.patterns):
+            yield StatementItem.from_parent(self, name=st.id, statement=st)
+
+
+class StatementItem(pytest.Item):
+    """One statement run against the implementation under test."""
+
+    def __init__(self, *, statement, **kw):
+        super().__init__(**kw)
+        self.statement = statement
+        self.add_marker(pytest.mark.refvi_statement(statement.id))
+
+    def runtest(self):
+        _check_record(_run(self.statement, self.parent.impl, self.parent.profile))
+
+    def reportinfo(self):
+        return self.path, None, f"refvi statement {self.statement.id}: {self.statement.title}"
+
+    def repr_failure(self, excinfo):
+        if isinstance(excinfo.value, StatementFailed):
+            return str(excinfo.value)
+        return super().repr_failure(excinfo)
+
+
+class StatementFailed(AssertionError):
+    """A statement's verdict was ``fail`` or ``error`` for the implementation under test."""
+
+
+@pytest.hookimpl(tryfirst=True)
+def pytest_collection_modifyitems(session, config, items):
+    spec = config.getoption("--refvi-impl", default=None)
+    if not spec:
+        return
+    from refvi.verification.protocol.loading import ImplementationSpecError, load_implementation
+
+    try:
+        impl = load_implementation(spec)
+    except ImplementationSpecError as exc:
+        raise pytest.UsageError(str(exc)) from None
+    collector = StatementCollector.from_parent(session, name="refvi", nodeid="refvi", impl=impl,
+                                               patterns=_patterns(config.getoption("--refvi-select")),
+                                               profile=config.getoption("--refvi-profile"))
+    items.extend(collector.collect())
+
+
+def statement_tests(impl, select: Iterable[str] | None = None, profile: str = "ci"):
+    """A pytest test function parametrized over the selected statements, for ``test_x = statement_tests(...)``.
+
+    ``impl`` is an implementation object or a ``module:object`` string (loaded when the tests run)."""
+    from refvi.verification import runner
+
+    chosen = runner.select(runner.load_statements().values(), _patterns(select))
+
+    @pytest.mark.parametrize("statement", chosen, ids=[s.id for s in chosen])
+    def test_statement(statement):
+        from refvi.verification.protocol.loading import load_implementation
+
+        obj = load_implementation(impl) if isinstance(impl, str) else impl
+        _check_record(_run(statement, obj, profile))
+
+    return test_statement
+
+
+def _patterns(raw) -> list[str] | None:
+    if not raw:
+        return None
+    if isinstance(raw, str):
+        raw = [raw]
+    out = [p for item in raw for p in item.replace(",", " ").split()]
+    return out or None
+
+
+def _run(statement, impl, profile) -> dict:
+    from refvi.verification import runner
+
+    return runner.run_statement(statement, impl, profile)
+
+
+def _check_record(rec: dict) -> None:
+    if rec["verdict"] == "skip":
+        pytest.skip(rec.get("detail", "skipped"))
+    if rec["verdict"] in ("fail", "error"):
+        raise StatementFailed(f"{rec['id']} {rec['verdict']}: {rec.get('detail', '')}\n"
+                              f"  ({rec['source']}; methods called: {', '.join(rec['methods']) or 'none'})")
+    assert rec["verdict"] == "pass" and rec["examples"] > 0, rec
