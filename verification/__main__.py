@@ -31,7 +31,8 @@ def main(argv=None) -> int:
     if args.list:
         for st in runner.select(runner.load_statements().values(), args.select):
             flag = f" [{st.erratum}]" if st.erratum else ""
-            print(f"{st.id:<28} {st.kind:<11} {st.title}{flag}")
+            uses = "oracle-only" if st.oracle_only else ", ".join(st.uses or ())
+            print(f"{st.id:<28} {st.kind:<11} {st.title}{flag}\n{'':<28} uses: {uses}")
         return 0
 
     try:
