@@ -18,6 +18,10 @@ def main(argv=None) -> int:
     p.add_argument("--impl", metavar="MODULE:OBJECT", default=None,
                    help="implementation to verify (default: refvi itself)")
     p.add_argument("--list", action="store_true", help="list the selected statements and exit")
+    p.add_argument("--self-test", nargs="*", metavar="MUTANT", default=None,
+                   help="run the certificate against the planted bugs of the public zoo (all, or those named / "
+                        "matching a glob) and report which statements catch each; exit 1 if any is missed")
+    p.add_argument("--first-catch", action="store_true", help="with --self-test: stop at the first catching statement")
     args = p.parse_args(argv)
 
     from refvi.verification.protocol.loading import ImplementationSpecError, load_implementation
@@ -28,6 +32,8 @@ def main(argv=None) -> int:
         except OSError as exc:
             print(f"error: {exc}", file=sys.stderr)
             return 2
+    if args.self_test is not None:
+        return _self_test(args)
     if args.list:
         for st in runner.select(runner.load_statements().values(), args.select):
             flag = f" [{st.erratum}]" if st.erratum else ""
@@ -63,6 +69,31 @@ def main(argv=None) -> int:
     if code == 2:
         print("no selected statement exercised the implementation (all skipped or oracle-only)", file=sys.stderr)
     return code
+
+
+def _self_test(args) -> int:
+    import fnmatch
+    import json
+
+    from refvi.verification import selftest
+    from refvi.verification.examples.bug_zoo import load_zoo
+
+    zoo = load_zoo()
+    chosen = [m for mid, m in sorted(zoo.items())
+              if not args.self_test or any(fnmatch.fnmatchcase(mid, p) or mid.startswith(p) for p in args.self_test)]
+    if not chosen:
+        print(f"no planted bug matches {args.self_test}; known: {', '.join(sorted(zoo))}", file=sys.stderr)
+        return 2
+    print(f"{'planted bug':<34} {'verdict':<7} {'caught/ran':<10} {'time':>7}  caught by")
+    rows = selftest.self_test(chosen, args.profile, args.first_catch,
+                              progress=lambda r: print(selftest.format_row(r), flush=True))
+    missed = [r["id"] for r in rows if not r["caught_by"]]
+    print(f"{len(rows) - len(missed)} of {len(rows)} planted bugs caught by the certificate alone"
+          + (f"; missed: {', '.join(missed)}" if missed else ""))
+    if args.json:
+        with open(args.json, "w", encoding="utf-8") as fh:
+            json.dump({"profile": args.profile, "mutants": rows}, fh, indent=2)
+    return 1 if missed else 0
 
 
 if __name__ == "__main__":

@@ -1,0 +1,74 @@
+"""A public zoo of planted bugs: variants of the example adapter that the certificate must catch (``--self-test``).
+
+Each :class:`Mutant` is the plain-NumPy example implementation (:mod:`..numpy_adapter`) with one realistic bug in one
+protocol method (a wrong factor, an off-by-one, a dropped term, a sign, a missing projection), written as a wrapper
+or a variant, so nothing of refvi's own source is edited.  ``python -m refvi.verification --self-test`` runs the
+suite against each and reports which statements catch it; a mutant that no statement catches is a hole in the
+certificate.  One module per paper (``core`` for seeds 000/002, ``boosting``, ``online``, ``ngvi``).
+"""
+
+from __future__ import annotations
+
+import copy
+import dataclasses
+from typing import Any, Callable
+
+#: mutant id -> Mutant
+ZOO: dict[str, "Mutant"] = {}
+
+
+@dataclasses.dataclass(frozen=True)
+class Mutant:
+    """One planted bug: ``method`` is the dotted protocol method it corrupts; ``make(original, base)`` returns the
+    buggy replacement for that method, given the correct bound method and the base implementation object."""
+
+    id: str
+    seed: str
+    method: str
+    bug: str
+    make: Callable[[Callable, Any], Callable]
+
+    def build(self, base=None):
+        """The example implementation (or ``base``) with this bug planted.  The method is overridden on a copy of its
+        owner, so the owner's other methods that call it (an optimizer calling its estimator) see the bug too."""
+        if base is None:
+            from refvi.verification.examples.numpy_adapter import NumpyImplementation
+            base = NumpyImplementation()
+        planted = _override(base, self.method.split("."), self)
+        planted.name = f"{getattr(base, 'name', 'impl')}+{self.id}"
+        return planted
+
+
+def mutant(id: str, seed: str, method: str, bug: str):
+    """Register ``make(original, owner) -> buggy method`` as a mutant of the dotted protocol ``method``."""
+    def deco(make):
+        if id in ZOO:
+            raise ValueError(f"mutant {id} registered twice")
+        ZOO[id] = Mutant(id, seed, method, bug, make)
+        return make
+    return deco
+
+
+def _override(owner, path: list[str], m: Mutant):
+    clone = copy.copy(owner)
+    head = path[0]
+    if len(path) > 1:
+        setattr(clone, head, _override(getattr(owner, head), path[1:], m))
+        return clone
+    buggy = m.make(getattr(owner, head), owner)
+
+    def method(self, *args, **kwargs):
+        return buggy(*args, **kwargs)
+
+    clone.__class__ = type(f"{type(owner).__name__}_{m.id.replace('-', '_')}", (type(owner),), {head: method})
+    return clone
+
+
+def load_zoo() -> dict[str, Mutant]:
+    """Import every zoo module (each registers its mutants)."""
+    import importlib
+    import pkgutil
+
+    for info in pkgutil.iter_modules(__path__):
+        importlib.import_module(f"{__name__}.{info.name}")
+    return ZOO

@@ -1,0 +1,234 @@
+"""Planted bugs in the seed 000 / 002 methods of the example adapter (estimators, prox, projections, constants,
+optimizers).  Each is the kind of slip a careful implementer makes: a factor, a transpose, a sign, an index."""
+
+from __future__ import annotations
+
+import numpy as np
+
+from refvi.verification.examples.bug_zoo import mutant
+from refvi.verification.examples.numpy_adapter import _proj
+
+
+def _scaled(fn, i, factor):
+    def buggy(*a, **k):
+        out = list(fn(*a, **k))
+        out[i] = factor * np.asarray(out[i])
+        return tuple(out)
+    return buggy
+
+
+# ---- estimators (seed 000 Eqs. 6, 8, §2.3) -------------------------------------------------------------------------
+@mutant("energy-mean-factor", "000", "energy", "gm off by 1% (a stray factor in the mean gradient)")
+def _(orig, owner):
+    return _scaled(orig, 0, 1.01)
+
+
+@mutant("energy-no-projection", "000", "energy", "gC returned as the full outer product, not projected onto V")
+def _(orig, owner):
+    def energy(target, m, C, U, structure="tril"):
+        U = np.atleast_2d(U)
+        G = np.array([-np.asarray(target.grad_logp(C @ u + m), dtype=float) for u in U])
+        return G.mean(axis=0), G.T @ U / len(U)
+    return energy
+
+
+@mutant("energy-transposed-scale", "000", "energy", "z = C^T u + m instead of C u + m")
+def _(orig, owner):
+    def energy(target, m, C, U, structure="tril"):
+        return orig(target, m, np.asarray(C).T, U, structure)
+    return energy
+
+
+@mutant("energy-mean-off-by-one", "000", "energy", "the mean over S samples divides by S + 1")
+def _(orig, owner):
+    def energy(target, m, C, U, structure="tril"):
+        S = len(np.atleast_2d(U))
+        gm, gC = orig(target, m, C, U, structure)
+        return gm * S / (S + 1), gC * S / (S + 1)
+    return energy
+
+
+@mutant("energy-first-sample-only", "000", "energy", "only the first row of U is used")
+def _(orig, owner):
+    def energy(target, m, C, U, structure="tril"):
+        return orig(target, m, C, np.atleast_2d(U)[:1], structure)
+    return energy
+
+
+@mutant("entropy-sign", "000", "entropy", "g_ent = g_energy - grad h (sign of the entropy term)")
+def _(orig, owner):
+    def entropy(target, m, C, U, structure="sym"):
+        gm, gC = owner.energy(target, m, C, U, structure)
+        return gm, gC - owner.grad_neg_entropy(C, structure)
+    return entropy
+
+
+@mutant("entropy-unprojected-h", "000", "entropy", "grad h = -C^{-T} added without projecting onto V")
+def _(orig, owner):
+    def entropy(target, m, C, U, structure="sym"):
+        gm, gC = owner.energy(target, m, C, U, structure)
+        return gm, gC - np.linalg.inv(C).T
+    return entropy
+
+
+@mutant("stl-score-sign", "000", "stl", "STL adds +C^{-T}u instead of -C^{-T}u (grad_z log q sign)")
+def _(orig, owner):
+    def stl(target, m, C, U, structure="tril"):
+        U = np.atleast_2d(U)
+        V = np.array([-np.asarray(target.grad_logp(C @ u + m), dtype=float) + np.linalg.solve(C.T, u) for u in U])
+        return V.mean(axis=0), _proj(V.T @ U / len(U), structure)
+    return stl
+
+
+@mutant("score-missing-identity", "000", "score", "grad_C log q uses C^{-T} u u^T, dropping the -C^{-T} term")
+def _(orig, owner):
+    def score(target, m, C, U, structure="tril"):
+        U = np.atleast_2d(U)
+        Cit = np.linalg.inv(C).T
+        f = np.array([-float(target.logp(C @ u + m)) for u in U])
+        gm = (f[:, None] * (U @ Cit.T)).mean(axis=0)
+        gC = sum(fi * (Cit @ np.outer(u, u)) for fi, u in zip(f, U)) / len(U)
+        return gm, _proj(gC, structure)
+    return score
+
+
+@mutant("grad-h-no-transpose", "000", "grad_neg_entropy", "grad h = -proj_V(C^{-1}) (transpose forgotten)")
+def _(orig, owner):
+    def grad_neg_entropy(C, structure="tril"):
+        return -_proj(np.linalg.inv(C), structure)
+    return grad_neg_entropy
+
+
+# ---- prox and projections (seed 000 Lemmas 31, 32; seed 002 Thm 7) -----------------------------------------------
+@mutant("prox-cancelling", "000", "entropy_prox", "the printed (c + sqrt(c^2 + 4 gamma))/2 for every c (cancels)")
+def _(orig, owner):
+    def entropy_prox(C, gamma):
+        out = np.array(C, dtype=float)
+        c = np.diag(out).copy()
+        out[np.diag_indices_from(out)] = (c + np.sqrt(c * c + 4 * gamma)) / 2
+        return out
+    return entropy_prox
+
+
+@mutant("prox-factor-2", "000", "entropy_prox", "sqrt(c^2 + 2 gamma) instead of sqrt(c^2 + 4 gamma)")
+def _(orig, owner):
+    def entropy_prox(C, gamma):
+        return orig(C, gamma / 2)
+    return entropy_prox
+
+
+@mutant("prox-below-diagonal", "000", "entropy_prox", "the prox map applied below the diagonal too")
+def _(orig, owner):
+    def entropy_prox(C, gamma):
+        low = np.tril(np.asarray(C, dtype=float), -1)
+        return orig(C, gamma) + np.tril((low + np.sqrt(low * low + 4 * gamma)) / 2 - low, -1)
+    return entropy_prox
+
+
+@mutant("wm-threshold-1-over-M", "000", "project_wm", "eigenvalues clipped at 1/M instead of 1/sqrt(M)")
+def _(orig, owner):
+    def project_wm(C, M, structure="sym"):
+        return orig(C, M * M, structure)
+    return project_wm
+
+
+@mutant("wm-no-clip-when-psd", "000", "project_wm", "returns C unchanged whenever its eigenvalues are >= 0")
+def _(orig, owner):
+    def project_wm(C, M, structure="sym"):
+        if np.linalg.eigvalsh((np.asarray(C) + np.asarray(C).T) / 2)[0] >= 0:
+            return np.array(C, dtype=float)
+        return orig(C, M, structure)
+    return project_wm
+
+
+@mutant("singular-clip-smallest-only", "002", "project_singular", "only the smallest singular value is clipped")
+def _(orig, owner):
+    def project_singular(C, M):
+        U, s, Vt = np.linalg.svd(C)
+        s = s.copy()
+        s[-1] = max(s[-1], 1 / np.sqrt(M))
+        return U @ np.diag(s) @ Vt
+    return project_singular
+
+
+# ---- constants (seed 000 Thm 21 - Cor 25) --------------------------------------------------------------------------
+@mutant("smoothness-10pc-low", "000", "smoothness", "M 10% too small")
+def _(orig, owner):
+    return lambda target: 0.9 * orig(target)
+
+
+@mutant("strong-convexity-doubled", "000", "strong_convexity", "mu twice too large")
+def _(orig, owner):
+    return lambda target: 2.0 * orig(target)
+
+
+# ---- optimizers (seed 000 Defs. 5, 8; seed 002 §5.3) --------------------------------------------------------------
+@mutant("prox-sgd-step-index", "000", "prox_sgd", "prox_{gamma_{t+1} h} after a gamma_t gradient step")
+def _(orig, owner):
+    def prox_sgd(target, m0, C0, gammas, U, estimator="energy", structure="tril", weights=None):
+        g = np.asarray(gammas, dtype=float)
+        shifted = np.append(g[1:], g[-1])
+        return owner._sgd(lambda Y, gt, _it=iter(shifted): owner.entropy_prox(Y, next(_it)), target, m0, C0, g, U,
+                          estimator, structure, weights)
+    return prox_sgd
+
+
+@mutant("prox-sgd-average-offset", "000", "prox_sgd", "the average weights w^{t+1} by weights[t] (off by one)")
+def _(orig, owner):
+    def prox_sgd(target, m0, C0, gammas, U, estimator="energy", structure="tril", weights=None):
+        if weights is None:
+            return orig(target, m0, C0, gammas, U, estimator, structure, weights)
+        w = np.asarray(weights, dtype=float) / np.sum(weights)
+        m, C = np.array(m0, dtype=float), np.array(C0, dtype=float)
+        m_avg, C_avg = w[-1] * m, w[-1] * C
+        for t, g in enumerate(gammas):
+            gm, gC = getattr(owner, estimator)(target, m, C, np.atleast_2d(U[t]), structure)
+            m, C = m - g * gm, owner.entropy_prox(C - g * gC, g)
+            m_avg, C_avg = m_avg + w[t] * m, C_avg + w[t] * C
+        return m, C, m_avg, C_avg
+    return prox_sgd
+
+
+@mutant("proj-sgd-no-final-projection", "000", "proj_sgd", "the last iterate is not projected onto W_M")
+def _(orig, owner):
+    def proj_sgd(target, m0, C0, gammas, U, M, estimator="entropy", structure="sym", weights=None):
+        T = len(gammas)
+        calls = {"n": 0}
+
+        def update(Y, g):
+            calls["n"] += 1
+            return Y if calls["n"] == T else owner.project_wm(Y, M, structure)
+        return owner._sgd(update, target, m0, C0, gammas, U, estimator, structure, weights)
+    return proj_sgd
+
+
+@mutant("gd-prox-transposed-gradient", "002", "gradient_descent", "prox GD steps C along grad_C l transposed")
+def _(orig, owner):
+    def gradient_descent(grad_l, m0, C0, step, steps, method, M=None):
+        if method != "prox":
+            return orig(grad_l, m0, C0, step, steps, method, M)
+        m, C = np.array(m0, dtype=float), np.array(C0, dtype=float)
+        ms, Cs = [m], [C]
+        for _ in range(steps):
+            gm, gC = grad_l(m, C)
+            m, C = m - step * gm, owner.entropy_prox(np.tril(C - step * gC.T), step)
+            ms.append(m)
+            Cs.append(C)
+        return np.array(ms), np.array(Cs)
+    return gradient_descent
+
+
+@mutant("gd-naive-no-entropy-gradient", "002", "gradient_descent", "naive GD steps along grad l only (grad h dropped)")
+def _(orig, owner):
+    def gradient_descent(grad_l, m0, C0, step, steps, method, M=None):
+        if method != "naive":
+            return orig(grad_l, m0, C0, step, steps, method, M)
+        m, C = np.array(m0, dtype=float), np.array(C0, dtype=float)
+        ms, Cs = [m], [C]
+        for _ in range(steps):
+            gm, gC = grad_l(m, C)
+            m, C = m - step * gm, C - step * gC
+            ms.append(m)
+            Cs.append(C)
+        return np.array(ms), np.array(Cs)
+    return gradient_descent
