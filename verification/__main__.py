@@ -18,6 +18,10 @@ def main(argv=None) -> int:
     p.add_argument("--impl", metavar="MODULE:OBJECT", default=None,
                    help="implementation to verify (default: refvi itself)")
     p.add_argument("--list", action="store_true", help="list the selected statements and exit")
+    p.add_argument("--workers", type=int, metavar="N", default=None,
+                   help="run statements on N worker processes (Dask distributed if installed, else local processes); "
+                        "the certificate is identical whatever N")
+    p.add_argument("--scheduler", metavar="ADDRESS", default=None, help="use an existing Dask cluster")
     p.add_argument("--self-test", nargs="*", metavar="MUTANT", default=None,
                    help="run the certificate against the planted bugs of the public zoo (all, or those named / "
                         "matching a glob) and report which statements catch each; exit 1 if any is missed")
@@ -55,7 +59,12 @@ def main(argv=None) -> int:
         if rec["verdict"] in ("fail", "error"):
             print(f"    -> {rec.get('detail', '')[:500]}", flush=True)
 
-    cert = runner.run(args.select, args.profile, impl, progress=show)
+    if args.workers is not None and args.workers < 1:
+        print(f"error: --workers must be >= 1, got {args.workers}", file=sys.stderr)
+        return 2
+    parallel = args.workers is not None or args.scheduler is not None
+    cert = runner.run(args.select, args.profile, args.impl if parallel else impl, progress=show,
+                      workers=args.workers, scheduler=args.scheduler)
     print("-" * len(runner.HEADER))
     print(runner.summary(cert))
     print("(pass* = oracle-only: checks the paper with independent oracles, not the implementation)")

@@ -112,9 +112,12 @@ def run_statement(st: Statement, impl, profile_name: str = "ci") -> dict:
     return record
 
 
-def run(patterns: Sequence[str] | None = None, profile: str = "ci", impl=None, progress=None) -> dict:
+def run(patterns: Sequence[str] | None = None, profile: str = "ci", impl=None, progress=None,
+        workers: int | None = None, scheduler: str | None = None, durations: dict | None = None) -> dict:
     """Run the selected statements against ``impl`` (an object, a ``module:object`` string, or None for refvi) and
-    return the certificate dictionary."""
+    return the certificate dictionary.  ``workers``/``scheduler``: run statements in parallel (:mod:`.parallel`;
+    ``impl`` must then be None or a ``module:object`` string, so that each worker can load it); the certificate is
+    the same whatever the number of workers."""
     import refvi
     from refvi.verification.protocol.loading import load_implementation
 
@@ -122,12 +125,20 @@ def run(patterns: Sequence[str] | None = None, profile: str = "ci", impl=None, p
         raise ValueError(f"profile must be one of {sorted(PROFILES)}, got {profile!r}")
     impl_obj = impl if (impl is not None and not isinstance(impl, str)) else load_implementation(impl)
     chosen = select(load_statements().values(), patterns)
-    records = []
-    for st in chosen:
-        rec = run_statement(st, impl_obj, profile)
-        records.append(rec)
-        if progress is not None:
-            progress(rec)
+    if workers is not None or scheduler is not None:
+        if impl is not None and not isinstance(impl, str):
+            raise ValueError("parallel runs load the implementation in each worker: pass it as 'module:object'")
+        from refvi.verification.parallel import run_parallel
+
+        records = run_parallel([st.id for st in chosen], impl, profile, workers or 1, scheduler, durations,
+                               progress)
+    else:
+        records = []
+        for st in chosen:
+            rec = run_statement(st, impl_obj, profile)
+            records.append(rec)
+            if progress is not None:
+                progress(rec)
     return {"refvi_version": refvi.__version__, "profile": profile,
             "implementation": str(getattr(impl_obj, "name", type(impl_obj).__name__)), "statements": records}
 

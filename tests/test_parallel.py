@@ -1,0 +1,44 @@
+"""--workers: the certificate is the same whatever the number of workers (only timings differ), on Dask distributed
+and on the local-process fallback."""
+
+import json
+import subprocess
+import sys
+
+import pytest
+
+from refvi.verification import parallel, runner
+
+IDS = ["000.lemma31", "002.thm1", "002.lemma11", "004.lemma4", "003.thm5"]
+
+
+def _strip(records):
+    return [{k: v for k, v in r.items() if k != "seconds"} for r in records]
+
+
+@pytest.fixture(scope="module")
+def serial():
+    return _strip(runner.run(IDS, "ci")["statements"])
+
+
+def test_process_fallback_gives_the_serial_certificate(serial):
+    order = runner.select(runner.load_statements().values(), IDS)
+    out = parallel._run_processes([s.id for s in order], None, "ci", 2, None)
+    assert _strip([out[s.id] for s in order]) == serial
+
+
+def test_dask_workers_give_the_serial_certificate(serial, tmp_path):
+    pytest.importorskip("distributed")
+    path = tmp_path / "cert.json"
+    proc = subprocess.run([sys.executable, "-m", "refvi.verification", "--workers", "2", "--json", str(path),
+                           "--select", *IDS], capture_output=True, text=True, timeout=600)
+    assert proc.returncode == 0, proc.stderr[-2000:]
+    assert _strip(json.loads(path.read_text())["statements"]) == serial
+
+
+def test_bad_worker_counts_and_objects_are_refused():
+    with pytest.raises(ValueError, match="module:object"):
+        runner.run(IDS[:1], "ci", impl=object(), workers=2)
+    proc = subprocess.run([sys.executable, "-m", "refvi.verification", "--workers", "0"], capture_output=True,
+                          text=True, timeout=300)
+    assert proc.returncode == 2 and "--workers must be >= 1" in proc.stderr
