@@ -22,6 +22,10 @@ def main(argv=None) -> int:
                    help="run statements on N worker processes (Dask distributed if installed, else local processes); "
                         "the certificate is identical whatever N")
     p.add_argument("--scheduler", metavar="ADDRESS", default=None, help="use an existing Dask cluster")
+    p.add_argument("--search", metavar="STATEMENT", default=None,
+                   help="search for a counterexample to a bound statement: maximise lhs/rhs over its instances")
+    p.add_argument("--budget", type=int, default=200, help="with --search: Hypothesis examples per seed (default 200)")
+    p.add_argument("--seeds", type=int, default=None, help="with --search: independent seeds (default: workers)")
     p.add_argument("--self-test", nargs="*", metavar="MUTANT", default=None,
                    help="run the certificate against the planted bugs of the public zoo (all, or those named / "
                         "matching a glob) and report which statements catch each; exit 1 if any is missed")
@@ -38,6 +42,8 @@ def main(argv=None) -> int:
             return 2
     if args.self_test is not None:
         return _self_test(args)
+    if args.search is not None:
+        return _search(args)
     if args.list:
         for st in runner.select(runner.load_statements().values(), args.select):
             flag = f" [{st.erratum}]" if st.erratum else ""
@@ -78,6 +84,30 @@ def main(argv=None) -> int:
     if code == 2:
         print("no selected statement exercised the implementation (all skipped or oracle-only)", file=sys.stderr)
     return code
+
+
+def _search(args) -> int:
+    from refvi.verification import search
+
+    workers = args.workers or 1
+    seeds = list(range(args.seeds or workers))
+    try:
+        out = search.search(args.search, args.budget, seeds, args.impl, args.profile, workers, args.scheduler)
+    except (KeyError, ValueError) as exc:
+        print(f"error: {exc}", file=sys.stderr)
+        return 2
+    best = out["best"]
+    if best is None:
+        print(f"{args.search}: no bound recorded with ctx.bound(); nothing to search")
+    else:
+        print(f"{args.search}: best lhs/rhs = {best['ratio']:.6g} ({best['label']}), seed {best['seed']}, "
+              f"budget {args.budget}\n  instance: {best['instance']}")
+    for c in out["counterexamples"]:
+        print(f"  COUNTEREXAMPLE (seed {c['seed']}, {c['verdict']}): {c['detail'][:800]}")
+    path = args.json or f"search-{args.search}.json"
+    search.save(out, path)
+    print(f"search written to {path} ({out['examples']} instances)")
+    return 1 if out["counterexamples"] else 0
 
 
 def _self_test(args) -> int:

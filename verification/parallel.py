@@ -13,14 +13,17 @@ import os
 from typing import Callable, Sequence
 
 
-def _run_one(sid: str, impl_spec: str | None, profile: str) -> dict:
+def _run_one(sid: str, impl_spec: str | None, profile: str, search: dict | None = None) -> dict:
     """Worker side: load the statements and the implementation by name, run one statement."""
     os.environ.setdefault("NUMBA_NUM_THREADS", "1")
     from refvi.verification import runner
     from refvi.verification.protocol.loading import load_implementation
 
     st = runner.load_statements()[sid]
-    return runner.run_statement(st, load_implementation(impl_spec), profile)
+    rec = runner.run_statement(st, load_implementation(impl_spec), profile, search)
+    if search is not None:
+        rec["search"] = search
+    return rec
 
 
 def run_parallel(ids: Sequence[str], impl_spec: str | None, profile: str, workers: int,
@@ -39,6 +42,36 @@ def run_parallel(ids: Sequence[str], impl_spec: str | None, profile: str, worker
     else:
         results = _run_dask(order, impl_spec, profile, workers, scheduler, progress)
     return [results[s] for s in ids]
+
+
+def map_tasks(tasks: Sequence[tuple], workers: int, scheduler: str | None = None,
+              progress: Callable[[dict], None] | None = None) -> list[dict]:
+    """``_run_one(*task)`` for each task, on Dask (if installed) or local processes; results in task order."""
+    try:
+        import distributed  # noqa: F401
+    except ImportError:
+        import multiprocessing as mp
+        from concurrent.futures import ProcessPoolExecutor
+
+        with ProcessPoolExecutor(max_workers=workers, mp_context=mp.get_context("spawn")) as pool:
+            futures = [pool.submit(_run_one, *t) for t in tasks]
+            out = [f.result() for f in futures]
+    else:
+        from distributed import Client, LocalCluster
+
+        cluster = None if scheduler else LocalCluster(n_workers=workers, threads_per_worker=1, processes=True,
+                                                      dashboard_address=None, silence_logs=40)
+        client = Client(scheduler or cluster)
+        try:
+            out = client.gather([client.submit(_run_one, *t, pure=False) for t in tasks])
+        finally:
+            client.close()
+            if cluster is not None:
+                cluster.close()
+    for rec in out:
+        if progress is not None:
+            progress(rec)
+    return out
 
 
 def _run_processes(order, impl_spec, profile, workers, progress) -> dict[str, dict]:

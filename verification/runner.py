@@ -38,7 +38,7 @@ ORACLE_ONLY_DETAIL = ("oracle-only: a true fact of the paper checked by independ
                       "an implementation, so it never counts as a pass for one (run it against refvi)")
 
 
-def run_statement(st: Statement, impl, profile_name: str = "ci") -> dict:
+def run_statement(st: Statement, impl, profile_name: str = "ci", search: dict | None = None) -> dict:
     """Run one statement (and its erratum's demonstration) against ``impl`` and return its certificate record.
 
     Besides the fields of DESIGN.md the record carries ``scope`` ("implementation" or "oracle-only"),
@@ -51,11 +51,12 @@ def run_statement(st: Statement, impl, profile_name: str = "ci") -> dict:
     calls: dict[str, int] = {}
     view = recording(impl, calls)
     ctx = Context(view, profile, st.id)
+    ctx.search = search
     refvi_itself = is_refvi(impl)
     record = {"id": st.id, "title": st.title, "source": st.source, "kind": st.kind, "printed": st.printed,
               "erratum": st.erratum, "verdict": "pass", "examples": 0, "worst_slack": None, "seconds": 0.0,
               "scope": "oracle-only" if st.oracle_only else "implementation", "methods": [],
-              "instances_skipped": 0}
+              "instances_skipped": 0, "tightness": None}
     t0 = time.perf_counter()
     if profile_name not in st.profiles:
         record["verdict"] = "skip"
@@ -95,6 +96,7 @@ def run_statement(st: Statement, impl, profile_name: str = "ci") -> dict:
     record["worst_slack"] = ctx.worst_slack
     record["methods"] = sorted(calls)
     record["instances_skipped"] = skipped
+    record["tightness"] = ctx.tightness
     if not calls and not st.oracle_only:
         if st.uses is None and refvi_itself:
             record["scope"] = "oracle-only"        # undeclared and called nothing: it checked the paper only

@@ -72,6 +72,12 @@ class Context:
         self.worst_slack: float | None = None
         self.instances_skipped = 0          # instances outside the implementation's declared capabilities
         self.skip_reasons: list[str] = []
+        #: the tightest paper bound seen (:meth:`bound`): {"ratio": lhs/rhs, "label", "instance"} or None
+        self.tightness: dict | None = None
+        #: set by the runner's search mode (``--search``): Hypothesis seed and budget; bounds then steer the search
+        self.search: dict | None = None
+        self._instance: Any = None
+        self._in_hypothesis = False
         self._expect_failure = False
 
     # ---- randomness -------------------------------------------------------------------------------------------
@@ -98,25 +104,37 @@ class Context:
             if self._run_instance(check, inst):
                 self.examples += 1
         n = self.profile.max_examples if max_examples is None else max_examples
+        if self.search is not None and strategy is not None:
+            n = int(self.search["budget"])
         if strategy is None or n <= 0:
             return
         from hypothesis import HealthCheck, Phase, given, settings
+        from hypothesis import seed as hypothesis_seed
 
         counter = {"n": 0}
+        phases = (Phase.explicit, Phase.generate, Phase.shrink)
+        if self.search is not None:
+            phases = (Phase.explicit, Phase.generate, Phase.target, Phase.shrink)
 
-        @settings(max_examples=n, derandomize=True, database=None, deadline=None, print_blob=False,
-                  suppress_health_check=list(HealthCheck),
-                  phases=(Phase.explicit, Phase.generate, Phase.shrink))
+        @settings(max_examples=n, derandomize=self.search is None, database=None, deadline=None, print_blob=False,
+                  suppress_health_check=list(HealthCheck), phases=phases)
         @given(strategy)
         def _run(inst):
-            if self._run_instance(check, inst):
-                counter["n"] += 1
+            self._in_hypothesis = True
+            try:
+                if self._run_instance(check, inst):
+                    counter["n"] += 1
+            finally:
+                self._in_hypothesis = False
 
+        if self.search is not None:
+            _run = hypothesis_seed(int(self.search["seed"]))(_run)
         _run()
         self.examples += counter["n"]
 
     def _run_instance(self, check, inst) -> bool:
         """Run one instance; False if it needed a call outside the implementation's declared capabilities."""
+        self._instance = inst
         try:
             check(inst)
         except InstanceSkipped as exc:
@@ -136,6 +154,21 @@ class Context:
         lhs, rhs = float(lhs), float(rhs)
         ok = lhs <= rhs + atol + rtol * abs(rhs)
         self._record(label, lhs, rhs, "<=", rhs - lhs, ok, f"tol atol={atol:g}, rtol={rtol:g}")
+
+    def bound(self, lhs, rhs, *, rtol: float = 0.0, atol: float = 0.0, label: str = "") -> None:
+        """A paper's inequality ``lhs <= rhs`` between non-negative quantities (a bound, a rate): as :meth:`leq`,
+        and its tightness ``lhs / rhs`` is tracked (the certificate reports the tightest instance; a bound whose
+        best ratio is far below 1 cannot see a wrong constant).  In search mode it steers Hypothesis toward
+        violations."""
+        lhs_f, rhs_f = float(lhs), float(rhs)
+        if rhs_f > 0 and math.isfinite(lhs_f) and math.isfinite(rhs_f):
+            ratio = lhs_f / rhs_f
+            if self.tightness is None or ratio > self.tightness["ratio"]:
+                self.tightness = {"ratio": ratio, "label": label, "instance": _short_repr(self._instance)}
+            if self.search is not None and self._in_hypothesis:
+                from hypothesis import target
+                target(ratio, label=label or "bound")
+        self.leq(lhs_f, rhs_f, rtol=rtol, atol=atol, label=label)
 
     def geq(self, lhs, rhs, *, rtol: float = 0.0, atol: float = 0.0, label: str = "") -> None:
         """Claim ``lhs >= rhs`` up to ``atol + rtol*|rhs|``."""
@@ -262,6 +295,13 @@ def _check_id(sid: str) -> None:
     if not ok:
         raise ValueError(f"bad statement id {sid!r}: expected '<seed>.<kind><number>' or '<seed>.claim-<name>' "
                          f"with kind in {ID_KINDS}")
+
+
+def _short_repr(inst, limit: int = 300) -> str | None:
+    if inst is None:
+        return None
+    text = repr(inst)
+    return text if len(text) <= limit else text[:limit] + "..."
 
 
 def _normal_quantile(p: float) -> float:

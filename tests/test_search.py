@@ -1,0 +1,47 @@
+"""Tightness and counterexample search: ctx.bound records lhs/rhs of the tightest instance; --search maximises it
+with Hypothesis targeting, reproducibly per seed, and reports a failing instance as a counterexample."""
+
+import hypothesis.strategies as hs
+
+from refvi.verification import runner, search
+from refvi.verification.protocol import REFVI
+from refvi.verification.statement import REGISTRY, Statement
+
+
+def _register(sid, limit):
+    def claim(ctx):
+        ctx.forall(hs.floats(0.0, 1.0), lambda x: ctx.bound(x * x, limit, label="x^2 <= limit"))
+    REGISTRY[sid] = Statement(sid, "toy bound", "test", "exact", claim, None, ("ci", "deep"), ())
+    return REGISTRY[sid]
+
+
+def test_bound_records_the_tightest_instance():
+    st = _register("999.claim-toy-bound", 2.0)
+    try:
+        rec = runner.run_statement(st, REFVI, "ci")
+        assert rec["verdict"] == "pass"
+        t = rec["tightness"]
+        assert t["label"] == "x^2 <= limit" and 0 <= t["ratio"] <= 0.5 and t["instance"] is not None
+    finally:
+        REGISTRY.pop("999.claim-toy-bound")
+
+
+def test_search_pushes_toward_the_bound_and_is_reproducible():
+    _register("999.claim-toy-bound", 1.0)
+    try:
+        a = search.search("999.claim-toy-bound", 60, [0, 1])
+        b = search.search("999.claim-toy-bound", 60, [0, 1])
+        assert a["best"]["ratio"] > 0.95 and not a["counterexamples"]
+        assert a["best"] == b["best"]
+    finally:
+        REGISTRY.pop("999.claim-toy-bound")
+
+
+def test_search_reports_a_counterexample():
+    _register("999.claim-toy-false", 0.81)
+    try:
+        out = search.search("999.claim-toy-false", 100, [0])
+        assert out["counterexamples"] and out["counterexamples"][0]["verdict"] == "fail"
+        assert "x^2 <= limit" in out["counterexamples"][0]["detail"]
+    finally:
+        REGISTRY.pop("999.claim-toy-false")
