@@ -13,9 +13,10 @@ Three kinds of evidence:
 * the generic scalar recursions of Thm 27 and Lemma 28 exactly, and the errata on generic instances whose
   expectations are exact (:func:`..oracles.rates.multiplicative_noise_moments`).
 
-Constants: M, mu from the oracle model (:func:`..oracles.hessian_bounds.model_constants`, never the implementation), a and b from Thm 26 (energy:
-a = 2(d+3)M^2, b = a ||w* - wbar||^2; entropy on W_M: a = 4(d+3)M^2, b = a ||w* - wbar||^2 + 2dM, erratum E000-3).
-The optimizer under test is reached only through ``ctx.impl.prox_sgd`` / ``ctx.impl.proj_sgd``.
+Constants: M, mu from the oracle model (:func:`..oracles.hessian_bounds.model_constants`, never the implementation),
+a and b from Thm 26 (energy: a = 2(d+3)M^2, b = a ||w* - wbar||^2; entropy on W_M: a = 4(d+3)M^2,
+b = a ||w* - wbar||^2 + 2dM, erratum E000-3).  The optimizer under test is reached only through
+``ctx.impl.prox_sgd`` / ``ctx.impl.proj_sgd``, with the target as a plain ``TargetSpec`` record.
 """
 
 from __future__ import annotations
