@@ -352,7 +352,11 @@ def def4(ctx):
         ctx.close(nm, glm, atol=tol, label="E g_ent,m == df/dm")
         ctx.close(nC, glC_V + ghC_V, atol=tol, label="E g_ent,C == proj_V df/dC")
 
-    ctx.forall(_wellconditioned(5, ("full", "tril", "sym", "diag"), ("gaussian", "linear")), check)
+    # fixed instances cover every V (the draws need not): tril is where an unprojected grad h shows
+    ctx.forall(_wellconditioned(5, ("full", "tril", "sym", "diag"), ("gaussian", "linear")), check,
+               fixed=[("linear", 3, "tril", 12, (0.3, 1.0, 2.5), (1.0, -2.0, 0.5)),
+                      ("gaussian", 2, "diag", 13, (0.4, 1.5), (-1.0, 1.0)),
+                      ("gaussian", 4, "sym", 14, (0.2, 0.7, 1.1, 2.9), (0.0, 0.5, -0.5, 3.0))])
     ctx.forall(_wellconditioned(2, ("full", "tril", "sym"), ("logistic",)), check,
                fixed=[("logistic", 2, "tril", 10, (3.0, 0.1), (3.0, -3.0))],
                max_examples=max(3, ctx.profile.max_examples // 4))
