@@ -173,8 +173,7 @@ class Unprojected(StableProx):
 
     def energy(self, target, m, C, U, structure="tril"):
         gm, _ = super().energy(target, m, C, U, "full")
-        Z = U @ C.T + m
-        G = -np.asarray(target.grad_logp(Z)).reshape(U.shape)
+        G = np.array([-np.asarray(target.grad_logp(C @ u + m)) for u in np.atleast_2d(U)])   # one point per call
         return gm, G.T @ U / U.shape[0]
 
 
