@@ -58,3 +58,39 @@ def test_linear_log_evidence_is_the_gaussian_integral():
     post = P.gaussian(mean, Aq)
     z = rng.standard_normal(3)
     assert np.isclose(spec.log_evidence, spec.logp(z) - post.logp(z), rtol=1e-12)
+
+
+@pytest.mark.parametrize("spec, ref", CASES, ids=[c[0].kind for c in CASES])
+def test_from_model_inverts_model(spec, ref):
+    again = P.from_model(spec.model)
+    assert again.kind == spec.kind and again.dim == spec.dim
+    z = rng.standard_normal(spec.dim)
+    assert again.logp(z) == pytest.approx(spec.logp(z), rel=1e-14)
+    for k, v in spec.params.items():
+        np.testing.assert_array_equal(again.params[k], v)
+
+
+def test_from_model_callable_and_bad_kind():
+    spec = P.from_model({"kind": "callable", "logp": lambda z: -z @ z, "grad_logp": lambda z: -2 * z, "dim": 2,
+                         "smoothness": 2.0, "strong_convexity": 2.0})
+    assert spec.kind == "callable" and spec.params["smoothness"] == 2.0 and spec.logp(np.ones(2)) == -2.0
+    with pytest.raises(ValueError, match="unknown target kind 'poisson'"):
+        P.from_model({"kind": "poisson"})
+
+
+@pytest.mark.parametrize("name", ["breast_cancer", "diabetes", "digits", "wine"])
+def test_dataset_loader_matches_refvi_preprocessing(name):
+    """verification.protocol.datasets reproduces refvi.targets.load_dataset bit for bit (so numbers do not change)."""
+    from refvi.verification.protocol import datasets
+
+    X, y, task = datasets.load(name)
+    ds = T.load_dataset(name)
+    np.testing.assert_array_equal(X, ds.X)
+    np.testing.assert_array_equal(y, ds.y)
+    assert task == ds.task
+    spec, ref = datasets.spec_for(name), T.target_for(name)
+    assert spec.kind == {"classification": "logistic", "regression": "linear"}[task] and spec.name == name
+    z = rng.standard_normal(spec.dim) * 0.1
+    assert np.isclose(spec.logp(z), float(ref.logp(z)), rtol=1e-12)
+    with pytest.raises(ValueError, match="unknown data set"):
+        datasets.load("iris")

@@ -10,9 +10,10 @@ os.environ.setdefault("NUMBA_NUM_THREADS", "1")
 import numpy as np  # noqa: E402
 import pytest  # noqa: E402
 
-from refvi.targets import Gaussian, LogisticRegression  # noqa: E402
+from refvi.targets import LogisticRegression  # noqa: E402
 from refvi.verification.implementation import RefviImplementation  # noqa: E402
 from refvi.verification.oracles import charfun, vi_objective  # noqa: E402
+from refvi.verification.protocol import targets as specs  # noqa: E402
 from refvi.verification.runner import load_statements, run_statement  # noqa: E402
 from refvi.verification.statements import seed002_solution as s2  # noqa: E402
 
@@ -99,9 +100,9 @@ def test_prox_gradient_optimum_with_refvi():
     rng = np.random.default_rng(6)
     d = 3
     A, mu = s2.random_spd(rng, d, 0.5, 2.0), rng.normal(size=d)
-    target = Gaussian(mu, A)
-    m, C, iters = s2.prox_gradient_optimum(RefviImplementation(), target, s2.moment_points(d), float(target.smoothness),
-                                           d)
+    target = specs.gaussian(mu, A)
+    m, C, iters = s2.prox_gradient_optimum(RefviImplementation(), target, s2.moment_points(d),
+                                           float(np.linalg.eigvalsh(A)[-1]), d)
     assert iters < 5000
     np.testing.assert_allclose(C, np.linalg.cholesky(np.linalg.inv(A)), atol=1e-10)
     np.testing.assert_allclose(m, mu, atol=1e-10)
@@ -147,8 +148,9 @@ class PaperLogisticConstant(StableProx):
     name = "paper-logistic-c"
 
     def strong_convexity(self, target):
-        if isinstance(target, LogisticRegression):
-            return 1.0 / target.prior_scale**2 + 0.25 * float(np.linalg.eigvalsh(target.X.T @ target.X)[0])
+        if target.kind == "logistic":
+            X = target.params["X"]
+            return 1.0 / target.params["prior_scale"] ** 2 + 0.25 * float(np.linalg.eigvalsh(X.T @ X)[0])
         return super().strong_convexity(target)
 
 
@@ -197,7 +199,6 @@ class OverstatedSmoothness(StableProx):
 
 
 @pytest.mark.parametrize("sid, impl", [
-    ("002.thm3", PaperLogisticConstant()),
     ("002.claim-logistic-constants", PaperLogisticConstant()),
     ("002.lemma15", UntransposedEntropyGradient()),
     ("002.thm5", UntransposedEntropyGradient()),
@@ -207,7 +208,7 @@ class OverstatedSmoothness(StableProx):
     ("002.thm7", EigenvalueClip()),
     ("002.claim-wm-not-convex", EigenvalueClip()),
     ("002.thm7", LinearProxRemark()),
-    ("002.thm3", OverstatedSmoothness()),
+    ("002.claim-logistic-constants", OverstatedSmoothness()),
 ], ids=lambda x: x if isinstance(x, str) else x.name)
 def test_statement_catches_wrong_implementation(sid, impl):
     rec = _verdict(sid, impl)
@@ -222,3 +223,13 @@ def test_errata_demonstrations_succeed():
         ctx = Context(StableProx(), PROFILES["ci"], eid)
         ERRATA[eid].demonstrate(ctx)
         assert ctx.evidence, eid
+
+
+@pytest.mark.parametrize("sid", ["002.thm3", "002.cor16"])
+def test_bounds_do_not_trust_the_implementations_constants(sid):
+    """A wrong smoothness() / strong_convexity() cannot loosen a bound: the solution bounds take c, M from the oracle
+    (the constants are checked by 002.claim-logistic-constants and the seed 000 constant statements)."""
+    for impl in (OverstatedSmoothness(), PaperLogisticConstant()):
+        rec = _verdict(sid, impl)
+        assert rec["verdict"] == "pass", (impl.name, rec.get("detail"))
+        assert "smoothness" not in rec["methods"] and "strong_convexity" not in rec["methods"]

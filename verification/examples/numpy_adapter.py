@@ -1,8 +1,8 @@
 """An outside implementation written only from the papers, in plain NumPy, wrapped for ``--impl``.
 
-It imports nothing from refvi (it only reads the target objects it is handed: ``logp``, ``grad_logp``,
-``smoothness``, ``strong_convexity``), so running the verification suite against it shows how to verify your own
-code::
+It imports nothing from refvi: it reads only the plain target records it is handed (``kind``, ``params``, ``logp``,
+``grad_logp``; see ``docs/protocol-core.md``) and computes the model constants M, mu itself from the papers' formulas,
+so running the verification suite against it shows how to verify your own code::
 
     python -m refvi.verification --impl refvi.verification.examples.numpy_adapter:IMPL
 
@@ -28,6 +28,46 @@ def _proj(X, structure):
     if structure == "diag":
         return np.diag(np.diag(X))
     raise ValueError(f"unknown structure {structure!r}")
+
+
+def _eig(H):
+    lam = np.linalg.eigvalsh(0.5 * (H + H.T))
+    return float(lam[0]), float(lam[-1])
+
+
+def _constants(target):
+    """(mu, M) with mu I <= -Hess log p <= M I, from ``target.kind`` and ``target.params`` (seed 000 Thm 21 - Cor 25
+    with errata E000-1, E000-2, E000-5 corrected; seed 002 §6 for logistic c, E002-2)."""
+    p = target.params
+    if target.kind == "gaussian":                          # constant Hessian: the precision
+        return _eig(np.asarray(p["precision"]))
+    if target.kind == "linear":                            # Cor 22 (E000-2): Sigma^-1 + X^T X / sigma^2
+        X = np.asarray(p["X"])
+        return _eig(np.eye(X.shape[1]) / p["prior_scale"] ** 2 + X.T @ X / p["noise_scale"] ** 2)
+    if target.kind == "logistic":                          # Cor 23 (E000-1): 0 < phi'' <= 1/4
+        X, s2 = np.asarray(p["X"]), p["prior_scale"] ** 2
+        return 1.0 / s2, _eig(np.eye(X.shape[1]) / s2 + 0.25 * X.T @ X)[1]
+    if target.kind == "hierarchical_logistic":             # Cor 25 (E000-5): P + blockdiag(0, X_g^T X_g / 4)
+        X, grp, G = np.asarray(p["X"]), np.asarray(p["groups"]), int(p["n_groups"])
+        d = X.shape[1]
+        Si, Di = np.linalg.inv(p["Sigma"]), np.linalg.inv(p["Delta"])
+        P = np.kron(np.eye(G + 1), Di)
+        P[:d, :d] = Si + G * Di
+        P[:d, d:] = np.tile(-Di, (1, G))
+        P[d:, :d] = np.tile(-Di, (G, 1))
+        B = np.zeros_like(P)
+        for g in range(G):
+            Xg = X[grp == g]
+            B[(g + 1) * d:(g + 2) * d, (g + 1) * d:(g + 2) * d] = 0.25 * Xg.T @ Xg
+        return _eig(P)[0], _eig(P + B)[1]
+    if target.kind == "cosine":                            # Hessian eigenvalues beta - alpha ||b||^2 cos(.) and beta
+        curv = abs(p["alpha"]) * float(np.dot(p["b"], p["b"]))
+        return max(0.0, p["beta"] - curv), p["beta"] + curv
+    if target.kind == "callable":                          # declared with the instance (its hypotheses)
+        if p.get("smoothness") is None:
+            raise ValueError("this 'callable' target declares no smoothness constant")
+        return float(p.get("strong_convexity", 0.0)), float(p["smoothness"])
+    raise ValueError(f"unknown target kind {target.kind!r}")
 
 
 class NumpyImplementation:
@@ -96,10 +136,10 @@ class NumpyImplementation:
         return U @ np.diag(np.maximum(s, 1 / np.sqrt(M))) @ Vt
 
     def smoothness(self, target):
-        return float(target.smoothness)
+        return _constants(target)[1]
 
     def strong_convexity(self, target):
-        return float(target.strong_convexity)
+        return _constants(target)[0]
 
     # ---- optimizers: seed 000 Defs. 5 and 8, seed 002 §5.3 --------------------------------------------------
     def _estimate(self, name, target, m, C, U, structure):

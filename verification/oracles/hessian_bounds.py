@@ -190,3 +190,59 @@ def _split(model, z):
     d = model["X"].shape[1]
     G = model["n_groups"]
     return z[:d], z[d:].reshape(G, d)
+
+
+# ---- the model constants M and mu, from the papers' formulas (never from an implementation) ---------------------
+def hierarchical_prior_precision(Sigma, Delta, n_groups: int) -> np.ndarray:
+    """The constant precision P of the Gaussian part of the hierarchical model (seed 000 Cor 25, E000-5 fixed):
+    P_{theta theta} = Sigma^{-1} + G Delta^{-1}, P_{theta z_g} = -Delta^{-1}, P_{z_g z_g} = Delta^{-1}."""
+    Si, Di = np.linalg.inv(np.asarray(Sigma, float)), np.linalg.inv(np.asarray(Delta, float))
+    d, G = Si.shape[0], int(n_groups)
+    P = np.zeros(((G + 1) * d, (G + 1) * d))
+    P[:d, :d] = Si + G * Di
+    for g in range(1, G + 1):
+        s = slice(g * d, (g + 1) * d)
+        P[:d, s] = P[s, :d] = -Di
+        P[s, s] = Di
+    return 0.5 * (P + P.T)
+
+
+def model_constants(model: dict) -> tuple[float, float]:
+    """(mu, M) with mu I <= -Hess log p <= M I for every z (seed 000 Defs. 19-20), each the tightest value:
+
+    * gaussian / linear: the extreme eigenvalues of the constant Hessian (Cor 22 with E000-2 fixed);
+    * logistic: mu = 1/s^2 (approached far from the data), M = lambda_max(I/s^2 + X^T X/4) (attained at z = 0; Cor 23
+      with E000-1 fixed);
+    * hierarchical_logistic: mu = lambda_min(P), M = lambda_max(P + blockdiag(0, X_g^T X_g / 4)) (attained at z = 0;
+      Cor 25 with E000-5 fixed);
+    * cosine: M = beta + |alpha| ||b||^2 (attained), mu = max(0, beta - |alpha| ||b||^2);
+    * callable: the constants the instance declares (``smoothness``, ``strong_convexity``).
+    """
+    kind = model["kind"]
+    if kind == "gaussian":
+        lam = np.linalg.eigvalsh(0.5 * (model["precision"] + np.transpose(model["precision"])))
+        return float(lam[0]), float(lam[-1])
+    if kind == "linear":
+        X, sn, s = np.asarray(model["X"], float), model["noise_scale"], model["prior_scale"]
+        lam = np.linalg.eigvalsh(np.eye(X.shape[1]) / s**2 + X.T @ X / sn**2)
+        return float(lam[0]), float(lam[-1])
+    if kind == "logistic":
+        X, s = np.asarray(model["X"], float), model["prior_scale"]
+        return 1.0 / s**2, float(np.linalg.eigvalsh(np.eye(X.shape[1]) / s**2 + 0.25 * X.T @ X)[-1])
+    if kind == "hierarchical_logistic":
+        X, grp, G = np.asarray(model["X"], float), np.asarray(model["groups"]), int(model["n_groups"])
+        d = X.shape[1]
+        P = hierarchical_prior_precision(model["Sigma"], model["Delta"], G)
+        B = np.zeros_like(P)
+        for g in range(G):
+            Xg = X[grp == g]
+            B[(g + 1) * d:(g + 2) * d, (g + 1) * d:(g + 2) * d] = 0.25 * Xg.T @ Xg
+        return float(np.linalg.eigvalsh(P)[0]), float(np.linalg.eigvalsh(P + B)[-1])
+    if kind == "cosine":
+        curv = abs(model["alpha"]) * float(np.dot(model["b"], model["b"]))
+        return max(0.0, model["beta"] - curv), model["beta"] + curv
+    if kind == "callable":
+        if model.get("smoothness") is None:
+            raise ValueError("a 'callable' model declares no smoothness constant")
+        return float(model.get("strong_convexity", 0.0)), float(model["smoothness"])
+    raise ValueError(f"unknown model kind {kind!r}")

@@ -12,14 +12,17 @@ rows, so a call is a deterministic function of its arguments and the statements 
 
 ``target`` is a :class:`~refvi.verification.protocol.targets.TargetSpec`: a plain record with the model's kind, its
 data and hyperparameters as read-only arrays, the log joint ``logp(z)`` and its gradient ``grad_logp(z)`` as plain
-callables, and the log normaliser.  Nothing in it is refvi code: re-express the target in your framework from
-``target.kind`` and ``target.params`` (see ``docs/conformance.md``), or call its callables.
+callables (one point z of shape (d,) per call), and the log evidence.  Nothing in it is refvi code: re-express the
+target in your framework from ``target.kind`` and ``target.params`` (densities in ``docs/protocol-core.md``), or
+call its callables.  It carries no constants: ``smoothness`` / ``strong_convexity`` compute them from ``params``
+("callable" targets declare theirs in ``params``), and no bound in the statements uses them (bounds take M and mu
+from an independent oracle; only the constant statements compare yours with it).
 
-Call pattern and cost: the noise statements evaluate an estimator once per quadrature node (hundreds to a few
-thousand calls per statement, each with S = 1 and small d); the rate statements call the optimizers a few hundred
-times.  An implementation with per-call overhead (JIT tracing, device transfer) should cache its compiled function
-per ``target`` (a ``TargetSpec`` is hashable by identity and immutable) or provide the optional batched method
-``energy_batch``; see ``docs/conformance.md``.
+Call pattern and cost (``docs/protocol-core.md``): the noise statements evaluate an estimator once per quadrature
+node with S = 1 (about 2,000 - 5,000 calls per statement in the ci profile, d <= 8, a fresh target every ~200
+calls); the rate statements call the optimizers a few hundred times with T up to 600.  An implementation with
+per-call overhead (JIT tracing, device transfer) should cache its compiled function per ``target`` (a ``TargetSpec``
+is immutable and hashable by identity: key a ``weakref.WeakKeyDictionary`` on it).
 """
 
 from __future__ import annotations

@@ -22,7 +22,9 @@ kind                        log p(z, x)                                         
                             constants (the instance's hypotheses, not something to compute)     strong_convexity
 ==========================  ==================================================================  ===================
 
-``spec.model`` is the same content as the plain dict the oracles take (:mod:`refvi.verification.oracles`).
+``spec.model`` is the same content as the plain dict the oracles take (:mod:`refvi.verification.oracles`), and
+:func:`from_model` builds the spec back from such a dict; :mod:`.datasets` gives the scikit-learn data sets as specs.
+A spec carries no model constants (M, mu): implementations compute their own, the statements take the oracle's.
 A spec is hashable by identity: cache per-target compiled code on it (``functools.lru_cache`` or a dict keyed by
 ``id(spec)`` kept alive by the spec).
 """
@@ -147,3 +149,24 @@ def from_callables(logp, grad_logp, dim: int, *, smoothness: float | None = None
     """A target given only by its density: the constants are part of the instance (its hypotheses)."""
     return _spec("callable", dim, {"smoothness": smoothness, "strong_convexity": float(strong_convexity)},
                  logp, grad_logp, None, name)
+
+
+def from_model(model: Mapping[str, Any], name: str = "") -> TargetSpec:
+    """The spec for an oracle model dict (``{"kind": ..., **params}``, the inverse of :attr:`TargetSpec.model`);
+    a "callable" model needs ``logp``, ``grad_logp`` and ``dim`` entries besides its declared constants."""
+    p = dict(model)
+    kind = p.pop("kind", None)
+    if kind == "gaussian":
+        return gaussian(p["mean"], p["precision"], name)
+    if kind == "linear":
+        return linear(p["X"], p["y"], p.get("noise_scale", 1.0), p.get("prior_scale", 1.0), name)
+    if kind == "logistic":
+        return logistic(p["X"], p["y"], p.get("prior_scale", 1.0), name)
+    if kind == "hierarchical_logistic":
+        return hierarchical_logistic(p["X"], p["y"], p["groups"], p["n_groups"], p["Sigma"], p["Delta"], name)
+    if kind == "cosine":
+        return cosine(p["alpha"], p["b"], p.get("phi", 0.0), p.get("beta", 1.0), p.get("z0"), name)
+    if kind == "callable":
+        return from_callables(p["logp"], p["grad_logp"], p["dim"], smoothness=p.get("smoothness"),
+                              strong_convexity=p.get("strong_convexity", 0.0), name=name)
+    raise ValueError(f"unknown target kind {kind!r}; expected one of {KINDS}")

@@ -11,12 +11,13 @@ from __future__ import annotations
 
 import numpy as np
 
-from refvi.targets import CosineQuadratic, Gaussian, LinearRegression, LogisticRegression
 from refvi.verification.errata import erratum
 from refvi.verification.oracles import gradient_moments as gmo
+from refvi.verification.oracles import hessian_bounds as hb
 from refvi.verification.oracles import vi_objective as vio
 from refvi.verification.statement import statement
 from refvi.verification.oracles.matrices import random_orthogonal as _orth
+from refvi.verification.protocol import targets as specs
 
 SRC = "Domke, Garrigos & Gower (seed 000)"
 RT_ROUND = 1e-11      # rounding: sums of <= 1e4 float64 terms of comparable size, relative
@@ -54,33 +55,39 @@ def random_spd(rng, d, lo=0.3, hi=3.0):
     return (Q * rng.uniform(lo, hi, d)) @ Q.T
 
 
-def make_target(kind, rng, d):
-    """(refvi target, oracle model dict) for one of gaussian / linear / logistic / cosine."""
+def make_model(kind, rng, d):
+    """The oracle model dict for one of gaussian / linear / logistic / cosine (hand ``specs.from_model(model)`` to the
+    implementation)."""
     if kind == "gaussian":
-        mean, P = rng.uniform(-2, 2, d), random_spd(rng, d)
-        P = 0.5 * (P + P.T)
-        return Gaussian(mean, P), {"kind": "gaussian", "mean": mean, "precision": P}
+        mean, Pr = rng.uniform(-2, 2, d), random_spd(rng, d)
+        return {"kind": "gaussian", "mean": mean, "precision": 0.5 * (Pr + Pr.T)}
     if kind == "linear":
         X, y = rng.standard_normal((12, d)) * 0.6, rng.standard_normal(12)
         sn, sp = float(rng.uniform(0.7, 1.5)), float(rng.uniform(0.7, 2.0))
-        return LinearRegression(X, y, sn, sp), {"kind": "linear", "X": X, "y": y, "noise_scale": sn,
-                                                "prior_scale": sp}
+        return {"kind": "linear", "X": X, "y": y, "noise_scale": sn, "prior_scale": sp}
     if kind == "logistic":
         X = rng.standard_normal((10, d)) * 0.3
         y = np.where(rng.uniform(size=10) < 0.5, -1.0, 1.0)
-        sp = float(rng.uniform(0.8, 2.0))
-        return LogisticRegression(X, y, sp), {"kind": "logistic", "X": X, "y": y, "prior_scale": sp}
+        return {"kind": "logistic", "X": X, "y": y, "prior_scale": float(rng.uniform(0.8, 2.0))}
     if kind == "cosine":
         b = rng.standard_normal(d)
         b *= rng.uniform(0.2, 0.3) / np.linalg.norm(b)          # ||b|| <= 0.3 keeps the rule converged at order 24
         alpha, phi, beta = float(rng.uniform(-20, 20)), float(rng.uniform(0, 2 * np.pi)), float(rng.uniform(0.3, 1))
-        z0 = rng.uniform(-1, 1, d)
-        return CosineQuadratic(alpha, b, phi, beta, z0), {"kind": "cosine", "alpha": alpha, "b": b, "phi": phi,
-                                                          "beta": beta, "z0": z0}
+        return {"kind": "cosine", "alpha": alpha, "b": b, "phi": phi, "beta": beta, "z0": rng.uniform(-1, 1, d)}
     if kind == "cosine-fixed":   # the E000-3 instance (see COSINE_THM3_DL)
-        model = {"kind": "cosine", "alpha": 0.01, "b": np.ones(d), "phi": 0.0, "beta": 1e-4, "z0": 0.5 * np.ones(d)}
-        return CosineQuadratic(0.01, model["b"], 0.0, 1e-4, model["z0"]), model
+        return {"kind": "cosine", "alpha": 0.01, "b": np.ones(d), "phi": 0.0, "beta": 1e-4, "z0": 0.5 * np.ones(d)}
     raise ValueError(kind)
+
+
+def make_target(kind, rng, d):
+    """(target spec handed to the implementation, oracle model dict)."""
+    model = make_model(kind, rng, d)
+    return specs.from_model(model), model
+
+
+def oracle_M(model) -> float:
+    """The smoothness constant of the bounds: the oracle's, never the implementation's (seed 000 Thm 21 - Cor 25)."""
+    return hb.model_constants(model)[1]
 
 
 def _wellconditioned(dmax, structures, kinds):
@@ -176,13 +183,10 @@ def exact_second_moment(ctx, target, model, m, C, structure, entropy=False):
     return q, 2 * est + RT_ROUND * q
 
 
-def stationary(model, target, ctx, m_start=None):
+def stationary(model):
     """A maximizer of log p: convex targets: the unique mode; cosine: the best of the local minima of -log p."""
     if model["kind"] != "cosine":
-        mb = gmo.stationary_point(model)
-        if getattr(target, "mode", None) is not None:
-            ctx.close(target.mode, mb, atol=1e-7, label="target mode vs oracle stationary point")
-        return mb
+        return gmo.stationary_point(model)
     b, z0 = np.asarray(model["b"]), np.asarray(model["z0"])
     period = 2 * np.pi / float(b @ b)
     best, fbest = None, np.inf
@@ -201,12 +205,12 @@ def _sigma_min(C):
 # ---- 000.thm1 -------------------------------------------------------------------------------------------------------
 @statement("000.thm1", title="E||grad_w phi(T_w u)||^2 <= (d+1)M^2||m-mbar||^2 + (d+3)M^2||C||_F^2 "
            "<= (d+3)M^2||w-wbar||^2; sharp", source=f"{SRC}, Thm 1 (from Domke 2019 Thm 3)", kind="exact",
-           uses=("energy", "smoothness"))
+           uses=("energy",))
 def thm1(ctx):
     def check(inst):
         target, model, m, C, structure = _instance(inst)
-        M = ctx.impl.smoothness(target)
-        mbar = stationary(model, target, ctx)
+        M = oracle_M(model)
+        mbar = stationary(model)
         E, tol = exact_second_moment(ctx, target, model, m, C, structure)
         b1, b2 = gmo.thm1_bounds(M, m, mbar, C)
         ctx.leq(E, b1, atol=tol, label=f"{model['kind']} d={m.shape[0]} {structure}: E||g||^2 <= first bound")
@@ -226,10 +230,10 @@ def thm1(ctx):
         Mv = float(rng.uniform(0.5, 3))
         mbar, m = rng.uniform(-2, 2, d), rng.uniform(-3, 3, d)
         C = scale_with_singular_values(rng, rng.uniform(0.1, 3, d), "full")
-        target = Gaussian(mbar, Mv * np.eye(d))
         model = {"kind": "gaussian", "mean": mbar, "precision": Mv * np.eye(d)}
+        target = specs.from_model(model)
         E, _ = exact_second_moment(ctx, target, model, m, C, "full")
-        b1, _ = gmo.thm1_bounds(ctx.impl.smoothness(target), m, mbar, C)
+        b1, _ = gmo.thm1_bounds(oracle_M(model), m, mbar, C)
         ctx.close(E, b1, rtol=1e-12, label=f"sharpness d={d}: E||g||^2 == (d+1)M^2||dm||^2 + (d+3)M^2||C||^2")
         # each constant separately: m = mbar isolates (d+3), and a tiny C isolates (d+1)
         E0, _ = exact_second_moment(ctx, target, model, mbar, C, "full")
@@ -243,12 +247,12 @@ def thm1(ctx):
 
 # ---- 000.thm2 -------------------------------------------------------------------------------------------------------
 @statement("000.thm2", title="E||g_energy||^2 <= (d+3) M^2 ||w - wbar||^2, wbar = (argmax log p, 0)",
-           source=f"{SRC}, Thm 2, Eq. (7)", kind="exact", uses=("energy", "smoothness"))
+           source=f"{SRC}, Thm 2, Eq. (7)", kind="exact", uses=("energy",))
 def thm2(ctx):
     def check(inst):
         target, model, m, C, structure = _instance(inst)
-        M = ctx.impl.smoothness(target)
-        mbar = stationary(model, target, ctx)
+        M = oracle_M(model)
+        mbar = stationary(model)
         E, tol = exact_second_moment(ctx, target, model, m, C, structure)
         _, b2 = gmo.thm1_bounds(M, m, mbar, C)
         ctx.leq(E, b2, atol=tol,
@@ -265,13 +269,13 @@ def thm2(ctx):
 
 # ---- 000.thm3 -------------------------------------------------------------------------------------------------------
 @statement("000.thm3", title="on W_L: E||g_ent||^2 <= 2(d+3)M^2||w - wbar||^2 + 2dL, and ||grad h(w)||^2 <= dL",
-           source=f"{SRC}, Thm 3, Eq. (9)", kind="exact", uses=("entropy", "grad_neg_entropy", "smoothness"))
+           source=f"{SRC}, Thm 3, Eq. (9)", kind="exact", uses=("entropy", "grad_neg_entropy"))
 def thm3(ctx):
     def check(inst):
         target, model, m, C, structure = _instance(inst)
         d = m.shape[0]
-        M = ctx.impl.smoothness(target)
-        mbar = stationary(model, target, ctx)
+        M = oracle_M(model)
+        mbar = stationary(model)
         E, tol = exact_second_moment(ctx, target, model, m, C, structure, entropy=True)
         _, b2 = gmo.thm1_bounds(M, m, mbar, C)
         gh = ctx.impl.grad_neg_entropy(C, structure)
@@ -348,7 +352,11 @@ def def4(ctx):
         ctx.close(nm, glm, atol=tol, label="E g_ent,m == df/dm")
         ctx.close(nC, glC_V + ghC_V, atol=tol, label="E g_ent,C == proj_V df/dC")
 
-    ctx.forall(_wellconditioned(5, ("full", "tril", "sym", "diag"), ("gaussian", "linear")), check)
+    # fixed instances cover every V (the draws need not): tril is where an unprojected grad h shows
+    ctx.forall(_wellconditioned(5, ("full", "tril", "sym", "diag"), ("gaussian", "linear")), check,
+               fixed=[("linear", 3, "tril", 12, (0.3, 1.0, 2.5), (1.0, -2.0, 0.5)),
+                      ("gaussian", 2, "diag", 13, (0.4, 1.5), (-1.0, 1.0)),
+                      ("gaussian", 4, "sym", 14, (0.2, 0.7, 1.1, 2.9), (0.0, 0.5, -0.5, 3.0))])
     ctx.forall(_wellconditioned(2, ("full", "tril", "sym"), ("logistic",)), check,
                fixed=[("logistic", 2, "tril", 10, (3.0, 0.1), (3.0, -3.0))],
                max_examples=max(3, ctx.profile.max_examples // 4))
@@ -363,13 +371,13 @@ COSINE_THM3_DL = ("cosine-fixed", 1, "tril", 0, (0.8,), (0.3,))
 
 @statement("000.thm26", title="(a, b) table: E||g||^2 <= a||w - w*||^2 + b; for g_ent b = 4(d+3)M^2||w*-wbar||^2 + 2dL",
            source=f"{SRC}, Thm 26 (App. 8.2) and §2.2 after Def. 4", kind="exact", erratum="E000-3",
-           uses=("energy", "entropy", "grad_neg_entropy", "smoothness"))
+           uses=("energy", "entropy", "grad_neg_entropy"))
 def thm26(ctx):
     def check(inst):
         target, model, m, C, structure = _instance(inst)
         d = m.shape[0]
-        M = ctx.impl.smoothness(target)
-        mbar = stationary(model, target, ctx)
+        M = oracle_M(model)
+        mbar = stationary(model)
         ms, Cs, _ = vio.solve(model, structure)
         dist = float(np.sum((m - ms) ** 2) + np.sum((C - Cs) ** 2))
         dstar = float(np.sum((ms - mbar) ** 2) + np.sum(Cs ** 2))
@@ -426,8 +434,8 @@ def e000_3(ctx):
     d = 1
     # (2) the step 'Thm 3 with dL instead of 2dL' fails on a concrete instance.
     target, model, m, C, structure = _instance(COSINE_THM3_DL)
-    M = ctx.impl.smoothness(target)
-    mbar = stationary(model, target, ctx)
+    M = oracle_M(model)
+    mbar = stationary(model)
     L = 1.0 / _sigma_min(C) ** 2
     E, tol = exact_second_moment(ctx, target, model, m, C, structure, entropy=True)
     _, b2 = gmo.thm1_bounds(M, m, mbar, C)
@@ -450,24 +458,24 @@ def stl_zero(ctx):
     rng = ctx.rng("stl")
     for trial in range(max(6, ctx.profile.max_examples // 2)):
         d = 1 + trial % 4
-        mean, P = rng.uniform(-2, 2, d), random_spd(rng, d, 0.2, 5.0)
-        P = 0.5 * (P + P.T)
-        target = Gaussian(mean, P)
-        cov = np.linalg.inv(P)
+        mean, Pr = rng.uniform(-2, 2, d), random_spd(rng, d, 0.2, 5.0)
+        Pr = 0.5 * (Pr + Pr.T)
+        target = specs.gaussian(mean, Pr)
+        cov = np.linalg.inv(Pr)
         lam, Q = np.linalg.eigh(cov)
         Lc = np.linalg.cholesky(cov)
         optima = {"tril": Lc, "sym": _symmetrize((Q * np.sqrt(lam)) @ Q.T), "full": Lc @ _orth(rng, d)}
         U = rng.standard_normal((16, d)) * 2.0
         for structure, Cs in optima.items():
             G, GC = impl_samples(ctx, target, mean, Cs, U, structure, "stl")
-            scale = np.max(np.abs(P)) * (1 + np.max(np.abs(U))) * np.linalg.cond(Cs)
+            scale = np.max(np.abs(Pr)) * (1 + np.max(np.abs(U))) * np.linalg.cond(Cs)
             # each sample is H C u - C^{-T} u with C C^T = H^{-1}: zero up to rounding (~1e-15 * scale * cond)
             ctx.close(np.concatenate([G.ravel(), GC.ravel()]), 0.0 * np.concatenate([G.ravel(), GC.ravel()]),
                       atol=1e-12 * scale, label=f"STL sample == 0 at q = p (d={d}, {structure})")
             # contrast: the energy estimator's variance at the optimum is positive, exactly
             # (its m-block alone has covariance H C C^T H = H, so Var >= tr H > 0; closed form, rounding 1e-12)
-            var = gmo.energy_variance_quadratic(P, mean, mean, Cs, structure)
-            ctx.geq(var, float(np.trace(P)), rtol=1e-12, label="Var g_energy at q = p >= tr H > 0")
+            var = gmo.energy_variance_quadratic(Pr, mean, mean, Cs, structure)
+            ctx.geq(var, float(np.trace(Pr)), rtol=1e-12, label="Var g_energy at q = p >= tr H > 0")
             Ge, GCe = impl_samples(ctx, target, mean, Cs, U[:4], structure, "energy")
             ctx.geq(float(np.max(np.abs(Ge))), 1e-3, label="an energy sample at q = p is non-zero")
             # and STL is not identically zero away from the optimum (the check can fail)
@@ -475,10 +483,10 @@ def stl_zero(ctx):
             ctx.geq(float(np.max(np.abs(Gp))), 1e-3, label="STL sample non-zero when q != p")
             ctx.count()
     # diagonal precision: the mean-field optimum equals p, so STL is zero with V = diag too
-    P = np.diag([0.5, 2.0, 4.0])
-    target = Gaussian(np.array([1.0, -1.0, 0.0]), P)
-    Cs = np.diag(1 / np.sqrt(np.diag(P)))
-    G, GC = impl_samples(ctx, target, target.mean, Cs, rng.standard_normal((16, 3)), "diag", "stl")
+    Pr, mean = np.diag([0.5, 2.0, 4.0]), np.array([1.0, -1.0, 0.0])
+    target = specs.gaussian(mean, Pr)
+    Cs = np.diag(1 / np.sqrt(np.diag(Pr)))
+    G, GC = impl_samples(ctx, target, mean, Cs, rng.standard_normal((16, 3)), "diag", "stl")
     ctx.close(np.concatenate([G.ravel(), GC.ravel()]), np.zeros(G.size + GC.size), atol=1e-12 * 40,
               label="STL sample == 0 at q = p (diag)")
     ctx.count()

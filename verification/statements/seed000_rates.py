@@ -13,9 +13,10 @@ Three kinds of evidence:
 * the generic scalar recursions of Thm 27 and Lemma 28 exactly, and the errata on generic instances whose
   expectations are exact (:func:`..oracles.rates.multiplicative_noise_moments`).
 
-Constants: M, mu from the oracle model (eigenvalues of the Hessian bounds), a and b from Thm 26 (energy:
-a = 2(d+3)M^2, b = a ||w* - wbar||^2; entropy on W_M: a = 4(d+3)M^2, b = a ||w* - wbar||^2 + 2dM, erratum E000-3).
-The optimizer under test is reached only through ``ctx.impl.prox_sgd`` / ``ctx.impl.proj_sgd``.
+Constants: M, mu from the oracle model (:func:`..oracles.hessian_bounds.model_constants`, never the implementation),
+a and b from Thm 26 (energy: a = 2(d+3)M^2, b = a ||w* - wbar||^2; entropy on W_M: a = 4(d+3)M^2,
+b = a ||w* - wbar||^2 + 2dM, erratum E000-3).  The optimizer under test is reached only through
+``ctx.impl.prox_sgd`` / ``ctx.impl.proj_sgd``, with the target as a plain ``TargetSpec`` record.
 """
 
 from __future__ import annotations
@@ -26,10 +27,13 @@ import numpy as np
 from hypothesis import strategies as st
 
 from refvi.verification.errata import erratum
+from refvi.verification.oracles import hessian_bounds as hb
 from refvi.verification.oracles import rates as ro
 from refvi.verification.oracles import sgd_reference
 from refvi.verification.oracles import vi_objective as vo
 from refvi.verification.oracles.quadrature import tensor_rule
+from refvi.verification.protocol import datasets
+from refvi.verification.protocol import targets as specs
 from refvi.verification.statement import statement
 
 SRC = "Domke, Garrigos & Gower (seed 000)"
@@ -38,27 +42,13 @@ ALPHA = 1e-6
 
 # ------------------------------------------------------------------------------------------------------- instances
 class Instance:
-    """An oracle model, the matching refvi target, and its exact constants and optimum in V = ``structure``."""
+    """An oracle model, the target spec handed to the implementation, and the model's exact constants (from the
+    oracle, never the implementation) and optimum in V = ``structure``."""
 
     def __init__(self, model, structure):
-        from refvi.targets import Gaussian, LinearRegression, LogisticRegression
-
         self.model, self.structure = model, structure
-        k = model["kind"]
-        if k == "gaussian":
-            self.target = Gaussian(model["mean"], model["precision"])
-            H = model["precision"]
-            lo, hi = np.linalg.eigvalsh(H)[[0, -1]]
-        elif k == "linear":
-            self.target = LinearRegression(model["X"], model["y"], noise_scale=model["noise_scale"],
-                                           prior_scale=model["prior_scale"])
-            lo, hi = np.linalg.eigvalsh(vo.quadratic_form(model)[0])[[0, -1]]
-        else:
-            X, s = model["X"], model["prior_scale"]
-            self.target = LogisticRegression(X, model["y"], prior_scale=s)
-            lo = 1.0 / s**2                                   # Cor 23 (GUIDE-002 P7: c = 1/s^2)
-            hi = np.linalg.eigvalsh(np.eye(X.shape[1]) / s**2 + 0.25 * X.T @ X)[-1]
-        self.mu, self.M = float(lo), float(hi)
+        self.target = specs.from_model(model)
+        self.mu, self.M = hb.model_constants(model)
         self.d = self.target.dim
         self.ms, self.Cs, self.fs = vo.solve(model, structure)
         self.zbar = ro.mode(model)
@@ -98,9 +88,7 @@ def logistic(rng, N, d, scale=0.5):
 
 
 def real_linear():
-    from refvi.targets import load_dataset
-    ds = load_dataset("diabetes")
-    return {"kind": "linear", "X": ds.X, "y": ds.y, "noise_scale": 1.0, "prior_scale": 1.0}
+    return datasets.model_for("diabetes")        # 442 x 11, standardized with intercept, noise and prior scale 1
 
 
 def start_point(inst, rng, structure, scale=1.0):

@@ -4,9 +4,11 @@ E000-6) and the prox / projection / adjoint computations of §9-10 (Lemmas 29, 3
 
 Oracles: :mod:`..oracles.vi_objective` (exact l, grad l and the VI optimum), :mod:`..oracles.hessian_bounds`
 (-log p, its gradient and Hessian by finite differences / SymPy, written independently of refvi),
-:mod:`..oracles.quadrature` (degree-3 cubature), SymPy for the symbolic identities.  refvi's algorithms are reached
-only through ``ctx.impl``; refvi's target classes are used only to ask ``ctx.impl`` for the constants M, mu and for the
-gradient estimators, and every target is checked to be the same function as its oracle model first.
+:mod:`..oracles.quadrature` (degree-3 cubature), SymPy for the symbolic identities.  The implementation is reached
+only through ``ctx.impl`` and receives targets as plain :class:`~refvi.verification.protocol.targets.TargetSpec`
+records built from the oracle model.  Every bound takes M and mu from the oracle
+(:func:`..oracles.hessian_bounds.model_constants`); only the constant statements (Thm 21, Cor 22, Cor 23, Thm 24,
+Cor 25) ask ``ctx.impl`` for its M and mu, and compare them with the tight values where the bound is attained.
 """
 
 from __future__ import annotations
@@ -21,6 +23,8 @@ from refvi.verification.oracles.quadrature import degree3_cubature
 from refvi.verification.statement import statement
 from refvi.verification.oracles.matrices import proj_V as proj
 from refvi.verification.oracles.matrices import random_orthogonal
+from refvi.verification.protocol import datasets
+from refvi.verification.protocol import targets as specs
 
 SRC = "Domke, Garrigos & Gower (seed 000)"
 STRUCTS = ("full", "tril", "sym", "diag")
@@ -74,39 +78,32 @@ def sigma_min(C) -> float:
 
 # ------------------------------------------------------------------------------------------------ model instances
 def linear_instance(rng, N: int, d: int):
-    """(oracle model dict, refvi target) for Bayesian linear regression with random data and scales."""
-    from refvi.targets import LinearRegression
-
+    """(oracle model dict, target spec) for Bayesian linear regression with random data and scales."""
     X = rng.standard_normal((N, d))
     y = rng.standard_normal(N)
     sn, s = float(rng.uniform(0.3, 2.0)), float(rng.uniform(0.5, 2.0))
     model = {"kind": "linear", "X": X, "y": y, "noise_scale": sn, "prior_scale": s}
-    return model, LinearRegression(X, y, noise_scale=sn, prior_scale=s)
+    return model, specs.from_model(model)
 
 
 def logistic_instance(rng, N: int, d: int):
-    from refvi.targets import LogisticRegression
-
     X = rng.standard_normal((N, d))
     y = np.where(rng.random(N) < 0.5, -1.0, 1.0)
     s = float(rng.uniform(0.5, 2.0))
     model = {"kind": "logistic", "X": X, "y": y, "prior_scale": s}
-    return model, LogisticRegression(X, y, prior_scale=s)
+    return model, specs.from_model(model)
 
 
 def gaussian_instance(rng, d: int):
-    from refvi.targets import Gaussian
-
     B = rng.standard_normal((d, d))
     P = B @ B.T + 0.5 * np.eye(d)
     P = 0.5 * (P + P.T)
     mu = rng.standard_normal(d)
-    return {"kind": "gaussian", "mean": mu, "precision": P}, Gaussian(mu, P)
+    model = {"kind": "gaussian", "mean": mu, "precision": P}
+    return model, specs.from_model(model)
 
 
 def hierarchical_instance(rng, N: int, d: int, G: int):
-    from refvi.targets import HierarchicalLogisticRegression
-
     X = rng.standard_normal((N, d))
     y = np.where(rng.random(N) < 0.5, -1.0, 1.0)
     groups = rng.integers(0, G, N)
@@ -116,30 +113,43 @@ def hierarchical_instance(rng, N: int, d: int, G: int):
     Sigma, Delta = 0.5 * (Sigma + Sigma.T), 0.5 * (Delta + Delta.T)
     model = {"kind": "hierarchical_logistic", "X": X, "y": y, "groups": groups, "n_groups": G,
              "Sigma": Sigma, "Delta": Delta}
-    target = HierarchicalLogisticRegression(X, y, groups, prior_scale=Sigma, group_scale=Delta, n_groups=G)
-    return model, target
+    return model, specs.from_model(model)
 
 
 def real_data_instance(name: str):
-    """(oracle model, refvi target) for a bundled data set: logistic for classification, linear for regression."""
-    from refvi.targets import load_dataset, target_for
+    """(oracle model, target spec) for a bundled data set: logistic for classification, linear for regression."""
+    model = datasets.model_for(name)
+    return model, specs.from_model(model, name)
 
-    ds = load_dataset(name)
-    target = target_for(name)
-    if ds.task == "classification":
-        return {"kind": "logistic", "X": ds.X, "y": ds.y, "prior_scale": 1.0}, target
-    return {"kind": "linear", "X": ds.X, "y": ds.y, "noise_scale": 1.0, "prior_scale": 1.0}, target
+
+def constants(model) -> tuple[float, float]:
+    """(mu, M) of the model from the oracle: what every bound uses (never the implementation's values)."""
+    return hb.model_constants(model)
+
+
+def impl_constants_match(ctx, model, target, label, mu_tight=True):
+    """The constant statements' check: the implementation's M equals the oracle's tight M (attained by the Hessian
+    for every kind used here), and its mu equals the tight mu (``mu_tight``) or is a valid one in [0, mu]."""
+    mu_o, M_o = constants(model)
+    # the same extreme eigenvalue computed by two codes: rounding only
+    ctx.close(ctx.impl.smoothness(target), M_o, rtol=1e-10, label=f"{label}: impl M == tight M (oracle)")
+    mu = ctx.impl.strong_convexity(target)
+    if mu_tight:
+        ctx.close(mu, mu_o, rtol=1e-10, atol=1e-14, label=f"{label}: impl mu == tight mu (oracle)")
+    else:
+        ctx.geq(mu, 0.0, label=f"{label}: impl mu >= 0")
+        ctx.leq(mu, mu_o, rtol=1e-10, atol=1e-14, label=f"{label}: impl mu <= tight mu (oracle), a valid bound")
 
 
 def same_function(ctx, model, target, rng, label):
-    """Evidence that the oracle model and the refvi target are the same log-density (values and gradients)."""
+    """Evidence that the spec handed to the implementation is the oracle's model (values and gradients agree)."""
     dim = target.dim
     for z in (np.zeros(dim), rng.standard_normal(dim), 3.0 * rng.standard_normal(dim)):
         v = hb.neg_log_joint(model, z)
         # both sides are closed-form sums of O(N) terms: agreement to 1e-12 relative (rounding only)
-        ctx.close(-target.logp(z), v, rtol=1e-12, atol=1e-12, label=f"{label}: -log p oracle vs target")
+        ctx.close(-target.logp(z), v, rtol=1e-12, atol=1e-12, label=f"{label}: -log p oracle vs spec")
         ctx.close(-np.asarray(target.grad_logp(z)), hb.grad_neg_log_joint(model, z), rtol=1e-11, atol=1e-11,
-                  label=f"{label}: grad -log p oracle vs target")
+                  label=f"{label}: grad -log p oracle vs spec")
 
 
 def seeds(dmax: int = 3, nmax: int = 6):
@@ -337,8 +347,6 @@ def lemma32(ctx):
 def lemma33(ctx):
     import sympy as sp
 
-    from refvi.targets import CallableTarget
-
     # symbolic: for every V and symbolic z, u, m, C in V: <T*(z), (m, C)> = <z, C u + m>
     d = 3
     z = sp.Matrix(sp.symbols("z0:3", real=True))
@@ -374,7 +382,7 @@ def lemma33(ctx):
         dd, _, seed = inst
         rng = np.random.default_rng(seed)
         zeta = rng.standard_normal(dd)
-        target = CallableTarget(lambda x: -float(zeta @ x), lambda x: -zeta, dd)
+        target = specs.from_callables(lambda x: -float(zeta @ x), lambda x: -zeta, dd)
         uu = rng.standard_normal(dd)
         for structure in STRUCTS:
             m0, C0 = rng.standard_normal(dd), random_in_W(rng, dd, structure)
@@ -504,7 +512,7 @@ def lemma14(ctx):
 
 
 @statement("000.lemma15", title="restriction to V: grad phi_V = proj_V(grad phi), norm not larger, smoothness "
-           "inherited", source=f"{SRC}, Lemma 15 (1)-(3)", kind="exact", uses=("energy", "smoothness"))
+           "inherited", source=f"{SRC}, Lemma 15 (1)-(3)", kind="exact", uses=("energy",))
 def lemma15(ctx):
     def grad_V_by_fd(model, m, C, structure, h):
         """sum_k (d/dt) l(m, C + t E_k) E_k over an orthonormal basis {E_k} of V, by central differences."""
@@ -521,7 +529,7 @@ def lemma15(ctx):
             model, target = logistic_instance(rng, N, d)
         else:
             model, target = _quadratic_instance(rng, kind, d, N)
-        M = ctx.impl.smoothness(target)
+        M = constants(model)[1]
         for structure in STRUCTS:
             m, C = rng.standard_normal(d), random_in_W(rng, d, structure, smin=0.2)
             l0, gm, gC = vo.free_energy(model, m, C)
@@ -563,7 +571,7 @@ def _logdet_abs(C) -> float:
 
 
 @statement("000.lemma16", title="l is M-smooth; grad h = (0, -proj_V C^{-T}); h is M-smooth on W_M",
-           source=f"{SRC}, Lemma 16 (1)-(3)", kind="exact", uses=("grad_neg_entropy", "smoothness"))
+           source=f"{SRC}, Lemma 16 (1)-(3)", kind="exact", uses=("grad_neg_entropy",))
 def lemma16(ctx):
     impl = ctx.impl
 
@@ -574,7 +582,7 @@ def lemma16(ctx):
         model, target = (logistic_instance if kind == "logistic" else linear_instance)(rng, N, d)
         if seed % 5 == 0:
             same_function(ctx, model, target, rng, kind)
-        M = impl.smoothness(target)
+        M = constants(model)[1]
         for _ in range(3):
             m1, m2 = rng.standard_normal(d), rng.standard_normal(d)
             C1, C2 = rng.standard_normal((d, d)), rng.standard_normal((d, d))
@@ -598,7 +606,7 @@ def lemma16(ctx):
         _, g1m, g1C = vo.free_energy(model, m, C)
         _, g2m, g2C = vo.free_energy(model, m, C + dC)
         ratio = np.sqrt(np.sum((g1m - g2m) ** 2) + np.sum((g1C - g2C) ** 2)) / np.linalg.norm(dC)
-        ctx.close(ratio, impl.smoothness(target), rtol=1e-10, label="16.1 M attained along the top eigenvector")
+        ctx.close(ratio, constants(model)[1], rtol=1e-10, label="16.1 M attained along the top eigenvector")
 
     def grad_h(inst):
         d, _, seed = inst
@@ -656,7 +664,7 @@ def lemma16(ctx):
 
 @statement("000.lemma17", title="l convex (mu-strongly); h, W, W_M convex for S^d; h, W convex for T^d",
            source=f"{SRC}, Lemma 17 (1)-(3)", kind="exact", erratum="E000-6",
-           uses=("grad_neg_entropy", "strong_convexity"))
+           uses=("grad_neg_entropy",))
 def lemma17(ctx):
     impl = ctx.impl
 
@@ -665,7 +673,7 @@ def lemma17(ctx):
         rng = np.random.default_rng(seed)
         kind = ("logistic", "linear")[seed % 2]
         model, target = (logistic_instance if kind == "logistic" else linear_instance)(rng, N, d)
-        mu = impl.strong_convexity(target)
+        mu = constants(model)[0]
         ctx.geq(mu, 0.0, label="mu >= 0")
         for _ in range(3):
             m1, m2 = rng.standard_normal(d), rng.standard_normal(d)
@@ -744,12 +752,12 @@ def e000_6(ctx):
 
 
 @statement("000.lemma18", title="every minimizer of f lies in W_M: sigma_min(C*) >= 1/sqrt(M)",
-           source=f"{SRC}, Lemma 18 (with Domke 2020 Thm 7)", kind="exact", uses=("project_wm", "smoothness"))
+           source=f"{SRC}, Lemma 18 (with Domke 2020 Thm 7)", kind="exact", uses=("project_wm",))
 def lemma18(ctx):
     impl = ctx.impl
 
     def check_solution(model, target, structure, label, tight=False):
-        M = impl.smoothness(target)
+        M = constants(model)[1]
         m, C, f = vo.solve(model, structure)
         gm, gC = vo.grad_objective(model, m, C)
         # the oracle's optimum: closed form, or Newton to ||grad|| <= 1e-9
@@ -799,9 +807,9 @@ def _test_points(rng, dim, n=4):
 
 
 def _hessian_within(ctx, model, target, rng, label, n_points=4):
-    """Oracle Hessians (finite differences of the oracle gradient) at several points lie in [mu, M] of ctx.impl.
-    Returns the extreme eigenvalues seen."""
-    M, mu = ctx.impl.smoothness(target), ctx.impl.strong_convexity(target)
+    """Oracle Hessians (finite differences of the oracle gradient) at several points lie in [mu, M], the oracle's
+    constants (:func:`constants`).  Returns the extreme eigenvalues seen."""
+    mu, M = constants(model)
     lo_seen, hi_seen = np.inf, -np.inf
     for z in _test_points(rng, target.dim, n_points):
         H = hb.hessian_fd(model, z)
@@ -855,6 +863,7 @@ def thm21(ctx):
             model, target = make(rng, N, d)
             same_function(ctx, model, target, rng, name)
             _hessian_within(ctx, model, target, rng, name)
+            impl_constants_match(ctx, model, target, name)      # both tight: linear (Cor 22), logistic (Cor 23)
 
     ctx.forall(seeds(3, 6), generic, fixed=[(1, 1, 100), (2, 3, 101)])
     ctx.forall(seeds(3, 6), refvi_models, fixed=[(2, 4, 102)], max_examples=max(6, ctx.profile.max_examples // 2))
@@ -974,9 +983,7 @@ def cor23(ctx):
     ctx.forall(seeds(3, 6), check, fixed=[(1, 1, 120), (3, 6, 121)])
     # mu is approached far from the data: X = I (d = 2), z = (t, t): -Hess = I/s^2 + diag(sigma'(t))
     model = {"kind": "logistic", "X": np.eye(2), "y": np.array([1.0, -1.0]), "prior_scale": 1.0}
-    from refvi.targets import LogisticRegression
-
-    target = LogisticRegression(np.eye(2), np.array([1.0, -1.0]), prior_scale=1.0)
+    target = specs.from_model(model)
     for t in (10.0, 30.0):
         lo = _eig_range(hb.hessian_sympy(model, np.array([t, t])))[0]
         # lambda_min = 1/s^2 + sigma'(t) with 0 < sigma'(t) < e^{-t}
@@ -1019,14 +1026,14 @@ def thm24(ctx):
         d = min(d, 2)
         model, target = hierarchical_instance(rng, N, d, G)
         same_function(ctx, model, target, rng, "hierarchical")
-        M = impl.smoothness(target)
+        M = constants(model)[1]          # the oracle's explicit M = lambda_max(P + blockdiag(0, X_g^T X_g / 4))
         for z in _test_points(rng, target.dim):
             H = hb.hessian_fd(model, z)
             B = _blocks(H, d, G)
             norms = np.array([[np.linalg.norm(Bij, 2) for Bij in row] for row in B])
             full = np.linalg.norm(H, 2)
             tol = 1e-7 * (1 + M)
-            # (1 <=> 2) smooth iff ||H||_2 bounded; here by refvi's explicit M
+            # (1 <=> 2) smooth iff ||H||_2 bounded; here by the oracle's explicit M
             ctx.leq(full, M, atol=tol, label="||Hess log p||_2 <= M")
             # (2 => 4) every block is a submatrix: ||H_ij||_2 <= ||H||_2
             ctx.leq(float(norms.max()), full, rtol=1e-12, atol=1e-12, label="block norms <= full norm")
@@ -1035,6 +1042,9 @@ def thm24(ctx):
             # (5-7) z_i-z_j blocks vanish for i != j: z_i interacts only with theta and its own data
             off = [norms[i, j] for i in range(1, G + 1) for j in range(1, G + 1) if i != j]
             ctx.leq(max(off, default=0.0), 0.0, atol=1e-8, label="z_i-z_j blocks are zero (i != j)")
+        # the implementation's M: the bound is attained at z = 0 (every logistic curvature 1/4), so it must equal it
+        ctx.close(impl.smoothness(target), _eig_range(hb.hessian_fd(model, np.zeros(target.dim)))[1], rtol=1e-8,
+                  label="impl M == lambda_max(-Hess log p(0)) (attained)")
 
     ctx.forall(seeds(2, 6), check, fixed=[(1, 2, 130), (2, 5, 131)], max_examples=max(6, ctx.profile.max_examples // 2))
 
@@ -1054,13 +1064,14 @@ def cor25(ctx):
         same_function(ctx, model, target, rng, "hierarchical")
         Si, Di = np.linalg.inv(model["Sigma"]), np.linalg.inv(model["Delta"])
         lo, hi = _hessian_within(ctx, model, target, rng, "hierarchical")
-        ctx.geq(impl.strong_convexity(target), 0.0, label="convex: mu >= 0")
+        # Cor 25 claims convexity only: any mu in [0, lambda_min(P)] is valid, M is attained at z = 0 (below)
+        impl_constants_match(ctx, model, target, "hierarchical", mu_tight=False)
         for z in _test_points(rng, target.dim, 2):
             B = _blocks(-hb.hessian_fd(model, z), d, G)        # blocks of Hess log p
             ctx.close(B[0][0], -(Si + G * Di), atol=1e-7, label="Hess_theta,theta log p = -(Sigma^-1 + n Delta^-1)")
             for g in range(G):
                 ctx.close(B[0][g + 1], Di, atol=1e-7, label="Hess_theta,z_i log p = Delta^-1")
-        # M (refvi's explicit constant) is attained at z = 0, where every logistic curvature equals 1/4
+        # M (the implementation's constant) is attained at z = 0, where every logistic curvature equals 1/4
         ctx.close(_eig_range(hb.hessian_fd(model, np.zeros(target.dim)))[1], impl.smoothness(target), rtol=1e-8,
                   label="M attained at z = 0")
 

@@ -19,9 +19,9 @@ import math
 import numpy as np
 from hypothesis import strategies as st
 
-from refvi.targets import CallableTarget, CosineQuadratic, Gaussian
 from refvi.verification.oracles import charfun as cf
 from refvi.verification.oracles import discrete as ds
+from refvi.verification.protocol import targets as specs
 from refvi.verification.statement import statement
 from refvi.verification.oracles.matrices import proj_V as _project
 
@@ -135,7 +135,7 @@ def _cos_grads(ctx, base, d, params, w, v, structure):
     """Implementation gradients at w and v for the cos target under ``base`` (discrete atoms or quadrature), each
     cross-checked against the closed-form oracle (characteristic function for product bases, exact sums)."""
     alpha, b, phi, beta, z0 = params
-    target = CosineQuadratic(alpha, b, phi, beta, z0)
+    target = specs.cosine(alpha, b, phi, beta, z0)
     out = []
     for m, C in (w, v):
         if base in ("rademacher", "two_point_quarter"):
@@ -179,8 +179,8 @@ def thm1(ctx):
         rng = np.random.default_rng(inst["seed"])
         d = int(rng.integers(1, 5))
         A, c = rng.normal(size=(3, d)), rng.uniform(0.1, 2.0, 3)
-        ridge = CallableTarget(lambda z: -float(np.logaddexp(0.0, A @ z) @ c),
-                               lambda z: -((0.5 * (1 + np.tanh(0.5 * (A @ z)))) * c) @ A, d, convex=True)
+        ridge = specs.from_callables(lambda z: -float(np.logaddexp(0.0, A @ z) @ c),
+                                     lambda z: -((0.5 * (1 + np.tanh(0.5 * (A @ z)))) * c) @ A, d)
         U = ds.two_point_atoms(d, 0.5, shift=rng.uniform(-2, 2, d), scale=rng.uniform(0.3, 2.0))[0]
         w, v = _pair(rng, d, inst["structure"], inst["near"])
         gw = _impl_grad_atoms(ctx, ridge, *w, U, inst["structure"])
@@ -224,7 +224,7 @@ def thm1(ctx):
     x, wq = ds.quadrature_rule_1d("gaussian")
     U, W = ds.tensor_rule(x, wq, d)
     U = U + mu0                                       # Gauss-Hermite is exact for the quadratic integrand
-    target = Gaussian(np.zeros(d), a * np.eye(d))
+    target = specs.gaussian(np.zeros(d), a * np.eye(d))
     S2 = cf.second_moment_matrix(mu0, np.eye(d))
     lam, Q = np.linalg.eigh(S2)
     q = Q[:, 0]                                       # direction Delta W = e_1 q^T in W = [m C]
@@ -266,14 +266,14 @@ def thm2(ctx):
         d = int(rng.integers(1, 6))
         U = _discrete_U("two_point_quarter" if inst["near"] else "rademacher", d)
         w, v = _pair(rng, d, inst["structure"], inst["near"])
-        lse = CallableTarget(lambda z: -float(np.logaddexp.reduce(z)),
-                             lambda z: -np.exp(z - np.logaddexp.reduce(z)), d, convex=True)
+        lse = specs.from_callables(lambda z: -float(np.logaddexp.reduce(z)),
+                                   lambda z: -np.exp(z - np.logaddexp.reduce(z)), d, smoothness=0.5)
         gw, gv = (_impl_grad_atoms(ctx, lse, *p, U, inst["structure"]) for p in (w, v))
         _smooth_check(ctx, gw, gv, w, v, 0.5, "log-sum-exp (M = 1/2)")
         A, c = rng.normal(size=(3, d)), rng.uniform(0.1, 2.0, 3)
         Mr = float(np.linalg.eigvalsh(A.T @ (c[:, None] * A))[-1]) / 4.0
-        ridge = CallableTarget(lambda z: -float(np.logaddexp(0.0, A @ z) @ c),
-                               lambda z: -((0.5 * (1 + np.tanh(0.5 * (A @ z)))) * c) @ A, d, convex=True)
+        ridge = specs.from_callables(lambda z: -float(np.logaddexp(0.0, A @ z) @ c),
+                                     lambda z: -((0.5 * (1 + np.tanh(0.5 * (A @ z)))) * c) @ A, d, smoothness=Mr)
         gw, gv = (_impl_grad_atoms(ctx, ridge, *p, U, inst["structure"]) for p in (w, v))
         _smooth_check(ctx, gw, gv, w, v, Mr, "softplus ridge (M = lambda_max(A^T diag(c) A) / 4)")
 
@@ -297,7 +297,7 @@ def thm2(ctx):
     for base in ("rademacher", "two_point_quarter", "gaussian"):
         d, a = 3 if base != "gaussian" else 2, 2.3
         rng = ctx.rng(f"tight-{base}")
-        target = Gaussian(rng.normal(size=d), a * np.eye(d))
+        target = specs.gaussian(rng.normal(size=d), a * np.eye(d))
         w, v = _pair(rng, d, "full", False)
         if base == "gaussian":
             x, wq = ds.quadrature_rule_1d("gaussian")
@@ -330,7 +330,7 @@ def _shifted_top_ratio(ctx, a, mu0):
     x, wq = ds.quadrature_rule_1d("gaussian")
     U, W = ds.tensor_rule(x, wq, d)
     U = U + mu0
-    target = Gaussian(np.zeros(d), a * np.eye(d))
+    target = specs.gaussian(np.zeros(d), a * np.eye(d))
     q = np.linalg.eigh(cf.second_moment_matrix(mu0, np.eye(d)))[1][:, -1]
     dm, dC = np.zeros(d), np.zeros((d, d))
     dm[1], dC[1] = q[0], q[1:]
@@ -349,7 +349,7 @@ def _t_atoms(nu, d):
 
 def _t_shape_ratio(ctx, a, nu):
     d = 2
-    target = Gaussian(np.array([0.5, -1.0]), a * np.eye(d))
+    target = specs.gaussian(np.array([0.5, -1.0]), a * np.eye(d))
     U = _t_atoms(nu, d)
     m, C = np.array([0.1, 0.4]), np.array([[0.9, -0.2], [0.3, 1.2]])
     dC = np.array([[0.0, 0.7], [-0.4, 0.1]])
@@ -403,7 +403,7 @@ def lemma12(ctx):
         U, pw = ds.two_point_atoms(d, p)
         Urep = U if p == 0.5 else ds.replicate_rational(U, pw, 4 ** d)
         params = _cos_params(rng, d)
-        target = CosineQuadratic(*params)
+        target = specs.cosine(*params)
         w, v = _pair(rng, d, "full", bool(rng.integers(2)))
         A = ds.basis_functions(U)                       # (atoms, d + d^2, d)
         coords, diffs = [], []
@@ -583,7 +583,7 @@ def thm4(ctx):
         d = int(rng.integers(1, 5))
         av = float(rng.uniform(0.1, 3.0))
         zstar = rng.normal(size=d)
-        target = Gaussian(zstar, av * np.eye(d))
+        target = specs.gaussian(zstar, av * np.eye(d))
         sh = rng.uniform(-1, 1, d) if inst["near"] else None
         sc = float(rng.uniform(0.5, 2.0)) if inst["seed"] % 2 else 1.0
         U, pw = ds.two_point_atoms(d, 0.5, shift=sh, scale=sc)
@@ -621,7 +621,7 @@ def example8(ctx):
         zstar = rng.normal(size=d)
         U, W = ds.tensor_rule(x, wq, d)
         U = U + mu0
-        target = Gaussian(zstar, a * np.eye(d))
+        target = specs.gaussian(zstar, a * np.eye(d))
         (m, C), _ = _pair(rng, d, "full", False)
         Delta = rng.normal(size=(d, d))
         P = np.eye(d) + np.outer(mu0, mu0)
@@ -653,7 +653,7 @@ def example8(ctx):
     a, mu0 = 1.4, np.array([0.6, -0.8])
     Delta = np.outer([0.7, -1.2], [0.8, 0.6])            # rows orthogonal to mu0
     U, W = ds.tensor_rule(x, wq, 2)
-    target = Gaussian(np.zeros(2), a * np.eye(2))
+    target = specs.gaussian(np.zeros(2), a * np.eye(2))
     m, C = np.array([0.2, -0.3]), np.array([[1.0, 0.1], [0.2, 0.9]])
     g1 = _impl_grad_rule(ctx, target, m, C, U + mu0, W)
     g2 = _impl_grad_rule(ctx, target, m, C + Delta, U + mu0, W)
@@ -684,7 +684,7 @@ def example9(ctx):
             rng = ctx.rng(f"{nu}-{d}")
             a = float(rng.uniform(0.3, 2.0))
             z0 = rng.normal(size=d)
-            target = Gaussian(z0, a * np.eye(d))
+            target = specs.gaussian(z0, a * np.eye(d))
             U = _t_atoms(nu, d)
             m, S = _pair(rng, d, "full", False)[0]
             l9 = a / 2 * (nu / (nu - 2) * float(np.sum(S * S)) + float((m - z0) @ (m - z0)))
@@ -743,7 +743,7 @@ def example10(ctx):
     srng = ctx.rng("mc")
     nu, d = 5.0, 2
     alpha, b, phi, beta, zc = _cos_params(srng, d, convex=False)
-    target = CosineQuadratic(alpha, b, phi, beta, zc)
+    target = specs.cosine(alpha, b, phi, beta, zc)
     (m, C), _ = _pair(srng, d, "full", False)
     n_batches, per = 200 * ctx.profile.mc_scale, 50
     draws = []

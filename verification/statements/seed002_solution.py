@@ -8,8 +8,11 @@ Errata defined here (GUIDE-002 §6): E002-1 (Thm 3(ii) proof invalid, P1), E002-
 convex over full C, P2), E002-4 (W_M not convex, P3), E002-5 (prox remark "Delta C_ii ~ lambda", P6), E002-6 (spurious
 square in the proof of Thm 5, P13), E002-7 (sign of h(w') - h(w) in the proof of Lemma 15, P13).
 
-The algorithms under test are reached only through ``ctx.impl``; optima of logistic models come from the independent
-oracle :mod:`refvi.verification.oracles.vi_objective`, quadratic optima from closed forms computed here from raw arrays.
+The algorithms under test are reached only through ``ctx.impl`` (targets handed over as plain ``TargetSpec`` records);
+optima of logistic models come from the independent oracle :mod:`refvi.verification.oracles.vi_objective`, quadratic
+optima from closed forms computed here from raw arrays.  The constants c, M of every bound come from
+:func:`~refvi.verification.oracles.hessian_bounds.model_constants`; only the logistic-constants claim asks the
+implementation for its own.
 """
 
 from __future__ import annotations
@@ -20,13 +23,14 @@ import numpy as np
 from hypothesis import strategies as st
 from scipy import optimize
 
-from refvi.targets import CosineQuadratic, Gaussian, LinearRegression, LogisticRegression
 from refvi.verification.errata import erratum
 from refvi.verification.oracles import charfun
+from refvi.verification.oracles.hessian_bounds import model_constants
 from refvi.verification.statement import statement
 from refvi.verification.oracles.matrices import random_orthogonal
 from refvi.verification.oracles.matrices import with_singular_values
 from refvi.verification.oracles.matrices import proj_V as _proj
+from refvi.verification.protocol import targets as specs
 
 SRC = "Domke (seed 002)"
 SEEDS = st.integers(min_value=0, max_value=2**32 - 1)
@@ -158,20 +162,21 @@ def _e002_1(ctx):
 
 @statement("002.thm3", title="Solution bounds: ||C||_F^2 + ||m - z*||^2 <= d/c and C C^T >= I/M",
            source=f"{SRC}, Thm 3 (§2.3, §5.2; proof §9)", kind="exact", erratum="E002-1",
-           uses=("energy", "entropy_prox", "smoothness", "strong_convexity"))
+           uses=("energy", "entropy_prox"))
 def thm3(ctx):
     impl = ctx.impl
 
     # (i) + (ii), quadratic targets (GUIDE O2): the optimum found by the implementation's own prox-gradient with exact
-    # energy gradients (moment_points) must equal the closed form m = mu, C C^T = A^{-1}; bounds with the
-    # implementation's constants c, M.  Equality in both parts for isotropic A.
+    # energy gradients (moment_points) must equal the closed form m = mu, C C^T = A^{-1}; bounds with the oracle's
+    # constants c, M (never the implementation's).  Equality in both parts for isotropic A.
     def quadratic(inst):
         d, seed, iso = inst
         rng = ctx.rng(f"quad/{seed}")
         mu = rng.normal(size=d)
         A = np.eye(d) * math.exp(rng.uniform(-1, 1)) if iso else random_spd(rng, d, 0.4, 3.0)
-        target = Gaussian(mu, A)
-        c, M = impl.strong_convexity(target), impl.smoothness(target)
+        model = {"kind": "gaussian", "mean": mu, "precision": A}
+        target = specs.from_model(model)
+        c, M = model_constants(model)
         m, C, _ = prox_gradient_optimum(impl, target, moment_points(d), M, d)
         cov = np.linalg.inv(A)
         # prox-gradient contracts at rate 1 - c/M and stops at relative step 1e-14: distance to the optimum
@@ -193,10 +198,11 @@ def thm3(ctx):
     rng = ctx.rng("linear")
     for N, d in ((5, 2), (12, 3)):
         X, y = rng.normal(size=(N, d)), rng.normal(size=N)
-        target = LinearRegression(X, y, noise_scale=0.8, prior_scale=1.5)
+        model = {"kind": "linear", "X": X, "y": y, "noise_scale": 0.8, "prior_scale": 1.5}
+        target = specs.from_model(model)
         P = X.T @ X / 0.64 + np.eye(d) / 2.25
         z_star = np.linalg.solve(P, X.T @ y / 0.64)
-        c, M = impl.strong_convexity(target), impl.smoothness(target)
+        c, M = model_constants(model)
         m, C, _ = prox_gradient_optimum(impl, target, moment_points(d), M, d)
         ctx.close(C @ C.T, np.linalg.inv(P), atol=1e-9, label="linear: C C^T = posterior covariance")
         ctx.leq(np.sum(C * C) + np.sum((m - z_star) ** 2), d / c, rtol=1e-9, label="Thm 3(i) linear regression")
@@ -210,9 +216,8 @@ def thm3(ctx):
     for N, d, s in ((30, 3, 1.0), (8, 2, 2.0), (15, 4, 0.7)):
         X = rng.normal(size=(N, d))
         y = np.where(X @ rng.normal(size=d) + 0.5 * rng.normal(size=N) > 0, 1.0, -1.0)
-        target = LogisticRegression(X, y, prior_scale=s)
-        c, M = impl.strong_convexity(target), impl.smoothness(target)
         model = {"kind": "logistic", "X": X, "y": y, "prior_scale": s}
+        c, M = model_constants(model)          # c = 1/s^2 (E002-2), M = lambda_max(I/s^2 + X^T X/4)
         m, C, _ = vi_objective.solve(model, "full")
         z_star = logistic_map(X, y, s)
         # oracle solve to |grad F| <= 1e-9: parameters accurate to ~1e-9 / c; 1e-7 relative is loose enough.
@@ -237,8 +242,7 @@ def thm3(ctx):
         alpha = rng.uniform(0.5, 3.0) * rng.choice([-1.0, 1.0])
         beta = rng.uniform(0.3, 1.5) if trial % 2 else 2.0 * abs(alpha) * float(b @ b)   # odd: often non-convex
         phi, z0 = rng.uniform(0, 2 * np.pi), rng.normal(size=d)
-        target = CosineQuadratic(alpha, b, phi, beta, z0)
-        M = impl.smoothness(target)
+        M = model_constants({"kind": "cosine", "alpha": alpha, "b": b, "phi": phi, "beta": beta, "z0": z0})[1]
         for start in range(2):
             C0 = with_singular_values(rng, rng.uniform(0.3, 2.0, size=d))
             m, C, gnorm = minimize_free_energy(
@@ -277,15 +281,13 @@ def thm3(ctx):
                 if not convex and d > 1:
                     continue
                 beta = 1.5 * abs(alpha) * float(b @ b) if convex else 0.5 * abs(alpha) * float(b @ b)
-                target = CosineQuadratic(alpha, b, phi, beta, z0)
-                M = impl.smoothness(target)
+                c, M = model_constants({"kind": "cosine", "alpha": alpha, "b": b, "phi": phi, "beta": beta, "z0": z0})
                 energy_fn = (lambda m_, C_, base=base, nu=nu, alpha=alpha, b=b, phi=phi, beta=beta, z0=z0:
                              charfun.cos_quadratic(base, alpha, b, phi, beta, z0, m_, C_, nu=nu))
                 m, C, gnorm = minimize_free_energy(energy_fn, d, rng.normal(size=d),
                                                    with_singular_values(rng, rng.uniform(0.5, 1.5, size=d)))
                 ctx.leq(gnorm, 1e-7, label=f"stationary point found ({base}, d = {d})")
                 if convex:
-                    c = impl.strong_convexity(target)
                     zs = optimize.minimize(lambda z: energy_fn(z, np.zeros((d, d)))[0], z0,
                                            jac=lambda z: energy_fn(z, np.zeros((d, d)))[1], method="BFGS",
                                            options={"gtol": 1e-12}).x      # l(z, 0) = f(z)
@@ -373,7 +375,7 @@ def logistic_constants(ctx):
         rng = ctx.rng(f"lc/{seed}")
         X, s = rng.normal(size=(N, d)), float(rng.uniform(0.5, 2.0))
         y = rng.choice([-1.0, 1.0], size=N)
-        target = LogisticRegression(X, y, prior_scale=s)
+        target = specs.logistic(X, y, prior_scale=s)
         c, M = impl.strong_convexity(target), impl.smoothness(target)
         # c, M are valid curvature bounds at random points (spectra of the exact Hessian, rounding 1e-12)
         for z in rng.normal(scale=3.0, size=(5, d)):
@@ -636,7 +638,7 @@ def thm5(ctx):
 
 @statement("002.cor16", title="Non-standardized bases: tr V[z] + ||E z - z*||^2 <= d/c and V[z] >= I/M at the optimum",
            source=f"{SRC}, Cor 16 (§9)", kind="exact",
-           uses=("energy", "grad_neg_entropy", "smoothness", "strong_convexity"))
+           uses=("energy", "grad_neg_entropy"))
 def cor16(ctx):
     """Quadratic targets f = 1/2 (z - z*)^T A (z - z*) under (a) the shifted/correlated Gaussian base N(mu0, Sigma0)
     and (b) the Student-t shape parameterization (base t_nu, Sigma_s = nu/(nu-2) I).  The optimum in closed form has
@@ -650,8 +652,9 @@ def cor16(ctx):
         rng = ctx.rng(f"c16/{seed}/{kind}")
         zs = rng.normal(size=d)
         A = random_spd(rng, d, 0.4, 3.0)
-        target = Gaussian(zs, A)
-        c, M = impl.strong_convexity(target), impl.smoothness(target)
+        model = {"kind": "gaussian", "mean": zs, "precision": A}
+        target = specs.from_model(model)
+        c, M = model_constants(model)
         if kind == "shifted-gaussian":
             mu0 = rng.normal(size=d)
             L0 = np.tril(rng.normal(scale=0.3, size=(d, d)), -1) + np.diag(np.exp(rng.uniform(-0.5, 0.5, size=d)))
@@ -694,7 +697,7 @@ def cor16(ctx):
             alpha = rng.uniform(0.5, 2.0) * rng.choice([-1.0, 1.0])
             phi, z0 = rng.uniform(0, 2 * np.pi), rng.normal(size=d)
             beta = (1.5 if convex else 0.5) * abs(alpha) * float(b @ b)
-            target = CosineQuadratic(alpha, b, phi, beta, z0)
+            c, M = model_constants({"kind": "cosine", "alpha": alpha, "b": b, "phi": phi, "beta": beta, "z0": z0})
             mu0 = mu_shift * np.ones(d)
 
             def energy_fn(m_, C_, base=base, nu=nu, mu0=mu0, sig0=sig0, alpha=alpha, b=b, phi=phi, beta=beta, z0=z0):
@@ -706,21 +709,20 @@ def cor16(ctx):
             ctx.leq(gnorm, 1e-7, label=f"stationary point found ({base}, non-standardized, d = {d})")
             mean, var = C @ mu0 + m, sig0**2 * C @ C.T
             if convex:
-                c = impl.strong_convexity(target)
                 zs = optimize.minimize(lambda z: charfun.cos_quadratic(base, alpha, b, phi, beta, z0, z,
                                                                        np.zeros((d, d)), nu=nu)[0], z0,
                                        method="BFGS", options={"gtol": 1e-12}).x
                 ctx.leq(np.trace(var) + np.sum((mean - zs) ** 2), d / c, rtol=1e-6,
                         label=f"Cor 16(i), cos target, {base} base shifted by {mu_shift}, scaled by {sig0:.3g}")
             if d == 1:
-                ctx.geq(var[0, 0], 1.0 / impl.smoothness(target), rtol=1e-6,
+                ctx.geq(var[0, 0], 1.0 / M, rtol=1e-6,
                         label=f"Cor 16(ii), d = 1, cos target, non-standardized {base} base")
             ctx.count()
 
     # the moment form matters: with the shifted base N(3, 1) and f = z^2 / 2 (d = 1, c = 1) the optimum is C = 1,
     # m = -3 (impl gradient vanishes there), so the RAW form ||C||^2 + (m - z*)^2 = 10 exceeds d/c = 1, while the
     # moment form tr V + (E z - z*)^2 = 1 holds with equality.
-    target = Gaussian(np.zeros(1), np.eye(1))
+    target = specs.gaussian(np.zeros(1), np.eye(1))
     m, C = np.array([-3.0]), np.eye(1)
     gm, gC = impl.energy(target, m, C, moment_points(1, [3.0], np.eye(1)), "full")
     gC = np.asarray(gC) + np.asarray(impl.grad_neg_entropy(C, "full"))
