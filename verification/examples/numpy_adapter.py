@@ -141,6 +141,40 @@ class NumpyImplementation:
     def strong_convexity(self, target):
         return _constants(target)[0]
 
+    # ---- step-size rules and averages: seed 000 Thms 6, 7, 9, 10, 27, Cor 30 ----------------------------------
+    def step_sizes(self, rule, T, gamma=None, M=None, mu=None, a=None, L=None, A=None):
+        t = np.arange(T, dtype=float)
+        decay = (2 * t + 1) / (t + 1) ** 2
+        if rule == "constant":
+            return np.full(T, float(gamma))
+        if rule == "1/(M sqrt T)":
+            return np.full(T, 1 / (M * np.sqrt(T)))
+        if rule == "1/sqrt T":
+            return np.full(T, 1 / np.sqrt(T))
+        if rule == "thm6":
+            return np.minimum(mu / (2 * a), decay / mu)
+        if rule == "thm9":
+            return np.minimum(mu / (2 * a), 2 * decay / mu)
+        if rule == "thm27":
+            return np.where(t < 4 * np.floor(L / mu), 1 / (2 * L), decay / mu)
+        if rule == "A log T / T":
+            return np.full(T, A * np.log(T) / T)
+        raise ValueError(f"unknown rule {rule!r}")
+
+    def average_weights(self, kind, T, a=None, gamma=None):
+        w = np.zeros(T + 1)
+        if kind == "last":
+            w[T] = 1.0
+        elif kind == "uniform":
+            w[1:] = 1.0
+        elif kind == "theta7":                                 # theta^{t+1} on w^t, t = 1..T
+            w[1:] = (1 / (1 + 2 * a * gamma**2)) ** np.arange(2, T + 2)
+        elif kind == "theta10":                                # theta^{t+1} on w^t, t = 0..T-1
+            w[:T] = (1 / (1 + a * gamma**2)) ** np.arange(1, T + 1)
+        else:
+            raise ValueError(f"unknown average {kind!r}")
+        return w / w.sum()
+
     # ---- optimizers: seed 000 Defs. 5 and 8, seed 002 §5.3 --------------------------------------------------
     def _estimate(self, name, target, m, C, U, structure):
         return getattr(self, name)(target, m, C, U, structure)

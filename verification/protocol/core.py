@@ -31,7 +31,8 @@ from typing import Protocol, runtime_checkable
 
 #: Every method of this protocol, in the order the docs list them.
 METHODS = ("energy", "entropy", "stl", "score", "grad_neg_entropy", "entropy_prox", "project_wm",
-           "project_singular", "smoothness", "strong_convexity", "prox_sgd", "proj_sgd", "gradient_descent")
+           "project_singular", "smoothness", "strong_convexity", "step_sizes", "average_weights", "prox_sgd",
+           "proj_sgd", "gradient_descent")
 
 
 @runtime_checkable
@@ -77,6 +78,17 @@ class Implementation(Protocol):
 
     def strong_convexity(self, target):
         """The strong-convexity constant mu the implementation uses for ``target``: a float (0 if none)."""
+
+    def step_sizes(self, rule, T, gamma=None, M=None, mu=None, a=None, L=None, A=None):
+        """The step sizes gamma_0..gamma_{T-1} (step t maps w^t to w^{t+1}) of a theorem's rule, shape (T,):
+        "constant" gamma; "1/(M sqrt T)" (Thm 7, Cor 11); "1/sqrt T" (Thm 10 Eq. 14, Cor 12); "thm6"
+        min{mu/(2a), (1/mu)(2t+1)/(t+1)^2} (Eq. 11); "thm9" min{mu/(2a), (2/mu)(2t+1)/(t+1)^2} (Eq. 13);
+        "thm27" 1/(2L) for t < 4 floor(L/mu), then (1/mu)(2t+1)/(t+1)^2; "A log T / T" (Cor 30)."""
+
+    def average_weights(self, kind, T, a=None, gamma=None):
+        """Weights over the iterates w^0..w^T, shape (T+1,), summing to 1: "last" (w^T), "uniform" (w^1..w^T),
+        "theta7" (Thm 7: theta^{t+1} on w^t for t = 1..T, theta = 1/(1 + 2 a gamma^2)), "theta10" (Thm 10:
+        theta^{t+1} on w^t for t = 0..T-1, theta = 1/(1 + a gamma^2))."""
 
     def prox_sgd(self, target, m0, C0, gammas, U, estimator="energy", structure="tril", weights=None):
         """Prox-SGD (seed 000 Def. 5): for t = 0..T-1 (T = len(gammas)), w^{t+1} = prox_{gamma_t h}(w^t - gamma_t

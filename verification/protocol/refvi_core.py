@@ -81,6 +81,14 @@ class RefviCore:
     def strong_convexity(self, target):
         return float(as_refvi_target(target).strong_convexity)
 
+    def step_sizes(self, rule, T, gamma=None, M=None, mu=None, a=None, L=None, A=None):
+        from refvi.optim.schedules import step_sizes
+        return step_sizes(rule, T, gamma=gamma, M=M, mu=mu, a=a, L=L, A=A)
+
+    def average_weights(self, kind, T, a=None, gamma=None):
+        from refvi.optim.averaging import average_weights
+        return average_weights(kind, T, a=a, gamma=gamma)
+
     def prox_sgd(self, target, m0, C0, gammas, U, estimator="energy", structure="tril", weights=None):
         from refvi.optim.prox_sgd import prox_sgd
         r = prox_sgd(as_refvi_target(target), m0, C0, gammas, U, estimator=estimator, structure=structure, weights=weights)

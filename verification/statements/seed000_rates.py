@@ -155,11 +155,17 @@ def _reference_params(model):
 
 def _replay(ctx, method, args):
     """T steps of the implementation's optimizer on fixed base samples against the plain-NumPy reference loop
-    (oracles.sgd_reference, written from Defs. 5 / 8 with numpy only), iterate and average."""
-    kind, d, S, seed, clip_active = args
+    (oracles.sgd_reference, written from Defs. 5 / 8 with numpy only), iterate and average.  Data sizes straddle the
+    blocking of fused kernels (N = 5 < 16, N = 16, N = 37 = 2 blocks + a remainder) and the noise and prior scales
+    are not 1, so 1/s and 1/s^2 differ."""
+    kind, d, S, seed, clip_active, N, (sn, sp) = args
     rng = np.random.default_rng(seed)
-    model = {"gaussian": lambda: gaussian(rng, d, kappa=3.0), "linear": lambda: linear(rng, 8, d),
-             "logistic": lambda: logistic(rng, 8, d)}[kind]()
+    model = {"gaussian": lambda: gaussian(rng, d, kappa=3.0), "linear": lambda: linear(rng, N, d),
+             "logistic": lambda: logistic(rng, N, d)}[kind]()
+    if kind == "linear":
+        model["noise_scale"], model["prior_scale"] = sn, sp
+    elif kind == "logistic":
+        model["prior_scale"] = sp
     structure = "tril" if method == "prox" else "sym"
     inst = Instance(model, structure)
     T = 3
@@ -186,8 +192,9 @@ def _replay(ctx, method, args):
         ctx.geq(np.min(np.diag(got[1])), 0.0, label="Prox-SGD iterate has a positive diagonal")
 
 
-_REPLAY = st.tuples(st.sampled_from(("gaussian", "linear", "logistic")), st.integers(1, 3), st.sampled_from((1, 4)),
-                    st.integers(0, 2**31 - 1), st.booleans())
+_SCALES = st.sampled_from(((1.0, 1.0), (0.5, 2.0), (2.5, 0.7)))
+_REPLAY = st.tuples(st.sampled_from(("gaussian", "linear", "logistic")), st.integers(1, 4), st.sampled_from((1, 4)),
+                    st.integers(0, 2**31 - 1), st.booleans(), st.sampled_from((5, 16, 37)), _SCALES)
 
 
 @statement("000.def5", title="Prox-SGD iterates w <- prox_{gamma h}(w - gamma g_energy) and their weighted average, "
@@ -195,7 +202,9 @@ _REPLAY = st.tuples(st.sampled_from(("gaussian", "linear", "logistic")), st.inte
            source=f"{SRC}, Def. 5 with Eq. (6) and Lemma 31", kind="exact", uses=("prox_sgd",))
 def def5(ctx):
     ctx.forall(_REPLAY, lambda args: _replay(ctx, "prox", args),
-               fixed=[("logistic", 2, 1, 0, True), ("linear", 3, 4, 1, False)], max_examples=_few(ctx, 6))
+               fixed=[("logistic", 2, 1, 0, True, 37, (1.0, 2.0)), ("logistic", 3, 1, 3, False, 16, (1.0, 0.7)),
+                      ("linear", 3, 4, 1, False, 5, (0.5, 2.0)), ("linear", 2, 1, 2, True, 37, (2.5, 0.7)),
+                      ("gaussian", 4, 4, 4, False, 5, (1.0, 1.0))], max_examples=_few(ctx, 6))
 
 
 @statement("000.def8", title="Proj-SGD iterates w <- proj_{W_M}(w - gamma g_ent) and their weighted average, "
@@ -203,7 +212,8 @@ def def5(ctx):
            source=f"{SRC}, Def. 8 with Eq. (8) and Lemma 32", kind="exact", uses=("proj_sgd",))
 def def8(ctx):
     ctx.forall(_REPLAY, lambda args: _replay(ctx, "proj", args),
-               fixed=[("logistic", 2, 1, 0, True), ("gaussian", 3, 4, 1, True), ("linear", 2, 1, 2, False)],
+               fixed=[("logistic", 2, 1, 0, True, 37, (1.0, 2.0)), ("gaussian", 3, 4, 1, True, 5, (1.0, 1.0)),
+                      ("linear", 2, 1, 2, False, 16, (0.5, 2.0)), ("linear", 3, 1, 5, True, 37, (2.5, 0.7))],
                max_examples=_few(ctx, 6))
 
 

@@ -232,3 +232,47 @@ def _(orig, owner):
             Cs.append(C)
         return np.array(ms), np.array(Cs)
     return gradient_descent
+
+
+# ---- step-size rules and averages (seed 000 Thms 6, 7, 9, 10, 27) ---------------------------------------------
+def _rule_override(rule_name, fn):
+    def make(orig, owner):
+        def step_sizes(rule, T, gamma=None, M=None, mu=None, a=None, L=None, A=None):
+            if rule == rule_name:
+                return fn(T, gamma=gamma, M=M, mu=mu, a=a, L=L, A=A)
+            return orig(rule, T, gamma=gamma, M=M, mu=mu, a=a, L=L, A=A)
+        return step_sizes
+    return make
+
+
+def _decay(T, mu, scale=1.0, shift=0):
+    t = np.arange(T, dtype=float) + shift
+    return scale * (2 * t + 1) / (mu * (t + 1) ** 2)
+
+
+mutant("step-thm27-ceil", "000", "step_sizes", "Thm 27 switches at 4 ceil(L/mu) instead of 4 floor(L/mu)")(
+    _rule_override("thm27", lambda T, mu, L, **k: np.where(np.arange(T) < 4 * np.ceil(L / mu), 1 / (2 * L),
+                                                             _decay(T, mu))))
+mutant("step-thm9-factor", "000", "step_sizes", "Thm 9's decaying branch (1/mu) instead of (2/mu)")(
+    _rule_override("thm9", lambda T, mu, a, **k: np.minimum(mu / (2 * a), _decay(T, mu))))
+mutant("step-decay-index", "000", "step_sizes", "decaying step indexed from t = 1: (2t+3)/(t+2)^2 at step t")(
+    _rule_override("thm6", lambda T, mu, a, **k: np.minimum(mu / (2 * a), _decay(T, mu, shift=1))))
+mutant("step-sqrt-T-plus-1", "000", "step_sizes", "1/(M sqrt(T + 1)) instead of 1/(M sqrt T)")(
+    _rule_override("1/(M sqrt T)", lambda T, M, **k: np.full(T, 1 / (M * np.sqrt(T + 1)))))
+
+
+@mutant("avg-theta7-factor", "000", "average_weights", "Thm 7's theta = 1/(1 + a gamma^2) (the 2 dropped)")
+def _(orig, owner):
+    def average_weights(kind, T, a=None, gamma=None):
+        if kind == "theta7":
+            return orig(kind, T, a=a / 2, gamma=gamma)
+        return orig(kind, T, a=a, gamma=gamma)
+    return average_weights
+
+
+@mutant("avg-theta10-offset", "000", "average_weights", "Thm 10's weights put on w^1..w^T instead of w^0..w^T-1")
+def _(orig, owner):
+    def average_weights(kind, T, a=None, gamma=None):
+        w = np.asarray(orig(kind, T, a=a, gamma=gamma), dtype=float)
+        return np.roll(w, 1) if kind == "theta10" else w
+    return average_weights
