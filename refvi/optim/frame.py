@@ -168,8 +168,11 @@ def as_frame(spec, target, *, start=None, seed: int = 0) -> Frame:
     if isinstance(spec, tuple) and len(spec) == 2:
         d = target.dim
         z0, L = as_vector(spec[0], "frame z0", d), as_matrix(spec[1], "frame L", (d, d))
-        AffineTarget(target, z0, L)          # validates invertibility
-        return Frame(z0.copy(), L.copy(), notes=["user-supplied frame (z0, L); constants M', mu' as given"])
+        at = AffineTarget(target, z0, L)     # validates invertibility
+        M, mu = _probe(at, 8, seed, 1.0)
+        return Frame(z0.copy(), L.copy(), M=M, mu=mu, kind="given", constants="estimated",
+                     notes=[f"user-supplied frame (z0, L): M' = {M:.3g}, mu' = {mu:.3g} estimated from the Hessian at "
+                            f"x = 0 and 8 points x ~ N(0, I), not bounded"])
     raise TypeError(f"frame must be one of {FRAMES}, None, a Frame or a pair (z0, L); got {type(spec).__name__}")
 
 

@@ -96,9 +96,13 @@ class NumpyImplementation:
         return U @ np.diag(np.maximum(s, 1 / np.sqrt(M))) @ Vt
 
     def smoothness(self, target):
+        if getattr(target, "kind", None) == "gaussian":      # a TargetSpec N(mean, precision^-1): -Hess log p = P
+            return float(np.linalg.eigvalsh(target.precision)[-1])
         return float(target.smoothness)
 
     def strong_convexity(self, target):
+        if getattr(target, "kind", None) == "gaussian":
+            return float(np.linalg.eigvalsh(target.precision)[0])
         return float(target.strong_convexity)
 
     # ---- optimizers: seed 000 Defs. 5 and 8, seed 002 §5.3 --------------------------------------------------
