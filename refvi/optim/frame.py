@@ -84,11 +84,26 @@ def _mode(target, start):
         return -v, -g
 
     r = minimize(fun, start, jac=True, method="L-BFGS-B", options={"maxiter": 20_000, "maxfun": 40_000,
-                                                                   "gtol": 1e-10, "ftol": 1e-15})
+                                                                   "gtol": 1e-8, "ftol": 1e-13})
     if not np.all(np.isfinite(r.x)) or not np.isfinite(r.fun):
         raise ValueError("the mode search for the affine frame found no finite log density; pass m0= near the "
                          "posterior's bulk, or frame=None / frame=(z0, L)")
-    return r.x, r
+    z, f = r.x, r.fun
+    for _ in range(8):                # Newton polish (L-BFGS stalls on condition numbers ~1e6): backtracking steps
+        g = -fun(z)[1]
+        if not np.any(g):
+            break
+        try:
+            step = np.linalg.solve(_neg_hessian(target, z), g)
+        except np.linalg.LinAlgError:
+            break
+        t = 1.0
+        while t > 1e-4 and not fun(z + t * step)[0] < f:
+            t *= 0.5
+        if t <= 1e-4:
+            break
+        z, f = z + t * step, fun(z + t * step)[0]
+    return z, r
 
 
 def find_frame(target, kind: str = "laplace", *, start=None, probes: int = 8, seed: int = 0,
