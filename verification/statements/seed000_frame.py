@@ -69,7 +69,7 @@ def _tol(x):
     return 1e-9 * (1.0 + np.max(np.abs(x)))
 
 
-@statement("000.claim-affine-frame", title="an affine frame z = z0 + L x maps the VI problem exactly: objective, "
+@statement("000.claim-affine-frame-map", title="an affine frame z = z0 + L x maps the VI problem exactly: objective, "
            "optimum (triangular family), and the constants M' = lambda_max(L^T H L), mu' = lambda_min(L^T H L)",
            source=SRC, kind="exact", uses=())
 def claim_affine_frame(ctx):
