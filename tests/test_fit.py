@@ -79,7 +79,7 @@ def test_bad_input_is_a_clear_error():
         refvi.fit(t, steps=10, samples=0)
     nosmooth = CallableTarget(lambda z: -0.5 * np.sum(z * z, axis=-1), lambda z: -z, 2)
     with pytest.raises(ValueError, match="smoothness constant M"):
-        refvi.fit(nosmooth, steps=10)
+        refvi.fit(nosmooth, steps=10, frame=None)          # the plain algorithm needs M
     with pytest.raises(ValueError, match="smoothness constant M"):
         refvi.fit(nosmooth, "proj-sgd", steps=10, step_size=0.1)
     refvi.fit(nosmooth, steps=10, step_size=0.1)                      # a constant step needs no M

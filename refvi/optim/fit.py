@@ -71,6 +71,7 @@ class FitResult:
     seconds: float
     fast_path: bool
     notes: list[str]
+    frame: object = None          # the affine frame of the run (refvi.optim.frame.Frame), None for the plain algorithm
 
     @property
     def seconds_per_step(self) -> float:
@@ -144,7 +145,7 @@ def fit(target, method: str = "prox-sgd", *, steps: int = 10_000, step_size=None
         average: str | None = None, estimator: str | None = None, structure: str | None = None, m0=None, C0=None,
         M: float | None = None, theorem: str | None = None, trace_every: int | None = None,
         trace_samples: int = 64, keep_iterates: bool = False, progress: bool = False, fast: bool = True,
-        tail_fraction: float = 0.5) -> FitResult:
+        tail_fraction: float = 0.5, frame="auto") -> FitResult:
     """Fit N(m, C C^T) to ``target`` (see the module docstring for methods and defaults).
 
     Errors (ValueError / TypeError naming the condition): steps <= 0; samples < 1; an unknown method, estimator,
@@ -152,10 +153,23 @@ def fit(target, method: str = "prox-sgd", *, steps: int = 10_000, step_size=None
     (triangular with a positive diagonal, symmetric positive definite, ...); a schedule or projection that needs M
     on a target without one; a run whose iterate stops being finite (:class:`~refvi.optim.fastpath.DivergenceError`,
     naming the step and the last finite state).
+
+    ``frame``: ``"auto"`` (default) runs Prox-SGD / Proj-SGD in an estimated affine frame z = z0 + L x
+    (:mod:`refvi.optim.frame`) when the target's M is unknown or M/mu > 1e4 and no step or M is given; ``"laplace"``,
+    ``"diagonal"``, a ``Frame`` or a pair ``(z0, L)`` force a frame; ``None`` is the plain paper algorithm.
     """
     if method not in METHODS:
         raise ValueError(f"method must be one of {METHODS}, got {method!r}")
     T = schedules.check_steps(steps)
+    # ---- affine frame (refvi.optim.frame): frame=None is the plain paper algorithm, unchanged ----
+    from refvi.optim import frame as _frame
+    if _frame.wants_frame(target, frame, method=method, M=M, step_size=step_size, steps=T):
+        kwargs = dict(method=method, steps=steps, step_size=step_size, samples=samples, seed=seed, average=average,
+                      estimator=estimator, structure=structure, m0=m0, C0=C0, M=M, theorem=theorem,
+                      trace_every=trace_every, trace_samples=trace_samples, keep_iterates=keep_iterates,
+                      progress=progress, fast=fast, tail_fraction=tail_fraction)
+        return _frame.fit_in_frame(fit, target, frame, kwargs)
+    # ---- end of the affine-frame hook ----
     if isinstance(samples, bool) or not isinstance(samples, (int, np.integer)) or samples < 1:
         raise ValueError(f"samples must be an integer >= 1, got {samples!r}")
     if isinstance(trace_samples, bool) or not isinstance(trace_samples, (int, np.integer)) or trace_samples < 1:

@@ -67,8 +67,13 @@ def load_dataset(name: str, *, standardize: bool = True, intercept: bool = True,
 
 
 def target_for(name: str, **kwargs):
-    """The default Bayesian model for a data set: logistic regression for classification, linear otherwise."""
+    """The default Bayesian model for a data set: logistic regression for classification, linear otherwise.
+    ``"posteriordb:<posterior>"`` loads a posteriordb posterior (:mod:`refvi.targets.posteriordb`)."""
     from refvi.targets.regression import LinearRegression, LogisticRegression
+
+    if isinstance(name, str) and name.startswith("posteriordb:"):
+        from refvi.targets import posteriordb
+        return posteriordb.load(name, **kwargs)
 
     ds = load_dataset(name)
     if ds.task == "classification":

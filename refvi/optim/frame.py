@@ -1,0 +1,363 @@
+"""Theory-preserving preconditioning: run Prox-SGD / Proj-SGD in an affine frame z = z0 + L x.
+
+Seed 000's guarantees (Thms 6, 7, 9, 10) hold for any target that is M-smooth and mu-strongly convex, in any
+coordinates.  In the frame z = z0 + L x the target p_x(x) = p(z0 + L x) has -Hess log p_x = L^T H L, so its
+constants are M', mu' of L^T H L instead of H (:class:`refvi.targets.affine.AffineTarget`), and the VI problem maps
+exactly: f(z0 + L m', L C') = f_x(m', C') - log|det L|, optimum to optimum.  A frame built from the mode and the
+curvature there (the Laplace frame: z0 = argmax log p, L = chol(H(z0)^{-1})) makes L^T H L = I at the mode, so on a
+nearly Gaussian posterior M'/mu' is close to 1 and the theory-backed steps converge in a few thousand iterations
+where 1/M in the original coordinates would need ~M/mu of them.
+
+Frames (``refvi.fit(..., frame=...)``):
+
+* ``"laplace"``: mode by L-BFGS on -log p, H by ``hess_logp`` when the target has it, else central differences of
+  the gradient; eigenvalues of H are floored at 1e-8 lambda_max when it is not positive definite (noted);
+* ``"diagonal"``: the same mode, L = diag(H_ii^{-1/2}) (cheaper, keeps correlations in the problem);
+* a :class:`Frame`, or a pair ``(z0, L)`` with L invertible (lower triangular with positive diagonal keeps the
+  triangular family of Prox-SGD exactly; any other L is allowed for Proj-SGD's symmetric C).
+
+The frame's constants are *estimated*, not bounded: M' and mu' are the extreme eigenvalues of L^T H L over the mode
+and ``probes`` points x ~ N(0, I) (the bulk of the Laplace approximation), by finite differences of the gradient.
+So the run's guarantee is that of the theorem behind its step rule *if* those estimates hold on the region the
+iterates visit; ``FitResult.notes`` says so.  ``frame=None`` runs the plain paper algorithm in the original
+coordinates, unchanged.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import math
+import time
+
+import numpy as np
+
+from refvi._checks import as_matrix, as_vector
+from refvi.targets.affine import AffineTarget
+
+FRAMES = ("auto", "laplace", "diagonal")
+_FLOOR = 1e-8
+
+
+@dataclasses.dataclass
+class Frame:
+    """z = z0 + L x, with the estimated constants M', mu' of the framed target (None / 0 when unknown)."""
+
+    z0: np.ndarray
+    L: np.ndarray
+    M: float | None = None
+    mu: float = 0.0
+    kind: str = "given"
+    constants: str = "given"          # "estimated" (probed Hessians) or "given"
+    radius: float = 1.0               # the start q = N(0, radius^2 I) in the frame (probed there)
+    seconds: float = 0.0
+    notes: list = dataclasses.field(default_factory=list)
+
+    def target(self, base) -> AffineTarget:
+        return AffineTarget(base, self.z0, self.L, smoothness=self.M, strong_convexity=max(self.mu, 0.0))
+
+
+def _neg_hessian(target, z):
+    """-Hess log p at z: ``hess_logp`` when implemented, else central differences of ``grad_logp`` (one batch)."""
+    try:
+        H = -np.asarray(target.hess_logp(z), dtype=np.float64)
+    except NotImplementedError:
+        d = z.size
+        h = 1e-4 * np.maximum(1.0, np.abs(z)) if not isinstance(target, AffineTarget) else np.full(d, 1e-4)
+        E = np.diag(h)
+        G = np.asarray(target.grad_logp(np.vstack([z + E, z - E])), dtype=np.float64)
+        H = -(G[:d] - G[d:]) / (2.0 * h[:, None])
+    return 0.5 * (H + H.T)
+
+
+def _mode(target, start):
+    from scipy.optimize import minimize
+
+    def fun(z):
+        with np.errstate(all="ignore"):
+            try:
+                v = float(target.logp(z))
+                g = np.asarray(target.grad_logp(z), dtype=np.float64)
+            except ValueError:              # a non-finite value from the target: tell the line search to back off
+                return np.inf, np.zeros_like(z)
+        if not (np.isfinite(v) and np.all(np.isfinite(g))):
+            return np.inf, np.zeros_like(z)
+        return -v, -g
+
+    r = minimize(fun, start, jac=True, method="L-BFGS-B", options={"maxiter": 20_000, "maxfun": 40_000,
+                                                                   "gtol": 1e-8, "ftol": 1e-13})
+    if not np.all(np.isfinite(r.x)) or not np.isfinite(r.fun):
+        raise ValueError("the mode search for the affine frame found no finite log density; pass m0= near the "
+                         "posterior's bulk, or frame=None / frame=(z0, L)")
+    z, f = r.x, r.fun
+    for _ in range(8):                # Newton polish (L-BFGS stalls on condition numbers ~1e6): backtracking steps
+        g = -fun(z)[1]
+        if not np.any(g):
+            break
+        try:
+            step = np.linalg.solve(_neg_hessian(target, z), g)
+        except np.linalg.LinAlgError:
+            break
+        t = 1.0
+        while t > 1e-4 and not fun(z + t * step)[0] < f:
+            t *= 0.5
+        if t <= 1e-4:
+            break
+        z, f = z + t * step, fun(z + t * step)[0]
+    return z, r
+
+
+def find_frame(target, kind: str = "laplace", *, start=None, probes: int = 8, seed: int = 0,
+               radius: float | None = None) -> Frame:
+    """The Laplace (or diagonal) frame of ``target`` and its estimated constants (see the module docstring)."""
+    if kind not in ("laplace", "diagonal"):
+        raise ValueError(f"frame kind must be 'laplace' or 'diagonal', got {kind!r}")
+    t0 = time.perf_counter()
+    d = target.dim
+    start = np.zeros(d) if start is None else as_vector(start, "m0", d)
+    z0, res = _mode(target, start)
+    notes = []
+    gnorm = float(np.linalg.norm(target.grad_logp(z0)))
+    H = _neg_hessian(target, z0)
+    lam, Q = np.linalg.eigh(H)
+    floor = _FLOOR * max(abs(lam[-1]), 1e-300)
+    if lam[0] <= floor:
+        notes.append(f"the Hessian of -log p at the mode search's end is not positive definite (smallest eigenvalue "
+                     f"{lam[0]:.3g}); its eigenvalues were floored at {floor:.3g} to build the frame")
+    lam = np.maximum(lam, floor)
+    if kind == "laplace":
+        L = np.linalg.cholesky((Q / lam) @ Q.T)
+    else:
+        L = np.diag(1.0 / np.sqrt(np.maximum(np.diag(H), floor)))
+    frame = Frame(z0, L, kind=kind, constants="estimated")
+    at = AffineTarget(target, z0, L)
+    radii = (1.0, 0.1) if radius is None else (float(radius),)
+    for r in radii:
+        frame.M, frame.mu = _probe(at, probes, seed, r)
+        frame.radius = r
+        if frame.mu > 0:
+            break
+    frame.seconds = time.perf_counter() - t0
+    notes.insert(0, f"{kind} frame: mode found by L-BFGS ({res.nit} iterations, |grad log p| = {gnorm:.2g}), "
+                    f"curvature eigenvalues {lam[0]:.3g} .. {lam[-1]:.3g} (condition number {lam[-1] / lam[0]:.3g}); "
+                    f"in the frame M' = {frame.M:.3g}, mu' = {frame.mu:.3g}, estimated from the Hessian at the mode "
+                    f"and {int(probes)} points x ~ N(0, {frame.radius:g}^2 I), not bounded")
+    if frame.radius < 1.0:
+        notes.append(f"-log p is not convex within one Laplace sd of the mode: the run starts from the narrower "
+                     f"q = N(0, {frame.radius:g}^2 I) in the frame, where the constants were probed; the iterates "
+                     f"may leave that region, where the estimates need not hold")
+    if frame.mu <= 0:
+        notes.append("-log p is not convex at some probed point (mu' <= 0): seed 000's rates need convexity, so the "
+                     "run has no convergence guarantee; the result is a stationary point of the VI objective")
+    frame.notes = notes
+    return frame
+
+
+def _probe(at, probes, seed, radius):
+    """(max lambda_max, min lambda_min) of -Hess log p_x over x = 0 and ``probes`` points radius * N(0, I)."""
+    d = at.dim
+    rng = np.random.default_rng(seed)
+    pts = np.vstack([np.zeros((1, d)), radius * rng.standard_normal((int(probes), d))])
+    lo, hi = math.inf, -math.inf
+    for x in pts:
+        with np.errstate(all="ignore"):
+            try:
+                ev = np.linalg.eigvalsh(_neg_hessian(at, x))
+            except ValueError:
+                continue
+        if np.all(np.isfinite(ev)):
+            lo, hi = min(lo, ev[0]), max(hi, ev[-1])
+    if not math.isfinite(hi) or hi <= 0:
+        raise ValueError("could not estimate the curvature of the target in the affine frame (no finite, positive "
+                         "Hessian at the probed points); pass frame=(z0, L) and M=, or frame=None")
+    return float(hi), float(lo)
+
+
+def as_frame(spec, target, *, start=None, seed: int = 0) -> Frame:
+    """A :class:`Frame` from ``spec``: "laplace" / "diagonal" (found), a Frame, or a pair (z0, L) (given)."""
+    if isinstance(spec, Frame):
+        return spec
+    if isinstance(spec, str):
+        if spec not in FRAMES:
+            raise ValueError(f"frame must be one of {FRAMES}, None, a Frame or a pair (z0, L); got {spec!r}")
+        return find_frame(target, "laplace" if spec == "auto" else spec, start=start, seed=seed)
+    if isinstance(spec, tuple) and len(spec) == 2:
+        d = target.dim
+        z0, L = as_vector(spec[0], "frame z0", d), as_matrix(spec[1], "frame L", (d, d))
+        at = AffineTarget(target, z0, L)     # validates invertibility
+        M, mu = _probe(at, 8, seed, 1.0)
+        return Frame(z0.copy(), L.copy(), M=M, mu=mu, kind="given", constants="estimated",
+                     notes=[f"user-supplied frame (z0, L): M' = {M:.3g}, mu' = {mu:.3g} estimated from the Hessian at "
+                            f"x = 0 and 8 points x ~ N(0, I), not bounded"])
+    raise TypeError(f"frame must be one of {FRAMES}, None, a Frame or a pair (z0, L); got {type(spec).__name__}")
+
+
+#: M/mu above which frame="auto" preconditions a target with known constants (the plain run at gamma = 1/M needs
+#: ~M/mu steps to contract; the bundled scikit-learn targets are below it and keep the plain algorithm)
+BAD_CONDITION = 1e4
+
+
+def wants_frame(target, frame, *, method, M, step_size, steps) -> bool:
+    """Whether ``refvi.fit`` runs in a frame.  ``frame="auto"`` (the default) does so for Prox-SGD / Proj-SGD with
+    the default step (no ``step_size``, no ``M``) when the target's constants are unknown (no M) or badly conditioned
+    (M/mu > :data:`BAD_CONDITION`); any other frame value forces it, ``None`` never."""
+    if frame is None:
+        return False
+    auto = isinstance(frame, str) and frame == "auto"
+    if method not in ("prox-sgd", "proj-sgd"):
+        if auto:
+            return False
+        raise ValueError(f"an affine frame applies to 'prox-sgd' and 'proj-sgd', not {method!r}")
+    if not auto:
+        return True
+    if step_size is not None or M is not None:
+        return False
+    Mt, mu = getattr(target, "smoothness", None), getattr(target, "strong_convexity", 0.0) or 0.0
+    return Mt is None or (mu > 0 and Mt / mu > BAD_CONDITION)
+
+
+def default_step(frame: Frame, method: str, estimator: str, d: int):
+    """The step rule in the frame: Thm 6 (Prox-SGD) / Thm 9 (Proj-SGD) decaying steps with the frame's (M', mu')
+    when mu' >= M'/10 (strongly convex and well conditioned: O(1/T) for E||w - w*||^2), else Cor 11 / 12's
+    constant 1/(M' sqrt T) (convex rate O(1/sqrt T); with mu' <= 0 no guarantee)."""
+    if frame.M is not None and frame.mu >= 0.1 * frame.M and estimator in ("energy", "entropy"):
+        return "thm6" if method == "prox-sgd" else "thm9"
+    return "1/(M sqrt T)"
+
+
+def fit_in_frame(fit, target, frame_spec, kwargs: dict):
+    """Run ``fit`` on the framed target and map the result back (``kwargs``: fit's arguments).
+
+    When the found frame had to start narrow (-log p not convex within one Laplace sd of the mode), the run has two
+    stages of T/2 steps: from N(0, 0.1^2 I) in the Laplace frame, then from N(0, I) in the frame of the stage-1
+    result (z0 = m, L = its triangular C), with the constants probed again there."""
+    kw = dict(kwargs)
+    t0 = time.perf_counter()
+    frame = as_frame(frame_spec, target, start=kw.get("m0"), seed=_seed_int(kw.get("seed", 0)))
+    structure = kw.get("structure") or ("tril" if kw["method"] == "prox-sgd" else "sym")
+    T = int(kw["steps"])
+    refine = (frame.radius < 1.0 and frame.kind in ("laplace", "diagonal") and kw.get("step_size") is None
+              and kw.get("m0") is None and kw.get("C0") is None and T >= 4)
+    if not refine:
+        return _stage(fit, target, frame, kw, structure, time.perf_counter() - t0)
+    T1 = T // 2
+    r1 = _stage(fit, target, frame, dict(kw, steps=T1), structure, time.perf_counter() - t0)
+    t1 = time.perf_counter()
+    frame2 = frame_from_q(target, r1.m, r1.C, seed=_seed_int(kw.get("seed", 0)) + 1)
+    frame2.notes.insert(0, f"stage 2 of 2 ({T - T1} steps): {frame2.notes.pop(0)}")
+    r2 = _stage(fit, target, frame2, dict(kw, steps=T - T1), structure, time.perf_counter() - t1)
+    notes = [f"stage 1 of 2 ({T1} steps): {n}" for n in r1.notes] + r2.notes
+    return dataclasses.replace(
+        r2, steps=T, step_sizes=np.concatenate([r1.step_sizes, r2.step_sizes]), notes=notes,
+        trace_steps=np.concatenate([r1.trace_steps, r2.trace_steps[1:] + T1]),
+        trace_objective=np.concatenate([r1.trace_objective, r2.trace_objective[1:]]),
+        trace_m=None if r1.trace_m is None else np.concatenate([r1.trace_m, r2.trace_m[1:]]),
+        trace_C=None if r1.trace_C is None else np.concatenate([r1.trace_C, r2.trace_C[1:]]),
+        seconds=r1.seconds + r2.seconds)
+
+
+def frame_from_q(target, m, C, *, probes: int = 8, seed: int = 0) -> Frame:
+    """The frame in which N(m, C C^T) is N(0, I): z0 = m, L = chol(C C^T), constants probed at x ~ N(0, I)
+    (at N(0, 0.5^2 I), then N(0, 0.1^2 I), when -log p is not convex there)."""
+    t0 = time.perf_counter()
+    d = target.dim
+    m = as_vector(m, "m", d)
+    L = np.linalg.cholesky(as_matrix(C, "C", (d, d)) @ np.asarray(C).T)
+    at = AffineTarget(target, m, L)
+    for r in (1.0, 0.5, 0.1):
+        M, mu = _probe(at, probes, seed, r)
+        if mu > 0:
+            break
+    frame = Frame(m.copy(), L, M=M, mu=mu, kind="q", constants="estimated", seconds=time.perf_counter() - t0)
+    frame.notes = [f"frame of the current q (z0 = m, L = chol(C C^T)): M' = {M:.3g}, mu' = {mu:.3g}, estimated "
+                   f"from the Hessian at the mean and {probes} points x ~ N(0, {r:g}^2 I), not bounded"]
+    if mu <= 0:
+        frame.notes.append("-log p is not convex at some probed point (mu' <= 0): no convergence guarantee")
+    return frame
+
+
+def _stage(fit, target, frame, kw, structure, setup):
+    kw = dict(kw)
+    t0 = time.perf_counter()
+    at = frame.target(target)
+    method = kw["method"]
+    if kw.get("m0") is not None or kw.get("C0") is not None:
+        m0 = kw["m0"] if kw.get("m0") is not None else frame.z0
+        C0 = kw["C0"] if kw.get("C0") is not None else frame.L
+        m0x, C0x = at.params_to_frame(np.asarray(m0, dtype=np.float64), np.asarray(C0, dtype=np.float64))
+        if structure in ("tril", "diag"):
+            C0x = np.linalg.cholesky(C0x @ C0x.T)
+        elif structure == "sym":
+            lam, Q = np.linalg.eigh(C0x @ C0x.T)
+            C0x = (Q * np.sqrt(lam)) @ Q.T
+            C0x = 0.5 * (C0x + C0x.T)
+        kw["m0"], kw["C0"] = m0x, C0x
+    elif frame.radius != 1.0:
+        kw["C0"] = frame.radius * np.eye(target.dim)
+    if kw.get("M") is None and frame.M is not None:
+        kw["M"] = frame.M
+    if kw.get("step_size") is None:
+        kw["step_size"] = default_step(frame, method, kw.get("estimator") or
+                                       ("energy" if method == "prox-sgd" else "entropy"), target.dim)
+    kw["frame"] = None
+    guard = isinstance(kw["step_size"], str) and kw["step_size"] in ("thm6", "thm9", "1/(M sqrt T)")
+    if guard:          # our own default rule: restart with half the steps when the run blows up (as fit's guard)
+        from refvi.optim import schedules
+        est = kw.get("estimator") or ("energy" if method == "prox-sgd" else "entropy")
+        a = schedules.noise_constants(est, at.dim, kw["M"])[0]
+        kw["step_size"] = schedules.step_sizes(kw["step_size"], int(kw["steps"]), M=kw["M"], mu=frame.mu or None,
+                                               a=a)
+    setup += time.perf_counter() - t0
+    from refvi.optim.fastpath import DivergenceError
+    halvings = 0
+    while True:
+        try:
+            res = fit(at, **kw)
+            f = res.trace_objective
+            if not guard or (np.all(np.isfinite(f)) and f[-1] <= f[0] + 1.0 + 0.1 * abs(f[0])):
+                break
+        except DivergenceError:
+            if not guard:
+                raise
+        if halvings >= 30:
+            raise DivergenceError(0, np.zeros(at.dim), np.eye(at.dim), f"{method} in the affine frame (steps "
+                                  f"halved 30 times)")
+        halvings += 1
+        kw["step_size"] = kw["step_size"] / 2.0
+    out = _map_back(res, at, frame, structure, setup)
+    if halvings:
+        out.notes.append(f"the frame's step rule made the run blow up; restarted with the steps halved {halvings} "
+                         f"time(s) (the energy estimator's noise grows like (d+3)M^2 ||w - wbar||^2, seed 000 Thm 1)")
+    return out
+
+
+def _seed_int(seed):
+    return int(seed) if isinstance(seed, (int, np.integer)) and not isinstance(seed, bool) else 0
+
+
+def _back(at, m, C, structure):
+    m, C = at.params_to_original(m, C)
+    if structure == "sym":                   # L C' is not symmetric: return the symmetric root of the same q
+        lam, Q = np.linalg.eigh(C @ C.T)
+        C = (Q * np.sqrt(np.maximum(lam, 0.0))) @ Q.T
+        C = 0.5 * (C + C.T)
+    elif structure in ("tril", "diag") and not at.lower:
+        C = np.linalg.cholesky(C @ C.T)
+    return m, C
+
+
+def _map_back(res, at, frame, structure, setup):
+    m, C = _back(at, res.m, res.C, structure)
+    ml, Cl = _back(at, res.m_last, res.C_last, structure)
+    tm = tC = None
+    if res.trace_m is not None:
+        pairs = [_back(at, a, b, structure) for a, b in zip(res.trace_m, res.trace_C)]
+        tm, tC = np.array([p[0] for p in pairs]), np.array([p[1] for p in pairs])
+    rule = res.notes
+    notes = list(frame.notes) + [
+        f"fitted in the frame z = z0 + L x (constants M' = {frame.M if frame.M is not None else float('nan'):.3g}, "
+        f"mu' = {frame.mu:.3g}, {frame.constants}); step sizes are those of the frame, the result is mapped back "
+        f"exactly (m = z0 + L m', C C^T = L C' C'^T L^T) and trace_objective is f in the original coordinates "
+        f"(f_x - log|det L|); the guarantee rests on the estimated constants"] + list(rule)
+    return dataclasses.replace(res, m=m, C=C, m_last=ml, C_last=Cl, trace_m=tm, trace_C=tC,
+                               trace_objective=res.trace_objective - at.log_det_L, seconds=res.seconds + setup,
+                               notes=notes, frame=frame)

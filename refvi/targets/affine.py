@@ -1,0 +1,82 @@
+"""A target seen in an affine frame z = z0 + L x (the frame change of :mod:`refvi.optim.frame`).
+
+For a target p(z) on R^d, an invertible L and a shift z0, the framed target is p_x(x) = p(z0 + L x) (no Jacobian:
+it is the constant log|det L|).  Everything seed 000 needs transforms exactly:
+
+* grad log p_x(x) = L^T grad log p(z), -Hess log p_x(x) = L^T (-Hess log p(z)) L, so the constants of the framed
+  target are M' = sup lambda_max(L^T H L) and mu' = inf lambda_min(L^T H L) (H = -Hess log p);
+* q_x = N(m', C' C'^T) is pushed to q = N(z0 + L m', L C' C'^T L^T), and the VI objectives (seed 000's
+  f = l + h, entropy constant dropped) satisfy f(z0 + L m', L C') = f_x(m', C') - log|det L|, so the optimum of one
+  maps to the optimum of the other; with L lower triangular with positive diagonal, L C' is lower triangular with
+  positive diagonal whenever C' is, so the triangular family is mapped onto itself (Prox-SGD's V = T^d).
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from refvi._checks import as_matrix, as_vector, positive_scalar
+from refvi.targets.base import Target
+
+
+class AffineTarget(Target):
+    """``base`` seen in the frame z = z0 + L x.  ``smoothness`` / ``strong_convexity`` are the constants *of the
+    frame* (M', mu'): pass them when known or estimated (see :func:`refvi.optim.frame.find_frame`)."""
+
+    name = "affine"
+
+    def __init__(self, base: Target, z0, L, *, smoothness: float | None = None, strong_convexity: float = 0.0,
+                 convex: bool | None = None):
+        if not isinstance(base, Target):
+            raise TypeError(f"base must be a refvi Target, got {type(base).__name__}")
+        d = base.dim
+        self.base, self.dim = base, d
+        self.z0 = as_vector(z0, "z0", d).copy()
+        self.L = as_matrix(L, "L", (d, d)).copy()
+        sign, logdet = np.linalg.slogdet(self.L)
+        if sign == 0 or not np.isfinite(logdet) or np.linalg.cond(self.L) > 1e14:
+            raise ValueError("the frame matrix L must be invertible (well-conditioned enough to map back)")
+        self.log_det_L = float(logdet)
+        self.lower = bool(np.all(np.triu(self.L, 1) == 0) and np.all(np.diag(self.L) > 0))
+        self.smoothness = None if smoothness is None else positive_scalar(smoothness, "smoothness")
+        self.strong_convexity = positive_scalar(strong_convexity, "strong_convexity", allow_zero=True)
+        self.convex = bool(base.convex if convex is None else convex) or self.strong_convexity > 0
+
+    # ---- the frame map --------------------------------------------------------------------------------------
+    def to_original(self, X) -> np.ndarray:
+        """z = z0 + L x for a point (d,) or rows (S, d)."""
+        X = np.asarray(X, dtype=np.float64)
+        return X @ self.L.T + self.z0
+
+    def to_frame(self, Z) -> np.ndarray:
+        """x = L^{-1} (z - z0) for a point or rows."""
+        Z = np.asarray(Z, dtype=np.float64)
+        return np.linalg.solve(self.L, (Z - self.z0).T).T
+
+    def params_to_original(self, m, C):
+        """(z0 + L m', L C'): the pushforward of N(m', C' C'^T) is N(z0 + L m', (L C')(L C')^T)."""
+        return self.z0 + self.L @ m, self.L @ C
+
+    def params_to_frame(self, m, C):
+        """(L^{-1}(m - z0), L^{-1} C): the inverse of :meth:`params_to_original`."""
+        return np.linalg.solve(self.L, m - self.z0), np.linalg.solve(self.L, C)
+
+    @property
+    def mode(self):
+        mo = self.base.mode
+        return None if mo is None else self.to_frame(mo)
+
+    # ---- density ----------------------------------------------------------------------------------------------
+    def _logp_batch(self, X):
+        return np.asarray(self.base.logp(X @ self.L.T + self.z0), dtype=np.float64)
+
+    def _grad_batch(self, X):
+        return np.asarray(self.base.grad_logp(X @ self.L.T + self.z0), dtype=np.float64) @ self.L
+
+    def hess_logp(self, x) -> np.ndarray:
+        H = self.base.hess_logp(self.to_original(as_vector(x, "x", self.dim)))
+        return self.L.T @ H @ self.L
+
+    def __repr__(self) -> str:
+        M = "None" if self.smoothness is None else f"{self.smoothness:.4g}"
+        return f"AffineTarget({self.base!r}, M'={M}, mu'={self.strong_convexity:.4g})"

@@ -1,0 +1,53 @@
+"""The posteriordb benchmark's claims as tests (``posteriordb_benchmark.py`` runs the full comparison and the figure).
+
+* every linear-regression posterior is fitted by ``refvi.fit`` with defaults (10,000 steps) to < 0.1 reference sd on
+  every parameter (mean; the issue's goal) and sd within 15% of the reference;
+* the NumPyro comparison runs (skipped cleanly when NumPyro / JAX are not installed) and its JAX densities agree with
+  refvi's Numba kernels.
+"""
+
+from __future__ import annotations
+
+import pathlib
+import sys
+
+import numpy as np
+import pytest
+
+sys.path.insert(0, str(pathlib.Path(__file__).resolve().parent))
+import posteriordb_benchmark as B  # noqa: E402
+
+from refvi.targets import posteriordb as P  # noqa: E402
+from refvi.targets.posteriordb.models import LINEAR_REGRESSIONS  # noqa: E402
+
+
+@pytest.mark.parametrize("name", LINEAR_REGRESSIONS)
+def test_linear_regressions_reach_the_gold_standard_with_defaults(name):
+    r = B.run_refvi(name)
+    assert r["err"] < 0.1, (name, r["err"])
+    # sd within 15%: the KL-optimal Gaussian itself is 10% narrow on mesquite's sigma (N = 46, flat priors: a long
+    # S = 16, 40,000-step run gives 0.90 too); every other sd of every linear regression is within 3%
+    assert np.all(np.abs(np.array(r["sd_ratio"]) - 1.0) < 0.15), (name, r["sd_ratio"])
+    assert any("laplace frame" in n for n in r["notes"])
+
+
+def test_non_gaussian_posteriors_run_with_defaults_and_say_so():
+    for name in ("eight_schools-eight_schools_noncentered", "gp_pois_regr-gp_pois_regr"):
+        r = B.run_refvi(name, steps=4000)
+        assert np.isfinite(r["err"]) and r["err"] < 1.0, (name, r["err"])
+        assert any("not convex" in n for n in r["notes"])
+
+
+@pytest.mark.skipif(not B.have_numpyro(), reason="NumPyro / JAX not installed (optional peer comparison)")
+def test_numpyro_comparison_runs_on_the_same_density():
+    import jax
+
+    jax.config.update("jax_enable_x64", True)
+    for name in ("sblrc-blr", "gp_pois_regr-gp_pois_regr"):
+        t = P.load(name)
+        z = np.asarray(t.reference["u_mean"])
+        lp = B.jax_logp(name)
+        assert float(lp(z)) == pytest.approx(t.logp(z), rel=1e-10, abs=1e-8)
+        np.testing.assert_allclose(np.asarray(jax.grad(lp)(z)), t.grad_logp(z), rtol=1e-7, atol=1e-7)
+    r = B.run_numpyro("sblrc-blr", steps=100)
+    assert r["steps"] >= 100 and len(r["sd_ratio"]) == 6
