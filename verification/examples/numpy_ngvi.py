@@ -1,10 +1,243 @@
-"""Seed 004 sub-adapter of the plain-NumPy example implementation (written from the paper; imports nothing of refvi).
-
-PROVISIONAL: no methods yet, so the seed 004 statements report ``skip`` naming the missing method.
-"""
+"""Seed 004 sub-adapter of the plain-NumPy example implementation, written from Wu & Gardner (ICML 2024) only; it
+imports nothing of refvi.  Conventions (see ``refvi.verification.protocol.ngvi``): natural parameters (lam, Lam) =
+(Sigma^-1 mu, -Sigma^-1 / 2), expectation parameters (xi, Xi) = (mu, Sigma + mu mu^T), gradients with respect to
+omega = (xi, Xi) paired by v^T w + tr(M^T N)."""
 
 from __future__ import annotations
 
+import math
+
+import numpy as np
+from scipy.special import expit, gammaln
+
+
+def _moment(lam, Lam):
+    S = np.linalg.inv(-2.0 * np.asarray(Lam, float))
+    S = 0.5 * (S + S.T)
+    return S @ lam, S
+
+
+def _natural(mu, S):
+    P = np.linalg.inv(np.asarray(S, float))
+    P = 0.5 * (P + P.T)
+    return P @ mu, -0.5 * P
+
+
+def _expectation(lam, Lam):
+    mu, S = _moment(lam, Lam)
+    return mu, S + np.outer(mu, mu)
+
+
+def _from_expectation(xi, Xi):
+    return _natural(xi, np.asarray(Xi, float) - np.outer(xi, xi))
+
+
+def _pairs(d):
+    return [(i, j) for i in range(d) for j in range(i + 1, d)]
+
+
+def _kl(mu1, S1, mu2, S2):
+    d = len(mu1)
+    P2 = np.linalg.inv(S2)
+    r = np.asarray(mu2, float) - mu1
+    return 0.5 * (np.trace(P2 @ S1) + r @ P2 @ r - d + np.linalg.slogdet(S2)[1] - np.linalg.slogdet(S1)[1])
+
+
+def _in_domain(eta):
+    """Remark 2: an update whose Lam is not negative definite leaves D; refuse it rather than return it."""
+    if np.linalg.eigvalsh(0.5 * (eta[1] + eta[1].T))[-1] >= 0:
+        raise ValueError("the update leaves the natural-parameter domain (Lam not negative definite)")
+    return eta
+
+
+_GH_T, _GH_W = np.polynomial.hermite_e.hermegauss(160)
+_GH_W = _GH_W / math.sqrt(2 * math.pi)
+
 
 class NumpyNGVI:
+    """Exponential-family maps (§2.1, App. A), NGD = mirror descent (§2.2, Lemma 1), stochastic NGVI for Bayesian
+    linear regression (Example 1, Thm 1) and GLMs (§3.2, App. B), Price and autodiff estimators."""
+
     name = "numpy-adapter.ngvi"
+
+    # ---- maps, potentials, divergences -------------------------------------------------------------------------
+    def natural_from_moment(self, mu, S):
+        return _natural(np.asarray(mu, float), S)
+
+    def expectation_from_natural(self, lam, Lam):
+        return _expectation(np.asarray(lam, float), Lam)
+
+    def natural_from_expectation(self, xi, Xi):
+        return _from_expectation(np.asarray(xi, float), Xi)
+
+    def log_partition(self, lam, Lam):                     # A = -1/4 lam^T Lam^-1 lam - 1/2 logdet(-2 Lam)
+        return float(-0.25 * lam @ np.linalg.solve(Lam, lam) - 0.5 * np.linalg.slogdet(-2.0 * np.asarray(Lam))[1])
+
+    def conjugate(self, xi, Xi):                           # A* = -1/2 logdet(Xi - xi xi^T) - d/2
+        return float(-0.5 * np.linalg.slogdet(np.asarray(Xi) - np.outer(xi, xi))[1] - 0.5 * len(xi))
+
+    def kl(self, mu1, S1, mu2, S2):
+        return float(_kl(np.asarray(mu1, float), np.asarray(S1, float), np.asarray(mu2, float), np.asarray(S2, float)))
+
+    def bregman_A(self, eta1, eta2):
+        w2 = _expectation(*eta2)
+        inner = w2[0] @ (eta1[0] - eta2[0]) + np.sum(w2[1] * (np.asarray(eta1[1]) - eta2[1]))
+        return float(self.log_partition(*eta1) - self.log_partition(*eta2) - inner)
+
+    def bregman_A_star(self, w1, w2):
+        e2 = _from_expectation(*w2)
+        inner = e2[0] @ (w1[0] - w2[0]) + np.sum(e2[1] * (np.asarray(w1[1]) - w2[1]))
+        return float(self.conjugate(*w1) - self.conjugate(*w2) - inner)
+
+    def fisher_minimal(self, lam, Lam):
+        """Cov of the minimal statistic (z_i, z_i^2, 2 z_i z_j for i < j) under q (Def. 1), by Isserlis."""
+        mu, S = _moment(np.asarray(lam, float), Lam)
+        d = len(mu)
+        quad = [(i, i, 1.0) for i in range(d)] + [(i, j, 2.0) for i, j in _pairs(d)]
+        F = np.zeros((d + len(quad),) * 2)
+        F[:d, :d] = S
+        for a, (i, j, ca) in enumerate(quad):
+            F[:d, d + a] = F[d + a, :d] = ca * (mu[i] * S[:, j] + mu[j] * S[:, i])
+            for b, (k, l, cb) in enumerate(quad):
+                F[d + a, d + b] = ca * cb * (S[i, k] * S[j, l] + S[i, l] * S[j, k] + mu[i] * mu[k] * S[j, l]
+                                             + mu[i] * mu[l] * S[j, k] + mu[j] * mu[k] * S[i, l]
+                                             + mu[j] * mu[l] * S[i, k])
+        return F
+
+    # ---- steps (Eqs. 7, 8, 10) ------------------------------------------------------------------------------------
+    def ngd_step(self, eta, g, gamma):                     # eta - gamma grad_omega l, refused outside D
+        return _in_domain((eta[0] - gamma * np.asarray(g[0]),
+                           eta[1] - gamma * 0.5 * (np.asarray(g[1]) + np.asarray(g[1]).T)))
+
+    def ngd_step_fim(self, eta, g_theta, gamma):           # theta - gamma F^-1 grad_theta l, minimal coordinates
+        lam, Lam = eta
+        d = len(lam)
+        theta = np.concatenate([lam, np.diag(Lam), [Lam[i, j] for i, j in _pairs(d)]])
+        new = theta - gamma * np.linalg.solve(self.fisher_minimal(lam, Lam), g_theta)
+        L2 = np.diag(new[d:2 * d])
+        for k, (i, j) in enumerate(_pairs(d)):
+            L2[i, j] = L2[j, i] = new[2 * d + k]
+        return new[:d], L2
+
+    def md_step(self, omega, g, gamma):                    # grad A*(omega+) = grad A*(omega) - gamma g
+        return _expectation(*self.ngd_step(_from_expectation(*omega), g, gamma))
+
+    def natural_update(self, eta, eta_hat, gamma):         # (1 - gamma) eta + gamma eta_hat
+        Lh = 0.5 * (np.asarray(eta_hat[1]) + np.asarray(eta_hat[1]).T)
+        return _in_domain(((1 - gamma) * eta[0] + gamma * np.asarray(eta_hat[0]), (1 - gamma) * eta[1] + gamma * Lh))
+
+    # ---- Bayesian linear regression (Example 1) -------------------------------------------------------------------
+    def _blr_posterior(self, X, y, s2, P, mp):
+        lp, Lp = _natural(mp, P)
+        return X.T @ y / s2 + lp, Lp - 0.5 * X.T @ X / s2
+
+    def _blr_noisy(self, X, y, s2, P, mp, idx):
+        idx = np.asarray(idx)
+        lp, Lp = _natural(mp, P)
+        c = X.shape[0] / (idx.size * s2)
+        return c * X[idx].T @ y[idx] + lp, Lp - 0.5 * c * X[idx].T @ X[idx]
+
+    def blr_neg_elbo(self, X, y, sigma2, P, mp, xi, Xi):
+        n = X.shape[0]
+        nll = 0.5 * n * math.log(2 * math.pi * sigma2) + (y @ y - 2 * y @ X @ xi + np.sum((X.T @ X) * Xi)) / (2 * sigma2)
+        return float(nll + _kl(xi, Xi - np.outer(xi, xi), mp, P))
+
+    def blr_grad(self, X, y, sigma2, P, mp, xi, Xi):       # eta(omega) - eta* (App. C.1)
+        lam, Lam = _from_expectation(xi, Xi)
+        ls, Ls = self._blr_posterior(X, y, sigma2, P, mp)
+        return lam - ls, Lam - Ls
+
+    def blr_stochastic_grad(self, X, y, sigma2, P, mp, xi, Xi, idx):   # Eq. (15)
+        lam, Lam = _from_expectation(xi, Xi)
+        lh, Lh = self._blr_noisy(X, y, sigma2, P, mp, idx)
+        return lam - lh, Lam - Lh
+
+    def blr_run(self, X, y, sigma2, P, mp, indices, init=None, steps=None):
+        """Stochastic NGD with gamma_t = 2/(t+2) (Thm 1) and the omega average started at omega(q_0)."""
+        d, T = X.shape[1], len(indices)
+        eta = (np.zeros(d), -0.5 * np.eye(d)) if init is None else init
+        gam = 2.0 / (np.arange(T) + 2.0) if steps is None else np.asarray(steps, float)
+        xb, Xb = _expectation(*eta)
+        for idx, g in zip(indices, gam):
+            eta = self.natural_update(eta, self._blr_noisy(X, y, sigma2, P, mp, idx), g)
+            xi, Xi = _expectation(*eta)
+            xb, Xb = (1 - g) * xb + g * xi, (1 - g) * Xb + g * Xi
+        return eta[0], eta[1], xb, Xb
+
+    def blr_trajectory(self, X, y, sigma2, P, mp, indices, steps, init=None):
+        d = X.shape[1]
+        eta = (np.zeros(d), -0.5 * np.eye(d)) if init is None else init
+        out = [eta]
+        for idx, g in zip(indices, steps):
+            eta = self.natural_update(eta, self._blr_noisy(X, y, sigma2, P, mp, idx), g)
+            out.append(eta)
+        return out
+
+    # ---- estimators (Eq. 11, Algorithm 1) -------------------------------------------------------------------------
+    def _samples(self, xi, Xi, U):
+        L = np.linalg.cholesky(np.asarray(Xi) - np.outer(xi, xi))
+        return L, xi + np.atleast_2d(U) @ L.T
+
+    def price(self, grad_hess, xi, Xi, U):                 # Bonnet and Price: (E g - E[H] mu, E[H] / 2)
+        _, Z = self._samples(xi, Xi, U)
+        G, H = grad_hess(Z)
+        H = np.asarray(H, float)
+        Hm = H if H.ndim == 2 else H.mean(axis=0)
+        Hm = 0.5 * (Hm + Hm.T)
+        return np.mean(G, axis=0) - Hm @ xi, 0.5 * Hm
+
+    def autodiff(self, grad, xi, Xi, U):
+        """Reparameterisation z = xi + L u with L = chol(Xi - xi xi^T), back-propagated to (xi, Xi) (Algorithm 1)."""
+        L, Z = self._samples(xi, Xi, U)
+        U = np.atleast_2d(U)
+        Linv = np.linalg.inv(L)
+        gx, GX = np.zeros(len(xi)), np.zeros((len(xi),) * 2)
+        for g, u in zip(np.atleast_2d(grad(Z)), U):
+            B = np.tril(L.T @ np.tril(np.outer(g, u)))           # dL of Sigma = L L^T through the Cholesky map
+            B[np.diag_indices_from(B)] *= 0.5
+            M = Linv.T @ B @ Linv
+            Sbar = 0.5 * (M + M.T)                               # d/dSigma; Sigma = Xi - xi xi^T
+            GX += Sbar
+            gx += g - 2.0 * Sbar @ xi
+        return gx / len(U), GX / len(U)
+
+    def price_logistic(self, X, y, xi, Xi, U):
+        def grad_hess(Z):
+            A = Z @ X.T
+            s = expit(A) * expit(-A)
+            return (y * expit(-y * A)) @ X, -(X.T * s.mean(axis=0)) @ X
+        return self.price(grad_hess, xi, Xi, U)
+
+    # ---- GLMs (§3.2, §5): exact expectations by Gauss-Hermite (logistic) or closed form (Poisson) -----------------
+    def _glm_parts(self, kind, X, y, mu, S):
+        a, v = X @ mu, np.maximum(np.einsum("ni,ij,nj->n", X, S, X), 0.0)
+        if kind == "poisson":
+            e = np.exp(a + 0.5 * v)
+            return y * a - e - gammaln(y + 1.0), y - e, -e
+        u = a[:, None] + np.sqrt(v)[:, None] * _GH_T[None, :]
+        yy = y[:, None]
+        f = -np.logaddexp(0.0, -yy * u) @ _GH_W
+        f1 = (yy * expit(-yy * u)) @ _GH_W
+        f2 = -(expit(u) * expit(-u)) @ _GH_W
+        return f, f1, f2
+
+    def glm_neg_elbo(self, kind, X, y, xi, Xi):
+        mu, S = xi, np.asarray(Xi) - np.outer(xi, xi)
+        f, _, _ = self._glm_parts(kind, X, y, mu, S)
+        d = len(xi)
+        return float(-np.sum(f) + _kl(mu, S, np.zeros(d), np.eye(d)))
+
+    def glm_grad(self, kind, X, y, xi, Xi):
+        mu, S = xi, np.asarray(Xi) - np.outer(xi, xi)
+        _, f1, f2 = self._glm_parts(kind, X, y, mu, S)
+        H = (X * f2[:, None]).T @ X
+        H = 0.5 * (H + H.T)
+        lam, Lam = _from_expectation(xi, Xi)
+        d = len(xi)
+        return -(X.T @ f1 - H @ mu) + lam, -0.5 * H + Lam + 0.5 * np.eye(d)
+
+    def glm_ngd_exact(self, kind, X, y, T, gamma, init):
+        eta = init
+        for _ in range(T):
+            eta = self.ngd_step(eta, self.glm_grad(kind, X, y, *_expectation(*eta)), gamma)
+        return eta

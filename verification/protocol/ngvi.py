@@ -1,6 +1,29 @@
-"""Seed 004 (Wu, Gardner, stochastic natural-gradient VI): the ``ngvi`` sub-adapter protocol.
+"""Seed 004 (Wu & Gardner, *Understanding stochastic natural-gradient VI*): the ``ngvi`` sub-adapter protocol.
 
-PROVISIONAL: the method list mirrors refvi's current adapter; to be redesigned around plain records.
+Everything is plain arrays.  Conventions for a Gaussian q = N(mu, Sigma) in R^d:
+
+* moment parameters (mu, Sigma): mu (d,), Sigma (d, d) symmetric positive definite;
+* natural parameters eta = (lam, Lam) = (Sigma^{-1} mu, -Sigma^{-1}/2): lam (d,), Lam (d, d) symmetric *negative*
+  definite (the domain D); an ``eta`` argument or result is a pair ``(lam, Lam)``;
+* expectation parameters omega = (xi, Xi) = (E z, E z z^T) = (mu, Sigma + mu mu^T);
+* a gradient with respect to omega is a pair (g_xi (d,), G_Xi (d, d)), paired with a direction by
+  g^T v + tr(G^T V) (the Frobenius pairing; G need not be symmetrised by the caller);
+* minimal coordinates theta = (lam, diag Lam, Lam_ij for i < j), whose sufficient statistic is
+  (z, z_i^2, 2 z_i z_j): ``fisher_minimal`` returns the d + d(d+1)/2 square Fisher matrix in these coordinates;
+* A(eta) = -1/4 lam^T Lam^{-1} lam - 1/2 log det(-2 Lam) (the (2 pi)^{-d/2} sits in the base measure) and its
+  conjugate A*(omega) = -1/2 log det(Xi - xi xi^T) - d/2;
+* Bayesian linear regression (Example 1): data X (n, d), y (n,), noise variance sigma2, prior N(mp, P);
+  mini-batches are integer index arrays drawn *with replacement*, and the mini-batch natural-parameter estimate
+  is eta_hat = (n/(m sigma2)) (X_b^T y_b, -X_b^T X_b / 2) + eta_prior;
+* GLMs (§3.2, §5): ``kind`` "logistic" (y in {-1, +1}) or "poisson" (counts, log link), prior N(0, I); the
+  negative ELBO l(omega) = -E_q log p(y | z) + KL(q || prior) must be exact (quadrature or closed form, not Monte
+  Carlo: the statements compare to ~1e-8).
+
+An update that would leave D (Lam not negative definite) must raise ``ValueError`` rather than return (Remark 2).
+Call pattern: the exact-enumeration statements (Thm 1, Example 1, Def. 6) call ``blr_run``/``blr_stochastic_grad``
+once per mini-batch path (up to a few thousand calls, d <= 3, n <= 4); the GLM statements call ``glm_neg_elbo`` a
+few hundred times.  refvi's own adapter is :mod:`.refvi_ngvi`; a plain-NumPy one is
+``refvi/verification/examples/numpy_ngvi.py``.
 """
 
 from __future__ import annotations
@@ -10,29 +33,89 @@ from typing import Protocol, runtime_checkable
 
 @runtime_checkable
 class NGVIProtocol(Protocol):
-    def natural_from_moment(self, mu, S): ...
-    def expectation_from_natural(self, lam, Lam): ...
-    def natural_from_expectation(self, xi, Xi): ...
-    def log_partition(self, lam, Lam): ...
-    def conjugate(self, xi, Xi): ...
-    def kl(self, mu1, S1, mu2, S2): ...
-    def bregman_A(self, eta1, eta2): ...
-    def bregman_A_star(self, w1, w2): ...
-    def fisher_minimal(self, lam, Lam): ...
-    def ngd_step(self, eta, g, gamma): ...
-    def ngd_step_fim(self, eta, g_theta, gamma): ...
-    def md_step(self, omega, g, gamma): ...
-    def natural_update(self, eta, eta_hat, gamma): ...
-    def blr_neg_elbo(self, X, y, sigma2, P, mp, xi, Xi): ...
-    def blr_grad(self, X, y, sigma2, P, mp, xi, Xi): ...
-    def blr_stochastic_grad(self, X, y, sigma2, P, mp, xi, Xi, idx): ...
-    def blr_run(self, X, y, sigma2, P, mp, indices, init=None, steps=None): ...
-    def blr_trajectory(self, X, y, sigma2, P, mp, indices, steps, init=None): ...
-    def price(self, grad_hess, xi, Xi, U): ...
-    def autodiff(self, grad, xi, Xi, U): ...
-    def price_logistic(self, X, y, xi, Xi, U): ...
-    def glm_neg_elbo(self, kind, X, y, xi, Xi): ...
-    def glm_grad(self, kind, X, y, xi, Xi): ...
-    def glm_ngd_exact(self, kind, X, y, T, gamma, init): ...
+    # ---- exponential-family maps (§2.1, App. A) -------------------------------------------------------------------
+    def natural_from_moment(self, mu, S):
+        """(mu, Sigma) -> (lam, Lam)."""
 
-METHODS = ('natural_from_moment', 'expectation_from_natural', 'natural_from_expectation', 'log_partition', 'conjugate', 'kl', 'bregman_A', 'bregman_A_star', 'fisher_minimal', 'ngd_step', 'ngd_step_fim', 'md_step', 'natural_update', 'blr_neg_elbo', 'blr_grad', 'blr_stochastic_grad', 'blr_run', 'blr_trajectory', 'price', 'autodiff', 'price_logistic', 'glm_neg_elbo', 'glm_grad', 'glm_ngd_exact')
+    def expectation_from_natural(self, lam, Lam):
+        """grad A(eta) = omega (Eq. 4): (lam, Lam) -> (xi, Xi)."""
+
+    def natural_from_expectation(self, xi, Xi):
+        """grad A*(omega) = eta (Eq. 4): (xi, Xi) -> (lam, Lam)."""
+
+    def log_partition(self, lam, Lam):
+        """A(eta) (float)."""
+
+    def conjugate(self, xi, Xi):
+        """A*(omega) = -1/2 log det(Xi - xi xi^T) - d/2 (float; the paper's Eq. 18 omits -d/2)."""
+
+    def kl(self, mu1, S1, mu2, S2):
+        """KL(N(mu1, S1) || N(mu2, S2)) (float)."""
+
+    def bregman_A(self, eta1, eta2):
+        """D_A(eta1, eta2) = A(eta1) - A(eta2) - <grad A(eta2), eta1 - eta2> (Def. 3)."""
+
+    def bregman_A_star(self, w1, w2):
+        """D_A*(omega1, omega2) (Def. 3); equals KL(q1 || q2) by Lemma 4."""
+
+    def fisher_minimal(self, lam, Lam):
+        """F(eta) = Hess A in minimal coordinates (Def. 1), (d + d(d+1)/2) square."""
+
+    # ---- steps (Def. 2, Eqs. 7, 8, 10) ----------------------------------------------------------------------------
+    def ngd_step(self, eta, g, gamma):
+        """Eq. (8): eta - gamma grad_omega l, with g = (g_xi, G_Xi); the matrix part is symmetrised."""
+
+    def ngd_step_fim(self, eta, g_theta, gamma):
+        """Eq. (7): theta - gamma F(theta)^{-1} grad_theta l in minimal coordinates; returns (lam, Lam)."""
+
+    def md_step(self, omega, g, gamma):
+        """Mirror descent with A* (Def. 4, via Eq. 10): returns omega_{t+1} = (xi, Xi)."""
+
+    def natural_update(self, eta, eta_hat, gamma):
+        """(1 - gamma) eta + gamma eta_hat (§3.1, the conjugate-model form of NGD)."""
+
+    # ---- Bayesian linear regression (Example 1, Thm 1) ------------------------------------------------------------
+    def blr_neg_elbo(self, X, y, sigma2, P, mp, xi, Xi):
+        """l(omega) = -sum_i E_q log N(y_i; x_i^T z, sigma2) + KL(q || N(mp, P)) (Eq. 1), exact."""
+
+    def blr_grad(self, X, y, sigma2, P, mp, xi, Xi):
+        """Exact grad_omega l = eta(omega) - eta_posterior (App. C.1)."""
+
+    def blr_stochastic_grad(self, X, y, sigma2, P, mp, xi, Xi, idx):
+        """Eq. (15): eta(omega) - eta_hat(batch ``idx``)."""
+
+    def blr_run(self, X, y, sigma2, P, mp, indices, init=None, steps=None):
+        """Stochastic NGD on the batches ``indices`` (T, m) with steps (default Thm 1's 2/(t+2)), from ``init``
+        (default N(0, I)); returns (lam_T, Lam_T, xi_bar, Xi_bar), the omega average started at omega(q_0) and
+        updated as omega_bar <- (1 - gamma_t) omega_bar + gamma_t omega_{t+1}."""
+
+    def blr_trajectory(self, X, y, sigma2, P, mp, indices, steps, init=None):
+        """The natural iterates [eta_0, eta_1, ..., eta_T] of stochastic NGD (list of (lam, Lam) pairs)."""
+
+    # ---- estimators (§3.2, Eq. 11, Algorithm 1) -------------------------------------------------------------------
+    def price(self, grad_hess, xi, Xi, U):
+        """Bonnet/Price estimate of grad_omega E_q log p from samples z = xi + L u (L = chol(Xi - xi xi^T), u the
+        rows of U): ``grad_hess(Z) -> (G (S, d), H)`` gives grad_z log p per row and Hess_z log p per row
+        (S, d, d) or averaged (d, d); returns (mean G - H mu, H / 2)."""
+
+    def autodiff(self, grad, xi, Xi, U):
+        """The reparameterisation gradient through the Cholesky factor (Algorithm 1); ``grad(Z) -> (S, d)``."""
+
+    def price_logistic(self, X, y, xi, Xi, U):
+        """:meth:`price` for the logistic likelihood sum_n log sigmoid(y_n x_n^T z)."""
+
+    # ---- GLMs (§3.2, §5, App. E) ----------------------------------------------------------------------------------
+    def glm_neg_elbo(self, kind, X, y, xi, Xi):
+        """Exact l(omega) for the logistic / Poisson GLM with prior N(0, I)."""
+
+    def glm_grad(self, kind, X, y, xi, Xi):
+        """Exact grad_omega l = -grad_omega E log p + eta(omega) - eta_prior."""
+
+    def glm_ngd_exact(self, kind, X, y, T, gamma, init):
+        """T deterministic NGD steps (Eq. 8) with the exact gradient from ``init`` (lam, Lam); returns eta_T."""
+
+
+METHODS = ("natural_from_moment", "expectation_from_natural", "natural_from_expectation", "log_partition",
+           "conjugate", "kl", "bregman_A", "bregman_A_star", "fisher_minimal", "ngd_step", "ngd_step_fim", "md_step",
+           "natural_update", "blr_neg_elbo", "blr_grad", "blr_stochastic_grad", "blr_run", "blr_trajectory", "price",
+           "autodiff", "price_logistic", "glm_neg_elbo", "glm_grad", "glm_ngd_exact")

@@ -23,8 +23,8 @@ class RefviImplementation(RefviCore):
 
     @property
     def ngvi(self):
-        from refvi.verification.statements.seed004 import NGVI  # PROVISIONAL: moves to protocol.refvi_ngvi
-        return NGVI
+        from refvi.verification.protocol.refvi_ngvi import RefviNGVI
+        return RefviNGVI()
 
 
 REFVI = RefviImplementation()

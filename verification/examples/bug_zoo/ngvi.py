@@ -1,0 +1,79 @@
+"""Planted bugs in the seed 004 (natural-gradient VI) sub-adapter of the example implementation."""
+
+from __future__ import annotations
+
+import numpy as np
+
+from refvi.verification.examples.bug_zoo import mutant
+
+
+@mutant("ngvi-kl-logdet-sign", "004", "ngvi.kl", "KL with the log-determinant ratio inverted")
+def _(orig, owner):
+    def kl(mu1, S1, mu2, S2):
+        return orig(mu1, S1, mu2, S2) - (np.linalg.slogdet(S2)[1] - np.linalg.slogdet(S1)[1])
+    return kl
+
+
+@mutant("ngvi-update-swapped", "004", "ngvi.natural_update", "gamma eta + (1 - gamma) eta_hat (weights swapped)")
+def _(orig, owner):
+    return lambda eta, eta_hat, gamma: orig(eta, eta_hat, 1.0 - gamma)
+
+
+@mutant("ngvi-batch-scale-off-by-one", "004", "ngvi.blr_stochastic_grad", "mini-batch rescaled by n/(m+1)")
+def _(orig, owner):
+    def blr_stochastic_grad(X, y, sigma2, P, mp, xi, Xi, idx):
+        m = len(np.atleast_1d(idx))
+        return orig(X, y, sigma2 * (m + 1) / m, P, mp, xi, Xi, idx)
+    return blr_stochastic_grad
+
+
+@mutant("ngvi-thm1-step-index", "004", "ngvi.blr_run", "Thm 1's default steps 2/(t+3) instead of 2/(t+2)")
+def _(orig, owner):
+    def blr_run(X, y, sigma2, P, mp, indices, init=None, steps=None):
+        if steps is None:
+            steps = 2.0 / (np.arange(len(indices)) + 3.0)
+        return orig(X, y, sigma2, P, mp, indices, init, steps)
+    return blr_run
+
+
+@mutant("ngvi-price-full-hessian", "004", "ngvi.price", "the Xi-block returned as E[H], not E[H]/2")
+def _(orig, owner):
+    def price(grad_hess, xi, Xi, U):
+        gx, GX = orig(grad_hess, xi, Xi, U)
+        return gx, 2.0 * np.asarray(GX)
+    return price
+
+
+@mutant("ngvi-fisher-pair-statistic", "004", "ngvi.fisher_minimal",
+        "the statistic of Lam_ij taken as z_i z_j instead of 2 z_i z_j")
+def _(orig, owner):
+    def fisher_minimal(lam, Lam):
+        F = np.array(orig(lam, Lam), dtype=float)
+        d = len(lam)
+        k = F.shape[0] - 2 * d
+        if k > 0:
+            F[2 * d:, :] *= 0.5
+            F[:, 2 * d:] *= 0.5
+        return F
+    return fisher_minimal
+
+
+@mutant("ngvi-md-ascent", "004", "ngvi.md_step", "mirror step along +gradient")
+def _(orig, owner):
+    return lambda omega, g, gamma: orig(omega, g, -gamma)
+
+
+@mutant("ngvi-poisson-no-variance", "004", "ngvi.glm_neg_elbo", "Poisson E exp(x^T z) = exp(x^T mu), variance dropped")
+def _(orig, owner):
+    def glm_neg_elbo(kind, X, y, xi, Xi):
+        if kind != "poisson":
+            return orig(kind, X, y, xi, Xi)
+        S = np.asarray(Xi) - np.outer(xi, xi)
+        a, v = X @ xi, np.einsum("ni,ij,nj->n", X, S, X)
+        return orig(kind, X, y, xi, Xi) - np.sum(np.exp(a + 0.5 * v)) + np.sum(np.exp(a))
+    return glm_neg_elbo
+
+
+@mutant("ngvi-conjugate-printed", "004", "ngvi.conjugate", "A* without the -d/2 constant (Eq. 18 as printed)")
+def _(orig, owner):
+    return lambda xi, Xi: orig(xi, Xi) + 0.5 * len(xi)
