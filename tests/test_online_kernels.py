@@ -97,6 +97,12 @@ LEARNERS = {
 @pytest.mark.parametrize("loss", ("hinge", "squared", "absolute", "quadratic"))
 def test_learner_matches_numpy_loop(name, loss):
     X, y = _stream(7, 300, 4, loss)
+    if loss == "squared":
+        # the squared-loss updates m <- m + 2 eta s^2 (y - x.m) x are expanding when 2 eta s^2 |x|^2 > 2 (here
+        # eta s^2 = 0.432, |x|^2 ~ 4): the box keeps them bounded but chaotic, and a rounding difference between two
+        # correct float64 implementations grows ~10x every 30 rounds (measured: 3e-15 at t = 7, 6e-5 at t = 283),
+        # so no tolerance is meaningful after 300 rounds.  Compare on a stream where the map contracts.
+        X = 0.5 * X
     make, numpy_loop = LEARNERS[name]
     res = make(4, loss).run(X, y)
     out, m, sig = numpy_loop(X, y, loss)
