@@ -1,10 +1,193 @@
-"""Seed 003 sub-adapter of the plain-NumPy example implementation (written from the paper; imports nothing of refvi).
-
-PROVISIONAL: no methods yet, so the seed 003 statements report ``skip`` naming the missing method.
-"""
+"""Seed 003 sub-adapter of the plain-NumPy example implementation, written from Chérief-Abdellatif, Alquier & Khan
+(online VI) only; it imports nothing of refvi.  One Python loop per stream; conventions in
+``refvi.verification.protocol.online``."""
 
 from __future__ import annotations
 
+import math
+from types import SimpleNamespace
+
+import numpy as np
+from scipy.special import logsumexp, ndtr
+
+_SQ2PI = math.sqrt(2 * math.pi)
+
+
+def _expected(loss, x, y, m, sigma, H):
+    """bar L = E ell(theta), theta ~ N(m, diag sigma^2), and its gradients (gm, gs): <theta, x> ~ N(a, b^2)."""
+    if loss == "quadratic":
+        r = m - x
+        return 0.5 * H * (r @ r + sigma @ sigma), H * r, H * sigma
+    a, sx2 = m @ x, sigma * x * x
+    b = math.sqrt(sigma @ sx2)
+    if loss == "squared":
+        r = y - a
+        return r * r + b * b, -2 * r * x, 2 * sx2
+    if loss == "hinge":
+        c = 1 - y * a
+        if b == 0:
+            return max(c, 0.0), -y * x * (c > 0), np.zeros_like(x)
+        z = c / b
+        P, p = ndtr(z), math.exp(-0.5 * z * z) / _SQ2PI
+        return c * P + b * p, -y * P * x, p * sx2 / b
+    if loss == "absolute":
+        r = y - a
+        if b == 0:
+            return abs(r), -np.sign(r) * x, np.zeros_like(x)
+        z = r / b
+        P2, p = 2 * ndtr(z) - 1, math.exp(-0.5 * z * z) / _SQ2PI
+        return 2 * b * p + r * P2, -P2 * x, 2 * p * sx2 / b
+    raise ValueError(f"unknown loss {loss!r}")
+
+
+def _point(loss, x, y, th, H):
+    if loss == "quadratic":
+        return 0.5 * H * float((th - x) @ (th - x))
+    a = th @ x
+    return {"hinge": max(0.0, 1 - y * a), "squared": (y - a) ** 2, "absolute": abs(y - a)}[loss]
+
+
+def _subgradient(loss, x, y, th, H):
+    a = th @ x
+    if loss == "hinge":
+        return -y * x if 1 - y * a > 0 else np.zeros_like(x)
+    if loss == "squared":
+        return -2 * (y - a) * x
+    if loss == "absolute":
+        return -np.sign(y - a) * x
+    return H * (th - x)
+
+
+def _h(sig, u):
+    """sig h(u / sig), h(x) = sqrt(1 + x^2) - x: the positive root of the sigma stationarity equation."""
+    r = np.hypot(sig, u)
+    return np.where(u > 0, sig * sig / np.where(r + u > 0, r + u, 1.0), r - u)
+
+
+class _Learner:
+    """State (m, sigma) and one update per round; ``step(x, y, t)`` is the method's update."""
+
+    def __init__(self, method, d, loss, eta=None, s=1.0, mbox=np.inf, sbox=np.inf, H=1.0, schedule="convex",
+                 K=None, D=None, L=None, H_sc=None, sigma0=None, alpha=None, beta=None, projection="greedy"):
+        self.method, self.loss, self.H, self.eta, self.s = method, loss, H, eta, s
+        self.mbox, self.sbox, self.schedule, self.H_sc, self.projection = mbox, sbox, schedule, H_sc, projection
+        self.K = K if K is not None or D is None else D * math.sqrt(2) / L
+        self.beta = beta if alpha is None else alpha / (alpha + eta)       # corrected weight (erratum E003-1)
+        self.m = np.zeros(d)
+        self.sigma = None if method == "oga" else (np.full(d, float(s)) if sigma0 is None
+                                                    else np.array(sigma0, dtype=float))
+        self.Gm, self.Gs, self.t = np.zeros(d), np.zeros(d), 0
+
+    def update(self, x, y):
+        loss, H, M, S = self.loss, self.H, self.mbox, self.sbox
+        lt = _point(loss, x, y, self.m, H)
+        self.t += 1
+        if self.method == "oga":
+            self.m = np.clip(self.m - self.eta * _subgradient(loss, x, y, self.m, H), -M, M)
+            return lt
+        _, gm, gs = _expected(loss, x, y, self.m, self.sigma, H)
+        if self.method == "sva":                                           # FTRL form of eq. (9)
+            self.Gm, self.Gs = self.Gm + gm, self.Gs + gs
+            e = self.eta * self.s ** 2
+            self.m = np.clip(-e * self.Gm, -M, M)
+            self.sigma = np.clip(_h(self.s, 0.5 * e * self.Gs), 0, S)
+        elif self.method == "svb":                                         # eq. (10), a = eta_t sigma_t^2
+            a = {"constant": lambda: self.eta * self.sigma ** 2, "convex": lambda: self.K / math.sqrt(self.t),
+                 "strong": lambda: 2.0 / (self.H_sc * self.t)}[self.schedule]()
+            self.m = np.clip(self.m - a * gm, -M, M)
+            self.sigma = np.clip(_h(self.sigma, 0.5 * a * gs), 0, S)
+        elif self.method == "ngvi":                                        # eq. (15)
+            b = self.beta
+            prec = (1 - b) / self.sigma ** 2 + b / self.s ** 2 + self.eta * b * gs / self.sigma
+            prec = np.maximum(prec, 0.0 if S == np.inf else 1 / S ** 2)
+            v = 1 / prec
+            self.m = np.clip(self.m - b * v * (self.eta * gm + self.m / self.s ** 2), -M, M)
+            self.sigma = np.sqrt(v)
+        elif self.method == "ogael":
+            if self.projection == "lazy":
+                self.Gm, self.Gs = self.Gm + gm, self.Gs + gs
+                self.m, self.sigma = np.clip(-self.eta * self.Gm, -M, M), np.clip(self.s - self.eta * self.Gs, 0, S)
+            else:
+                self.m = np.clip(self.m - self.eta * gm, -M, M)
+                self.sigma = np.clip(self.sigma - self.eta * gs, 0, S)
+        else:
+            raise ValueError(f"unknown method {self.method!r}")
+        return lt
+
 
 class NumpyOnline:
+    """SVA, SVB, online NGVI, OGA, OGA-EL (mean field), closed-form expected losses, KLs and 1-D EWA."""
+
     name = "numpy-adapter.online"
+
+    def run(self, method, X, y, loss="hinge", **hyper):
+        X = np.asarray(X, dtype=float)
+        T, d = X.shape
+        ys = np.zeros(T) if y is None else np.asarray(y, dtype=float)
+        lr = _Learner(method, d, loss, **hyper)
+        M, S = np.empty((T + 1, d)), None if lr.sigma is None else np.empty((T + 1, d))
+        losses = np.empty(T)
+        for t in range(T):
+            M[t] = lr.m
+            if S is not None:
+                S[t] = lr.sigma
+            losses[t] = lr.update(X[t], ys[t])
+        M[T] = lr.m
+        if S is not None:
+            S[T] = lr.sigma
+        return SimpleNamespace(losses=losses, M=M, S=S, m=lr.m, sigma=lr.sigma)
+
+    def run_adversarial(self, method, X, loss="hinge", **hyper):
+        X = np.asarray(X, dtype=float)
+        lr = _Learner(method, X.shape[1], loss, **hyper)
+        y = np.empty(X.shape[0])
+        for t in range(X.shape[0]):
+            y[t] = -1.0 if float(lr.m @ X[t]) > 0 else 1.0
+            lr.update(X[t], y[t])
+        return y
+
+    def expected_loss(self, loss, X, y, m, sigma, H=1.0):
+        X = np.atleast_2d(np.asarray(X, dtype=float))
+        ys = np.zeros(len(X)) if y is None else np.asarray(y, dtype=float)
+        out = [_expected(loss, x, yt, np.asarray(m, float), np.asarray(sigma, float), H) for x, yt in zip(X, ys)]
+        return np.array([o[0] for o in out]), np.array([o[1] for o in out]), np.array([o[2] for o in out])
+
+    def expected_loss_full(self, loss, x, y, m, C):
+        b = float(np.linalg.norm(np.asarray(C).T @ x))                 # <theta, x> ~ N(<m, x>, |C^T x|^2)
+        return float(_expected(loss, np.array([1.0]), y, np.array([float(m @ x)]), np.array([b]), 1.0)[0])
+
+    def kl_prior(self, m, sigma, s):
+        m, sigma = np.asarray(m, float), np.asarray(sigma, float)
+        return float(0.5 * ((m @ m + sigma @ sigma) / s ** 2 + np.sum(np.log(s ** 2 / sigma ** 2)) - len(m)))
+
+    def kl_gaussian(self, m, C, mbar, Cbar):
+        S, Sb = C @ C.T, Cbar @ Cbar.T
+        r = np.asarray(m, float) - mbar
+        return float(0.5 * (r @ np.linalg.solve(Sb, r) + np.trace(np.linalg.solve(Sb, S))
+                            + np.linalg.slogdet(Sb)[1] - np.linalg.slogdet(S)[1] - len(r)))
+
+    def ewa_1d(self, loss, data, eta, lo, hi, log_prior=None, n_nodes=2000, breaks=()):
+        """p_{t+1} ∝ p_t exp(-eta ell_t) on composite Gauss-Legendre nodes split at the loss kinks."""
+        cuts = np.unique(np.concatenate([[lo, hi], [b for b in np.ravel(breaks) if lo < b < hi]]))
+        k = max(16, int(n_nodes) // (len(cuts) - 1))
+        z, w = np.polynomial.legendre.leggauss(k)
+        nodes = np.concatenate([a + 0.5 * (b - a) * (z + 1) for a, b in zip(cuts[:-1], cuts[1:])])
+        wts = np.concatenate([0.5 * (b - a) * w for a, b in zip(cuts[:-1], cuts[1:])])
+        logw = np.log(wts) + (0.0 if log_prior is None else np.asarray(log_prior(nodes), float))
+        logw = logw - logsumexp(logw)
+        data = np.asarray(data, dtype=float)
+        T = len(data)
+        cum = np.zeros_like(nodes)
+        means, losses, mix, log_norm = np.empty(T), np.empty(T), np.empty(T), np.zeros(T + 1)
+        for t in range(T):
+            lpost = logw - eta * cum
+            post = np.exp(lpost - logsumexp(lpost))
+            means[t] = post @ nodes
+            lt = np.asarray(loss(nodes, data[t]), dtype=float)
+            losses[t] = float(np.asarray(loss(np.array([means[t]]), data[t]), dtype=float)[0])
+            mix[t] = -logsumexp(lpost - logsumexp(lpost) - eta * lt) / eta
+            cum = cum + lt
+            log_norm[t + 1] = logsumexp(logw - eta * cum)
+        lpost = logw - eta * cum
+        return SimpleNamespace(means=means, losses=losses, log_norm=log_norm, mix_loss=mix, nodes=nodes,
+                               log_post=lpost - logsumexp(lpost))

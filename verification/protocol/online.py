@@ -1,21 +1,89 @@
-"""Seed 003 (Chérief-Abdellatif, Alquier, Khan, online VI): the ``online`` sub-adapter protocol.
+"""Seed 003 (Chérief-Abdellatif, Alquier & Khan, *A generalization bound for online VI*): the ``online``
+sub-adapter protocol.
 
-PROVISIONAL: the method list mirrors refvi's current adapter; to be redesigned around plain records.
+Learners are mean-field Gaussian q_t = N(m_t, diag sigma_t^2) over theta in R^d (OGA: a point theta_t), starting at
+the prior pi = N(0, s^2 I) (m = 0, sigma = s).  At round t (0-based) a learner predicts with its *current* mean,
+suffers ell_t(m_t), then updates from the expected loss bar L_t(m, sigma) = E_{theta ~ q} ell_t(theta) and its
+gradients (gm, gs) at the current state.  Projections are per-coordinate boxes applied after each step:
+m_j in [-mbox, mbox], sigma_j in [0, sbox] (``inf`` = no box).  Losses (GUIDE-003 §2): ``"hinge"``
+max(0, 1 - y <theta, x>) with y = +-1, ``"squared"`` (y - <theta, x>)^2, ``"absolute"`` |y - <theta, x>|,
+``"quadratic"`` H/2 ||theta - x||^2 (y unused, pass None).
+
+``run(method, X, y, loss, **hyper)`` runs a whole stream; ``method`` and its hyperparameters:
+
+* ``"sva"`` (eq. 9, FTRL form): m = Pi(-eta s^2 sum_{i<=t} gm_i),
+  sigma = Pi(s h(eta s sum gs_i / 2)) with h(x) = sqrt(1 + x^2) - x; hyper ``eta, s, mbox, sbox, H``;
+* ``"svb"`` (eq. 10): per coordinate a = eta_{t,j} sigma_{t,j}^2, m <- Pi(m - a gm), sigma <- Pi(sigma h(a gs /
+  (2 sigma))); ``schedule="constant"`` (a = eta sigma^2), ``"convex"`` (a = K / sqrt(t), t = 1, 2, ...; pass K),
+  ``"strong"`` (a = 2 / (H_sc t)); hyper ``schedule, eta, K, H_sc, s, sigma0, mbox, sbox, H``;
+* ``"ngvi"`` (eq. 15 with the corrected weight beta = alpha / (alpha + eta), erratum E003-1):
+  1/sigma'^2 = (1 - beta)/sigma^2 + beta/s^2 + eta beta gs/sigma, m' = m - beta sigma'^2 (eta gm + m/s^2), the
+  precision floored at 1/sbox^2; hyper ``eta, alpha`` or ``beta``, ``s, mbox, sbox, H``;
+* ``"oga"``: theta <- Pi(theta - eta grad ell_t(theta)) (a subgradient); hyper ``eta, mbox, H``;
+* ``"ogael"`` (OGA on the expected loss): ``projection="greedy"`` (m <- Pi(m - eta gm), sigma <- Pi(sigma - eta gs))
+  or ``"lazy"`` (m = Pi(-eta sum gm), sigma = Pi(s - eta sum gs)); hyper ``eta, s, projection, mbox, sbox, H``.
+
+It returns an :class:`OnlineRun` (or any object with the same attributes).
 """
 
 from __future__ import annotations
 
+import dataclasses
 from typing import Protocol, runtime_checkable
+
+import numpy as np
+
+
+@dataclasses.dataclass(frozen=True)
+class OnlineRun:
+    """A learner's run over a stream of T rounds."""
+
+    losses: np.ndarray          # (T,) ell_t at the state used in round t (the mean m_t; OGA: theta_t)
+    M: np.ndarray               # (T+1, d): row t = mean used in round t, row T = the state after the stream
+    S: np.ndarray | None        # (T+1, d) sigmas likewise (None for OGA)
+    m: np.ndarray               # (d,) final mean (= M[T])
+    sigma: np.ndarray | None    # (d,) final sigma (= S[T]; None for OGA)
+
+
+@dataclasses.dataclass(frozen=True)
+class EWARun:
+    """Exact EWA / tempered Bayes on a 1-D interval (Algorithm 1, eq. 2), by quadrature."""
+
+    means: np.ndarray           # (T,) hat theta_t, the posterior mean used at round t
+    losses: np.ndarray          # (T,) ell_t(hat theta_t)
+    log_norm: np.ndarray        # (T+1,) log N_t = log E_pi exp(-eta sum_{i<t} ell_i), t = 1..T+1 (N_1 = 1)
+    mix_loss: np.ndarray        # (T,) -1/eta log E_{p_t} exp(-eta ell_t)
+    nodes: np.ndarray           # (K,) quadrature nodes
+    log_post: np.ndarray        # (K,) normalised log-weights of p_{T+1} on the nodes (quadrature weights included)
 
 
 @runtime_checkable
 class OnlineProtocol(Protocol):
-    def run(self, method, X, y, loss='hinge', **kw): ...
-    def run_adversarial(self, method, X, loss='hinge', **kw): ...
-    def expected_loss(self, loss, X, y, m, sigma, H=1.0): ...
-    def expected_loss_full(self, loss, x, y, m, C): ...
-    def kl_prior(self, m, sigma, s): ...
-    def kl_gaussian(self, m, C, mbar, Cbar): ...
-    def ewa_1d(self, loss, data, eta, lo, hi, log_prior=None, n_nodes=2000, breaks=()): ...
+    def run(self, method, X, y, loss="hinge", **hyper):
+        """Run learner ``method`` over the stream (X (T, d), y (T,) or None); returns an :class:`OnlineRun`."""
 
-METHODS = ('run', 'run_adversarial', 'expected_loss', 'expected_loss_full', 'kl_prior', 'kl_gaussian', 'ewa_1d')
+    def run_adversarial(self, method, X, loss="hinge", **hyper):
+        """Run against the adaptive adversary y_t = -sign(<m_t, x_t>) (+1 at 0), chosen after the learner's
+        decision; returns the labels y (T,)."""
+
+    def expected_loss(self, loss, X, y, m, sigma, H=1.0):
+        """bar L_t(m, sigma) for every row of (X, y) with its gradients: (values (T,), grad_m (T, d),
+        grad_sigma (T, d)); sigma >= 0 (sigma = 0: the point loss and a subgradient)."""
+
+    def expected_loss_full(self, loss, x, y, m, C):
+        """E ell(theta), theta = m + C u, u ~ N(0, I), for one point (hinge, squared, absolute): a float."""
+
+    def kl_prior(self, m, sigma, s):
+        """KL(N(m, diag sigma^2) || N(0, s^2 I))."""
+
+    def kl_gaussian(self, m, C, mbar, Cbar):
+        """KL(N(m, C C^T) || N(mbar, Cbar Cbar^T)) (the paper prints Sbar for Sbar^{-1}: erratum E003-3)."""
+
+    def ewa_1d(self, loss, data, eta, lo, hi, log_prior=None, n_nodes=2000, breaks=()):
+        """EWA with prior exp(log_prior) (uniform if None) on [lo, hi]: ``loss(nodes, D_t)`` gives the losses at the
+        quadrature nodes; ``log_prior(nodes)`` is a normalised log-density on [lo, hi] (vectorised); ``breaks`` are
+        the loss kinks (put panel boundaries there).  Returns an :class:`EWARun`; the statements compare means and
+        normalisers with their own quadrature to ~1e-9."""
+
+
+METHODS = ("run", "run_adversarial", "expected_loss", "expected_loss_full", "kl_prior", "kl_gaussian", "ewa_1d")

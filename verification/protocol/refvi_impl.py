@@ -18,8 +18,8 @@ class RefviImplementation(RefviCore):
 
     @property
     def online(self):
-        from refvi.verification.statements.seed003 import ONLINE  # PROVISIONAL: moves to protocol.refvi_online
-        return ONLINE
+        from refvi.verification.protocol.refvi_online import RefviOnline
+        return RefviOnline()
 
     @property
     def ngvi(self):

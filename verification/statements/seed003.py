@@ -13,8 +13,8 @@ Errata defined here (GUIDE-003 §6): E003-1 (NGVI beta), E003-2 (weights of (16)
 (Thm 3 constant: unproven, the failing proof step at T = 2), E003-5 (Thm 4 second penalty, with a failing instance),
 E003-6 (Thm 6), E003-7 (SVA corollary), E003-8 (ball diameter), E003-9 (OGA-EL / FTRL factor 2).
 
-The algorithms under test are called only through the adapter :data:`ONLINE` (or ``ctx.impl.online`` when the
-implementation passed to the runner carries one); comparators, exact right sides and quadratures come from
+The algorithms under test are called only through ``ctx.impl.online`` (protocol
+:mod:`refvi.verification.protocol.online`; refvi's own is :mod:`refvi.verification.protocol.refvi_online`); comparators, exact right sides and quadratures come from
 :mod:`refvi.verification.oracles.online_comparators` / ``online_quadrature`` (numpy / scipy only).
 """
 
@@ -38,66 +38,10 @@ RTOL = 1e-9                          # relative tolerance of every regret bound 
 HINGE_LIP = math.sqrt(1.0 + 1.0 / (2.0 * math.pi))   # ||grad bar L_hinge|| <= HINGE_LIP ||x|| (Assumption 4.1)
 
 
-# ------------------------------------------------------------------------------------------------------------------
-# the implementation under test: one small adapter (swap it to check another library)
-# ------------------------------------------------------------------------------------------------------------------
-
-class RefviOnline:
-    """refvi.online behind the calls the seed-003 statements make."""
-
-    name = "refvi.online"
-
-    def run(self, method, X, y, loss="hinge", **kw):
-        """Run learner ``method`` in {"sva", "svb", "ngvi", "oga", "ogael"} over (X, y); returns the OnlineResult
-        with the recorded iterates (rows t = state used at round t)."""
-        from refvi import online
-
-        cls = {"sva": online.SVA, "svb": online.SVB, "ngvi": online.NGVI, "oga": online.OGA,
-               "ogael": online.OGAEL}[method]
-        learner = cls(X.shape[1], loss, **kw)
-        return learner.run(X, y, record=True)
-
-    def run_adversarial(self, method, X, loss="hinge", **kw):
-        """Adaptive adversary: y_t = -sign(<hat theta_t, x_t>) (+1 at 0), chosen after seeing the decision."""
-        from refvi import online
-
-        cls = {"sva": online.SVA, "svb": online.SVB, "ngvi": online.NGVI, "oga": online.OGA,
-               "ogael": online.OGAEL}[method]
-        learner = cls(X.shape[1], loss, **kw)
-        y = np.empty(X.shape[0])
-        for t in range(X.shape[0]):
-            y[t] = -1.0 if float(learner.predict() @ X[t]) > 0 else 1.0
-            learner.update(X[t], y[t])
-        return y
-
-    def expected_loss(self, loss, X, y, m, sigma, H=1.0):
-        from refvi.online import expected_loss
-        return expected_loss(loss, X, y, m, sigma, H)
-
-    def expected_loss_full(self, loss, x, y, m, C):
-        from refvi.online import expected_loss_full
-        return expected_loss_full(loss, x, y, m, C)
-
-    def kl_prior(self, m, sigma, s):
-        from refvi.online import kl_prior
-        return kl_prior(m, sigma, s)
-
-    def kl_gaussian(self, m, C, mbar, Cbar):
-        from refvi.online import kl_gaussian
-        return kl_gaussian(m, C, mbar, Cbar)
-
-    def ewa_1d(self, loss, data, eta, lo, hi, log_prior=None, n_nodes=2000, breaks=()):
-        from refvi.online import ewa_1d
-        return ewa_1d(loss, data, eta, lo, hi, log_prior, n_nodes, breaks)
-
-
-ONLINE = RefviOnline()
-
-
 def online(ctx):
-    """The seed-003 adapter of the implementation under test: ``ctx.impl.online`` if it has one, refvi's own for
-    refvi; another implementation without one makes the statement report ``skip`` (never silently checks refvi)."""
-    return ctx.adapter("online", ONLINE)
+    """The seed-003 sub-adapter of the implementation under test (``ctx.impl.online``, protocol
+    :mod:`refvi.verification.protocol.online`; a missing one makes the statement report ``skip``)."""
+    return ctx.impl.online
 
 
 # ------------------------------------------------------------------------------------------------------------------
@@ -229,17 +173,32 @@ def def2(ctx):
                fixed=[([1.0, -1.0, 0.5], 1.0)])
 
 
+_TILT_LOC, _TILT_SCALE = 0.4, 0.5
+_TILT_LOGZ = math.log(0.5 * (math.erf((1.0 - _TILT_LOC) / (_TILT_SCALE * math.sqrt(2.0)))
+                             - math.erf((-1.0 - _TILT_LOC) / (_TILT_SCALE * math.sqrt(2.0)))))
+
+
+def _tilted_log_prior(theta):
+    """Normalised log-density of N(0.4, 0.5^2) truncated to [-1, 1] (scalar or array): a prior the uniform one is
+    not, so an EWA that ignores ``log_prior`` shows in the partition function and the posterior means."""
+    z = (np.asarray(theta, dtype=np.float64) - _TILT_LOC) / _TILT_SCALE
+    return -0.5 * z * z - math.log(_TILT_SCALE * math.sqrt(2.0 * math.pi)) - _TILT_LOGZ
+
+
 def _thm1_instance(inst, on):
-    ys, eta, kind = inst
+    ys, eta, kind = inst[:3]
+    prior = _tilted_log_prior if len(inst) > 3 and inst[3] == "tilted" else None
     data = np.array(ys)
     loss = _quad_loss if kind == "quadratic" else _abs_loss
-    res = on.ewa_1d(loss, data, eta, -1.0, 1.0, n_nodes=2000, breaks=data if kind == "absolute" else ())
-    return data, loss, res
+    res = on.ewa_1d(loss, data, eta, -1.0, 1.0, log_prior=prior, n_nodes=2000,
+                    breaks=data if kind == "absolute" else ())
+    return data, loss, res, prior
 
 
 THM1_STRAT = st.tuples(st.lists(_floats(-1, 1), min_size=1, max_size=30), _floats(0.05, 5.0),
-                       st.sampled_from(("quadratic", "absolute")))
-THM1_FIXED = [([1.0, -1.0] * 10, 2.0, "absolute"), ([1.0] * 25, 0.1, "quadratic"), ([0.3], 5.0, "absolute")]
+                       st.sampled_from(("quadratic", "absolute")), st.sampled_from(("uniform", "tilted")))
+THM1_FIXED = [([1.0, -1.0] * 10, 2.0, "absolute", "uniform"), ([1.0] * 25, 0.1, "quadratic", "uniform"),
+              ([0.3], 5.0, "absolute", "uniform"), ([-0.8, 0.9, -0.7] * 3, 1.5, "quadratic", "tilted")]
 # Accuracy of the composite Gauss-Legendre EWA (panels split at the kinks y_t of |theta - y_t|, ~2000 nodes): the
 # log-normalizers agree with adaptive quadrature to < 1e-11 on these instances, so atol = 1e-9 on sums of <= 30
 # terms bounded by 1 is the oracle's accuracy with margin.
@@ -252,9 +211,10 @@ def thm1(ctx):
     on = online(ctx)
 
     def check(inst):
-        data, loss, res = _thm1_instance(inst, on)
+        data, loss, res, prior = _thm1_instance(inst, on)
         eta, T = inst[1], data.size
         lse = oc.ewa_log_partition(lambda t: float(sum(loss(np.array([t]), yy)[0] for yy in data)), eta, -1.0, 1.0,
+                                   log_prior=None if prior is None else (lambda t: float(prior(t))),
                                    breaks=list(data))
         rhs = eta * T / 8.0 - lse / eta
         ctx.leq(float(np.sum(res.losses)), rhs, rtol=RTOL, atol=1e-9, label="Thm 1 (3), B = 1")
@@ -270,7 +230,7 @@ def eq18(ctx):
     on = online(ctx)
 
     def check(inst):
-        data, loss, res = _thm1_instance(inst, on)
+        data, loss, res, _ = _thm1_instance(inst, on)
         eta = inst[1]
         for t in range(data.size):
             ctx.leq(res.losses[t], eta / 8.0 + res.mix_loss[t], rtol=RTOL, atol=1e-9, label=f"(18) at t={t + 1}")
@@ -704,6 +664,60 @@ def e003_9(ctx):
                                 options={"gtol": 1e-12}).x
     ctx.true(abs(printed[0] - res.m[0]) > 0.1, label="printed FTRL step differs from Algorithm 3")
     ctx.close(printed - mu1, -0.5 * G, rtol=1e-6, atol=1e-8, label="the printed regularizer gives step eta/2")
+
+
+# ------------------------------------------------------------------------------------------------------------------
+# OGA, the point-estimate baseline (GUIDE A5): projected recursion and the classical regret bound
+# ------------------------------------------------------------------------------------------------------------------
+
+@st.composite
+def oga_instances(draw):
+    """Hinge streams with a box small enough to bind: d in 1..3, T <= 25, steps up to 2, box half-width 0.05..2."""
+    d = draw(st.integers(1, 3))
+    T = draw(st.integers(1, 25))
+    seed = draw(st.integers(0, 2**32 - 1))
+    rng = np.random.default_rng(seed)
+    X = rng.normal(0.0, draw(_floats(0.2, 2.0)), size=(T, d))
+    y = np.where(rng.random(T) < 0.5, -1.0, 1.0)
+    return dict(X=X, y=y, eta=draw(_floats(0.05, 2.0)), mbox=draw(_floats(0.05, 2.0)))
+
+
+OGA_FIXED = [dict(X=np.array([[1.0, 0.5], [0.8, -0.3], [1.2, 0.1], [0.9, 0.4]]), y=np.ones(4), eta=1.0, mbox=0.3)]
+
+
+@statement("003.claim-oga-regret", title="OGA (projected subgradient on the box): theta_{t+1} = Pi(theta_t - eta g_t) "
+           "and sum l_t(theta_t) - min_box sum l_t <= ||theta_1 - u||^2/(2 eta) + (eta/2) sum ||g_t||^2",
+           source=f"{SRC}, the OGA baseline of Sec. 5 (GUIDE A5; Zinkevich 2003, Thm 1)", kind="exact",
+           uses=("online.run",))
+def oga_regret(ctx):
+    on = online(ctx)
+
+    def check(inst):
+        X, y, eta, M = inst["X"], inst["y"], inst["eta"], inst["mbox"]
+        res = on.run("oga", X, y, eta=eta, mbox=M)
+        th = np.asarray(res.M, dtype=np.float64)
+        T = X.shape[0]
+        ctx.close(th[0], np.zeros(X.shape[1]), atol=0.0, label="theta_1 = 0")
+        margins = 1.0 - y * np.einsum("td,td->t", X, th[:-1])
+        ctx.close(res.losses, np.maximum(margins, 0.0), rtol=1e-12, atol=1e-14, label="l_t = hinge at theta_t")
+        g = np.where(margins[:, None] > 0, -(y[:, None] * X), 0.0)          # the subgradient OGA steps along
+        step = np.clip(th[:-1] - eta * g, -M, M)
+        kink = np.abs(margins) < 1e-12                                      # either side of the kink is a subgradient
+        alt = np.clip(th[:-1], -M, M)
+        ok = np.all(np.isclose(th[1:], step, rtol=1e-12, atol=1e-14) | (kink[:, None] & np.isclose(th[1:], alt)))
+        ctx.true(bool(ok), label="theta_{t+1} = clip(theta_t - eta g_t, -M, M) in every round")
+        ctx.true(bool(np.all(np.abs(th) <= M * (1 + 1e-15))), label="iterates stay in the box")
+        u, best = oc.best_hinge_point(X, y, M)
+        rhs = float(u @ u) / (2.0 * eta) + 0.5 * eta * float(np.sum(g * g))
+        ctx.bound(float(np.sum(res.losses)) - best, rhs, rtol=1e-9, atol=1e-9,
+                  label=f"OGA regret vs the best box point (T={T})")
+        return th
+
+    ctx.forall(oga_instances(), check, fixed=OGA_FIXED)
+    # witness: on the fixed stream the box binds (theta_2 = clip((1, 0.5)) = (0.3, 0.3)), so an OGA that does not
+    # project is seen by the recursion check above
+    th = check(OGA_FIXED[0])
+    ctx.true(bool(np.any(np.abs(th[1:]) == 0.3)), label="the box binds on the fixed stream")
 
 
 # ------------------------------------------------------------------------------------------------------------------

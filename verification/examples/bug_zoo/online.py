@@ -1,0 +1,74 @@
+"""Planted bugs in the seed 003 (online VI) sub-adapter of the example implementation."""
+
+from __future__ import annotations
+
+from types import SimpleNamespace
+
+import numpy as np
+
+from refvi.verification.examples.bug_zoo import mutant
+
+
+def _hyper_override(method, change):
+    def make(orig, owner):
+        def run(m, X, y, loss="hinge", **hyper):
+            return orig(m, X, y, loss, **(change(dict(hyper)) if m == method else hyper))
+        return run
+    return make
+
+
+mutant("online-sva-eta-s", "003", "online.run", "SVA steps with eta s instead of eta s^2")(
+    _hyper_override("sva", lambda h: {**h, "eta": h["eta"] / h.get("s", 1.0)}))
+mutant("online-ngvi-printed-beta", "003", "online.run", "online NGVI with beta = alpha (eq. 15 as printed, E003-1)")(
+    _hyper_override("ngvi", lambda h: {**{k: v for k, v in h.items() if k != "alpha"}, "beta": min(h["alpha"], 1.0)}
+                    if "alpha" in h else {**h, "beta": h["beta"] * 0.9}))
+mutant("online-oga-unprojected", "003", "online.run", "OGA ignores its box (no projection)")(
+    _hyper_override("oga", lambda h: {**h, "mbox": np.inf}))
+mutant("online-ogael-lazy-is-greedy", "003", "online.run", "OGA-EL 'lazy' runs the greedy projection")(
+    _hyper_override("ogael", lambda h: {**h, "projection": "greedy"}))
+mutant("online-svb-schedule-index", "003", "online.run", "SVB's convex schedule K/sqrt(t+1) instead of K/sqrt(t)")(
+    _hyper_override("svb", lambda h: {**h, "K": h["K"] * np.sqrt(0.5)} if h.get("schedule", "convex") == "convex"
+                    and "K" in h else h))
+
+
+@mutant("online-record-after-update", "003", "online.run", "row t of M holds the state after round t, not before")
+def _(orig, owner):
+    def run(method, X, y, loss="hinge", **hyper):
+        r = orig(method, X, y, loss, **hyper)
+        M = np.vstack([r.M[1:], r.M[-1:]])
+        S = None if r.S is None else np.vstack([r.S[1:], r.S[-1:]])
+        return SimpleNamespace(losses=r.losses, M=M, S=S, m=r.m, sigma=r.sigma)
+    return run
+
+
+@mutant("online-hinge-gs-no-sigma", "003", "online.expected_loss", "hinge d/dsigma drops the sigma factor")
+def _(orig, owner):
+    def expected_loss(loss, X, y, m, sigma, H=1.0):
+        v, gm, gs = orig(loss, X, y, m, sigma, H)
+        if loss == "hinge":
+            gs = np.where(np.asarray(sigma) > 0, np.asarray(gs) / np.where(np.asarray(sigma) > 0, sigma, 1.0), gs)
+        return v, gm, gs
+    return expected_loss
+
+
+@mutant("online-kl-printed-quadratic", "003", "online.kl_gaussian", "Gaussian KL with Sbar for Sbar^-1 (E003-3)")
+def _(orig, owner):
+    def kl_gaussian(m, C, mbar, Cbar):
+        Sb = Cbar @ Cbar.T
+        r = np.asarray(m, float) - mbar
+        return orig(m, C, mbar, Cbar) - 0.5 * r @ np.linalg.solve(Sb, r) + 0.5 * r @ Sb @ r
+    return kl_gaussian
+
+
+@mutant("online-ewa-prior-ignored", "003", "online.ewa_1d", "EWA ignores the prior (uniform always)")
+def _(orig, owner):
+    def ewa_1d(loss, data, eta, lo, hi, log_prior=None, n_nodes=2000, breaks=()):
+        return orig(loss, data, eta, lo, hi, None, n_nodes, breaks)
+    return ewa_1d
+
+
+@mutant("online-kl-prior-log-s", "003", "online.kl_prior", "KL to the prior with log(s/sigma) instead of log(s^2/sigma^2)")
+def _(orig, owner):
+    def kl_prior(m, sigma, s):
+        return orig(m, sigma, s) - 0.25 * float(np.sum(np.log(s ** 2 / np.asarray(sigma, float) ** 2)))
+    return kl_prior

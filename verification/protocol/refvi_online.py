@@ -1,0 +1,57 @@
+"""refvi's own seed 003 sub-adapter (``REFVI.online``): :mod:`refvi.online` behind the plain-record protocol of
+:mod:`refvi.verification.protocol.online`."""
+
+from __future__ import annotations
+
+import numpy as np
+
+from refvi.verification.protocol.online import EWARun, OnlineRun
+
+_CLASSES = {"sva": "SVA", "svb": "SVB", "ngvi": "NGVI", "oga": "OGA", "ogael": "OGAEL"}
+
+
+def _learner(method, d, loss, hyper):
+    from refvi import online
+
+    if method not in _CLASSES:
+        raise ValueError(f"unknown online method {method!r}; one of {sorted(_CLASSES)}")
+    return getattr(online, _CLASSES[method])(d, loss, **hyper)
+
+
+class RefviOnline:
+    """refvi.online behind the calls the seed-003 statements make."""
+
+    name = "refvi.online"
+
+    def run(self, method, X, y, loss="hinge", **hyper):
+        r = _learner(method, X.shape[1], loss, hyper).run(X, y, record=True)
+        return OnlineRun(r.losses, r.M, r.S, r.m, r.sigma)
+
+    def run_adversarial(self, method, X, loss="hinge", **hyper):
+        learner = _learner(method, X.shape[1], loss, hyper)
+        y = np.empty(X.shape[0])
+        for t in range(X.shape[0]):
+            y[t] = -1.0 if float(learner.predict() @ X[t]) > 0 else 1.0
+            learner.update(X[t], y[t])
+        return y
+
+    def expected_loss(self, loss, X, y, m, sigma, H=1.0):
+        from refvi.online import expected_loss
+        return expected_loss(loss, X, y, m, sigma, H)
+
+    def expected_loss_full(self, loss, x, y, m, C):
+        from refvi.online import expected_loss_full
+        return expected_loss_full(loss, x, y, m, C)
+
+    def kl_prior(self, m, sigma, s):
+        from refvi.online import kl_prior
+        return kl_prior(m, sigma, s)
+
+    def kl_gaussian(self, m, C, mbar, Cbar):
+        from refvi.online import kl_gaussian
+        return kl_gaussian(m, C, mbar, Cbar)
+
+    def ewa_1d(self, loss, data, eta, lo, hi, log_prior=None, n_nodes=2000, breaks=()):
+        from refvi.online import ewa_1d
+        r = ewa_1d(loss, data, eta, lo, hi, log_prior, n_nodes, breaks)
+        return EWARun(r.means, r.losses, r.log_norm, r.mix_loss, r.nodes, r.log_post)
