@@ -4,9 +4,9 @@ Atoms are truncated Gaussians TN(mu, diag(sigma^2); A) on a box A = [lo, hi] (se
 exact algorithms need is evaluated on fixed quadrature nodes z_n with weights w_n:
 
 * ``tn_log_normalizer``  log Z(mu, sigma) = sum_j log(Phi(b_j) - Phi(a_j)), a_j = (lo_j - mu_j)/sigma_j, ...
-* ``atom_table``         T[k, n] = s_k(z_n), the atom densities on the nodes (GUIDE-001 §5 item 5);
+* ``atom_table``         T[k, n] = s_k(z_n), the atom densities on the nodes;
 * ``exact_lmo``          argmin_k <s_k, v> = argmin_k (T v)_k with v = w * grad f(q) on the nodes (Eq. 8);
-* ``gram_matrix``        closed-form L2 inner products <s_i, s_j> of truncated Gaussians (GUIDE-001 §5 item 6);
+* ``gram_matrix``        closed-form L2 inner products <s_i, s_j> of truncated Gaussians;
 * ``mixture_on_nodes``   q(z_n) = sum_k alpha_k T[k, n];
 * ``kl_on_nodes``        sum_n w_n q_n (log q_n - log p_n) (f(q) up to the quadrature error);
 * ``kl_line_search``     argmin_{gamma in [0,1]} f((1 - gamma) q + gamma s) ("line search on the original

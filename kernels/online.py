@@ -5,7 +5,7 @@ the mean before each update into ``losses`` and, when ``record`` is true, the it
 
 Loss ids (``LOSS_*``): hinge (1 - y <theta, x>)_+, squared (y - <theta, x>)^2, absolute |y - <theta, x>|, and the
 strongly convex quadratic (H/2) ||theta - x||^2 (y unused).  For a mean-field Gaussian q = N(m, diag sigma^2) the
-linear predictor <theta, x> ~ N(a, b^2) with a = <m, x>, b = ||sigma * x|| (GUIDE-003 §2, "closed forms").
+linear predictor <theta, x> ~ N(a, b^2) with a = <m, x>, b = ||sigma * x||.
 """
 
 from __future__ import annotations
@@ -190,7 +190,7 @@ def _all_finite(v):
 
 @jit
 def sva_run(loss_id, H, X, y, eta, s, mbox, sbox, m, sigma, Gm, Gs, losses, record, M_hist, S_hist):
-    """SVA, eq. (9), with lazy projection on the box [-mbox, mbox]^d x [0, sbox]^d (GUIDE-003 A1).
+    """SVA, eq. (9), with lazy projection on the box [-mbox, mbox]^d x [0, sbox]^d.
 
     Gm, Gs are the running sums of the expected-loss gradients (the FTRL state); the constrained argmin of (6) is the
     coordinatewise clip of m = -eta s^2 Gm and sigma = s h(eta s Gs / 2).  Updates m, sigma, Gm, Gs in place.
@@ -312,7 +312,7 @@ def ngvi_run(loss_id, H, X, y, eta, rho, s, mbox, sbox, m, sigma, losses, record
 
 @jit
 def oga_run(loss_id, H, X, y, eta, mbox, theta, losses, record, M_hist):
-    """OGA (GUIDE-003 A5): theta <- clip(theta - eta * subgradient of ell_t at theta).
+    """OGA: theta <- clip(theta - eta * subgradient of ell_t at theta).
     Returns (rounds completed, status), stopping before a non-finite round (see :func:`sva_run`)."""
     T, d = X.shape
     g = np.empty(d)

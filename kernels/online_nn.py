@@ -4,7 +4,7 @@ of the squared loss, and the reparameterization Monte Carlo estimate of the expe
 theta = (W (h x p) row-major, b (h), v (h), c) flattened, f_theta(x) = sum_k v_k relu(<w_k, x> + b_k) + c, so
 dim theta = h (p + 2) + 1.  The Monte Carlo estimate uses pre-drawn base samples U (S x dim):
 theta_s = m + sigma * u_s,  bar L ~ mean_s l(theta_s),  grad_m ~ mean_s grad l(theta_s),
-grad_sigma ~ mean_s grad l(theta_s) * u_s  (GUIDE-003 §2, "NN regression: must be Monte Carlo").
+grad_sigma ~ mean_s grad l(theta_s) * u_s.
 """
 
 from __future__ import annotations

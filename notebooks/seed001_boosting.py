@@ -17,11 +17,11 @@
 #   1e-2 with `REFVI_SMALL=1`). Algorithm 1 with exact line search on the KL against Algorithm 3 (Variant 1, fully
 #   corrective; Variant 0, norm-corrective with the paper's L = 5 and with L = 50). L = 5 is far below the
 #   smoothness constant 1/ε of these atom sets (ε = 8.6e-32 on [−3, 3] with σ = 0.5), so Variant 0 has no guarantee
-#   (GUIDE-001 P11); on these boxes it jumps to the far-away atom the LMO returns and stays there (the QP solver is
+#; on these boxes it jumps to the far-away atom the LMO returns and stays there (the QP solver is
 #   checked against an exact KKT enumeration in the tests): the curve shows that failure, not a bug.
 #   The y-axis is a *certified* upper bound on the suboptimality, f(q^t) − f*_low with f*_low = max over all runs of
 #   f(q^t) − g_t (the FW-gap certificate; weak duality). Neither target's optimum over conv(A) is known in closed
-#   form (its components are not atoms, GUIDE-001 P8); a mixture whose components ARE atoms is run afterwards and
+#   form (its components are not atoms); a mixture whose components ARE atoms is run afterwards and
 #   reaches f* = −log P(A) exactly.
 # * **Figure 3** — Bayesian logistic regression. ChemReact is not available offline; we use scikit-learn's bundled
 #   *breast cancer* set (569 × 30, standardized, intercept; 80/20 train/test split, seed 0). Boosting starts from the

@@ -2,7 +2,7 @@
 # # Seed 002 — Domke, "Provable smoothness guarantees for BBVI": Figures 1 and 3
 #
 # Naive, proximal and projected gradient descent with **exact** gradients (seed 002 §5.3, §6) on Bayesian logistic
-# regression (synthetic data as in the GUIDE-002 recipe: the paper does not name its data sets), started from
+# regression (synthetic data: the paper does not name its data sets), started from
 # $m = 0$, $C = \rho I$ over a range of initial scales $\rho$.
 #
 # * naive: $w \leftarrow w - \lambda(\nabla l + \nabla h)$, $\lambda = 1/M$ (no guarantee);

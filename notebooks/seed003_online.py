@@ -16,7 +16,7 @@
 #
 # Settings from the paper: one pass after a random permutation; mean-field Gaussian on the box
 # [-20, 20]^d × [0, 1]^d (every method projected); prior N(0, I); η = 1/√T for OGA, OGA-EL and SVA; SVB with
-# η_{t,j} = 1/(σ_{t,j}² √t) (K = 1); NGVI with η = 1. Choices the paper leaves open (GUIDE-003 §4): NGVI β = 0.01
+# η_{t,j} = 1/(σ_{t,j}² √t) (K = 1); NGVI with η = 1. Choices the paper leaves open: NGVI β = 0.01
 # (the paper gives no α/β), permutation seed 0, closed-form expectations for the linear models, 1 Monte Carlo sample
 # for the network.
 #

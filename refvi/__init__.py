@@ -10,7 +10,7 @@ __version__ = "0.1.0"
 
 
 def _serve_checkout_layout() -> None:
-    """In a source checkout, ``kernels/`` and ``verification/`` sit beside ``refvi/`` (DESIGN.md layout) and
+    """In a source checkout, ``kernels/`` and ``verification/`` sit beside ``refvi/`` and
     setuptools maps them into this namespace only when installing.  When Python imports refvi from the checkout
     itself (``python -m ...`` run in the repository root puts it first on sys.path), let the same names resolve."""
     here = _os.path.dirname(_os.path.abspath(__file__))

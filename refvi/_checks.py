@@ -1,7 +1,7 @@
 """Input validation shared by every public entry point.
 
 Every function here either returns a clean float64 array or raises a ``ValueError`` / ``TypeError`` whose message
-names the argument and the violated condition (DESIGN.md: bad input never silently yields NaN).
+names the argument and the violated condition (bad input never silently yields NaN).
 """
 
 from __future__ import annotations

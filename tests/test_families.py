@@ -1,4 +1,4 @@
-"""Standardized bases and location-scale families (seed 002 §3.1, GUIDE-002 §2.1, §4 O3): moments, densities,
+"""Standardized bases and location-scale families (seed 002 §3.1): moments, densities,
 entropies and characteristic functions against scipy.stats / quadrature / Monte Carlo, bad input, determinism."""
 
 import math

@@ -11,10 +11,11 @@ import pytest
 from hypothesis import HealthCheck, Phase, given, settings
 
 from refvi.verification.statement import PROFILES, CheckFailed, Context
+from refvi.verification.protocol.refvi_online import RefviOnline
 from refvi.verification.statements import seed003 as S
 
 PROFILE = PROFILES[os.environ.get("REFVI_PROFILE", "ci")]
-ON = S.ONLINE
+ON = RefviOnline()
 
 
 def _search(strategy, check, n):

@@ -1,4 +1,4 @@
-"""DESIGN.md: oracles import only numpy / scipy / sympy / mpmath (and each other) — never refvi or its kernels."""
+"""Oracles import only numpy / scipy / sympy / mpmath (and each other) — never refvi or its kernels."""
 
 import ast
 import pathlib

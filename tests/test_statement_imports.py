@@ -12,7 +12,7 @@ STATEMENTS_DIR = pathlib.Path(statements_pkg.__file__).parent
 
 #: Modules still importing refvi outside refvi.verification while their seeds move to plain-data protocols (other
 #: engineers remove these in parallel; the integrator empties this set).
-KNOWN_REFVI_IMPORTERS = {"seed001.py"}
+KNOWN_REFVI_IMPORTERS: set[str] = set()
 
 
 def refvi_imports(path: pathlib.Path) -> list[str]:

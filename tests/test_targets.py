@@ -95,7 +95,7 @@ def test_linear_regression_constants_use_the_noise_scale():
 def test_logistic_constants_and_mode():
     X, y = _logistic()
     t = T.LogisticRegression(X, y, prior_scale=2.0)
-    assert t.strong_convexity == pytest.approx(0.25)          # GUIDE-002 P7: mu = 1/s^2, not 1 + sigma_min/4
+    assert t.strong_convexity == pytest.approx(0.25)          # erratum E002-2: mu = 1/s^2, not 1 + sigma_min/4
     assert t.smoothness == pytest.approx(np.linalg.eigvalsh(np.eye(3) / 4 + X.T @ X / 4)[-1])
     assert np.linalg.norm(t.grad_logp(t.mode)) < 1e-10
 

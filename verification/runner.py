@@ -1,4 +1,4 @@
-"""Run statements, print a table, write the JSON certificate (the stable contract of DESIGN.md)."""
+"""Run statements, print a table, write the JSON certificate (a stable contract, documented in README.md)."""
 
 from __future__ import annotations
 
@@ -41,7 +41,7 @@ ORACLE_ONLY_DETAIL = ("oracle-only: a true fact of the paper checked by independ
 def run_statement(st: Statement, impl, profile_name: str = "ci", search: dict | None = None) -> dict:
     """Run one statement (and its erratum's demonstration) against ``impl`` and return its certificate record.
 
-    Besides the fields of DESIGN.md the record carries ``scope`` ("implementation" or "oracle-only"),
+    Besides the original fields (README.md, certificate schema) the record carries ``scope`` ("implementation" or "oracle-only"),
     ``methods`` (the protocol methods the run called, by dotted name), ``instances_skipped`` (instances outside the
     implementation's declared capabilities) and, for skips, fails and errors, ``detail``."""
     from refvi.verification.errata import ERRATA

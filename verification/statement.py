@@ -1,4 +1,4 @@
-"""The verification-statement model (DESIGN.md, "Verification statements").
+"""The verification-statement model.
 
 A statement is one numbered result of a paper made executable.  It is a function ``claim(ctx)`` registered with
 :func:`statement`; the function generates instances (fixed named ones and Hypothesis draws through

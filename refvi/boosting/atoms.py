@@ -195,7 +195,7 @@ class AtomSet:
         return float(np.exp(log_min.min())), float(np.exp(log_common.max()))
 
     def gram(self) -> np.ndarray:
-        """G[i, j] = <s_i, s_j>_{L2}: closed form (GUIDE-001 §5 item 6)."""
+        """G[i, j] = <s_i, s_j>_{L2}: closed form."""
         if self._gram is None:
             self._gram = kb.gram_matrix(self.means, self.scales, self.box.lo, self.box.hi)
         return self._gram

@@ -6,7 +6,7 @@ the box's coordinates), K = min_mu P(N(mu, sigma_max^2 I) in A) (Thm 2), P_a = P
 a, and the bounds of Thm 2, Cor 3, Thm 6 and Thm 8 (printed and corrected, errata E001-4).
 
 :func:`curvature_lower_bound` searches atom pairs for a lower bound on C_f = sup (2/gamma^2) KL(q + gamma (s - q) || q)
-(the Bregman divergence of KL(.||p) is KL(y||q) and p drops out; GUIDE-001 D1), using the chi^2 limit at gamma -> 0.
+(the Bregman divergence of KL(.||p) is KL(y||q) and p drops out), using the chi^2 limit at gamma -> 0.
 """
 
 from __future__ import annotations

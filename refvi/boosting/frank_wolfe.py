@@ -15,7 +15,7 @@ Variant 0 ("norm") solves the simplex QP min ||z - (q - grad f / L)||^2 (Gram ma
 
 Every iteration records f(q^t) and the exact FW gap g_t = max_s <grad f(q^t), q^t - s> (the certificate
 f(q^t) - f* <= g_t).  The fixed step from q^0 gives closed-form weights: the atom chosen at step k has total
-contribution 2(k+1)/(T(T+1)) after T steps (GUIDE-001 §2.3).
+contribution 2(k+1)/(T(T+1)) after T steps.
 """
 
 from __future__ import annotations

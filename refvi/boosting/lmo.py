@@ -7,7 +7,7 @@ exact <s_k, grad f(q)> and ``q_score`` = <q, grad f(q)> (the FW loop computes th
 * :class:`ApproxLMO`: a delta-approximate oracle (Eq. 9): among the atoms with <grad, s - q> <= delta * min_s
   <grad, s - q> it returns the *worst* one (adversarial, for testing Thm 4 / Cor 7), or a random one.
 * :class:`StochasticLMO`: Algorithm 2, projected SGD on the atom mean with the score-function estimator (Eq. 10);
-  grad_mu log s includes the truncation normalizer's gradient (GUIDE-001 §2.4) and the projection is onto the box
+  grad_mu log s includes the truncation normalizer's gradient and the projection is onto the box
   followed by the nearest quantized mean of the finite atom set (§5 quantization).
 """
 

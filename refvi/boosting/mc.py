@@ -10,7 +10,7 @@ The three weight rules of Figure 3 are exact on it: ``"fixed"`` 2/(t+2), ``"line
 ``"corrective"`` (all weights re-optimized over the simplex; Alg 3 Variant 1).
 
 As in the paper's experiment the atoms are untruncated mean-field Gaussians N(mu, diag sigma^2) (truncation is not
-stated for Figure 3, GUIDE-001 P20) with sigma fixed to the mean-field solution's scales ("we do not learn the
+stated for Figure 3) with sigma fixed to the mean-field solution's scales ("we do not learn the
 covariance"); the LMO argmin_mu E_{N(mu, sigma^2)}[log q^t - log p] is solved by sample-average L-BFGS with the
 reparameterization gradient from several starts.  q^0 is the mean-field Gaussian (:func:`mean_field_gaussian`).
 """

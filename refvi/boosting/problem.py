@@ -2,7 +2,7 @@
 
 For d <= 2 every quantity the algorithms need is a finite sum over composite Gauss-Legendre nodes z_n (weights w_n):
 f(q) = sum_n w_n q_n (log q_n - log p_n), the gradient grad f(q) = log q - log p (the "+1" of the true L2 gradient and
-log p(x) are constants that cancel in every <grad f, s - q>, GUIDE-001 §2.0), and the linear scores
+log p(x) are constants that cancel in every <grad f, s - q>), and the linear scores
 <s_k, grad f(q)> = (T (w * grad f))_k.  The algorithms are exact FW on this discretized convex problem, and the
 quadrature error (~1e-13 for smooth integrands) is the floor of every reported number.
 
@@ -139,7 +139,7 @@ class BoostingProblem:
 
 
 def truncation_lower_bound(target, box) -> float:
-    """-log P_{p_x}(A): a lower bound on f over conv(A) with equality iff q = p_A (Eq. 5; GUIDE-001 D3)."""
+    """-log P_{p_x}(A): a lower bound on f over conv(A) with equality iff q = p_A (Eq. 5)."""
     return -float(target.log_prob_box(box))
 
 

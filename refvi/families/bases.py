@@ -1,4 +1,4 @@
-"""Base distributions s of location-scale families z = C u + m, u ~ s (seed 002 §3.1; GUIDE-002 §2.1, §4 O3).
+"""Base distributions s of location-scale families z = C u + m, u ~ s (seed 002 §3.1).
 
 Standardized bases (E u = 0, V u = I, so that Thms 1-2 of seed 002 hold with the constants of f):
 
@@ -10,7 +10,7 @@ Standardized bases (E u = 0, V u = I, so that Thms 1-2 of seed 002 hold with the
 
 :class:`AffineBase` is A u0 + b for a base u0 (non-standard bases such as the shifted Gaussian of seed 002 Example 8 or
 the shape-parameterized Student-t of Example 9), and :func:`standardize` returns the standardized version
-LocScale(-Sigma^{-1/2} mu, Sigma^{-1/2}, s0) of any base with finite variance (seed 002 §3.1, GUIDE-002 §2.1).
+LocScale(-Sigma^{-1/2} mu, Sigma^{-1/2}, s0) of any base with finite variance (seed 002 §3.1).
 
 Every base offers ``sample(rng_or_seed, n, d)``, ``log_density(U)`` (where a density exists), ``entropy(d)`` (closed
 form; discrete bases raise), ``mean(d)``, ``cov(d)`` and the characteristic function ``charfun(K) = E exp(i K u)``
@@ -198,7 +198,7 @@ class CenteredExponentialBase(ProductBase):
 
 
 class TwoPointBase(ProductBase):
-    """Standardized two-point law: P(u = sqrt((1-p)/p)) = p, P(u = -sqrt(p/(1-p))) = 1 - p (GUIDE-002 D2).
+    """Standardized two-point law: P(u = sqrt((1-p)/p)) = p, P(u = -sqrt(p/(1-p))) = 1 - p.
 
     p = 1/2 is the Rademacher base.  Discrete: no density and no entropy.  ``atoms(d)`` lists the 2^d atoms of the
     product law with their probabilities (the exact expectation is a finite sum).
@@ -380,7 +380,7 @@ def _sym_sqrt(S: np.ndarray, inverse: bool) -> np.ndarray:
 
 
 def standardize(base: Base, d: int) -> AffineBase:
-    """s = LocScale(-Sigma^{-1/2} mu, Sigma^{-1/2}, s0): E u = 0, V u = I (seed 002 §3.1, GUIDE-002 §2.1).
+    """s = LocScale(-Sigma^{-1/2} mu, Sigma^{-1/2}, s0): E u = 0, V u = I (seed 002 §3.1).
 
     LocScale(m, C, s) is LocScale(m - C Sigma^{-1/2} mu, C Sigma^{-1/2}, s0): the same set of distributions.
     """

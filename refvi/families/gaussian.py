@@ -1,7 +1,7 @@
 """The dense Gaussian family q_w = N(m, C C^T), w = (m, C), C in a subspace V (seed 000 §2, Lemmas 13-17, 33).
 
 ``structure`` names V: "full" (all d x d matrices, M^d), "tril" (lower triangular, T^d), "sym" (symmetric, S^d) or
-"diag" (diagonal).  The parameter norm is ||w||^2 = ||m||^2 + ||C||_F^2 over the stored matrix (GUIDE-002 P11).
+"diag" (diagonal).  The parameter norm is ||w||^2 = ||m||^2 + ||C||_F^2 over the stored matrix.
 """
 
 from __future__ import annotations

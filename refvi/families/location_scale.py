@@ -1,4 +1,4 @@
-"""Location-scale families q(w) = LocScale(m, C, s): z = C u + m, u ~ s (seed 002 §3.1, Eq. 1; GUIDE-002 §2).
+"""Location-scale families q(w) = LocScale(m, C, s): z = C u + m, u ~ s (seed 002 §3.1, Eq. 1).
 
 With a standardized base s (E u = 0, V u = I) the energy l(w) = E f(C u + m) keeps the smoothness and strong
 convexity constants of f (seed 002 Thms 1-2).  Density: q(z) = s(C^{-1}(z - m)) / |det C|; entropy
@@ -104,7 +104,7 @@ class LocationScale:
 
 
 def standardized_family(base: Base, d: int, structure: str = "full") -> tuple[LocationScale, AffineBase]:
-    """LocationScale over the standardized version of ``base`` (GUIDE-002 §2.1), and that standardized base.
+    """LocationScale over the standardized version of ``base``, and that standardized base.
 
     The map between parameters is (m, C) -> (m - C Sigma^{-1/2} mu, C Sigma^{-1/2}) (standardized -> original); it
     keeps a full C full but not a triangular C triangular, so ``structure`` should be "full" unless Sigma is diagonal.

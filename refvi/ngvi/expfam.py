@@ -17,7 +17,6 @@ statistics (z, z_i^2, 2 z_i z_j).  With a full d x d Lam the FIM is singular (an
 
 from __future__ import annotations
 
-import math
 
 import numpy as np
 

@@ -7,7 +7,7 @@ Each model has a Gaussian prior N(prior_mean, prior_cov) and per-point log-likel
 
 Both are log-concave, so the Price estimator's Xi-block is negative semidefinite (§3.2).  The exact omega-gradient of
 E_q log p uses Bonnet/Price with 1-D Gaussian integrals: closed form for Poisson, piecewise Gauss-Legendre for
-logistic (fixed Gauss-Hermite fails at large per-point variances x_i^T Sigma x_i, GUIDE-004 §5).
+logistic (fixed Gauss-Hermite fails at large per-point variances x_i^T Sigma x_i).
 """
 
 from __future__ import annotations

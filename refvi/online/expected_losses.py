@@ -1,5 +1,5 @@
-"""Closed-form Gaussian expected losses of a linear predictor and the Gaussian KL terms (seed 003, §4 and GUIDE-003
-§2 "How expectations and gradients are computed", §3 "Gaussian KL formula" with erratum E003-3).
+"""Closed-form Gaussian expected losses of a linear predictor and the Gaussian KL terms (seed 003, §4;
+the Gaussian KL with erratum E003-3).
 
 For q = N(m, diag sigma^2) (mean field) or N(m, C C^T) (full covariance, theta = m + C u), <theta, x> ~ N(a, b^2) with
 a = <m, x> and b = ||sigma * x|| (resp. ||C^T x||), so every expectation reduces to one dimension.
@@ -54,7 +54,7 @@ def expected_loss_full(loss: str, x, y: float, m, C) -> float:
 
 def kl_meanfield(m, sigma, mbar, sbar) -> float:
     """KL(N(m, diag sigma^2) || N(mbar, diag sbar^2)) = sum_j [(sigma_j^2 + (m_j - mbar_j)^2) / (2 sbar_j^2)
-    + log(sbar_j / sigma_j) - 1/2]  (GUIDE-003 §5.3)."""
+    + log(sbar_j / sigma_j) - 1/2]."""
     m = as_vector(m, "m")
     d = m.shape[0]
     sigma, mbar, sbar = as_vector(sigma, "sigma", d), as_vector(mbar, "mbar", d), as_vector(sbar, "sbar", d)

@@ -1,4 +1,4 @@
-"""The two baselines of seed 003: OGA (online gradient on theta, GUIDE-003 A5) and OGA-EL (online gradient on the
+"""The two baselines of seed 003: OGA (online gradient on theta) and OGA-EL (online gradient on the
 expected loss over mu = (m, sigma), Algorithm 3 / Thm 4), greedy (projected OGD) or lazy (FTRL with
 ||mu - mu_1||^2 / (2 eta), erratum E003-9)."""
 

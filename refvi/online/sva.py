@@ -2,7 +2,7 @@
 
 FTRL on the linearized expected losses with the KL-to-prior regularizer; prior pi = N(0, s^2 I) = q_{mu_1}.  With a
 box M = [-mbox, mbox]^d x [0, sbox]^d the argmin of (6) is the coordinatewise clip of the unconstrained one computed
-from the accumulated gradient sums (lazy projection, GUIDE-003 A1 / pitfall 15).
+from the accumulated gradient sums (lazy projection).
 """
 
 from __future__ import annotations

@@ -1,4 +1,4 @@
-"""Exact energy l(w) = -E_{q_w} log p(z, x) and its gradient for the built-in targets (seed 002 §6, GUIDE-002 O4).
+"""Exact energy l(w) = -E_{q_w} log p(z, x) and its gradient for the built-in targets (seed 002 §6).
 
 Used by the deterministic gradient descent of seed 002 and by ``refvi.fit``'s exact objective trace.
 

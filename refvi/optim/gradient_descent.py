@@ -2,7 +2,7 @@
 
 Three methods on F(w) = l(w) + h(w), h = -log|det C| (entropy constant dropped):
 
-* ``"naive"``     w <- w - lambda (grad l(w) + grad h(w)), full C (Eq. 19; no guarantee, may cycle: GUIDE-002 O9);
+* ``"naive"``     w <- w - lambda (grad l(w) + grad h(w)), full C (Eq. 19; no guarantee, may cycle, statement 002.claim-naive-cycle);
 * ``"prox"``      w <- prox_{lambda h}(w - lambda grad l(w)), lower-triangular C (Eq. 21, Thm 7; Thm 6 with
   lambda <= 1/M);
 * ``"projected"`` w <- proj_{W_M}(w - lambda (grad l + grad h)), full C, singular-value clip (Thm 7; Thm 6 with
@@ -94,7 +94,7 @@ def gradient_descent(target=None, *, method: str = "prox", steps: int = 100, ste
     d = target.dim if target is not None else np.shape(m0)[0]
     m = np.zeros(d) if m0 is None else as_vector(m0, "m0", d)
     # naive GD needs C0 in the domain (invertible); prox and projected map any start into it (prox of a real
-    # diagonal is positive, GUIDE-002 Thm 7 notes; the projection clips singular values), so C0 = 0 is allowed there
+    # diagonal is positive; the projection clips singular values), so C0 = 0 is allowed there
     C = np.eye(d) if C0 is None else check_scale(C0, d, _STRUCT[method], "C0", require_domain=(method == "naive"))
     if method == "projected":
         C = _prox.project_singular_values(C, M)

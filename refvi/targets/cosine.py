@@ -1,4 +1,4 @@
-"""The cos-plus-quadratic test target of GUIDE-002 §4 O3 (non-convex when |alpha| ||b||^2 > beta).
+"""The cos-plus-quadratic test target of seed 002 (non-convex when |alpha| ||b||^2 > beta).
 
 -log p(z) = alpha cos(b^T z + phi) + (beta/2) ||z - z0||^2.  Its Hessian eigenvalues are beta (on b's orthogonal
 complement) and beta - alpha ||b||^2 cos(b^T z + phi), so exactly M = beta + |alpha| ||b||^2, and

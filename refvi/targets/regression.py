@@ -5,7 +5,7 @@ Constants follow Thm 21 with erratum E000-1 fixed (beta uses theta_max):
 M = lambda_max(Sigma^{-1} + theta_max X^T X) and mu = lambda_min(Sigma^{-1} + theta_min X^T X).
 
 * linear regression (Cor 22 with E000-2 fixed): theta_min = theta_max = 1 / noise_scale^2;
-* logistic regression (Cor 23): theta_min = 0, theta_max = 1/4, so mu = 1 / prior_scale^2 (GUIDE-002 P7).
+* logistic regression (Cor 23): theta_min = 0, theta_max = 1/4, so mu = 1 / prior_scale^2.
 """
 
 from __future__ import annotations

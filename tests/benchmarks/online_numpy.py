@@ -13,7 +13,7 @@ SQ2PI = math.sqrt(2 * math.pi)
 
 
 def expected(loss, x, y, m, sigma, H=1.0):
-    """(bar L, gm, gs) of one point, mean-field Gaussian, closed forms of GUIDE-003 §2."""
+    """(bar L, gm, gs) of one point, mean-field Gaussian, closed forms (seed 003 §4)."""
     if loss == "quadratic":
         r = m - x
         return 0.5 * H * (r @ r + sigma @ sigma), H * r, H * sigma

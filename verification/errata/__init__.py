@@ -2,7 +2,7 @@
 
 Each erratum carries its smallest failing instance as executable code: ``demonstrate(ctx)`` records evidence that
 the *printed* form fails (or, for an unproven step, the algebra that shows the gap).  A statement that names an
-erratum passes only when its corrected form holds **and** the demonstration succeeds (DESIGN.md).
+erratum passes only when its corrected form holds **and** the demonstration succeeds.
 Erratum ids are ``E<seed>-<n>``; each is defined (with ``@erratum``) in the statement module it corrects.
 """
 

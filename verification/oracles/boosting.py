@@ -165,3 +165,145 @@ def simplex_projection_bisect(v) -> np.ndarray:
     v = np.asarray(v, dtype=float)
     t = optimize.brentq(lambda t: np.maximum(v - t, 0).sum() - 1.0, v.min() - 1.0, v.max(), xtol=1e-15, rtol=1e-15)
     return np.maximum(v - t, 0.0)
+
+
+# ------------------------------------------------------------------------------------------------------------------
+# instance-level oracles for the plain-record protocol (verification.protocol.boosting): everything the statements
+# need about an instance, computed here and never asked of the implementation under test
+# ------------------------------------------------------------------------------------------------------------------
+
+def _log_mass(mu, s, lo, hi):
+    """log P(N(mu, s^2) in [lo, hi]) per coordinate (scipy.stats.norm log-cdf / log-sf differences)."""
+    a, b = (lo - mu) / s, (hi - mu) / s
+    upper = np.where(a > 0, stats.norm.logsf(a), stats.norm.logcdf(b))
+    lower = np.where(a > 0, stats.norm.logsf(b), stats.norm.logcdf(a))
+    return upper + np.log1p(-np.exp(lower - upper))
+
+
+def tn_gram(means, scales, lo, hi) -> np.ndarray:
+    """<TN_i, TN_j>_{L2(box)} for all pairs in closed form: per coordinate N(z; m_i, s_i^2) N(z; m_j, s_j^2) =
+    N(m_i - m_j; 0, s_i^2 + s_j^2) N(z; c, v) with v = s_i^2 s_j^2 / (s_i^2 + s_j^2), c = (m_i s_j^2 + m_j s_i^2) /
+    (s_i^2 + s_j^2), integrated over the box and divided by the two truncation masses (scipy.stats.norm)."""
+    m = np.asarray(means, dtype=float)
+    K, d = m.shape
+    s = np.broadcast_to(np.asarray(scales, dtype=float), (K,))
+    lo, hi = np.broadcast_to(np.asarray(lo, float), (d,)), np.broadcast_to(np.asarray(hi, float), (d,))
+    si2, sj2 = (s ** 2)[:, None], (s ** 2)[None, :]
+    tot = si2 + sj2
+    out = np.zeros((K, K))
+    for j in range(d):
+        mi, mj = m[:, j][:, None], m[:, j][None, :]
+        c = (mi * sj2 + mj * si2) / tot
+        v = np.sqrt(si2 * sj2 / tot)
+        out += stats.norm.logpdf(mi - mj, 0.0, np.sqrt(tot)) + _log_mass(c, v, lo[j], hi[j])
+        lz = _log_mass(m[:, j], s, lo[j], hi[j])
+        out -= lz[:, None] + lz[None, :]
+    return np.exp(out)
+
+
+def tn_density_bounds(means, scales, lo, hi) -> tuple[float, float]:
+    """(eps, M) = (min, max) over the atoms and the box of the atom densities, in closed form: a product of 1-D
+    truncated Gaussians is largest at the mean clipped into the box and smallest at the box corner farthest from
+    the mean (coordinate-wise)."""
+    m = np.asarray(means, dtype=float)
+    K, d = m.shape
+    s = np.broadcast_to(np.asarray(scales, dtype=float), (K,))
+    lo, hi = np.broadcast_to(np.asarray(lo, float), (d,)), np.broadcast_to(np.asarray(hi, float), (d,))
+    far = np.where(m - lo > hi - m, lo, hi)
+    near = np.clip(m, lo, hi)
+    lz = sum(_log_mass(m[:, j], s, lo[j], hi[j]) for j in range(d))
+    lmin = sum(stats.norm.logpdf(far[:, j], m[:, j], s) for j in range(d)) - lz
+    lmax = sum(stats.norm.logpdf(near[:, j], m[:, j], s) for j in range(d)) - lz
+    return float(np.exp(lmin.min())), float(np.exp(lmax.max()))
+
+
+class QuadratureProblem:
+    """The boosting objective of a :class:`~refvi.verification.protocol.boosting.BoostingInstance` on the composite
+    Gauss-Legendre rule of ``inst.quadrature`` (numpy nodes, scipy truncated-normal densities): f, the LMO scores and
+    the FW gap of any weight vector, the Gram matrix, eps and M.  Accuracy ~1e-12 on the statements' instances."""
+
+    def __init__(self, inst):
+        order, panels = inst.quadrature
+        x, w = np.polynomial.legendre.leggauss(int(order))
+        axes, wts = [], []
+        for a, b in zip(inst.lo, inst.hi):
+            edges = np.linspace(a, b, int(panels) + 1)
+            h, mid = 0.5 * np.diff(edges), 0.5 * (edges[1:] + edges[:-1])
+            axes.append((mid[:, None] + h[:, None] * x[None, :]).ravel())
+            wts.append((h[:, None] * w[None, :]).ravel())
+        self.nodes = np.array(list(itertools.product(*axes)))
+        self.w = np.prod(np.array(list(itertools.product(*wts))), axis=1)
+        self.inst = inst
+        self.K = inst.K
+        self.table = np.exp(np.array([tn_logpdf(self.nodes, inst.means[k], inst.scales[k], inst.lo, inst.hi)
+                                      for k in range(inst.K)]))
+        self.logp = np.asarray(inst.target.logp(self.nodes), dtype=float)
+        self.volume = float(np.prod(inst.hi - inst.lo))
+        self.eps, self.M = tn_density_bounds(inst.means, inst.scales, inst.lo, inst.hi)
+        self._gram = None
+
+    def q(self, alpha) -> np.ndarray:
+        return np.asarray(alpha, dtype=float) @ self.table
+
+    def f(self, alpha) -> float:
+        q = self.q(alpha)
+        return float(np.sum(self.w * q * (np.log(q) - self.logp)))
+
+    def scores(self, alpha) -> np.ndarray:
+        q = self.q(alpha)
+        return self.table @ (self.w * (np.log(q) - self.logp))
+
+    def gap(self, alpha) -> float:
+        sc = self.scores(alpha)
+        return float(np.asarray(alpha, dtype=float) @ sc - sc.min())
+
+    @property
+    def gram(self) -> np.ndarray:
+        if self._gram is None:
+            self._gram = tn_gram(self.inst.means, self.inst.scales, self.inst.lo, self.inst.hi)
+        return self._gram
+
+    def diameter_sq(self) -> float:
+        g = np.diag(self.gram)
+        return float(np.max(g[:, None] + g[None, :] - 2 * self.gram))
+
+    def max_norm_sq(self) -> float:
+        return float(np.max(np.diag(self.gram)))
+
+    def sq_dist(self, alpha, k: int) -> float:
+        """||s_k - q||^2 from the closed-form Gram."""
+        e = -np.asarray(alpha, dtype=float)
+        e[int(k)] += 1.0
+        return float(e @ self.gram @ e)
+
+    def pdf(self, alpha):
+        """q(z) as a scalar/array callable (scipy.stats.truncnorm; 1-D instances) for the QUADPACK oracles."""
+        act = np.nonzero(np.asarray(alpha) > 0)[0]
+        lo, hi = float(self.inst.lo[0]), float(self.inst.hi[0])
+        mus, sig = self.inst.means[act, 0], self.inst.scales[act]
+
+        def pdf(z):
+            out = mixture_pdf_1d(z, np.asarray(alpha)[act], mus, sig, lo, hi)
+            return float(out[0]) if np.ndim(z) == 0 else out
+        return pdf
+
+
+def family_constants_closed_form(lo, hi, sigma_min: float, sigma_max: float) -> dict:
+    """Thm 2 / Thm 8 constants of the continuous family in closed form (box [lo, hi], isotropic scales):
+    K = P(N(a, sigma_max^2 I) in box) at a corner a (the mass is smallest there), P_a the same with sigma_min,
+    D = ||hi - lo||, and, when sigma_min = sigma_max, eps = N(b; a, sigma^2 I) / P_a (mean at a corner, density at
+    the opposite corner: both the tail and the normaliser are worst there)."""
+    lo, hi = np.atleast_1d(np.asarray(lo, float)), np.atleast_1d(np.asarray(hi, float))
+    d = lo.size
+    K = float(np.exp(np.sum(_log_mass(lo, sigma_max, lo, hi))))
+    P_a = float(np.exp(np.sum(_log_mass(lo, sigma_min, lo, hi))))
+    D = float(np.linalg.norm(hi - lo))
+    n_ab = float(np.exp(np.sum(stats.norm.logpdf(hi, lo, sigma_min))))
+    out = dict(K=K, P_a=P_a, diam_box=D, eps_corner_formula=n_ab / P_a,
+               thm2_diam_sq=4.0 / (sigma_min ** d * (2 * math.sqrt(math.pi)) ** d * K ** 2),
+               thm8_ldiam=4 * 2 ** (-d / 2) * P_a * math.exp(D * D / (2 * sigma_min ** 2)) / K ** 2,
+               thm8_ldiam_printed=4 * P_a * math.exp(D * D / (2 * sigma_min ** 2))
+               / (sigma_min ** (d / 2) * 2 ** (d / 2) * K ** 2))
+    if sigma_min == sigma_max:
+        out["eps"] = n_ab / P_a
+    return out

@@ -1,4 +1,4 @@
-"""Closed forms via characteristic functions (GUIDE-002 §4 O1, O3; seed 002 Thm 4, Examples 8-10).
+"""Closed forms via characteristic functions.
 
 numpy / scipy only — never refvi.  Bases are named by strings and described here from scratch.
 
@@ -131,7 +131,7 @@ def charfun(base: str, k, *, nu: float | None = None, elliptical: bool = False) 
 def cos_quadratic(base: str, alpha: float, b, phi: float, beta: float, z0, m, C, *, nu: float | None = None,
                   elliptical: bool = False) -> tuple[float, np.ndarray, np.ndarray]:
     """(l, grad_m l, grad_C l) of f = alpha cos(b^T z + phi) + beta/2 ||z - z0||^2 under LocScale(m, C, s),
-    s standardized (GUIDE-002 §4 O3).  Exact up to floating point (about 1e-15 relative)."""
+    s standardized.  Exact up to floating point (about 1e-15 relative)."""
     b, z0, m = (np.asarray(x, dtype=np.float64).ravel() for x in (b, z0, m))
     C = np.asarray(C, dtype=np.float64)
     k = C.T @ b
@@ -161,7 +161,7 @@ def quadratic(A, zstar, mu, Sigma, m, C) -> tuple[float, np.ndarray, np.ndarray]
 
 
 def second_moment_matrix(mu, Sigma) -> np.ndarray:
-    """S_2 = E[(1, u)(1, u)^T] = [[1, mu^T], [mu, Sigma + mu mu^T]] (GUIDE-002 §0)."""
+    """S_2 = E[(1, u)(1, u)^T] = [[1, mu^T], [mu, Sigma + mu mu^T]]."""
     mu = np.asarray(mu, dtype=np.float64).ravel()
     Sigma = np.asarray(Sigma, dtype=np.float64)
     d = mu.shape[0]

@@ -1,4 +1,4 @@
-"""Exact finite sums over discrete bases (GUIDE-002 D2, Lemmas 11-14, Thm 2 oracle).  numpy only — never refvi.
+"""Exact finite sums over discrete bases.  numpy only — never refvi.
 
 A product of d two-point laws has 2^d atoms, so every expectation E_s g(u) is a finite weighted sum, exact up to
 floating-point rounding (about 1e-15 relative per term).  Two-point law with parameter p (standardized):

@@ -1,7 +1,7 @@
 """Independent oracles for seed 004's non-conjugate models (numpy / scipy / mpmath only).
 
 * 1-D Gaussian expectations of logistic quantities by adaptive ``scipy.integrate.quad`` (breakpoints at the mean and
-  +-10 sd) or by ``mpmath.quad`` at 30 digits (needed for the large-variance witness W2, GUIDE-004 §5);
+  +-10 sd) or by ``mpmath.quad`` at 30 digits (needed for the large-variance witness W2);
 * the logistic negative ELBO on the zero-mean diagonal slice of §5 / App. E.1;
 * the Poisson negative ELBO in closed form (§2.7, E.2) and its minimizer over (mu, tril C) by BFGS (Prop. 1).
 """

@@ -3,8 +3,7 @@
 numpy / scipy only, never refvi.  Every expectation of a linear predictor reduces to E f(a + b Z), Z ~ N(0, 1); here
 it is integrated by ``scipy.integrate.quad`` in the variable s = a + b z against the N(a, b^2) density, split at the
 kink of f (the hinge at y s = 1, the absolute loss at s = y), each piece to epsrel = 1e-13.
-The gradients use Bonnet / Price in integral form: d/dm = x E f'(a + bZ), d/dsigma_j = sigma_j x_j^2 / b * E[f'(a + bZ) Z]
-(GUIDE-003 §5.2), again by split quadrature.  Stated accuracy: 1e-10 relative (QUADPACK error estimates are below
+The gradients use Bonnet / Price in integral form: d/dm = x E f'(a + bZ), d/dsigma_j = sigma_j x_j^2 / b * E[f'(a + bZ) Z], again by split quadrature.  Stated accuracy: 1e-10 relative (QUADPACK error estimates are below
 1e-12 on every case used in the tests).
 """
 

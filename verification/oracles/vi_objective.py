@@ -9,7 +9,7 @@ Imports numpy / scipy only (never refvi).  Models are plain dicts:
   (optional "n_groups"): seed 000 Cor 25's model with scalar scales, latent (theta, z_0, .., z_{G-1}); treated as
   a logistic likelihood on block-embedded rows plus the Gaussian prior's precision P (see _logistic_parts).
 * ``{"kind": "cosine", "alpha": a, "b": (d,), "phi": p, "beta": k, "z0": (d,)}``: -log p = a cos(b^T z + p)
-  + k/2 ||z - z0||^2 (unnormalized, GUIDE-002 O3); free_energy only, by E cos(b^T z + p) = cos(b^T m + p)
+  + k/2 ||z - z0||^2 (unnormalized); free_energy only, by E cos(b^T z + p) = cos(b^T m + p)
   exp(-||C^T b||^2 / 2).
 
 ``free_energy(model, m, C) -> (l, gm, gC)`` with l(w) = -E_{z ~ q} log p(z, x) (prior N(0, s^2 I) and likelihood

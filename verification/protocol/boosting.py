@@ -1,26 +1,207 @@
-"""Seed 001 (Locatello et al., boosting VI): the ``boosting`` sub-adapter protocol.
+"""Seed 001 (Locatello, Khanna, Ghosh & Ratsch, *Boosting VI: an optimization perspective*): the ``boosting``
+sub-adapter protocol.
 
-PROVISIONAL: the method list mirrors refvi's current adapter; to be redesigned around plain records.
+The problem (Eq. 4/6) is min over q in conv(A) of f(q) = int_A q log(q / p), where A is a finite set of atoms
+s_k = TN(mean_k, scale_k^2 I; box) (Gaussians truncated to the box [lo, hi] and renormalised) and p is the target
+density (possibly unnormalised: then f = KL(q || p_normalised) - log Z).  A mixture q = sum_k alpha_k s_k is given
+by its weight vector alpha (K,) on the simplex.  Everything an implementation receives is a plain record or array:
+
+* :class:`BoostingInstance` (box, atoms, target, a quadrature hint); the target is a :class:`BoostingTarget`
+  (``kind`` "mixture" or "cauchy" with ``params``, a vectorised ``logp`` and an additive ``log_shift``);
+* runs come back as :class:`BoostingRun` records (or any object with the same attributes).
+
+Conventions the statements rely on:
+
+* ``scores(inst, alpha)[k] = <s_k, log q - log p>`` (the L2 gradient of f up to the constant 1, which cancels in
+  every <grad f, y - q> since y and q integrate to one); the FW gap is ``alpha @ scores - min(scores)``.
+* Frank-Wolfe (Algorithm 1): start at ``init`` (an atom index; default the atom with the smallest f(s_k)), at step t
+  (0-based) call the LMO, then q <- (1 - gamma_t) q + gamma_t s_k.  Step rules: ``"fixed"`` 2/(t+2),
+  ``"fixed_delta"`` 2/(delta t + 2), ``"curvature"`` min(1, <-grad, s - q> / C), ``"local"``
+  min(1, <-grad, s - q> / (L ||s - q||^2)) (L default 1/eps), ``"line_search"`` argmin_gamma f.  The LMO is
+  ``"exact"`` (argmin of the scores) or ``"adversarial"`` with ``delta``: among the atoms with
+  <grad, s - q> <= delta min_s <grad, s - q> (Eq. 9), the one with the *largest* <grad, s - q> (the exact argmin when
+  the gap is 0).
+* Corrective Frank-Wolfe (Algorithm 3): after the exact LMO picks s_k, re-optimise the weights on
+  S = active atoms + {k}: ``"norm"`` (Variant 0) minimises the quadratic model
+  <grad f(q), a - alpha_S> + (L/2) ||sum (a - alpha_S)_i s_i||^2 over the simplex (L default 1/eps); ``"full"``
+  (Variant 1) minimises f itself over the simplex on S.
+* Records of a run: ``f`` and ``gap`` at t = 0..T (f(q^t) and the FW gap), ``gamma`` and ``atom`` at t = 0..T-1
+  (NaN steps for corrective runs), ``weights`` = alpha^T, ``weights_history`` (T+1, K) when ``keep_weights``.
+
+Accuracy: the statements compare f, scores and gaps with their own composite Gauss-Legendre oracle to ~1e-10;
+an implementation that integrates by another rule must reach that accuracy for the instances' smooth integrands
+(``inst.quadrature`` = (order, panels) per axis of the rule the oracle uses is a hint that suffices).
 """
 
 from __future__ import annotations
 
-from typing import Protocol, runtime_checkable
+import dataclasses
+import math
+from typing import Callable, Protocol, runtime_checkable
+
+import numpy as np
+
+
+@dataclasses.dataclass(frozen=True)
+class BoostingTarget:
+    """The target density p on the box: ``kind`` ``"mixture"`` (params ``weights`` (J,), ``means`` (J, d),
+    ``scales`` (J,): sum_j w_j N(means_j, scales_j^2 I)) or ``"cauchy"`` (params ``loc``, ``scale``; d = 1).
+    ``logp(Z)`` evaluates log p + ``log_shift`` on an (n, d) batch; ``log_shift`` is an additive constant (every
+    algorithm must be invariant to it; f shifts by -log_shift)."""
+
+    kind: str
+    params: dict
+    logp: Callable[[np.ndarray], np.ndarray]
+    log_shift: float = 0.0
+
+    @classmethod
+    def mixture(cls, weights, means, scales, log_shift: float = 0.0) -> "BoostingTarget":
+        w = np.asarray(weights, dtype=np.float64)
+        mu = np.asarray(means, dtype=np.float64)
+        mu = mu[:, None] if mu.ndim == 1 else mu
+        sc = np.asarray(scales, dtype=np.float64)
+        if w.ndim != 1 or mu.shape[0] != w.size or sc.shape != w.shape:
+            raise ValueError(f"mixture target needs weights (J,), means (J, d), scales (J,); got {w.shape}, "
+                             f"{mu.shape}, {sc.shape}")
+        if np.any(w < 0) or abs(w.sum() - 1.0) > 1e-9 or np.any(sc <= 0):
+            raise ValueError("mixture weights must be >= 0 and sum to one, scales > 0")
+        d = mu.shape[1]
+
+        def logp(Z):
+            Z = np.asarray(Z, dtype=np.float64).reshape(-1, d)
+            t = (Z[None] - mu[:, None, :]) / sc[:, None, None]
+            lk = (-0.5 * t * t).sum(-1) - d * np.log(sc)[:, None] - 0.5 * d * math.log(2 * math.pi)
+            top = lk.max(0)
+            return top + np.log(np.exp(lk - top).T @ w) + log_shift
+
+        return cls("mixture", dict(weights=w, means=mu, scales=sc), logp, float(log_shift))
+
+    @classmethod
+    def cauchy(cls, loc: float, scale: float, log_shift: float = 0.0) -> "BoostingTarget":
+        def logp(Z):
+            z = np.asarray(Z, dtype=np.float64).reshape(-1)
+            return -np.log(math.pi * scale * (1.0 + ((z - loc) / scale) ** 2)) + log_shift
+
+        return cls("cauchy", dict(loc=float(loc), scale=float(scale)), logp, float(log_shift))
+
+    def shifted(self, c: float) -> "BoostingTarget":
+        """The same target with log p + c."""
+        p = self.params
+        if self.kind == "mixture":
+            return BoostingTarget.mixture(p["weights"], p["means"], p["scales"], self.log_shift + c)
+        return BoostingTarget.cauchy(p["loc"], p["scale"], self.log_shift + c)
+
+
+@dataclasses.dataclass(frozen=True, eq=False)
+class BoostingInstance:
+    """Atoms TN(means_k, scales_k^2 I; [lo, hi]) (K of them, dimension d) and a target; ``quadrature`` = (order,
+    panels) per axis of the composite Gauss-Legendre rule the statements' oracle uses (a hint)."""
+
+    lo: np.ndarray              # (d,)
+    hi: np.ndarray              # (d,)
+    means: np.ndarray           # (K, d)
+    scales: np.ndarray          # (K,)
+    target: BoostingTarget
+    quadrature: tuple = (20, 20)
+
+    @property
+    def K(self) -> int:
+        return self.means.shape[0]
+
+    @property
+    def d(self) -> int:
+        return self.means.shape[1]
+
+    @classmethod
+    def make(cls, lo, hi, means, scales, target, quadrature=(20, 20)) -> "BoostingInstance":
+        lo = np.atleast_1d(np.asarray(lo, dtype=np.float64))
+        hi = np.atleast_1d(np.asarray(hi, dtype=np.float64))
+        means = np.asarray(means, dtype=np.float64)
+        means = means.reshape(-1, lo.size)
+        scales = np.broadcast_to(np.asarray(scales, dtype=np.float64), (means.shape[0],)).copy()
+        return cls(lo, hi, means, scales, target, tuple(quadrature))
+
+    @classmethod
+    def grid(cls, lo, hi, stride, sigma, target, quadrature=(20, 20)) -> "BoostingInstance":
+        """Atoms on the lattice lo + stride * k (both ends included) in every coordinate, common scale sigma."""
+        lo = np.atleast_1d(np.asarray(lo, dtype=np.float64))
+        hi = np.atleast_1d(np.asarray(hi, dtype=np.float64))
+        axes = [np.linspace(a, b, int(round((b - a) / stride)) + 1) for a, b in zip(lo, hi)]
+        mesh = np.meshgrid(*axes, indexing="ij")
+        means = np.stack([m.ravel() for m in mesh], axis=1)
+        return cls.make(lo, hi, means, sigma, target, quadrature)
+
+    def shifted(self, c: float) -> "BoostingInstance":
+        """The same instance with log p + c (the shift-invariance statement)."""
+        return dataclasses.replace(self, target=self.target.shifted(c))
+
+
+@dataclasses.dataclass(frozen=True)
+class BoostingRun:
+    """A (corrective) Frank-Wolfe run of T steps."""
+
+    weights: np.ndarray                     # (K,) alpha^T
+    f: np.ndarray                           # (T+1,) f(q^t)
+    gap: np.ndarray                         # (T+1,) FW gap at q^t
+    gamma: np.ndarray                       # (T,) steps (NaN for corrective runs)
+    atom: np.ndarray                        # (T,) LMO atom index at step t
+    weights_history: np.ndarray | None = None   # (T+1, K) alpha^t when keep_weights
+
+
+@dataclasses.dataclass(frozen=True)
+class FamilyConstants:
+    """Constants of the continuous family {TN(mu, sigma^2 I; box): mu in box, sigma_min <= sigma <= sigma_max}."""
+
+    eps: float                  # inf of the densities over the family and the box (A2)
+    M: float                    # sup of the densities (A2)
+    K: float                    # min_mu P(N(mu, sigma_max^2 I) in box) (Thm 2)
+    P_a: float                  # P(N(a, sigma_min^2 I) in box), a a corner (Thm 8)
+    diam_box: float             # Euclidean diameter of the box (the D of Thm 8)
+    thm2_diam_sq: float         # 4 / (sigma_min^d (2 sqrt pi)^d K^2)
+    thm8_ldiam: float           # 4 * 2^{-d/2} P_a e^{D^2 / (2 sigma_min^2)} / K^2 (corrected, E001-4)
+    thm8_ldiam_printed: float   # 4 P_a e^{D^2/(2 sigma_min^2)} / (sigma_min^{d/2} 2^{d/2} K^2) (as printed)
+    eps_corner_formula: float   # N(b; a, sigma_min^2 I) / P(N(a, sigma_min^2 I) in box), a, b opposite corners
 
 
 @runtime_checkable
 class BoostingProtocol(Protocol):
-    def atoms(self, lo, hi, means, sigma): ...
-    def grid_atoms(self, lo, hi, stride, sigma): ...
-    def problem(self, atoms, target, **kw): ...
-    def frank_wolfe(self, problem, n_iter, **kw): ...
-    def corrective(self, problem, n_iter, **kw): ...
-    def approx_lmo(self, delta): ...
-    def line_search(self, q, s, logp, w): ...
-    def norm_corrective_weights(self, problem, alpha, idx, scores, L): ...
-    def fully_corrective_weights(self, problem, alpha, idx): ...
-    def score_gradient(self, atoms, mu, sigma, Z, values): ...
-    def family_constants(self, lo, hi, sigma_min, sigma_max): ...
-    def curvature_lower_bound(self, problem): ...
+    def objective(self, inst: BoostingInstance, alpha) -> float:
+        """f(q) = int_A q log(q / p) for q = sum alpha_k s_k."""
 
-METHODS = ('atoms', 'grid_atoms', 'problem', 'frank_wolfe', 'corrective', 'approx_lmo', 'line_search', 'norm_corrective_weights', 'fully_corrective_weights', 'score_gradient', 'family_constants', 'curvature_lower_bound')
+    def scores(self, inst: BoostingInstance, alpha) -> np.ndarray:
+        """(K,) <s_k, log q - log p> (the LMO's linear scores; see the module docstring)."""
+
+    def gram(self, inst: BoostingInstance) -> np.ndarray:
+        """(K, K) L2 inner products <s_i, s_j> = int_A s_i s_j."""
+
+    def frank_wolfe(self, inst: BoostingInstance, n_iter: int, step: str = "fixed", *, lmo: str = "exact",
+                    delta: float | None = None, curvature: float | None = None, L: float | None = None,
+                    init: int | None = None, keep_weights: bool = False) -> BoostingRun:
+        """Algorithm 1 (step rules and LMOs in the module docstring)."""
+
+    def corrective(self, inst: BoostingInstance, n_iter: int, variant: str = "full", *, L: float | None = None,
+                   init: int | None = None, keep_weights: bool = False) -> BoostingRun:
+        """Algorithm 3, Variant 0 (``"norm"``) or 1 (``"full"``)."""
+
+    def line_search(self, inst: BoostingInstance, alpha, k: int) -> float:
+        """argmin over gamma in [0, 1] of f((1 - gamma) q + gamma s_k)."""
+
+    def norm_corrective_weights(self, inst: BoostingInstance, alpha, idx, L: float) -> np.ndarray:
+        """Variant 0's weights on the atoms ``idx`` (sorted indices; alpha is zero outside them)."""
+
+    def fully_corrective_weights(self, inst: BoostingInstance, alpha, idx) -> np.ndarray:
+        """Variant 1's weights on ``idx``: argmin of f over the simplex on those atoms."""
+
+    def score_gradient(self, lo, hi, mu, sigma: float, Z, values) -> np.ndarray:
+        """Eq. (10): (1/S) sum_s values_s grad_mu log TN(z_s; mu, sigma^2 I; box), the truncation normaliser's
+        gradient included; Z (S, d) draws from that TN, values (S,)."""
+
+    def family_constants(self, lo, hi, sigma_min: float, sigma_max: float) -> FamilyConstants:
+        """Constants of Thm 2 / Thm 8 for the continuous family (see :class:`FamilyConstants`)."""
+
+    def curvature_lower_bound(self, inst: BoostingInstance) -> float:
+        """A certified lower bound on C_f over conv(A) (e.g. the largest chi^2(s_i || s_j) over atom pairs)."""
+
+
+METHODS = ("objective", "scores", "gram", "frank_wolfe", "corrective", "line_search", "norm_corrective_weights",
+           "fully_corrective_weights", "score_gradient", "family_constants", "curvature_lower_bound")

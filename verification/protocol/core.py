@@ -4,7 +4,7 @@ An implementation under test is any object with some of these methods (a missing
 need it report ``skip``, naming it; an exception raised inside a method is an ``error``).  Arrays are float64 NumPy
 arrays in and out.
 
-Parameter conventions (seed 000 §2, DESIGN.md): the variational distribution is q = N(m, C C^T) with ``m`` of shape
+Parameter conventions (seed 000 §2): the variational distribution is q = N(m, C C^T) with ``m`` of shape
 (d,) and ``C`` of shape (d, d), stored dense; ``structure`` in {"full", "tril", "sym", "diag"} names the subspace V
 that C lives in, and every gradient with respect to C is returned *projected onto V* (seed 000 Lemmas 15, 33).
 ``U`` holds pre-drawn standard-normal base samples, one per row (shape (S, d)); estimators return the mean over the

@@ -3,6 +3,8 @@ sub-adapters.  The runner recognises it by object identity (:func:`is_refvi`), n
 
 from __future__ import annotations
 
+import functools
+
 from refvi.verification.protocol.refvi_core import RefviCore
 
 
@@ -11,10 +13,10 @@ class RefviImplementation(RefviCore):
 
     name = "refvi"
 
-    @property
+    @functools.cached_property
     def boosting(self):
-        from refvi.verification.statements.seed001 import BOOSTING  # PROVISIONAL: moves to protocol.refvi_boosting
-        return BOOSTING
+        from refvi.verification.protocol.refvi_boosting import RefviBoosting
+        return RefviBoosting()
 
     @property
     def online(self):

@@ -1,11 +1,11 @@
 """Seed 002 (Domke, "Provable smoothness guarantees for BBVI"), §5.3 dynamics: Thm 6 (linear convergence of proximal
-and projected gradient descent; rate typo E002-8, projected half unproven E002-4) and the exact dynamics of
-GUIDE-002 §4 O9 on the isotropic quadratic (one-step prox convergence, Heron's iteration, the period-2 cycle of
+and projected gradient descent; rate typo E002-8, projected half unproven E002-4) and the exact dynamics
+on the isotropic quadratic (one-step prox convergence, Heron's iteration, the period-2 cycle of
 naive gradient descent).
 
 The optimizer under test is ``ctx.impl.gradient_descent``; exact energy gradients come from
 :mod:`..oracles.vi_objective` (closed form for quadratic targets, quadrature for logistic regression), v* from its
-``solve``.  Thm 6 has no proof in the paper (GUIDE-002 §3): the proximal half is standard prox-gradient theory for
+``solve``.  Thm 6 has no proof in the paper: the proximal half is standard prox-gradient theory for
 an M-smooth, c-strongly convex l plus a convex h on triangular C, and is checked per step; the projected half (full C,
 W_M not convex) is checked per step as well but only as an empirical claim, marked as such.
 """
@@ -45,7 +45,7 @@ def _logistic(rng, N, d, rho=1.0):
     y = np.where(rng.random(N) < 0.5, -1.0, 1.0)
     model = {"kind": "logistic", "X": X, "y": y, "prior_scale": 1.0}
     M = float(np.linalg.eigvalsh(np.eye(d) + 0.25 * X.T @ X)[-1])
-    return model, 1.0, M                     # c = 1 for logistic regression with a N(0, I) prior (GUIDE-002 P7)
+    return model, 1.0, M                     # c = 1 for logistic regression with a N(0, I) prior
 
 
 def _start(rng, d, method, M):
@@ -142,7 +142,7 @@ def _iso(rng, d):
 
 @statement("002.claim-prox-one-step", title="isotropic quadratic f = a/2 ||z - z*||^2: prox GD with lambda = 1/a "
                                             "reaches (z*, I/sqrt(a)) in one step from any start",
-           source=f"{SRC}, §5.3 / GUIDE-002 §4 O9", kind="exact", uses=("gradient_descent",))
+           source=f"{SRC}, §5.3", kind="exact", uses=("gradient_descent",))
 def prox_one_step(ctx):
     def check(inst):
         d, seed = inst
@@ -160,7 +160,7 @@ def prox_one_step(ctx):
 
 @statement("002.claim-heron", title="isotropic quadratic, d = 1: projected GD with lambda = 1/(2a) is Heron's "
                                     "iteration c <- (c + (1/a)/c)/2, quadratically convergent to 1/sqrt(a)",
-           source=f"{SRC}, §5.3 / GUIDE-002 §4 O9", kind="exact", uses=("gradient_descent",))
+           source=f"{SRC}, §5.3", kind="exact", uses=("gradient_descent",))
 def heron(ctx):
     def check(inst):
         seed, c0 = inst
@@ -187,7 +187,7 @@ def heron(ctx):
 @statement("002.claim-naive-cycle", title="isotropic quadratic: naive GD with lambda = 1/a has m_1 = z*, "
                                           "C_{k+1} = C_k^{-T}/a, a period-2 cycle that never converges unless "
                                           "C_0^T C_0 = I/a",
-           source=f"{SRC}, §5.3, Figs 1, 3 / GUIDE-002 §4 O9", kind="exact", uses=("gradient_descent",))
+           source=f"{SRC}, §5.3, Figs 1, 3", kind="exact", uses=("gradient_descent",))
 def naive_cycle(ctx):
     def check(inst):
         d, seed = inst

@@ -8,7 +8,7 @@ forms come from :mod:`refvi.verification.oracles.charfun` (characteristic functi
 
 Tolerances: discrete sums are exact up to rounding (~1e-15 relative); the quadrature rules reproduce the base's
 characteristic function and its derivative to < 1e-14 for |k| <= 6 (tests/test_oracles_002.py), and instances keep
-|k_j| = |(C^T b)_j| <= 6.  Inequalities are therefore asserted with rtol = 1e-9 (GUIDE-002 §3 strategy notes) and
+|k_j| = |(C^T b)_j| <= 6.  Inequalities are therefore asserted with rtol = 1e-9 and
 implementation-vs-oracle agreement with rtol = 1e-10, atol = 1e-11.
 """
 
@@ -218,7 +218,7 @@ def thm1(ctx):
             ctx.count()
 
     # (4) negative control: the shifted base N(mu0, I) is not standardized; for f = a/2 ||z||^2 the strong-convexity
-    #     constant of l is a lambda_min(S_2) < a, reached along the bottom eigenvector of S_2 (GUIDE-002 O1).
+    #     constant of l is a lambda_min(S_2) < a, reached along the bottom eigenvector of S_2.
     a, mu0 = 1.7, np.array([0.8, -0.6])
     d = 2
     x, wq = ds.quadrature_rule_1d("gaussian")
@@ -435,7 +435,7 @@ def _sym_moments(d):
 def lemma13(ctx):
     import sympy as sp
 
-    # Symbolic: with E u = mu and E u u^T = Sigma + mu mu^T, the Gram matrix is I_d (x) S_2 (GUIDE-002 §2.3).
+    # Symbolic: with E u = mu and E u u^T = Sigma + mu mu^T, the Gram matrix is I_d (x) S_2.
     for d in (1, 2, 3):
         mu, Sig = _sym_moments(d)
         E2 = Sig + mu * mu.T

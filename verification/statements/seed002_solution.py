@@ -4,7 +4,7 @@ Statements: Thm 3 (solution bounds), Cor 16 (non-standardized bases), Thm 5 (h i
 (rank-one singular perturbation), Lemma 17 (inverse difference bound), Thm 7 (prox and projection operators), and
 three corrected claims of the main text (logistic constants, convexity of h, convexity of W_M).
 
-Errata defined here (GUIDE-002 §6): E002-1 (Thm 3(ii) proof invalid, P1), E002-2 (logistic c, P7), E002-3 (h not
+Errata defined here: E002-1 (Thm 3(ii) proof invalid, P1), E002-2 (logistic c, P7), E002-3 (h not
 convex over full C, P2), E002-4 (W_M not convex, P3), E002-5 (prox remark "Delta C_ii ~ lambda", P6), E002-6 (spurious
 square in the proof of Thm 5, P13), E002-7 (sign of h(w') - h(w) in the proof of Lemma 15, P13).
 
@@ -166,7 +166,7 @@ def _e002_1(ctx):
 def thm3(ctx):
     impl = ctx.impl
 
-    # (i) + (ii), quadratic targets (GUIDE O2): the optimum found by the implementation's own prox-gradient with exact
+    # (i) + (ii), quadratic targets : the optimum found by the implementation's own prox-gradient with exact
     # energy gradients (moment_points) must equal the closed form m = mu, C C^T = A^{-1}; bounds with the oracle's
     # constants c, M (never the implementation's).  Equality in both parts for isotropic A.
     def quadratic(inst):
@@ -233,7 +233,7 @@ def thm3(ctx):
         ctx.count()
 
     # cos + quadratic target (non-convex when |alpha| ||b||^2 > beta), Gaussian base: Thm 3(ii) holds at EVERY
-    # stationary point (GUIDE P1, derived proof), so local BFGS solves of the closed-form F suffice.
+    # stationary point (derived proof, erratum E002-1), so local BFGS solves of the closed-form F suffice.
     rng = ctx.rng("cos")
     converged = 0
     for trial in range(4):
@@ -268,7 +268,7 @@ def thm3(ctx):
 
     # Non-Gaussian standardized product bases (charfun oracle).  Part (i)'s proof uses only stationarity
     # (grad l = -grad h) and c-strong convexity of l (Thm 1, any standardized base), so it is ASSERTED at every
-    # stationary point found.  Part (ii) is asserted only for d = 1, where the derived proof (GUIDE P1) holds for any
+    # stationary point found.  Part (ii) is asserted only for d = 1, where the derived proof (E002-1) holds for any
     # zero-mean base: psi(delta) = l(m, C + delta) has psi'(0) = 1/|C| and psi'(-C) = f'(m) E u = 0, and psi is
     # M-smooth, so 1/|C| <= M |C|.  For d >= 2 it is only explored below.
     rng = ctx.rng("bases")
@@ -298,7 +298,7 @@ def thm3(ctx):
                 ctx.count()
 
     # Exploratory (REPORTED, never asserted): Thm 3(ii) for non-spherical standardized product bases has no valid
-    # proof (E002-1).  Record min over global minima of lambda_min(C C^T) * M.  GUIDE reports 1.02 (300 instances).
+    # proof (E002-1).  Record min over global minima of lambda_min(C C^T) * M.
     worst = math.inf
     rng = ctx.rng("explore")
     for trial in range(3 * ctx.profile.mc_scale):

@@ -9,7 +9,7 @@ expectation parameters), Prop. 2 (Lipschitz), Assumptions 4.1-4.3 (mean field), 
 finite right side, eqs. (15), (16) (NGVI), the Gaussian KL formula, the OGA-EL / FTRL equivalence and the Thm 3 ball
 diameter.
 
-Errata defined here (GUIDE-003 §6): E003-1 (NGVI beta), E003-2 (weights of (16)), E003-3 (Gaussian KL), E003-4
+Errata defined here: E003-1 (NGVI beta), E003-2 (weights of (16)), E003-3 (Gaussian KL), E003-4
 (Thm 3 constant: unproven, the failing proof step at T = 2), E003-5 (Thm 4 second penalty, with a failing instance),
 E003-6 (Thm 6), E003-7 (SVA corollary), E003-8 (ball diameter), E003-9 (OGA-EL / FTRL factor 2).
 
@@ -26,15 +26,15 @@ import numpy as np
 import sympy as sp
 from hypothesis import strategies as st
 from scipy import optimize
-from scipy.special import logsumexp, ndtr
+from scipy.special import logsumexp
 
 from refvi.verification.errata import erratum
 from refvi.verification.oracles import online_comparators as oc
 from refvi.verification.oracles import online_quadrature as oq
-from refvi.verification.statement import CheckFailed, statement
+from refvi.verification.statement import statement
 
 SRC = "Chérief-Abdellatif, Alquier & Khan (seed 003)"
-RTOL = 1e-9                          # relative tolerance of every regret bound (GUIDE-003 pitfall 21)
+RTOL = 1e-9                          # relative tolerance of every regret bound
 HINGE_LIP = math.sqrt(1.0 + 1.0 / (2.0 * math.pi))   # ||grad bar L_hinge|| <= HINGE_LIP ||x|| (Assumption 4.1)
 
 
@@ -266,7 +266,7 @@ def sva_objective_argmin(G_m, G_s, eta, s, mbox, sbox):
 
 
 @statement("003.eq9", title="SVA mean-field closed form (9), with lazy box projection, is the argmin of (6)",
-           source=f"{SRC}, eqs. (6), (9); GUIDE-003 A1 (constrained version)", kind="exact",
+           source=f"{SRC}, eqs. (6), (9))", kind="exact",
            uses=("online.expected_loss", "online.run"))
 def eq9(ctx):
     on = online(ctx)
@@ -667,7 +667,7 @@ def e003_9(ctx):
 
 
 # ------------------------------------------------------------------------------------------------------------------
-# OGA, the point-estimate baseline (GUIDE A5): projected recursion and the classical regret bound
+# OGA, the point-estimate baseline: projected recursion and the classical regret bound
 # ------------------------------------------------------------------------------------------------------------------
 
 @st.composite
@@ -687,7 +687,7 @@ OGA_FIXED = [dict(X=np.array([[1.0, 0.5], [0.8, -0.3], [1.2, 0.1], [0.9, 0.4]]),
 
 @statement("003.claim-oga-regret", title="OGA (projected subgradient on the box): theta_{t+1} = Pi(theta_t - eta g_t) "
            "and sum l_t(theta_t) - min_box sum l_t <= ||theta_1 - u||^2/(2 eta) + (eta/2) sum ||g_t||^2",
-           source=f"{SRC}, the OGA baseline of Sec. 5 (GUIDE A5; Zinkevich 2003, Thm 1)", kind="exact",
+           source=f"{SRC}, the OGA baseline of Sec. 5 (Zinkevich 2003, Thm 1)", kind="exact",
            uses=("online.run",))
 def oga_regret(ctx):
     on = online(ctx)

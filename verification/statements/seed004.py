@@ -7,7 +7,7 @@ mini-batch paths; corrected constant 4V/(T+2)), Lemma 3 and Lemmas 5-11 with Cor
 BLR), Remark 2 (validity), the autodiff and Price estimator claims of §3.2 / App. B, the logistic and Poisson
 non-convexity witnesses of §5 / App. E, and Proposition 1.
 
-Errata (GUIDE-004 §6): E004-1 (Thm 1 constant V/(T+2) -> 4V/(T+2)), E004-2 (logistic Price factors 1/2, 1/4 and
+Errata: E004-1 (Thm 1 constant V/(T+2) -> 4V/(T+2)), E004-2 (logistic Price factors 1/2, 1/4 and
 threshold n >= 8/delta^2 -> n > 32/delta^2), E004-3 (Lemma 9 / Cor. 1-2 / Lemmas 10-11 / Lemma 3 drop 1/sigma^2),
 E004-4 (the Price Xi-block is negative SEMI-definite, not definite).
 

@@ -1,0 +1,161 @@
+"""Planted bugs in the seed 001 (boosting VI) sub-adapter of the example implementation."""
+
+from __future__ import annotations
+
+import dataclasses
+from types import SimpleNamespace
+
+import numpy as np
+
+from refvi.verification.examples.bug_zoo import mutant
+
+
+def _fw_override(change):
+    def make(orig, owner):
+        def frank_wolfe(inst, n_iter, step="fixed", **kw):
+            step, kw = change(step, dict(kw))
+            return orig(inst, n_iter, step, **kw)
+        return frank_wolfe
+    return make
+
+
+mutant("boosting-fixed-step-off-by-one", "001", "boosting.frank_wolfe", "Variant 0 step 2/(t+3) instead of 2/(t+2)")(
+    lambda orig, owner: _fixed_step_plus_one(orig))
+mutant("boosting-delta-step-ignored", "001", "boosting.frank_wolfe",
+       "step 'fixed_delta' runs 2/(t+2) (the printed Thm 4 step, E001-2) and reports 2/(delta t+2)")(
+    lambda orig, owner: _delta_step_lying(orig))
+mutant("boosting-adversarial-lmo-is-exact", "001", "boosting.frank_wolfe",
+       "the delta-approximate LMO returns the exact minimiser")(
+    _fw_override(lambda step, kw: (step, {**kw, "lmo": "exact"})))
+
+
+def _fixed_step_plus_one(orig):
+    """Runs with a step one index late; reports it honestly (the weight closed form and rates see it)."""
+    def frank_wolfe(inst, n_iter, step="fixed", **kw):
+        if step != "fixed":
+            return orig(inst, n_iter, step, **kw)
+        # a run one step longer with its first step dropped takes 2/(t+3) at step t (from a different start)
+        r = orig(inst, n_iter + 1, step, **{**kw, "keep_weights": True})
+        return SimpleNamespace(weights=r.weights, f=r.f[1:], gap=r.gap[1:], gamma=r.gamma[1:], atom=r.atom[1:],
+                               weights_history=r.weights_history[1:] if kw.get("keep_weights") else None)
+    return frank_wolfe
+
+
+def _delta_step_lying(orig):
+    def frank_wolfe(inst, n_iter, step="fixed", **kw):
+        if step != "fixed_delta":
+            return orig(inst, n_iter, step, **kw)
+        r = orig(inst, n_iter, "fixed", **kw)
+        t = np.arange(np.asarray(r.gamma).size)
+        told = 2.0 / ((kw.get("delta") or 1.0) * t + 2.0)
+        return SimpleNamespace(**{**vars(r), "gamma": told}) if not dataclasses.is_dataclass(r) \
+            else dataclasses.replace(r, gamma=told)
+    return frank_wolfe
+
+
+@mutant("boosting-line-search-half", "001", "boosting.line_search", "line search returns half the minimising step")
+def _(orig, owner):
+    def line_search(inst, alpha, k):
+        return 0.5 * orig(inst, alpha, k)
+    return line_search
+
+
+@mutant("boosting-scores-drop-logp", "001", "boosting.scores", "LMO scores <s_k, log q> without the target term")
+def _(orig, owner):
+    def scores(inst, alpha):
+        flat = dataclasses.replace(inst.target, logp=lambda Z: np.zeros(len(Z)))
+        return orig(dataclasses.replace(inst, target=flat), alpha)
+    return scores
+
+
+@mutant("boosting-objective-ignores-shift", "001", "boosting.objective", "f ignores the additive constant of log p")
+def _(orig, owner):
+    def objective(inst, alpha):
+        return orig(inst, alpha) + inst.target.log_shift
+    return objective
+
+
+@mutant("boosting-gram-untruncated", "001", "boosting.gram", "Gram of the untruncated Gaussians (no 1/(Z_i Z_j))")
+def _(orig, owner):
+    def gram(inst):
+        from scipy.special import ndtr
+        G = np.asarray(orig(inst))
+        z = np.prod(ndtr((inst.hi - inst.means) / inst.scales[:, None])
+                    - ndtr((inst.lo - inst.means) / inst.scales[:, None]), axis=1)
+        return G * z[:, None] * z[None, :]
+    return gram
+
+
+@mutant("boosting-score-gradient-no-logz", "001", "boosting.score_gradient",
+        "Eq. (10) without the truncation normaliser's gradient")
+def _(orig, owner):
+    def score_gradient(lo, hi, mu, sigma, Z, values):
+        return (np.asarray(values)[:, None] * (np.asarray(Z) - np.atleast_1d(mu)) / sigma ** 2).mean(0)
+    return score_gradient
+
+
+@mutant("boosting-thm8-printed-constant", "001", "boosting.family_constants",
+        "Thm 8 constant as printed (sigma_min^{d/2} in the denominator, E001-4)")
+def _(orig, owner):
+    def family_constants(lo, hi, sigma_min, sigma_max):
+        fc = orig(lo, hi, sigma_min, sigma_max)
+        d = vars(fc) if not dataclasses.is_dataclass(fc) else dataclasses.asdict(fc)
+        return SimpleNamespace(**{**d, "thm8_ldiam": d["thm8_ldiam_printed"]})
+    return family_constants
+
+
+@mutant("boosting-family-K-at-centre", "001", "boosting.family_constants",
+        "K = P(N(mu, sigma_max^2) in A) at the box centre instead of its minimum (a corner)")
+def _(orig, owner):
+    def family_constants(lo, hi, sigma_min, sigma_max):
+        from scipy.special import ndtr
+        fc = orig(lo, hi, sigma_min, sigma_max)
+        d = vars(fc) if not dataclasses.is_dataclass(fc) else dataclasses.asdict(fc)
+        half = 0.5 * (np.atleast_1d(hi) - np.atleast_1d(lo)) / sigma_max
+        K = float(np.prod(ndtr(half) - ndtr(-half)))
+        return SimpleNamespace(**{**d, "K": K, "thm2_diam_sq": d["thm2_diam_sq"] * (d["K"] / K) ** 2})
+    return family_constants
+
+
+@mutant("boosting-curvature-bound-halved", "001", "boosting.curvature_lower_bound",
+        "C_f lower bound at gamma = 1 only, halved (not a valid chi^2 bound)")
+def _(orig, owner):
+    def curvature_lower_bound(inst):
+        return 0.5 * orig(inst)
+    return curvature_lower_bound
+
+
+@mutant("boosting-norm-corrective-L-one", "001", "boosting.norm_corrective_weights",
+        "Variant 0 solves the quadratic model with L = 1 whatever L is passed")
+def _(orig, owner):
+    def norm_corrective_weights(inst, alpha, idx, L):
+        return orig(inst, alpha, idx, 1.0)
+    return norm_corrective_weights
+
+
+@mutant("boosting-fully-corrective-no-reopt", "001", "boosting.fully_corrective_weights",
+        "Variant 1 keeps the old weights and gives the new atom the line-search step only")
+def _(orig, owner):
+    def fully_corrective_weights(inst, alpha, idx):
+        idx = np.asarray(idx)
+        a = np.asarray(alpha, dtype=float)
+        new = [i for i in idx if a[i] <= 0]
+        if not new:
+            return a[idx] / a[idx].sum()
+        g = owner.line_search(inst, a, int(new[0]))
+        b = (1 - g) * a
+        b[int(new[0])] += g
+        return b[idx]
+    return fully_corrective_weights
+
+
+@mutant("boosting-records-f-before-step", "001", "boosting.corrective",
+        "corrective runs report f one step late (f_t is the value before step t-1)")
+def _(orig, owner):
+    def corrective(inst, n_iter, variant="full", **kw):
+        r = orig(inst, n_iter, variant, **kw)
+        f = np.concatenate([r.f[:1], r.f[:-1]])
+        return SimpleNamespace(weights=r.weights, f=f, gap=r.gap, gamma=r.gamma, atom=r.atom,
+                               weights_history=r.weights_history)
+    return corrective
+

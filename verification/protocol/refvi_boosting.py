@@ -1,0 +1,105 @@
+"""refvi's own seed 001 sub-adapter (``REFVI.boosting``): :mod:`refvi.boosting` behind the plain-record protocol of
+:mod:`refvi.verification.protocol.boosting`."""
+
+from __future__ import annotations
+
+import weakref
+
+import numpy as np
+
+from refvi.verification.protocol.boosting import BoostingRun, FamilyConstants
+
+
+class RefviBoosting:
+    """refvi.boosting behind the calls the seed-001 statements make; one BoostingProblem per instance (cached)."""
+
+    name = "refvi.boosting"
+
+    def __init__(self):
+        self._problems = weakref.WeakKeyDictionary()
+
+    def _problem(self, inst):
+        prob = self._problems.get(inst)
+        if prob is None:
+            from refvi.boosting import AtomSet, BoostingProblem, Box, CauchyTarget, GaussianMixtureTarget
+
+            t = inst.target
+            if t.kind == "mixture":
+                target = GaussianMixtureTarget(t.params["weights"], t.params["means"], t.params["scales"])
+            elif t.kind == "cauchy":
+                target = CauchyTarget(t.params["loc"], t.params["scale"])
+            else:
+                raise ValueError(f"unknown boosting target kind {t.kind!r}")
+            order, panels = inst.quadrature
+            prob = BoostingProblem(AtomSet(Box(inst.lo, inst.hi), inst.means, inst.scales), target, order=order,
+                                   panels=panels, logp_shift=t.log_shift)
+            self._problems[inst] = prob
+        return prob
+
+    @staticmethod
+    def _run(r) -> BoostingRun:
+        return BoostingRun(r.weights, r.f, r.gap, r.gamma, r.atom, r.weights_history)
+
+    def objective(self, inst, alpha):
+        return self._problem(inst).f(np.asarray(alpha, dtype=np.float64))
+
+    def scores(self, inst, alpha):
+        return self._problem(inst).scores(np.asarray(alpha, dtype=np.float64))[0]
+
+    def gram(self, inst):
+        return self._problem(inst).atoms.gram()
+
+    def frank_wolfe(self, inst, n_iter, step="fixed", *, lmo="exact", delta=None, curvature=None, L=None, init=None,
+                    keep_weights=False):
+        from refvi.boosting import ApproxLMO, frank_wolfe
+
+        lmo_obj = None if lmo == "exact" else ApproxLMO(delta, mode="adversarial")
+        return self._run(frank_wolfe(self._problem(inst), n_iter, step=step, lmo=lmo_obj, delta=delta,
+                                     curvature=curvature, L=L, init=init, keep_weights=keep_weights))
+
+    def corrective(self, inst, n_iter, variant="full", *, L=None, init=None, keep_weights=False):
+        from refvi.boosting import corrective_frank_wolfe
+
+        return self._run(corrective_frank_wolfe(self._problem(inst), n_iter, variant=variant, L=L, init=init,
+                                                keep_weights=keep_weights))
+
+    def line_search(self, inst, alpha, k):
+        from refvi.kernels.boosting import kl_line_search
+
+        prob = self._problem(inst)
+        return kl_line_search(prob.q_nodes(np.asarray(alpha, dtype=np.float64)), np.ascontiguousarray(prob.T[k]),
+                              prob.logp, prob.w)
+
+    def norm_corrective_weights(self, inst, alpha, idx, L):
+        from refvi.boosting import norm_corrective_weights
+
+        prob = self._problem(inst)
+        alpha = np.asarray(alpha, dtype=np.float64)
+        return norm_corrective_weights(prob, alpha, np.asarray(idx), prob.scores(alpha)[0], L)
+
+    def fully_corrective_weights(self, inst, alpha, idx):
+        from refvi.boosting import fully_corrective_weights
+
+        return fully_corrective_weights(self._problem(inst), np.asarray(alpha, dtype=np.float64), np.asarray(idx))
+
+    def score_gradient(self, lo, hi, mu, sigma, Z, values):
+        from refvi.boosting import AtomSet, Box
+        from refvi.boosting.lmo import score_function_gradient
+
+        mu = np.atleast_1d(np.asarray(mu, dtype=np.float64))
+        atoms = AtomSet(Box(lo, hi), mu[None, :], sigma)
+        return score_function_gradient(atoms, mu, sigma, np.asarray(Z, dtype=np.float64),
+                                       np.asarray(values, dtype=np.float64))
+
+    def family_constants(self, lo, hi, sigma_min, sigma_max):
+        from refvi.boosting import Box
+        from refvi.boosting.constants import family_constants
+
+        fc = family_constants(Box(lo, hi), sigma_min, sigma_max)
+        return FamilyConstants(**{f: getattr(fc, f) for f in FamilyConstants.__dataclass_fields__})
+
+    def curvature_lower_bound(self, inst):
+        from refvi.boosting.constants import curvature_lower_bound
+
+        prob = self._problem(inst)
+        return curvature_lower_bound(prob.T, prob.w)[0]
