@@ -7,10 +7,14 @@ import sys
 
 
 def main(argv=None) -> int:
+    argv = sys.argv[1:] if argv is None else list(argv)
+    if argv[:1] == ["verify"]:                       # a true pass-through: every option of python -m refvi.verification
+        from refvi.verification.__main__ import main as vmain
+        return vmain(argv[1:])
     p = argparse.ArgumentParser(prog="refvi", description="refvi: verified black-box variational inference")
     sub = p.add_subparsers(dest="cmd", required=True)
-    v = sub.add_parser("verify", help="run the verification statements (same as python -m refvi.verification)")
-    v.add_argument("args", nargs=argparse.REMAINDER)
+    sub.add_parser("verify", help="run the verification statements: every option of python -m refvi.verification "
+                                  "(--select, --impl, --json, --list, --profile, --workers, --self-test, ...)")
     sub.add_parser("datasets", help="list the bundled real data sets")
     f = sub.add_parser("fit", help="fit a Gaussian approximation to a bundled data set's Bayesian GLM")
     f.add_argument("dataset", help="breast_cancer, diabetes, digits or wine")
@@ -28,9 +32,6 @@ def main(argv=None) -> int:
     args = p.parse_args(argv)
     if args.cmd == "fit":
         return _fit(args)
-    if args.cmd == "verify":
-        from refvi.verification.__main__ import main as vmain
-        return vmain(args.args)
     if args.cmd == "datasets":
         from refvi.targets.datasets import DATASETS, load_dataset
         for name in DATASETS:
@@ -55,10 +56,16 @@ def _fit(args) -> int:
             step = float(step)
         except ValueError:
             pass
+    import warnings
+
+    from refvi.optim.fit import ConvergenceWarning
+
     target = target_for(args.dataset)
     try:
-        res = fit(target, args.method, steps=args.steps, step_size=step, samples=args.samples, seed=args.seed,
-                  average=args.average, estimator=args.estimator, progress=not args.no_progress)
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore", ConvergenceWarning)          # reported below, with the summary
+            res = fit(target, args.method, steps=args.steps, step_size=step, samples=args.samples, seed=args.seed,
+                      average=args.average, estimator=args.estimator, progress=not args.no_progress)
     except (ValueError, TypeError) as exc:
         print(f"refvi fit: {exc}", file=sys.stderr)
         return 2
@@ -69,6 +76,10 @@ def _fit(args) -> int:
     k = min(5, target.dim)
     print(f"posterior mean (first {k}): {np.array2string(res.m[:k], precision=4)}")
     print(f"posterior sd   (first {k}): {np.array2string(sd[:k], precision=4)}")
+    if res.ended_worse:
+        print("refvi fit: the run ended worse than it started (see the note above); the result is not a converged "
+              "approximation", file=sys.stderr)
+        return 1
     return 0
 
 

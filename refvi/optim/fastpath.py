@@ -24,8 +24,12 @@ _METHOD_CODES = {"prox": _ko.PROX, "proj": _ko.PROJ}
 class DivergenceError(ValueError):
     """A step produced a non-finite iterate; carries the step index and the last finite state."""
 
-    def __init__(self, step: int, m: np.ndarray, C: np.ndarray, method: str):
+    def __init__(self, step: int, m: np.ndarray, C: np.ndarray, method: str, reason: str | None = None):
         self.step, self.m, self.C = step, m, C
+        if reason is not None:
+            super().__init__(f"{method} diverged by step {step}: {reason}. State: m = "
+                             f"{np.array2string(m, precision=4)}, C diagonal = {np.array2string(np.diag(C), precision=4)}")
+            return
         super().__init__(f"{method} diverged at step {step}: the update from w^{step} is not finite (step size too "
                          f"large for this target?). Last finite state w^{step}: m = {np.array2string(m, precision=4)}, "
                          f"C diagonal = {np.array2string(np.diag(C), precision=4)}")

@@ -72,6 +72,7 @@ class FitResult:
     fast_path: bool
     notes: list[str]
     frame: object = None          # the affine frame of the run (refvi.optim.frame.Frame), None for the plain algorithm
+    ended_worse: bool = False     # the returned approximation's objective is far above the start's (see notes)
 
     @property
     def seconds_per_step(self) -> float:
@@ -213,6 +214,7 @@ def fit(target, method: str = "prox-sgd", *, steps: int = 10_000, step_size=None
     weights = check_weights(weights, T)
     main, aux = _generators(seed)
     Ub = aux.standard_normal((int(trace_samples), d))
+    _preflight(target, m, C, Ub)
     every = max(1, T // 100) if trace_every is None else int(trace_every)
     if every < 1:
         raise ValueError(f"trace_every must be >= 1, got {trace_every}")
@@ -235,10 +237,60 @@ def fit(target, method: str = "prox-sgd", *, steps: int = 10_000, step_size=None
         raise fastpath.DivergenceError(0, m0_, C0_, f"{method} (default step halved {_MAX_HALVINGS} times)")
     acc_m, acc_C, tr_steps, tr_obj, tr_m, tr_C, elapsed = run
     avg = kind != "last"
-    return FitResult(acc_m if avg else m.copy(), acc_C if avg else C.copy(), m, C, method, estimator, structure, T,
-                     int(samples), gammas, kind, seed, tr_steps, tr_obj,
-                     np.array(tr_m) if keep_iterates else None, np.array(tr_C) if keep_iterates else None,
-                     elapsed, fast and fastpath.has_fast_path(target, estimator), notes)
+    res = FitResult(acc_m if avg else m.copy(), acc_C if avg else C.copy(), m, C, method, estimator, structure, T,
+                    int(samples), gammas, kind, seed, tr_steps, tr_obj,
+                    np.array(tr_m) if keep_iterates else None, np.array(tr_C) if keep_iterates else None,
+                    elapsed, fast and fastpath.has_fast_path(target, estimator), notes)
+    finite = bool(np.all(np.isfinite(res.m)) and np.all(np.isfinite(res.C)))
+    with np.errstate(over="ignore", invalid="ignore", divide="ignore"):
+        f_end = _objective_estimate(target, res.m, res.C, Ub) if finite else float("nan")
+    return _check_outcome(res, f_end, "step size" if step_size is not None else "default step")
+
+
+def _preflight(target, m, C, Ub):
+    """The target's logp and grad_logp must be finite where the run starts (the trace's samples of q_{w^0}): a
+    non-finite value there is a problem of the target, reported as itself, not as a step size to halve."""
+    from refvi import estimators as _est
+    from refvi._checks import NonFiniteError
+
+    try:
+        _objective_estimate(target, m, C, Ub[:8])
+        _est.energy(target, m, C, Ub[:8], "full")
+    except NonFiniteError as exc:
+        raise NonFiniteError(f"at the starting point w^0 (m0, C0), before any step: {exc}; this is a problem of the "
+                             f"target's functions, not of the step size") from exc
+
+
+class ConvergenceWarning(RuntimeWarning):
+    """A run ended with an approximation whose objective is far above its starting point's."""
+
+
+def _climbed(f, f0) -> bool:
+    """The objective ended above its start by more than estimation noise: f > f0 + 1 + |f0| / 10 (the same margin
+    the default step's guard uses)."""
+    return f > f0 + 1.0 + 0.1 * abs(f0)
+
+
+def _check_outcome(res: "FitResult", f: float, what: str) -> "FitResult":
+    """Every run, whatever its step: a non-finite returned approximation (objective ``f`` at the returned (m, C)) is
+    a DivergenceError; one whose objective ended far above the start's (``res.trace_objective[0]``) gets a note, a
+    ConvergenceWarning and ``ended_worse = True``."""
+    import warnings
+
+    f0 = float(res.trace_objective[0]) if res.trace_objective.size else float("nan")
+    if not (np.isfinite(f) and np.all(np.isfinite(res.m)) and np.all(np.isfinite(res.C))):
+        bad = np.flatnonzero(~np.isfinite(res.trace_objective))
+        at = f"first non-finite objective at step {int(res.trace_steps[bad[0]])}; " if bad.size else ""
+        raise fastpath.DivergenceError(res.steps, res.m, res.C, res.method,
+                                       reason=f"the returned approximation has a non-finite objective ({at}"
+                                              f"{what} {res.step_sizes[0]:.4g} too large for this target?)")
+    if np.isfinite(f0) and _climbed(f, f0):
+        msg = (f"the run ended worse than it started: objective estimate {f:.6g} at the returned approximation vs "
+               f"{f0:.6g} at w^0 ({what} {res.step_sizes[0]:.4g} too large for this target?)")
+        res.notes.append(msg)
+        res.ended_worse = True
+        warnings.warn(msg, ConvergenceWarning, stacklevel=3)
+    return res
 
 
 _MAX_HALVINGS = 30
@@ -267,10 +319,14 @@ def _loop(target, mcode, estimator, structure, m, C, gammas, weights, main, samp
                     return None
                 raise fastpath.DivergenceError(done + status, m, C, "Prox-SGD" if mcode == "prox" else "Proj-SGD")
             done += n
-            with np.errstate(over="ignore", invalid="ignore"):
+            with np.errstate(over="ignore", invalid="ignore", divide="ignore"):
                 f = _objective_estimate(target, m, C, Ub)
-            if guard and not (np.isfinite(f) and f <= f0 + 1.0 + 0.1 * abs(f0)):
+            if guard and not (np.isfinite(f) and not _climbed(f, f0)):
                 return None
+            if not np.isfinite(f):
+                raise fastpath.DivergenceError(done, m, C, "Prox-SGD" if mcode == "prox" else "Proj-SGD",
+                                               reason=f"the objective estimate at w^{done} is not finite (step size "
+                                                      f"{gammas[0]:.4g} too large for this target?)")
             tr_steps.append(done)
             tr_obj.append(f)
             if keep_iterates:
@@ -307,11 +363,15 @@ def _fit_gd(target, method, T, step_size, m0, C0, M, theorem, keep_iterates, tra
     every = 1 if trace_every is None else max(1, int(trace_every))
     idx = np.unique(np.r_[np.arange(0, T + 1, every), T])
     obj = r.objective[idx] if r.objective is not None else np.full(idx.size, np.nan)
-    notes = ["naive gradient descent has no convergence guarantee (seed 002 §5.3; it can cycle, GUIDE-002 O9)"] \
+    notes = ["naive gradient descent has no convergence guarantee (seed 002 §5.3; it can cycle)"] \
         if kind == "naive" else []
     if kind == "projected":
         notes.append("projected gradient descent on full C: W_M is not convex, Thm 6's projected half is unproven "
                      "(E002-4)")
-    return FitResult(r.m.copy(), r.C.copy(), r.m.copy(), r.C.copy(), method, None, _gd._STRUCT[kind], T, 0,
-                     np.full(T, r.step), "last", None, idx, obj, r.ms[idx] if keep_iterates else None,
-                     r.Cs[idx] if keep_iterates else None, secs, False, notes)
+    res = FitResult(r.m.copy(), r.C.copy(), r.m.copy(), r.C.copy(), method, None, _gd._STRUCT[kind], T, 0,
+                    np.full(T, r.step), "last", None, idx, obj, r.ms[idx] if keep_iterates else None,
+                    r.Cs[idx] if keep_iterates else None, secs, False, notes)
+    if r.objective is None:                                 # no exact objective for this target: finiteness only
+        return _check_outcome(res, 0.0 if np.all(np.isfinite(r.m)) and np.all(np.isfinite(r.C)) else float("nan"),
+                              "step size")
+    return _check_outcome(res, float(r.objective[-1]), "step size")

@@ -1,0 +1,65 @@
+"""Every fit run says how it ended: a non-finite result is an error, a run that ends worse than it started warns,
+notes it and flags the result (whatever the step: default, explicit, or gradient descent); the CLI exits non-zero
+for both.  A target whose functions are non-finite at the start is reported as itself, not as a step size."""
+
+import numpy as np
+import pytest
+
+from refvi.cli import main as cli
+from refvi.optim.fastpath import DivergenceError
+from refvi.optim.fit import ConvergenceWarning, fit
+from refvi.targets.custom import CallableTarget
+from refvi.targets.datasets import target_for
+
+
+@pytest.fixture(scope="module")
+def wine():
+    return target_for("wine")
+
+
+def test_explicit_step_far_too_large_is_an_error(wine):
+    with pytest.raises(DivergenceError, match="not finite.*step size 100 too large"):
+        fit(wine, steps=100, step_size=100.0)
+
+
+def test_explicit_step_that_climbs_warns_notes_and_flags(wine):
+    with pytest.warns(ConvergenceWarning, match="ended worse than it started"):
+        res = fit(wine, steps=100, step_size=0.05)
+    assert res.ended_worse
+    assert any("ended worse than it started" in n for n in res.notes)
+    assert "ended worse than it started" in res.summary()
+
+
+def test_gradient_descent_that_climbs_is_flagged(wine):
+    with pytest.warns(ConvergenceWarning):
+        res = fit(wine, "gd-prox", steps=100, step_size=1.0)
+    assert res.ended_worse
+
+
+def test_a_converging_run_is_not_flagged(wine):
+    import warnings
+    with warnings.catch_warnings():
+        warnings.simplefilter("error", ConvergenceWarning)
+        res = fit(wine, steps=300)
+    assert not res.ended_worse and res.trace_objective[-1] < res.trace_objective[0]
+
+
+def test_cli_exit_codes(wine, capsys):
+    assert cli(["fit", "wine", "--step-size", "100", "--steps", "100", "--no-progress"]) == 2
+    assert "diverged" in capsys.readouterr().err
+    assert cli(["fit", "wine", "--step-size", "0.05", "--steps", "100", "--no-progress"]) == 1
+    assert "ended worse than it started" in capsys.readouterr().err
+    assert cli(["fit", "wine", "--steps", "200", "--no-progress"]) == 0
+
+
+def test_nan_gradient_is_reported_as_itself():
+    t = CallableTarget(lambda z: -0.5 * float(z @ z), lambda z: np.full_like(z, np.nan), 2, smoothness=1.0)
+    for frame in (None, "auto"):
+        with pytest.raises(ValueError, match="grad_logp returned a non-finite value.*not of the step size"):
+            fit(t, steps=20, frame=frame)
+
+
+def test_refvi_verify_passes_every_option_through(capsys):
+    assert cli(["verify", "--list", "--select", "001.thm4"]) == 0
+    out = capsys.readouterr().out
+    assert "001.thm4" in out and "002." not in out
