@@ -162,12 +162,15 @@ def format_row(rec: dict) -> str:
     slack = "" if rec["worst_slack"] is None else f"{rec['worst_slack']:.3g}"
     err = rec["erratum"] or ""
     verdict = rec["verdict"] + ("*" if rec.get("scope") == "oracle-only" and rec["verdict"] == "pass" else "")
+    t = rec.get("tightness")
+    tight = "" if not t else f"{t['ratio']:.2g}"
     return (f"{rec['id']:<28} {verdict:<6} {rec['kind']:<11} {err:<8} {rec['examples']:>6} "
-            f"{slack:>11} {rec['seconds']:>8.2f}  {rec['title'][:60]}")
+            f"{slack:>11} {tight:>6} {rec['seconds']:>8.2f}  {rec['title'][:60]}")
 
 
+#: ``tight`` = the statement's largest lhs / rhs over its bound checks (1 = attained; 0.1 = 10x headroom)
 HEADER = (f"{'statement':<28} {'verdict':<6} {'kind':<11} {'erratum':<8} {'cases':>6} {'worst slack':>11} "
-          f"{'seconds':>8}  title")
+          f"{'tight':>6} {'seconds':>8}  title")
 
 
 def summary(cert: dict) -> str:

@@ -161,14 +161,18 @@ class Context:
         best ratio is far below 1 cannot see a wrong constant).  In search mode it steers Hypothesis toward
         violations."""
         lhs_f, rhs_f = float(lhs), float(rhs)
-        if rhs_f > 0 and math.isfinite(lhs_f) and math.isfinite(rhs_f):
-            ratio = lhs_f / rhs_f
+        self._track(lhs_f, rhs_f, label)
+        self.leq(lhs_f, rhs_f, rtol=rtol, atol=atol, label=label)
+
+    def _track(self, lhs: float, rhs: float, label: str) -> None:
+        """Keep the tightest ``lhs / rhs`` (rhs > 0) of the statement; in search mode, steer Hypothesis toward it."""
+        if rhs > 0 and math.isfinite(lhs) and math.isfinite(rhs):
+            ratio = lhs / rhs
             if self.tightness is None or ratio > self.tightness["ratio"]:
                 self.tightness = {"ratio": ratio, "label": label, "instance": _short_repr(self._instance)}
             if self.search is not None and self._in_hypothesis:
                 from hypothesis import target
                 target(ratio, label=label or "bound")
-        self.leq(lhs_f, rhs_f, rtol=rtol, atol=atol, label=label)
 
     def geq(self, lhs, rhs, *, rtol: float = 0.0, atol: float = 0.0, label: str = "") -> None:
         """Claim ``lhs >= rhs`` up to ``atol + rtol*|rhs|``."""
@@ -210,6 +214,7 @@ class Context:
         z = _normal_quantile(1.0 - alpha)
         mean, se = float(x.mean()), float(x.std(ddof=1) / math.sqrt(x.size))
         lower = mean - z * se
+        self._track(mean, float(bound), label)
         self._record(label, lower, float(bound), "<= (stat)", float(bound) - lower, lower <= bound,
                      f"mean={mean:.6g}, se={se:.3g}, z={z:.2f} (false-alarm <= {alpha:g})")
 

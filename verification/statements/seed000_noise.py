@@ -176,7 +176,7 @@ def exact_second_moment(ctx, target, model, m, C, structure, entropy=False):
         model["kind"], m.shape[0],
         lambda o, c: gmo.second_moment_quadrature(model, m, C, structure, entropy=entropy, order=o, check_order=c),
         lambda r: r[1] <= QUAD_OK * r[0])
-    ctx.leq(est, QUAD_OK * q, label="Gauss-Hermite converged (|Q_order - Q_check| small)")
+    ctx.bound(est, QUAD_OK * q, label="Gauss-Hermite converged (|Q_order - Q_check| small)")
     val = impl_second_moment(ctx, target, model, m, C, structure, order, entropy)
     # the implementation's sum on the low-order nodes differs from the check-order value by <= est (+ rounding)
     ctx.close(val, q, atol=2 * est + RT_ROUND * q, label="E||g||^2: implementation (order) vs oracle (check order)")
@@ -213,8 +213,8 @@ def thm1(ctx):
         mbar = stationary(model)
         E, tol = exact_second_moment(ctx, target, model, m, C, structure)
         b1, b2 = gmo.thm1_bounds(M, m, mbar, C)
-        ctx.leq(E, b1, atol=tol, label=f"{model['kind']} d={m.shape[0]} {structure}: E||g||^2 <= first bound")
-        ctx.leq(b1, b2, rtol=1e-15, label="first bound <= (d+3) M^2 ||w - wbar||^2")
+        ctx.bound(E, b1, atol=tol, label=f"{model['kind']} d={m.shape[0]} {structure}: E||g||^2 <= first bound")
+        ctx.bound(b1, b2, rtol=1e-15, label="first bound <= (d+3) M^2 ||w - wbar||^2")
 
     ctx.forall(_wellconditioned(4, ("full", "tril", "sym", "diag"), ("gaussian", "linear")), check,
                fixed=[("gaussian", 3, "full", 1, (0.1, 1.0, 3.0), (3.0, -3.0, 0.0)),
@@ -255,7 +255,7 @@ def thm2(ctx):
         mbar = stationary(model)
         E, tol = exact_second_moment(ctx, target, model, m, C, structure)
         _, b2 = gmo.thm1_bounds(M, m, mbar, C)
-        ctx.leq(E, b2, atol=tol,
+        ctx.bound(E, b2, atol=tol,
                 label=f"{model['kind']} d={m.shape[0]} {structure}: E||g_energy||^2 <= (d+3)M^2||w-wbar||^2")
 
     ctx.forall(_wellconditioned(2, ("full", "tril", "sym"), ("logistic", "cosine")), check,
@@ -280,8 +280,8 @@ def thm3(ctx):
         _, b2 = gmo.thm1_bounds(M, m, mbar, C)
         gh = ctx.impl.grad_neg_entropy(C, structure)
         for L in (1.0 / _sigma_min(C) ** 2, 4.0 / _sigma_min(C) ** 2):   # the smallest L with w in W_L, and a larger
-            ctx.leq(float(np.sum(gh * gh)), d * L, rtol=1e-12, label="||grad h||^2 <= dL on W_L")
-            ctx.leq(E, 2 * b2 + 2 * d * L, atol=tol,
+            ctx.bound(float(np.sum(gh * gh)), d * L, rtol=1e-12, label="||grad h||^2 <= dL on W_L")
+            ctx.bound(E, 2 * b2 + 2 * d * L, atol=tol,
                     label=f"{model['kind']} d={d} {structure}: E||g_ent||^2 <= 2(d+3)M^2||w-wbar||^2 + 2dL")
 
     # ||grad h||^2 <= dL is attained: V = full, C = L^{-1/2} Q with Q orthogonal gives ||C^{-T}||_F^2 = dL exactly
@@ -341,7 +341,7 @@ def def4(ctx):
                 return max(np.max(np.abs(om - om2)), np.max(np.abs(oC - oC2)))
 
             order, _, est = refined_orders(model["kind"], d, mean_error, lambda e: e <= 1e-8 * scale)
-            ctx.leq(est, 1e-8 * scale, label="Gauss-Hermite mean converged")
+            ctx.bound(est, 1e-8 * scale, label="Gauss-Hermite mean converged")
             U, w = gmo.hermite_tensor_rule(d, order)
             G, GC = impl_samples(ctx, target, m, C, U, structure, "energy")
             em, eC = w @ G, np.tensordot(w, GC, axes=1)
@@ -383,14 +383,14 @@ def thm26(ctx):
         dstar = float(np.sum((ms - mbar) ** 2) + np.sum(Cs ** 2))
         L = 1.0 / _sigma_min(C) ** 2
         E, tol = exact_second_moment(ctx, target, model, m, C, structure)
-        ctx.leq(E, 2 * (d + 3) * M**2 * dist + 2 * (d + 3) * M**2 * dstar, atol=tol,
+        ctx.bound(E, 2 * (d + 3) * M**2 * dist + 2 * (d + 3) * M**2 * dstar, atol=tol,
                 label=f"{model['kind']} {structure}: g_energy (a, b) = (2(d+3)M^2, 2(d+3)M^2||w*-wbar||^2)")
         E, tol = exact_second_moment(ctx, target, model, m, C, structure, entropy=True)
-        ctx.leq(E, 4 * (d + 3) * M**2 * dist + 4 * (d + 3) * M**2 * dstar + 2 * d * L, atol=tol,
+        ctx.bound(E, 4 * (d + 3) * M**2 * dist + 4 * (d + 3) * M**2 * dstar + 2 * d * L, atol=tol,
                 label=f"{model['kind']} {structure}: g_ent (a, b) = (4(d+3)M^2, 4(d+3)M^2||w*-wbar||^2 + 2dL)")
         if structure in ("full", "sym"):
             # convex target and V = full/sym: <grad l, grad h> = -tr E[Hess phi] <= 0, so even the printed b holds
-            ctx.leq(E, 4 * (d + 3) * M**2 * dist + 4 * (d + 3) * M**2 * dstar + d * L, atol=tol,
+            ctx.bound(E, 4 * (d + 3) * M**2 * dist + 4 * (d + 3) * M**2 * dstar + d * L, atol=tol,
                     label=f"{model['kind']} {structure}: printed b (dL) holds in the convex full/sym sub-case")
 
     ctx.forall(_wellconditioned(4, ("full", "tril", "sym"), ("gaussian", "linear")), check,

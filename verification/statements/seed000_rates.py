@@ -239,15 +239,15 @@ def thm6(ctx):
             lhs = inst.dist(m1, C1)
             rhs = float(np.sum((m - inst.ms - gamma * (gm - gsm)) ** 2) + np.sum((C - inst.Cs - gamma * (gC - gsC)) ** 2))
             # pathwise: non-expansive prox and the fixed point w* = prox(w* - gamma grad l(w*)) (Lemma 29)
-            ctx.leq(lhs, rhs, rtol=1e-10, atol=1e-13, label="pathwise ||w+ - w*||^2 <= ||w - w* - gamma(g - grad l(w*))||^2")
+            ctx.bound(lhs, rhs, rtol=1e-10, atol=1e-13, label="pathwise ||w+ - w*||^2 <= ||w - w* - gamma(g - grad l(w*))||^2")
             e1 += w * lhs
             e2 += w * rhs
         D = inst.dist(m, C)
         e3 = (1 - 2 * gamma * inst.mu + 2 * gamma**2 * a) * D + 2 * gamma**2 * (b + inst.M**2 * inst.dist_bar)
         e4 = (1 - gamma * inst.mu) * D + 2 * gamma**2 * (b + inst.M**2 * inst.dist_bar)
-        ctx.leq(e1, e2, rtol=1e-9, label="E||w+ - w*||^2 <= E||w - w* - gamma(g - grad l(w*))||^2")
-        ctx.leq(e2, e3, rtol=1e-9, label="... <= (1 - 2 gamma mu + 2 gamma^2 a) D + 2 gamma^2 (b + M^2 ||w* - wbar||^2)")
-        ctx.leq(e3, e4, rtol=1e-12, label="gamma <= mu/(2a): ... <= (1 - gamma mu) D + 2 gamma^2 (...)")
+        ctx.bound(e1, e2, rtol=1e-9, label="E||w+ - w*||^2 <= E||w - w* - gamma(g - grad l(w*))||^2")
+        ctx.bound(e2, e3, rtol=1e-9, label="... <= (1 - 2 gamma mu + 2 gamma^2 a) D + 2 gamma^2 (b + M^2 ||w* - wbar||^2)")
+        ctx.bound(e3, e4, rtol=1e-12, label="gamma <= mu/(2a): ... <= (1 - gamma mu) D + 2 gamma^2 (...)")
 
     ctx.forall(st.tuples(st.sampled_from(["gaussian", "linear"]), st.integers(1, 2), st.integers(0, 10**6)),
                one_step, fixed=[("gaussian", 1, 0), ("linear", 2, 0)], max_examples=_few(ctx, 4))
@@ -304,7 +304,7 @@ def thm7(ctx):
             e_gap += w * inst.gap(m1, C1)
             var += w * float(np.sum((gm - gtm) ** 2) + np.sum((gC - gtC) ** 2))
         D = inst.dist(m, C)
-        ctx.leq(0.5 * e_dist - 0.5 * D + gamma * e_gap, gamma**2 * var, rtol=1e-8, atol=1e-12,
+        ctx.bound(0.5 * e_dist - 0.5 * D + gamma * e_gap, gamma**2 * var, rtol=1e-8, atol=1e-12,
                 label="one-step (29): 1/2 E||w+ - w*||^2 - 1/2 D + gamma E gap <= gamma^2 V[g]")
 
     ctx.forall(st.tuples(st.integers(1, 2), st.integers(0, 10**6)), one_step, fixed=[(2, 0)], max_examples=_few(ctx, 3))
@@ -349,7 +349,7 @@ def e000_4(ctx):
         corrected = 16 * math.floor(2 * a / mu**2) ** 2 / T**2
         # r is an exact product of T rational-ish factors: rounding ~1e-14 relative
         ctx.geq(r[T], printed + 0.1, label=f"E w_T^2 exceeds the printed Eq. (13) ({name})")
-        ctx.leq(r[T], corrected, label=f"corrected Eq. (13) holds ({name})")
+        ctx.bound(r[T], corrected, label=f"corrected Eq. (13) holds ({name})")
         ctx.count()
 
 
@@ -371,16 +371,16 @@ def thm9(ctx):
         for w, (m1, C1, gm, gC) in zip(W, out):
             lhs = inst.dist(m1, C1)
             rhs = float(np.sum((m - gamma * gm - inst.ms) ** 2) + np.sum((C - gamma * gC - inst.Cs) ** 2))
-            ctx.leq(lhs, rhs, rtol=1e-10, atol=1e-13, label="pathwise: projection is non-expansive, w* in W_M")
+            ctx.bound(lhs, rhs, rtol=1e-10, atol=1e-13, label="pathwise: projection is non-expansive, w* in W_M")
             e1 += w * lhs
             e2 += w * rhs
             eg2 += w * float(np.sum(gm**2) + np.sum(gC**2))
         D = inst.dist(m, C)
-        ctx.leq(eg2, a * D + b, rtol=1e-9, label="Thm 26 (E000-3): E||g_ent||^2 <= a D + b on W_M")
+        ctx.bound(eg2, a * D + b, rtol=1e-9, label="Thm 26 (E000-3): E||g_ent||^2 <= a D + b on W_M")
         gap = inst.gap(m, C)
         e3 = (1 - inst.mu * gamma / 2) * D - 2 * gamma * gap + b * gamma**2
-        ctx.leq(e1, e2, rtol=1e-9, label="E||w+ - w*||^2 <= E||w - gamma g - w*||^2")
-        ctx.leq(e2, e3, rtol=1e-9, label="(32): ... <= (1 - mu gamma/2) D - 2 gamma (f(w) - f*) + b gamma^2")
+        ctx.bound(e1, e2, rtol=1e-9, label="E||w+ - w*||^2 <= E||w - gamma g - w*||^2")
+        ctx.bound(e2, e3, rtol=1e-9, label="(32): ... <= (1 - mu gamma/2) D - 2 gamma (f(w) - f*) + b gamma^2")
 
     ctx.forall(st.tuples(st.integers(1, 2), st.integers(0, 10**6)), one_step, fixed=[(2, 0)], max_examples=_few(ctx, 3))
 
@@ -426,7 +426,7 @@ def thm10(ctx):
         U, W, out = one_step_moments(ctx, "proj", inst, m, C, gamma)
         e1 = sum(w * inst.dist(m1, C1) for w, (m1, C1, _, _) in zip(W, out))
         D = inst.dist(m, C)
-        ctx.leq(2 * gamma * inst.gap(m, C), (1 + a * gamma**2) * D - e1 + b * gamma**2, rtol=1e-9,
+        ctx.bound(2 * gamma * inst.gap(m, C), (1 + a * gamma**2) * D - e1 + b * gamma**2, rtol=1e-9,
                 label="Thm 10 one-step: 2 gamma gap <= (1 + a gamma^2) D - E||w+ - w*||^2 + b gamma^2")
 
     ctx.forall(st.tuples(st.integers(1, 2), st.integers(0, 10**6)), one_step, fixed=[(2, 0)], max_examples=_few(ctx, 3))
@@ -466,7 +466,7 @@ def thm27(ctx):
         bound = 16 * math.floor(L / mu) ** 2 / (T + 1) ** 2 * r0 + sigma2 / mu**2 * 8 / (T + 1)
         # sums of T+1 positive terms: rounding <= (T+1) eps relative; when t* = 0 the exact factor 1 - gamma_0 mu = 0
         # is computed as 1 - (1/mu) mu, up to 2 eps, times r_0
-        ctx.leq(r[T + 1], bound, rtol=1e-12, atol=4.5e-16 * r0, label="Eq. (19) bounds the worst-case sequence of (18)")
+        ctx.bound(r[T + 1], bound, rtol=1e-12, atol=4.5e-16 * r0, label="Eq. (19) bounds the worst-case sequence of (18)")
 
     ctx.forall(st.tuples(st.floats(0.5, 40.0), st.floats(0.1, 10.0), st.floats(0.0, 10.0), st.floats(0.0, 100.0),
                          st.integers(0, 3000)), check,
@@ -491,7 +491,7 @@ def e000_7(ctx):
     premise = gamma / (1 - theta**T)
     ctx.geq(premise, (1 / math.sqrt(T)) * (1 / (A * B) + A / T) + 0.05, label="Lemma 28: premise > printed conclusion")
     ctx.geq(1 - theta**T, 0.0, label="sanity")
-    ctx.leq(1 - theta**T, T * (1 - theta), label="Bernoulli: 1 - theta^T <= T (1 - theta) (the reverse of the proof)")
+    ctx.bound(1 - theta**T, T * (1 - theta), label="Bernoulli: 1 - theta^T <= T (1 - theta) (the reverse of the proof)")
     # Thm 7 generic instance: exact E f(wbar^T) from second moments (no Monte Carlo)
     M, a = 1.0, 4.0
     gamma = 1 / (M * math.sqrt(T))
@@ -500,8 +500,8 @@ def e000_7(ctx):
     w = _theta_weights(theta, T, 1)
     Ef = 0.5 * M * float(w @ E @ w)
     ctx.geq(Ef, 1 / math.sqrt(T) * (M / 2 + a / (M * T)) + 0.03, label="Thm 7 printed 1/(M sqrt T) bound fails")
-    ctx.leq(Ef, gamma * a / (1 - theta**T), label="Thm 7 main (theta) bound holds")
-    ctx.leq(Ef, a / math.sqrt(T) * (M / (2 * a) + 1 / M), label="Thm 7 corrected 1/(M sqrt T) bound holds")
+    ctx.bound(Ef, gamma * a / (1 - theta**T), label="Thm 7 main (theta) bound holds")
+    ctx.bound(Ef, a / math.sqrt(T) * (M / (2 * a) + 1 / M), label="Thm 7 corrected 1/(M sqrt T) bound holds")
     # Thm 10 generic instance, gamma = 1/sqrt T, theta = 1/(1 + a gamma^2), average over w^0..w^{T-1}
     a = 10.0
     gamma = 1 / math.sqrt(T)
@@ -510,7 +510,7 @@ def e000_7(ctx):
     w = _theta_weights(theta, T, 0)
     Ef = 0.5 * float(w @ E @ w)
     ctx.geq(Ef, 0.5 / math.sqrt(T) * (1 + a / T) + 0.1, label="Thm 10 printed Eq. (14) fails")
-    ctx.leq(Ef, 0.5 / math.sqrt(T) * (1 + a), label="Thm 10 corrected Eq. (14) holds")
+    ctx.bound(Ef, 0.5 / math.sqrt(T) * (1 + a), label="Thm 10 corrected Eq. (14) holds")
     ctx.count(3)
 
 
@@ -534,7 +534,7 @@ def lemma28(ctx):
         premise = gamma * (a * D / one_minus + b)
         bound = a / math.sqrt(T) * D * (1 / (A * B) + A) + A * b / math.sqrt(T)
         # equality at T = 1 (Bernoulli is tight there): rounding of a few operations, 1e-12 relative
-        ctx.leq(premise, bound, rtol=1e-12, label="corrected Lemma 28")
+        ctx.bound(premise, bound, rtol=1e-12, label="corrected Lemma 28")
 
     ctx.forall(st.tuples(st.floats(0.01, 10), st.floats(0.01, 100), st.floats(0.01, 100), st.floats(0.0, 10),
                          st.floats(0.0, 10), st.integers(1, 10**6)), check, fixed=[(1.0, 1.0, 1.0, 1.0, 0.0, 100)])
@@ -552,7 +552,7 @@ def cor30(ctx):
     T = 120
     ctx.geq(T / math.log(T), 2 * a * A / inst.mu, label="T/log T >= 2aA/mu (hypothesis)")
     gamma = A * math.log(T) / T
-    ctx.leq((1 - gamma * inst.mu) ** T, 1 / T, label="(1 - gamma mu)^T <= T^{-mu A} <= 1/T")
+    ctx.bound((1 - gamma * inst.mu) ** T, 1 / T, label="(1 - gamma mu)^T <= T^{-mu A} <= 1/T")
     m0, C0 = start_point(inst, rng, "tril", 2.0)
     D0 = inst.dist(m0, C0)
     R = repetitions(ctx)

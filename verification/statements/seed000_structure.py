@@ -138,7 +138,7 @@ def impl_constants_match(ctx, model, target, label, mu_tight=True):
         ctx.close(mu, mu_o, rtol=1e-10, atol=1e-14, label=f"{label}: impl mu == tight mu (oracle)")
     else:
         ctx.geq(mu, 0.0, label=f"{label}: impl mu >= 0")
-        ctx.leq(mu, mu_o, rtol=1e-10, atol=1e-14, label=f"{label}: impl mu <= tight mu (oracle), a valid bound")
+        ctx.bound(mu, mu_o, rtol=1e-10, atol=1e-14, label=f"{label}: impl mu <= tight mu (oracle), a valid bound")
 
 
 def same_function(ctx, model, target, rng, label):
@@ -173,7 +173,7 @@ def lemma29(ctx):
         gamma = float(10 ** rng.uniform(-3, 1))
         P1, P2 = impl.entropy_prox(C1, gamma), impl.entropy_prox(C2, gamma)
         # a few roundings in the square root: 1e-12 relative
-        ctx.leq(np.linalg.norm(P1 - P2), np.linalg.norm(C1 - C2), rtol=1e-12, atol=1e-14,
+        ctx.bound(np.linalg.norm(P1 - P2), np.linalg.norm(C1 - C2), rtol=1e-12, atol=1e-14,
                 label="Lemma 29.1 ||prox C1 - prox C2|| <= ||C1 - C2||")
 
     def subgradient(inst):
@@ -260,7 +260,7 @@ def lemma31(ctx):
         # optimality condition of Eq. (34): p^2 - c p - gamma = 0, i.e. -1/p + (p - c)/gamma = 0; residual scaled
         # by p^2 + |c| p + gamma is a few ulps (we allow 1e-12 relative)
         resid = np.abs(p * p - c * p - gamma) / (p * p + np.abs(c) * p + gamma)
-        ctx.leq(float(resid.max()), 0.0, atol=1e-12, label="stationarity p^2 - c p - gamma = 0")
+        ctx.bound(float(resid.max()), 0.0, atol=1e-12, label="stationarity p^2 - c p - gamma = 0")
         # and against the SymPy closed form, evaluated with 30 digits
         f = sp.lambdify((C_SYM, GAMMA_SYM), root, "mpmath")
         with mpmath.workdps(30):
@@ -306,7 +306,7 @@ def lemma32(ctx):
         # variational inequality <C - P, D - P> <= 0 for every D in W_M (characterizes the projection)
         for _ in range(5):
             D = random_in_W(rng, d, "sym", smin=t)
-            ctx.leq(inner(C - P, D - P), 0.0, atol=1e-11 * scale**2, label="<C - P(C), D - P(C)> <= 0, D in W_M")
+            ctx.bound(inner(C - P, D - P), 0.0, atol=1e-11 * scale**2, label="<C - P(C), D - P(C)> <= 0, D in W_M")
         # C already in W_M is left alone
         D = random_in_W(rng, d, "sym", smin=t)
         ctx.close(impl.project_wm(D, M, "sym"), D, atol=1e-12 * (1 + np.abs(D).max()),
@@ -335,7 +335,7 @@ def lemma32(ctx):
         # BFGS on the factor converges like sqrt near a rank-deficient L (a clipped eigenvalue): ~1e-6 in X
         ctx.close(P, X, atol=1e-5 * (1 + np.abs(C).max()), label="Lemma 32 formula vs generic solver, d = 2")
         # X is feasible exactly, so the projection can be no farther from C (rounding only)
-        ctx.leq(inner(P - C, P - C), best.fun, rtol=1e-12, atol=1e-14,
+        ctx.bound(inner(P - C, P - C), best.fun, rtol=1e-12, atol=1e-14,
                 label="||P(C) - C||^2 <= generic solver's objective")
 
     ctx.forall(seeds(), check, fixed=[(1, 1, 20), (3, 1, 21)])
@@ -473,7 +473,7 @@ def lemma13(ctx):
         ctx.close(f_t, f_s, rtol=1e-12, atol=1e-12, label="logistic: min over T^d = min over S^d")
         ctx.close(L @ L.T, S @ S.T, atol=1e-7, label="logistic: same optimal covariance")
         gm, gC = vo.grad_objective(model, m_t, L)
-        ctx.leq(np.sqrt(gm @ gm + np.sum(gC * gC)), 0.0, atol=1e-7,
+        ctx.bound(np.sqrt(gm @ gm + np.sum(gC * gC)), 0.0, atol=1e-7,
                 label="logistic: triangular optimum stationary over R^d x M^d")
         ctx.count()
 
@@ -539,7 +539,7 @@ def lemma15(ctx):
             G = grad_V_by_fd(model, m, C, structure, 1e-4)
             ctx.close(G, proj(gC, structure), atol=1e-6 * (1 + abs(l0)),
                       label=f"15.2 grad l_V = proj_V grad l ({kind}, {structure})")
-            ctx.leq(np.linalg.norm(proj(gC, structure)), np.linalg.norm(gC), rtol=1e-15,
+            ctx.bound(np.linalg.norm(proj(gC, structure)), np.linalg.norm(gC), rtol=1e-15,
                     label="15.2 ||grad phi_V|| <= ||grad phi||")
             if kind != "logistic":
                 # the implementation's estimator, averaged over an exact cubature, is the gradient of the restriction
@@ -554,12 +554,12 @@ def lemma15(ctx):
             dV = np.sqrt(np.sum((gm - gm2) ** 2) + np.sum(proj(gC - gC2, structure) ** 2))
             dF = np.sqrt(np.sum((gm - gm2) ** 2) + np.sum((gC - gC2) ** 2))
             dw = np.sqrt(np.sum((m - m2) ** 2) + np.sum((C - C2) ** 2))
-            ctx.leq(dV, dF, rtol=1e-14, label="15.3 ||grad phi_V(w) - grad phi_V(w')|| <= full difference")
-            ctx.leq(dF, M * dw, rtol=1e-9, label="15.3 full difference <= M ||w - w'||")
+            ctx.bound(dV, dF, rtol=1e-14, label="15.3 ||grad phi_V(w) - grad phi_V(w')|| <= full difference")
+            ctx.bound(dF, M * dw, rtol=1e-9, label="15.3 full difference <= M ||w - w'||")
             # 15.1: convexity survives restriction (midpoint inequality on V)
             lm = vo.free_energy(model, 0.5 * (m + m2), 0.5 * (C + C2))[0]
             l2 = vo.free_energy(model, m2, C2)[0]
-            ctx.leq(lm, 0.5 * (l0 + l2), atol=1e-11 * (1 + abs(l0) + abs(l2)), label="15.1 midpoint convexity on V")
+            ctx.bound(lm, 0.5 * (l0 + l2), atol=1e-11 * (1 + abs(l0) + abs(l2)), label="15.1 midpoint convexity on V")
 
     ctx.forall(seeds(3, 5), check, fixed=[(2, 3, 60), (3, 4, 61), (2, 4, 62)],
                max_examples=max(6, ctx.profile.max_examples // 2))
@@ -593,7 +593,7 @@ def lemma16(ctx):
             lhs = np.sqrt(np.sum((g1m - g2m) ** 2) + np.sum((g1C - g2C) ** 2))
             rhs = M * np.sqrt(np.sum((m1 - m2) ** 2) + np.sum((C1 - C2) ** 2))
             # oracle gradients accurate to ~1e-13 relative: 1e-9 relative + 1e-11 absolute on a difference
-            ctx.leq(lhs, rhs, rtol=1e-9, atol=1e-11, label=f"16.1 ||grad l(w) - grad l(w')|| <= M ||w - w'|| ({kind})")
+            ctx.bound(lhs, rhs, rtol=1e-9, atol=1e-11, label=f"16.1 ||grad l(w) - grad l(w')|| <= M ||w - w'|| ({kind})")
 
     def tight_linear(inst):
         d, N, seed = inst
@@ -636,7 +636,7 @@ def lemma16(ctx):
                 C2 = C2 * (t / sigma_min(C2)) * (1 + 1e-9)
             G1, G2 = np.asarray(impl.grad_neg_entropy(C1, structure)), np.asarray(impl.grad_neg_entropy(C2, structure))
             # inverses of matrices with sigma_min >= t carry rounding ~1e-15 |G|; C2 may equal C1 up to rounding
-            ctx.leq(np.linalg.norm(G1 - G2), M * np.linalg.norm(C1 - C2), rtol=1e-10,
+            ctx.bound(np.linalg.norm(G1 - G2), M * np.linalg.norm(C1 - C2), rtol=1e-10,
                     atol=1e-14 * (np.abs(G1).max() + np.abs(G2).max()),
                     label=f"16.3 ||grad h(C) - grad h(C')|| <= M ||C - C'|| on W_M ({structure})")
 
@@ -684,7 +684,7 @@ def lemma17(ctx):
             dist2 = np.sum((m1 - m2) ** 2) + np.sum((C1 - C2) ** 2)
             # mu-strong convexity at the midpoint: l(mid) <= (l1 + l2)/2 - (mu/8)||w1 - w2||^2 (equality for the
             # quadratic part along the bottom eigenvector); oracle values accurate to 1e-13 relative
-            ctx.leq(lm, 0.5 * (l1 + l2) - mu / 8 * dist2, atol=1e-11 * (1 + abs(l1) + abs(l2)),
+            ctx.bound(lm, 0.5 * (l1 + l2) - mu / 8 * dist2, atol=1e-11 * (1 + abs(l1) + abs(l2)),
                     label=f"17.1 l mu-strongly convex, midpoint ({kind})")
 
     def sym_part(inst):
@@ -702,7 +702,7 @@ def lemma17(ctx):
         ctx.close(sigma_min(C1), l1, rtol=1e-12, label="17.2 sigma_min = lambda_min on W (sym)")
         # h = -log det convex on S^d_{++}: midpoint and monotone gradient (through the implementation)
         h1, h2, hm = (-np.linalg.slogdet(X)[1] for X in (C1, C2, 0.5 * (C1 + C2)))
-        ctx.leq(hm, 0.5 * (h1 + h2), atol=1e-12 * (1 + abs(h1) + abs(h2)), label="17.2 h convex (sym), midpoint")
+        ctx.bound(hm, 0.5 * (h1 + h2), atol=1e-12 * (1 + abs(h1) + abs(h2)), label="17.2 h convex (sym), midpoint")
         G1, G2 = np.asarray(impl.grad_neg_entropy(C1, "sym")), np.asarray(impl.grad_neg_entropy(C2, "sym"))
         ctx.geq(inner(G1 - G2, C1 - C2), 0.0, atol=1e-12 * (1 + np.abs(G1).max() + np.abs(G2).max()) *
                 (1 + np.abs(C1 - C2).max()), label="17.2 grad h monotone (sym)")
@@ -721,7 +721,7 @@ def lemma17(ctx):
             ctx.close(np.sort(np.linalg.eigvals(X).real), np.sort(np.diag(X)), rtol=1e-9, atol=1e-12,
                       label="17.3 eigenvalues of triangular C = its diagonal")
         h1, h2, hm = (-np.sum(np.log(np.diag(X))) for X in (C1, C2, 0.5 * (C1 + C2)))
-        ctx.leq(hm, 0.5 * (h1 + h2), atol=1e-13 * (1 + abs(h1) + abs(h2)), label="17.3 h convex (tril), midpoint")
+        ctx.bound(hm, 0.5 * (h1 + h2), atol=1e-13 * (1 + abs(h1) + abs(h2)), label="17.3 h convex (tril), midpoint")
         G1, G2 = np.asarray(impl.grad_neg_entropy(C1, "tril")), np.asarray(impl.grad_neg_entropy(C2, "tril"))
         ctx.geq(inner(G1 - G2, C1 - C2), 0.0, atol=1e-12 * (1 + np.abs(G1).max() + np.abs(G2).max()),
                 label="17.3 grad h monotone (tril)")
@@ -744,8 +744,8 @@ def e000_6(ctx):
     C = np.array([[1.0, 0.0], [3.0, 1.0]])
     x = np.array([1.0, -1.0])
     ctx.true(bool(np.all(np.diag(C) > 0)), label="C has a positive diagonal (in refvi's W)")
-    ctx.leq(float(x @ C @ x), -1.0, label="x^T C x = -1 < 0: C is not positive definite as a quadratic form")
-    ctx.leq(float(np.linalg.eigvalsh(0.5 * (C + C.T))[0]), -0.49, label="lambda_min of the symmetric part = -1/2 < 0")
+    ctx.bound(float(x @ C @ x), -1.0, label="x^T C x = -1 < 0: C is not positive definite as a quadratic form")
+    ctx.bound(float(np.linalg.eigvalsh(0.5 * (C + C.T))[0]), -0.49, label="lambda_min of the symmetric part = -1/2 < 0")
     # the leading principal minors (what 'Sylvester' tests) are all positive nonetheless
     ctx.true(C[0, 0] > 0 and np.linalg.det(C) > 0, label="leading principal minors 1, 1 > 0")
     ctx.count()
@@ -761,7 +761,7 @@ def lemma18(ctx):
         m, C, f = vo.solve(model, structure)
         gm, gC = vo.grad_objective(model, m, C)
         # the oracle's optimum: closed form, or Newton to ||grad|| <= 1e-9
-        ctx.leq(np.sqrt(gm @ gm + np.sum(proj(gC, structure) ** 2)), 0.0, atol=1e-8, label=f"{label}: w* stationary")
+        ctx.bound(np.sqrt(gm @ gm + np.sum(proj(gC, structure) ** 2)), 0.0, atol=1e-8, label=f"{label}: w* stationary")
         s = sigma_min(C)
         if tight:
             # Gaussian target: C* C*^T = H^{-1}, so sigma_min(C*) = 1/sqrt(lambda_max(H)) = 1/sqrt(M) exactly
@@ -817,9 +817,9 @@ def _hessian_within(ctx, model, target, rng, label, n_points=4):
         lo_seen, hi_seen = min(lo_seen, lo), max(hi_seen, hi)
         # finite-difference Hessian accurate to ~1e-9 absolute for these O(1)..O(10) models (hb.hessian_fd doc)
         tol = 1e-7 * (1 + M)
-        ctx.leq(hi, M, atol=tol, label=f"{label}: lambda_max(-Hess log p) <= M")
+        ctx.bound(hi, M, atol=tol, label=f"{label}: lambda_max(-Hess log p) <= M")
         ctx.geq(lo, mu, atol=tol, label=f"{label}: lambda_min(-Hess log p) >= mu")
-        ctx.leq(np.linalg.norm(H, 2), M, atol=tol, label=f"{label}: ||Hess log p||_2 <= M (Def. 19)")
+        ctx.bound(np.linalg.norm(H, 2), M, atol=tol, label=f"{label}: ||Hess log p||_2 <= M (Def. 19)")
     return lo_seen, hi_seen
 
 
@@ -853,8 +853,8 @@ def thm21(ctx):
             ctx.close(H, hb.glm_hessian(X, y, Si, phi, z), atol=1e-7 * (1 + M), label="Hessian identity of the proof")
             lo, hi = _eig_range(H)
             ctx.geq(lo, mu, atol=1e-7 * (1 + M), label="lambda_min >= mu")
-            ctx.leq(hi, beta, atol=1e-7 * (1 + M), label="lambda_max <= beta (theta_max)")
-            ctx.leq(np.linalg.norm(H, 2), M, atol=1e-7 * (1 + M), label="Thm 21.1: ||Hess|| <= max(|mu|, |beta|)")
+            ctx.bound(hi, beta, atol=1e-7 * (1 + M), label="lambda_max <= beta (theta_max)")
+            ctx.bound(np.linalg.norm(H, 2), M, atol=1e-7 * (1 + M), label="Thm 21.1: ||Hess|| <= max(|mu|, |beta|)")
 
     def refvi_models(inst):
         d, N, seed = inst
@@ -947,7 +947,7 @@ def e000_2(ctx):
         if what == "M":
             ctx.geq(H, printed + 0.5, label="printed M = 5/4 is below the true curvature 2")
         else:
-            ctx.leq(H, printed - 0.1, label="printed mu = 5/4 is above the true curvature 17/16")
+            ctx.bound(H, printed - 0.1, label="printed mu = 5/4 is above the true curvature 17/16")
         ctx.count()
 
 
@@ -988,14 +988,14 @@ def cor23(ctx):
         lo = _eig_range(hb.hessian_sympy(model, np.array([t, t])))[0]
         # lambda_min = 1/s^2 + sigma'(t) with 0 < sigma'(t) < e^{-t}
         ctx.geq(lo, impl.strong_convexity(target), rtol=1e-14, label="mu is a lower bound far out")
-        ctx.leq(lo - impl.strong_convexity(target), np.exp(-t), label=f"mu approached at z = ({t}, {t})")
+        ctx.bound(lo - impl.strong_convexity(target), np.exp(-t), label=f"mu approached at z = ({t}, {t})")
         ctx.count()
     # SymPy-exact Hessian on a tiny random instance
     rng = ctx.rng("sympy")
     model, target = logistic_instance(rng, 3, 2)
     for z in (np.zeros(2), rng.standard_normal(2)):
         lo, hi = _eig_range(hb.hessian_sympy(model, z))
-        ctx.leq(hi, impl.smoothness(target), rtol=1e-13, label="SymPy Hessian <= M")
+        ctx.bound(hi, impl.smoothness(target), rtol=1e-13, label="SymPy Hessian <= M")
         ctx.geq(lo, impl.strong_convexity(target), rtol=1e-13, label="SymPy Hessian >= mu")
         ctx.count()
     # real data: wine (178 x 14) and breast cancer (569 x 31), standardized with intercept, prior scale 1
@@ -1034,14 +1034,14 @@ def thm24(ctx):
             full = np.linalg.norm(H, 2)
             tol = 1e-7 * (1 + M)
             # (1 <=> 2) smooth iff ||H||_2 bounded; here by the oracle's explicit M
-            ctx.leq(full, M, atol=tol, label="||Hess log p||_2 <= M")
+            ctx.bound(full, M, atol=tol, label="||Hess log p||_2 <= M")
             # (2 => 4) every block is a submatrix: ||H_ij||_2 <= ||H||_2
-            ctx.leq(float(norms.max()), full, rtol=1e-12, atol=1e-12, label="block norms <= full norm")
+            ctx.bound(float(norms.max()), full, rtol=1e-12, atol=1e-12, label="block norms <= full norm")
             # (4 => 2) ||H||_2 <= (number of block rows) * max block norm
-            ctx.leq(full, (G + 1) * float(norms.max()), rtol=1e-12, label="full norm <= (G+1) max block norm")
+            ctx.bound(full, (G + 1) * float(norms.max()), rtol=1e-12, label="full norm <= (G+1) max block norm")
             # (5-7) z_i-z_j blocks vanish for i != j: z_i interacts only with theta and its own data
             off = [norms[i, j] for i in range(1, G + 1) for j in range(1, G + 1) if i != j]
-            ctx.leq(max(off, default=0.0), 0.0, atol=1e-8, label="z_i-z_j blocks are zero (i != j)")
+            ctx.bound(max(off, default=0.0), 0.0, atol=1e-8, label="z_i-z_j blocks are zero (i != j)")
         # the implementation's M: the bound is attained at z = 0 (every logistic curvature 1/4), so it must equal it
         ctx.close(impl.smoothness(target), _eig_range(hb.hessian_fd(model, np.zeros(target.dim)))[1], rtol=1e-8,
                   label="impl M == lambda_max(-Hess log p(0)) (attained)")
@@ -1082,7 +1082,7 @@ def cor25(ctx):
     for z in (np.zeros(3), rng.standard_normal(3)):
         H = hb.hessian_sympy(model, z)
         lo, hi = _eig_range(H)
-        ctx.leq(hi, impl.smoothness(target), rtol=1e-13, label="SymPy Hessian <= M")
+        ctx.bound(hi, impl.smoothness(target), rtol=1e-13, label="SymPy Hessian <= M")
         ctx.geq(lo, impl.strong_convexity(target), rtol=1e-13, label="SymPy Hessian >= mu")
         Si, Di = 1 / model["Sigma"][0, 0], 1 / model["Delta"][0, 0]
         ctx.close(-H[0, 0], -(Si + 2 * Di), rtol=1e-13, label="theta-theta entry (SymPy) = -(1/S + 2/D)")

@@ -210,7 +210,7 @@ def e001_1(ctx):
     L_printed = 1.0 / 1.0                                                   # 1 / inf(q/p_x), q/p_x == 1
     ctx.geq(kl, 1.5 * 0.5 * L_printed * nrm2, label="KL(y||q) exceeds the printed (L/2)||y-q||^2 by 2x (QUADPACK)")
     ctx.geq(glip, 1.5 * L_printed, label="||log y - log q|| / ||y - q|| ~ 2 > printed L = 1")
-    ctx.leq(kl, nrm2 / (2 * (0.5 - eta)), rtol=1e-12, label="corrected bound with eps = inf y,q = 0.49 holds")
+    ctx.bound(kl, nrm2 / (2 * (0.5 - eta)), rtol=1e-12, label="corrected bound with eps = inf y,q = 0.49 holds")
 
 
 @statement("001.lemma1", title="KL(.||p_x) is (1/eps)-smooth on densities bounded below by eps (sufficient part)",
@@ -228,8 +228,8 @@ def lemma1(ctx):
         nrm2 = integrate.quad(lambda z: (py(z) - pq(z)) ** 2, -1, 1, epsabs=1e-14, limit=200)[0]
         glog = integrate.quad(lambda z: math.log(py(z) / pq(z)) ** 2, -1, 1, epsabs=1e-14, limit=200)[0]
         kl = ob.kl_quad_1d(py, lambda z: math.log(pq(z)), -1.0, 1.0)
-        ctx.leq(glog, nrm2 / eps ** 2, rtol=1e-9, atol=1e-14, label="||log y - log q||^2 <= ||y - q||^2 / eps^2")
-        ctx.leq(kl, nrm2 / (2 * eps), rtol=1e-9, atol=1e-14, label="KL(y||q) <= ||y - q||^2 / (2 eps)")
+        ctx.bound(glog, nrm2 / eps ** 2, rtol=1e-9, atol=1e-14, label="||log y - log q||^2 <= ||y - q||^2 / eps^2")
+        ctx.bound(kl, nrm2 / (2 * eps), rtol=1e-9, atol=1e-14, label="KL(y||q) <= ||y - q||^2 / (2 eps)")
         ctx.geq(kl, nrm2 / (2 * M), rtol=1e-9, atol=1e-14, label="KL(y||q) >= ||y - q||^2 / (2 M)")
 
     ctx.forall(st.tuples(mixtures(inst.K), mixtures(inst.K)), check, fixed=[(((0,), (1.0,)), ((80,), (1.0,)))],
@@ -464,7 +464,7 @@ def i3_horizons(ctx):
 def _bound_along(ctx, h, bound, label):
     """h_t <= bound_t for every t, tightness tracked at the tightest t."""
     t = int(np.argmax(h / bound))
-    ctx.leq(float(np.max(h - bound)), 0.0, atol=1e-9, label=f"{label}: h_t <= bound for all t")
+    ctx.bound(float(np.max(h - bound)), 0.0, atol=1e-9, label=f"{label}: h_t <= bound for all t")
     ctx.bound(float(h[t]), float(bound[t]), atol=1e-9, label=f"{label} (tightest t = {t})")
 
 
@@ -497,7 +497,7 @@ def thm4(ctx):
     for dl in (0.05, 0.1, 0.25):
         h = interval_fw(dl, "fixed_delta", 20000)
         bound = 2 * (4.0 / dl + h[0]) / (dl * np.arange(h.size) + 2)
-        ctx.leq(float(np.max(h - bound)), 0.0, label=f"interval instance, delta = {dl}, step 2/(delta t+2)")
+        ctx.bound(float(np.max(h - bound)), 0.0, label=f"interval instance, delta = {dl}, step 2/(delta t+2)")
         ctx.count()
 
 
@@ -650,7 +650,7 @@ def thm5(ctx):
     ts = [t for t in range(0, h.size - 10) if h[t + 10] > floor]
     ctx.true(len(ts) >= 30, label="at least 30 windows above the floor")
     for t in ts:
-        ctx.leq(h[t + 10] / h[t], 0.05, label="h_{t+10} / h_t <= 0.05 in every window (geometric; an O(1/t^k) "
+        ctx.bound(h[t + 10] / h[t], 0.05, label="h_{t+10} / h_t <= 0.05 in every window (geometric; an O(1/t^k) "
                                                 "sequence has ratio -> 1)")
     ctx.count(len(ts))
     # contrast: q* on a face of conv(A) (I1 grid): the same method is not geometric
@@ -705,7 +705,7 @@ def thm9(ctx):
     h = runs[1][1].f - fstar
     for t in range(0, h.size - 5):
         if h[t + 5] > 1e-9:
-            ctx.leq(h[t + 5] / h[t], 0.1, label="Var 1: h_{t+5}/h_t <= 0.1 above the floor (linear rate)")
+            ctx.bound(h[t + 5] / h[t], 0.1, label="Var 1: h_{t+5}/h_t <= 0.1 above the floor (linear rate)")
 
 
 # ------------------------------------------------------------------------------------------------------------------
@@ -815,12 +815,12 @@ def claim_shift_invariance(ctx):
         # simplex over S, and the FW gap on S (>= f - min f) is at first-order-optimality level
         a = _embed(inst.K, idx, f0)
         sc = oracle.scores(a)[idx]
-        ctx.leq(float(a[idx] @ sc - sc.min()), 0.0, atol=1e-6, label="fully-corrective: FW gap on S ~ 0")
+        ctx.bound(float(a[idx] @ sc - sc.min()), 0.0, atol=1e-6, label="fully-corrective: FW gap on S ~ 0")
         ref = optimize.minimize(lambda x: oracle.f(_embed(inst.K, idx, x)), np.full(idx.size, 1.0 / idx.size),
                                 method="SLSQP", bounds=[(0.0, 1.0)] * idx.size,
                                 constraints=[dict(type="eq", fun=lambda x: x.sum() - 1.0)],
                                 options=dict(ftol=1e-15, maxiter=500))
-        ctx.leq(oracle.f(a), float(ref.fun), atol=1e-12, label="fully-corrective: f(weights) <= SLSQP min over conv(S)")
+        ctx.bound(oracle.f(a), float(ref.fun), atol=1e-12, label="fully-corrective: f(weights) <= SLSQP min over conv(S)")
 
     ctx.forall(st.tuples(mixtures(inst.K), st.floats(-50, 50)), check, fixed=[(((20, 64), (0.5, 0.5)), 12.5)],
                max_examples=n_examples(ctx, 10))
@@ -853,7 +853,7 @@ def claim_fw_gap_certificate(ctx):
     for name, res in runs.items():
         check_run_records(ctx, oracle, res, name)
         h = res.f - fstar
-        ctx.leq(float(np.max(h - res.gap)), 0.0, atol=1e-12, label=f"{name}: f(q^t) - f* <= gap_t")
+        ctx.bound(float(np.max(h - res.gap)), 0.0, atol=1e-12, label=f"{name}: f(q^t) - f* <= gap_t")
         ctx.geq(float(np.min(h)), 0.0, atol=1e-12, label=f"{name}: f(q^t) >= f* = -log P(A)")
         ctx.count(h.size)
 
@@ -878,5 +878,5 @@ def claim_mog_recovery(ctx):
     fstar2 = -math.log(sum(w * ob.box_probability(m, 0.6, [-1, -1], [1, 1]) for w, m in zip([0.3, 0.7], means)))
     res = b.corrective(inst2, 15, variant="full")
     ctx.close(res.f[-1], fstar2, atol=1e-6, label="2-D: f(q^T) = -log P(A) to 1e-6")
-    ctx.leq(float(np.max(res.f - fstar2 - res.gap)), 0.0, atol=1e-12, label="2-D: gap certificate")
+    ctx.bound(float(np.max(res.f - fstar2 - res.gap)), 0.0, atol=1e-12, label="2-D: gap certificate")
     ctx.count()

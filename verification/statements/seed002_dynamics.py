@@ -69,8 +69,8 @@ def _contraction(ctx, gaps, rate, floor, label):
     for k in range(len(gaps) - 1):
         if gaps[k] < 1e3 * floor:
             break
-        ctx.leq(gaps[k + 1], rate * gaps[k], atol=floor, label=f"{label}: per-step contraction at k = {k}")
-    ctx.leq(gaps[-1], rate ** (len(gaps) - 1) * gaps[0], atol=floor, label=f"{label}: F(w_K) - v* <= (1 - lc)^K gap_0")
+        ctx.bound(gaps[k + 1], rate * gaps[k], atol=floor, label=f"{label}: per-step contraction at k = {k}")
+    ctx.bound(gaps[-1], rate ** (len(gaps) - 1) * gaps[0], atol=floor, label=f"{label}: F(w_K) - v* <= (1 - lc)^K gap_0")
 
 
 @erratum("E002-8", where="seed 002 Thm 6 (the displayed rate)",
@@ -178,7 +178,7 @@ def heron(ctx):
         e = [abs(abs(x) - root) / root for x in cs[1:]]
         for k in range(len(e) - 1):
             if e[k] > 1e-7:
-                ctx.leq(e[k + 1], e[k] ** 2, rtol=1e-6, atol=1e-15, label="quadratic convergence e_{k+1} <= e_k^2")
+                ctx.bound(e[k + 1], e[k] ** 2, rtol=1e-6, atol=1e-15, label="quadratic convergence e_{k+1} <= e_k^2")
 
     ctx.forall(st.tuples(st.integers(0, 2**32 - 1), st.floats(-20.0, 20.0).filter(lambda x: abs(x) > 1e-3)), check,
                fixed=[(0, 1e-3), (1, 10.0)])

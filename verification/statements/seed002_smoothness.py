@@ -117,7 +117,7 @@ def _discrete_U(base, d):
 def _smooth_check(ctx, gw, gv, w, v, M, label):
     lhs = math.sqrt(float(np.sum((gw[0] - gv[0]) ** 2)) + float(np.sum((gw[1] - gv[1]) ** 2)))
     rhs = M * _norm_w(w[0] - v[0], w[1] - v[1])
-    ctx.leq(lhs, rhs, rtol=RTOL_INEQ, atol=ATOL_INEQ, label=label)   # gradients exact to ~1e-13 (module docstring)
+    ctx.bound(lhs, rhs, rtol=RTOL_INEQ, atol=ATOL_INEQ, label=label)   # gradients exact to ~1e-13 (module docstring)
     return lhs / rhs
 
 
@@ -235,7 +235,7 @@ def thm1(ctx):
     g2 = _impl_grad_rule(ctx, target, m + dm, C + dC, U, W)
     inner = float(np.sum((g2[0] - g1[0]) * dm) + np.sum((g2[1] - g1[1]) * dC))
     ctx.close(inner, a * lam[0], rtol=1e-12, atol=1e-12, label="shifted base: curvature = a lambda_min(S_2)")
-    ctx.leq(inner, a - 0.5, label="negative control: shifted base violates a-strong convexity (|mu0| = 1)")
+    ctx.bound(inner, a - 0.5, label="negative control: shifted base violates a-strong convexity (|mu0| = 1)")
 
 
 # =================================================================================================================
@@ -378,7 +378,7 @@ def lemma11(ctx):
         x, y = rng.normal(size=2)
         lhs = ds.inner(x * F[0] + y * F[1], F[2], w)
         ctx.close(lhs, x * G[0, 2] + y * G[1, 2], rtol=1e-12, atol=1e-13, label="bilinearity")
-        ctx.leq(G[0, 1] ** 2, G[0, 0] * G[1, 1], rtol=1e-12, label="Cauchy-Schwarz")
+        ctx.bound(G[0, 1] ** 2, G[0, 0] * G[1, 1], rtol=1e-12, label="Cauchy-Schwarz")
         Z = np.zeros((n, k))
         ctx.close(ds.inner(Z, Z, w), 0.0, label="<0, 0> = 0")
         ctx.geq(ds.inner(F[3], F[3], w), 0.0, label="<a, a> >= 0")

@@ -184,7 +184,7 @@ def thm3(ctx):
         ctx.close(C @ C.T, cov, atol=1e-9, label="impl prox-GD optimum: C C^T = A^{-1}")
         ctx.close(m, mu, atol=1e-9, label="impl prox-GD optimum: m = mu")
         lhs = float(np.sum(C * C) + np.sum((m - mu) ** 2))
-        ctx.leq(lhs, d / c, rtol=1e-9, label="Thm 3(i) quadratic")
+        ctx.bound(lhs, d / c, rtol=1e-9, label="Thm 3(i) quadratic")
         lam_min = float(np.linalg.eigvalsh(C @ C.T)[0])
         ctx.geq(lam_min, 1.0 / M, rtol=1e-9, label="Thm 3(ii) quadratic")
         if iso:   # tight case (Thm 4 / O2): both bounds hold with equality
@@ -205,7 +205,7 @@ def thm3(ctx):
         c, M = model_constants(model)
         m, C, _ = prox_gradient_optimum(impl, target, moment_points(d), M, d)
         ctx.close(C @ C.T, np.linalg.inv(P), atol=1e-9, label="linear: C C^T = posterior covariance")
-        ctx.leq(np.sum(C * C) + np.sum((m - z_star) ** 2), d / c, rtol=1e-9, label="Thm 3(i) linear regression")
+        ctx.bound(np.sum(C * C) + np.sum((m - z_star) ** 2), d / c, rtol=1e-9, label="Thm 3(i) linear regression")
         ctx.geq(np.linalg.eigvalsh(C @ C.T)[0], 1.0 / M, rtol=1e-9, label="Thm 3(ii) linear regression")
         ctx.count()
 
@@ -221,7 +221,7 @@ def thm3(ctx):
         m, C, _ = vi_objective.solve(model, "full")
         z_star = logistic_map(X, y, s)
         # oracle solve to |grad F| <= 1e-9: parameters accurate to ~1e-9 / c; 1e-7 relative is loose enough.
-        ctx.leq(np.sum(C * C) + np.sum((m - z_star) ** 2), d / c, rtol=1e-7, label="Thm 3(i) logistic, c = 1/s^2")
+        ctx.bound(np.sum(C * C) + np.sum((m - z_star) ** 2), d / c, rtol=1e-7, label="Thm 3(i) logistic, c = 1/s^2")
         S = C @ C.T
         ctx.geq(np.linalg.eigvalsh(S)[0], 1.0 / M, rtol=1e-7, label="Thm 3(ii) logistic")
         # Stein stationarity identity (Gaussian s): (C C^T)^{-1} = E_q[-grad^2 log p]
@@ -261,7 +261,7 @@ def thm3(ctx):
                 zs = optimize.minimize(lambda z: alpha * math.cos(b @ z + phi) + 0.5 * beta * np.sum((z - z0) ** 2),
                                        z0, jac=lambda z: -alpha * math.sin(b @ z + phi) * b + beta * (z - z0),
                                        method="BFGS", options={"gtol": 1e-12}).x
-                ctx.leq(np.sum(C * C) + np.sum((m - zs) ** 2), d / c, rtol=1e-6, label="Thm 3(i) cos target")
+                ctx.bound(np.sum(C * C) + np.sum((m - zs) ** 2), d / c, rtol=1e-6, label="Thm 3(i) cos target")
             converged += 1
             ctx.count()
     ctx.geq(converged, 6, label="cos target: at least 6 of 8 BFGS solves reached |grad F| <= 1e-7 (not vacuous)")
@@ -286,12 +286,12 @@ def thm3(ctx):
                              charfun.cos_quadratic(base, alpha, b, phi, beta, z0, m_, C_, nu=nu))
                 m, C, gnorm = minimize_free_energy(energy_fn, d, rng.normal(size=d),
                                                    with_singular_values(rng, rng.uniform(0.5, 1.5, size=d)))
-                ctx.leq(gnorm, 1e-7, label=f"stationary point found ({base}, d = {d})")
+                ctx.bound(gnorm, 1e-7, label=f"stationary point found ({base}, d = {d})")
                 if convex:
                     zs = optimize.minimize(lambda z: energy_fn(z, np.zeros((d, d)))[0], z0,
                                            jac=lambda z: energy_fn(z, np.zeros((d, d)))[1], method="BFGS",
                                            options={"gtol": 1e-12}).x      # l(z, 0) = f(z)
-                    ctx.leq(np.sum(C * C) + np.sum((m - zs) ** 2), d / c, rtol=1e-6,
+                    ctx.bound(np.sum(C * C) + np.sum((m - zs) ** 2), d / c, rtol=1e-6,
                             label=f"Thm 3(i), {base} base, stationary point")
                 if d == 1:
                     ctx.geq(float(C[0, 0] ** 2), 1.0 / M, rtol=1e-6, label=f"Thm 3(ii), d = 1, {base} base")
@@ -358,9 +358,9 @@ def _e002_2(ctx):
     # Nelder-Mead to 1e-12 on a 200-node Gauss-Hermite objective: lhs accurate to ~1e-6 at worst.
     ctx.close(lhs, 0.48365, atol=1e-4, label="recorded instance value ||C||^2 + (m - z*)^2 = 0.4837")
     ctx.geq(lhs, 1.0 / c_paper + 0.1, label="Thm 3(i) with the printed c is violated (d = N = 1, x = 4)")
-    ctx.leq(lhs, 1.0, label="...while Thm 3(i) with c = 1 holds on the same instance")
+    ctx.bound(lhs, 1.0, label="...while Thm 3(i) with c = 1 holds on the same instance")
     hess_far = 1.0 + x * x * 0.25 / math.cosh(0.5 * x * 20.0) ** 2
-    ctx.leq(hess_far, c_paper - 3.9, label="-(log p)'' at z = 20 is ~1 < printed c = 5: not 5-strongly convex")
+    ctx.bound(hess_far, c_paper - 3.9, label="-(log p)'' at z = 20 is ~1 < printed c = 5: not 5-strongly convex")
     ctx.count(2)
 
 
@@ -381,7 +381,7 @@ def logistic_constants(ctx):
         for z in rng.normal(scale=3.0, size=(5, d)):
             lam = np.linalg.eigvalsh(logistic_hessian(X, y, s, z))
             ctx.geq(lam[0], c, rtol=1e-12, label="lambda_min(Hess) >= c")
-            ctx.leq(lam[-1], M, rtol=1e-12, label="lambda_max(Hess) <= M")
+            ctx.bound(lam[-1], M, rtol=1e-12, label="lambda_max(Hess) <= M")
         # ...and both are tight: M is attained at z = 0 (sigma(0) sigma(0) = 1/4), c is approached far from the data
         ctx.close(np.linalg.eigvalsh(logistic_hessian(X, y, s, np.zeros(d)))[-1], M, rtol=1e-12, label="M attained")
         v = rng.normal(size=d)
@@ -440,7 +440,7 @@ def h_convex_restricted(ctx):
         # first-order convexity h(B) >= h(C) + <grad h(C), B - C>; rounding of log det ~ 1e-13 on these scales
         ctx.geq(neg_log_abs_det(B), neg_log_abs_det(C) + float(np.sum(g * (B - C))), atol=1e-11,
                 label=f"h convex on {structure} (first order)")
-        ctx.leq(neg_log_abs_det(0.5 * (B + C)), 0.5 * (neg_log_abs_det(B) + neg_log_abs_det(C)), atol=1e-11,
+        ctx.bound(neg_log_abs_det(0.5 * (B + C)), 0.5 * (neg_log_abs_det(B) + neg_log_abs_det(C)), atol=1e-11,
                 label=f"h convex on {structure} (midpoint)")
 
     ctx.forall(st.tuples(st.integers(1, 4), SEEDS, st.sampled_from(["tril", "sym"])), check,
@@ -461,7 +461,7 @@ def _e002_4(ctx):
         ctx.geq(smin(A), 1.0, rtol=1e-15, label="endpoint in W_1")
         ctx.geq(smin(B), 1.0, rtol=1e-15, label="endpoint in W_1")
         ctx.close(smin(0.5 * (A + B)), expected, atol=1e-15, label="sigma_min(midpoint)")
-        ctx.leq(smin(0.5 * (A + B)), 1.0 - 0.29, label="midpoint outside W_1")
+        ctx.bound(smin(0.5 * (A + B)), 1.0 - 0.29, label="midpoint outside W_1")
         ctx.count()
     ctx.close(np.linalg.det(ROT90), 1.0, atol=1e-15, label="R90 in the det > 0 component")
 
@@ -550,7 +550,7 @@ def lemma17(ctx):
         Bi, Ci = inv_via_impl(B), inv_via_impl(C)
         ctx.close(Bi @ B, np.eye(d), atol=1e-9, label="impl inverse is an inverse")
         # rounding of the two inverses ~ cond * eps / sigma_min; tolerance rtol 1e-9 on the bound
-        ctx.leq(np.linalg.norm(Bi - Ci), np.linalg.norm(B - C) / (sB * sC), rtol=1e-9, label="Lemma 17")
+        ctx.bound(np.linalg.norm(Bi - Ci), np.linalg.norm(B - C) / (sB * sC), rtol=1e-9, label="Lemma 17")
 
     ctx.forall(st.tuples(st.integers(1, 5), SEEDS), check, fixed=[(2, 0)])
     # tightness: scalar multiples of one orthogonal matrix give equality
@@ -606,7 +606,7 @@ def thm5(ctx):
         ctx.close(gB, -_proj(np.linalg.inv(B).T, structure), rtol=1e-10, atol=1e-12 * M,
                   label="grad h = -proj_V(C^{-T})")
         # singular values in [r, e^2 r]: rounding of inverses ~ 1e-15 * M; tolerance rtol 1e-10
-        ctx.leq(np.linalg.norm(gB - gC), M * np.linalg.norm(B - C), rtol=1e-10, label=f"Thm 5 ({structure})")
+        ctx.bound(np.linalg.norm(gB - gC), M * np.linalg.norm(B - C), rtol=1e-10, label=f"Thm 5 ({structure})")
 
     ctx.forall(st.tuples(st.integers(1, 4), SEEDS, st.sampled_from(["full", "tril"])), check,
                fixed=[(2, 0, "full"), (2, 0, "tril")])
@@ -622,7 +622,7 @@ def thm5(ctx):
                                      - np.asarray(impl.grad_neg_entropy(C, structure)))
                 ratio = num / np.linalg.norm(B - C)
                 ctx.close(ratio, M / (1 + eps), rtol=1e-6, label="ratio = M/(1+eps) at the boundary")  # cancellation
-                ctx.leq(ratio, M, rtol=1e-9, label="Thm 5 at the boundary")
+                ctx.bound(ratio, M, rtol=1e-9, label="Thm 5 at the boundary")
             ctx.count()
         # negative control: without the W_M constraint the ratio exceeds M (here ~ 4M at sigma_min = r/2)
         B, C = np.diag([0.5 * r, 1.0]), np.diag([0.5 * r * (1 + 1e-4), 1.0])
@@ -674,12 +674,12 @@ def cor16(ctx):
         m2, C2, gnorm = minimize_free_energy(lambda m_, C_: charfun.quadratic(A, zs, mu0, Sig0, m_, C_), d,
                                              rng.normal(size=d),
                                              with_singular_values(rng, rng.uniform(0.5, 1.5, size=d)))
-        ctx.leq(gnorm, 1e-7, label="BFGS converged")
+        ctx.bound(gnorm, 1e-7, label="BFGS converged")
         mean, var = C2 @ mu0 + m2, C2 @ Sig0 @ C2.T
         # |grad F| <= 1e-7 and curvature >= ~0.1: moments accurate to ~1e-6
         ctx.close(var, np.linalg.inv(A), atol=1e-6, label="V[z] at optimum = A^{-1}")
         ctx.close(mean, zs, atol=1e-6, label="E[z] at optimum = z*")
-        ctx.leq(np.trace(var) + np.sum((mean - zs) ** 2), d / c, rtol=1e-6, label="Cor 16 (i)")
+        ctx.bound(np.trace(var) + np.sum((mean - zs) ** 2), d / c, rtol=1e-6, label="Cor 16 (i)")
         ctx.geq(np.linalg.eigvalsh(var)[0], 1.0 / M, rtol=1e-6, label="Cor 16 (ii)")
 
     ctx.forall(st.tuples(st.integers(1, 3), SEEDS, st.sampled_from(["shifted-gaussian", "student-t"])), check,
@@ -706,13 +706,13 @@ def cor16(ctx):
 
             m, C, gnorm = minimize_free_energy(energy_fn, d, rng.normal(size=d),
                                                with_singular_values(rng, rng.uniform(0.5, 1.5, size=d)))
-            ctx.leq(gnorm, 1e-7, label=f"stationary point found ({base}, non-standardized, d = {d})")
+            ctx.bound(gnorm, 1e-7, label=f"stationary point found ({base}, non-standardized, d = {d})")
             mean, var = C @ mu0 + m, sig0**2 * C @ C.T
             if convex:
                 zs = optimize.minimize(lambda z: charfun.cos_quadratic(base, alpha, b, phi, beta, z0, z,
                                                                        np.zeros((d, d)), nu=nu)[0], z0,
                                        method="BFGS", options={"gtol": 1e-12}).x
-                ctx.leq(np.trace(var) + np.sum((mean - zs) ** 2), d / c, rtol=1e-6,
+                ctx.bound(np.trace(var) + np.sum((mean - zs) ** 2), d / c, rtol=1e-6,
                         label=f"Cor 16(i), cos target, {base} base shifted by {mu_shift}, scaled by {sig0:.3g}")
             if d == 1:
                 ctx.geq(var[0, 0], 1.0 / M, rtol=1e-6,
@@ -825,7 +825,7 @@ def thm7(ctx):
                                             options={"xatol": 1e-10, "fatol": 1e-14, "maxiter": 4000})
                     best = min(best, res.fun)
         # brute force is an upper bound on the true minimum; the formula must be at least as good, and close to it
-        ctx.leq(np.sum((P - C) ** 2), best, atol=1e-12, label="projection <= brute-force minimum (d = 2)")
+        ctx.bound(np.sum((P - C) ** 2), best, atol=1e-12, label="projection <= brute-force minimum (d = 2)")
         ctx.close(np.sum((P - C) ** 2), best, atol=1e-7, label="projection ~ brute-force minimum (d = 2)")
         ctx.count()
 

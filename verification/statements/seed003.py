@@ -119,7 +119,7 @@ def lemma1(ctx):
         # equality at the Gibbs measure: rounding only (n <= 50 terms of size <= 40): 1e-12 relative
         ctx.close(val(gibbs), rhs, rtol=1e-12, atol=1e-12, label="E_p h - KL at Gibbs p = log E_pi e^h")
         for p in (rng.dirichlet(np.ones(n)), rng.dirichlet(0.1 * np.ones(n)), np.eye(n)[rng.integers(n)]):
-            ctx.leq(val(p), rhs, rtol=1e-12, atol=1e-12, label="E_p h - KL(p||pi) <= log E_pi e^h")
+            ctx.bound(val(p), rhs, rtol=1e-12, atol=1e-12, label="E_p h - KL(p||pi) <= log E_pi e^h")
 
     ctx.forall(st.tuples(st.integers(1, 50), st.integers(0, 2**32 - 1)), check, fixed=[(1, 0), (2, 1), (50, 2)])
     # continuous variant: pi = N(0, 1), h(t) = a t - c t^2 / 2: log E e^h = a^2 / (2 (1 + c)) - log(1 + c) / 2,
@@ -217,7 +217,7 @@ def thm1(ctx):
                                    log_prior=None if prior is None else (lambda t: float(prior(t))),
                                    breaks=list(data))
         rhs = eta * T / 8.0 - lse / eta
-        ctx.leq(float(np.sum(res.losses)), rhs, rtol=RTOL, atol=1e-9, label="Thm 1 (3), B = 1")
+        ctx.bound(float(np.sum(res.losses)), rhs, rtol=RTOL, atol=1e-9, label="Thm 1 (3), B = 1")
         # the telescoping normalizer of the proof: log N_{T+1} = log E_pi exp(-eta sum l)
         ctx.close(res.log_norm[-1], lse, rtol=1e-9, atol=1e-9, label="log N_{T+1} = exact log partition")
 
@@ -233,7 +233,7 @@ def eq18(ctx):
         data, loss, res, _ = _thm1_instance(inst, on)
         eta = inst[1]
         for t in range(data.size):
-            ctx.leq(res.losses[t], eta / 8.0 + res.mix_loss[t], rtol=RTOL, atol=1e-9, label=f"(18) at t={t + 1}")
+            ctx.bound(res.losses[t], eta / 8.0 + res.mix_loss[t], rtol=RTOL, atol=1e-9, label=f"(18) at t={t + 1}")
 
     ctx.forall(THM1_STRAT, check, fixed=THM1_FIXED)
     # negative control: a SAMPLE of p_t instead of its mean breaks (18) (no Jensen step).  Round 1, uniform prior on
@@ -297,7 +297,7 @@ def check_thm2(ctx, on, inst, const=1.0, eta_factor=1.0):
     lhs = float(np.sum(res.losses))
     m_c, s_c, val = oc.sva_comparator(X, y, eta, s, mbox, sbox)
     pen = const * eta * L ** 2 * T / alpha
-    ctx.leq(lhs, val + pen, rtol=RTOL, label="Thm 2 (11) at the L-BFGS-B comparator")
+    ctx.bound(lhs, val + pen, rtol=RTOL, label="Thm 2 (11) at the L-BFGS-B comparator")
     rng = np.random.default_rng(T)
     d = X.shape[1]
     comps = [(m_c, s_c)]
@@ -306,7 +306,7 @@ def check_thm2(ctx, on, inst, const=1.0, eta_factor=1.0):
         sg = np.minimum(np.exp(rng.normal(np.log(s), 0.7, d)), sbox)
         comps.append((m, sg))
         v, _, _ = oc.hinge_value(X, y, m, sg)
-        ctx.leq(lhs, v + oc.kl_to_prior(m, sg, s) / eta + pen, rtol=RTOL, label="Thm 2 (11) at a drawn comparator")
+        ctx.bound(lhs, v + oc.kl_to_prior(m, sg, s) / eta + pen, rtol=RTOL, label="Thm 2 (11) at a drawn comparator")
     return res, y, comps
 
 
@@ -324,18 +324,18 @@ def thm2(ctx):
         G = np.hstack([gm, gs])
         MU = np.hstack([res.M, res.S])
         # (19) first step: Jensen l_t(m_t) <= bar L_t(mu_t)
-        ctx.leq(float(np.max(res.losses - vals)), 0.0, atol=1e-12, label="(19) Jensen per step")
+        ctx.bound(float(np.max(res.losses - vals)), 0.0, atol=1e-12, label="(19) Jensen per step")
         # (22), sharpened: ||mu_{t+1} - mu_t|| <= eta ||grad_t|| / alpha
         step = np.linalg.norm(MU[1:] - MU[:-1], axis=1)
         bound = eta * np.linalg.norm(G, axis=1) / alpha
-        ctx.leq(float(np.max(step - bound * (1 + RTOL))), 0.0, atol=1e-12, label="(22) stability")
+        ctx.bound(float(np.max(step - bound * (1 + RTOL))), 0.0, atol=1e-12, label="(22) stability")
         # Assumption 4.1 along the run: ||grad_t|| <= L
-        ctx.leq(float(np.max(np.linalg.norm(G, axis=1))), hinge_L(X), rtol=1e-12, label="||grad_t|| <= L")
+        ctx.bound(float(np.max(np.linalg.norm(G, axis=1))), hinge_L(X), rtol=1e-12, label="||grad_t|| <= L")
         # (21) be-the-leader for each comparator
         lhs21 = float(np.sum(MU[1:] * G))
         for m, sg in comps:
             rhs21 = float(np.sum(np.concatenate([m, sg]) * G.sum(0))) + oc.kl_to_prior(m, sg, s) / eta
-            ctx.leq(lhs21, rhs21, rtol=RTOL, atol=1e-10, label="(21) be-the-leader")
+            ctx.bound(lhs21, rhs21, rtol=RTOL, atol=1e-10, label="(21) be-the-leader")
 
     ctx.forall(sva_instances(), check, fixed=[dict(X=np.array([[1.0, -0.5]] * 30), y=np.ones(30), adv=True,
                                                    eta=0.5, s=1.0, mbox=20.0, sbox=1.0)])
@@ -390,7 +390,7 @@ def check_thm3(ctx, on, inst, K_factor=1.0, const=3.0 / math.sqrt(2.0), label="T
     res = on.run("svb", X, y, **kw)
     _, best = oc.best_hinge_point(X, y, M)
     regret = float(np.sum(res.losses)) - best
-    ctx.leq(regret, const * D * L * math.sqrt(T), rtol=RTOL, atol=1e-9, label=label)
+    ctx.bound(regret, const * D * L * math.sqrt(T), rtol=RTOL, atol=1e-9, label=label)
     return res, y, kw
 
 
@@ -408,7 +408,7 @@ def thm3(ctx):
         # the sign fact the proof needs (convex loss): grad_sigma >= 0, hence sigma nonincreasing (clip inactive)
         ctx.geq(float(np.min(gs)), 0.0, label="bar g_sigma >= 0 (convex loss)")
         # exact in real arithmetic; the float evaluation sigma^2 / (hypot(sigma, u) + u) may round up by a few ulps
-        ctx.leq(float(np.max(res.S[1:] - res.S[:-1] * (1 + 8 * np.finfo(float).eps))), 0.0,
+        ctx.bound(float(np.max(res.S[1:] - res.S[:-1] * (1 + 8 * np.finfo(float).eps))), 0.0,
                 label="sigma_t nonincreasing")
         # the algebraic identity of the sigma step (App. 6.5), a_t = eta_t sigma_t^2 = K / sqrt(t):
         # sigma_{t+1}^2 = sigma_t^2 + a^2 g^2 / 2 - a sigma_t g sqrt(1 + x^2), x = a g / (2 sigma_t)
@@ -432,7 +432,7 @@ def thm3(ctx):
         res = on.run("svb", Z, None, loss="quadratic", H=H, schedule="strong", H_sc=H, s=S, mbox=M, sbox=S)
         L = H * math.sqrt(d * ((M + Zb) ** 2 + S ** 2))      # sup ||grad bar L|| over the box and the data
         _, best = oc.best_quadratic_point(Z, H, M)
-        ctx.leq(float(np.sum(res.losses)) - best, L * L * (1 + math.log(T)) / H, rtol=RTOL,
+        ctx.bound(float(np.sum(res.losses)) - best, L * L * (1 + math.log(T)) / H, rtol=RTOL,
                 label="Thm 3 (14) strongly convex")
 
     ctx.forall(st.tuples(_floats(0.1, 5.0), _floats(0.1, 3.0), _floats(0.05, 2.0), _floats(0.1, 3.0),
@@ -523,12 +523,12 @@ def example1(ctx):
         # the search only evaluates points of M (checked), so it can never exceed the sup; it contains the attaining
         # pair (antipodal / opposite-corner m, m' with sigma = Sbar e_1 or Sbar 1), so it reaches it: float
         # rounding of a handful of squares and sums, rtol 1e-12
-        ctx.leq(proof, D2, rtol=1e-12, label=f"{kind}: searched sup ||m-m'||^2 + ||sigma||^2 <= D^2")
+        ctx.bound(proof, D2, rtol=1e-12, label=f"{kind}: searched sup ||m-m'||^2 + ||sigma||^2 <= D^2")
         ctx.geq(proof, D2, rtol=1e-12, label=f"{kind}: D^2 attained by a pair in M x M")
         # D is NOT the diameter of M: for balls with d >= 2 two different axes give ||sigma - sigma'||^2 = 2 Sbar^2.
         # The proof never uses it (its comparator is (m, 0)); recorded so that nobody 'corrects' D to the diameter
         diam_exact = (4 * Mb ** 2 + (2 if d >= 2 else 1) * Sb ** 2) if kind == "ball" else D2
-        ctx.leq(diam, diam_exact, rtol=1e-12, label=f"{kind}: searched diam(M)^2 <= its closed form")
+        ctx.bound(diam, diam_exact, rtol=1e-12, label=f"{kind}: searched diam(M)^2 <= its closed form")
         ctx.geq(diam, diam_exact, rtol=1e-12, label=f"{kind}: diam(M)^2 attained")
 
     ctx.forall(st.tuples(st.sampled_from(("ball", "box")), _floats(0.1, 20.0), _floats(0.1, 5.0),
@@ -579,9 +579,9 @@ def check_thm4(ctx, on, inst, const=1.0, eta_factor=1.0):
     pen = const * eta * L * L * T
     mu1 = np.concatenate([np.zeros(d), np.full(d, s)])
     _, _, v1 = oc.euclidean_comparator(X, y, eta, mu1, mbox, sbox)
-    ctx.leq(lhs, v1 + pen, rtol=RTOL, label="Thm 4 first bound, ||mu - mu_1||^2 / eta")
+    ctx.bound(lhs, v1 + pen, rtol=RTOL, label="Thm 4 first bound, ||mu - mu_1||^2 / eta")
     _, _, v2 = oc.sva_comparator(X, y, alpha * eta / 2.0, s, mbox, sbox)      # sum bar L + 2 KL / (alpha eta)
-    ctx.leq(lhs, v2 + pen, rtol=RTOL, label="Thm 4 second bound (corrected), 2 KL / (alpha eta)")
+    ctx.bound(lhs, v2 + pen, rtol=RTOL, label="Thm 4 second bound (corrected), 2 KL / (alpha eta)")
     return res, y
 
 
@@ -747,7 +747,7 @@ def thm5(ctx):
         X, y = oc.toy_sample(np.random.default_rng(seed), T)
         res = on.run(method, X, y, **METHODS_TOY[method](T))
         risks = np.array([oc.toy_hinge_risk(m) for m in res.M[:-1]])
-        ctx.leq(oc.toy_hinge_risk(res.M[:-1].mean(0)), float(risks.mean()), rtol=1e-12, atol=1e-14,
+        ctx.bound(oc.toy_hinge_risk(res.M[:-1].mean(0)), float(risks.mean()), rtol=1e-12, atol=1e-14,
                 label=f"Jensen: E_*(bar theta_T) <= mean E_*(hat theta_t) ({method})")
 
     ctx.forall(st.tuples(st.sampled_from(sorted(METHODS_TOY)), st.integers(0, 2**32 - 1), st.integers(1, 60)),
@@ -879,7 +879,7 @@ def sva_corollary(ctx):
         kl = oc.kl_to_prior(m_c, sig, s)
         rhs12 = _discrete_risk(m_c, sig, Xs, py) + eta * L ** 2 / alpha + kl / (eta * T)
         rhs_cor = e_m + L * float(np.linalg.norm(sig)) / 2 + eta * L ** 2 / alpha + kl / (eta * T)
-        ctx.leq(rhs12, rhs_cor, rtol=1e-12, label="E_q E_* <= E_*(m) + L ||sigma|| / 2 (the corrected '<=')")
+        ctx.bound(rhs12, rhs_cor, rtol=1e-12, label="E_q E_* <= E_*(m) + L ||sigma|| / 2 (the corrected '<=')")
         R = 40 * ctx.profile.mc_scale
         risks = np.empty(R)
         for r in range(R):
@@ -956,14 +956,14 @@ def prop1(ctx):
             f = lambda m, s: float(on.expected_loss(loss, X, Y, m, s)[0][0])
             mid = f(0.5 * (m1 + m2), 0.5 * (s1 + s2))
             avg = 0.5 * (f(m1, s1) + f(m2, s2))
-            ctx.leq(mid, avg, rtol=1e-12, atol=1e-13, label=f"midpoint convexity in (m, sigma), {loss}")
+            ctx.bound(mid, avg, rtol=1e-12, atol=1e-13, label=f"midpoint convexity in (m, sigma), {loss}")
         # full scale matrix (lower triangular C, theta = m + C u)
         rng = np.random.default_rng(int(abs(x[0]) * 1e6) % 2**32)
         d = x.size
         C1, C2 = _lower_tri(rng, d), _lower_tri(rng, d)
         for loss in ("hinge", "absolute"):
             f = lambda m, C: on.expected_loss_full(loss, x, y, m, C)
-            ctx.leq(f(0.5 * (m1 + m2), 0.5 * (C1 + C2)), 0.5 * (f(m1, C1) + f(m2, C2)), rtol=1e-12, atol=1e-13,
+            ctx.bound(f(0.5 * (m1 + m2), 0.5 * (C1 + C2)), 0.5 * (f(m1, C1) + f(m2, C2)), rtol=1e-12, atol=1e-13,
                     label=f"midpoint convexity in (m, C), {loss}")
 
     ctx.forall(point_pairs(), check)
@@ -1001,13 +1001,13 @@ def prop2(ctx):
         for loss in ("hinge", "absolute"):
             f = lambda m, s: float(on.expected_loss(loss, X, Y, m, s)[0][0])
             diff = abs(f(m1, s1) - f(m2, s2))
-            ctx.leq(diff, math.sqrt(2) * Lp * dist, rtol=1e-12, atol=1e-13, label=f"sqrt2 L' ({loss}, mean field)")
-            ctx.leq(diff, 2 * Lp * dist, rtol=1e-12, atol=1e-13, label=f"printed 2 L' ({loss})")
+            ctx.bound(diff, math.sqrt(2) * Lp * dist, rtol=1e-12, atol=1e-13, label=f"sqrt2 L' ({loss}, mean field)")
+            ctx.bound(diff, 2 * Lp * dist, rtol=1e-12, atol=1e-13, label=f"printed 2 L' ({loss})")
         rng = np.random.default_rng(int(abs(x[0]) * 1e6) % 2**32)
         C1, C2 = _lower_tri(rng, x.size), _lower_tri(rng, x.size)
         distC = math.sqrt(float(np.sum((m1 - m2) ** 2) + np.sum((C1 - C2) ** 2)))
         diff = abs(on.expected_loss_full("hinge", x, y, m1, C1) - on.expected_loss_full("hinge", x, y, m2, C2))
-        ctx.leq(diff, math.sqrt(2) * Lp * distC, rtol=1e-12, atol=1e-13, label="sqrt2 L' (full C, Frobenius)")
+        ctx.bound(diff, math.sqrt(2) * Lp * distC, rtol=1e-12, atol=1e-13, label="sqrt2 L' (full C, Frobenius)")
 
     ctx.forall(point_pairs(), check)
 
@@ -1023,7 +1023,7 @@ def assumption1(ctx):
         for m, s in ((m1, s1), (m2, s2)):
             v, gm, gs = on.expected_loss("hinge", x[None, :], np.array([y]), m, s)
             g = np.concatenate([gm[0], gs[0]])
-            ctx.leq(float(np.linalg.norm(g)), HINGE_LIP * float(np.linalg.norm(x)), rtol=1e-12,
+            ctx.bound(float(np.linalg.norm(g)), HINGE_LIP * float(np.linalg.norm(x)), rtol=1e-12,
                     label="||grad bar L|| <= L")
             # the closed form against split quadrature (oracle accuracy 1e-10 relative, see online_quadrature)
             qv, qm, qs = oq.expected_loss_quad("hinge", x, y, m, s)
@@ -1244,7 +1244,7 @@ def ngvi_no_concentration(ctx):
         lam = np.concatenate([res.M[T] / res.S[T] ** 2, -0.5 / res.S[T] ** 2])
         lam1 = np.concatenate([np.zeros(d), -0.5 * np.ones(d)])
         # the weights sum exactly to 1 - (1 - beta)^T; the triangle inequality gives the ball
-        ctx.leq(float(np.linalg.norm(lam - lam1)), eta * (1 - (1 - beta) ** T) * gmax, rtol=1e-9, atol=1e-12,
+        ctx.bound(float(np.linalg.norm(lam - lam1)), eta * (1 - (1 - beta) ** T) * gmax, rtol=1e-9, atol=1e-12,
                 label="||lambda_{T+1} - lambda_1|| <= eta (1 - (1-beta)^T) max ||grad||")
 
     ctx.forall(sva_instances(), check)

@@ -148,7 +148,7 @@ def _a1(ctx):
             # central difference error O(h^2 f'''') = O(1e-6) relative
             ctx.close(sec, 1.0 / (2 * X0**2), rtol=1e-4, label="(A*)'' == 1/(2 Xi^2)")
             if rel == "<":
-                ctx.leq(sec, mu_, label=f"curvature below any mu = {mu_:g}")
+                ctx.bound(sec, mu_, label=f"curvature below any mu = {mu_:g}")
             else:
                 ctx.geq(sec, L_, label=f"curvature above any L = {L_:g}")
             ctx.count()
@@ -366,8 +366,8 @@ def _thm1(ctx):
     def run(inst):
         X, y, s2, P, mp, m, T, eta0, label = inst
         ekl, V = _thm1_instance(ctx, impl, X, y, s2, P, mp, m, T, eta0, label)
-        ctx.leq(ekl, bound(V, T), rtol=1e-9, label=f"{label}: E KL <= corrected bound")
-        ctx.leq(bound(V, T), 4 * V / (T + 2), rtol=1e-12, label="corrected bound <= 4V/(T+2)")
+        ctx.bound(ekl, bound(V, T), rtol=1e-9, label=f"{label}: E KL <= corrected bound")
+        ctx.bound(bound(V, T), 4 * V / (T + 2), rtol=1e-12, label="corrected bound <= 4V/(T+2)")
 
     ce = T1CE
     fixed = [(ce["X"], ce["y"], ce["s2"], ce["P"], ce["mp"], 1, T, (np.zeros(1), -0.5 * np.eye(1)), f"T1-CE T={T}")
@@ -459,7 +459,7 @@ def _lemma3(ctx):
             if g <= 0:
                 continue
             v = OX.variance12(*eta, g, X, y, s2, P, mp, m)
-            ctx.leq(v, V2, rtol=1e-9, label="(12) <= V_2 (corrected b)")
+            ctx.bound(v, V2, rtol=1e-9, label="(12) <= V_2 (corrected b)")
 
     ctx.forall(SEEDS, check, fixed=[0])
 
@@ -475,7 +475,7 @@ def _lemma5(ctx):
         X, y, s2, P, mp, m, idx, steps = _lemma3_instance(rng)
         nu = max(1.0, float(np.linalg.eigvalsh(P)[-1]))
         for eta in _run_states(impl, X, y, s2, P, mp, idx, steps):
-            ctx.leq(np.linalg.eigvalsh(eta[1])[-1], -1.0 / (2 * nu), atol=1e-12, label="lambda_max(Lam_t) <= -1/(2 nu)")
+            ctx.bound(np.linalg.eigvalsh(eta[1])[-1], -1.0 / (2 * nu), atol=1e-12, label="lambda_max(Lam_t) <= -1/(2 nu)")
 
     ctx.forall(SEEDS, check, fixed=[0])
 
@@ -491,7 +491,7 @@ def _lemma6(ctx):
         L1 = -(rand_spd(rng, d, 0.01, 3.0) + np.eye(d) / (2 * nu))
         L2 = -(rand_spd(rng, d, 0.01, 3.0) + np.eye(d) / (2 * nu))
         lhs = np.linalg.norm(np.linalg.inv(L1) - np.linalg.inv(L2))
-        ctx.leq(lhs, 4 * nu**2 * np.linalg.norm(L1 - L2), rtol=1e-10, label="Lemma 6")
+        ctx.bound(lhs, 4 * nu**2 * np.linalg.norm(L1 - L2), rtol=1e-10, label="Lemma 6")
 
     ctx.forall(SEEDS, check, fixed=[0])
     nu, eps = 2.0, 1e-7                  # tightness at the cap: the ratio -> 4 nu^2
@@ -594,7 +594,7 @@ def _cor12(ctx, which):
                 states.append(((1 - g) * eta[0] + g * ls, (1 - g) * eta[1] + g * Ls))
             for e in states:
                 v = e[0] if which == 1 else impl.expectation_from_natural(*e)[0]
-                ctx.leq(np.linalg.norm(v), bound, rtol=1e-10, label=f"Cor. {which}")
+                ctx.bound(np.linalg.norm(v), bound, rtol=1e-10, label=f"Cor. {which}")
 
     ctx.forall(SEEDS, check, fixed=[0])
 
@@ -625,7 +625,7 @@ def _lemma1011(ctx, which):
                 else:
                     lhs = np.linalg.norm(w_star[1] - w[1])
                     rhs = 2 * g * nu**2 * b * n * dxi + (2 * g * nu**2 + 4 * g * nu**3 * b**2 * n**2) * dXi
-                ctx.leq(lhs, rhs, rtol=1e-9, atol=1e-12, label=f"Lemma {which}")
+                ctx.bound(lhs, rhs, rtol=1e-9, atol=1e-12, label=f"Lemma {which}")
 
     ctx.forall(SEEDS, check, fixed=[0])
 
@@ -697,7 +697,7 @@ def _remark2(ctx):
         new = impl.natural_update((lam, Lam), (rng.standard_normal(d), G + Lam_p), g)
         top = float(np.linalg.eigvalsh(new[1])[-1])
         ctx.true(top < 0.0, label="lambda_max(Lam_{t+1}) < 0 (strict)")
-        ctx.leq(top, 0.0, label="lambda_max(Lam_{t+1}) <= 0")
+        ctx.bound(top, 0.0, label="lambda_max(Lam_{t+1}) <= 0")
 
     ctx.forall(SEEDS, check, fixed=[0])
     # negative direction 1: gamma = 1 and grad_Xi with an eigenvalue > lambda_min(P^-1)/2 -> Lam_{t+1} not < 0
@@ -791,12 +791,12 @@ def _claim_price(ctx):
         xi, S = rng.standard_normal(d), rand_spd(rng, d)
         U = rng.standard_normal((3, d))
         _, G = impl.price_logistic(X, y, xi, S + np.outer(xi, xi), U)
-        ctx.leq(np.linalg.eigvalsh(G)[-1], 0.0, atol=1e-14 * max(1.0, float(np.max(np.abs(G)))),
+        ctx.bound(np.linalg.eigvalsh(G)[-1], 0.0, atol=1e-14 * max(1.0, float(np.max(np.abs(G)))),
                 label="logistic: lambda_max(grad_Xi) <= 0")
         yc = rng.poisson(2.0, n).astype(float)
         gh = lambda Z: _poisson_gh(Z, X, yc)                       # noqa: E731
         _, G = impl.price(gh, xi, S + np.outer(xi, xi), U)
-        ctx.leq(np.linalg.eigvalsh(G)[-1], 0.0, atol=1e-14 * max(1.0, float(np.max(np.abs(G)))),
+        ctx.bound(np.linalg.eigvalsh(G)[-1], 0.0, atol=1e-14 * max(1.0, float(np.max(np.abs(G)))),
                 label="Poisson: lambda_max(grad_Xi) <= 0")
 
     ctx.forall(SEEDS, check, fixed=[0])
@@ -836,7 +836,7 @@ def _e004_4(ctx):
     X, y = np.array([[1.0, 0.0]]), np.array([1.0])
     _, G = impl.price_logistic(X, y, np.zeros(2), np.eye(2), np.array([[0.3, -1.2]]))
     ev = np.linalg.eigvalsh(G)
-    ctx.leq(ev[0], -1e-3, label="one strictly negative eigenvalue")
+    ctx.bound(ev[0], -1e-3, label="one strictly negative eigenvalue")
     ctx.close(ev[-1], 0.0, atol=0.0, label="the other eigenvalue is exactly 0: not negative definite")
 
 
@@ -879,11 +879,11 @@ def _claim_logistic(ctx):
     # corrected threshold: E h'' < -1/16 on [delta, 2 delta] for delta = 0.49 and n > 32/delta^2 gives d2 < 0
     delta = 0.49
     for v in np.linspace(delta, 2 * delta, 6):
-        ctx.leq(OG.phi_h2(v), -1 / 16, label="E h''(N(0, v)) < -1/16 for v in [delta, 2 delta]")
+        ctx.bound(OG.phi_h2(v), -1 / 16, label="E h''(N(0, v)) < -1/16 for v in [delta, 2 delta]")
     n = math.floor(32 / delta**2) + 1
     xs = np.linspace(-1, 1, n)
     d2 = 0.25 * sum(OG.phi_h2(xx**2 * delta + delta) for xx in xs) + 1 / (2 * delta**2)
-    ctx.leq(d2, -0.1, label=f"d2 l / d s2^2 < 0 at n = {n} > 32/delta^2 (expected -0.471)")
+    ctx.bound(d2, -0.1, label=f"d2 l / d s2^2 < 0 at n = {n} > 32/delta^2 (expected -0.471)")
     ctx.count(4)
 
 
@@ -941,7 +941,7 @@ def _prop1(ctx):
         lam, Lam = impl.glm_ngd_exact("poisson", X, y, 200, 0.5, init)
         xi, Xi = impl.expectation_from_natural(lam, Lam)
         g = impl.glm_grad("poisson", X, y, xi, Xi)
-        ctx.leq(float(np.sqrt(np.sum(g[0] ** 2) + np.sum(g[1] ** 2))), 1e-8, label="||grad l(omega*)|| < 1e-8")
+        ctx.bound(float(np.sqrt(np.sum(g[0] ** 2) + np.sum(g[1] ** 2))), 1e-8, label="||grad l(omega*)|| < 1e-8")
         # BFGS in (mu, log-chol) converges to ~1e-7 in omega
         ctx.close(np.concatenate([xi, Xi.ravel()]), np.concatenate([mu_o, Xi_o.ravel()]), atol=1e-6,
                   label="NGD limit == BFGS minimizer of l^(mr) mapped through f")
