@@ -19,6 +19,32 @@ class NonFiniteError(ValueError):
     Optimizers treat it as divergence of the run; any other ValueError is a bad input and propagates as is."""
 
 
+def as_generator(rng, name: str = "rng") -> np.random.Generator:
+    """``np.random.default_rng(rng)`` for None, a non-negative int (or sequence of them), a SeedSequence or a
+    Generator; anything else is a TypeError / ValueError naming the argument."""
+    if isinstance(rng, np.random.Generator):
+        return rng
+    if rng is not None and not isinstance(rng, (np.random.SeedSequence, np.random.BitGenerator)):
+        vals = np.atleast_1d(np.asarray(rng, dtype=object))
+        if not all(isinstance(v, (int, np.integer)) and not isinstance(v, bool) for v in vals.ravel()):
+            raise TypeError(f"{name} must be None, a non-negative integer seed or a numpy Generator, got {rng!r}")
+        if any(int(v) < 0 for v in vals.ravel()):
+            raise ValueError(f"{name} must be a non-negative integer seed, got {rng!r}")
+    return np.random.default_rng(rng)
+
+
+def check_target(target, name: str = "target"):
+    """A refvi target: an object with a positive integer ``dim`` and callable ``logp`` / ``grad_logp`` (every
+    refvi.targets class, a CallableTarget around your own functions)."""
+    dim = getattr(target, "dim", None)
+    if (isinstance(dim, bool) or not isinstance(dim, (int, np.integer)) or dim < 1
+            or not callable(getattr(target, "logp", None)) or not callable(getattr(target, "grad_logp", None))):
+        raise TypeError(f"{name} must be a refvi target (refvi.targets: Gaussian, LinearRegression, ..., or "
+                        f"CallableTarget(logp, grad_logp, dim) around your own functions), got "
+                        f"{type(target).__name__}")
+    return target
+
+
 def as_vector(x, name: str, dim: int | None = None) -> np.ndarray:
     """Return ``x`` as a finite, C-contiguous float64 vector of length ``dim`` (if given)."""
     a = _as_float_array(x, name)

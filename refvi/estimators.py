@@ -21,7 +21,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from refvi._checks import NonFiniteError, as_samples, as_vector, check_scale, check_structure
+from refvi._checks import NonFiniteError, as_samples, as_vector, check_scale, check_structure, check_target
 from refvi.families.gaussian import proj_V
 from refvi.kernels import energy as _ke
 from refvi.kernels import estimators as _kest
@@ -34,6 +34,7 @@ LOG_2PI = float(np.log(2.0 * np.pi))
 
 
 def _validate(target, m, C, U, structure):
+    check_target(target)
     check_structure(structure)
     m = as_vector(m, "m", target.dim)
     C = check_scale(C, target.dim, structure)

@@ -46,7 +46,7 @@ def test_fisher_singular_directions_absent_in_minimal_coordinates():
 
 @pytest.mark.parametrize("bad, match", [
     ((np.zeros(2), np.eye(2)), "negative definite"),
-    ((np.zeros(2), -np.eye(3)), "shape"),
+    ((np.zeros(2), -np.eye(3)), "lam has length 2 but Lam is 3 x 3"),
     ((np.zeros(2), np.array([[-1.0, 0.5], [0.0, -1.0]])), "symmetric"),
     ((np.array([np.nan, 0.0]), -np.eye(2)), "non-finite"),
 ])

@@ -26,10 +26,8 @@ class Box:
     hi: np.ndarray
 
     def __init__(self, lo, hi):
-        lo = np.atleast_1d(np.asarray(lo, dtype=np.float64))
-        hi = np.atleast_1d(np.asarray(hi, dtype=np.float64))
-        lo = as_vector(lo, "lo")
-        hi = as_vector(hi, "hi", lo.shape[0])
+        lo = as_vector(np.atleast_1d(lo), "lo")             # as_vector refuses strings, None, objects by name
+        hi = as_vector(np.atleast_1d(hi), "hi", lo.shape[0])
         if not np.all(hi > lo):
             raise ValueError(f"the box must have positive volume: need hi > lo in every dimension, got lo={lo}, "
                              f"hi={hi}")

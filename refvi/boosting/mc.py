@@ -25,7 +25,7 @@ import numpy as np
 from scipy import optimize
 from scipy.special import logsumexp
 
-from refvi._checks import positive_scalar
+from refvi._checks import as_generator, positive_scalar
 
 RULES = ("fixed", "line_search", "corrective")
 
@@ -42,7 +42,7 @@ def mean_field_gaussian(target, n_samples: int = 64, seed=0, max_iter: int = 500
 
     Returns (m, sigma).  Deterministic for a given seed."""
     d = target.dim
-    U = np.random.default_rng(seed).standard_normal((int(n_samples), d))
+    U = as_generator(seed, "seed").standard_normal((int(n_samples), d))
 
     def obj(x):
         m, ls = x[:d], x[d:]
@@ -168,7 +168,7 @@ class MCBoostingResult:
 
     def sample(self, n: int, rng, t: int | None = None) -> np.ndarray:
         """Ancestral draws from the final mixture, or from the iterate q^t."""
-        rng = np.random.default_rng(rng)
+        rng = as_generator(rng)
         w = self.weights if t is None else self.weights_history[t]
         c = rng.choice(w.size, size=int(n), p=w / w.sum())
         return self.means[c] + self.sigma * rng.standard_normal((int(n), self.sigma.size))
@@ -191,7 +191,7 @@ def boost_mc(target, n_iter: int, *, rule: str = "corrective", init=None, n_samp
     mean_box = positive_scalar(mean_box, "mean_box")
     m0, s0 = mean_field_gaussian(target, seed=seed) if init is None else init
     lo, hi = m0 - mean_box * s0, m0 + mean_box * s0
-    rng = np.random.default_rng(seed)
+    rng = as_generator(seed, "seed")
     mix = MCMixture(target, np.asarray(s0) * sigma_scale, n_samples, rng)
     mix.add(m0)
     alpha = np.array([1.0])

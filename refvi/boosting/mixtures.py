@@ -8,7 +8,7 @@ from __future__ import annotations
 import numpy as np
 from scipy.special import logsumexp
 
-from refvi._checks import as_vector
+from refvi._checks import as_generator, as_vector
 from refvi.boosting.atoms import AtomSet
 
 WEIGHT_TOL = 1e-9
@@ -54,7 +54,7 @@ class Mixture:
 
     def sample(self, n: int, rng) -> np.ndarray:
         """Ancestral sampling: a component by weight, then a draw from it (§4.2)."""
-        rng = np.random.default_rng(rng)
+        rng = as_generator(rng)
         act = self.active
         counts = rng.multinomial(int(n), self.weights[act])
         out = [self.atoms.sample(k, c, rng) for k, c in zip(act, counts) if c > 0]

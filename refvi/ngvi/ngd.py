@@ -19,7 +19,7 @@ import numbers
 
 import numpy as np
 
-from refvi._checks import as_matrix, as_vector
+from refvi._checks import as_generator, as_matrix, as_vector
 from refvi.kernels import ngvi as _k
 from refvi.ngvi import expfam
 from refvi.ngvi.blr import BLRProblem
@@ -162,7 +162,7 @@ def draw_batches(rng, n: int, T: int, batch_size: int, replace: bool = True) -> 
     """T mini-batches of ``batch_size`` indices drawn uniformly from [0, n): i.i.d. with replacement (Example 1,
     the setting of Theorem 1 and Lemma 3), or without replacement within each batch (then batch_size <= n)."""
     m = _count(batch_size, "batch_size")
-    gen = np.random.default_rng(rng)
+    gen = as_generator(rng)
     if replace:
         return np.asarray(gen.integers(0, n, size=(T, m)), dtype=np.int64)
     if m > n:
@@ -281,7 +281,7 @@ def ngd_glm(model: GLM, T: int, gamma, *, n_samples: int = 10, rng=None, batch_s
         check_step(float(g), f"gamma[{t}]")
     if batch_size is not None:
         _count(batch_size, "batch_size")
-    gen = np.random.default_rng(rng)
+    gen = as_generator(rng)
     lam, Lam = _init(model.d, init)
     lam_p, Lam_p = model.prior_natural
     pts = set(_history_points(T, history))

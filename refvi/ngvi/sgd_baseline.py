@@ -12,6 +12,8 @@ from __future__ import annotations
 
 import numpy as np
 
+from refvi._checks import as_generator
+
 from refvi.ngvi import expfam
 from refvi.ngvi.blr import BLRProblem
 from refvi.ngvi.glm import GLM
@@ -83,7 +85,7 @@ def sgd_glm(model: GLM, T: int, step, *, n_samples: int = 10, estimator: str = "
     if estimator not in ("price", "reparam"):
         raise ValueError(f"estimator must be 'price' or 'reparam', got {estimator!r}")
     gam = _steps(step, T)
-    gen = np.random.default_rng(rng)
+    gen = as_generator(rng)
     d = model.d
     m, C = (np.zeros(d), np.eye(d)) if init is None else (np.array(init[0], float), np.tril(np.array(init[1], float)))
     Pinv = np.linalg.inv(model.prior_cov)

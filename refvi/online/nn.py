@@ -12,7 +12,7 @@ import math
 
 import numpy as np
 
-from refvi._checks import as_matrix, as_vector, positive_scalar
+from refvi._checks import as_generator, as_matrix, as_vector, positive_scalar
 from refvi.kernels import online_nn as kn
 from refvi.online._stream import OnlineResult, check_box, check_step
 
@@ -69,7 +69,7 @@ def run_nn(method: str, X, y, *, h: int, eta: float = 1.0, K: float = 1.0, beta:
     sig = np.full(d, s)
     Gm, Gs = np.zeros(d), np.zeros(d)
     gm, gs, g = np.empty(d), np.empty(d), np.empty(d)
-    rng = np.random.default_rng(seed)
+    rng = as_generator(seed, "seed")
     losses = np.empty(T)
     floor = 1.0 / sbox ** 2 if np.isfinite(sbox) else 0.0
     for t in range(T):

@@ -33,6 +33,12 @@ class SVB(OnlineLearner):
         self.mode = SCHEDULES.index(schedule)
         self.step = 0.0
         self.H_sc = 1.0
+        unused = {"constant": ("K", "D", "L", "H_sc"), "convex": ("eta", "H_sc"), "strong": ("eta", "K", "D", "L")}
+        given = dict(eta=eta, K=K, D=D, L=L, H_sc=H_sc)
+        extra = [n for n in unused[schedule] if given[n] is not None]
+        if extra:
+            raise ValueError(f"schedule={schedule!r} does not use {', '.join(extra)} (constant: eta; convex: K, or D "
+                             f"and L; strong: H_sc); it would be silently ignored")
         if schedule == "constant":
             if eta is None:
                 raise ValueError("schedule='constant' needs eta > 0")

@@ -33,7 +33,7 @@ import time
 
 import numpy as np
 
-from refvi._checks import as_vector, check_scale, positive_scalar
+from refvi._checks import as_vector, check_scale, check_target, positive_scalar
 from refvi.optim import averaging, fastpath, gradient_descent as _gd, proj_sgd as _proj, prox_sgd as _prox
 from refvi.optim import schedules
 from refvi.optim._common import check_weights
@@ -101,6 +101,8 @@ def _generators(seed):
         return main, aux
     if isinstance(seed, bool) or not isinstance(seed, (int, np.integer)):
         raise TypeError(f"seed must be an int or a numpy Generator, got {type(seed).__name__}")
+    if seed < 0:
+        raise ValueError(f"seed must be a non-negative integer or a numpy Generator, got {seed}")
     a, b = np.random.SeedSequence(int(seed)).spawn(2)
     return np.random.default_rng(a), np.random.default_rng(b)
 
@@ -159,6 +161,7 @@ def fit(target, method: str = "prox-sgd", *, steps: int = 10_000, step_size=None
     (:mod:`refvi.optim.frame`) when the target's M is unknown or M/mu > 1e4 and no step or M is given; ``"laplace"``,
     ``"diagonal"``, a ``Frame`` or a pair ``(z0, L)`` force a frame; ``None`` is the plain paper algorithm.
     """
+    check_target(target)
     if method not in METHODS:
         raise ValueError(f"method must be one of {METHODS}, got {method!r}")
     T = schedules.check_steps(steps)

@@ -31,7 +31,7 @@ import time
 
 import numpy as np
 
-from refvi._checks import as_matrix, as_vector
+from refvi._checks import as_generator, as_matrix, as_vector
 from refvi.targets.affine import AffineTarget
 
 FRAMES = ("auto", "laplace", "diagonal")
@@ -155,7 +155,7 @@ def find_frame(target, kind: str = "laplace", *, start=None, probes: int = 8, se
 def _probe(at, probes, seed, radius):
     """(max lambda_max, min lambda_min) of -Hess log p_x over x = 0 and ``probes`` points radius * N(0, I)."""
     d = at.dim
-    rng = np.random.default_rng(seed)
+    rng = as_generator(seed, "seed")
     pts = np.vstack([np.zeros((1, d)), radius * rng.standard_normal((int(probes), d))])
     lo, hi = math.inf, -math.inf
     for x in pts:

@@ -21,11 +21,11 @@ class Gaussian(Target):
     convex = True
 
     def __init__(self, mean, precision):
-        self.mean = as_vector(mean, "mean")
+        self.mean = as_vector(mean, "mean").copy()
         d = self.mean.shape[0]
         if d < 1:
             raise ValueError("mean must have at least one entry (dimension d >= 1)")
-        self.precision = as_matrix(precision, "precision", (d, d))
+        self.precision = as_matrix(precision, "precision", (d, d)).copy()
         self.precision = symmetric(self.precision, "precision")
         lo, hi = spd_eig_bounds(self.precision)
         if not lo > 0:

@@ -39,8 +39,8 @@ class HierarchicalLogisticRegression(Target):
     convex = True
 
     def __init__(self, X, y, groups, prior_scale=1.0, group_scale=1.0, n_groups: int | None = None):
-        self.X = as_matrix(X, "X")
-        self.y = check_labels_pm1(y)
+        self.X = as_matrix(X, "X").copy()
+        self.y = check_labels_pm1(y).copy()
         g = np.asarray(groups)
         if g.shape != (self.X.shape[0],) or self.y.shape[0] != self.X.shape[0]:
             raise ValueError(f"X ({self.X.shape[0]} rows), y ({self.y.shape[0]}) and groups {g.shape} must agree")

@@ -30,7 +30,7 @@ def _design(X, y) -> tuple[np.ndarray, np.ndarray]:
         gram_finite = bool(np.isfinite(np.sum(X * X)))
     if not gram_finite:
         raise ValueError("X is too large: X^T X overflows float64 (rescale the features)")
-    return X, y
+    return X.copy(), y.copy()          # the constants (M, mu, precision) depend on X: never alias the caller's array
 
 
 class LinearRegression(Target):
@@ -91,7 +91,7 @@ class LogisticRegression(Target):
 
     def __init__(self, X, y, prior_scale: float = 1.0):
         self.X, _ = _design(X, y)
-        self.y = check_labels_pm1(y)
+        self.y = check_labels_pm1(y).copy()
         self.prior_scale = positive_scalar(prior_scale, "prior_scale")
         N, d = self.X.shape
         self.dim = d

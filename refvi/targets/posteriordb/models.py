@@ -14,7 +14,7 @@ import pathlib
 
 import numpy as np
 
-from refvi._checks import as_vector, check_scale
+from refvi._checks import as_generator, as_vector, check_scale
 from refvi.targets.base import Target
 from refvi.targets.posteriordb import _kernels as K
 
@@ -99,7 +99,7 @@ def pushforward_moments(target: PosteriorTarget, m, C, *, samples: int = 200_000
         mean[-1] = math.exp(a + 0.5 * s2)
         sd[-1] = math.sqrt(math.expm1(s2)) * mean[-1]
         return mean, sd
-    U = np.random.default_rng(seed).standard_normal((int(samples), target.dim))
+    U = as_generator(seed, "seed").standard_normal((int(samples), target.dim))
     Y = target.constrain(U @ C.T + m)
     return Y.mean(axis=0), Y.std(axis=0, ddof=1)
 

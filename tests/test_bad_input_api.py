@@ -1,0 +1,70 @@
+"""Bad input to public entry points: a clear error naming the problem (never a NumPy/attribute traceback, never a
+silently ignored argument), and targets that do not alias the caller's arrays."""
+
+import numpy as np
+import pytest
+
+from refvi import estimators
+from refvi.boosting import Box
+from refvi.ngvi import expfam
+from refvi.online import SVB
+from refvi.optim.fit import fit
+from refvi.targets import CallableTarget, Gaussian, LinearRegression, LogisticRegression
+
+LP = lambda z: -0.5 * float(z @ z)          # noqa: E731
+G = lambda z: -z                             # noqa: E731
+
+
+@pytest.mark.parametrize("make,exc,match", [
+    (lambda: CallableTarget(LP, G, 2, smoothness=1.0, strong_convexity=2.0), ValueError, "cannot exceed smoothness"),
+    (lambda: CallableTarget(LP, G, 2, mode=[0.0]), ValueError, "mode must have length 2"),
+    (lambda: CallableTarget(LP, G, float("nan")), ValueError, "dim must be a positive integer"),
+    (lambda: CallableTarget(LP, G, 2.5), ValueError, "dim must be a positive integer"),
+    (lambda: fit("abc"), TypeError, "target must be a refvi target"),
+    (lambda: fit(None), TypeError, "target must be a refvi target"),
+    (lambda: estimators.energy(None, np.zeros(2), np.eye(2), np.zeros((1, 2))), TypeError, "refvi target"),
+    (lambda: fit(CallableTarget(LP, G, 2, smoothness=1.0), steps=10, seed=-1), ValueError, "seed must be"),
+    (lambda: Box(lo="a", hi=1.0), TypeError, "lo must hold real numbers"),
+    (lambda: fit(CallableTarget(lambda z: z, G, 2, smoothness=1.0), steps=10), ValueError,
+     "logp must return one real number"),
+    (lambda: fit(CallableTarget(lambda z: "x", G, 2, smoothness=1.0), steps=10), ValueError,
+     "logp must return one real number"),
+    (lambda: SVB(2, "hinge", schedule="convex", K=1.0, eta=0.3), ValueError, "does not use eta"),
+    (lambda: SVB(2, "hinge", K=2, eta=-1), ValueError, "does not use eta"),
+    (lambda: SVB(2, "hinge", schedule="constant", eta=0.1, K=2.0), ValueError, "does not use K"),
+    (lambda: expfam.natural_from_moment(np.zeros(3), np.eye(2)), ValueError, "mu has length 3 but Sigma is 2 x 2"),
+    (lambda: expfam.moment_from_natural(np.zeros(3), -np.eye(2)), ValueError, "lam has length 3 but Lam is 2 x 2"),
+])
+def test_bad_input_is_a_clear_error(make, exc, match):
+    with pytest.raises(exc, match=match):
+        make()
+
+
+@pytest.mark.parametrize("rng", ["abc", -1, 1.5, [1, "a"]])
+def test_bad_rng_is_named(rng):
+    from refvi._checks import as_generator
+    with pytest.raises((TypeError, ValueError), match="rng must be"):
+        as_generator(rng)
+
+
+def test_targets_copy_the_callers_arrays():
+    rng = np.random.default_rng(0)
+    X, y = rng.standard_normal((20, 3)), rng.standard_normal(20)
+    lin = LinearRegression(X, y, noise_scale=0.5)
+    before = (lin.logp(np.ones(3)), lin.smoothness, lin.precision.copy())
+    X[:] = 0.0
+    y[:] = 0.0
+    assert lin.logp(np.ones(3)) == before[0] and lin.smoothness == before[1]
+    assert np.array_equal(lin.precision, before[2])
+    labels = np.where(rng.random(20) < 0.5, -1.0, 1.0)
+    Xl = rng.standard_normal((20, 3))
+    log = LogisticRegression(Xl, labels)
+    v = log.logp(np.ones(3))
+    Xl[:] = 0.0
+    labels[:] = 1.0
+    assert log.logp(np.ones(3)) == v
+    mean, prec = np.zeros(2), np.eye(2)
+    g = Gaussian(mean, prec)
+    mean[:] = 5.0
+    prec[:] = 3 * np.eye(2)
+    assert np.array_equal(g.mean, np.zeros(2)) and np.array_equal(g.precision, np.eye(2))
