@@ -144,6 +144,14 @@ class Context:
             return False
         return True
 
+    def instance(self, check: Callable[[Any], None], inst: Any = None) -> bool:
+        """Run one fixed instance outside :meth:`forall` (``check(inst)``): an instance that needs a call outside the
+        implementation's declared capabilities is counted as skipped and the statement goes on; True if it ran."""
+        if self._run_instance(check, inst):
+            self.examples += 1
+            return True
+        return False
+
     def count(self, n: int = 1) -> None:
         """Count instances checked outside :meth:`forall` (fixed loops, enumerations)."""
         self.examples += int(n)

@@ -219,23 +219,27 @@ def thm1(ctx):
 
     # (4) negative control: the shifted base N(mu0, I) is not standardized; for f = a/2 ||z||^2 the strong-convexity
     #     constant of l is a lambda_min(S_2) < a, reached along the bottom eigenvector of S_2.
-    a, mu0 = 1.7, np.array([0.8, -0.6])
-    d = 2
-    x, wq = ds.quadrature_rule_1d("gaussian")
-    U, W = ds.tensor_rule(x, wq, d)
-    U = U + mu0                                       # Gauss-Hermite is exact for the quadratic integrand
-    target = specs.gaussian(np.zeros(d), a * np.eye(d))
-    S2 = cf.second_moment_matrix(mu0, np.eye(d))
-    lam, Q = np.linalg.eigh(S2)
-    q = Q[:, 0]                                       # direction Delta W = e_1 q^T in W = [m C]
-    dm, dC = np.zeros(d), np.zeros((d, d))
-    dm[0], dC[0] = q[0], q[1:]
-    m, C = np.array([0.3, -0.2]), np.array([[1.0, 0.2], [-0.1, 0.9]])
-    g1 = _impl_grad_rule(ctx, target, m, C, U, W)
-    g2 = _impl_grad_rule(ctx, target, m + dm, C + dC, U, W)
-    inner = float(np.sum((g2[0] - g1[0]) * dm) + np.sum((g2[1] - g1[1]) * dC))
-    ctx.close(inner, a * lam[0], rtol=1e-12, atol=1e-12, label="shifted base: curvature = a lambda_min(S_2)")
-    ctx.bound(inner, a - 0.5, label="negative control: shifted base violates a-strong convexity (|mu0| = 1)")
+    #     (full C: skipped, not failed, for an implementation without it)
+    def shifted_control(_):
+        a, mu0 = 1.7, np.array([0.8, -0.6])
+        d = 2
+        x, wq = ds.quadrature_rule_1d("gaussian")
+        U, W = ds.tensor_rule(x, wq, d)
+        U = U + mu0                                       # Gauss-Hermite is exact for the quadratic integrand
+        target = specs.gaussian(np.zeros(d), a * np.eye(d))
+        S2 = cf.second_moment_matrix(mu0, np.eye(d))
+        lam, Q = np.linalg.eigh(S2)
+        q = Q[:, 0]                                       # direction Delta W = e_1 q^T in W = [m C]
+        dm, dC = np.zeros(d), np.zeros((d, d))
+        dm[0], dC[0] = q[0], q[1:]
+        m, C = np.array([0.3, -0.2]), np.array([[1.0, 0.2], [-0.1, 0.9]])
+        g1 = _impl_grad_rule(ctx, target, m, C, U, W)
+        g2 = _impl_grad_rule(ctx, target, m + dm, C + dC, U, W)
+        inner = float(np.sum((g2[0] - g1[0]) * dm) + np.sum((g2[1] - g1[1]) * dC))
+        ctx.close(inner, a * lam[0], rtol=1e-12, atol=1e-12, label="shifted base: curvature = a lambda_min(S_2)")
+        ctx.bound(inner, a - 0.5, label="negative control: shifted base violates a-strong convexity (|mu0| = 1)")
+
+    ctx.instance(shifted_control)
 
 
 # =================================================================================================================
@@ -294,7 +298,7 @@ def thm2(ctx):
             ctx.count()
 
     # (4) tightness: f = a/2 ||z - z*||^2 gives grad l(w) - grad l(v) = a (w - v) exactly (Thm 4, Eq. 18).
-    for base in ("rademacher", "two_point_quarter", "gaussian"):
+    def tight(base):
         d, a = 3 if base != "gaussian" else 2, 2.3
         rng = ctx.rng(f"tight-{base}")
         target = specs.gaussian(rng.normal(size=d), a * np.eye(d))
@@ -308,19 +312,24 @@ def thm2(ctx):
         ctx.close(np.concatenate([gw[0] - gv[0], (gw[1] - gv[1]).ravel()]),
                   a * np.concatenate([w[0] - v[0], (w[1] - v[1]).ravel()]), rtol=1e-12, atol=1e-12,
                   label=f"{base}: tightness, grad l(w) - grad l(v) = a (w - v)")
-        ctx.count()
+
+    for base in ("rademacher", "two_point_quarter", "gaussian"):      # full C: skipped if not declared
+        ctx.instance(tight, base)
 
     # (5) negative controls (non-standardized bases lose the constant).
-    a = 1.3
-    mu0 = np.array([0.6, 0.8])                           # |mu0| = 1
-    L_exact = cf.shifted_gaussian_constants(a, mu0)[0]  # a (3 + sqrt5) / 2
-    ratio = _shifted_top_ratio(ctx, a, mu0)
-    ctx.close(ratio, L_exact, rtol=1e-12, label="Example 8: ratio along top eigenvector = a lambda_max(S_2)")
-    ctx.geq(ratio, a * 1.5, label="negative control: shifted Gaussian exceeds M = a")
-    nu = 3.0
-    r9 = _t_shape_ratio(ctx, a, nu)
-    ctx.close(r9, a * nu / (nu - 2.0), rtol=1e-12, label="Example 9: shape-t ratio reaches a nu/(nu - 2)")
-    ctx.geq(r9, 2.0 * a, label="negative control: shape-parameterized t exceeds M = a")
+    def controls(_):
+        a = 1.3
+        mu0 = np.array([0.6, 0.8])                           # |mu0| = 1
+        L_exact = cf.shifted_gaussian_constants(a, mu0)[0]  # a (3 + sqrt5) / 2
+        ratio = _shifted_top_ratio(ctx, a, mu0)
+        ctx.close(ratio, L_exact, rtol=1e-12, label="Example 8: ratio along top eigenvector = a lambda_max(S_2)")
+        ctx.geq(ratio, a * 1.5, label="negative control: shifted Gaussian exceeds M = a")
+        nu = 3.0
+        r9 = _t_shape_ratio(ctx, a, nu)
+        ctx.close(r9, a * nu / (nu - 2.0), rtol=1e-12, label="Example 9: shape-t ratio reaches a nu/(nu - 2)")
+        ctx.geq(r9, 2.0 * a, label="negative control: shape-parameterized t exceeds M = a")
+
+    ctx.instance(controls)
 
 
 def _shifted_top_ratio(ctx, a, mu0):
