@@ -147,7 +147,7 @@ def _objective_estimate(target, m, C, Ub):
 def fit(target, method: str = "prox-sgd", *, steps: int = 10_000, step_size=None, samples: int = 1, seed=0,
         average: str | None = None, estimator: str | None = None, structure: str | None = None, m0=None, C0=None,
         M: float | None = None, theorem: str | None = None, trace_every: int | None = None,
-        trace_samples: int = 64, keep_iterates: bool = False, progress: bool = False, fast: bool = True,
+        trace_samples: int = 64, keep_iterates: bool = False, progress: bool | None = None, fast: bool = True,
         tail_fraction: float = 0.5, frame="auto") -> FitResult:
     """Fit N(m, C C^T) to ``target`` (see the module docstring for methods and defaults).
 
@@ -156,6 +156,9 @@ def fit(target, method: str = "prox-sgd", *, steps: int = 10_000, step_size=None
     (triangular with a positive diagonal, symmetric positive definite, ...); a schedule or projection that needs M
     on a target without one; a run whose iterate stops being finite (:class:`~refvi.optim.fastpath.DivergenceError`,
     naming the step and the last finite state).
+
+    ``progress``: ``None`` (default) shows a progress bar on an interactive terminal once the run has lasted 2 s,
+    ``True`` from the start, ``False`` never.
 
     ``frame``: ``"auto"`` (default) runs Prox-SGD / Proj-SGD in an estimated affine frame z = z0 + L x
     (:mod:`refvi.optim.frame`) when the target's M is unknown or M/mu > 1e4 and no step or M is given; ``"laplace"``,
@@ -346,13 +349,14 @@ def _progress(T, progress, desc):
         from tqdm.auto import tqdm
     except ImportError:  # pragma: no cover
         tqdm = None
-    enabled = bool(progress) and sys.stderr.isatty()
+    enabled = (progress is None or bool(progress)) and sys.stderr.isatty()
     if tqdm is None or not enabled:
         class _Null:
             def update(self, n): pass
             def close(self): pass
         return _Null()
-    return tqdm(total=T, desc=desc, unit="step", leave=False)
+    # progress=None (the default): on an interactive terminal, shown only once a run has lasted 2 s
+    return tqdm(total=T, desc=desc, unit="step", leave=False, delay=2.0 if progress is None else 0.0)
 
 
 def _fit_gd(target, method, T, step_size, m0, C0, M, theorem, keep_iterates, trace_every):
