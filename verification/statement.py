@@ -169,12 +169,13 @@ class Context:
         best ratio is far below 1 cannot see a wrong constant).  In search mode it steers Hypothesis toward
         violations."""
         lhs_f, rhs_f = float(lhs), float(rhs)
-        self._track(lhs_f, rhs_f, label)
+        self._track(lhs_f, rhs_f, label, floor=10.0 * atol)
         self.leq(lhs_f, rhs_f, rtol=rtol, atol=atol, label=label)
 
-    def _track(self, lhs: float, rhs: float, label: str) -> None:
-        """Keep the tightest ``lhs / rhs`` (rhs > 0) of the statement; in search mode, steer Hypothesis toward it."""
-        if rhs > 0 and math.isfinite(lhs) and math.isfinite(rhs):
+    def _track(self, lhs: float, rhs: float, label: str, floor: float = 0.0) -> None:
+        """Keep the tightest ``lhs / rhs`` of the statement over right sides above ``floor`` (a right side at the
+        rounding level of its check says nothing about tightness); in search mode, steer Hypothesis toward it."""
+        if rhs > floor and rhs > 0 and math.isfinite(lhs) and math.isfinite(rhs):
             ratio = lhs / rhs
             if self.tightness is None or ratio > self.tightness["ratio"]:
                 self.tightness = {"ratio": ratio, "label": label, "instance": _short_repr(self._instance)}

@@ -21,15 +21,14 @@ from __future__ import annotations
 import math
 
 import numpy as np
-from hypothesis import strategies as st
 
 from refvi.verification.errata import erratum
 from refvi.verification.oracles import ngvi_expfam as OX
 from refvi.verification.oracles import ngvi_glm as OG
 from refvi.verification.statement import statement
+from refvi.verification.strategies import RNG, rng_of
 
 SRC = "Wu & Gardner (seed 004)"
-SEEDS = st.integers(min_value=0, max_value=2**32 - 1)
 
 
 def _impl(ctx):
@@ -95,8 +94,8 @@ def moments(eta):
 def _def1(ctx):
     impl = _impl(ctx)
 
-    def check(seed):
-        rng = np.random.default_rng(seed)
+    def check(source):
+        rng = rng_of(source)
         for d in (1, 2):
             mu, S = rng.standard_normal(d), rand_spd(rng, d)
             lam, Lam = natural_of(mu, S)
@@ -105,7 +104,7 @@ def _def1(ctx):
             # both are float64 closed forms of the same rational functions: agreement to 1e-9 of the scale
             ctx.close(F, H, rtol=1e-9, atol=1e-10 * float(np.max(np.abs(H))), label=f"F == Hess A (d={d})")
 
-    ctx.forall(SEEDS, check, fixed=[0])
+    ctx.forall(RNG, check, fixed=[0])
 
 
 @statement("004.eq4", title="grad A(eta) = omega, grad A*(omega) = eta and the Fenchel equality A + A* = <eta, omega>",
@@ -114,8 +113,8 @@ def _def1(ctx):
 def _eq4(ctx):
     impl = _impl(ctx)
 
-    def check(seed):
-        rng = np.random.default_rng(seed)
+    def check(source):
+        rng = rng_of(source)
         for d in (1, 2):
             mu, S = rng.standard_normal(d), rand_spd(rng, d)
             lam, Lam = natural_of(mu, S)
@@ -131,7 +130,7 @@ def _eq4(ctx):
             fen = impl.log_partition(lam, Lam) + impl.conjugate(xi, Xi) - (lam @ xi + np.sum(Lam * Xi))
             ctx.close(fen, 0.0, atol=1e-10 * max(1.0, abs(a)), label="A + A* - <eta, omega> == 0 (exact conjugate)")
 
-    ctx.forall(SEEDS, check, fixed=[0])
+    ctx.forall(RNG, check, fixed=[0])
 
 
 @statement("004.claim-a-star-curvature", title="A* is neither strongly convex nor smooth: (A*)''(Xi) = 1/(2 Xi^2)",
@@ -160,8 +159,8 @@ def _a1(ctx):
 def _lemma4(ctx):
     impl = _impl(ctx)
 
-    def check(seed):
-        rng = np.random.default_rng(seed)
+    def check(source):
+        rng = rng_of(source)
         d = int(rng.integers(1, 5))
         mu1, S1, mu2, S2 = rng.standard_normal(d), rand_spd(rng, d), rng.standard_normal(d), rand_spd(rng, d)
         e1, e2 = natural_of(mu1, S1), natural_of(mu2, S2)
@@ -184,7 +183,7 @@ def _lemma4(ctx):
         # central-difference truncation O(h^2) plus round-off O(eps / h): 1e-5 relative is ample
         ctx.close(an, fd, rtol=1e-5, atol=1e-6, label="grad_omega KL == eta - eta'")
 
-    ctx.forall(SEEDS, check, fixed=[0])
+    ctx.forall(RNG, check, fixed=[0])
 
 
 # ------------------------------------------------------------------------------------------------------------------
@@ -197,8 +196,8 @@ def _lemma4(ctx):
 def _lemma1(ctx):
     impl = _impl(ctx)
 
-    def check(seed):
-        rng = np.random.default_rng(seed)
+    def check(source):
+        rng = rng_of(source)
         d = int(rng.integers(1, 3))
         X, y, s2, P, mp = rand_blr(rng, d, 4)
         eta0 = natural_of(rng.standard_normal(d), rand_spd(rng, d))
@@ -234,7 +233,7 @@ def _lemma1(ctx):
             ctx.close(a, b, rtol=1e-7, atol=1e-8, label=f"(7) == (8) after {k + 1} steps")
             ctx.close(c, b, rtol=1e-9, atol=1e-10, label=f"MD == (8) after {k + 1} steps")
 
-    ctx.forall(SEEDS, check, fixed=[1], max_examples=min(ctx.profile.max_examples, 10))
+    ctx.forall(RNG, check, fixed=[1], max_examples=min(ctx.profile.max_examples, 10))
 
 
 # ------------------------------------------------------------------------------------------------------------------
@@ -247,8 +246,8 @@ def _lemma1(ctx):
 def _lemma2(ctx):
     impl = _impl(ctx)
 
-    def check(seed):
-        rng = np.random.default_rng(seed)
+    def check(source):
+        rng = rng_of(source)
         d, n = int(rng.integers(1, 4)), int(rng.integers(1, 8))
         X, y, s2, P, mp = rand_blr(rng, d, n)
         m1, S1, m2, S2 = rng.standard_normal(d), rand_spd(rng, d), rng.standard_normal(d), rand_spd(rng, d)
@@ -268,7 +267,7 @@ def _lemma2(ctx):
         ctx.close(np.concatenate([mu1, Sg1.ravel()]), np.concatenate([mu_s, S_s.ravel()]), rtol=1e-10, atol=1e-10,
                   label="one exact NGD step with gamma = 1 lands on q*")
 
-    ctx.forall(SEEDS, check, fixed=[0])
+    ctx.forall(RNG, check, fixed=[0])
 
 
 @statement("004.example1", title="Mini-batch gradient (15) is unbiased (exact enumeration) and keeps NGD in D",
@@ -277,8 +276,8 @@ def _lemma2(ctx):
 def _example1(ctx):
     impl = _impl(ctx)
 
-    def check(seed):
-        rng = np.random.default_rng(seed)
+    def check(source):
+        rng = rng_of(source)
         d, n, m = int(rng.integers(1, 4)), int(rng.integers(1, 5)), int(rng.integers(1, 4))
         X, y, s2, P, mp = rand_blr(rng, d, n)
         mu, S = rng.standard_normal(d), rand_spd(rng, d)
@@ -296,7 +295,7 @@ def _example1(ctx):
         ctx.close(np.concatenate([gx, gX.ravel()]), np.concatenate([e[0] - es[0], (e[1] - es[1]).ravel()]),
                   atol=1e-10 * scale, label="E[grad-hat] == grad l (all n^m batches)")
 
-    ctx.forall(SEEDS, check, fixed=[0])
+    ctx.forall(RNG, check, fixed=[0])
 
 
 @statement("004.def6", title="Variance (12) equals E[KL(q_{t+1}, q_{t+1,*}) + KL(q_{t+1,*}, q_{t+1})] / gamma^2",
@@ -308,8 +307,8 @@ def _def6(ctx):
     the oracle's Eq. (12) computed from its definition."""
     impl = _impl(ctx)
 
-    def check(seed):
-        rng = np.random.default_rng(seed)
+    def check(source):
+        rng = rng_of(source)
         d, n, m = int(rng.integers(1, 4)), int(rng.integers(1, 5)), int(rng.integers(1, 3))
         X, y, s2, P, mp = rand_blr(rng, d, n)
         eta = natural_of(rng.standard_normal(d), rand_spd(rng, d))
@@ -325,7 +324,7 @@ def _def6(ctx):
         ctx.close(v_skl, v_or, rtol=1e-8, atol=1e-10, label="symmetrized KL / gamma^2 (impl) == Eq. (12) (oracle)")
         ctx.geq(v_skl, 0.0, atol=1e-12, label="(12) >= 0")
 
-    ctx.forall(SEEDS, check, fixed=[0])
+    ctx.forall(RNG, check, fixed=[0])
 
 
 def _omega(eta):
@@ -373,8 +372,8 @@ def _thm1(ctx):
     fixed = [(ce["X"], ce["y"], ce["s2"], ce["P"], ce["mp"], 1, T, (np.zeros(1), -0.5 * np.eye(1)), f"T1-CE T={T}")
              for T in (1, 4)]
 
-    def draw(seed):
-        rng = np.random.default_rng(seed)
+    def draw(source):
+        rng = rng_of(source)
         d, n, m = int(rng.integers(1, 3)), int(rng.integers(2, 4)), int(rng.integers(1, 3))
         T = int(rng.integers(0, 4))
         while math.comb(n + m - 1, m) ** (T + 1) > 400:
@@ -392,7 +391,7 @@ def _thm1(ctx):
 
     for inst in fixed:
         run(inst)
-    ctx.forall(SEEDS, draw, max_examples=min(ctx.profile.max_examples, 8 if ctx.profile.name == "ci" else 60))
+    ctx.forall(RNG, draw, max_examples=min(ctx.profile.max_examples, 8 if ctx.profile.name == "ci" else 60))
 
 
 @erratum("E004-1", where="seed 004 Theorem 1, Eq. (13)-(14), App. D ('<= 1/2 V sum (t+1)/(t+2)')",
@@ -447,8 +446,8 @@ def _run_states(impl, X, y, s2, P, mp, idx, steps):
 def _lemma3(ctx):
     impl = _impl(ctx)
 
-    def check(seed):
-        rng = np.random.default_rng(seed)
+    def check(source):
+        rng = rng_of(source)
         X, y, s2, P, mp, m, idx, steps = _lemma3_instance(rng)
         n = X.shape[0]
         nu, b, s1, s2d = _constants(X, y, P, s2)
@@ -461,7 +460,7 @@ def _lemma3(ctx):
             v = OX.variance12(*eta, g, X, y, s2, P, mp, m)
             ctx.bound(v, V2, rtol=1e-9, label="(12) <= V_2 (corrected b)")
 
-    ctx.forall(SEEDS, check, fixed=[0])
+    ctx.forall(RNG, check, fixed=[0])
 
 
 @statement("004.lemma5", title="Lambda_t <= -I/(2 nu), nu = max(1, ||P||), along NGD with NSD likelihood gradients",
@@ -470,22 +469,22 @@ def _lemma3(ctx):
 def _lemma5(ctx):
     impl = _impl(ctx)
 
-    def check(seed):
-        rng = np.random.default_rng(seed)
+    def check(source):
+        rng = rng_of(source)
         X, y, s2, P, mp, m, idx, steps = _lemma3_instance(rng)
         nu = max(1.0, float(np.linalg.eigvalsh(P)[-1]))
         for eta in _run_states(impl, X, y, s2, P, mp, idx, steps):
             ctx.bound(np.linalg.eigvalsh(eta[1])[-1], -1.0 / (2 * nu), atol=1e-12, label="lambda_max(Lam_t) <= -1/(2 nu)")
 
-    ctx.forall(SEEDS, check, fixed=[0])
+    ctx.forall(RNG, check, fixed=[0])
 
 
 @statement("004.lemma6", title="||Lam1^-1 - Lam2^-1||_F <= 4 nu^2 ||Lam1 - Lam2||_F when Lam1, Lam2 <= -I/(2 nu)",
            source=f"{SRC}, Lemma 6 (App. C; the proof's '<=' is an equality for the inverse difference)", kind="exact",
            uses=())
 def _lemma6(ctx):
-    def check(seed):
-        rng = np.random.default_rng(seed)
+    def check(source):
+        rng = rng_of(source)
         d = int(rng.integers(1, 5))
         nu = float(rng.uniform(1.0, 5.0))
         L1 = -(rand_spd(rng, d, 0.01, 3.0) + np.eye(d) / (2 * nu))
@@ -493,7 +492,7 @@ def _lemma6(ctx):
         lhs = np.linalg.norm(np.linalg.inv(L1) - np.linalg.inv(L2))
         ctx.bound(lhs, 4 * nu**2 * np.linalg.norm(L1 - L2), rtol=1e-10, label="Lemma 6")
 
-    ctx.forall(SEEDS, check, fixed=[0])
+    ctx.forall(RNG, check, fixed=[0])
     nu, eps = 2.0, 1e-7                  # tightness at the cap: the ratio -> 4 nu^2
     L2 = -np.eye(2) / (2 * nu)
     L1 = L2 - eps * np.eye(2)
@@ -518,8 +517,8 @@ def _lemma8(ctx):
 def _lemma78(ctx, which):
     impl = _impl(ctx)
 
-    def check(seed):
-        rng = np.random.default_rng(seed)
+    def check(source):
+        rng = rng_of(source)
         d, n, m = int(rng.integers(1, 4)), int(rng.integers(1, 5)), int(rng.integers(1, 4))
         X, y, s2, P, mp = rand_blr(rng, d, n)
         mu, S = rng.standard_normal(d), rand_spd(rng, d)
@@ -533,7 +532,7 @@ def _lemma78(ctx, which):
         ref = n**2 * s1 / (m * s2**2) if which == 0 else n**2 * s2d / (4 * m * s2**2)
         ctx.close(tot, ref, rtol=1e-9, atol=1e-10, label="exact enumeration == formula")
 
-    ctx.forall(SEEDS, check, fixed=[0])
+    ctx.forall(RNG, check, fixed=[0])
 
 
 @statement("004.lemma9", title="lam_t, lam_{t+1,*} in C_sigma = {sum rho_i y_i x_i / sigma^2: rho >= 0, sum rho <= n}",
@@ -542,8 +541,8 @@ def _lemma78(ctx, which):
 def _lemma9(ctx):
     impl = _impl(ctx)
 
-    def check(seed):
-        rng = np.random.default_rng(seed)
+    def check(source):
+        rng = rng_of(source)
         X, y, s2, P, mp, m, idx, steps = _lemma3_instance(rng)
         n = X.shape[0]
         traj = _run_states(impl, X, y, s2, P, mp, idx, steps)
@@ -558,7 +557,7 @@ def _lemma9(ctx):
                 ctx.true(rho_star.sum() <= n * (1 + 1e-12), label="lam_{t+1,*} in C_sigma")
                 rho = (1 - g) * rho + g * (n / m) * np.bincount(idx[t], minlength=n)
 
-    ctx.forall(SEEDS, check, fixed=[0])
+    ctx.forall(RNG, check, fixed=[0])
 
 
 @statement("004.cor1", title="||lam_t||, ||lam_{t,*}|| <= b n / sigma^2 (corrected)",
@@ -578,8 +577,8 @@ def _cor2(ctx):
 def _cor12(ctx, which):
     impl = _impl(ctx)
 
-    def check(seed):
-        rng = np.random.default_rng(seed)
+    def check(source):
+        rng = rng_of(source)
         X, y, s2, P, mp, m, idx, steps = _lemma3_instance(rng)
         n = X.shape[0]
         nu, b, _, _ = _constants(X, y, P, s2)
@@ -596,14 +595,14 @@ def _cor12(ctx, which):
                 v = e[0] if which == 1 else impl.expectation_from_natural(*e)[0]
                 ctx.bound(np.linalg.norm(v), bound, rtol=1e-10, label=f"Cor. {which}")
 
-    ctx.forall(SEEDS, check, fixed=[0])
+    ctx.forall(RNG, check, fixed=[0])
 
 
 def _lemma1011(ctx, which):
     impl = _impl(ctx)
 
-    def check(seed):
-        rng = np.random.default_rng(seed)
+    def check(source):
+        rng = rng_of(source)
         X, y, s2, P, mp, m, idx, steps = _lemma3_instance(rng)
         n = X.shape[0]
         nu, b, _, _ = _constants(X, y, P, s2)
@@ -627,7 +626,7 @@ def _lemma1011(ctx, which):
                     rhs = 2 * g * nu**2 * b * n * dxi + (2 * g * nu**2 + 4 * g * nu**3 * b**2 * n**2) * dXi
                 ctx.bound(lhs, rhs, rtol=1e-9, atol=1e-12, label=f"Lemma {which}")
 
-    ctx.forall(SEEDS, check, fixed=[0])
+    ctx.forall(RNG, check, fixed=[0])
 
 
 def _eta_hat_raw(X, y, s2, lam_p, Lam_p, combo):
@@ -684,8 +683,8 @@ def _e004_3(ctx):
 def _remark2(ctx):
     impl = _impl(ctx)
 
-    def check(seed):
-        rng = np.random.default_rng(seed)
+    def check(source):
+        rng = rng_of(source)
         d = int(rng.integers(1, 5))
         lam, Lam = rng.standard_normal(d), -rand_spd(rng, d, 1e-3, 10.0)
         P = rand_spd(rng, d)
@@ -699,7 +698,7 @@ def _remark2(ctx):
         ctx.true(top < 0.0, label="lambda_max(Lam_{t+1}) < 0 (strict)")
         ctx.bound(top, 0.0, label="lambda_max(Lam_{t+1}) <= 0")
 
-    ctx.forall(SEEDS, check, fixed=[0])
+    ctx.forall(RNG, check, fixed=[0])
     # negative direction 1: gamma = 1 and grad_Xi with an eigenvalue > lambda_min(P^-1)/2 -> Lam_{t+1} not < 0
     P = np.diag([1.0, 4.0])
     Lam_p = -0.5 * np.linalg.inv(P)
@@ -783,8 +782,8 @@ def _claim_ad(ctx):
 def _claim_price(ctx):
     impl = _impl(ctx)
 
-    def check(seed):
-        rng = np.random.default_rng(seed)
+    def check(source):
+        rng = rng_of(source)
         d, n = int(rng.integers(1, 4)), int(rng.integers(1, 6))
         X = rng.standard_normal((n, d))
         y = np.where(rng.random(n) < 0.5, -1.0, 1.0)
@@ -799,7 +798,7 @@ def _claim_price(ctx):
         ctx.bound(np.linalg.eigvalsh(G)[-1], 0.0, atol=1e-14 * max(1.0, float(np.max(np.abs(G)))),
                 label="Poisson: lambda_max(grad_Xi) <= 0")
 
-    ctx.forall(SEEDS, check, fixed=[0])
+    ctx.forall(RNG, check, fixed=[0])
     # unbiasedness against 1-D quadrature: E grad_Xi = 1/2 sum_i E[f_i''] x_i x_i^T, E grad_xi = E g - E[H] mu
     rng = ctx.rng("price-mean")
     X = rng.standard_normal((3, 2))

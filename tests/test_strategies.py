@@ -1,0 +1,40 @@
+"""verification.strategies: instance sources drawn by Hypothesis shrink to the numbers of the instance, not to a
+seed, stay inside the documented ranges, and fixed integer seeds still give NumPy generators."""
+
+import numpy as np
+import pytest
+from hypothesis import find, given, settings
+
+from refvi.verification.strategies import RNG, DrawnRNG, rng_of
+
+
+@settings(max_examples=30, deadline=None)
+@given(RNG)
+def test_draws_respect_their_ranges(rng):
+    z = rng.standard_normal((3, 2))
+    assert z.shape == (3, 2) and np.all(np.abs(z) <= 4.0)
+    u = rng.uniform(0.5, 2.0, 4)
+    assert u.shape == (4,) and np.all((0.5 <= u) & (u <= 2.0))
+    k = rng.integers(1, 5)
+    assert 1 <= k < 5
+    assert 0 <= rng.poisson(3.0) <= 3 + 6 * 3 ** 0.5 + 5
+    assert rng.choice([7, 8]) in (7, 8)
+
+
+def test_a_failure_shrinks_to_the_instance_numbers():
+    def big(rng):
+        x = rng.standard_normal(3)
+        return float(np.max(np.abs(x))) > 1.0
+    minimal = find(RNG, big, settings=settings(database=None, derandomize=True))
+    assert isinstance(minimal, DrawnRNG)
+    assert "normal[3]=" in repr(minimal)                    # the report shows the drawn vector, not a seed
+
+
+def test_integer_seeds_give_numpy_generators():
+    a, b = rng_of(3), rng_of(3)
+    assert isinstance(a, np.random.Generator)
+    assert a.standard_normal() == b.standard_normal()
+    g = np.random.default_rng(0)
+    assert rng_of(g) is g
+    with pytest.raises((TypeError, ValueError)):
+        rng_of("abc")
