@@ -345,7 +345,7 @@ def def4(ctx):
                 return max(np.max(np.abs(om - om2)), np.max(np.abs(oC - oC2)))
 
             order, _, est = refined_orders(model["kind"], d, mean_error, lambda e: e <= 1e-8 * scale)
-            ctx.bound(est, 1e-8 * scale, label="Gauss-Hermite mean converged")
+            ctx.leq(est, 1e-8 * scale, label="Gauss-Hermite mean converged")
             U, w = gmo.hermite_tensor_rule(d, order)
             G, GC = impl_samples(ctx, target, m, C, U, structure, "energy")
             em, eC = w @ G, np.tensordot(w, GC, axes=1)
