@@ -285,3 +285,24 @@ def test_ngvi_distinguishes_nonfinite_from_nonpositive_precision():
     learner = online.NGVI(2, "hinge", alpha=1.0)
     assert "precision update would be <= 0" in learner._failure_reason(ko.STATUS_PRECISION)
     assert "non-finite" in learner._failure_reason(ko.STATUS_NONFINITE)
+
+
+def test_ewa_2d_matches_adaptive_quadrature_and_refuses_bad_input():
+    from refvi.online import ewa_2d
+    from refvi.verification.oracles import online_comparators as oc
+
+    rng = np.random.default_rng(3)
+    data = [(rng.uniform(-0.5, 0.5, 2), float(rng.uniform(-1, 1))) for _ in range(5)]
+    loss = lambda th, D: (D[1] - np.asarray(th) @ D[0]) ** 2 / 4          # noqa: E731
+    r = ewa_2d(loss, data, 1.5, [-1, -1], [1, 1], n_nodes=40)
+    lse, _ = oc.ewa_box_moments(lambda a, b: sum(loss((a, b), D) for D in data), 1.5, [-1, -1], [1, 1])
+    _, mean = oc.ewa_box_moments(lambda a, b: sum(loss((a, b), D) for D in data[:-1]), 1.5, [-1, -1], [1, 1])
+    assert abs(r.log_norm[-1] - lse) < 1e-10
+    np.testing.assert_allclose(r.means[-1], mean, atol=1e-10)
+    assert r.means.shape == (5, 2) and r.nodes.shape == (1600, 2)
+    with pytest.raises(ValueError, match="lo < hi"):
+        ewa_2d(loss, data, 1.0, [1, -1], [-1, 1])
+    with pytest.raises(ValueError, match="at least one observation"):
+        ewa_2d(loss, [], 1.0, [-1, -1], [1, 1])
+    with pytest.raises(ValueError, match="one finite value per node"):
+        ewa_2d(lambda th, D: np.nan * th[:, 0], data, 1.0, [-1, -1], [1, 1])

@@ -2,13 +2,13 @@
 
 Every learner follows the protocol "predict with the mean, observe, update" over a data stream:
 :class:`SVA` (eq. 9), :class:`SVB` (eq. 10 / Thm 3), :class:`NGVI` (eq. 15, corrected beta), :class:`OGA`,
-:class:`OGAEL` (Algorithm 3), exact tempered Bayes :func:`ewa_1d` (Algorithm 1) by quadrature, and
+:class:`OGAEL` (Algorithm 3), exact tempered Bayes :func:`ewa_1d` / :func:`ewa_2d` (Algorithm 1) by quadrature, and
 :func:`run_nn` (Monte Carlo, one-hidden-layer ReLU regression network).  Closed-form Gaussian expected losses and KL
 divergences are in :mod:`refvi.online.expected_losses`.
 """
 
 from refvi.online._stream import LOSSES, OnlineLearner, OnlineResult
-from refvi.online.ewa import EWAResult, ewa_1d
+from refvi.online.ewa import EWAResult, ewa_1d, ewa_2d
 from refvi.online.expected_losses import expected_loss, expected_loss_full, kl_gaussian, kl_meanfield, kl_prior
 from refvi.online.ngvi import NGVI, beta_from_alpha
 from refvi.online.nn import run_nn
@@ -16,5 +16,6 @@ from refvi.online.oga import OGA, OGAEL
 from refvi.online.sva import SVA
 from refvi.online.svb import SVB
 
-__all__ = ["LOSSES", "OnlineLearner", "OnlineResult", "EWAResult", "ewa_1d", "expected_loss", "expected_loss_full",
-           "kl_gaussian", "kl_meanfield", "kl_prior", "NGVI", "beta_from_alpha", "OGA", "OGAEL", "SVA", "SVB", "run_nn"]
+__all__ = ["LOSSES", "OnlineLearner", "OnlineResult", "EWAResult", "ewa_1d", "ewa_2d", "expected_loss",
+           "expected_loss_full", "kl_gaussian", "kl_meanfield", "kl_prior", "NGVI", "beta_from_alpha", "OGA", "OGAEL",
+           "SVA", "SVB", "run_nn"]

@@ -161,6 +161,11 @@ class NumpyImplementation:
             return np.full(T, A * np.log(T) / T)
         raise ValueError(f"unknown rule {rule!r}")
 
+    def noise_constants(self, estimator, d, M, dist_sq, L=None):
+        """Thm 26's table with the corrected entropy row (2 d L)."""
+        k = {"energy": 2.0, "entropy": 4.0}[estimator] * (d + 3) * M * M
+        return k, k * dist_sq + (2.0 * d * (M if L is None else L) if estimator == "entropy" else 0.0)
+
     def average_weights(self, kind, T, a=None, gamma=None):
         w = np.zeros(T + 1)
         if kind == "last":

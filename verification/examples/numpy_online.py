@@ -166,6 +166,33 @@ class NumpyOnline:
         return float(0.5 * (r @ np.linalg.solve(Sb, r) + np.trace(np.linalg.solve(Sb, S))
                             + np.linalg.slogdet(Sb)[1] - np.linalg.slogdet(S)[1] - len(r)))
 
+    def ewa_2d(self, loss, data, eta, lo, hi, log_prior=None, n_nodes=64):
+        """p_{t+1} ∝ p_t exp(-eta ell_t) on a tensor Gauss-Legendre grid of the box."""
+        z, w = np.polynomial.legendre.leggauss(int(n_nodes))
+        lo, hi = np.asarray(lo, float), np.asarray(hi, float)
+        gx = [lo[j] + 0.5 * (hi[j] - lo[j]) * (z + 1) for j in range(2)]
+        gw = [0.5 * (hi[j] - lo[j]) * w for j in range(2)]
+        nodes = np.array([[a, b] for a in gx[0] for b in gx[1]])
+        logw = np.log(np.array([a * b for a in gw[0] for b in gw[1]]))
+        if log_prior is not None:
+            logw = logw + np.asarray(log_prior(nodes), float)
+        logw = logw - logsumexp(logw)
+        T = len(data)
+        cum = np.zeros(len(nodes))
+        means, losses, mix, log_norm = np.empty((T, 2)), np.empty(T), np.empty(T), np.zeros(T + 1)
+        for t in range(T):
+            lpost = logw - eta * cum
+            post = np.exp(lpost - logsumexp(lpost))
+            means[t] = post @ nodes
+            lt = np.asarray(loss(nodes, data[t]), dtype=float)
+            losses[t] = float(np.asarray(loss(means[t][None, :], data[t]), dtype=float)[0])
+            mix[t] = -logsumexp(lpost - logsumexp(lpost) - eta * lt) / eta
+            cum = cum + lt
+            log_norm[t + 1] = logsumexp(logw - eta * cum)
+        lpost = logw - eta * cum
+        return SimpleNamespace(means=means, losses=losses, log_norm=log_norm, mix_loss=mix, nodes=nodes,
+                               log_post=lpost - logsumexp(lpost))
+
     def ewa_1d(self, loss, data, eta, lo, hi, log_prior=None, n_nodes=2000, breaks=()):
         """p_{t+1} ∝ p_t exp(-eta ell_t) on composite Gauss-Legendre nodes split at the loss kinks."""
         cuts = np.unique(np.concatenate([[lo, hi], [b for b in np.ravel(breaks) if lo < b < hi]]))

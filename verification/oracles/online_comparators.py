@@ -153,3 +153,20 @@ def toy_sample(rng, n):
     Z = rng.standard_normal((n, 2))
     X = np.where(y[:, None] > 0, Z @ Lp.T + 1.0, Z - 1.0)
     return X, y
+
+
+def ewa_box_moments(loss_sum, eta, lo, hi, log_prior=None):
+    """(log E_pi exp(-eta loss_sum), posterior mean (2,)) on the box [lo_1, hi_1] x [lo_2, hi_2] by adaptive 2-D
+    quadrature (``scipy.integrate.dblquad``, shifted by the integrand's maximum on a grid); ``loss_sum(t1, t2)`` and
+    ``log_prior(t1, t2)`` (a normalized log-density, uniform if None) take scalars."""
+    lo, hi = np.asarray(lo, dtype=np.float64), np.asarray(hi, dtype=np.float64)
+    area = float(np.prod(hi - lo))
+    lp = (lambda a, b: -math.log(area)) if log_prior is None else log_prior
+    g1, g2 = np.linspace(lo[0], hi[0], 81), np.linspace(lo[1], hi[1], 81)
+    shift = max(lp(a, b) - eta * loss_sum(a, b) for a in g1 for b in g2)
+    dens = lambda b, a: math.exp(lp(a, b) - eta * loss_sum(a, b) - shift)       # noqa: E731  (dblquad: y, x)
+    kw = dict(epsabs=0.0, epsrel=1e-12)
+    z = integrate.dblquad(dens, lo[0], hi[0], lo[1], hi[1], **kw)[0]
+    m1 = integrate.dblquad(lambda b, a: a * dens(b, a), lo[0], hi[0], lo[1], hi[1], **kw)[0]
+    m2 = integrate.dblquad(lambda b, a: b * dens(b, a), lo[0], hi[0], lo[1], hi[1], **kw)[0]
+    return math.log(z) + shift, np.array([m1 / z, m2 / z])

@@ -31,8 +31,8 @@ from typing import Protocol, runtime_checkable
 
 #: Every method of this protocol, in the order the docs list them.
 METHODS = ("energy", "entropy", "stl", "score", "grad_neg_entropy", "entropy_prox", "project_wm",
-           "project_singular", "smoothness", "strong_convexity", "step_sizes", "average_weights", "prox_sgd",
-           "proj_sgd", "gradient_descent")
+           "project_singular", "smoothness", "strong_convexity", "noise_constants", "step_sizes", "average_weights",
+           "prox_sgd", "proj_sgd", "gradient_descent")
 
 
 @runtime_checkable
@@ -84,6 +84,11 @@ class Implementation(Protocol):
         "constant" gamma; "1/(M sqrt T)" (Thm 7, Cor 11); "1/sqrt T" (Thm 10 Eq. 14, Cor 12); "thm6"
         min{mu/(2a), (1/mu)(2t+1)/(t+1)^2} (Eq. 11); "thm9" min{mu/(2a), (2/mu)(2t+1)/(t+1)^2} (Eq. 13);
         "thm27" 1/(2L) for t < 4 floor(L/mu), then (1/mu)(2t+1)/(t+1)^2; "A log T / T" (Cor 30)."""
+
+    def noise_constants(self, estimator, d, M, dist_sq, L=None):
+        """(a, b) of Thm 26, E||g||^2 <= a ||w - w*||^2 + b, for ``estimator`` "energy" (a = 2(d+3)M^2,
+        b = a ||w* - wbar||^2) or "entropy" on W_L (a = 4(d+3)M^2, b = a ||w* - wbar||^2 + 2 d L, erratum E000-3;
+        L defaults to M); ``dist_sq`` = ||w* - wbar||^2."""
 
     def average_weights(self, kind, T, a=None, gamma=None):
         """Weights over the iterates w^0..w^T, shape (T+1,), summing to 1: "last" (w^T), "uniform" (w^1..w^T),

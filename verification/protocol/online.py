@@ -49,7 +49,7 @@ class OnlineRun:
 class EWARun:
     """Exact EWA / tempered Bayes on a 1-D interval (Algorithm 1, eq. 2), by quadrature."""
 
-    means: np.ndarray           # (T,) hat theta_t, the posterior mean used at round t
+    means: np.ndarray           # (T,) hat theta_t, the posterior mean used at round t ((T, 2) for ewa_2d)
     losses: np.ndarray          # (T,) ell_t(hat theta_t)
     log_norm: np.ndarray        # (T+1,) log N_t = log E_pi exp(-eta sum_{i<t} ell_i), t = 1..T+1 (N_1 = 1)
     mix_loss: np.ndarray        # (T,) -1/eta log E_{p_t} exp(-eta ell_t)
@@ -85,5 +85,11 @@ class OnlineProtocol(Protocol):
         the loss kinks (put panel boundaries there).  Returns an :class:`EWARun`; the statements compare means and
         normalisers with their own quadrature to ~1e-9."""
 
+    def ewa_2d(self, loss, data, eta, lo, hi, log_prior=None, n_nodes=64):
+        """EWA on the box [lo_1, hi_1] x [lo_2, hi_2] (lo, hi of length 2): ``loss(nodes (K, 2), D_t)`` gives the K
+        losses, ``log_prior(nodes)`` a normalised log-density on the box (uniform if None), ``n_nodes`` per axis.
+        Returns an :class:`EWARun` whose ``means`` are (T, 2) and ``nodes`` (K, 2)."""
 
-METHODS = ("run", "run_adversarial", "expected_loss", "expected_loss_full", "kl_prior", "kl_gaussian", "ewa_1d")
+
+METHODS = ("run", "run_adversarial", "expected_loss", "expected_loss_full", "kl_prior", "kl_gaussian", "ewa_1d",
+           "ewa_2d")

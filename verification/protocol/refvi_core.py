@@ -85,6 +85,10 @@ class RefviCore:
         from refvi.optim.schedules import step_sizes
         return step_sizes(rule, T, gamma=gamma, M=M, mu=mu, a=a, L=L, A=A)
 
+    def noise_constants(self, estimator, d, M, dist_sq, L=None):
+        from refvi.optim.schedules import noise_constants
+        return noise_constants(estimator, d, M, dist_sq, L)
+
     def average_weights(self, kind, T, a=None, gamma=None):
         from refvi.optim.averaging import average_weights
         return average_weights(kind, T, a=a, gamma=gamma)

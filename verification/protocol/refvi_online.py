@@ -55,3 +55,8 @@ class RefviOnline:
         from refvi.online import ewa_1d
         r = ewa_1d(loss, data, eta, lo, hi, log_prior, n_nodes, breaks)
         return EWARun(r.means, r.losses, r.log_norm, r.mix_loss, r.nodes, r.log_post)
+
+    def ewa_2d(self, loss, data, eta, lo, hi, log_prior=None, n_nodes=64):
+        from refvi.online import ewa_2d
+        r = ewa_2d(loss, data, eta, lo, hi, log_prior, n_nodes)
+        return EWARun(r.means, r.losses, r.log_norm, r.mix_loss, r.nodes, r.log_post)

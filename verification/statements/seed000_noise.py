@@ -375,7 +375,7 @@ COSINE_THM3_DL = ("cosine-fixed", 1, "tril", 0, (0.8,), (0.3,))
 
 @statement("000.thm26", title="(a, b) table: E||g||^2 <= a||w - w*||^2 + b; for g_ent b = 4(d+3)M^2||w*-wbar||^2 + 2dL",
            source=f"{SRC}, Thm 26 (App. 8.2) and §2.2 after Def. 4", kind="exact", erratum="E000-3",
-           uses=("energy", "entropy", "grad_neg_entropy"))
+           uses=("energy", "entropy", "grad_neg_entropy", "noise_constants"))
 def thm26(ctx):
     def check(inst):
         target, model, m, C, structure = _instance(inst)
@@ -389,6 +389,11 @@ def thm26(ctx):
         E, tol = exact_second_moment(ctx, target, model, m, C, structure)
         ctx.bound(E, 2 * (d + 3) * M**2 * dist + 2 * (d + 3) * M**2 * dstar, atol=tol,
                 label=f"{model['kind']} {structure}: g_energy (a, b) = (2(d+3)M^2, 2(d+3)M^2||w*-wbar||^2)")
+        # the implementation's table (the constants its step rules use) against the corrected one
+        for est, k, extra in (("energy", 2.0, 0.0), ("entropy", 4.0, 2 * d * L)):
+            a_i, b_i = ctx.impl.noise_constants(est, d, M, dstar, L)
+            ctx.close([a_i, b_i], [k * (d + 3) * M**2, k * (d + 3) * M**2 * dstar + extra], rtol=1e-12,
+                      label=f"impl (a, b) of {est} == Thm 26 table (corrected, E000-3)")
         E, tol = exact_second_moment(ctx, target, model, m, C, structure, entropy=True)
         ctx.bound(E, 4 * (d + 3) * M**2 * dist + 4 * (d + 3) * M**2 * dstar + 2 * d * L, atol=tol,
                 label=f"{model['kind']} {structure}: g_ent (a, b) = (4(d+3)M^2, 4(d+3)M^2||w*-wbar||^2 + 2dL)")

@@ -1015,7 +1015,7 @@ def _blocks(H, d, G):
 
 
 @statement("000.thm24", title="hierarchical model smooth iff the theta-theta, theta-z_i, z_i-z_i Hessian blocks are "
-           "uniformly bounded", source=f"{SRC}, Thm 24 (proof steps 2-7)", kind="exact", uses=("smoothness",))
+           "uniformly bounded", source=f"{SRC}, Thm 24 (proof steps 2-7)", kind="exact", uses=("energy", "smoothness"))
 def thm24(ctx):
     impl = ctx.impl
 
@@ -1045,6 +1045,19 @@ def thm24(ctx):
         # the implementation's M: the bound is attained at z = 0 (every logistic curvature 1/4), so it must equal it
         ctx.close(impl.smoothness(target), _eig_range(hb.hessian_fd(model, np.zeros(target.dim)))[1], rtol=1e-8,
                   label="impl M == lambda_max(-Hess log p(0)) (attained)")
+        # the implementation's energy estimator on this model, sample by sample (Eq. 6): mean over the rows u of
+        # (g, tril(g u^T)), g = grad -log p(C u + m) from the oracle (S = 1 and S = 5; every group's block is used)
+        D = target.dim
+        m = rng.standard_normal(D)
+        C = np.tril(0.3 * rng.standard_normal((D, D)), -1) + np.diag(rng.uniform(0.5, 1.5, D))
+        for S in (1, 5):
+            U = rng.standard_normal((S, D))
+            G_ = np.array([hb.grad_neg_log_joint(model, C @ u + m) for u in U])
+            gm, gC = impl.energy(target, m, C, U, "tril")
+            scale = 1.0 + float(np.max(np.abs(G_))) * (1.0 + float(np.max(np.abs(U))))
+            ctx.close(np.asarray(gm), G_.mean(0), atol=1e-12 * scale, label=f"hierarchical energy, m part (S={S})")
+            ctx.close(np.asarray(gC), np.tril(G_.T @ U / S), atol=1e-12 * scale,
+                      label=f"hierarchical energy, C part (S={S})")
 
     ctx.forall(seeds(2, 6), check, fixed=[(1, 2, 130), (2, 5, 131)], max_examples=max(6, ctx.profile.max_examples // 2))
 

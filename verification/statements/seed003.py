@@ -101,6 +101,25 @@ def _labels(on, method, inst, **kw):
     return inst["y"]
 
 
+def check_run_consistency(ctx, inst, X, y, res, kw):
+    """What every learner's run must satisfy whatever the bound: the adaptive adversary's labels answer *this* run's
+    predictions (y_t = -sign <m_t, x_t>, +1 at 0; margins within 1e-9 of 0 are ties), and the iterates stay in their
+    boxes (|m| <= mbox, 0 <= sigma <= sbox) in every round."""
+    M = np.asarray(res.M, dtype=np.float64)
+    if inst.get("adv"):
+        margin = np.einsum("td,td->t", M[:-1], X)
+        want = np.where(margin > 0, -1.0, 1.0)
+        clear = np.abs(margin) > 1e-9 * (1.0 + np.abs(M[:-1]).sum(1) * np.abs(X).sum(1))
+        ctx.true(bool(np.all(np.asarray(y)[clear] == want[clear])),
+                 label="adversary's labels are -sign <m_t, x_t> of the run's own means")
+    mbox, sbox = kw.get("mbox", np.inf), kw.get("sbox", np.inf)
+    ctx.true(bool(np.all(np.abs(M) <= mbox * (1 + 1e-12))), label=f"|m_t| <= mbox = {mbox} in every round")
+    if res.S is not None:
+        S = np.asarray(res.S, dtype=np.float64)
+        ctx.true(bool(np.all(S >= 0) and np.all(S <= sbox * (1 + 1e-12))),
+                 label=f"0 <= sigma_t <= sbox = {sbox} in every round")
+
+
 # ------------------------------------------------------------------------------------------------------------------
 # Lemma 1, Def. 2 / eq. (2), Thm 1, eq. (18)
 # ------------------------------------------------------------------------------------------------------------------
@@ -244,6 +263,60 @@ def eq18(ctx):
 
 
 # ------------------------------------------------------------------------------------------------------------------
+# EWA in two dimensions (Algorithm 1 on a box): Thm 1, (18) and the exact posterior
+# ------------------------------------------------------------------------------------------------------------------
+
+def _lin_loss(theta, D):
+    """(y - <theta, x>)^2 / 4 with x in [-1/2, 1/2]^2, y in [-1, 1], theta in [-1, 1]^2: values in [0, 1] (B = 1),
+    coupling the two coordinates (the partition function does not factorize)."""
+    x, y = D
+    return (y - np.asarray(theta, dtype=np.float64) @ np.asarray(x, dtype=np.float64)) ** 2 / 4.0
+
+
+@st.composite
+def ewa2d_instances(draw):
+    T = draw(st.integers(1, 10))
+    xs = draw(st.lists(st.tuples(_floats(-0.5, 0.5), _floats(-0.5, 0.5)), min_size=T, max_size=T))
+    ys = draw(st.lists(_floats(-1, 1), min_size=T, max_size=T))
+    return dict(data=[(np.array(x), y) for x, y in zip(xs, ys)], eta=draw(_floats(0.05, 5.0)),
+                prior=draw(st.sampled_from(("uniform", "tilted"))))
+
+
+EWA2D_FIXED = [dict(data=[(np.array([0.5, -0.5]), 1.0), (np.array([0.5, 0.5]), -1.0), (np.array([-0.5, 0.3]), 0.7)],
+                    eta=2.0, prior="tilted"),
+               dict(data=[(np.array([0.5, 0.5]), 1.0)] * 8, eta=0.3, prior="uniform")]
+
+
+@statement("003.claim-ewa-2d", title="EWA on a 2-D box: Thm 1 regret, the per-step (18), log N_{T+1} and the posterior "
+           "mean equal the exact tempered posterior's", source=f"{SRC}, Algorithm 1, eq. (2), Thm 1, eq. (18) in d = 2",
+           kind="exact", uses=("online.ewa_2d",))
+def ewa_2d_claims(ctx):
+    on = online(ctx)
+    box = (np.array([-1.0, -1.0]), np.array([1.0, 1.0]))
+
+    def check(inst):
+        data, eta = inst["data"], inst["eta"]
+        tilted = inst["prior"] == "tilted"
+        prior = (lambda th: _tilted_log_prior(th[:, 0]) + _tilted_log_prior(th[:, 1])) if tilted else None
+        res = on.ewa_2d(_lin_loss, data, eta, *box, log_prior=prior, n_nodes=48)
+        T = len(data)
+        lp2 = (lambda a, b: float(_tilted_log_prior(a) + _tilted_log_prior(b))) if tilted else None
+        lse, _ = oc.ewa_box_moments(lambda a, b: sum(_lin_loss((a, b), D) for D in data), eta, *box, log_prior=lp2)
+        ctx.close(res.log_norm[-1], lse, rtol=1e-9, atol=1e-9, label="log N_{T+1} = exact log partition (dblquad)")
+        ctx.bound(float(np.sum(res.losses)), eta * T / 8.0 - lse / eta, rtol=RTOL, atol=1e-9, label="Thm 1 (3), d = 2")
+        for t in range(T):
+            ctx.bound(res.losses[t], eta / 8.0 + res.mix_loss[t], rtol=RTOL, atol=1e-9, label=f"(18) at t={t + 1}")
+        # the decision of the last round is the mean of the tempered posterior given D_1..D_{T-1}
+        _, mean = oc.ewa_box_moments(lambda a, b: sum(_lin_loss((a, b), D) for D in data[:-1]), eta, *box,
+                                     log_prior=lp2)
+        ctx.close(np.asarray(res.means)[-1], mean, atol=1e-9, label="hat theta_T = posterior mean (dblquad)")
+        ctx.close(float(np.asarray(res.losses)[-1]), float(_lin_loss(mean, data[-1])), atol=1e-9,
+                  label="l_T(hat theta_T) at that mean")
+
+    ctx.forall(ewa2d_instances(), check, fixed=EWA2D_FIXED, max_examples=min(ctx.profile.max_examples, 12))
+
+
+# ------------------------------------------------------------------------------------------------------------------
 # SVA: eq. (9) and Thm 2 with (19), (21), (22)
 # ------------------------------------------------------------------------------------------------------------------
 
@@ -292,6 +365,7 @@ def check_thm2(ctx, on, inst, const=1.0, eta_factor=1.0):
     kw = dict(eta=eta * eta_factor, s=s, mbox=mbox, sbox=sbox)
     y = _labels(on, "sva", inst, **kw)
     res = on.run("sva", X, y, **kw)
+    check_run_consistency(ctx, inst, X, y, res, kw)
     T = X.shape[0]
     alpha, L = 1.0 / s ** 2, hinge_L(X)
     lhs = float(np.sum(res.losses))
@@ -388,6 +462,7 @@ def check_thm3(ctx, on, inst, K_factor=1.0, const=3.0 / math.sqrt(2.0), label="T
     kw = dict(schedule="convex", K=K_factor * D * math.sqrt(2.0) / L, s=s, mbox=M, sbox=S)
     y = _labels(on, "svb", inst, **kw)
     res = on.run("svb", X, y, **kw)
+    check_run_consistency(ctx, inst, X, y, res, kw)
     _, best = oc.best_hinge_point(X, y, M)
     regret = float(np.sum(res.losses)) - best
     ctx.bound(regret, const * D * L * math.sqrt(T), rtol=RTOL, atol=1e-9, label=label)
@@ -573,6 +648,7 @@ def check_thm4(ctx, on, inst, const=1.0, eta_factor=1.0):
     kw = dict(eta=eta * eta_factor, s=s, projection=inst["projection"], mbox=mbox, sbox=sbox)
     y = _labels(on, "ogael", inst, **kw)
     res = on.run("ogael", X, y, **kw)
+    check_run_consistency(ctx, inst, X, y, res, kw)
     T, d = X.shape
     L, alpha = hinge_L(X), 1.0 / s ** 2
     lhs = float(np.sum(res.losses))

@@ -276,3 +276,25 @@ def _(orig, owner):
         w = np.asarray(orig(kind, T, a=a, gamma=gamma), dtype=float)
         return np.roll(w, 1) if kind == "theta10" else w
     return average_weights
+
+
+@mutant("noise-b-printed-dL", "000", "noise_constants", "Thm 26's entropy b with d L as printed (E000-3), not 2 d L")
+def _(orig, owner):
+    def noise_constants(estimator, d, M, dist_sq, L=None):
+        a, b = orig(estimator, d, M, dist_sq, L)
+        return (a, b - d * (M if L is None else L)) if estimator == "entropy" else (a, b)
+    return noise_constants
+
+
+@mutant("energy-group-block-shift", "000", "energy",
+        "hierarchical targets: the group block of the gradient shifted by one group")
+def _(orig, owner):
+    def energy(target, m, C, U, structure="tril"):
+        gm, gC = orig(target, m, C, U, structure)
+        if getattr(target, "kind", "") != "hierarchical_logistic":
+            return gm, gC
+        d = np.asarray(target.params["X"]).shape[1]
+        gm = np.asarray(gm, dtype=float).copy()
+        gm[d:] = np.roll(gm[d:], d)
+        return gm, gC
+    return energy

@@ -72,3 +72,29 @@ def _(orig, owner):
     def kl_prior(m, sigma, s):
         return orig(m, sigma, s) - 0.25 * float(np.sum(np.log(s ** 2 / np.asarray(sigma, float) ** 2)))
     return kl_prior
+
+
+@mutant("online-ewa2d-prior-ignored", "003", "online.ewa_2d", "2-D EWA ignores the prior (uniform always)")
+def _(orig, owner):
+    def ewa_2d(loss, data, eta, lo, hi, log_prior=None, n_nodes=64):
+        return orig(loss, data, eta, lo, hi, None, n_nodes)
+    return ewa_2d
+
+
+@mutant("online-ewa2d-coarse-grid", "003", "online.ewa_2d", "2-D EWA on a 6-point-per-axis grid whatever is asked")
+def _(orig, owner):
+    def ewa_2d(loss, data, eta, lo, hi, log_prior=None, n_nodes=64):
+        return orig(loss, data, eta, lo, hi, log_prior, 6)
+    return ewa_2d
+
+
+@mutant("online-adversary-other-learner", "003", "online.run_adversarial",
+        "the adaptive adversary answers a learner with a 10% larger step, not the one that is run")
+def _(orig, owner):
+    def run_adversarial(method, X, loss="hinge", **hyper):
+        h = dict(hyper)
+        for k in ("eta", "K"):
+            if h.get(k) is not None:
+                h[k] = 1.1 * h[k]
+        return orig(method, X, loss, **h)
+    return run_adversarial
