@@ -212,6 +212,8 @@ class NumpyImplementation:
     def gradient_descent(self, grad_l, m0, C0, step, steps, method, M=None):
         """Seed 002 §5.3: naive, proximal (triangular C) and projected (full C) gradient descent."""
         m, C = np.array(m0, dtype=float), np.array(C0, dtype=float)
+        if step is None:                                   # Thm 6's largest step
+            step = 1.0 / (2.0 * M) if method == "projected" else 1.0 / M
         if method == "projected":
             C = self.project_singular(C, M)
         ms, Cs = [m], [C]

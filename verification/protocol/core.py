@@ -108,5 +108,5 @@ class Implementation(Protocol):
         """Seed 002 §5.3 with the exact energy gradient ``grad_l(m, C) -> (gm, gC)`` (full-matrix gC) supplied by
         the caller: method "naive" (w - step (grad l + grad h), full C), "prox" (prox_{step h}(w - step grad l),
         lower-triangular C, grad l projected onto tril) or "projected" (the naive step, then the singular-value clip
-        onto W_M; the start is clipped too).  Returns the trajectory w^0..w^K as arrays of shape (K+1, d) and
-        (K+1, d, d)."""
+        onto W_M; the start is clipped too).  ``step=None`` is Thm 6's largest step: 1/M for "prox" and "naive",
+        1/(2M) for "projected".  Returns the trajectory w^0..w^K as arrays of shape (K+1, d) and (K+1, d, d)."""

@@ -102,6 +102,10 @@ def thm6(ctx):
         gaps = _gaps(ctx, model, "prox", lam, 25, M, m0, C0)
         # closed-form objective: rounding ~1e-13 of |F| ~ 10
         _contraction(ctx, gaps, 1 - lam * c, 1e-11, f"quadratic d={d}")
+        # step=None is the theorem's largest step 1/M: the same trajectory as passing it
+        a = ctx.impl.gradient_descent(_grad(model, None), m0, C0, None, 5, "prox", M)
+        b = ctx.impl.gradient_descent(_grad(model, None), m0, C0, 1 / M, 5, "prox", M)
+        ctx.close(np.asarray(a[1]), np.asarray(b[1]), rtol=1e-14, atol=1e-14, label="default step = 1/M")
 
     ctx.forall(st.tuples(st.integers(1, 4), st.integers(0, 2**32 - 1)), quad, fixed=[(2, 0), (4, 1)], max_examples=(8 if ctx.profile.name == "ci" else 200))
     rng = ctx.rng("logistic")
@@ -129,6 +133,10 @@ def thm6_projected(ctx):
         _, _, vstar = vo.solve(model, "tril")
         gaps = np.array([vo.objective(model, m, C) - vstar for m, C in zip(np.asarray(ms), np.asarray(Cs))])
         _contraction(ctx, gaps, 1 - lam * c, 1e-11, f"projected, quadratic d={d} (empirical)")
+        # step=None is the theorem's largest step 1/(2M): the same trajectory as passing it
+        a = ctx.impl.gradient_descent(_grad(model, None), m0, C0, None, 5, "projected", M)
+        b = ctx.impl.gradient_descent(_grad(model, None), m0, C0, 1 / (2 * M), 5, "projected", M)
+        ctx.close(np.asarray(a[1]), np.asarray(b[1]), rtol=1e-14, atol=1e-14, label="default step = 1/(2M)")
 
     ctx.forall(st.tuples(st.integers(1, 4), st.integers(0, 2**32 - 1)), quad, fixed=[(2, 0), (3, 1)], max_examples=(8 if ctx.profile.name == "ci" else 200))
 
