@@ -41,9 +41,20 @@ ORACLE_ONLY_DETAIL = ("oracle-only: a true fact of the paper checked by independ
 def run_statement(st: Statement, impl, profile_name: str = "ci", search: dict | None = None) -> dict:
     """Run one statement (and its erratum's demonstration) against ``impl`` and return its certificate record.
 
+    BLAS runs single-threaded inside a statement (threadpoolctl), so the record's numbers (worst slack, tightness)
+    are the same bit for bit in any process: serial, a local worker, or a Dask worker (which pins BLAS to one
+    thread itself).
+
     Besides the original fields (README.md, certificate schema) the record carries ``scope`` ("implementation" or "oracle-only"),
     ``methods`` (the protocol methods the run called, by dotted name), ``instances_skipped`` (instances outside the
     implementation's declared capabilities) and, for skips, fails and errors, ``detail``."""
+    from threadpoolctl import threadpool_limits
+
+    with threadpool_limits(limits=1, user_api="blas"):
+        return _run_statement(st, impl, profile_name, search)
+
+
+def _run_statement(st: Statement, impl, profile_name: str, search: dict | None) -> dict:
     from refvi.verification.errata import ERRATA
     from refvi.verification.protocol import is_refvi, recording
 
