@@ -17,8 +17,14 @@ def _strip(records):
 
 
 @pytest.fixture(scope="module")
-def serial():
-    return _strip(runner.run(IDS, "ci")["statements"])
+def serial(tmp_path_factory):
+    """The serial certificate as a user gets it: one process, no workers.  (Run in a subprocess: inside pytest,
+    Hypothesis's own pytest integration can change which instances a derandomized run draws.)"""
+    path = tmp_path_factory.mktemp("serial") / "cert.json"
+    proc = subprocess.run([sys.executable, "-m", "refvi.verification", "--json", str(path), "--select", *IDS],
+                          capture_output=True, text=True, timeout=600)
+    assert proc.returncode == 0, proc.stderr[-2000:]
+    return _strip(json.loads(path.read_text())["statements"])
 
 
 def test_process_fallback_gives_the_serial_certificate(serial):
