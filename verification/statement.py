@@ -14,6 +14,8 @@ over all evidence of the run.
 
 from __future__ import annotations
 
+import contextlib
+
 import dataclasses
 import hashlib
 import math
@@ -56,6 +58,27 @@ class Evidence:
     relation: str
     slack: float
     passed: bool
+
+
+@contextlib.contextmanager
+def _without_local_constants():
+    """Hypothesis mixes literal constants from the *local* modules loaded in the process (source files outside
+    site-packages) into its draws, so a derandomized run draws different instances under pytest, in an editable
+    install or beside other code.  Certificates must not depend on that: the local pool is emptied while a statement
+    draws (private Hypothesis API; without it, nothing is changed)."""
+    try:
+        from hypothesis.internal.conjecture import providers
+        from hypothesis.internal.constants_ast import Constants
+        original = providers._get_local_constants
+    except (ImportError, AttributeError):          # pragma: no cover - another Hypothesis version
+        yield
+        return
+    empty = Constants()
+    providers._get_local_constants = lambda: empty
+    try:
+        yield
+    finally:
+        providers._get_local_constants = original
 
 
 class Context:
@@ -129,7 +152,8 @@ class Context:
 
         if self.search is not None:
             _run = hypothesis_seed(int(self.search["seed"]))(_run)
-        _run()
+        with _without_local_constants():
+            _run()
         self.examples += counter["n"]
 
     def _run_instance(self, check, inst) -> bool:
