@@ -45,3 +45,15 @@ def test_search_reports_a_counterexample():
         assert "x^2 <= limit" in out["counterexamples"][0]["detail"]
     finally:
         REGISTRY.pop("999.claim-toy-false")
+
+
+def test_search_over_a_statement_that_tests_one_bound_many_times(tmp_path):
+    """A check may call ctx.bound with the same label in a loop: the search reports one target per label and example
+    (Hypothesis refuses two target() calls with one label), and a true bound gives no counterexample."""
+    import subprocess
+    import sys
+
+    proc = subprocess.run([sys.executable, "-m", "refvi.verification", "--search", "000.cor22", "--budget", "5",
+                           "--seeds", "1"], capture_output=True, text=True, timeout=600, cwd=tmp_path)
+    assert proc.returncode == 0, proc.stdout[-1500:] + proc.stderr[-1500:]
+    assert "COUNTEREXAMPLE" not in proc.stdout and "best lhs/rhs" in proc.stdout

@@ -101,6 +101,7 @@ class Context:
         self.search: dict | None = None
         self._instance: Any = None
         self._in_hypothesis = False
+        self._targets: dict[str, float] = {}       # search mode: the best lhs/rhs per label of the current example
         self._expect_failure = False
 
     # ---- randomness -------------------------------------------------------------------------------------------
@@ -144,11 +145,17 @@ class Context:
         @given(strategy)
         def _run(inst):
             self._in_hypothesis = True
+            self._targets = {}
             try:
                 if self._run_instance(check, inst):
                     counter["n"] += 1
             finally:
                 self._in_hypothesis = False
+                if self.search is not None:
+                    # one hypothesis.target call per label and example (a check may test a bound many times)
+                    from hypothesis import target
+                    for lab, val in self._targets.items():
+                        target(val, label=lab)
 
         if self.search is not None:
             _run = hypothesis_seed(int(self.search["seed"]))(_run)
@@ -204,8 +211,8 @@ class Context:
             if self.tightness is None or ratio > self.tightness["ratio"]:
                 self.tightness = {"ratio": ratio, "label": label, "instance": _short_repr(self._instance)}
             if self.search is not None and self._in_hypothesis:
-                from hypothesis import target
-                target(ratio, label=label or "bound")
+                key = label or "bound"
+                self._targets[key] = max(ratio, self._targets.get(key, -math.inf))
 
     def geq(self, lhs, rhs, *, rtol: float = 0.0, atol: float = 0.0, label: str = "") -> None:
         """Claim ``lhs >= rhs`` up to ``atol + rtol*|rhs|``."""
