@@ -1,7 +1,8 @@
 """Every registered verification statement, run under pytest against refvi (profile from $REFVI_PROFILE, default ci).
 
 A statement that names an erratum passes only if the corrected form holds and the printed form is shown to fail
-(see refvi.verification.runner.run_statement).
+(see refvi.verification.runner.run_statement).  Every bound statement has an instance within 10x of its bound
+(tightness >= 0.1), and every statistical check resolves a violation of 25% at 80% power.
 """
 
 import os
@@ -12,6 +13,8 @@ from refvi.verification.implementation import REFVI
 from refvi.verification.runner import load_statements, run_statement, select
 
 PROFILE = os.environ.get("REFVI_PROFILE", "ci")
+MIN_TIGHTNESS = 0.1      # lhs / rhs on the statement's tightest instance
+MAX_RESOLUTION = 0.25    # smallest relative violation detected with probability >= 80%
 STATEMENTS = select(load_statements().values(), None)
 
 
@@ -22,3 +25,9 @@ def test_statement(st):
         pytest.skip(rec.get("detail", "skipped"))
     assert rec["verdict"] == "pass", rec.get("detail")
     assert rec["examples"] > 0, "a statement must check at least one instance"
+    t = rec["tightness"]
+    assert t is None or t["ratio"] >= MIN_TIGHTNESS, f"every instance has > 10x headroom; tightest: {t}"
+    p = rec["power"]
+    assert p is None or p["resolution"] <= MAX_RESOLUTION, f"underpowered statistical check: {p}"
+    if st.kind == "statistical":
+        assert p is not None, "a statistical statement must make at least one statistical check"

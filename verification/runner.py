@@ -67,7 +67,7 @@ def _run_statement(st: Statement, impl, profile_name: str, search: dict | None) 
     record = {"id": st.id, "title": st.title, "source": st.source, "kind": st.kind, "printed": st.printed,
               "erratum": st.erratum, "verdict": "pass", "examples": 0, "worst_slack": None, "seconds": 0.0,
               "scope": "oracle-only" if st.oracle_only else "implementation", "methods": [],
-              "instances_skipped": 0, "tightness": None}
+              "instances_skipped": 0, "tightness": None, "power": None, "rates": []}
     t0 = time.perf_counter()
     if profile_name not in st.profiles:
         record["verdict"] = "skip"
@@ -110,6 +110,8 @@ def _run_statement(st: Statement, impl, profile_name: str, search: dict | None) 
     record["methods"] = sorted(calls)
     record["instances_skipped"] = skipped
     record["tightness"] = ctx.tightness
+    record["power"] = ctx.power
+    record["rates"] = ctx.rates
     if not calls and not st.oracle_only:
         if st.uses is None and refvi_itself:
             record["scope"] = "oracle-only"        # undeclared and called nothing: it checked the paper only

@@ -828,8 +828,9 @@ def thm5(ctx):
 
     ctx.forall(st.tuples(st.sampled_from(sorted(METHODS_TOY)), st.integers(0, 2**32 - 1), st.integers(1, 60)),
                pathwise, max_examples=10)
-    # statistical: the martingale identity and the theorem's inequality in expectation (SVA, T = 30)
-    T, R = 30, 60 * ctx.profile.mc_scale
+    # statistical: the martingale identity and the theorem's inequality in expectation (SVA, T = 30); 1000 runs
+    # resolve a mean of 0.22 times the draws' magnitude at 80% power (60 runs: 0.87)
+    T, R = 30, 1000 * ctx.profile.mc_scale
     rng = ctx.rng("thm5")
     diff, gap = np.empty(R), np.empty(R)
     for r in range(R):
