@@ -226,6 +226,76 @@ def sva_run(loss_id, H, X, y, eta, s, mbox, sbox, m, sigma, Gm, Gs, losses, reco
 
 
 @jit
+def sva_full_run(loss_id, X, y, eta, s, m, C, Gm, GC, losses, record, M_hist, C_hist):
+    """SVA (eq. 6) over full-covariance Gaussians q = N(m, C C^T), C lower triangular with a positive diagonal
+    (theta = m + C u), prior N(0, s^2 I), no box.
+
+    The expected loss of a linear predictor depends on (a, b) = (<m, x>, ||C^T x||) only: with the 1-D kernel's
+    dL/da and dL/db, grad_m = dL/da x and grad_C = dL/db tril(x v^T) / b, v = C^T x.  The argmin of the FTRL
+    objective <mu, G> + KL(q_mu || pi) / eta separates: m = -eta s^2 G_m, C_ik = -eta s^2 G_ik below the diagonal,
+    C_ii = s h(eta s G_ii / 2) on it (the mean-field root).  Updates m, C, Gm, GC in place; returns (rounds
+    completed, status) and stops before committing a non-finite round (STATUS_NONFINITE)."""
+    T, d = X.shape
+    one = np.ones(1)
+    a1 = np.empty(1)
+    b1 = np.empty(1)
+    ga = np.empty(1)
+    gb = np.empty(1)
+    v = np.empty(d)
+    nGm = np.empty(d)
+    nGC = np.empty((d, d))
+    nm = np.empty(d)
+    nC = np.zeros((d, d))
+    s2 = s * s
+    for t in range(T):
+        if record:
+            M_hist[t, :] = m
+            C_hist[t, :, :] = C
+        x = X[t]
+        lt = point_loss(loss_id, x, y[t], m, 1.0)
+        a = 0.0
+        b2 = 0.0
+        for k in range(d):
+            a += m[k] * x[k]
+            acc = 0.0
+            for i in range(k, d):
+                acc += C[i, k] * x[i]
+            v[k] = acc
+            b2 += acc * acc
+        b = math.sqrt(b2)
+        a1[0] = a
+        b1[0] = b
+        expected_loss_grad(loss_id, one, y[t], a1, b1, 1.0, ga, gb)
+        coef = gb[0] / b if b > 0.0 else 0.0
+        for i in range(d):
+            nGm[i] = Gm[i] + ga[0] * x[i]
+            nm[i] = -eta * s2 * nGm[i]
+            for k in range(i + 1):
+                nGC[i, k] = GC[i, k] + coef * x[i] * v[k]
+                if k < i:
+                    nC[i, k] = -eta * s2 * nGC[i, k]
+                else:
+                    nC[i, i] = shrink(s, 0.5 * eta * s2 * nGC[i, i])
+        ok = math.isfinite(lt) and _all_finite(nm) and _all_finite(nGm)
+        for i in range(d):
+            for k in range(i + 1):
+                ok = ok and math.isfinite(nC[i, k]) and math.isfinite(nGC[i, k])
+        if not ok:
+            return t, STATUS_NONFINITE
+        losses[t] = lt
+        for i in range(d):
+            Gm[i] = nGm[i]
+            m[i] = nm[i]
+            for k in range(i + 1):
+                GC[i, k] = nGC[i, k]
+                C[i, k] = nC[i, k]
+    if record:
+        M_hist[T, :] = m
+        C_hist[T, :, :] = C
+    return T, STATUS_OK
+
+
+@jit
 def svb_run(loss_id, H, X, y, mode, step, Hsc, t0, mbox, sbox, m, sigma, losses, record, M_hist, S_hist):
     """Projected SVB, eq. (10), per coordinate: a_{t,j} = eta_{t,j} sigma_{t,j}^2 is
     mode 0: step * sigma_{t,j}^2 (constant eta = step);  mode 1: step / sqrt(t) (Thm 3 convex, step = K);

@@ -1,7 +1,7 @@
 """refvi.online: online variational inference with regret bounds (seed 003, Chérief-Abdellatif, Alquier, Khan 2019).
 
 Every learner follows the protocol "predict with the mean, observe, update" over a data stream:
-:class:`SVA` (eq. 9), :class:`SVB` (eq. 10 / Thm 3), :class:`NGVI` (eq. 15, corrected beta), :class:`OGA`,
+:class:`SVA` (eq. 9), :class:`SVAFull` (eq. 6 over full-covariance Gaussians), :class:`SVB` (eq. 10 / Thm 3), :class:`NGVI` (eq. 15, corrected beta), :class:`OGA`,
 :class:`OGAEL` (Algorithm 3), exact tempered Bayes :func:`ewa_1d` / :func:`ewa_2d` (Algorithm 1) by quadrature, and
 :func:`run_nn` (Monte Carlo, one-hidden-layer ReLU regression network).  Closed-form Gaussian expected losses and KL
 divergences are in :mod:`refvi.online.expected_losses`.
@@ -14,8 +14,9 @@ from refvi.online.ngvi import NGVI, beta_from_alpha
 from refvi.online.nn import run_nn
 from refvi.online.oga import OGA, OGAEL
 from refvi.online.sva import SVA
+from refvi.online.sva_full import FullCovResult, SVAFull
 from refvi.online.svb import SVB
 
 __all__ = ["LOSSES", "OnlineLearner", "OnlineResult", "EWAResult", "ewa_1d", "ewa_2d", "expected_loss",
            "expected_loss_full", "kl_gaussian", "kl_meanfield", "kl_prior", "NGVI", "beta_from_alpha", "OGA", "OGAEL",
-           "SVA", "SVB", "run_nn"]
+           "SVA", "SVAFull", "FullCovResult", "SVB", "run_nn"]

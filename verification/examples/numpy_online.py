@@ -137,6 +137,31 @@ class NumpyOnline:
             S[T] = lr.sigma
         return SimpleNamespace(losses=losses, M=M, S=S, m=lr.m, sigma=lr.sigma)
 
+    def run_full(self, X, y, loss="hinge", *, eta, s=1.0):
+        """SVA over N(m, C C^T): the FTRL argmin separates into m, the strictly lower entries of C (linear in the
+        gradient sums) and each diagonal entry (the positive root of c / s^2 - 1 / c + eta G_ii = 0)."""
+        X, y = np.asarray(X, dtype=float), np.asarray(y, dtype=float)
+        T, d = X.shape
+        m, C = np.zeros(d), s * np.eye(d)
+        Gm, GC = np.zeros(d), np.zeros((d, d))
+        M, Cs, losses = [m.copy()], [C.copy()], []
+        low = np.tril(np.ones((d, d)), -1).astype(bool)
+        for t in range(T):
+            x = X[t]
+            losses.append(float(_expected(loss, x, y[t], m, np.zeros(d), 1.0)[0]))
+            v = C.T @ x
+            b = math.sqrt(v @ v)
+            _, ga, gb = _expected(loss, np.array([1.0]), y[t], np.array([m @ x]), np.array([b]), 1.0)
+            Gm += ga[0] * x
+            GC += np.tril(np.outer(x, v)) * (gb[0] / b if b > 0 else 0.0)
+            m = -eta * s * s * Gm
+            C = np.where(low, -eta * s * s * GC, 0.0)
+            g = eta * s * s * np.diag(GC)
+            np.fill_diagonal(C, (-g + np.sqrt(g * g + 4 * s * s)) / 2)
+            M.append(m.copy())
+            Cs.append(C.copy())
+        return SimpleNamespace(losses=np.array(losses), M=np.array(M), Cs=np.array(Cs), m=m, C=C)
+
     def run_adversarial(self, method, X, loss="hinge", **hyper):
         X = np.asarray(X, dtype=float)
         lr = _Learner(method, X.shape[1], loss, **hyper)

@@ -170,3 +170,81 @@ def ewa_box_moments(loss_sum, eta, lo, hi, log_prior=None):
     m1 = integrate.dblquad(lambda b, a: a * dens(b, a), lo[0], hi[0], lo[1], hi[1], **kw)[0]
     m2 = integrate.dblquad(lambda b, a: b * dens(b, a), lo[0], hi[0], lo[1], hi[1], **kw)[0]
     return math.log(z) + shift, np.array([m1 / z, m2 / z])
+
+
+def _full_pack(d):
+    rows, cols = np.tril_indices(d)
+    return rows, cols, rows == cols
+
+
+def kl_full_to_prior(m, C, s):
+    """KL(N(m, C C^T) || N(0, s^2 I)) for lower-triangular C with a positive diagonal."""
+    m, C = np.asarray(m, dtype=np.float64), np.asarray(C, dtype=np.float64)
+    d = m.size
+    return 0.5 * float((m @ m + np.sum(C ** 2)) / s ** 2 - 2 * np.sum(np.log(np.diag(C))) + 2 * d * math.log(s) - d)
+
+
+def _minimize_full(obj_grad, d, s):
+    """Minimize a smooth function of (m, C) over m in R^d and lower-triangular C with diagonal >= 1e-12 (L-BFGS-B)."""
+    rows, cols, diag = _full_pack(d)
+
+    def unpack(z):
+        C = np.zeros((d, d))
+        C[rows, cols] = z[d:]
+        return z[:d], C
+
+    def f(z):
+        m, C = unpack(z)
+        v, gm, gC = obj_grad(m, C)
+        return v, np.concatenate([gm, gC[rows, cols]])
+
+    z0 = np.concatenate([np.zeros(d), np.where(diag, s, 0.0)])
+    bounds = [(None, None)] * d + [(1e-12, None) if dg else (None, None) for dg in diag]
+    res = optimize.minimize(f, z0, jac=True, method="L-BFGS-B", bounds=bounds,
+                            options={"maxiter": 5000, "ftol": 1e-16, "gtol": 1e-12})
+    m, C = unpack(res.x)
+    return m, C, float(res.fun)
+
+
+def _kl_full_grad(m, C, s):
+    return m / s ** 2, np.tril(C / s ** 2 - np.diag(1.0 / np.diag(C)))
+
+
+def ftrl_full_argmin(Gm, GC, eta, s):
+    """argmin over (m, C) of <m, Gm> + <C, GC> + KL(N(m, C C^T) || N(0, s^2 I)) / eta, numerically (the FTRL step
+    of SVA over full-covariance Gaussians; no closed form used)."""
+    Gm, GC = np.asarray(Gm, dtype=np.float64), np.tril(np.asarray(GC, dtype=np.float64))
+
+    def obj(m, C):
+        km, kC = _kl_full_grad(m, C, s)
+        return float(m @ Gm + np.sum(C * GC)) + kl_full_to_prior(m, C, s) / eta, Gm + km / eta, GC + kC / eta
+    m, C, _ = _minimize_full(obj, Gm.size, s)
+    return m, C
+
+
+def hinge_value_full(X, y, m, C):
+    """sum_t E (1 - y_t <theta, x_t>)_+, theta = m + C u, and its gradients in m and (lower-triangular) C."""
+    X, y, m, C = (np.asarray(v, dtype=np.float64) for v in (X, y, m, C))
+    V = X @ C                                   # row t: v_t = C^T x_t
+    b = np.sqrt(np.sum(V ** 2, axis=1))
+    c = 1.0 - y * (X @ m)
+    bs = np.where(b > 0, b, 1.0)
+    z = c / bs
+    P = np.where(b > 0, ndtr(z), (c > 0).astype(float))
+    p = np.where(b > 0, np.exp(-0.5 * np.minimum(z * z, 1500.0)) / math.sqrt(2 * math.pi), 0.0)
+    val = np.where(b > 0, c * P + b * p, np.maximum(c, 0.0))
+    gm = -(y * P) @ X
+    gC = np.tril(X.T @ (V * (p / bs)[:, None]))
+    return float(val.sum()), gm, gC
+
+
+def sva_full_comparator(X, y, eta, s):
+    """(m, C, value) minimizing sum_t bar L_t(m, C) + KL(N(m, C C^T) || pi) / eta over the full-covariance family
+    (hinge loss): the right side of Thm 2 for full-covariance SVA without the eta L^2 T / alpha term."""
+    X = np.asarray(X, dtype=np.float64)
+
+    def obj(m, C):
+        v, gm, gC = hinge_value_full(X, y, m, C)
+        km, kC = _kl_full_grad(m, C, s)
+        return v + kl_full_to_prior(m, C, s) / eta, gm + km / eta, gC + kC / eta
+    return _minimize_full(obj, X.shape[1], s)

@@ -95,3 +95,20 @@ def kl_quad_1d(m: float, s: float, mbar: float, sbar: float) -> float:
     g = lambda t: math.exp(lq(t) - 0.5 * math.log(2 * math.pi)) * (lq(t) - lp(t))
     val, _ = integrate.quad(g, m - 40 * s, m + 40 * s, points=[m], epsabs=1e-14, epsrel=1e-13, limit=500)
     return val
+
+
+def expected_loss_full_quad(loss: str, x, y: float, m, C):
+    """(bar L, grad_m, grad_C) of E f(<theta, x>), theta = m + C u, u ~ N(0, I), C lower triangular, by split
+    quadrature: with v = C^T x and b = ||v||, grad_m = x E f'(a + bZ) and grad_C = tril(x v^T) E[f'(a + bZ) Z] / b
+    (b > 0 required)."""
+    x, m, C = (np.asarray(v, dtype=np.float64) for v in (x, m, C))
+    a = float(m @ x)
+    v = C.T @ x
+    b = float(np.sqrt(v @ v))
+    if not b > 0:
+        raise ValueError("the quadrature oracle needs b = ||C^T x|| > 0")
+    f, fp, kink = _loss_fns(loss, float(y))
+    val = _split_quad(f, a, b, kink)
+    e_fp = _split_quad(fp, a, b, kink)
+    e_fpz = _split_quad(lambda s: fp(s) * (s - a) / b, a, b, kink)
+    return val, x * e_fp, np.tril(np.outer(x, v)) * e_fpz / b

@@ -24,6 +24,11 @@ max(0, 1 - y <theta, x>) with y = +-1, ``"squared"`` (y - <theta, x>)^2, ``"abso
   or ``"lazy"`` (m = Pi(-eta sum gm), sigma = Pi(s - eta sum gs)); hyper ``eta, s, projection, mbox, sbox, H``.
 
 It returns an :class:`OnlineRun` (or any object with the same attributes).
+
+``run_full(X, y, loss, eta, s)`` runs SVA (eq. 6) over full-covariance Gaussians q = N(m, C C^T), theta = m + C u with
+C lower triangular and a positive diagonal (the paper's upper-triangular C with covariance C^T C, transposed),
+from the prior (m = 0, C = s I), no box: m = -eta s^2 G_m, C_ik = -eta s^2 G_ik below the diagonal and C_ii =
+s h(eta s G_ii / 2), G the sums of the expected-loss gradients in (m, C) at the iterates; a :class:`FullCovRun`.
 """
 
 from __future__ import annotations
@@ -46,6 +51,17 @@ class OnlineRun:
 
 
 @dataclasses.dataclass(frozen=True)
+class FullCovRun:
+    """Full-covariance SVA over a stream of T rounds."""
+
+    losses: np.ndarray          # (T,) ell_t(m_t)
+    M: np.ndarray               # (T+1, d): row t = mean used in round t, row T = after the stream
+    Cs: np.ndarray              # (T+1, d, d) lower-triangular scales likewise
+    m: np.ndarray               # (d,) final mean
+    C: np.ndarray               # (d, d) final scale
+
+
+@dataclasses.dataclass(frozen=True)
 class EWARun:
     """Exact EWA / tempered Bayes on a 1-D interval (Algorithm 1, eq. 2), by quadrature."""
 
@@ -61,6 +77,9 @@ class EWARun:
 class OnlineProtocol(Protocol):
     def run(self, method, X, y, loss="hinge", **hyper):
         """Run learner ``method`` over the stream (X (T, d), y (T,) or None); returns an :class:`OnlineRun`."""
+
+    def run_full(self, X, y, loss="hinge", *, eta, s=1.0):
+        """Full-covariance SVA over the stream (hinge, squared or absolute loss); returns a :class:`FullCovRun`."""
 
     def run_adversarial(self, method, X, loss="hinge", **hyper):
         """Run against the adaptive adversary y_t = -sign(<m_t, x_t>) (+1 at 0), chosen after the learner's
@@ -91,5 +110,5 @@ class OnlineProtocol(Protocol):
         Returns an :class:`EWARun` whose ``means`` are (T, 2) and ``nodes`` (K, 2)."""
 
 
-METHODS = ("run", "run_adversarial", "expected_loss", "expected_loss_full", "kl_prior", "kl_gaussian", "ewa_1d",
+METHODS = ("run", "run_full", "run_adversarial", "expected_loss", "expected_loss_full", "kl_prior", "kl_gaussian", "ewa_1d",
            "ewa_2d")

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from refvi.verification.protocol.online import EWARun, OnlineRun
+from refvi.verification.protocol.online import EWARun, FullCovRun, OnlineRun
 
 _CLASSES = {"sva": "SVA", "svb": "SVB", "ngvi": "NGVI", "oga": "OGA", "ogael": "OGAEL"}
 
@@ -26,6 +26,11 @@ class RefviOnline:
     def run(self, method, X, y, loss="hinge", **hyper):
         r = _learner(method, X.shape[1], loss, hyper).run(X, y, record=True)
         return OnlineRun(r.losses, r.M, r.S, r.m, r.sigma)
+
+    def run_full(self, X, y, loss="hinge", *, eta, s=1.0):
+        from refvi.online import SVAFull
+        r = SVAFull(X.shape[1], loss, eta=eta, s=s).run(X, y, record=True)
+        return FullCovRun(r.losses, r.M, r.Cs, r.m, r.C)
 
     def run_adversarial(self, method, X, loss="hinge", **hyper):
         learner = _learner(method, X.shape[1], loss, hyper)

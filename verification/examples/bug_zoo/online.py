@@ -98,3 +98,27 @@ def _(orig, owner):
                 h[k] = 1.1 * h[k]
         return orig(method, X, loss, **h)
     return run_adversarial
+
+
+@mutant("online-full-offdiag-dropped", "003", "online.run_full",
+        "full-covariance SVA keeps only the diagonal of C (the mean-field update in disguise)")
+def _(orig, owner):
+    def run_full(X, y, loss="hinge", *, eta, s=1.0):
+        r = orig(X, y, loss, eta=eta, s=s)
+        Cs = np.asarray(r.Cs) * np.eye(np.asarray(r.Cs).shape[-1])
+        return SimpleNamespace(losses=r.losses, M=r.M, Cs=Cs, m=r.m, C=Cs[-1])
+    return run_full
+
+
+@mutant("online-full-diag-root-eta", "003", "online.run_full",
+        "full-covariance SVA's diagonal root with eta s G instead of eta s G / 2 (a 2x in the shrinkage)")
+def _(orig, owner):
+    def run_full(X, y, loss="hinge", *, eta, s=1.0):
+        r = orig(X, y, loss, eta=eta, s=s)
+        Cs = np.array(r.Cs, dtype=float)
+        for t in range(1, Cs.shape[0]):
+            c = np.diag(Cs[t])
+            g = (s * s / c - c) / (eta * s * s)          # the gradient sum G_ii the root came from
+            np.fill_diagonal(Cs[t], s * (np.sqrt(1 + (eta * s * g) ** 2) - eta * s * g))
+        return SimpleNamespace(losses=r.losses, M=r.M, Cs=Cs, m=r.m, C=Cs[-1])
+    return run_full

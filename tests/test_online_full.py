@@ -1,0 +1,60 @@
+"""Full-covariance SVA (refvi.online.SVAFull): the kernel against the numerical FTRL argmin and the quadrature
+gradients of the oracle, the mean-field special case, and clear errors on bad input."""
+
+import numpy as np
+import pytest
+
+from refvi.online import SVA, SVAFull
+from refvi.verification.oracles import online_comparators as oc
+from refvi.verification.oracles import online_quadrature as oq
+
+
+@pytest.mark.parametrize("loss", ["hinge", "absolute", "squared"])
+def test_every_iterate_is_the_ftrl_argmin(loss):
+    rng = np.random.default_rng(3)
+    X = rng.uniform(-1.5, 1.5, (9, 3))
+    y = np.where(rng.random(9) < 0.5, -1.0, 1.0) if loss == "hinge" else rng.standard_normal(9)
+    eta, s = 0.3, 0.9
+    r = SVAFull(3, loss, eta=eta, s=s).run(X, y, record=True)
+    Gm, GC = np.zeros(3), np.zeros((3, 3))
+    for t in range(9):
+        _, gm, gC = oq.expected_loss_full_quad(loss, X[t], y[t], r.M[t], r.Cs[t])
+        Gm, GC = Gm + gm, GC + gC
+        m, C = oc.ftrl_full_argmin(Gm, GC, eta, s)
+        np.testing.assert_allclose(r.M[t + 1], m, rtol=1e-6, atol=1e-8)
+        np.testing.assert_allclose(r.Cs[t + 1], C, rtol=1e-6, atol=1e-8)
+
+
+def test_one_dimension_is_mean_field_sva():
+    rng = np.random.default_rng(0)
+    X, y = rng.standard_normal((40, 1)), np.where(rng.random(40) < 0.5, -1.0, 1.0)
+    a = SVA(1, "hinge", eta=0.3, s=0.7).run(X, y, record=True)
+    b = SVAFull(1, "hinge", eta=0.3, s=0.7).run(X, y, record=True)
+    # the same arithmetic up to the order of a few operations (the 1-D reduction b = |C x|)
+    np.testing.assert_allclose(a.M, b.M, rtol=1e-13, atol=1e-15)
+    np.testing.assert_allclose(a.S[:, 0], b.Cs[:, 0, 0], rtol=1e-13, atol=1e-15)
+
+
+def test_streaming_equals_batch():
+    rng = np.random.default_rng(1)
+    X, y = rng.standard_normal((20, 2)), np.where(rng.random(20) < 0.5, -1.0, 1.0)
+    batch = SVAFull(2, eta=0.5).run(X, y)
+    online = SVAFull(2, eta=0.5)
+    for t in range(20):
+        online.update(X[t], y[t])
+    np.testing.assert_allclose(online.C, batch.C, rtol=1e-14)
+    np.testing.assert_allclose(online.m, batch.m, rtol=1e-14)
+
+
+def test_bad_input_is_named():
+    with pytest.raises(ValueError, match="linear predictor"):
+        SVAFull(2, "quadratic", eta=0.1)
+    with pytest.raises(ValueError, match="eta"):
+        SVAFull(2, eta=-1.0)
+    learner = SVAFull(2, eta=0.1)
+    X = np.array([[1.0, 0.0], [np.nan, 1.0]])
+    with pytest.raises(ValueError, match="row 1"):
+        learner.run(X, np.array([1.0, 1.0]))
+    assert learner.t == 1                      # the valid row before the bad one was processed
+    with pytest.raises(ValueError, match="hinge labels"):
+        SVAFull(2, eta=0.1).run(np.ones((1, 2)), np.array([0.5]))
