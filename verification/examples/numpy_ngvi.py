@@ -164,6 +164,13 @@ class NumpyNGVI:
             xb, Xb = (1 - g) * xb + g * xi, (1 - g) * Xb + g * Xi
         return eta[0], eta[1], xb, Xb
 
+    def omega_average(self, omegas):
+        """Thm 1: weights 2 (t + 1) / ((T + 1)(T + 2)) on omega_{t+1}, t = 0..T."""
+        T1 = len(omegas)
+        w = 2.0 * np.arange(1, T1 + 1) / (T1 * (T1 + 1))
+        return (sum(wk * np.asarray(o[0], float) for wk, o in zip(w, omegas)),
+                sum(wk * np.asarray(o[1], float) for wk, o in zip(w, omegas)))
+
     def blr_trajectory(self, X, y, sigma2, P, mp, indices, steps, init=None):
         d = X.shape[1]
         eta = (np.zeros(d), -0.5 * np.eye(d)) if init is None else init

@@ -92,6 +92,10 @@ class NGVIProtocol(Protocol):
     def blr_trajectory(self, X, y, sigma2, P, mp, indices, steps, init=None):
         """The natural iterates [eta_0, eta_1, ..., eta_T] of stochastic NGD (list of (lam, Lam) pairs)."""
 
+    def omega_average(self, omegas):
+        """Theorem 1's average 2/((T+1)(T+2)) sum_{t=0}^T (t+1) omega_{t+1} of the expectation parameters
+        ``omegas`` = [(xi_1, Xi_1), ..., (xi_{T+1}, Xi_{T+1})]; returns (xi_bar, Xi_bar)."""
+
     # ---- estimators (§3.2, Eq. 11, Algorithm 1) -------------------------------------------------------------------
     def price(self, grad_hess, xi, Xi, U):
         """Bonnet/Price estimate of grad_omega E_q log p from samples z = xi + L u (L = chol(Xi - xi xi^T), u the
@@ -117,5 +121,6 @@ class NGVIProtocol(Protocol):
 
 METHODS = ("natural_from_moment", "expectation_from_natural", "natural_from_expectation", "log_partition",
            "conjugate", "kl", "bregman_A", "bregman_A_star", "fisher_minimal", "ngd_step", "ngd_step_fim", "md_step",
-           "natural_update", "blr_neg_elbo", "blr_grad", "blr_stochastic_grad", "blr_run", "blr_trajectory", "price",
+           "natural_update", "blr_neg_elbo", "blr_grad", "blr_stochastic_grad", "blr_run", "blr_trajectory",
+           "omega_average", "price",
            "autodiff", "price_logistic", "glm_neg_elbo", "glm_grad", "glm_ngd_exact")

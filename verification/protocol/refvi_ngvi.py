@@ -86,6 +86,10 @@ class RefviNGVI:
                                init=init, steps=steps)
         return r.lam, r.Lam, r.xi_bar, r.Xi_bar
 
+    def omega_average(self, omegas):
+        from refvi.ngvi import omega_average
+        return omega_average(omegas)
+
     def blr_trajectory(self, X, y, sigma2, P, mp, indices, steps, init=None):
         """[eta_0, eta_1, ...] of stochastic NGD (python loop over :func:`natural_update`)."""
         from refvi.ngvi import ngd

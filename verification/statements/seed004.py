@@ -344,10 +344,18 @@ def _thm1_instance(ctx, impl, X, y, s2, P, mp, m, T, eta0, label):
     paths, _, V = OX.enumerate_thm1(X, y, s2, P, mp, m, T, *eta0)
     mu_s, S_s = OX.blr_posterior(X, y, s2, P, mp)
     ekl = 0.0
-    for path, p, (xb_o, Xb_o) in paths:
-        _, _, xb, Xb = impl.blr_run(X, y, s2, P, mp, np.array(path, dtype=np.int64).reshape(T + 1, m), init=eta0)
+    for k, (path, p, (xb_o, Xb_o)) in enumerate(paths):
+        idx = np.array(path, dtype=np.int64).reshape(T + 1, m)
+        _, _, xb, Xb = impl.blr_run(X, y, s2, P, mp, idx, init=eta0)
+        tol = 1e-9 * max(1.0, float(np.max(np.abs(Xb_o))))
         ctx.close(np.concatenate([xb, Xb.ravel()]), np.concatenate([xb_o, Xb_o.ravel()]), rtol=1e-9,
-                  atol=1e-9 * max(1.0, float(np.max(np.abs(Xb_o)))), label=f"{label}: omega_bar path replay")
+                  atol=tol, label=f"{label}: omega_bar path replay")
+        if k < 3:
+            # the implementation's own omega-average of its trajectory (Thm 1's weights) on the first paths
+            traj = impl.blr_trajectory(X, y, s2, P, mp, idx, 2.0 / (np.arange(T + 1) + 2.0), init=eta0)
+            xa, Xa = impl.omega_average([_omega(e) for e in traj[1:]])
+            ctx.close(np.concatenate([np.ravel(xa), np.ravel(Xa)]), np.concatenate([xb_o, Xb_o.ravel()]), rtol=1e-9,
+                      atol=tol, label=f"{label}: omega_average of the trajectory == Thm 1's omega_bar")
         ekl += p * OX.kl_gauss(xb, Xb - np.outer(xb, xb), mu_s, S_s)
     ctx.count(len(paths))
     return ekl, V
@@ -355,7 +363,7 @@ def _thm1_instance(ctx, impl, X, y, s2, P, mp, m, T, eta0, label):
 
 @statement("004.thm1", title="E KL(q_bar_{T+1}, q*) <= 4V/((T+1)(T+2)) sum (t+1)/(t+2) <= 4V/(T+2) (corrected)",
            source=f"{SRC}, Theorem 1, Eq. (13)-(14), proof in App. D", kind="exact", erratum="E004-1",
-           uses=("ngvi.blr_run",))
+           uses=("ngvi.blr_run", "ngvi.blr_trajectory", "ngvi.omega_average"))
 def _thm1(ctx):
     impl = _impl(ctx)
 

@@ -77,3 +77,12 @@ def _(orig, owner):
 @mutant("ngvi-conjugate-printed", "004", "ngvi.conjugate", "A* without the -d/2 constant (Eq. 18 as printed)")
 def _(orig, owner):
     return lambda xi, Xi: orig(xi, Xi) + 0.5 * len(xi)
+
+
+@mutant("ngvi-omega-average-uniform", "004", "ngvi.omega_average",
+        "Theorem 1's omega average with uniform weights 1/(T+1) instead of 2(t+1)/((T+1)(T+2))")
+def _(orig, owner):
+    def omega_average(omegas):
+        n = len(omegas)
+        return (sum(np.asarray(o[0], float) for o in omegas) / n, sum(np.asarray(o[1], float) for o in omegas) / n)
+    return omega_average
