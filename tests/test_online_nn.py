@@ -71,3 +71,21 @@ def test_run_nn_bad_input():
         nn.run_nn("sva", Xn, y, h=H)
     with pytest.raises(ValueError, match="length 5"):
         nn.run_nn("sva", X, np.ones(4), h=H)
+
+
+def test_run_nn_base_samples_and_record():
+    """Given base samples replace the seeded draws; record keeps the iterates (row t = state used at round t)."""
+    rng = np.random.default_rng(5)
+    X, y = rng.standard_normal((6, 2)), rng.standard_normal(6)
+    d = nn.n_params(2, 3)
+    U = rng.standard_normal((6, 2, d))
+    r = nn.run_nn("sva", X, y, h=3, eta=0.05, n_samples=2, base_samples=U, record=True, m0=0.1 * np.ones(d))
+    assert r.M.shape == (7, d) and r.S.shape == (7, d)
+    np.testing.assert_array_equal(r.M[-1], r.m)
+    np.testing.assert_array_equal(r.M[0], 0.1 * np.ones(d))
+    again = nn.run_nn("sva", X, y, h=3, eta=0.05, n_samples=2, base_samples=U, m0=0.1 * np.ones(d))
+    np.testing.assert_array_equal(again.m, r.m)
+    with pytest.raises(ValueError, match="base_samples must have shape"):
+        nn.run_nn("sva", X, y, h=3, base_samples=U[:, :, :-1])
+    with pytest.raises(ValueError, match="finite"):
+        nn.run_nn("sva", X, y, h=3, base_samples=np.full_like(U, np.nan))

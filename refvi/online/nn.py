@@ -42,11 +42,14 @@ def _shrink(sig, u):
 
 
 def run_nn(method: str, X, y, *, h: int, eta: float = 1.0, K: float = 1.0, beta: float = 0.01, s: float = 1.0,
-           mbox: float = 20.0, sbox: float = 1.0, n_samples: int = 1, seed=0, m0=None) -> OnlineResult:
+           mbox: float = 20.0, sbox: float = 1.0, n_samples: int = 1, seed=0, m0=None, base_samples=None,
+           record: bool = False) -> OnlineResult:
     """Run ``method`` in METHODS over the regression stream (X, y) with the squared loss of the ReLU network.
 
     ``m0`` is the prior mean and initial mean (default 0, a saddle of the ReLU network where OGA cannot move; the
-    notebook uses a small random m0 for every method); ``seed`` fixes the Monte Carlo draws."""
+    notebook uses a small random m0 for every method); ``seed`` fixes the Monte Carlo draws, or ``base_samples``
+    (T, n_samples, dim theta) gives them (round t uses theta = m + sigma * u for the rows u of base_samples[t]).
+    ``record=True`` keeps the iterates (``M``, ``S``: row t = state used at round t, row T = after the stream)."""
     if method not in METHODS:
         raise ValueError(f"method must be one of {METHODS}, got {method!r}")
     X = as_matrix(X, "X")
@@ -64,6 +67,13 @@ def run_nn(method: str, X, y, *, h: int, eta: float = 1.0, K: float = 1.0, beta:
     if isinstance(n_samples, bool) or not isinstance(n_samples, (int, np.integer)) or n_samples < 1:
         raise ValueError(f"n_samples must be a positive integer, got {n_samples!r}")
     d = n_params(p, h)
+    if base_samples is not None:
+        base_samples = np.asarray(base_samples, dtype=np.float64)
+        if base_samples.ndim != 3 or base_samples.shape[0] != T or base_samples.shape[2] != d:
+            raise ValueError(f"base_samples must have shape (T, n_samples, dim theta) = ({T}, n, {d}), got "
+                             f"{base_samples.shape}")
+        if not np.all(np.isfinite(base_samples)):
+            raise ValueError("base_samples must be finite")
     m_prior = np.zeros(d) if m0 is None else np.clip(as_vector(m0, "m0", d), -mbox, mbox)
     m = m_prior.copy()
     sig = np.full(d, s)
@@ -71,14 +81,20 @@ def run_nn(method: str, X, y, *, h: int, eta: float = 1.0, K: float = 1.0, beta:
     gm, gs, g = np.empty(d), np.empty(d), np.empty(d)
     rng = as_generator(seed, "seed")
     losses = np.empty(T)
+    M = np.empty((T + 1, d)) if record else None
+    S = np.empty((T + 1, d)) if record and method != "oga" else None
     floor = 1.0 / sbox ** 2 if np.isfinite(sbox) else 0.0
     for t in range(T):
+        if M is not None:
+            M[t] = m
+        if S is not None:
+            S[t] = sig
         x, yt = X[t], y[t]
         losses[t] = kn.nn_sq_loss_grad(m, x, yt, h, g)
         if method == "oga":
             m = np.clip(m - eta * g, -mbox, mbox)
             continue
-        U = rng.standard_normal((n_samples, d))
+        U = rng.standard_normal((n_samples, d)) if base_samples is None else np.ascontiguousarray(base_samples[t])
         kn.nn_mc_expected(m, sig, x, yt, h, U, gm, gs)
         if method == "ogael":
             m, sig = np.clip(m - eta * gm, -mbox, mbox), np.clip(sig - eta * gs, 0.0, sbox)
@@ -98,4 +114,8 @@ def run_nn(method: str, X, y, *, h: int, eta: float = 1.0, K: float = 1.0, beta:
             v = 1.0 / prec
             m = np.clip(m - beta * v * (eta * gm + (m - m_prior) / s ** 2), -mbox, mbox)
             sig = np.sqrt(v)
-    return OnlineResult(losses, m, None if method == "oga" else sig)
+    if M is not None:
+        M[T] = m
+    if S is not None:
+        S[T] = sig
+    return OnlineResult(losses, m, None if method == "oga" else sig, M, S)

@@ -115,6 +115,17 @@ class _Learner:
         return lt
 
 
+def _relu_net_loss_grad(theta, x, y, h):
+    """Squared loss of f(x) = v . relu(W x + b) + c, theta = (W row-major, b, v, c), and its gradient."""
+    p = x.size
+    W, b, v, c = theta[:h * p].reshape(h, p), theta[h * p:h * p + h], theta[h * p + h:h * p + 2 * h], theta[-1]
+    z = W @ x + b
+    act = np.maximum(z, 0.0)
+    r = y - act @ v - c
+    dz = -2.0 * r * v * (z > 0)
+    return r * r, np.concatenate([np.outer(dz, x).ravel(), dz, -2.0 * r * act, [-2.0 * r]])
+
+
 class NumpyOnline:
     """SVA, SVB, online NGVI, OGA, OGA-EL (mean field), closed-form expected losses, KLs and 1-D EWA."""
 
@@ -161,6 +172,43 @@ class NumpyOnline:
             M.append(m.copy())
             Cs.append(C.copy())
         return SimpleNamespace(losses=np.array(losses), M=np.array(M), Cs=np.array(Cs), m=m, C=C)
+
+    def run_nn(self, method, X, y, h, U, *, eta=1.0, K=1.0, beta=0.01, s=1.0, mbox=20.0, sbox=1.0, m0=None):
+        """ReLU-network regression, Monte Carlo gradients on the given base samples; projected updates."""
+        X, y, U = np.asarray(X, float), np.asarray(y, float), np.asarray(U, float)
+        T, p = X.shape
+        d = h * (p + 2) + 1
+        prior = np.zeros(d) if m0 is None else np.clip(np.asarray(m0, float), -mbox, mbox)
+        m, sig, Gm, Gs = prior.copy(), np.full(d, float(s)), np.zeros(d), np.zeros(d)
+        losses, M, S = [], [m.copy()], [sig.copy()]
+        for t in range(T):
+            loss, g = _relu_net_loss_grad(m, X[t], y[t], h)
+            losses.append(loss)
+            if method == "oga":
+                m = np.clip(m - eta * g, -mbox, mbox)
+            else:
+                grads = [_relu_net_loss_grad(m + sig * u, X[t], y[t], h)[1] for u in U[t]]
+                gm = np.mean(grads, axis=0)
+                gs = np.mean([gk * u for gk, u in zip(grads, U[t])], axis=0)
+                if method == "ogael":
+                    m, sig = np.clip(m - eta * gm, -mbox, mbox), np.clip(sig - eta * gs, 0.0, sbox)
+                elif method == "sva":
+                    Gm, Gs = Gm + gm, Gs + gs
+                    m = np.clip(prior - eta * s * s * Gm, -mbox, mbox)
+                    sig = np.minimum(_h(np.full(d, float(s)), 0.5 * eta * s * s * Gs), sbox)
+                elif method == "svb":
+                    a = K / math.sqrt(t + 1)
+                    m, sig = np.clip(m - a * gm, -mbox, mbox), np.minimum(_h(sig, 0.5 * a * gs), sbox)
+                else:
+                    prec = np.maximum((1 - beta) / sig ** 2 + beta / s ** 2 + eta * beta * gs / sig,
+                                      1.0 / sbox ** 2 if np.isfinite(sbox) else 0.0)
+                    m = np.clip(m - beta / prec * (eta * gm + (m - prior) / s ** 2), -mbox, mbox)
+                    sig = np.sqrt(1.0 / prec)
+            M.append(m.copy())
+            S.append(sig.copy())
+        S_out = None if method == "oga" else np.array(S)
+        return SimpleNamespace(losses=np.array(losses), M=np.array(M), S=S_out, m=m,
+                               sigma=None if method == "oga" else sig)
 
     def run_adversarial(self, method, X, loss="hinge", **hyper):
         X = np.asarray(X, dtype=float)

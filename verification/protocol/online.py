@@ -81,6 +81,13 @@ class OnlineProtocol(Protocol):
     def run_full(self, X, y, loss="hinge", *, eta, s=1.0):
         """Full-covariance SVA over the stream (hinge, squared or absolute loss); returns a :class:`FullCovRun`."""
 
+    def run_nn(self, method, X, y, h, U, **hyper):
+        """The ReLU-network regression learners (one hidden layer of width ``h``, theta = (W row-major, b, v, c),
+        f(x) = v . relu(W x + b) + c, squared loss; ``method`` in sva, svb, ngvi, oga, ogael with the update rules
+        of their linear counterparts, SVB's a_t = K / sqrt(t), NGVI's precision floored at 1/sbox^2, all projected on
+        the boxes) with Monte Carlo gradients at theta = m + sigma * u over the rows u of ``U[t]`` (T, n, dim theta);
+        hyper ``eta, K, beta, s, mbox, sbox, m0`` (m0: prior and initial mean).  Returns an :class:`OnlineRun`."""
+
     def run_adversarial(self, method, X, loss="hinge", **hyper):
         """Run against the adaptive adversary y_t = -sign(<m_t, x_t>) (+1 at 0), chosen after the learner's
         decision; returns the labels y (T,)."""
@@ -110,5 +117,5 @@ class OnlineProtocol(Protocol):
         Returns an :class:`EWARun` whose ``means`` are (T, 2) and ``nodes`` (K, 2)."""
 
 
-METHODS = ("run", "run_full", "run_adversarial", "expected_loss", "expected_loss_full", "kl_prior", "kl_gaussian", "ewa_1d",
+METHODS = ("run", "run_full", "run_nn", "run_adversarial", "expected_loss", "expected_loss_full", "kl_prior", "kl_gaussian", "ewa_1d",
            "ewa_2d")

@@ -32,6 +32,12 @@ class RefviOnline:
         r = SVAFull(X.shape[1], loss, eta=eta, s=s).run(X, y, record=True)
         return FullCovRun(r.losses, r.M, r.Cs, r.m, r.C)
 
+    def run_nn(self, method, X, y, h, U, **hyper):
+        from refvi.online import run_nn
+        U = np.asarray(U, dtype=np.float64)
+        r = run_nn(method, X, y, h=h, n_samples=U.shape[1], base_samples=U, record=True, **hyper)
+        return OnlineRun(r.losses, r.M, r.S, r.m, r.sigma)
+
     def run_adversarial(self, method, X, loss="hinge", **hyper):
         learner = _learner(method, X.shape[1], loss, hyper)
         y = np.empty(X.shape[0])

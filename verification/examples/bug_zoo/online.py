@@ -122,3 +122,20 @@ def _(orig, owner):
             np.fill_diagonal(Cs[t], s * (np.sqrt(1 + (eta * s * g) ** 2) - eta * s * g))
         return SimpleNamespace(losses=r.losses, M=r.M, Cs=Cs, m=r.m, C=Cs[-1])
     return run_full
+
+
+@mutant("online-nn-svb-step-constant", "003", "online.run_nn",
+        "ReLU-network SVB with its step constant K scaled by 1/sqrt(2)")
+def _(orig, owner):
+    def run_nn(method, X, y, h, U, **hyper):
+        if method == "svb":
+            hyper = {**hyper, "K": hyper.get("K", 1.0) * np.sqrt(0.5)}
+        return orig(method, X, y, h, U, **hyper)
+    return run_nn
+
+
+@mutant("online-nn-sigma-unboxed", "003", "online.run_nn", "ReLU-network learners never clip sigma to its box")
+def _(orig, owner):
+    def run_nn(method, X, y, h, U, **hyper):
+        return orig(method, X, y, h, U, **{**hyper, "sbox": np.inf})
+    return run_nn
