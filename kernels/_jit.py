@@ -4,7 +4,7 @@
 ZeroDivisionError check, which would block SIMD vectorization); inputs are validated before any kernel runs.
 ``jit_reduce``: the same plus ``fastmath={"reassoc", "contract"}`` so dot products and sums vectorize.  Only
 re-association and FMA contraction are allowed (no assumption that values are finite), and the tests in
-``tests/test_kernels_estimators.py`` show agreement with the NumPy reference at rtol 1e-12.
+``tests/kernels/test_kernels_estimators.py`` show agreement with the NumPy reference at rtol 1e-12.
 """
 
 import numba

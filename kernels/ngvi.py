@@ -3,7 +3,7 @@
 * :func:`blr_minibatch_update` -- one stochastic NGD step for Bayesian linear regression in natural parameters,
   Eq. (8) with the mini-batch estimator (15): eta <- (1 - gamma) eta + gamma eta_hat, O(d^2 m) per step
   (upper triangle of the batch Gram matrix as contiguous dot products, then mirrored; ``reassoc`` allowed,
-  agreement with the moment-form oracle to 1e-10 shown in tests/test_ngvi_kernels.py);
+  agreement with the moment-form oracle to 1e-10 shown in tests/kernels/test_ngvi_kernels.py);
 * :func:`ngd_blr_loop` -- T such steps with pre-drawn indices and steps, plus the omega-space weighted average of
   Theorem 1 (omega_bar_{t+1} = (1 - gamma_t) omega_bar_t + gamma_t omega_{t+1}, an O(d^3) conversion per step);
 * :func:`price_logistic` -- the Bonnet/Price estimator (11) of grad_omega E_q log p for logistic regression with

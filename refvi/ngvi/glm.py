@@ -29,7 +29,7 @@ def _gauss_expect_logistic(a, v, fns):
     """E f(u), u ~ N(a_i, v_i), for every point i and each f in ``fns`` (vectorized), by Gauss-Legendre on
     [a - 12 sd, a + 12 sd] split at a, a +- 1.5 sd, a +- 4 sd and where the logistic functions change scale
     (0, +-2, +-8, +-30).  Accurate to ~1e-12 for variances from 1e-8 to 1e4 (checked against adaptive quad in
-    tests/test_ngvi_algorithms.py)."""
+    tests/refvi/test_ngvi_algorithms.py)."""
     a = np.asarray(a, dtype=np.float64)
     sd = np.sqrt(np.maximum(np.asarray(v, dtype=np.float64), 0.0))
     t, w = np.polynomial.legendre.leggauss(_GL_NODES)

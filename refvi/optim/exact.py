@@ -9,7 +9,7 @@ Used by the deterministic gradient descent of seed 002 and by ``refvi.fit``'s ex
   The three one-dimensional expectations are integrated in the variable s (not t) by 16-point Gauss-Legendre on
   panels whose breakpoints merge a dyadic grid around s = 0 (where the integrands bend, on scale 1) with the grid
   a + k beta, k = -9..9 (the Gaussian weight), over [a - 9 beta, a + 9 beta] (outside: mass < 3e-19).
-  Agreement with the quadrature oracle is tested at 1e-11 relative on l (tests/test_optim_gd.py).
+  Agreement with the quadrature oracle is tested at 1e-11 relative on l (tests/refvi/test_optim_gd.py).
 
 The objective is f = l + h with h = -log|det C| (the entropy constant -(d/2)(1 + log 2 pi) dropped, seed 000 Lemma 14).
 """

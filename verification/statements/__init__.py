@@ -1,1 +1,11 @@
-"""One module per paper; importing a module registers its statements (``seed000`` ... ``seed004``)."""
+"""The statements: one package per paper, named by its subject, one module per topic of the paper; importing a
+module registers its statements and errata (the runner imports them all, recursively).
+
+* :mod:`.convergence_000` -- Domke, Garrigos & Gower, convergence of black-box VI (seed 000)
+* :mod:`.boosting_001` -- Locatello et al., boosting VI (seed 001)
+* :mod:`.smoothness_002` -- Domke, smoothness of black-box VI (seed 002)
+* :mod:`.online_003` -- Chérief-Abdellatif, Alquier & Khan, online VI (seed 003)
+* :mod:`.ngvi_004` -- Wu & Gardner, stochastic natural-gradient VI (seed 004)
+
+Modules whose name starts with an underscore hold the helpers and instances shared by a package's topics.
+"""

@@ -1,0 +1,249 @@
+"""Locatello et al., *Boosting variational inference: an optimization perspective* (seed 001): Frank-Wolfe with an exact
+LMO: Thm 2, Cor 3, Thm 6, Thms 5 and 9.
+
+Statements: 001.thm2, 001.cor3, 001.thm6, 001.thm5, 001.thm9; errata: E001-5.
+"""
+
+from __future__ import annotations
+
+import functools
+import math
+
+import numpy as np
+from hypothesis import strategies as st
+from refvi.verification.errata import erratum
+from refvi.verification.oracles import boosting as ob
+from refvi.verification.protocol.boosting import BoostingInstance, BoostingTarget
+from refvi.verification.statement import statement
+from refvi.verification.statements.boosting_001._common import (
+    SRC,
+    B,
+    check_run_records,
+    dense,
+    i1,
+    log_prob_box_mog,
+    mixtures,
+    n_examples,
+    optimal_weights,
+)
+
+I2_MEANS = (-0.75, -0.25, 0.25, 0.75)                         # 4-atom relative-interior instance
+
+
+I2_WEIGHTS = (0.1, 0.2, 0.3, 0.4)
+
+
+I2_SIGMA = 0.25
+
+
+@functools.lru_cache(maxsize=None)
+def i2():
+    """I2: four atoms TN(mu, 0.25^2) at -0.75..0.75 and the same four Gaussians as target (q* in the interior)."""
+    sig = (I2_SIGMA,) * 4
+    inst = BoostingInstance.make(-1.0, 1.0, I2_MEANS, I2_SIGMA, BoostingTarget.mixture(I2_WEIGHTS, I2_MEANS, sig))
+    return inst, ob.QuadratureProblem(inst), -log_prob_box_mog(I2_WEIGHTS, I2_MEANS, sig, -1.0, 1.0)
+
+
+# ------------------------------------------------------------------------------------------------------------------
+# Theorem 2, Corollary 3
+# ------------------------------------------------------------------------------------------------------------------
+
+@statement("001.thm2", title="||TN||^2 <= 1/(sigma^d (2 sqrt pi)^d Z^2); diam^2 <= 4/(sigma_min^d (2 sqrt pi)^d K^2)",
+           source=f"{SRC}, Thm 2 and its proof (Appendix B)", kind="exact",
+           uses=("boosting.family_constants", "boosting.gram"))
+def thm2(ctx):
+    import sympy as sp
+    _, diff = ob.normal_square_integral_sympy()
+    ctx.true(sp.simplify(diff) == 0, label="int N(z; mu, s^2)^2 dz = 1/(2 sqrt(pi) s) (SymPy)")
+    b = B(ctx)
+
+    def check(draw):
+        d, lo, width, smin, smax, u = draw
+        smax = max(smin, smax)
+        lo_v, hi_v = np.full(d, lo), np.full(d, lo + width)
+        rng = np.random.default_rng(int(u * 2**31))
+        means = lo_v + width * rng.random((5, d))
+        means[0] = lo_v                                               # a corner: where Z is smallest
+        sig = rng.uniform(smin, smax, size=5)
+        sig[0] = smax                                                 # the atom whose mass is K exactly
+        tgt = BoostingTarget.mixture([1.0], [lo_v + 0.5 * width], [1.0])
+        G = np.asarray(b.gram(BoostingInstance.make(lo_v, hi_v, means, sig, tgt)))
+        fc = b.family_constants(lo_v, hi_v, smin, smax)
+        ref_fc = ob.family_constants_closed_form(lo_v, hi_v, smin, smax)
+        ctx.close(fc.K, ref_fc["K"], rtol=1e-9, label="K = P(N(corner, sigma_max^2 I) in A) (closed form)")
+        for k in range(5):
+            Zk = ob.box_probability(means[k], sig[k], lo_v, hi_v)
+            ref = ob.tn_inner_quad(means[k], sig[k], means[k], sig[k], lo_v, hi_v)
+            ctx.close(G[k, k], ref, rtol=1e-9, label="||TN||^2 (implementation) vs QUADPACK")
+            ctx.bound(G[k, k], 1.0 / (sig[k] ** d * (2 * math.sqrt(math.pi)) ** d * Zk ** 2), rtol=1e-12,
+                      label="||TN||^2 <= int N^2 / Z^2")
+            ctx.geq(Zk, ref_fc["K"], rtol=1e-9, label="Z(mu, sigma) >= K = min_mu P(N(mu, sigma_max^2) in A)")
+        g = np.diag(G)
+        ctx.bound(float(np.max(g[:, None] + g[None, :] - 2 * G)), ref_fc["thm2_diam_sq"], rtol=1e-12,
+                  label="diam^2 <= 4/(sigma_min^d (2 sqrt pi)^d K^2)")
+
+    ctx.forall(st.tuples(st.integers(1, 2), st.floats(-3, 0), st.floats(0.5, 4), st.floats(0.2, 1.0),
+                         st.floats(0.2, 2.0), st.floats(0, 1)), check,
+               fixed=[(1, -1.0, 2.0, 0.5, 0.5, 0.3)], max_examples=n_examples(ctx, 10))
+
+
+@statement("001.cor3", title="diam(A)^2 <= 4 max ||q||^2 <= 4 M^2 Leb(A) (and the tighter 2M)",
+           source=f"{SRC}, Cor 3", kind="exact", uses=("boosting.gram",))
+def cor3(ctx):
+    b = B(ctx)
+
+    def check(draw):
+        d, stride, sigma = draw
+        inst = BoostingInstance.grid(np.full(d, -1.0), np.full(d, 1.0), stride, sigma,
+                                     BoostingTarget.mixture([1.0], [np.zeros(d)], [1.0]))
+        eps, M = ob.tn_density_bounds(inst.means, inst.scales, inst.lo, inst.hi)
+        G = np.asarray(b.gram(inst))
+        g = np.diag(G)
+        D2 = g[:, None] + g[None, :] - 2 * G
+        diam2, max_n2, leb = float(D2.max()), float(g.max()), 2.0 ** d
+        ctx.bound(diam2, 4 * max_n2, rtol=1e-12, label="diam^2 <= 4 max ||q||^2")
+        ctx.bound(4 * max_n2, 4 * M * M * leb, rtol=1e-12, label="4 max||q||^2 <= 4 M^2 Leb")
+        ctx.bound(diam2, 2 * M, rtol=1e-12, label="diam^2 <= 2M (tighter)")
+        # the implementation's Gram against QUADPACK on the farthest pair and the heaviest diagonal entry
+        i, j = np.unravel_index(np.argmax(D2), G.shape)
+        for a, c in ((i, j), (int(np.argmax(g)),) * 2):
+            ref = ob.tn_inner_quad(inst.means[a], inst.scales[a], inst.means[c], inst.scales[c], inst.lo, inst.hi)
+            ctx.close(G[a, c], ref, rtol=1e-9, atol=1e-14, label="<s_i, s_j> (implementation) vs QUADPACK")
+
+    ctx.forall(st.tuples(st.integers(1, 2), st.sampled_from([0.25, 0.5, 1.0]), st.floats(0.15, 2.0)), check,
+               fixed=[(1, 0.025, 0.5)], max_examples=n_examples(ctx, 10))
+
+
+# ------------------------------------------------------------------------------------------------------------------
+# Theorem 6: curvature
+# ------------------------------------------------------------------------------------------------------------------
+
+@statement("001.thm6", title="C_f <= L diam^2 <= 4 M^2 Leb(A) / eps (L = 1/eps)",
+           source=f"{SRC}, Thm 6 with Eq. (7)", kind="exact", uses=("boosting.curvature_lower_bound",))
+def thm6(ctx):
+    inst, oracle, _ = i1()
+    b = B(ctx)
+    eps, M = oracle.eps, oracle.M
+    Ldiam = oracle.diameter_sq() / eps
+    paper = 4 * M * M * oracle.volume / eps
+    ctx.bound(Ldiam, paper, label="L diam^2 <= 4 M^2 Leb(A) / eps")
+    lower = float(b.curvature_lower_bound(inst))
+    ctx.bound(lower, Ldiam, label="the implementation's C_f lower bound <= L diam^2")
+    # a lower bound on C_f is at least chi^2(s_i || s_j) for the worst pair (the gamma -> 0 limit of Eq. 7 with
+    # q = s_j, y = s_j + gamma (s_i - s_j)); the oracle's chi^2 on its quadrature rule
+    T, w = oracle.table, oracle.w
+    chi2 = float(np.max((T * T * w) @ (1.0 / T).T - 1.0))
+    ctx.geq(lower, chi2, rtol=1e-9, label="C_f lower bound >= max_ij chi^2(s_i || s_j)")
+
+    def check(draw):
+        (cq, wq), s, gam = draw
+        q = dense(inst.K, cq, wq)
+        y = (1 - gam) * q
+        y[s] += gam
+        pq = oracle.pdf(q)
+        kl = ob.kl_quad_1d(oracle.pdf(y), lambda z: math.log(pq(z)), -1.0, 1.0)
+        ctx.bound(2.0 / gam ** 2 * kl, Ldiam, rtol=1e-9, atol=1e-12,
+                  label="(2/gamma^2) KL(q + gamma(s-q)||q) <= L diam^2")
+
+    ctx.forall(st.tuples(mixtures(inst.K), st.integers(0, inst.K - 1), st.floats(0.05, 1.0)), check,
+               fixed=[(((0,), (1.0,)), 80, 1.0)], max_examples=n_examples(ctx, 12))
+
+
+# ------------------------------------------------------------------------------------------------------------------
+# Theorem 5 (empirical) and the open-loop step (E001-5)
+# ------------------------------------------------------------------------------------------------------------------
+
+@erratum("E001-5", where="Thm 5 ('Algorithm 1 ... converges geometrically')",
+         printed="with q* in the relative interior, Algorithm 1 converges geometrically (stated for Alg 1, which "
+                 "includes Variant 0, gamma = 2/(t+2))",
+         corrected="geometric convergence (Guelat-Marcotte) is for line-search steps; with gamma = 2/(t+2), strong "
+                   "convexity (mu = 1/M) gives max(h_t, h_{t+1}) >= gamma_t^2 ||s_t - q^t||^2 / (8M), a polynomial "
+                   "lower bound",
+         instance="I2 (4 atoms at -0.75, -0.25, 0.25, 0.75, sigma 0.25 on [-1, 1], target = the same 4 Gaussians with "
+                  "weights 0.1..0.4): with 2/(t+2), (t+2)^2 max(h_t, h_{t+1}) >= min ||s_t - q^t||^2/(2M) > 0 over "
+                  "t = 100..199, which no geometric sequence satisfies for all t")
+def e001_5(ctx):
+    inst, oracle, fstar = i2()
+    res = B(ctx).frank_wolfe(inst, 200, step="fixed", keep_weights=True)
+    h = res.f - fstar
+    lows = []
+    for t in range(100, 200):
+        r2 = oracle.sq_dist(res.weights_history[t], int(res.atom[t]))
+        lb = res.gamma[t] ** 2 * r2 / (8 * oracle.M)
+        ctx.geq(max(h[t], h[t + 1]), lb, rtol=1e-6, label="max(h_t, h_t+1) >= gamma_t^2 ||s_t - q^t||^2 / (8M)")
+        lows.append((t + 2) ** 2 * lb)
+    ctx.geq(min(lows), 1e-3, label="(t+2)^2 * lower bound stays >= 1e-3 (||s_t - q^t|| bounded away from 0)")
+
+
+@statement("001.thm5", title="q* in the relative interior: line-search FW decays geometrically (empirical)",
+           source=f"{SRC}, Thm 5 (Guelat & Marcotte [3])", kind="exact", erratum="E001-5",
+           uses=("boosting.frank_wolfe",))
+def thm5(ctx):
+    inst, oracle, fstar = i2()
+    b = B(ctx)
+    wopt = optimal_weights(inst)
+    ctx.true(bool(np.all(wopt > 0.05)), label="q* has all 4 weights > 0 (relative interior)")
+    ctx.true(bool(np.linalg.eigvalsh(oracle.gram)[0] > 0), label="atoms affinely independent in L2")
+    res = b.frank_wolfe(inst, 80, step="line_search")
+    check_run_records(ctx, oracle, res, "I2 line search")
+    h = res.f - fstar
+    floor = 1e-12                                        # quadrature / rounding floor of f - f*
+    ts = [t for t in range(0, h.size - 10) if h[t + 10] > floor]
+    ctx.true(len(ts) >= 30, label="at least 30 windows above the floor")
+    for t in ts:
+        ctx.bound(h[t + 10] / h[t], 0.05, label="h_{t+10} / h_t <= 0.05 in every window (geometric; an O(1/t^k) "
+                                                "sequence has ratio -> 1)")
+    ctx.count(len(ts))
+    # contrast: q* on a face of conv(A) (I1 grid): the same method is not geometric
+    p1, _, f1 = i1()
+    r1 = b.frank_wolfe(p1, 200, step="line_search")
+    ctx.geq(r1.f[-1] - f1, 1e-5, label="I1 (optimum on a face): h_200 > 1e-5, no geometric decay")
+
+
+# ------------------------------------------------------------------------------------------------------------------
+# Theorem 9 via Eq. (14)
+# ------------------------------------------------------------------------------------------------------------------
+
+def pairwise_decrease(oracle, alpha, scores, z: int, L: float):
+    """(away atom v, good?, guaranteed decrease) of the pairwise direction z - v with the quadratic model L||.||^2."""
+    act = np.nonzero(alpha > 0)[0]
+    v = int(act[np.argmax(scores[act])])
+    if v == z:
+        return v, True, 0.0
+    idx = np.union1d(act, [z])
+    G = oracle.gram[np.ix_(idx, idx)]
+    e = np.zeros(idx.size)
+    e[np.searchsorted(idx, z)] += 1.0
+    e[np.searchsorted(idx, v)] -= 1.0
+    n2 = float(e @ G @ e)
+    lin = float(scores[z] - scores[v])                   # <grad f, z - v> <= 0
+    g_star = -lin / (L * n2)
+    if g_star <= alpha[v]:
+        return v, True, lin * lin / (2 * L * n2)        # Eq. (14)
+    g = alpha[v]
+    return v, False, -g * lin - 0.5 * g * g * L * n2    # drop step: gamma clipped to [0, alpha_v]
+
+
+@statement("001.thm9", title="Alg 3: per-step decrease of Eq. (14) on good steps (Var 0 with L = 1/eps, Var 1); "
+                             "geometric decay of Var 1 (empirical)",
+           source=f"{SRC}, Thm 9 / Thm 9' and Eq. (14)", kind="exact", uses=("boosting.corrective",))
+def thm9(ctx):
+    inst, oracle, fstar = i1()
+    b = B(ctx)
+    L = 1.0 / oracle.eps                                 # valid smoothness constant (001.lemma1)
+    runs = [("norm", b.corrective(inst, 25, variant="norm", keep_weights=True)),
+            ("full", b.corrective(inst, 12, variant="full", keep_weights=True))]
+    for name, res in runs:
+        check_run_records(ctx, oracle, res, f"corrective {name}")
+        for t in range(res.atom.size):
+            a = res.weights_history[t]
+            sc = oracle.scores(a)
+            ctx.true(int(res.atom[t]) == int(np.argmin(sc)), label=f"{name}: step {t} takes the exact LMO atom")
+            _, good, dec = pairwise_decrease(oracle, a, sc, int(res.atom[t]), L)
+            ctx.geq(res.f[t] - res.f[t + 1], dec, atol=1e-12,
+                    label=f"{name}: eps_t - eps_t+1 >= <grad, z - v>^2/(2L||z - v||^2) ({'good' if good else 'drop'})")
+        ctx.count(res.atom.size)
+    h = runs[1][1].f - fstar
+    for t in range(0, h.size - 5):
+        if h[t + 5] > 1e-9:
+            ctx.bound(h[t + 5] / h[t], 0.1, label="Var 1: h_{t+5}/h_t <= 0.1 above the floor (linear rate)")

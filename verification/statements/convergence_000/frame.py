@@ -1,0 +1,170 @@
+"""Seed 000 in an affine frame z = z0 + L x: the VI problem maps exactly (the basis of ``refvi.fit(frame=...)``).
+
+For p_x(x) = p(z0 + L x) |det L| (the density of x = L^{-1}(z - z0)) and q_x = N(m', C' C'^T):
+
+* objective: f(z0 + L m', L C') = f_x(m', C') (KL is invariant under the bijection; seed 000's f = l + h with the
+  entropy constant dropped, so the two log|det L| terms cancel);
+* optimum: the VI optimum of p_x maps to that of p, (m*, C*) = (z0 + L m'*, L C'*), within the triangular family when
+  L is lower triangular with positive diagonal (Cholesky factors are unique);
+* constants: -Hess log p_x = L^T H L, so M' = lambda_max(L^T H L), mu' = lambda_min(L^T H L); in the Laplace frame
+  L = chol(H^{-1}) of a quadratic target, M' = mu' = 1;
+* estimators: with the same base samples, g_energy of p_x at (m', C') is (L^T gm, L^T gC) for g_energy = (gm, gC)
+  of p at (z0 + L m', L C') (full C: the chain rule through T(m, C) = C u + m, seed 000 Eq. 6, Lemma 33).
+
+Oracles: :mod:`..oracles.vi_objective` (exact f, its gradient and the optimum) and :mod:`..oracles.hessian_bounds`
+(-log p and its Hessian by finite differences).  Targets reach the implementation as TargetSpecs (gaussian kind:
+the framed target of a quadratic model is a Gaussian).
+"""
+
+from __future__ import annotations
+
+import numpy as np
+from hypothesis import strategies as st
+from refvi.verification.oracles import hessian_bounds as hb
+from refvi.verification.oracles import vi_objective as vo
+from refvi.verification.protocol import targets as tspec
+from refvi.verification.statement import statement
+
+SRC = "Domke, Garrigos & Gower (seed 000), §2 (f = l + h), Lemma 13, §7.3 (M, mu); affine change of variables"
+
+
+def _seeds():
+    return st.tuples(st.integers(1, 4), st.integers(1, 8), st.integers(0, 2**32 - 1))
+
+
+def _quadratic(rng, d, N, kind, cond=None):
+    """An oracle model (gaussian or linear) with -log p = 1/2 z^T A z - b^T z + c; ``cond`` sets A's condition."""
+    if kind == "linear":
+        X = rng.standard_normal((N, d)) * np.exp(rng.uniform(-2, 2, d))
+        return {"kind": "linear", "X": X, "y": rng.standard_normal(N), "noise_scale": float(rng.uniform(0.2, 2)),
+                "prior_scale": float(rng.uniform(0.5, 3))}
+    Q, _ = np.linalg.qr(rng.standard_normal((d, d)))
+    lam = np.exp(rng.uniform(-2, 2, d)) if cond is None else np.geomspace(1.0, cond, d)
+    P = (Q * lam) @ Q.T
+    return {"kind": "gaussian", "mean": rng.standard_normal(d) * 3, "precision": 0.5 * (P + P.T)}
+
+
+def _frame(rng, d):
+    """A random z0 and lower-triangular L with positive diagonal (entries over two orders of magnitude)."""
+    L = np.tril(rng.standard_normal((d, d)))
+    L[np.diag_indices(d)] = np.exp(rng.uniform(-2.5, 2.5, d))
+    return rng.standard_normal(d) * 2, L
+
+
+def _framed_gaussian(model, z0, L):
+    """The oracle Gaussian of x = L^{-1}(z - z0) for the posterior of a quadratic model: precision L^T A L, mean
+    L^{-1}(A^{-1} b - z0)."""
+    A, b, _ = vo.quadratic_form(model)
+    P = L.T @ A @ L
+    return {"kind": "gaussian", "mean": np.linalg.solve(L, np.linalg.solve(A, b) - z0), "precision": 0.5 * (P + P.T)}
+
+
+def _posterior(model):
+    A, b, _ = vo.quadratic_form(model)
+    return {"kind": "gaussian", "mean": np.linalg.solve(A, b), "precision": A}
+
+
+def _tol(x):
+    return 1e-9 * (1.0 + np.max(np.abs(x)))
+
+
+@statement("000.claim-affine-frame-map", title="an affine frame z = z0 + L x maps the VI problem exactly: objective, "
+           "optimum (triangular family), and the constants M' = lambda_max(L^T H L), mu' = lambda_min(L^T H L)",
+           source=SRC, kind="exact", uses=())
+def claim_affine_frame(ctx):
+    def check(inst):
+        d, N, seed = inst
+        rng = np.random.default_rng(seed)
+        model = _quadratic(rng, d, N, "linear" if seed % 2 else "gaussian")
+        z0, L = _frame(rng, d)
+        post = _posterior(model)
+        fx = _framed_gaussian(model, z0, L)
+        # objective: exact for the normalized Gaussian (linear: up to the constant log p(x), removed by pairs)
+        for _ in range(3):
+            m1, C1 = rng.standard_normal(d), np.tril(rng.standard_normal((d, d))) + 2 * np.eye(d)
+            lhs, rhs = vo.objective(post, z0 + L @ m1, L @ C1), vo.objective(fx, m1, C1)
+            # closed forms, each a sum of O(d^2) terms of size up to |A| |m|^2: rounding 1e-9 relative
+            ctx.close(lhs, rhs, rtol=1e-9, atol=1e-9, label="f(z0 + L m', L C') = f_x(m', C')")
+            m2, C2 = rng.standard_normal(d), np.tril(rng.standard_normal((d, d))) + 2 * np.eye(d)
+            dz = vo.objective(model, z0 + L @ m1, L @ C1) - vo.objective(model, z0 + L @ m2, L @ C2)
+            dx = vo.objective(fx, m1, C1) - vo.objective(fx, m2, C2)
+            ctx.close(dz, dx, rtol=1e-8, atol=1e-8, label="differences of f agree in both frames (model's own f)")
+        # optimum: (z0 + L m'*, L C'*) is the optimum of the original problem (tril: unique Cholesky factor)
+        ms, Cs, fs = vo.solve(post, "tril")
+        mx, Cx, fxs = vo.solve(fx, "tril")
+        ctx.close(z0 + L @ mx, ms, rtol=1e-8, atol=_tol(ms), label="m* = z0 + L m'*")
+        ctx.close(L @ Cx, Cs, rtol=1e-8, atol=_tol(Cs), label="C* = L C'* (lower triangular)")
+        ctx.close(fs, fxs, rtol=1e-9, atol=1e-9, label="f* = f_x*")
+        # constants: finite-difference Hessian of -log p (oracle) transformed vs the framed precision
+        H = hb.hessian_fd(model, rng.standard_normal(d)) if model["kind"] == "linear" else model["precision"]
+        ev = np.linalg.eigvalsh(0.5 * (L.T @ H @ L + (L.T @ H @ L).T))
+        evx = np.linalg.eigvalsh(fx["precision"])
+        # hessian_fd of a quadratic: exact up to rounding ~1e-10 relative (see hessian_bounds)
+        ctx.close(ev, evx, rtol=1e-6, atol=1e-6 * evx[-1], label="spectrum of L^T H L = that of the framed Hessian")
+        # the Laplace frame L = chol(A^{-1}) makes the framed target perfectly conditioned: M' = mu' = 1
+        A = post["precision"]
+        Ll = np.linalg.cholesky(np.linalg.inv(A))
+        evl = np.linalg.eigvalsh(Ll.T @ A @ Ll)
+        ctx.close(evl, np.ones(d), rtol=0, atol=1e-8 * np.linalg.cond(A), label="Laplace frame: M' = mu' = 1")
+
+    ctx.forall(_seeds(), check, fixed=[(3, 5, 1), (4, 8, 2), (1, 1, 3)])
+
+
+@statement("000.claim-affine-frame-energy", title="the energy estimator of the framed target is the chain-rule "
+           "transform (L^T gm, L^T gC) of the original's, with the same base samples; its mean is L^T grad l",
+           source=f"{SRC}; seed 000 Eq. 6, Lemma 33", kind="exact", uses=("energy",))
+def claim_affine_frame_energy(ctx):
+    impl = ctx.impl
+
+    def check(inst):
+        d, S, seed = inst
+        rng = np.random.default_rng(seed)
+        model = _quadratic(rng, d, 8, "gaussian", cond=10.0 ** rng.uniform(0, 4))
+        z0, L = _frame(rng, d)
+        fx = _framed_gaussian(model, z0, L)
+        tz = tspec.gaussian(model["mean"], model["precision"], name="original")
+        tx = tspec.gaussian(fx["mean"], fx["precision"], name="framed")
+        m1, C1 = rng.standard_normal(d), np.tril(rng.standard_normal((d, d))) + 2 * np.eye(d)
+        U = rng.standard_normal((S, d))
+        gm, gC = impl.energy(tz, z0 + L @ m1, L @ C1, U, "full")
+        gmx, gCx = impl.energy(tx, m1, C1, U, "full")
+        gm, gC, gmx, gCx = (np.asarray(a, dtype=np.float64) for a in (gm, gC, gmx, gCx))
+        scale = (1 + np.abs(L).max()) * (1 + np.abs(gm).max() + np.abs(gC).max())
+        # two float evaluations of the same quantity through matrices with condition up to ~1e6: 1e-7 relative
+        ctx.close(gmx, L.T @ gm, rtol=1e-7, atol=1e-7 * scale, label="g_m in the frame = L^T g_m")
+        ctx.close(gCx, L.T @ gC, rtol=1e-7, atol=1e-7 * scale, label="g_C in the frame = L^T g_C")
+        # oracle side: the exact gradients (the estimators' means) transform the same way
+        _, om, oC = vo.free_energy(model, z0 + L @ m1, L @ C1)
+        _, oxm, oxC = vo.free_energy(fx, m1, C1)
+        ctx.close(oxm, L.T @ om, rtol=1e-8, atol=1e-8 * scale, label="grad_m l_x = L^T grad_m l (oracle)")
+        ctx.close(oxC, L.T @ oC, rtol=1e-8, atol=1e-8 * scale, label="grad_C l_x = L^T grad_C l (oracle)")
+
+    ctx.forall(_seeds(), check, fixed=[(3, 1, 11), (4, 5, 12), (2, 16, 13)])
+
+
+@statement("000.claim-affine-frame-constants", title="the implementation's M and mu of the framed target are "
+           "lambda_max and lambda_min of L^T H L; in the Laplace frame both are 1 (condition number 1)",
+           source=f"{SRC}; seed 000 Thm 21 - Cor 22", kind="exact", uses=("smoothness", "strong_convexity"))
+def claim_affine_frame_constants(ctx):
+    impl = ctx.impl
+
+    def check(inst):
+        d, N, seed = inst
+        rng = np.random.default_rng(seed)
+        model = _quadratic(rng, d, N, "linear" if seed % 2 else "gaussian", cond=10.0 ** rng.uniform(0, 5))
+        z0, L = _frame(rng, d)
+        for label, (zz, LL) in (("random frame", (z0, L)),
+                                ("Laplace frame", (vo.solve(_posterior(model), "tril")[0],
+                                                   np.linalg.cholesky(np.linalg.inv(vo.quadratic_form(model)[0]))))):
+            fx = _framed_gaussian(model, zz, LL)
+            ev = np.linalg.eigvalsh(fx["precision"])
+            tx = tspec.gaussian(fx["mean"], fx["precision"], name=label)
+            M, mu = float(impl.smoothness(tx)), float(impl.strong_convexity(tx))
+            # eigenvalues of a symmetric matrix: backward stable, 1e-10 relative to lambda_max
+            ctx.close(M, ev[-1], rtol=1e-9, atol=1e-10 * ev[-1], label=f"{label}: M' = lambda_max(L^T H L)")
+            ctx.close(mu, ev[0], rtol=1e-9, atol=1e-10 * ev[-1], label=f"{label}: mu' = lambda_min(L^T H L)")
+            if label == "Laplace frame":
+                ctx.close([M, mu], [1.0, 1.0], atol=1e-9 * np.linalg.cond(vo.quadratic_form(model)[0]),
+                          label="Laplace frame: M' = mu' = 1")
+
+    ctx.forall(_seeds(), check, fixed=[(3, 6, 21), (4, 8, 22), (2, 3, 23)])

@@ -1,0 +1,208 @@
+"""Domke, Garrigos & Gower, *Provable convergence guarantees for black-box variational inference* (seed 000): rates for
+convex objectives (Thms 7, 10, Lemma 28).
+
+Statements: 000.thm7, 000.thm10, 000.lemma28; errata: E000-7.
+"""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+from hypothesis import strategies as st
+from refvi.verification.errata import erratum
+from refvi.verification.oracles import rates as ro
+from refvi.verification.statement import statement
+from refvi.verification.statements.convergence_000._rates import (
+    ALPHA,
+    SLACK_1_OVER_SQRT_T,
+    SRC,
+    Instance,
+    _few,
+    _theta_weights,
+    check_rate,
+    curve,
+    gaussian,
+    linear,
+    logistic,
+    one_step_moments,
+    repetitions,
+    start_point,
+)
+
+
+@statement("000.thm7", title="Prox-SGD, convex l: E[f(wbar^T) - inf f] <= gamma (a ||w^0 - w*||^2/(1 - theta^T) + b), "
+                             "theta = 1/(1 + 2 a gamma^2); the gamma = 1/(M sqrt T) bound as corrected by E000-7",
+           source=f"{SRC}, Thm 7 (§3.1, proof §9.4)", kind="statistical", erratum="E000-7", uses=("prox_sgd",))
+def thm7(ctx):
+    # (i) one-step inequality (29): 1/2 E||w+ - w*||^2 - 1/2 ||w - w*||^2 <= -gamma E[f(w+) - f*] + gamma^2 V[g]
+    def one_step(inst_args):
+        d, seed = inst_args
+        rng = ctx.rng(f"thm7/one/{d}/{seed}")
+        inst = Instance(gaussian(rng, d, kappa=3.0), "tril")
+        gamma = float(rng.uniform(0.2, 1.0)) / inst.M
+        m, C = start_point(inst, rng, "tril")
+        U, W, out = one_step_moments(ctx, "prox", inst, m, C, gamma)
+        gtm, gtC = ro.grad_l(inst.model, m, C, "tril")
+        e_dist = e_gap = var = 0.0
+        for w, (m1, C1, gm, gC) in zip(W, out):
+            e_dist += w * inst.dist(m1, C1)
+            e_gap += w * inst.gap(m1, C1)
+            var += w * float(np.sum((gm - gtm) ** 2) + np.sum((gC - gtC) ** 2))
+        D = inst.dist(m, C)
+        ctx.bound(0.5 * e_dist - 0.5 * D + gamma * e_gap, gamma**2 * var, rtol=1e-8, atol=1e-12,
+                label="one-step (29): 1/2 E||w+ - w*||^2 - 1/2 D + gamma E gap <= gamma^2 V[g]")
+
+    ctx.forall(st.tuples(st.integers(1, 2), st.integers(0, 10**6)), one_step, fixed=[(2, 0)], max_examples=_few(ctx, 3))
+
+    # (ii) the theta-average bound at gamma = 1/M, and at gamma = 1/(M sqrt T) for three horizons T with the
+    # corrected bound and its O(1/sqrt T) exponent, statistically
+    rng = ctx.rng("thm7/rate")
+    for model, T in ((linear(rng, 5, 2), 100), (logistic(rng, 6, 2), 60)):
+        inst = Instance(model, "tril")
+        a, b = inst.ab("energy")
+        m0, C0 = start_point(inst, rng, "tril", 1.0)
+        D0 = inst.dist(m0, C0)
+        R = repetitions(ctx, 32)
+
+        def theta_avg(Tn, gam, a=a):
+            return _theta_weights(1 / (1 + 2 * a * gam[0] ** 2), Tn, 1)
+
+        def theta_bound(Tn, gamma, a=a, b=b, D0=D0):
+            return gamma * (a * D0 / (1 - (1 / (1 + 2 * a * gamma**2)) ** Tn) + b)
+
+        gaps, = curve(ctx, "prox", inst, m0, C0, (T,), lambda Tn: np.full(Tn, 1 / inst.M), R,
+                      f"thm7/{model['kind']}/1/M", weights=theta_avg, metric="gap")
+        ctx.mean_leq(gaps, theta_bound(T, 1 / inst.M), alpha=ALPHA,
+                     label=f"Thm 7 theta-average bound, {model['kind']}, gamma = 1/M, T = {T}")
+        Ts = (64, 256, 1024)
+        curves = curve(ctx, "prox", inst, m0, C0, Ts, lambda Tn, M=inst.M: np.full(Tn, 1 / (M * math.sqrt(Tn))), R,
+                       f"thm7/{model['kind']}/sqrtT", weights=theta_avg, metric="gap")
+        for Tn, vals in zip(Ts, curves):
+            ctx.mean_leq(vals, theta_bound(Tn, 1 / (inst.M * math.sqrt(Tn))), alpha=ALPHA,
+                         label=f"Thm 7 theta-average bound, {model['kind']}, gamma = 1/(M sqrt T), T = {Tn}")
+        check_rate(ctx, Ts, curves,
+                   lambda Tn, a=a, b=b, D0=D0, M=inst.M: a / math.sqrt(Tn) * D0 * (M / (2 * a) + 1 / M)
+                   + b / (M * math.sqrt(Tn)), -0.5, SLACK_1_OVER_SQRT_T,
+                   f"Thm 7 1/(M sqrt T) bound (E000-7), {model['kind']}")
+        ctx.count()
+
+
+# ---------------------------------------------------------------------------------------------------- Thm 10
+@statement("000.thm10", title="Proj-SGD, convex f: E[f(wbar^T) - inf f] <= (gamma/2)(a ||w^0 - w*||^2/(1 - theta^T) "
+                              "+ b), theta = 1/(1 + a gamma^2); Eq. (14) as corrected by E000-7",
+           source=f"{SRC}, Thm 10 (§3.2, proof §9.6), Eq. (14)", kind="statistical", erratum="E000-7",
+           uses=("proj_sgd",))
+def thm10(ctx):
+    # (i) one-step: 2 gamma (f(w) - f*) <= (1 + a gamma^2) D - E||w+ - w*||^2 + b gamma^2, exact by Gauss-Hermite
+    def one_step(inst_args):
+        d, seed = inst_args
+        rng = ctx.rng(f"thm10/one/{d}/{seed}")
+        inst = Instance(gaussian(rng, d, kappa=3.0), "sym")
+        a, b = inst.ab("entropy")
+        gamma = float(rng.uniform(0.05, 1.0))
+        m, C = start_point(inst, rng, "sym")
+        U, W, out = one_step_moments(ctx, "proj", inst, m, C, gamma)
+        e1 = sum(w * inst.dist(m1, C1) for w, (m1, C1, _, _) in zip(W, out))
+        D = inst.dist(m, C)
+        ctx.bound(2 * gamma * inst.gap(m, C), (1 + a * gamma**2) * D - e1 + b * gamma**2, rtol=1e-9,
+                label="Thm 10 one-step: 2 gamma gap <= (1 + a gamma^2) D - E||w+ - w*||^2 + b gamma^2")
+
+    ctx.forall(st.tuples(st.integers(1, 2), st.integers(0, 10**6)), one_step, fixed=[(2, 0)], max_examples=_few(ctx, 3))
+
+    # (ii) the theta-average bound at gamma = 1/(2M), and at gamma = 1/sqrt T for three horizons T with Eq. (14)
+    # (corrected) and its O(1/sqrt T) exponent, statistically
+    rng = ctx.rng("thm10/rate")
+    for model, T in ((linear(rng, 5, 2), 100), (logistic(rng, 6, 2), 60)):
+        inst = Instance(model, "sym")
+        a, b = inst.ab("entropy")
+        m0, C0 = start_point(inst, rng, "sym", 1.0)
+        D0 = inst.dist(m0, C0)
+        R = repetitions(ctx, 32)
+
+        def theta_avg(Tn, gam, a=a):
+            return _theta_weights(1 / (1 + a * gam[0] ** 2), Tn, 0)
+
+        def theta_bound(Tn, gamma, a=a, b=b, D0=D0):
+            return gamma / 2 * (a * D0 / (1 - (1 / (1 + a * gamma**2)) ** Tn) + b)
+
+        gaps, = curve(ctx, "proj", inst, m0, C0, (T,), lambda Tn: np.full(Tn, 1 / (2 * inst.M)), R,
+                      f"thm10/{model['kind']}/1/2M", weights=theta_avg, metric="gap")
+        ctx.mean_leq(gaps, theta_bound(T, 1 / (2 * inst.M)), alpha=ALPHA,
+                     label=f"Thm 10 theta-average bound, {model['kind']}, gamma = 1/(2M), T = {T}")
+        Ts = (64, 256, 1024)
+        curves = curve(ctx, "proj", inst, m0, C0, Ts, lambda Tn: np.full(Tn, 1 / math.sqrt(Tn)), R,
+                       f"thm10/{model['kind']}/sqrtT", weights=theta_avg, metric="gap")
+        for Tn, vals in zip(Ts, curves):
+            ctx.mean_leq(vals, theta_bound(Tn, 1 / math.sqrt(Tn)), alpha=ALPHA,
+                         label=f"Thm 10 theta-average bound, {model['kind']}, gamma = 1/sqrt T, T = {Tn}")
+        check_rate(ctx, Ts, curves, lambda Tn, a=a, b=b, D0=D0: 0.5 * D0 / math.sqrt(Tn) * (1 + a) + 0.5 * b / math.sqrt(Tn),
+                   -0.5, SLACK_1_OVER_SQRT_T, f"Eq. (14) corrected by E000-7, {model['kind']}")
+        ctx.count()
+
+
+@erratum("E000-7", where="Lemma 28 proof (first display), hence the 1/sqrt(T) bounds of Thm 7 ('in particular') and "
+                         "Thm 10 Eq. (14)",
+         printed="1/(1 - theta^T) <= 1/((1 - theta) T), giving gamma (a D/(1 - theta^T) + b) <= (a D/sqrt T)(1/(AB) + "
+                 "A/T) + A b/sqrt T",
+         corrected="Bernoulli's inequality goes the other way (1 - theta^T <= T(1 - theta)); (1 + B gamma^2)^T >= "
+                   "1 + T B gamma^2 gives 1/(1 - theta^T) <= 1 + 1/(A^2 B), so the bound is (a D/sqrt T)(1/(AB) + A) "
+                   "+ A b/sqrt T: still O(1/sqrt T), with A in place of A/T",
+         instance="Lemma 28 with A = B = a = D = 1, b = 0, T = 100: premise 0.1587 > printed conclusion 0.101. "
+                  "Thm 7 on f(w) = w^2/2 (M = 1, h = 0), g = w(1 + xi sqrt 3) (a = 4, b = 0), w^0 = 1, T = 100, "
+                  "gamma = 1/10: exact E f(wbar^T) = 0.0907 > printed 0.054.  Thm 10 on the same f with g = w(1 + 3 xi) "
+                  "(a = 10), gamma = 1/10, T = 100: exact E f(wbar^T) = 0.161 > printed Eq. (14) 0.055")
+def e000_7(ctx):
+    T, A, B = 100, 1.0, 1.0
+    gamma = A / math.sqrt(T)
+    theta = 1 / (1 + B * gamma**2)
+    premise = gamma / (1 - theta**T)
+    ctx.geq(premise, (1 / math.sqrt(T)) * (1 / (A * B) + A / T) + 0.05, label="Lemma 28: premise > printed conclusion")
+    ctx.geq(1 - theta**T, 0.0, label="sanity")
+    ctx.bound(1 - theta**T, T * (1 - theta), label="Bernoulli: 1 - theta^T <= T (1 - theta) (the reverse of the proof)")
+    # Thm 7 generic instance: exact E f(wbar^T) from second moments (no Monte Carlo)
+    M, a = 1.0, 4.0
+    gamma = 1 / (M * math.sqrt(T))
+    theta = 1 / (1 + 2 * a * gamma**2)
+    r, E = ro.multiplicative_noise_moments(np.full(T, gamma), M, a)
+    w = _theta_weights(theta, T, 1)
+    Ef = 0.5 * M * float(w @ E @ w)
+    ctx.geq(Ef, 1 / math.sqrt(T) * (M / 2 + a / (M * T)) + 0.03, label="Thm 7 printed 1/(M sqrt T) bound fails")
+    ctx.bound(Ef, gamma * a / (1 - theta**T), label="Thm 7 main (theta) bound holds")
+    ctx.bound(Ef, a / math.sqrt(T) * (M / (2 * a) + 1 / M), label="Thm 7 corrected 1/(M sqrt T) bound holds")
+    # Thm 10 generic instance, gamma = 1/sqrt T, theta = 1/(1 + a gamma^2), average over w^0..w^{T-1}
+    a = 10.0
+    gamma = 1 / math.sqrt(T)
+    theta = 1 / (1 + a * gamma**2)
+    r, E = ro.multiplicative_noise_moments(np.full(T, gamma), 1.0, a)
+    w = _theta_weights(theta, T, 0)
+    Ef = 0.5 * float(w @ E @ w)
+    ctx.geq(Ef, 0.5 / math.sqrt(T) * (1 + a / T) + 0.1, label="Thm 10 printed Eq. (14) fails")
+    ctx.bound(Ef, 0.5 / math.sqrt(T) * (1 + a), label="Thm 10 corrected Eq. (14) holds")
+    ctx.count(3)
+
+
+@statement("000.lemma28", title="gamma = A/sqrt(T) turns gamma (a D/(1 - theta^T) + b), theta = 1/(1 + B gamma^2), "
+                                "into O(1/sqrt T): (a D/sqrt T)(1/(AB) + A) + A b/sqrt T (E000-7)",
+           source=f"{SRC}, Lemma 28 (§9.2)", kind="exact", erratum="E000-7", uses=())
+def lemma28(ctx):
+    import sympy as sp
+
+    # the corrected key step, symbolically: (1 + x)^T >= 1 + T x for x >= 0, T = 1..6 (Bernoulli)
+    x = sp.symbols("x", nonnegative=True)
+    for T in range(1, 7):
+        diff = sp.expand((1 + x) ** T - 1 - T * x)
+        ctx.true(all(c >= 0 for c in sp.Poly(diff, x).all_coeffs()), label=f"(1+x)^{T} - 1 - {T}x has >= 0 coefficients")
+
+    def check(inst):
+        A, B, a, D, b, T = inst
+        gamma = A / math.sqrt(T)
+        # 1 - theta^T = -expm1(-T log1p(B gamma^2)), without the cancellation of 1 - theta when B gamma^2 << 1
+        one_minus = -math.expm1(-T * math.log1p(B * gamma**2))
+        premise = gamma * (a * D / one_minus + b)
+        bound = a / math.sqrt(T) * D * (1 / (A * B) + A) + A * b / math.sqrt(T)
+        # equality at T = 1 (Bernoulli is tight there): rounding of a few operations, 1e-12 relative
+        ctx.bound(premise, bound, rtol=1e-12, label="corrected Lemma 28")
+
+    ctx.forall(st.tuples(st.floats(0.01, 10), st.floats(0.01, 100), st.floats(0.01, 100), st.floats(0.0, 10),
+                         st.floats(0.0, 10), st.integers(1, 10**6)), check, fixed=[(1.0, 1.0, 1.0, 1.0, 0.0, 100)])

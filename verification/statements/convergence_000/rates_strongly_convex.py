@@ -1,0 +1,231 @@
+"""Domke, Garrigos & Gower, *Provable convergence guarantees for black-box variational inference* (seed 000): rates for
+strongly convex objectives (Thms 6, 9, 27, Cor 30).
+
+Statements: 000.thm6, 000.thm9, 000.thm27, 000.cor30; errata: E000-4.
+"""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+from hypothesis import strategies as st
+from refvi.verification.errata import erratum
+from refvi.verification.oracles import rates as ro
+from refvi.verification.statement import statement
+from refvi.verification.statements.convergence_000._rates import (
+    ALPHA,
+    SLACK_1_OVER_T,
+    SRC,
+    Instance,
+    _few,
+    check_rate,
+    curve,
+    draws,
+    gaussian,
+    linear,
+    logistic,
+    one_step_moments,
+    repetitions,
+    run,
+    start_point,
+)
+
+
+# ---------------------------------------------------------------------------------------------------- Thm 6
+@statement("000.thm6", title="Prox-SGD, strongly convex l: E||w^{T+1} - w*||^2 <= (1 - gamma mu)^T ||w^0 - w*||^2 "
+                             "+ (2 gamma/mu)(b + M^2 ||w* - wbar||^2) (Eq. 10); decaying step (Eq. 11)",
+           source=f"{SRC}, Thm 6 (§3.1, proof §9.3), Eqs. (10), (11)", kind="statistical", uses=("prox_sgd",))
+def thm6(ctx):
+    # (i) one-step chain in conditional expectation, exact by 10-point-per-axis Gauss-Hermite (the integrands are
+    # polynomial in u (E2, E3) or analytic (E1): rule error < 1e-10 relative here, tolerance 1e-9)
+    def one_step(inst_args):
+        kind_model, d, seed = inst_args
+        rng = ctx.rng(f"thm6/one/{kind_model}/{d}/{seed}")
+        model = gaussian(rng, d) if kind_model == "gaussian" else linear(rng, 4, d)
+        inst = Instance(model, "tril")
+        a, b = inst.ab("energy")
+        gamma = min(inst.mu / (2 * a), 1 / inst.mu) * float(rng.uniform(0.3, 1.0))
+        m, C = start_point(inst, rng, "tril")
+        U, W, out = one_step_moments(ctx, "prox", inst, m, C, gamma)
+        gsm, gsC = ro.grad_l(inst.model, inst.ms, inst.Cs, "tril")
+        e1 = e2 = 0.0
+        for w, (m1, C1, gm, gC) in zip(W, out):
+            lhs = inst.dist(m1, C1)
+            rhs = float(np.sum((m - inst.ms - gamma * (gm - gsm)) ** 2) + np.sum((C - inst.Cs - gamma * (gC - gsC)) ** 2))
+            # pathwise: non-expansive prox and the fixed point w* = prox(w* - gamma grad l(w*)) (Lemma 29)
+            ctx.bound(lhs, rhs, rtol=1e-10, atol=1e-13, label="pathwise ||w+ - w*||^2 <= ||w - w* - gamma(g - grad l(w*))||^2")
+            e1 += w * lhs
+            e2 += w * rhs
+        D = inst.dist(m, C)
+        e3 = (1 - 2 * gamma * inst.mu + 2 * gamma**2 * a) * D + 2 * gamma**2 * (b + inst.M**2 * inst.dist_bar)
+        e4 = (1 - gamma * inst.mu) * D + 2 * gamma**2 * (b + inst.M**2 * inst.dist_bar)
+        ctx.bound(e1, e2, rtol=1e-9, label="E||w+ - w*||^2 <= E||w - w* - gamma(g - grad l(w*))||^2")
+        ctx.bound(e2, e3, rtol=1e-9, label="... <= (1 - 2 gamma mu + 2 gamma^2 a) D + 2 gamma^2 (b + M^2 ||w* - wbar||^2)")
+        ctx.bound(e3, e4, rtol=1e-12, label="gamma <= mu/(2a): ... <= (1 - gamma mu) D + 2 gamma^2 (...)")
+
+    ctx.forall(st.tuples(st.sampled_from(["gaussian", "linear"]), st.integers(1, 2), st.integers(0, 10**6)),
+               one_step, fixed=[("gaussian", 1, 0), ("linear", 2, 0)], max_examples=_few(ctx, 4))
+
+    # (ii) Eq. (10), constant step, and Eq. (11), decaying min-form step at three horizons with its O(1/T)
+    # exponent, statistically
+    rng = ctx.rng("thm6/rate")
+    for model, T in ((gaussian(rng, 2), 80), (logistic(rng, 6, 2), 80)):
+        inst = Instance(model, "tril")
+        a, b = inst.ab("energy")
+        sig = b + inst.M**2 * inst.dist_bar
+        m0, C0 = start_point(inst, rng, "tril", 2.0)
+        D0 = inst.dist(m0, C0)
+        R = repetitions(ctx)
+        gamma = min(inst.mu / (2 * a), 1 / inst.mu)
+        UU = draws(ctx, f"thm6/{model['kind']}", R, T + 1, inst.d)
+        vals = [inst.dist(*run(ctx, "prox", inst, m0, C0, np.full(T + 1, gamma), UU[r])[:2]) for r in range(R)]
+        ctx.mean_leq(vals, (1 - gamma * inst.mu) ** T * D0 + 2 * gamma / inst.mu * sig, alpha=ALPHA,
+                     label=f"Eq. (10) on {model['kind']}, T = {T}")
+
+        def min_form(Tn, inst=inst, a=a):
+            t = np.arange(Tn)
+            return np.minimum(inst.mu / (2 * a), (1 / inst.mu) * (2 * t + 1) / (t + 1) ** 2)
+
+        Ts = (100, 400, 1600)
+        curves = curve(ctx, "prox", inst, m0, C0, Ts, min_form, R, f"thm6/dec/{model['kind']}")
+        check_rate(ctx, Ts, curves,
+                   lambda Tn, a=a, inst=inst, D0=D0, sig=sig: 16 * math.floor(a / inst.mu**2) ** 2 / Tn**2 * D0
+                   + sig / inst.mu**2 * 8 / Tn, -1.0, SLACK_1_OVER_T,
+                   f"Eq. (11) (min-form decaying step) on {model['kind']}")
+        ctx.count()
+
+
+# ---------------------------------------------------------------------------------------------------- Thm 9
+@erratum("E000-4", where="Thm 9, Eq. (13) (decaying step of Proj-SGD)",
+         printed="E||w^T - w*||^2 <= (32 a/mu^2) ||w^0 - w*||^2 / T^2 + (2b/mu^2)(8/T)",
+         corrected="Thm 27 with L = a/mu, sigma^2 = b/2, mu_hat = mu/2 gives E||w^T - w*||^2 <= "
+                   "16 floor(2a/mu^2)^2 ||w^0 - w*||^2 / T^2 + (2b/mu^2)(8/T) (switching schedule of Thm 27)",
+         instance="f(w) = w^2/2 on W = R (mu = 1), g = w (1 + xi sqrt(63)), xi = +-1: unbiased, E g^2 = 64 w^2 "
+                  "(a = 64, b = 0); w^0 = 1, gamma_t = min{1/128, 2(2t+1)/(t+1)^2}: exact E w_107^2 = 0.2833 > "
+                  "printed 32*64/107^2 = 0.1789")
+def e000_4(ctx):
+    a, mu, T = 64.0, 1.0, 107
+    t = np.arange(T)
+    for name, gam in (("min form", np.minimum(mu / (2 * a), (2 / mu) * (2 * t + 1) / (t + 1) ** 2)),
+                      ("switching form", np.where(t < 4 * math.floor(2 * a / mu**2), mu / (2 * a),
+                                                  (2 / mu) * (2 * t + 1) / (t + 1) ** 2))):
+        r, _ = ro.multiplicative_noise_moments(gam, mu, a)
+        printed = 32 * a / mu**2 / T**2
+        corrected = 16 * math.floor(2 * a / mu**2) ** 2 / T**2
+        # r is an exact product of T rational-ish factors: rounding ~1e-14 relative
+        ctx.geq(r[T], printed + 0.1, label=f"E w_T^2 exceeds the printed Eq. (13) ({name})")
+        ctx.bound(r[T], corrected, label=f"corrected Eq. (13) holds ({name})")
+        ctx.count()
+
+
+@statement("000.thm9", title="Proj-SGD, strongly convex f on closed convex W: Eq. (12); decaying step Eq. (13) "
+                             "as corrected by E000-4",
+           source=f"{SRC}, Thm 9 (§3.2, proof §9.5), Eqs. (12), (13)", kind="statistical", erratum="E000-4",
+           uses=("proj_sgd",))
+def thm9(ctx):
+    # (i) one-step chain (31)-(32) in conditional expectation on W_M (symmetric C), exact by Gauss-Hermite
+    def one_step(inst_args):
+        d, seed = inst_args
+        rng = ctx.rng(f"thm9/one/{d}/{seed}")
+        inst = Instance(gaussian(rng, d), "sym")
+        a, b = inst.ab("entropy")
+        gamma = min(inst.mu / (2 * a), 2 / inst.mu) * float(rng.uniform(0.3, 1.0))
+        m, C = start_point(inst, rng, "sym")
+        U, W, out = one_step_moments(ctx, "proj", inst, m, C, gamma)
+        e1 = e2 = eg2 = 0.0
+        for w, (m1, C1, gm, gC) in zip(W, out):
+            lhs = inst.dist(m1, C1)
+            rhs = float(np.sum((m - gamma * gm - inst.ms) ** 2) + np.sum((C - gamma * gC - inst.Cs) ** 2))
+            ctx.bound(lhs, rhs, rtol=1e-10, atol=1e-13, label="pathwise: projection is non-expansive, w* in W_M")
+            e1 += w * lhs
+            e2 += w * rhs
+            eg2 += w * float(np.sum(gm**2) + np.sum(gC**2))
+        D = inst.dist(m, C)
+        ctx.bound(eg2, a * D + b, rtol=1e-9, label="Thm 26 (E000-3): E||g_ent||^2 <= a D + b on W_M")
+        gap = inst.gap(m, C)
+        e3 = (1 - inst.mu * gamma / 2) * D - 2 * gamma * gap + b * gamma**2
+        ctx.bound(e1, e2, rtol=1e-9, label="E||w+ - w*||^2 <= E||w - gamma g - w*||^2")
+        ctx.bound(e2, e3, rtol=1e-9, label="(32): ... <= (1 - mu gamma/2) D - 2 gamma (f(w) - f*) + b gamma^2")
+
+    ctx.forall(st.tuples(st.integers(1, 2), st.integers(0, 10**6)), one_step, fixed=[(2, 0)], max_examples=_few(ctx, 3))
+
+    # (ii) Eq. (12) and corrected Eq. (13) (switching and min-form schedules), statistically
+    rng = ctx.rng("thm9/rate")
+    inst = Instance(gaussian(rng, 1), "sym")
+    a, b = inst.ab("entropy")
+    m0, C0 = start_point(inst, rng, "sym", 2.0)
+    D0 = inst.dist(m0, C0)
+    R = repetitions(ctx)
+    T = 60
+    gamma = min(inst.mu / (2 * a), 2 / inst.mu)
+    UU = draws(ctx, "thm9/const", R, T, 1)
+    vals = [inst.dist(*run(ctx, "proj", inst, m0, C0, np.full(T, gamma), UU[r])[:2]) for r in range(R)]
+    ctx.mean_leq(vals, (1 - inst.mu * gamma / 2) ** T * D0 + 2 * gamma * b / inst.mu, alpha=ALPHA,
+                 label="Eq. (12), T = 60")
+    mu_h, L = inst.mu / 2, a / inst.mu
+
+    def switching(T):
+        t = np.arange(T)
+        return np.where(t < 4 * math.floor(L / mu_h), 1 / (2 * L), (1 / mu_h) * (2 * t + 1) / (t + 1) ** 2)
+
+    def min_form(T):
+        t = np.arange(T)
+        return np.minimum(inst.mu / (2 * a), (2 / inst.mu) * (2 * t + 1) / (t + 1) ** 2)
+
+    Ts = (400, 1600, 6400)
+    for name, schedule in (("switching", switching), ("min form", min_form)):
+        curves = curve(ctx, "proj", inst, m0, C0, Ts, schedule, R, f"thm9/{name}")
+        check_rate(ctx, Ts, curves, lambda T: 16 * math.floor(2 * a / inst.mu**2) ** 2 * D0 / T**2
+                   + 2 * b / inst.mu**2 * 8 / T, -1.0, SLACK_1_OVER_T, f"corrected Eq. (13), {name} schedule")
+    ctx.count()
+
+
+# ------------------------------------------------------------------------------------------- Thm 27, Lemma 28
+@statement("000.thm27", title="generic recursion (18) with the switching step 1/(2L) then (1/mu)(2t+1)/(t+1)^2 gives "
+                              "Eq. (19): 16 floor(L/mu)^2 r_0/(T+1)^2 + (sigma^2/mu^2) 8/(T+1)",
+           source=f"{SRC}, Thm 27 (§9.1), Eqs. (18), (19)", kind="exact", uses=())
+def thm27(ctx):
+    def check(inst):
+        ratio, mu, sigma2, r0, T = inst
+        L = ratio * mu
+        t = np.arange(T + 1)
+        ts = 4 * math.floor(L / mu)
+        gam = np.where(t < ts, 1 / (2 * L), (1 / mu) * (2 * t + 1) / (t + 1) ** 2)
+        r = ro.worst_case_recursion(gam, mu, sigma2, r0)      # r[T+1]: the largest E||w^{T+1} - w*||^2 under (18)
+        bound = 16 * math.floor(L / mu) ** 2 / (T + 1) ** 2 * r0 + sigma2 / mu**2 * 8 / (T + 1)
+        # sums of T+1 positive terms: rounding <= (T+1) eps relative; when t* = 0 the exact factor 1 - gamma_0 mu = 0
+        # is computed as 1 - (1/mu) mu, up to 2 eps, times r_0
+        ctx.bound(r[T + 1], bound, rtol=1e-12, atol=4.5e-16 * r0, label="Eq. (19) bounds the worst-case sequence of (18)")
+
+    ctx.forall(st.tuples(st.floats(0.5, 40.0), st.floats(0.1, 10.0), st.floats(0.0, 10.0), st.floats(0.0, 100.0),
+                         st.integers(0, 3000)), check,
+               fixed=[(1.0, 1.0, 1.0, 1.0, 0), (10.0, 1.0, 1.0, 100.0, 39), (10.0, 1.0, 1.0, 100.0, 40)])
+
+
+# ---------------------------------------------------------------------------------------------------- Cor 30
+@statement("000.cor30", title="Prox-SGD with gamma = A log T/T, A >= 1/mu, T/log T >= 2aA/mu: E||w^{T+1} - w*||^2 <= "
+                              "||w^0 - w*||^2/T + (2A log T/(mu T))(b + M^2 ||w* - wbar||^2)",
+           source=f"{SRC}, Cor 30 (§9.3)", kind="statistical", uses=("prox_sgd",))
+def cor30(ctx):
+    rng = ctx.rng("cor30")
+    inst = Instance(gaussian(rng, 1), "tril")
+    a, b = inst.ab("energy")
+    A = 1 / inst.mu
+    m0, C0 = start_point(inst, rng, "tril", 2.0)
+    D0 = inst.dist(m0, C0)
+    R = repetitions(ctx)
+    sig = b + inst.M**2 * inst.dist_bar
+    Ts = (120, 480, 1920)
+    for T in Ts:
+        ctx.geq(T / math.log(T), 2 * a * A / inst.mu, label=f"T/log T >= 2aA/mu (hypothesis), T = {T}")
+        gamma = A * math.log(T) / T
+        ctx.bound((1 - gamma * inst.mu) ** T, 1 / T, label=f"(1 - gamma mu)^T <= T^{{-mu A}} <= 1/T, T = {T}")
+    # the iterate w^{T+1}: T + 1 steps of gamma = A log T / T; the rate log T / T has local exponent
+    # -1 + 1/log T, so the exponent is checked against the least-squares slope of log(log T / T) itself
+    curves = curve(ctx, "prox", inst, m0, C0, Ts, lambda T: np.full(T + 1, A * math.log(T) / T), R, "cor30/run")
+    lt = np.log(Ts)
+    shape_exponent = float(np.polyfit(lt, np.log(np.log(Ts) / np.asarray(Ts)), 1)[0])
+    check_rate(ctx, Ts, curves, lambda T: D0 / T + 2 * A * math.log(T) / (inst.mu * T) * sig, shape_exponent,
+               SLACK_1_OVER_T, "Cor 30 bound")
+    ctx.count()

@@ -1,0 +1,77 @@
+"""Shared helpers, instances and constants of the ngvi statements.
+
+Seed 004 (Wu & Gardner, "Understanding stochastic natural gradient variational inference", ICML 2024).
+
+Statements: Def. 1 (Fisher = Hess A), Eq. (4) (gradient maps / Fenchel duality), App. A.1 (A* neither smooth nor
+strongly convex), Lemma 4 (KL = D_A* = D_A), Lemma 1 (NGD = MD), Lemma 2 (conjugate ELBO = KL + const), Example 1
+(unbiased mini-batch gradient), Def. 6 (variance = symmetrized KL / gamma^2), Theorem 1 (exact enumeration of all
+mini-batch paths; corrected constant 4V/(T+2)), Lemma 3 and Lemmas 5-11 with Corollaries 1-2 (variance bound for
+BLR), Remark 2 (validity), the autodiff and Price estimator claims of §3.2 / App. B, the logistic and Poisson
+non-convexity witnesses of §5 / App. E, and Proposition 1.
+
+Errata: E004-1 (Thm 1 constant V/(T+2) -> 4V/(T+2)), E004-2 (logistic Price factors 1/2, 1/4 and
+threshold n >= 8/delta^2 -> n > 32/delta^2), E004-3 (Lemma 9 / Cor. 1-2 / Lemmas 10-11 / Lemma 3 drop 1/sigma^2),
+E004-4 (the Price Xi-block is negative SEMI-definite, not definite).
+
+The algorithms under test are reached only through ``ctx.impl.ngvi`` (protocol :mod:`refvi.verification.protocol.ngvi`;
+refvi's own is :mod:`refvi.verification.protocol.refvi_ngvi`); oracles are :mod:`refvi.verification.oracles.ngvi_expfam`
+and :mod:`~.ngvi_glm`.
+"""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+from refvi.verification.oracles import ngvi_expfam as OX
+
+SRC = "Wu & Gardner (seed 004)"
+
+
+def _impl(ctx):
+    """The implementation's seed 004 sub-adapter (``ctx.impl.ngvi``, protocol :mod:`..protocol.ngvi`)."""
+    return ctx.impl.ngvi
+
+
+# ------------------------------------------------------------------------------------------------------------------
+# instance helpers (pure NumPy)
+# ------------------------------------------------------------------------------------------------------------------
+
+def rand_spd(rng, d, lo=0.3, hi=3.0):
+    Q, _ = np.linalg.qr(rng.standard_normal((d, d)))
+    A = (Q * np.exp(rng.uniform(math.log(lo), math.log(hi), d))) @ Q.T
+    return 0.5 * (A + A.T)
+
+
+def rand_blr(rng, d, n, zero_mean=False, sigma2=None, big_prior=False):
+    X = rng.standard_normal((n, d))
+    y = rng.standard_normal(n) * 2
+    s2 = float(rng.uniform(0.3, 2.0)) if sigma2 is None else sigma2
+    P = rand_spd(rng, d, 0.3, 4.0 if big_prior else 2.0)
+    mp = np.zeros(d) if zero_mean else rng.standard_normal(d)
+    return X, y, s2, P, mp
+
+
+def natural_of(mu, S):
+    return OX.natural_from_moments(mu, S)
+
+
+def sym_dir(rng, d):
+    A = rng.standard_normal((d, d))
+    return 0.5 * (A + A.T)
+
+
+def minimal_theta(lam, Lam):
+    d = len(lam)
+    return np.concatenate([lam, np.diag(Lam), [Lam[i, j] for i in range(d) for j in range(i + 1, d)]])
+
+
+def from_theta(theta, d):
+    lam = np.asarray(theta[:d], float)
+    Lam = np.diag(theta[d:2 * d]).astype(float)
+    k = 2 * d
+    for i in range(d):
+        for j in range(i + 1, d):
+            Lam[i, j] = Lam[j, i] = theta[k]
+            k += 1
+    return lam, Lam

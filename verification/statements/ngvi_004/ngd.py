@@ -1,0 +1,305 @@
+"""Wu & Gardner, *Understanding stochastic natural gradient variational inference* (seed 004): natural-gradient descent,
+mirror descent and Theorem 1.
+
+Statements: 004.lemma1, 004.lemma2, 004.example1, 004.def6, 004.thm1, 004.remark2; errata: E004-1.
+"""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+from refvi.verification.errata import erratum
+from refvi.verification.oracles import ngvi_expfam as OX
+from refvi.verification.statement import statement
+from refvi.verification.statements.ngvi_004._common import SRC, _impl, minimal_theta, natural_of, rand_blr, rand_spd
+from refvi.verification.strategies import RNG, rng_of
+
+
+def moments(eta):
+    return OX.moments_from_natural(*eta)
+
+
+# ------------------------------------------------------------------------------------------------------------------
+# §2.2: NGD = MD
+# ------------------------------------------------------------------------------------------------------------------
+
+@statement("004.lemma1", title="NGD (Eq. 7, explicit Fisher), Eq. (8) and mirror descent (Eq. 9) give equal iterates",
+           source=f"{SRC}, Lemma 1, Def. 2, Def. 4, Eq. (7)-(10)", kind="exact",
+           uses=("ngvi.blr_grad", "ngvi.expectation_from_natural", "ngvi.md_step", "ngvi.natural_from_expectation", "ngvi.ngd_step", "ngvi.ngd_step_fim"))
+def _lemma1(ctx):
+    impl = _impl(ctx)
+
+    def check(source):
+        rng = rng_of(source)
+        d = int(rng.integers(1, 3))
+        X, y, s2, P, mp = rand_blr(rng, d, 4)
+        eta0 = natural_of(rng.standard_normal(d), rand_spd(rng, d))
+        gammas = rng.uniform(0.05, 1.0, 3)
+        e_fim, e_8, w_md = eta0, eta0, impl.expectation_from_natural(*eta0)
+        for k, g in enumerate(gammas):
+            # (7): explicit Fisher with the gradient in natural coordinates from SymPy (oracle)
+            th = minimal_theta(*e_fim)
+            gth = OX.blr_grad_theta(th, X, y, s2, P, mp)
+            e_fim_new = impl.ngd_step_fim(e_fim, gth, g)
+            ctx.close(minimal_theta(*e_fim_new), OX.fim_ngd_step(th, gth, g), rtol=1e-8, atol=1e-9,
+                      label="impl explicit-FIM step == SymPy-Fisher step")
+            # (8): gradient in expectation coordinates
+            w8 = impl.expectation_from_natural(*e_8)
+            e_8 = impl.ngd_step(e_8, impl.blr_grad(X, y, s2, P, mp, *w8), g)
+            # (9)/(10): mirror descent
+            g_md = impl.blr_grad(X, y, s2, P, mp, *w_md)
+            w_prev = w_md
+            w_md = impl.md_step(w_md, g_md, g)
+            if k == 0:
+                # MD argmin found numerically by the oracle (BFGS, gtol 1e-11): agreement ~1e-6
+                mu_t, S_t = w_prev[0], w_prev[1] - np.outer(w_prev[0], w_prev[0])
+                mu_o, S_o = OX.md_argmin(g_md[0], g_md[1], mu_t, S_t, g)
+                ctx.close(np.concatenate([w_md[0], w_md[1].ravel()]),
+                          np.concatenate([mu_o, (S_o + np.outer(mu_o, mu_o)).ravel()]), rtol=1e-5, atol=1e-5,
+                          label="closed-form MD step (10) == numerical argmin of (9)")
+            e_fim = e_fim_new
+            a = np.concatenate([e_fim[0], e_fim[1].ravel()])
+            b = np.concatenate([e_8[0], e_8[1].ravel()])
+            e_md = impl.natural_from_expectation(*w_md)
+            c = np.concatenate([e_md[0], e_md[1].ravel()])
+            # float64 Fisher solves in d <= 2 with condition numbers < 1e6: 1e-7 relative
+            ctx.close(a, b, rtol=1e-7, atol=1e-8, label=f"(7) == (8) after {k + 1} steps")
+            ctx.close(c, b, rtol=1e-9, atol=1e-10, label=f"MD == (8) after {k + 1} steps")
+
+    ctx.forall(RNG, check, fixed=[1], max_examples=min(ctx.profile.max_examples, 10))
+
+
+# ------------------------------------------------------------------------------------------------------------------
+# conjugate models: Lemma 2, Example 1, Def. 6
+# ------------------------------------------------------------------------------------------------------------------
+
+@statement("004.lemma2", title="Conjugate l is 1-smooth and 1-strongly convex relative to A*: its Bregman gap is KL",
+           source=f"{SRC}, Lemma 2 and §4 (l(omega) = KL(q, q*) - log p(y); one exact step with gamma = 1 gives q*)",
+           kind="exact", uses=("ngvi.blr_grad", "ngvi.blr_neg_elbo", "ngvi.ngd_step"))
+def _lemma2(ctx):
+    impl = _impl(ctx)
+
+    def check(source):
+        rng = rng_of(source)
+        d, n = int(rng.integers(1, 4)), int(rng.integers(1, 8))
+        X, y, s2, P, mp = rand_blr(rng, d, n)
+        m1, S1, m2, S2 = rng.standard_normal(d), rand_spd(rng, d), rng.standard_normal(d), rand_spd(rng, d)
+        w1, w2 = (m1, S1 + np.outer(m1, m1)), (m2, S2 + np.outer(m2, m2))
+        l1, l2 = impl.blr_neg_elbo(X, y, s2, P, mp, *w1), impl.blr_neg_elbo(X, y, s2, P, mp, *w2)
+        g2 = impl.blr_grad(X, y, s2, P, mp, *w2)
+        gap = l1 - l2 - (g2[0] @ (w1[0] - w2[0]) + np.sum(g2[1] * (w1[1] - w2[1])))
+        kl12 = OX.kl_gauss(m1, S1, m2, S2)
+        scale = max(1.0, abs(l1), abs(l2))
+        ctx.close(gap, kl12, atol=1e-10 * scale * d, label="l(w) - l(w') - <grad l(w'), w - w'> == KL(q, q')")
+        mu_s, S_s = OX.blr_posterior(X, y, s2, P, mp)
+        ls = impl.blr_neg_elbo(X, y, s2, P, mp, mu_s, S_s + np.outer(mu_s, mu_s))
+        ctx.close(ls, -OX.blr_log_evidence(X, y, s2, P, mp), atol=1e-9 * max(1.0, abs(ls)), label="l(w*) == -log p(y)")
+        ctx.close(l1 - ls, OX.kl_gauss(m1, S1, mu_s, S_s), atol=1e-9 * scale, label="l(w) - l* == KL(q, q*)")
+        eta1 = impl.ngd_step(natural_of(m1, S1), impl.blr_grad(X, y, s2, P, mp, *w1), 1.0)
+        mu1, Sg1 = moments(eta1)
+        ctx.close(np.concatenate([mu1, Sg1.ravel()]), np.concatenate([mu_s, S_s.ravel()]), rtol=1e-10, atol=1e-10,
+                  label="one exact NGD step with gamma = 1 lands on q*")
+
+    ctx.forall(RNG, check, fixed=[0])
+
+
+@statement("004.example1", title="Mini-batch gradient (15) is unbiased (exact enumeration) and keeps NGD in D",
+           source=f"{SRC}, Example 1, Eq. (15), Assumption 1.1-1.2", kind="exact",
+           uses=("ngvi.blr_stochastic_grad", "ngvi.natural_update"))
+def _example1(ctx):
+    impl = _impl(ctx)
+
+    def check(source):
+        rng = rng_of(source)
+        d, n, m = int(rng.integers(1, 4)), int(rng.integers(1, 5)), int(rng.integers(1, 4))
+        X, y, s2, P, mp = rand_blr(rng, d, n)
+        mu, S = rng.standard_normal(d), rand_spd(rng, d)
+        w = (mu, S + np.outer(mu, mu))
+        gx, gX = np.zeros(d), np.zeros((d, d))
+        for combo, p in OX.batches_with_prob(n, m):
+            a, b = impl.blr_stochastic_grad(X, y, s2, P, mp, *w, np.array(combo))
+            gx, gX = gx + p * a, gX + p * b
+            eta_next = impl.natural_update(natural_of(mu, S), (natural_of(mu, S)[0] - a, natural_of(mu, S)[1] - b),
+                                           float(rng.uniform(0, 1)))
+            ctx.true(np.linalg.eigvalsh(eta_next[1])[-1] < 0, label="eta_{t+1} in D for gamma in [0, 1]")
+        mu_s, S_s = OX.blr_posterior(X, y, s2, P, mp)
+        es, e = natural_of(mu_s, S_s), natural_of(mu, S)          # exact gradient = eta - eta*
+        scale = max(1.0, float(np.max(np.abs(es[1]))), float(np.max(np.abs(es[0]))))
+        ctx.close(np.concatenate([gx, gX.ravel()]), np.concatenate([e[0] - es[0], (e[1] - es[1]).ravel()]),
+                  atol=1e-10 * scale, label="E[grad-hat] == grad l (all n^m batches)")
+
+    ctx.forall(RNG, check, fixed=[0])
+
+
+@statement("004.def6", title="Variance (12) equals E[KL(q_{t+1}, q_{t+1,*}) + KL(q_{t+1,*}, q_{t+1})] / gamma^2",
+           source=f"{SRC}, Def. 6, Eq. (12) (norm-free variance of Hanzely & Richtarik)", kind="exact",
+           uses=("ngvi.blr_grad", "ngvi.blr_stochastic_grad", "ngvi.kl", "ngvi.ngd_step"))
+def _def6(ctx):
+    """The implementation's exact and mini-batch gradients (Eq. 15) and its NGD step give q_{t+1,*} and q_{t+1} for
+    every batch (enumerated with replacement, exact probabilities); its KL gives the symmetrized KL, which must equal
+    the oracle's Eq. (12) computed from its definition."""
+    impl = _impl(ctx)
+
+    def check(source):
+        rng = rng_of(source)
+        d, n, m = int(rng.integers(1, 4)), int(rng.integers(1, 5)), int(rng.integers(1, 3))
+        X, y, s2, P, mp = rand_blr(rng, d, n)
+        eta = natural_of(rng.standard_normal(d), rand_spd(rng, d))
+        g = float(rng.uniform(0.05, 1.0))
+        xi, Xi = _omega(eta)
+        q_star = moments(impl.ngd_step(eta, impl.blr_grad(X, y, s2, P, mp, xi, Xi), g))
+        v_skl = 0.0
+        for combo, p in OX.batches_with_prob(n, m):
+            idx = np.asarray(combo, dtype=np.int64)
+            q_next = moments(impl.ngd_step(eta, impl.blr_stochastic_grad(X, y, s2, P, mp, xi, Xi, idx), g))
+            v_skl += p * (impl.kl(*q_next, *q_star) + impl.kl(*q_star, *q_next)) / g**2
+        v_or = OX.variance12(*eta, g, X, y, s2, P, mp, m)
+        ctx.close(v_skl, v_or, rtol=1e-8, atol=1e-10, label="symmetrized KL / gamma^2 (impl) == Eq. (12) (oracle)")
+        ctx.geq(v_skl, 0.0, atol=1e-12, label="(12) >= 0")
+
+    ctx.forall(RNG, check, fixed=[0])
+
+
+def _omega(eta):
+    mu, S = moments(eta)
+    return mu, S + np.outer(mu, mu)
+
+
+# ------------------------------------------------------------------------------------------------------------------
+# Theorem 1 (exact enumeration)
+# ------------------------------------------------------------------------------------------------------------------
+
+T1CE = dict(X=np.array([[1.0], [1.0]]), y=np.array([10.0, -10.0]), s2=1.0, P=np.eye(1), mp=np.zeros(1), m=1)
+
+
+def _thm1_instance(ctx, impl, X, y, s2, P, mp, m, T, eta0, label):
+    """Enumerate all paths with the oracle; replay each on the implementation; return (E KL, V)."""
+    paths, _, V = OX.enumerate_thm1(X, y, s2, P, mp, m, T, *eta0)
+    mu_s, S_s = OX.blr_posterior(X, y, s2, P, mp)
+    ekl = 0.0
+    for k, (path, p, (xb_o, Xb_o)) in enumerate(paths):
+        idx = np.array(path, dtype=np.int64).reshape(T + 1, m)
+        _, _, xb, Xb = impl.blr_run(X, y, s2, P, mp, idx, init=eta0)
+        tol = 1e-9 * max(1.0, float(np.max(np.abs(Xb_o))))
+        ctx.close(np.concatenate([xb, Xb.ravel()]), np.concatenate([xb_o, Xb_o.ravel()]), rtol=1e-9,
+                  atol=tol, label=f"{label}: omega_bar path replay")
+        if k < 3:
+            # the implementation's own omega-average of its trajectory (Thm 1's weights) on the first paths
+            traj = impl.blr_trajectory(X, y, s2, P, mp, idx, 2.0 / (np.arange(T + 1) + 2.0), init=eta0)
+            xa, Xa = impl.omega_average([_omega(e) for e in traj[1:]])
+            ctx.close(np.concatenate([np.ravel(xa), np.ravel(Xa)]), np.concatenate([xb_o, Xb_o.ravel()]), rtol=1e-9,
+                      atol=tol, label=f"{label}: omega_average of the trajectory == Thm 1's omega_bar")
+        ekl += p * OX.kl_gauss(xb, Xb - np.outer(xb, xb), mu_s, S_s)
+    ctx.count(len(paths))
+    return ekl, V
+
+
+@statement("004.thm1", title="E KL(q_bar_{T+1}, q*) <= 4V/((T+1)(T+2)) sum (t+1)/(t+2) <= 4V/(T+2) (corrected)",
+           source=f"{SRC}, Theorem 1, Eq. (13)-(14), proof in App. D", kind="exact", erratum="E004-1",
+           uses=("ngvi.blr_run", "ngvi.blr_trajectory", "ngvi.omega_average"))
+def _thm1(ctx):
+    impl = _impl(ctx)
+
+    def bound(V, T):
+        return 4 * V / ((T + 1) * (T + 2)) * sum((t + 1) / (t + 2) for t in range(T + 1))
+
+    def run(inst):
+        X, y, s2, P, mp, m, T, eta0, label = inst
+        ekl, V = _thm1_instance(ctx, impl, X, y, s2, P, mp, m, T, eta0, label)
+        ctx.bound(ekl, bound(V, T), rtol=1e-9, label=f"{label}: E KL <= corrected bound")
+        ctx.bound(bound(V, T), 4 * V / (T + 2), rtol=1e-12, label="corrected bound <= 4V/(T+2)")
+
+    ce = T1CE
+    fixed = [(ce["X"], ce["y"], ce["s2"], ce["P"], ce["mp"], 1, T, (np.zeros(1), -0.5 * np.eye(1)), f"T1-CE T={T}")
+             for T in (1, 4)]
+
+    def draw(source):
+        rng = rng_of(source)
+        d, n, m = int(rng.integers(1, 3)), int(rng.integers(2, 4)), int(rng.integers(1, 3))
+        T = int(rng.integers(0, 4))
+        while math.comb(n + m - 1, m) ** (T + 1) > 400:
+            T -= 1
+        X, y, s2, P, mp = rand_blr(rng, d, n)
+        y = y * float(rng.choice([1.0, 5.0]))
+        eta0 = natural_of(rng.standard_normal(d), rand_spd(rng, d))
+        run((X, y, s2, P, mp, m, T, eta0, f"random d={d} n={n} m={m} T={T}"))
+        # initialization independence (gamma_0 = 1): q_1 does not depend on q_0 for a fixed first batch
+        idx = rng.integers(0, n, size=(1, m))
+        a = impl.blr_run(X, y, s2, P, mp, idx, init=eta0)
+        b = impl.blr_run(X, y, s2, P, mp, idx, init=(np.zeros(d), -0.5 * np.eye(d)))
+        ctx.close(np.concatenate([a[0], a[1].ravel()]), np.concatenate([b[0], b[1].ravel()]), rtol=1e-12,
+                  atol=1e-12, label="q_1 independent of q_0")
+
+    for inst in fixed:
+        run(inst)
+    ctx.forall(RNG, draw, max_examples=min(ctx.profile.max_examples, 8 if ctx.profile.name == "ci" else 60))
+
+
+@erratum("E004-1", where="seed 004 Theorem 1, Eq. (13)-(14), App. D ('<= 1/2 V sum (t+1)/(t+2)')",
+         printed="E l(omega_bar_{T+1}) - l* = E KL(q_bar_{T+1}, q*) <= V/(T+2)",
+         corrected="sum_t (t+1) gamma_t V = 2V sum (t+1)/(t+2), so E KL <= 4V/((T+1)(T+2)) sum_t (t+1)/(t+2) "
+                   "<= 4V/(T+2); the O(1/T) rate and one-step convergence when V = 0 survive",
+         instance="1-D BLR n = 2, x = (1, 1), y = (10, -10), sigma2 = 1, P = 1, q0 = N(0, 1), m = 1: (12) = 400/3 "
+                  "at every state; exact enumeration of the 4 paths at T = 1 gives E KL = 45.918 > V/3 = 44.444")
+def _e004_1(ctx):
+    impl = _impl(ctx)
+    ce = T1CE
+    for T, expect in [(1, 45.91784389), (2, 35.07430086)]:
+        ekl, V = _thm1_instance(ctx, impl, ce["X"], ce["y"], ce["s2"], ce["P"], ce["mp"], 1, T,
+                                (np.zeros(1), -0.5 * np.eye(1)), f"T1-CE T={T}")
+        ctx.close(V, 400.0 / 3.0, rtol=1e-12, label="V = 400/3 exactly")
+        ctx.close(ekl, expect, rtol=1e-8, label="E KL by enumeration")
+        ctx.geq(ekl, V / (T + 2) * 1.03, label=f"printed bound V/(T+2) violated at T={T} by > 3%")
+
+
+# ------------------------------------------------------------------------------------------------------------------
+# validity (Remark 2) and the estimators of §3.2
+# ------------------------------------------------------------------------------------------------------------------
+
+@statement("004.remark2", title="gamma in [0, 1] and an NSD Xi-gradient keep Lam_{t+1} < 0; outside, D can be left",
+           source=f"{SRC}, §3.1 sufficient condition and Remark 2 (NSD suffices with a proper prior)", kind="exact",
+           uses=("ngvi.natural_update",))
+def _remark2(ctx):
+    impl = _impl(ctx)
+
+    def check(source):
+        rng = rng_of(source)
+        d = int(rng.integers(1, 5))
+        lam, Lam = rng.standard_normal(d), -rand_spd(rng, d, 1e-3, 10.0)
+        P = rand_spd(rng, d)
+        Lam_p = -0.5 * np.linalg.inv(P)
+        k = int(rng.integers(0, d + 1))
+        B = rng.standard_normal((d, k))
+        G = -(B @ B.T)                                            # NSD, possibly singular
+        g = float(rng.choice([0.0, 1.0, rng.uniform(0, 1)]))
+        new = impl.natural_update((lam, Lam), (rng.standard_normal(d), G + Lam_p), g)
+        top = float(np.linalg.eigvalsh(new[1])[-1])
+        ctx.true(top < 0.0, label="lambda_max(Lam_{t+1}) < 0 (strict)")
+        ctx.bound(top, 0.0, label="lambda_max(Lam_{t+1}) <= 0")
+
+    ctx.forall(RNG, check, fixed=[0])
+    # negative direction 1: gamma = 1 and grad_Xi with an eigenvalue > lambda_min(P^-1)/2 -> Lam_{t+1} not < 0
+    P = np.diag([1.0, 4.0])
+    Lam_p = -0.5 * np.linalg.inv(P)
+    G = np.diag([0.0, 0.2])                                       # 0.2 > lambda_min(P^-1)/2 = 0.125
+    would = Lam_p + G
+    ctx.true(np.linalg.eigvalsh(would)[-1] > 0, label="the update would leave D")
+    _expect_refusal(ctx, lambda: impl.natural_update((np.zeros(2), -0.5 * np.eye(2)), (np.zeros(2), would), 1.0),
+                    "refuses gamma = 1 with a non-NSD gradient")
+    # negative direction 2: gamma > 1 with Lam_t << Lam_p
+    Lam_t = -10.0 * np.eye(2)
+    would = (1 - 2.0) * Lam_t + 2.0 * (-0.5 * np.eye(2))
+    ctx.true(np.linalg.eigvalsh(would)[-1] > 0, label="gamma = 2 would leave D")
+    _expect_refusal(ctx, lambda: impl.natural_update((np.zeros(2), Lam_t), (np.zeros(2), -0.5 * np.eye(2)), 2.0),
+                    "refuses gamma = 2")
+
+
+def _expect_refusal(ctx, fn, label):
+    try:
+        fn()
+    except ValueError:
+        ctx.true(True, label=label)
+    else:
+        ctx.true(False, label=label + " (no ValueError raised)")
+    ctx.count()

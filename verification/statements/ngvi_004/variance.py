@@ -1,0 +1,277 @@
+"""Wu & Gardner, *Understanding stochastic natural gradient variational inference* (seed 004): the variance bound of
+Lemma 3 and its building blocks (App. C).
+
+Statements: 004.lemma3, 004.lemma5, 004.lemma6, 004.lemma7, 004.lemma8, 004.lemma9, 004.cor1, 004.cor2, 004.lemma10, 004.lemma11; errata: E004-3.
+"""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+from refvi.verification.errata import erratum
+from refvi.verification.oracles import ngvi_expfam as OX
+from refvi.verification.statement import statement
+from refvi.verification.statements.ngvi_004._common import SRC, _impl, natural_of, rand_blr, rand_spd
+from refvi.verification.strategies import RNG, rng_of
+
+# ------------------------------------------------------------------------------------------------------------------
+# Lemma 3 and its building blocks (App. C)
+# ------------------------------------------------------------------------------------------------------------------
+
+def _constants(X, y, P, s2):
+    nu = max(1.0, float(np.linalg.eigvalsh(P)[-1]))
+    yx = y[:, None] * X
+    b = float(np.max(np.linalg.norm(yx, axis=1)))
+    s1 = float(np.mean(np.sum((yx - yx.mean(0)) ** 2, axis=1)))
+    XX = np.einsum("ni,nj->nij", X, X)
+    s2_ = float(np.mean(np.sum((XX - XX.mean(0)) ** 2, axis=(1, 2))))
+    return nu, b, s1, s2_
+
+
+def _lemma3_instance(rng, small_sigma=True):
+    d, n, m = int(rng.integers(1, 3)), int(rng.integers(2, 5)), int(rng.integers(1, 3))
+    s2 = float(rng.choice([1.0, rng.uniform(0.2, 0.9) if small_sigma else 1.0, rng.uniform(1.0, 3.0)]))
+    X, y, _, P, mp = rand_blr(rng, d, n, zero_mean=True, sigma2=s2, big_prior=True)
+    T = 5
+    idx = rng.integers(0, n, size=(T, m))
+    steps = rng.uniform(0.0, 1.0, T)
+    steps[0] = float(rng.choice([1.0, steps[0]]))
+    return X, y, s2, P, mp, m, idx, steps
+
+
+def _run_states(impl, X, y, s2, P, mp, idx, steps):
+    return impl.blr_trajectory(X, y, s2, P, mp, idx, steps)
+
+
+@statement("004.lemma3", title="Variance (12) of mini-batch BLR <= V_2 with b -> b/sigma^2 (corrected)",
+           source=f"{SRC}, Lemma 3, Eq. (16) (App. C assembly)", kind="exact", erratum="E004-3",
+           uses=("ngvi.blr_trajectory", "ngvi.expectation_from_natural"))
+def _lemma3(ctx):
+    impl = _impl(ctx)
+
+    def check(source):
+        rng = rng_of(source)
+        X, y, s2, P, mp, m, idx, steps = _lemma3_instance(rng)
+        n = X.shape[0]
+        nu, b, s1, s2d = _constants(X, y, P, s2)
+        b = b / s2
+        V2 = (nu * s1 + 0.5 * nu**2 * s2d + 2 * nu**2 * b * math.sqrt(s1 * s2d) * n + nu**3 * b**2 * s2d * n**2) \
+            * n**2 / (s2**2 * m)
+        for eta, g in zip(_run_states(impl, X, y, s2, P, mp, idx, steps), list(steps) + [0.5]):
+            if g <= 0:
+                continue
+            v = OX.variance12(*eta, g, X, y, s2, P, mp, m)
+            ctx.bound(v, V2, rtol=1e-9, label="(12) <= V_2 (corrected b)")
+
+    ctx.forall(RNG, check, fixed=[0])
+
+
+@statement("004.lemma5", title="Lambda_t <= -I/(2 nu), nu = max(1, ||P||), along NGD with NSD likelihood gradients",
+           source=f"{SRC}, Lemma 5 (App. C), q_0 = N(0, I), gamma_t in [0, 1]", kind="exact",
+           uses=("ngvi.blr_trajectory",))
+def _lemma5(ctx):
+    impl = _impl(ctx)
+
+    def check(source):
+        rng = rng_of(source)
+        X, y, s2, P, mp, m, idx, steps = _lemma3_instance(rng)
+        nu = max(1.0, float(np.linalg.eigvalsh(P)[-1]))
+        for eta in _run_states(impl, X, y, s2, P, mp, idx, steps):
+            ctx.bound(np.linalg.eigvalsh(eta[1])[-1], -1.0 / (2 * nu), atol=1e-12, label="lambda_max(Lam_t) <= -1/(2 nu)")
+
+    ctx.forall(RNG, check, fixed=[0])
+
+
+@statement("004.lemma6", title="||Lam1^-1 - Lam2^-1||_F <= 4 nu^2 ||Lam1 - Lam2||_F when Lam1, Lam2 <= -I/(2 nu)",
+           source=f"{SRC}, Lemma 6 (App. C; the proof's '<=' is an equality for the inverse difference)", kind="exact",
+           uses=())
+def _lemma6(ctx):
+    def check(source):
+        rng = rng_of(source)
+        d = int(rng.integers(1, 5))
+        nu = float(rng.uniform(1.0, 5.0))
+        L1 = -(rand_spd(rng, d, 0.01, 3.0) + np.eye(d) / (2 * nu))
+        L2 = -(rand_spd(rng, d, 0.01, 3.0) + np.eye(d) / (2 * nu))
+        lhs = np.linalg.norm(np.linalg.inv(L1) - np.linalg.inv(L2))
+        ctx.bound(lhs, 4 * nu**2 * np.linalg.norm(L1 - L2), rtol=1e-10, label="Lemma 6")
+
+    ctx.forall(RNG, check, fixed=[0])
+    nu, eps = 2.0, 1e-7                  # tightness at the cap: the ratio -> 4 nu^2
+    L2 = -np.eye(2) / (2 * nu)
+    L1 = L2 - eps * np.eye(2)
+    r = np.linalg.norm(np.linalg.inv(L1) - np.linalg.inv(L2)) / np.linalg.norm(L1 - L2)
+    ctx.close(r, 4 * nu**2, rtol=1e-5, label="ratio -> 4 nu^2 at the cap")
+    ctx.count()
+
+
+@statement("004.lemma7", title="E||grad-hat_xi - grad_xi||^2 = n^2 s1 / (m sigma^4) (an equality)",
+           source=f"{SRC}, Lemma 7 (App. C)", kind="exact", uses=("ngvi.blr_grad", "ngvi.blr_stochastic_grad"))
+def _lemma7(ctx):
+    _lemma78(ctx, which=0)
+
+
+@statement("004.lemma8", title="E||grad-hat_Xi - grad_Xi||_F^2 = n^2 s2 / (4 m sigma^4)",
+           source=f"{SRC}, Lemma 8, Eq. (19) (the proof's intermediate lines omit 1/sigma^4)", kind="exact",
+           uses=("ngvi.blr_grad", "ngvi.blr_stochastic_grad"))
+def _lemma8(ctx):
+    _lemma78(ctx, which=1)
+
+
+def _lemma78(ctx, which):
+    impl = _impl(ctx)
+
+    def check(source):
+        rng = rng_of(source)
+        d, n, m = int(rng.integers(1, 4)), int(rng.integers(1, 5)), int(rng.integers(1, 4))
+        X, y, s2, P, mp = rand_blr(rng, d, n)
+        mu, S = rng.standard_normal(d), rand_spd(rng, d)
+        w = (mu, S + np.outer(mu, mu))
+        g = impl.blr_grad(X, y, s2, P, mp, *w)
+        tot = 0.0
+        for combo, p in OX.batches_with_prob(n, m):
+            gh = impl.blr_stochastic_grad(X, y, s2, P, mp, *w, np.array(combo))
+            tot += p * float(np.sum((gh[which] - g[which]) ** 2))
+        _, _, s1, s2d = _constants(X, y, P, s2)
+        ref = n**2 * s1 / (m * s2**2) if which == 0 else n**2 * s2d / (4 * m * s2**2)
+        ctx.close(tot, ref, rtol=1e-9, atol=1e-10, label="exact enumeration == formula")
+
+    ctx.forall(RNG, check, fixed=[0])
+
+
+@statement("004.lemma9", title="lam_t, lam_{t+1,*} in C_sigma = {sum rho_i y_i x_i / sigma^2: rho >= 0, sum rho <= n}",
+           source=f"{SRC}, Lemma 9 (App. C), lam_0 = 0, lam_p = 0", kind="exact", erratum="E004-3",
+           uses=("ngvi.blr_trajectory", "ngvi.expectation_from_natural"))
+def _lemma9(ctx):
+    impl = _impl(ctx)
+
+    def check(source):
+        rng = rng_of(source)
+        X, y, s2, P, mp, m, idx, steps = _lemma3_instance(rng)
+        n = X.shape[0]
+        traj = _run_states(impl, X, y, s2, P, mp, idx, steps)
+        rho = np.zeros(n)
+        yx = (y[:, None] * X) / s2
+        for t, eta in enumerate(traj):
+            ctx.close(eta[0], rho @ yx, rtol=1e-10, atol=1e-10, label="lam_t == sum rho_i y_i x_i / sigma^2")
+            ctx.true(bool(np.all(rho >= 0)) and rho.sum() <= n * (1 + 1e-12), label="rho >= 0, sum rho <= n")
+            if t < len(steps):
+                g = steps[t]
+                rho_star = (1 - g) * rho + g * np.ones(n)
+                ctx.true(rho_star.sum() <= n * (1 + 1e-12), label="lam_{t+1,*} in C_sigma")
+                rho = (1 - g) * rho + g * (n / m) * np.bincount(idx[t], minlength=n)
+
+    ctx.forall(RNG, check, fixed=[0])
+
+
+@statement("004.cor1", title="||lam_t||, ||lam_{t,*}|| <= b n / sigma^2 (corrected)",
+           source=f"{SRC}, Corollary 1 (App. C)", kind="exact", erratum="E004-3",
+           uses=("ngvi.blr_trajectory", "ngvi.expectation_from_natural"))
+def _cor1(ctx):
+    _cor12(ctx, which=1)
+
+
+@statement("004.cor2", title="||xi_t||, ||xi_{t,*}|| <= nu b n / sigma^2 (corrected)",
+           source=f"{SRC}, Corollary 2 (App. C)", kind="exact", erratum="E004-3",
+           uses=("ngvi.blr_trajectory", "ngvi.expectation_from_natural"))
+def _cor2(ctx):
+    _cor12(ctx, which=2)
+
+
+def _cor12(ctx, which):
+    impl = _impl(ctx)
+
+    def check(source):
+        rng = rng_of(source)
+        X, y, s2, P, mp, m, idx, steps = _lemma3_instance(rng)
+        n = X.shape[0]
+        nu, b, _, _ = _constants(X, y, P, s2)
+        bound = b * n / s2 * (nu if which == 2 else 1.0)
+        lam_p, Lam_p = natural_of(mp, P)
+        ls, Ls = X.T @ y / s2 + lam_p, Lam_p - 0.5 * X.T @ X / s2
+        traj = _run_states(impl, X, y, s2, P, mp, idx, steps)
+        for t, eta in enumerate(traj):
+            states = [eta]
+            if t < len(steps):
+                g = steps[t]
+                states.append(((1 - g) * eta[0] + g * ls, (1 - g) * eta[1] + g * Ls))
+            for e in states:
+                v = e[0] if which == 1 else impl.expectation_from_natural(*e)[0]
+                ctx.bound(np.linalg.norm(v), bound, rtol=1e-10, label=f"Cor. {which}")
+
+    ctx.forall(RNG, check, fixed=[0])
+
+
+def _lemma1011(ctx, which):
+    impl = _impl(ctx)
+
+    def check(source):
+        rng = rng_of(source)
+        X, y, s2, P, mp, m, idx, steps = _lemma3_instance(rng)
+        n = X.shape[0]
+        nu, b, _, _ = _constants(X, y, P, s2)
+        b = b / s2
+        lam_p, Lam_p = natural_of(mp, P)
+        ls, Ls = X.T @ y / s2 + lam_p, Lam_p - 0.5 * X.T @ X / s2
+        traj = _run_states(impl, X, y, s2, P, mp, idx, steps)
+        for eta, g in zip(traj, steps):
+            if g <= 0:
+                continue
+            w_star = impl.expectation_from_natural((1 - g) * eta[0] + g * ls, (1 - g) * eta[1] + g * Ls)
+            for combo, _ in OX.batches_with_prob(n, m):
+                lh, Lh = _eta_hat_raw(X, y, s2, lam_p, Lam_p, combo)
+                w = impl.expectation_from_natural((1 - g) * eta[0] + g * lh, (1 - g) * eta[1] + g * Lh)
+                dxi, dXi = np.linalg.norm(ls - lh), np.linalg.norm(Ls - Lh)   # ||grad-hat - grad|| blocks
+                if which == 10:
+                    lhs = np.linalg.norm(w_star[0] - w[0])
+                    rhs = g * nu * dxi + 2 * g * nu**2 * b * n * dXi
+                else:
+                    lhs = np.linalg.norm(w_star[1] - w[1])
+                    rhs = 2 * g * nu**2 * b * n * dxi + (2 * g * nu**2 + 4 * g * nu**3 * b**2 * n**2) * dXi
+                ctx.bound(lhs, rhs, rtol=1e-9, atol=1e-12, label=f"Lemma {which}")
+
+    ctx.forall(RNG, check, fixed=[0])
+
+
+def _eta_hat_raw(X, y, s2, lam_p, Lam_p, combo):
+    Xb, yb = X[list(combo)], y[list(combo)]
+    c = X.shape[0] / (len(combo) * s2)
+    return c * Xb.T @ yb + lam_p, Lam_p - 0.5 * c * Xb.T @ Xb
+
+
+@statement("004.lemma10", title="||xi_{t+1,*} - xi_{t+1}|| <= gamma nu ||D_xi|| + 2 gamma nu^2 (b/s2) n ||D_Xi||_F",
+           source=f"{SRC}, Lemma 10 (App. C), every mini-batch draw", kind="exact", erratum="E004-3",
+           uses=("ngvi.blr_trajectory", "ngvi.expectation_from_natural"))
+def _lemma10(ctx):
+    _lemma1011(ctx, 10)
+
+
+@statement("004.lemma11", title="||Xi_{t+1,*} - Xi_{t+1}||_F bound with b -> b/sigma^2",
+           source=f"{SRC}, Lemma 11 (App. C), every mini-batch draw", kind="exact", erratum="E004-3",
+           uses=("ngvi.blr_trajectory", "ngvi.expectation_from_natural"))
+def _lemma11(ctx):
+    _lemma1011(ctx, 11)
+
+
+@erratum("E004-3", where="seed 004 App. C, Lemma 9 (set C), Corollaries 1-2, Lemmas 10-11 and Lemma 3's V_2",
+         printed="C = {sum rho_i y_i x_i : rho >= 0, sum rho_i <= n}; ||lam_t|| <= b n; ||xi_t|| <= nu b n; "
+                 "b = max_i ||y_i x_i|| in Lemmas 10, 11 and V_2",
+         corrected="the stochastic lam-gradient is n/(m sigma^2) sum y x, so C_sigma = C / sigma^2 and b -> b/sigma^2 "
+                   "throughout (identical when sigma^2 = 1, as in the experiments); the printed V_2 itself was not "
+                   "shown to fail (it is very loose) -- its proof is what breaks",
+         instance="d = n = m = 1, x = 1, y = 1, sigma2 = 1/2, P = 1, q0 = N(0, 1), gamma_0 = 1: lam_1 = 2 > b n = 1, "
+                  "lam_1 lies outside the printed C = [-1, 1]; Cor. 2 as printed fails for d = n = m = 1, x = 0.1, "
+                  "y = 1, sigma2 = 0.01: xi_1 = 5 > nu b n = 0.1")
+def _e004_3(ctx):
+    impl = _impl(ctx)
+    X, y, P, mp = np.array([[1.0]]), np.array([1.0]), np.eye(1), np.zeros(1)
+    traj = impl.blr_trajectory(X, y, 0.5, P, mp, [np.array([0])], [1.0])
+    lam1 = float(traj[1][0][0])
+    ctx.close(lam1, 2.0, rtol=1e-14, label="lam_1 = y x n / sigma^2 = 2")
+    ctx.geq(abs(lam1), 1.0 * 1.5, label="printed Cor. 1 bound b n = 1 violated (lam_1 = 2)")
+    ctx.true(abs(lam1) > 1.0, label="lam_1 outside the printed C = {rho y x : 0 <= rho <= 1}")
+    # Corollary 2 as printed: x = 0.1, y = 1, sigma2 = 0.01 -> xi_1 = (10) / (1 + 1) = 5 > nu b n = 0.1
+    traj = impl.blr_trajectory(np.array([[0.1]]), y, 0.01, P, mp, [np.array([0])], [1.0])
+    xi1 = float(impl.expectation_from_natural(*traj[1])[0][0])
+    ctx.close(xi1, 5.0, rtol=1e-12, label="xi_1 = 5")
+    ctx.geq(xi1, 10 * 0.1, label="printed Cor. 2 bound nu b n = 0.1 violated (xi_1 = 5)")

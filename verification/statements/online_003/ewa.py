@@ -1,0 +1,217 @@
+"""Chérief-Abdellatif, Alquier & Khan, *A generalization bound for online variational inference* (seed 003):
+exponentially weighted aggregation (Lemma 1, Def. 2, Thm 1, eq. 18, EWA in 2-D).
+
+Statements: 003.lemma1, 003.def2, 003.thm1, 003.eq18, 003.claim-ewa-2d.
+"""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+from hypothesis import strategies as st
+from refvi.verification.oracles import online_comparators as oc
+from refvi.verification.statement import statement
+from refvi.verification.statements.online_003._common import RTOL, SRC, _floats, online
+from scipy.special import logsumexp
+
+# ------------------------------------------------------------------------------------------------------------------
+# Lemma 1, Def. 2 / eq. (2), Thm 1, eq. (18)
+# ------------------------------------------------------------------------------------------------------------------
+
+@statement("003.lemma1", title="Donsker-Varadhan: sup_p E_p h - KL(p||pi) = log E_pi e^h, attained at p ∝ e^h pi",
+           source=f"{SRC}, Lemma 1 (Catoni 2007, Lemma 1.1.3)", kind="exact", uses=())
+def lemma1(ctx):
+    def check(inst):
+        n, seed = inst
+        rng = np.random.default_rng(seed)
+        log_pi = np.log(rng.dirichlet(np.ones(n)))
+        h = rng.uniform(-20, 20, size=n)
+        rhs = float(logsumexp(h + log_pi))
+        gibbs = np.exp(h + log_pi - rhs)
+        val = lambda p: float(p @ h - np.sum(np.where(p > 0, p * (np.log(np.where(p > 0, p, 1)) - log_pi), 0)))
+        # equality at the Gibbs measure: rounding only (n <= 50 terms of size <= 40): 1e-12 relative
+        ctx.close(val(gibbs), rhs, rtol=1e-12, atol=1e-12, label="E_p h - KL at Gibbs p = log E_pi e^h")
+        for p in (rng.dirichlet(np.ones(n)), rng.dirichlet(0.1 * np.ones(n)), np.eye(n)[rng.integers(n)]):
+            ctx.bound(val(p), rhs, rtol=1e-12, atol=1e-12, label="E_p h - KL(p||pi) <= log E_pi e^h")
+
+    ctx.forall(st.tuples(st.integers(1, 50), st.integers(0, 2**32 - 1)), check, fixed=[(1, 0), (2, 1), (50, 2)])
+    # continuous variant: pi = N(0, 1), h(t) = a t - c t^2 / 2: log E e^h = a^2 / (2 (1 + c)) - log(1 + c) / 2,
+    # attained by p = N(a / (1 + c), 1 / (1 + c)); check the closed form against quadrature
+    from scipy import integrate
+    for a, c in ((0.0, 0.0), (1.5, 0.5), (-2.0, 3.0)):
+        q, _ = integrate.quad(lambda t: math.exp(a * t - c * t * t / 2 - t * t / 2) / math.sqrt(2 * math.pi),
+                              -40, 40, epsabs=0, epsrel=1e-13, limit=400)
+        ctx.close(math.log(q), a * a / (2 * (1 + c)) - 0.5 * math.log(1 + c), rtol=1e-11, atol=1e-12,
+                  label="continuous Gibbs value by quadrature")
+        ctx.count()
+
+
+def _quad_loss(theta, y):
+    return (theta - y) ** 2 / 4.0
+
+
+def _abs_loss(theta, y):
+    return np.abs(theta - y) / 2.0
+
+
+_GL512 = np.polynomial.legendre.leggauss(512)
+
+
+@statement("003.def2", title="Tempered posterior: sequential update = batch formula (2) = Gibbs minimizer",
+           source=f"{SRC}, eq. (2), Algorithm 1 step 3, Gibbs characterization", kind="exact", uses=("online.ewa_1d",))
+def def2(ctx):
+    on = online(ctx)
+
+    def check(inst):
+        ys, eta = inst
+        data = np.array(ys)
+        res = on.ewa_1d(_quad_loss, data, eta, -1.0, 1.0, n_nodes=512)
+        # batch formula (2) on the same nodes, from the raw losses (quadrature weights of the uniform prior)
+        z, w = _GL512
+        cum = sum(_quad_loss(z, yy) for yy in data) if len(data) else np.zeros_like(z)
+        lb = np.log(w) - eta * cum
+        lb -= logsumexp(lb)
+        ctx.close(res.log_post, lb, atol=1e-11, label="sequential log-posterior = batch (2)")
+        # Gibbs: p_{T+1} minimizes E_p sum l + KL(p || pi) / eta over distributions on the nodes
+        lpi = np.log(w / w.sum())
+        obj = lambda lp: float(np.exp(lp) @ (cum + (lp - lpi) / eta))
+        best = obj(lb)
+        rng = np.random.default_rng(len(ys))
+        for _ in range(5):
+            lp = lb + rng.normal(0, 0.3, size=lb.size)
+            lp -= logsumexp(lp)
+            ctx.geq(obj(lp), best, atol=1e-12, label="perturbed p does not beat the Gibbs posterior")
+
+    ctx.forall(st.tuples(st.lists(_floats(-1, 1), min_size=0, max_size=15), _floats(0.05, 5.0)), check,
+               fixed=[([1.0, -1.0, 0.5], 1.0)])
+
+
+_TILT_LOC, _TILT_SCALE = 0.4, 0.5
+
+
+_TILT_LOGZ = math.log(0.5 * (math.erf((1.0 - _TILT_LOC) / (_TILT_SCALE * math.sqrt(2.0)))
+                             - math.erf((-1.0 - _TILT_LOC) / (_TILT_SCALE * math.sqrt(2.0)))))
+
+
+def _tilted_log_prior(theta):
+    """Normalised log-density of N(0.4, 0.5^2) truncated to [-1, 1] (scalar or array): a prior the uniform one is
+    not, so an EWA that ignores ``log_prior`` shows in the partition function and the posterior means."""
+    z = (np.asarray(theta, dtype=np.float64) - _TILT_LOC) / _TILT_SCALE
+    return -0.5 * z * z - math.log(_TILT_SCALE * math.sqrt(2.0 * math.pi)) - _TILT_LOGZ
+
+
+def _thm1_instance(inst, on):
+    ys, eta, kind = inst[:3]
+    prior = _tilted_log_prior if len(inst) > 3 and inst[3] == "tilted" else None
+    data = np.array(ys)
+    loss = _quad_loss if kind == "quadratic" else _abs_loss
+    res = on.ewa_1d(loss, data, eta, -1.0, 1.0, log_prior=prior, n_nodes=2000,
+                    breaks=data if kind == "absolute" else ())
+    return data, loss, res, prior
+
+
+THM1_STRAT = st.tuples(st.lists(_floats(-1, 1), min_size=1, max_size=30), _floats(0.05, 5.0),
+                       st.sampled_from(("quadratic", "absolute")), st.sampled_from(("uniform", "tilted")))
+
+
+THM1_FIXED = [([1.0, -1.0] * 10, 2.0, "absolute", "uniform"), ([1.0] * 25, 0.1, "quadratic", "uniform"),
+              ([0.3], 5.0, "absolute", "uniform"), ([-0.8, 0.9, -0.7] * 3, 1.5, "quadratic", "tilted")]
+
+
+# Accuracy of the composite Gauss-Legendre EWA (panels split at the kinks y_t of |theta - y_t|, ~2000 nodes): the
+# log-normalizers agree with adaptive quadrature to < 1e-11 on these instances, so atol = 1e-9 on sums of <= 30
+# terms bounded by 1 is the oracle's accuracy with margin.
+
+
+@statement("003.thm1", title="EWA regret: sum l_t(hat theta_t) <= eta B^2 T / 8 - (1/eta) log E_pi exp(-eta sum l_t)",
+           source=f"{SRC}, Thm 1, eq. (3) (Audibert 2009, Thm 4.6) with Lemma 1's closed form of the infimum",
+           kind="exact", uses=("online.ewa_1d",))
+def thm1(ctx):
+    on = online(ctx)
+
+    def check(inst):
+        data, loss, res, prior = _thm1_instance(inst, on)
+        eta, T = inst[1], data.size
+        lse = oc.ewa_log_partition(lambda t: float(sum(loss(np.array([t]), yy)[0] for yy in data)), eta, -1.0, 1.0,
+                                   log_prior=None if prior is None else (lambda t: float(prior(t))),
+                                   breaks=list(data))
+        rhs = eta * T / 8.0 - lse / eta
+        ctx.bound(float(np.sum(res.losses)), rhs, rtol=RTOL, atol=1e-9, label="Thm 1 (3), B = 1")
+        # the telescoping normalizer of the proof: log N_{T+1} = log E_pi exp(-eta sum l)
+        ctx.close(res.log_norm[-1], lse, rtol=1e-9, atol=1e-9, label="log N_{T+1} = exact log partition")
+
+    ctx.forall(THM1_STRAT, check, fixed=THM1_FIXED)
+
+
+@statement("003.eq18", title="Per-step EWA inequality l_t(hat theta_t) <= eta B^2/8 - (1/eta) log E_{p_t} e^{-eta l_t}",
+           source=f"{SRC}, App. 6.5, eq. (18) (Jensen + Hoeffding's lemma)", kind="exact", uses=("online.ewa_1d",))
+def eq18(ctx):
+    on = online(ctx)
+
+    def check(inst):
+        data, loss, res, _ = _thm1_instance(inst, on)
+        eta = inst[1]
+        for t in range(data.size):
+            ctx.bound(res.losses[t], eta / 8.0 + res.mix_loss[t], rtol=RTOL, atol=1e-9, label=f"(18) at t={t + 1}")
+
+    ctx.forall(THM1_STRAT, check, fixed=THM1_FIXED)
+    # negative control: a SAMPLE of p_t instead of its mean breaks (18) (no Jensen step).  Round 1, uniform prior on
+    # [-1, 1], l_1 = (theta - 1)^2 / 4, eta = 1: the sample theta = -1 suffers 1 > 1/8 - log E e^{-l} = 0.4814...
+    res = on.ewa_1d(_quad_loss, np.array([1.0]), 1.0, -1.0, 1.0, n_nodes=2000)
+    sample_loss = float(_quad_loss(np.array([-1.0]), 1.0)[0])
+    ctx.true(sample_loss > 1.0 / 8.0 + res.mix_loss[0] + 0.1, label="negative control: (18) fails at a sample")
+
+
+# ------------------------------------------------------------------------------------------------------------------
+# EWA in two dimensions (Algorithm 1 on a box): Thm 1, (18) and the exact posterior
+# ------------------------------------------------------------------------------------------------------------------
+
+def _lin_loss(theta, D):
+    """(y - <theta, x>)^2 / 4 with x in [-1/2, 1/2]^2, y in [-1, 1], theta in [-1, 1]^2: values in [0, 1] (B = 1),
+    coupling the two coordinates (the partition function does not factorize)."""
+    x, y = D
+    return (y - np.asarray(theta, dtype=np.float64) @ np.asarray(x, dtype=np.float64)) ** 2 / 4.0
+
+
+@st.composite
+def ewa2d_instances(draw):
+    T = draw(st.integers(1, 10))
+    xs = draw(st.lists(st.tuples(_floats(-0.5, 0.5), _floats(-0.5, 0.5)), min_size=T, max_size=T))
+    ys = draw(st.lists(_floats(-1, 1), min_size=T, max_size=T))
+    return dict(data=[(np.array(x), y) for x, y in zip(xs, ys)], eta=draw(_floats(0.05, 5.0)),
+                prior=draw(st.sampled_from(("uniform", "tilted"))))
+
+
+EWA2D_FIXED = [dict(data=[(np.array([0.5, -0.5]), 1.0), (np.array([0.5, 0.5]), -1.0), (np.array([-0.5, 0.3]), 0.7)],
+                    eta=2.0, prior="tilted"),
+               dict(data=[(np.array([0.5, 0.5]), 1.0)] * 8, eta=0.3, prior="uniform")]
+
+
+@statement("003.claim-ewa-2d", title="EWA on a 2-D box: Thm 1 regret, the per-step (18), log N_{T+1} and the posterior "
+           "mean equal the exact tempered posterior's", source=f"{SRC}, Algorithm 1, eq. (2), Thm 1, eq. (18) in d = 2",
+           kind="exact", uses=("online.ewa_2d",))
+def ewa_2d_claims(ctx):
+    on = online(ctx)
+    box = (np.array([-1.0, -1.0]), np.array([1.0, 1.0]))
+
+    def check(inst):
+        data, eta = inst["data"], inst["eta"]
+        tilted = inst["prior"] == "tilted"
+        prior = (lambda th: _tilted_log_prior(th[:, 0]) + _tilted_log_prior(th[:, 1])) if tilted else None
+        res = on.ewa_2d(_lin_loss, data, eta, *box, log_prior=prior, n_nodes=48)
+        T = len(data)
+        lp2 = (lambda a, b: float(_tilted_log_prior(a) + _tilted_log_prior(b))) if tilted else None
+        lse, _ = oc.ewa_box_moments(lambda a, b: sum(_lin_loss((a, b), D) for D in data), eta, *box, log_prior=lp2)
+        ctx.close(res.log_norm[-1], lse, rtol=1e-9, atol=1e-9, label="log N_{T+1} = exact log partition (dblquad)")
+        ctx.bound(float(np.sum(res.losses)), eta * T / 8.0 - lse / eta, rtol=RTOL, atol=1e-9, label="Thm 1 (3), d = 2")
+        for t in range(T):
+            ctx.bound(res.losses[t], eta / 8.0 + res.mix_loss[t], rtol=RTOL, atol=1e-9, label=f"(18) at t={t + 1}")
+        # the decision of the last round is the mean of the tempered posterior given D_1..D_{T-1}
+        _, mean = oc.ewa_box_moments(lambda a, b: sum(_lin_loss((a, b), D) for D in data[:-1]), eta, *box,
+                                     log_prior=lp2)
+        ctx.close(np.asarray(res.means)[-1], mean, atol=1e-9, label="hat theta_T = posterior mean (dblquad)")
+        ctx.close(float(np.asarray(res.losses)[-1]), float(_lin_loss(mean, data[-1])), atol=1e-9,
+                  label="l_T(hat theta_T) at that mean")
+
+    ctx.forall(ewa2d_instances(), check, fixed=EWA2D_FIXED, max_examples=min(ctx.profile.max_examples, 12))

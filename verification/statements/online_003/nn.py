@@ -1,0 +1,49 @@
+"""Chérief-Abdellatif, Alquier & Khan, *A generalization bound for online variational inference* (seed 003): the ReLU-
+network experiment.
+
+Statements: 003.claim-nn-replay.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+from refvi.verification.oracles import online_nn_oracle as onn
+from refvi.verification.statement import statement
+from refvi.verification.statements.online_003._common import SRC, online
+from refvi.verification.strategies import RNG, rng_of
+
+# ------------------------------------------------------------------------------------------------------------------
+# the ReLU-network experiment (non-convex: no bound applies; the iterations are replayed exactly)
+# ------------------------------------------------------------------------------------------------------------------
+
+NN_HYPER = {"sva": dict(eta=0.05), "svb": dict(K=0.05), "ngvi": dict(eta=0.5, beta=0.3), "oga": dict(eta=0.05),
+            "ogael": dict(eta=0.05)}
+
+
+@statement("003.claim-nn-replay", title="online learners on a one-hidden-layer ReLU regression network (the California "
+           "experiment): every iterate of SVA, SVB, NGVI, OGA and OGA-EL equals the update rules replayed on the same "
+           "Monte Carlo base samples", source=f"{SRC}, §5 (neural network experiment), eqs. (9), (10), (15)",
+           kind="exact", uses=("online.run_nn",))
+def claim_nn_replay(ctx):
+    on = online(ctx)
+
+    def check(source):
+        rng = rng_of(source)
+        T, p, h, n = int(rng.integers(2, 9)), int(rng.integers(1, 4)), int(rng.integers(1, 5)), int(rng.integers(1, 4))
+        d = h * (p + 2) + 1
+        X, y = rng.standard_normal((T, p)), rng.standard_normal(T)
+        U = rng.standard_normal((T, n, d))
+        m0 = 0.3 * rng.standard_normal(d)
+        s = float(rng.uniform(0.3, 1.0))
+        # boxes that bind: |m| <= 0.4 (m0 starts partly outside and is clipped), sigma <= 1.2 s
+        box = dict(s=s, mbox=0.4, sbox=1.2 * s, m0=m0)
+        for method, hyper in NN_HYPER.items():
+            res = on.run_nn(method, X, y, h, U, **hyper, **box)
+            losses, M, S = onn.reference_run(method, X, y, h, U, **hyper, **box)
+            # the same arithmetic in another order: rounding ~1e-15 relative, amplified over <= 8 rounds
+            ctx.close(np.asarray(res.losses), losses, rtol=1e-9, atol=1e-12, label=f"{method}: losses at the mean")
+            ctx.close(np.asarray(res.M), M, rtol=1e-9, atol=1e-12, label=f"{method}: means m_t")
+            if S is not None:
+                ctx.close(np.asarray(res.S), S, rtol=1e-9, atol=1e-12, label=f"{method}: scales sigma_t")
+
+    ctx.forall(RNG, check, fixed=[0, 1], max_examples=(6 if ctx.profile.name == "ci" else 80))
