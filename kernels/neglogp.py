@@ -48,12 +48,13 @@ def linear_neglogp(Z, X, y, inv_noise_var, inv_prior_var, const):
 @jit_reduce
 def logistic_neglogp(Z, X, y, inv_prior_var, const):
     S, d = Z.shape
-    L = np.dot(X, Z.T)
+    L = np.dot(Z, X.T)                      # (S, N): row s contiguous, so the loop over n vectorizes
     f = np.empty(S)
     for s in range(S):
         acc = 0.0
+        row = L[s]
         for n in range(X.shape[0]):
-            acc += log1pexp(-y[n] * L[n, s])
+            acc += log1pexp(-y[n] * row[n])
         zz = 0.0
         for j in range(d):
             zz += Z[s, j] * Z[s, j]

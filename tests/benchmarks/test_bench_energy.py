@@ -9,7 +9,10 @@ import numpy as np
 import pytest
 
 import bench_cases as bc
+from refvi import estimators
 from refvi.kernels import energy as ke
+from refvi.kernels import estimators as kest
+from refvi.targets import LogisticRegression
 
 
 def _check(out, ref):
@@ -65,3 +68,21 @@ def test_cosine_energy(benchmark, impl, d, S):
     a = bc.cosine_case(d, S)
     fn = ke.cosine_energy if impl == "kernel" else bc.numpy_cosine_energy
     _check(benchmark(fn, *a), bc.numpy_cosine_energy(*a))
+
+
+@pytest.mark.parametrize("impl", ("refvi", "kernel", "numpy"))
+@pytest.mark.parametrize("N,d,S", bc.LOGISTIC_GRID, ids=lambda v: str(v))
+def test_logistic_energy_public(benchmark, impl, N, d, S):
+    """The public call refvi.estimators.energy (validation included) against the bare kernel (+ projection onto V)
+    and NumPy: the ratio to the kernel is the cost of validation (issue goal <= 1.3x at every size)."""
+    benchmark.group = f"logistic energy, public call, N={N} d={d} S={S}"
+    m, C, U, X, y, ipv = bc.logistic_case(N, d, S)
+    target = LogisticRegression(X, y, prior_scale=ipv ** -0.5)
+    if impl == "refvi":
+        out = benchmark(estimators.energy, target, m, C, U)
+    elif impl == "kernel":
+        out = benchmark(lambda: kest.finish_energy(*ke.logistic_energy(m, C, U, target.X, target.y, ipv), 1))
+    else:
+        out = benchmark(lambda: (lambda g: (g[0], np.tril(g[1])))(bc.numpy_logistic_energy(m, C, U, X, y, ipv)))
+    ref = bc.numpy_logistic_energy(m, C, U, X, y, ipv)
+    _check(out, (ref[0], np.tril(ref[1])))

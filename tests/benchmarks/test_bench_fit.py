@@ -54,3 +54,25 @@ def test_fit_loop_breast_cancer_s1(benchmark, case, impl):
     # same algorithm: fastmath summation order only; 2000 contractive steps keep agreement at 1e-9 relative
     np.testing.assert_allclose(m, m_ref, rtol=1e-9, atol=1e-9)
     np.testing.assert_allclose(C, C_ref, rtol=1e-9, atol=1e-9)
+
+
+END_TO_END_STEPS = 10000
+
+
+@pytest.mark.parametrize("impl", ("refvi", "numpy_loop"))
+def test_fit_end_to_end_breast_cancer(benchmark, impl):
+    """What a user waits for: refvi.fit(target, steps=10000) with defaults (setup, preflight, the objective trace,
+    the result), against the plain NumPy loop of the same steps (no trace, no checks).  Issue goal: <= 12 us per
+    step end to end (divide by END_TO_END_STEPS)."""
+    import refvi
+
+    t = target_for("breast_cancer")
+    benchmark.group = f"refvi.fit end to end, breast cancer, defaults, {END_TO_END_STEPS} steps"
+    if impl == "refvi":
+        res = benchmark.pedantic(lambda: refvi.fit(t, steps=END_TO_END_STEPS, progress=False), rounds=3,
+                                 warmup_rounds=1)
+        assert not res.notes and np.all(np.isfinite(res.m))
+    else:
+        U = np.random.default_rng(0).standard_normal((END_TO_END_STEPS, t.dim))
+        benchmark.pedantic(ref.prox_sgd_logistic_s1, args=(np.zeros(t.dim), np.eye(t.dim), U, 1.0 / t.smoothness,
+                                                           t.X, t.y, t.prior_scale ** -2), rounds=1, warmup_rounds=0)
