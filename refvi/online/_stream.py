@@ -9,6 +9,7 @@ from __future__ import annotations
 import dataclasses
 import math
 import sys
+import warnings
 
 import numpy as np
 
@@ -30,6 +31,8 @@ class OnlineResult:
     sigma: np.ndarray | None
     M: np.ndarray | None = None
     S: np.ndarray | None = None
+    #: what went wrong without an error (a run whose losses blew up far beyond the prior mean's)
+    notes: list[str] = dataclasses.field(default_factory=list)
 
     @property
     def cumulative(self) -> float:
@@ -134,6 +137,7 @@ class OnlineLearner:
         X, y = as_stream(X, y, self.d, self.loss_id)
         k, why = first_bad_row(X, y, self.loss_id)
         T = k
+        m_start = self.m.copy()
         losses = np.empty(T)
         M = np.empty((T + 1, self.d)) if record else np.empty((1, self.d))
         S = np.empty((T + 1, self.d)) if record else np.empty((1, self.d))
@@ -161,7 +165,9 @@ class OnlineLearner:
         if k < X.shape[0]:
             raise ValueError(f"stream row {k}: {why}; the state after the {k} valid rows before it is kept")
         m, sigma = self.state()
-        return OnlineResult(losses, m, sigma, M if record else None, (S if (record and self.has_sigma) else None))
+        notes = _blow_up_notes(self.loss_id, self.H, X[:T], y[:T], losses, m_start)
+        return OnlineResult(losses, m, sigma, M if record else None, (S if (record and self.has_sigma) else None),
+                            notes)
 
     def update(self, x, y=None) -> float:
         """One round: returns ell_t(hat theta_t), then updates."""
@@ -173,6 +179,29 @@ class OnlineLearner:
             return ("the update gives a non-finite loss, gradient or state (overflow: rescale the data or use a "
                     "smaller step size / a finite box)")
         return f"update failed (kernel status {status})"
+
+
+class OnlineDivergenceWarning(RuntimeWarning):
+    """An online run whose losses blew up: finite, but far worse than never moving from the starting mean."""
+
+
+#: a run is reported when its mean loss exceeds BLOW_UP x (that of the starting mean) + BLOW_UP
+BLOW_UP = 10.0
+
+
+def _blow_up_notes(loss_id, H, X, y, losses, m_start) -> list[str]:
+    """A note (and an :class:`OnlineDivergenceWarning`) when the mean loss suffered is more than 10x, plus 10, that
+    of predicting with the starting mean on every row: a step size far too large gives finite rubbish, not an error."""
+    if losses.size == 0:
+        return []
+    base = np.array([ko.point_loss(loss_id, X[t], y[t], m_start, H) for t in range(min(X.shape[0], 2000))])
+    mean, ref = float(np.mean(losses)), float(np.mean(base))
+    if not mean > BLOW_UP * ref + BLOW_UP:
+        return []
+    msg = (f"the online run blew up: mean loss {mean:.4g} against {ref:.4g} for the starting mean held fixed (the "
+           f"step size / learning rate is far too large for this stream?)")
+    warnings.warn(msg, OnlineDivergenceWarning, stacklevel=3)
+    return [msg]
 
 
 def _progress(total: int, enabled: bool):
