@@ -8,11 +8,11 @@ built-in targets), :mod:`~refvi.optim.fastpath` (Numba whole-loop dispatch) and 
 
 from refvi.optim.averaging import average_weights
 from refvi.optim.fastpath import DivergenceError
-from refvi.optim.fit import FitResult, fit
+from refvi.optim.fit import ConvergenceWarning, FitConfig, FitResult, FitTrace, fit
 from refvi.optim.gradient_descent import GDResult, gradient_descent
 from refvi.optim.proj_sgd import proj_sgd
 from refvi.optim.prox_sgd import prox_sgd
 from refvi.optim.schedules import noise_constants, step_sizes
 
-__all__ = ["fit", "FitResult", "prox_sgd", "proj_sgd", "gradient_descent", "GDResult", "step_sizes",
+__all__ = ["fit", "FitResult", "FitConfig", "FitTrace", "ConvergenceWarning", "prox_sgd", "proj_sgd", "gradient_descent", "GDResult", "step_sizes",
            "average_weights", "noise_constants", "DivergenceError"]

@@ -42,20 +42,11 @@ METHODS = ("prox-sgd", "proj-sgd", "gd-prox", "gd-projected", "gd-naive")
 _DEFAULTS = {"prox-sgd": ("energy", "tril"), "proj-sgd": ("entropy", "sym")}
 
 
-@dataclasses.dataclass
-class FitResult:
-    """The approximation N(m, C C^T) (the average when averaging is on), the last iterate, and the traces.
+@dataclasses.dataclass(frozen=True, kw_only=True)
+class FitConfig:
+    """What was run: the method, estimator and structure, the number of steps and of samples per step, the step
+    sizes used (after any halving of a default step), the average returned and the seed."""
 
-    ``trace_steps[k]`` is the step index t of the k-th recorded iterate w^t; ``trace_objective[k]`` estimates
-    f(w^t) = -E_q log p - log|det C| (entropy constant dropped) with fixed common base samples (``trace_samples``
-    of them), or is exact for the gd-* methods; ``trace_m`` / ``trace_C`` hold the recorded iterates when
-    ``keep_iterates=True``.  ``notes`` says when the theory does not cover the run.
-    """
-
-    m: np.ndarray
-    C: np.ndarray
-    m_last: np.ndarray
-    C_last: np.ndarray
     method: str
     estimator: str | None
     structure: str
@@ -64,15 +55,53 @@ class FitResult:
     step_sizes: np.ndarray
     average: str
     seed: object
-    trace_steps: np.ndarray
-    trace_objective: np.ndarray
-    trace_m: np.ndarray | None
-    trace_C: np.ndarray | None
+
+
+@dataclasses.dataclass(frozen=True, kw_only=True)
+class FitTrace:
+    """The recorded iterates: ``steps[k]`` is the step index t of the k-th record w^t; ``objective[k]`` estimates
+    f(w^t) = -E_q log p - log|det C| (entropy constant dropped) with fixed common base samples (``trace_samples`` of
+    them), or is exact for the gd-* methods; ``m`` / ``C`` hold the recorded iterates with ``keep_iterates=True``."""
+
+    steps: np.ndarray
+    objective: np.ndarray
+    m: np.ndarray | None = None
+    C: np.ndarray | None = None
+
+
+@dataclasses.dataclass(kw_only=True)
+class FitResult:
+    """The approximation N(m, C C^T) (the average when averaging is on) and the last iterate, with what was run
+    (``config``: :class:`FitConfig`), the recorded iterates (``trace``: :class:`FitTrace`), the wall time of the
+    optimizer loop, and ``notes`` saying when the theory does not cover the run (``ended_worse`` flags a run that
+    ended far above its start).  Built by keyword only; ``method``, ``steps``, ``trace_objective``, ... read through
+    to ``config`` and ``trace``."""
+
+    m: np.ndarray
+    C: np.ndarray
+    m_last: np.ndarray
+    C_last: np.ndarray
+    config: FitConfig
+    trace: FitTrace
     seconds: float
     fast_path: bool
     notes: list[str]
     frame: object = None          # the affine frame of the run (refvi.optim.frame.Frame), None for the plain algorithm
     ended_worse: bool = False     # the returned approximation's objective is far above the start's (see notes)
+
+    # read-through names (the configuration and the trace)
+    method = property(lambda self: self.config.method)
+    estimator = property(lambda self: self.config.estimator)
+    structure = property(lambda self: self.config.structure)
+    steps = property(lambda self: self.config.steps)
+    samples = property(lambda self: self.config.samples)
+    step_sizes = property(lambda self: self.config.step_sizes)
+    average = property(lambda self: self.config.average)
+    seed = property(lambda self: self.config.seed)
+    trace_steps = property(lambda self: self.trace.steps)
+    trace_objective = property(lambda self: self.trace.objective)
+    trace_m = property(lambda self: self.trace.m)
+    trace_C = property(lambda self: self.trace.C)
 
     @property
     def seconds_per_step(self) -> float:
@@ -252,10 +281,12 @@ def fit(target, method: str = "prox-sgd", *, steps: int = 10_000, step_size=None
         raise fastpath.DivergenceError(0, m0_, C0_, f"{method} (default step halved {_MAX_HALVINGS} times)")
     acc_m, acc_C, tr_steps, tr_obj, tr_m, tr_C, elapsed = run
     avg = kind != "last"
-    res = FitResult(acc_m if avg else m.copy(), acc_C if avg else C.copy(), m, C, method, estimator, structure, T,
-                    int(samples), gammas, kind, seed, tr_steps, tr_obj,
-                    np.array(tr_m) if keep_iterates else None, np.array(tr_C) if keep_iterates else None,
-                    elapsed, fast and fastpath.has_fast_path(target, estimator), notes)
+    res = FitResult(m=acc_m if avg else m.copy(), C=acc_C if avg else C.copy(), m_last=m, C_last=C,
+                    config=FitConfig(method=method, estimator=estimator, structure=structure, steps=T,
+                                     samples=int(samples), step_sizes=gammas, average=kind, seed=seed),
+                    trace=FitTrace(steps=tr_steps, objective=tr_obj, m=np.array(tr_m) if keep_iterates else None,
+                                   C=np.array(tr_C) if keep_iterates else None),
+                    seconds=elapsed, fast_path=fast and fastpath.has_fast_path(target, estimator), notes=notes)
     finite = bool(np.all(np.isfinite(res.m)) and np.all(np.isfinite(res.C)))
     with np.errstate(over="ignore", invalid="ignore", divide="ignore"):
         f_end = _objective_estimate(target, res.m, res.C, Ub) if finite else float("nan")
@@ -384,9 +415,12 @@ def _fit_gd(target, method, T, step_size, m0, C0, M, theorem, keep_iterates, tra
     if kind == "projected":
         notes.append("projected gradient descent on full C: W_M is not convex, Thm 6's projected half is unproven "
                      "(E002-4)")
-    res = FitResult(r.m.copy(), r.C.copy(), r.m.copy(), r.C.copy(), method, None, _gd._STRUCT[kind], T, 0,
-                    np.full(T, r.step), "last", None, idx, obj, r.ms[idx] if keep_iterates else None,
-                    r.Cs[idx] if keep_iterates else None, secs, False, notes)
+    res = FitResult(m=r.m.copy(), C=r.C.copy(), m_last=r.m.copy(), C_last=r.C.copy(),
+                    config=FitConfig(method=method, estimator=None, structure=_gd._STRUCT[kind], steps=T, samples=0,
+                                     step_sizes=np.full(T, r.step), average="last", seed=None),
+                    trace=FitTrace(steps=idx, objective=obj, m=r.ms[idx] if keep_iterates else None,
+                                   C=r.Cs[idx] if keep_iterates else None),
+                    seconds=secs, fast_path=False, notes=notes)
     if r.objective is None:                                 # no exact objective for this target: finiteness only
         return _check_outcome(res, 0.0 if np.all(np.isfinite(r.m)) and np.all(np.isfinite(r.C)) else float("nan"),
                               "step size")

@@ -246,13 +246,13 @@ def fit_in_frame(fit, target, frame_spec, kwargs: dict):
     frame2.notes.insert(0, f"stage 2 of 2 ({T - T1} steps): {frame2.notes.pop(0)}")
     r2 = _stage(fit, target, frame2, dict(kw, steps=T - T1), structure, time.perf_counter() - t1)
     notes = [f"stage 1 of 2 ({T1} steps): {n}" for n in r1.notes] + r2.notes
-    return dataclasses.replace(
-        r2, steps=T, step_sizes=np.concatenate([r1.step_sizes, r2.step_sizes]), notes=notes,
-        trace_steps=np.concatenate([r1.trace_steps, r2.trace_steps[1:] + T1]),
-        trace_objective=np.concatenate([r1.trace_objective, r2.trace_objective[1:]]),
-        trace_m=None if r1.trace_m is None else np.concatenate([r1.trace_m, r2.trace_m[1:]]),
-        trace_C=None if r1.trace_C is None else np.concatenate([r1.trace_C, r2.trace_C[1:]]),
-        seconds=r1.seconds + r2.seconds)
+    trace = dataclasses.replace(
+        r2.trace, steps=np.concatenate([r1.trace_steps, r2.trace_steps[1:] + T1]),
+        objective=np.concatenate([r1.trace_objective, r2.trace_objective[1:]]),
+        m=None if r1.trace_m is None else np.concatenate([r1.trace_m, r2.trace_m[1:]]),
+        C=None if r1.trace_C is None else np.concatenate([r1.trace_C, r2.trace_C[1:]]))
+    config = dataclasses.replace(r2.config, steps=T, step_sizes=np.concatenate([r1.step_sizes, r2.step_sizes]))
+    return dataclasses.replace(r2, config=config, trace=trace, notes=notes, seconds=r1.seconds + r2.seconds)
 
 
 def frame_from_q(target, m, C, *, probes: int = 8, seed: int = 0) -> Frame:
@@ -358,6 +358,6 @@ def _map_back(res, at, frame, structure, setup):
         f"mu' = {frame.mu:.3g}, {frame.constants}); step sizes are those of the frame, the result is mapped back "
         f"exactly (m = z0 + L m', C C^T = L C' C'^T L^T) and trace_objective is f in the original coordinates "
         f"(f_x - log|det L|); the guarantee rests on the estimated constants"] + list(rule)
-    return dataclasses.replace(res, m=m, C=C, m_last=ml, C_last=Cl, trace_m=tm, trace_C=tC,
-                               trace_objective=res.trace_objective - at.log_det_L, seconds=res.seconds + setup,
+    trace = dataclasses.replace(res.trace, m=tm, C=tC, objective=res.trace_objective - at.log_det_L)
+    return dataclasses.replace(res, m=m, C=C, m_last=ml, C_last=Cl, trace=trace, seconds=res.seconds + setup,
                                notes=notes, frame=frame)
