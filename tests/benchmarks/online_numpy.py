@@ -1,6 +1,7 @@
 """Plain-NumPy loops of the seed-003 online learners: the same computations as refvi.kernels.online, written per
 point with NumPy vector operations (and scipy.special.ndtr for Phi).  Used as the benchmark baseline
-(tests/benchmarks/test_bench_online.py) and as an independent re-implementation in tests/kernels/test_online_kernels.py."""
+(tests/benchmarks/test_bench_online.py) and as an independent re-implementation in
+tests/kernels/test_online_kernels.py."""
 
 from __future__ import annotations
 

@@ -6,7 +6,8 @@ import pytest
 from refvi.online import NGVI, OGA, OGAEL, SVA, SVB
 from refvi.online._stream import OnlineDivergenceWarning
 
-LEARNERS = {"sva": lambda eta: SVA(4, "hinge", eta=eta), "svb": lambda eta: SVB(4, "hinge", schedule="constant", eta=eta),
+LEARNERS = {"sva": lambda eta: SVA(4, "hinge", eta=eta),
+            "svb": lambda eta: SVB(4, "hinge", schedule="constant", eta=eta),
             "oga": lambda eta: OGA(4, "hinge", eta=eta), "ogael": lambda eta: OGAEL(4, "hinge", eta=eta)}
 
 

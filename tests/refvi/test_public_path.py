@@ -7,7 +7,8 @@ import pytest
 
 from refvi import estimators as E
 from refvi._checks import NonFiniteError
-from refvi.targets import CosineQuadratic, Gaussian, HierarchicalLogisticRegression, LinearRegression, LogisticRegression
+from refvi.targets import (CosineQuadratic, Gaussian, HierarchicalLogisticRegression, LinearRegression,
+                           LogisticRegression)
 
 
 def _targets(d=3):

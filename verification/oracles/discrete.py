@@ -149,7 +149,8 @@ def quadrature_rule_1d(base: str) -> tuple[np.ndarray, np.ndarray]:
     gaussian: 60-node Gauss-Hermite (probabilists'); uniform: 24-node Gauss-Legendre on [-sqrt3, sqrt3];
     laplace / exponential: composite Gauss-Legendre (36 unit panels x 12 nodes) on the exponential tail
     (truncation e^{-36} ~ 2e-16).  Exact for polynomials of the rule's degree; for cos-type integrands with frequencies
-    |k| <= 6 the error is below 1e-13 (tests/verification/test_oracles_002.py checks this against the characteristic functions)."""
+    |k| <= 6 the error is below 1e-13 (tests/verification/test_oracles_002.py checks this against the characteristic
+    functions)."""
     if base == "gaussian":
         x, w = np.polynomial.hermite_e.hermegauss(60)
         w = w / math.sqrt(2.0 * math.pi)

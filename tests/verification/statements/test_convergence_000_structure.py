@@ -1,4 +1,5 @@
-"""Unit tests for the helpers of verification/statements/convergence_000/ (_structure.py, objective_structure.py) and the hessian_bounds oracle, plus
+"""Unit tests for the helpers of verification/statements/convergence_000/ (_structure.py, objective_structure.py)
+and the hessian_bounds oracle, plus
 mutation tests: each statement must FAIL against an implementation with a planted error (a check that cannot fail
 proves nothing), and pass against a correct one."""
 
@@ -25,8 +26,9 @@ def test_proj_is_orthogonal_projection(structure):
     X, Y = rng.standard_normal((4, 4)), rng.standard_normal((4, 4))
     P = matrices.proj_V(X, structure)
     np.testing.assert_array_equal(matrices.proj_V(P, structure), P)                       # idempotent
-    assert abs(_structure.inner(X - P, matrices.proj_V(Y, structure))) < 1e-12                     # residual orthogonal to V
-    assert abs(_structure.inner(matrices.proj_V(X, structure), Y) - _structure.inner(X, matrices.proj_V(Y, structure))) < 1e-12   # self-adjoint
+    proj = matrices.proj_V
+    assert abs(_structure.inner(X - P, proj(Y, structure))) < 1e-12                     # residual orthogonal to V
+    assert abs(_structure.inner(proj(X, structure), Y) - _structure.inner(X, proj(Y, structure))) < 1e-12   # self-adjoint
 
 
 @pytest.mark.parametrize("structure,dim", [("full", 9), ("tril", 6), ("sym", 6), ("diag", 3)])

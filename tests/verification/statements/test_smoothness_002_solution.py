@@ -1,4 +1,5 @@
-"""Unit tests of the helpers of verification/statements/smoothness_002/ (_solution.py, solution.py, domain.py), and mutation tests: statements must FAIL
+"""Unit tests of the helpers of verification/statements/smoothness_002/ (_solution.py, solution.py, domain.py), and
+mutation tests: statements must FAIL
 for implementations that encode the paper's printed mistakes or common bugs (a check that cannot fail proves nothing).
 """
 
@@ -48,7 +49,8 @@ def test_moment_points_reproduce_two_moments_and_quadratic_energy(d):
     np.testing.assert_allclose(U.mean(axis=0), mu, atol=1e-14)
     np.testing.assert_allclose(U.T @ U / U.shape[0], np.outer(mu, mu) + L @ L.T, atol=1e-13)
     # mean over the points of the per-sample energy gradient of a quadratic target = O1 closed form (charfun oracle)
-    A, zs, m, C = _solution.random_spd(rng, d, 0.5, 2.0), rng.normal(size=d), rng.normal(size=d), rng.normal(size=(d, d))
+    A = _solution.random_spd(rng, d, 0.5, 2.0)
+    zs, m, C = rng.normal(size=d), rng.normal(size=d), rng.normal(size=(d, d))
     R = U @ C.T + m - zs
     gm, gC = (R @ A).mean(axis=0), (A @ R.T @ U) / U.shape[0]
     _, gm_ref, gC_ref = charfun.quadratic(A, zs, mu, L @ L.T, m, C)
@@ -90,8 +92,9 @@ def test_minimize_free_energy_reaches_quadratic_optimum():
     rng = np.random.default_rng(5)
     d = 3
     A, zs = _solution.random_spd(rng, d, 0.5, 2.0), rng.normal(size=d)
-    m, C, gnorm = _solution.minimize_free_energy(lambda m_, C_: charfun.quadratic(A, zs, np.zeros(d), np.eye(d), m_, C_), d,
-                                          np.zeros(d), np.eye(d))
+    def energy(m_, C_):
+        return charfun.quadratic(A, zs, np.zeros(d), np.eye(d), m_, C_)
+    m, C, gnorm = _solution.minimize_free_energy(energy, d, np.zeros(d), np.eye(d))
     assert gnorm < 1e-8
     np.testing.assert_allclose(C @ C.T, np.linalg.inv(A), atol=1e-8)
     np.testing.assert_allclose(m, zs, atol=1e-8)

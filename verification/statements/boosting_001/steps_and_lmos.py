@@ -1,7 +1,8 @@
 """Locatello et al., *Boosting variational inference: an optimization perspective* (seed 001): the stochastic LMO, step
 rules, invariances and the FW-gap certificate.
 
-Statements: 001.eq10, 001.claim-fixed-step-weights, 001.claim-shift-invariance, 001.claim-fw-gap-certificate, 001.claim-mog-recovery.
+Statements: 001.eq10, 001.claim-fixed-step-weights, 001.claim-shift-invariance, 001.claim-fw-gap-certificate,
+001.claim-mog-recovery.
 """
 
 from __future__ import annotations

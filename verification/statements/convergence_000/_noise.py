@@ -3,8 +3,8 @@
 Seed 000 (Domke, Garrigos & Gower) — gradient noise: Thm 1, Thm 2, Thm 3, Def 4, Thm 26 (E000-3), §5 STL claim.
 
 Exact oracles only (:mod:`refvi.verification.oracles.gradient_moments`, :mod:`.vi_objective`): Isserlis closed forms
-for quadratic targets, tensor Gauss-Hermite (with a two-order error estimate) for logistic / cosine targets in d <= 2.
-The implementation under test enters through ``ctx.impl``: its *per-sample* estimates g(u) are taken at the
+for quadratic targets, tensor Gauss-Hermite (with a two-order error estimate) for logistic / cosine targets in d <=
+2. The implementation under test enters through ``ctx.impl``: its *per-sample* estimates g(u) are taken at the
 quadrature nodes (one call per node, U = u[None, :]), checked pointwise against the oracle's g(u), and summed with
 the quadrature weights, so the expectation that is bounded is the implementation's own.
 """

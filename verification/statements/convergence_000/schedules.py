@@ -2,10 +2,10 @@
 exactly against the printed formulas evaluated in 50-digit arithmetic (mpmath), through the implementation's
 ``step_sizes`` and ``average_weights``.
 
-The rate statements (:mod:`.rates_strongly_convex`, :mod:`.rates_convex`) check the *optimizer* under the theorems' schedules; these two check that
-the implementation *builds* those schedules as printed, on instances where an off-by-one (t vs t + 1), a floor vs a
-ceiling, or a factor 2 shows: T from 1 to 400, the switching point of Thm 27 on both sides of an integer L/mu, and
-theta weights over long horizons where a wrong exponent compounds.
+The rate statements (:mod:`.rates_strongly_convex`, :mod:`.rates_convex`) check the *optimizer* under the theorems'
+schedules; these two check that the implementation *builds* those schedules as printed, on instances where an off-by-
+one (t vs t + 1), a floor vs a ceiling, or a factor 2 shows: T from 1 to 400, the switching point of Thm 27 on both
+sides of an integer L/mu, and theta weights over long horizons where a wrong exponent compounds.
 """
 
 from __future__ import annotations

@@ -13,9 +13,9 @@ Errata: E004-1 (Thm 1 constant V/(T+2) -> 4V/(T+2)), E004-2 (logistic Price fact
 threshold n >= 8/delta^2 -> n > 32/delta^2), E004-3 (Lemma 9 / Cor. 1-2 / Lemmas 10-11 / Lemma 3 drop 1/sigma^2),
 E004-4 (the Price Xi-block is negative SEMI-definite, not definite).
 
-The algorithms under test are reached only through ``ctx.impl.ngvi`` (protocol :mod:`refvi.verification.protocol.ngvi`;
-refvi's own is :mod:`refvi.verification.protocol.refvi_ngvi`); oracles are :mod:`refvi.verification.oracles.ngvi_expfam`
-and :mod:`~.ngvi_glm`.
+The algorithms under test are reached only through ``ctx.impl.ngvi`` (protocol
+:mod:`refvi.verification.protocol.ngvi`; refvi's own is :mod:`refvi.verification.protocol.refvi_ngvi`); oracles are
+:mod:`refvi.verification.oracles.ngvi_expfam` and :mod:`~.ngvi_glm`.
 """
 
 from __future__ import annotations

@@ -1,7 +1,8 @@
 """Wu & Gardner, *Understanding stochastic natural gradient variational inference* (seed 004): the variance bound of
 Lemma 3 and its building blocks (App. C).
 
-Statements: 004.lemma3, 004.lemma5, 004.lemma6, 004.lemma7, 004.lemma8, 004.lemma9, 004.cor1, 004.cor2, 004.lemma10, 004.lemma11; errata: E004-3.
+Statements: 004.lemma3, 004.lemma5, 004.lemma6, 004.lemma7, 004.lemma8, 004.lemma9, 004.cor1, 004.cor2, 004.lemma10,
+004.lemma11; errata: E004-3.
 """
 
 from __future__ import annotations

@@ -11,13 +11,14 @@ expectation parameters), Prop. 2 (Lipschitz), Assumptions 4.1-4.3 (mean field), 
 finite right side, eqs. (15), (16) (NGVI), the Gaussian KL formula, the OGA-EL / FTRL equivalence and the Thm 3 ball
 diameter.
 
-Errata defined here: E003-1 (NGVI beta), E003-2 (weights of (16)), E003-3 (Gaussian KL), E003-4
+Errata (each defined beside the statement it corrects): E003-1 (NGVI beta), E003-2 (weights of (16)), E003-3 (Gaussian KL), E003-4
 (Thm 3 constant: unproven, the failing proof step at T = 2), E003-5 (Thm 4 second penalty, with a failing instance),
 E003-6 (Thm 6), E003-7 (SVA corollary), E003-8 (ball diameter), E003-9 (OGA-EL / FTRL factor 2).
 
 The algorithms under test are called only through ``ctx.impl.online`` (protocol
-:mod:`refvi.verification.protocol.online`; refvi's own is :mod:`refvi.verification.protocol.refvi_online`); comparators, exact right sides and quadratures come from
-:mod:`refvi.verification.oracles.online_comparators` / ``online_quadrature`` (numpy / scipy only).
+:mod:`refvi.verification.protocol.online`; refvi's own is :mod:`refvi.verification.protocol.refvi_online`);
+comparators, exact right sides and quadratures come from :mod:`refvi.verification.oracles.online_comparators` /
+``online_quadrature`` (numpy / scipy only).
 """
 
 from __future__ import annotations

@@ -1,7 +1,8 @@
 """Chérief-Abdellatif, Alquier & Khan, *A generalization bound for online variational inference* (seed 003): online NGVI
 and the Gaussian KL (eqs. 15, 16).
 
-Statements: 003.eq15, 003.eq16, 003.claim-gaussian-kl, 003.claim-ngvi-no-concentration; errata: E003-1, E003-2, E003-3.
+Statements: 003.eq15, 003.eq16, 003.claim-gaussian-kl, 003.claim-ngvi-no-concentration; errata: E003-1, E003-2,
+E003-3.
 """
 
 from __future__ import annotations

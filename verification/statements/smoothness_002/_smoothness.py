@@ -2,16 +2,16 @@
 
 Seed 002 (Domke, "Provable smoothness guarantees for BBVI"): Thms 1, 2, 4, Lemmas 11-14, Examples 8-10.
 
-The gradients under test come from ``ctx.impl.energy`` with U = the atoms of a discrete base (the mean over all atoms,
-replicated for rational probabilities, is the exact expectation) or U = the nodes of a quadrature rule for a
-continuous base (weights applied here, nodes with equal weights batched into one call).  The independent closed
-forms come from :mod:`refvi.verification.oracles.charfun` (characteristic functions, O1 / O3) and
+The gradients under test come from ``ctx.impl.energy`` with U = the atoms of a discrete base (the mean over all
+atoms, replicated for rational probabilities, is the exact expectation) or U = the nodes of a quadrature rule for a
+continuous base (weights applied here, nodes with equal weights batched into one call).  The independent closed forms
+come from :mod:`refvi.verification.oracles.charfun` (characteristic functions, O1 / O3) and
 :mod:`refvi.verification.oracles.discrete` (exact sums), and SymPy for the symbolic identities.
 
 Tolerances: discrete sums are exact up to rounding (~1e-15 relative); the quadrature rules reproduce the base's
-characteristic function and its derivative to < 1e-14 for |k| <= 6 (tests/verification/test_oracles_002.py), and instances keep
-|k_j| = |(C^T b)_j| <= 6.  Inequalities are therefore asserted with rtol = 1e-9 and
-implementation-vs-oracle agreement with rtol = 1e-10, atol = 1e-11.
+characteristic function and its derivative to < 1e-14 for |k| <= 6 (tests/verification/test_oracles_002.py), and
+instances keep |k_j| = |(C^T b)_j| <= 6.  Inequalities are therefore asserted with rtol = 1e-9 and implementation-vs-
+oracle agreement with rtol = 1e-10, atol = 1e-11.
 """
 
 from __future__ import annotations

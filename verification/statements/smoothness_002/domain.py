@@ -1,7 +1,8 @@
 """Domke, *Provable smoothness guarantees for black-box variational inference* (seed 002): the domain of the scale and
 non-convexity claims (Lemmas 15, 17).
 
-Statements: 002.claim-logistic-constants, 002.claim-h-not-convex-full, 002.claim-wm-not-convex, 002.lemma15, 002.lemma17; errata: E002-2, E002-3, E002-4, E002-7, E002-6.
+Statements: 002.claim-logistic-constants, 002.claim-h-not-convex-full, 002.claim-wm-not-convex, 002.lemma15,
+002.lemma17; errata: E002-2, E002-3, E002-4, E002-7, E002-6.
 """
 
 from __future__ import annotations

@@ -5,9 +5,9 @@ naive gradient descent).
 
 The optimizer under test is ``ctx.impl.gradient_descent``; exact energy gradients come from
 :mod:`..oracles.vi_objective` (closed form for quadratic targets, quadrature for logistic regression), v* from its
-``solve``.  Thm 6 has no proof in the paper: the proximal half is standard prox-gradient theory for
-an M-smooth, c-strongly convex l plus a convex h on triangular C, and is checked per step; the projected half (full C,
-W_M not convex) is checked per step as well but only as an empirical claim, marked as such.
+``solve``.  Thm 6 has no proof in the paper: the proximal half is standard prox-gradient theory for an M-smooth,
+c-strongly convex l plus a convex h on triangular C, and is checked per step; the projected half (full C, W_M not
+convex) is checked per step as well but only as an empirical claim, marked as such.
 """
 
 from __future__ import annotations
