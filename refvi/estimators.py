@@ -106,25 +106,25 @@ _FAST_CODES = {"tril": TRIL, "diag": DIAG}
 _PLAN_ATTR = "_refvi_checked_energy"
 
 
+_CHECKED = {
+    Gaussian: lambda t: (_kchk.gaussian_energy_checked, (t.mean, t.precision)),
+    LinearRegression: lambda t: (_kchk.linear_energy_checked, (t.X, t.y, t.noise_scale ** -2, t.prior_scale ** -2)),
+    LogisticRegression: lambda t: (_kchk.logistic_energy_checked, (t.X, t.y, t.prior_scale ** -2)),
+    HierarchicalLogisticRegression: lambda t: (_kchk.hierarchical_energy_checked,
+                                               (t.X, t.y, t.groups, t.prior_precision)),
+    CosineQuadratic: lambda t: (_kchk.cosine_energy_checked, (t.alpha, t.b, t.phi, t.beta, t.z0)),
+}
+
+
 def _checked_energy_plan(target):
-    """(fused validated kernel, extra args) for a built-in target, cached on the target (targets copy their arrays
-    and never change), or None."""
-    plan = target.__dict__.get(_PLAN_ATTR, False) if hasattr(target, "__dict__") else None
-    if plan is not False:
-        return plan
-    t = type(target)
-    plan = None
-    if t is Gaussian:
-        plan = _kchk.gaussian_energy_checked, (target.mean, target.precision)
-    elif t is LinearRegression:
-        plan = _kchk.linear_energy_checked, (target.X, target.y, target.noise_scale ** -2, target.prior_scale ** -2)
-    elif t is LogisticRegression:
-        plan = _kchk.logistic_energy_checked, (target.X, target.y, target.prior_scale ** -2)
-    elif t is HierarchicalLogisticRegression:
-        plan = _kchk.hierarchical_energy_checked, (target.X, target.y, target.groups, target.prior_precision)
-    elif t is CosineQuadratic:
-        plan = _kchk.cosine_energy_checked, (target.alpha, target.b, target.phi, target.beta, target.z0)
-    target.__dict__[_PLAN_ATTR] = plan
+    """(fused validated kernel, extra args) for an instance of a built-in target type, cached on the instance
+    (targets copy their arrays and never change); None for anything else."""
+    make = _CHECKED.get(type(target))
+    if make is None:
+        return None
+    plan = target.__dict__.get(_PLAN_ATTR)
+    if plan is None:
+        plan = target.__dict__[_PLAN_ATTR] = make(target)
     return plan
 
 

@@ -172,11 +172,11 @@ def _objective_estimate(target, m, C, Ub):
     sign, logdet = np.linalg.slogdet(C)
     if sign == 0:
         return float("inf")
-    plan = target.__dict__.get("_refvi_neglogp_plan", False) if hasattr(target, "__dict__") else None
+    cache = getattr(target, "__dict__", None)
+    plan = cache.get("_refvi_neglogp_plan", False) if isinstance(cache, dict) else None
     if plan is False:
         from refvi import estimators as _est
-        plan = _est._neglogp_kernel(target)
-        target.__dict__["_refvi_neglogp_plan"] = plan
+        plan = cache["_refvi_neglogp_plan"] = _est._neglogp_kernel(target)
     if plan is None:
         return float(-np.mean(target.logp(Z)) - logdet)
     return float(np.mean(plan[0](Z, *plan[1])) - logdet)
