@@ -23,8 +23,8 @@ import numpy as np
 
 from refvi._checks import NonFiniteError, as_samples, as_vector, check_scale, check_structure, check_target
 from refvi.families.gaussian import proj_V
-from refvi.kernels import energy as _ke
 from refvi.kernels import checked as _kchk
+from refvi.kernels import energy as _ke
 from refvi.kernels import estimators as _kest
 from refvi.kernels import neglogp as _kf
 from refvi.kernels.structure import DIAG, TRIL, structure_code

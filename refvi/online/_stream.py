@@ -191,10 +191,12 @@ BLOW_UP = 10.0
 
 def _blow_up_notes(loss_id, H, X, y, losses, m_start) -> list[str]:
     """A note (and an :class:`OnlineDivergenceWarning`) when the mean loss suffered is more than 10x, plus 10, that
-    of predicting with the starting mean on every row: a step size far too large gives finite rubbish, not an error."""
+    of predicting with the starting mean held fixed (estimated on up to 2000 rows spread over the stream): a step size
+    far too large gives finite rubbish, not an error."""
     if losses.size == 0:
         return []
-    base = np.array([ko.point_loss(loss_id, X[t], y[t], m_start, H) for t in range(min(X.shape[0], 2000))])
+    rows = np.unique(np.linspace(0, X.shape[0] - 1, min(X.shape[0], 2000)).astype(np.int64))
+    base = np.array([ko.point_loss(loss_id, X[t], y[t], m_start, H) for t in rows])
     mean, ref = float(np.mean(losses)), float(np.mean(base))
     if not mean > BLOW_UP * ref + BLOW_UP:
         return []
