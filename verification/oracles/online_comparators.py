@@ -19,20 +19,22 @@ from scipy import integrate, optimize
 from scipy.special import ndtr
 
 
-def hinge_value(X, y, m, sigma):
-    """sum_t E_{N(m, diag sigma^2)} (1 - y_t <theta, x_t>)_+ and its gradients (sums over t)."""
-    X, y, m, sigma = (np.asarray(v, dtype=np.float64) for v in (X, y, m, sigma))
-    a = X @ m
-    b = np.sqrt((X ** 2) @ (sigma ** 2))
+def _hinge_ridges(X, y, a, b):
+    """Per row: E (1 - y (a + bZ))_+ = c Phi(c/b) + b phi(c/b), c = 1 - y a, and Phi(c/b), phi(c/b)/b (b = 0: the point
+    loss and its subgradient); ``bs`` is b with zeros replaced by 1."""
     c = 1.0 - y * a
     bs = np.where(b > 0, b, 1.0)
     z = c / bs
     P = np.where(b > 0, ndtr(z), (c > 0).astype(float))
     p = np.where(b > 0, np.exp(-0.5 * np.minimum(z * z, 1500.0)) / math.sqrt(2 * math.pi), 0.0)
-    val = np.where(b > 0, c * P + b * p, np.maximum(c, 0.0))
-    gm = -(y * P) @ X
-    gs = sigma * ((p / bs) @ (X ** 2))
-    return float(val.sum()), gm, gs
+    return np.where(b > 0, c * P + b * p, np.maximum(c, 0.0)), P, p / bs
+
+
+def hinge_value(X, y, m, sigma):
+    """sum_t E_{N(m, diag sigma^2)} (1 - y_t <theta, x_t>)_+ and its gradients (sums over t)."""
+    X, y, m, sigma = (np.asarray(v, dtype=np.float64) for v in (X, y, m, sigma))
+    val, P, pb = _hinge_ridges(X, y, X @ m, np.sqrt((X ** 2) @ (sigma ** 2)))
+    return float(val.sum()), -(y * P) @ X, sigma * (pb @ (X ** 2))
 
 
 def kl_to_prior(m, sigma, s):
@@ -226,16 +228,8 @@ def hinge_value_full(X, y, m, C):
     """sum_t E (1 - y_t <theta, x_t>)_+, theta = m + C u, and its gradients in m and (lower-triangular) C."""
     X, y, m, C = (np.asarray(v, dtype=np.float64) for v in (X, y, m, C))
     V = X @ C                                   # row t: v_t = C^T x_t
-    b = np.sqrt(np.sum(V ** 2, axis=1))
-    c = 1.0 - y * (X @ m)
-    bs = np.where(b > 0, b, 1.0)
-    z = c / bs
-    P = np.where(b > 0, ndtr(z), (c > 0).astype(float))
-    p = np.where(b > 0, np.exp(-0.5 * np.minimum(z * z, 1500.0)) / math.sqrt(2 * math.pi), 0.0)
-    val = np.where(b > 0, c * P + b * p, np.maximum(c, 0.0))
-    gm = -(y * P) @ X
-    gC = np.tril(X.T @ (V * (p / bs)[:, None]))
-    return float(val.sum()), gm, gC
+    val, P, pb = _hinge_ridges(X, y, X @ m, np.sqrt(np.sum(V ** 2, axis=1)))
+    return float(val.sum()), -(y * P) @ X, np.tril(X.T @ (V * pb[:, None]))
 
 
 def sva_full_comparator(X, y, eta, s):

@@ -45,17 +45,20 @@ def _loss_fns(loss: str, y: float):
     raise ValueError(f"unknown loss {loss!r}")
 
 
+def _ridge(loss: str, y: float, a: float, b: float):
+    """(E f(a + bZ), E f'(a + bZ), E f'(a + bZ) Z) by split quadrature (b > 0 required)."""
+    if not b > 0:
+        raise ValueError("the quadrature oracle needs the ridge scale b > 0")
+    f, fp, kink = _loss_fns(loss, float(y))
+    return (_split_quad(f, a, b, kink), _split_quad(fp, a, b, kink),
+            _split_quad(lambda s: fp(s) * (s - a) / b, a, b, kink))
+
+
 def expected_loss_quad(loss: str, x, y: float, m, sigma):
     """(bar L, grad_m, grad_sigma) of E_{N(m, diag sigma^2)} f(<theta, x>) by split quadrature (b > 0 required)."""
     x, m, sigma = (np.asarray(v, dtype=np.float64) for v in (x, m, sigma))
-    a = float(m @ x)
     b = float(np.sqrt(np.sum((sigma * x) ** 2)))
-    if not b > 0:
-        raise ValueError("the quadrature oracle needs b = ||sigma * x|| > 0")
-    f, fp, kink = _loss_fns(loss, float(y))
-    val = _split_quad(f, a, b, kink)
-    e_fp = _split_quad(fp, a, b, kink)
-    e_fpz = _split_quad(lambda s: fp(s) * (s - a) / b, a, b, kink)
+    val, e_fp, e_fpz = _ridge(loss, y, float(m @ x), b)
     return val, x * e_fp, sigma * x ** 2 / b * e_fpz
 
 
@@ -102,13 +105,7 @@ def expected_loss_full_quad(loss: str, x, y: float, m, C):
     quadrature: with v = C^T x and b = ||v||, grad_m = x E f'(a + bZ) and grad_C = tril(x v^T) E[f'(a + bZ) Z] / b
     (b > 0 required)."""
     x, m, C = (np.asarray(v, dtype=np.float64) for v in (x, m, C))
-    a = float(m @ x)
     v = C.T @ x
     b = float(np.sqrt(v @ v))
-    if not b > 0:
-        raise ValueError("the quadrature oracle needs b = ||C^T x|| > 0")
-    f, fp, kink = _loss_fns(loss, float(y))
-    val = _split_quad(f, a, b, kink)
-    e_fp = _split_quad(fp, a, b, kink)
-    e_fpz = _split_quad(lambda s: fp(s) * (s - a) / b, a, b, kink)
+    val, e_fp, e_fpz = _ridge(loss, y, float(m @ x), b)
     return val, x * e_fp, np.tril(np.outer(x, v)) * e_fpz / b
