@@ -226,7 +226,10 @@ class Context:
         self._record(label, lhs, rhs, ">=", lhs - rhs, ok, f"tol atol={atol:g}, rtol={rtol:g}")
 
     def close(self, lhs, rhs, *, rtol: float = 0.0, atol: float = 0.0, label: str = "") -> None:
-        """Claim ``lhs == rhs`` elementwise: ``|lhs - rhs| <= atol + rtol*max(|lhs|, |rhs|)`` (arrays allowed)."""
+        """Claim ``lhs == rhs`` elementwise: ``|lhs - rhs| <= atol + rtol*max(|lhs|, |rhs|)`` (arrays allowed; a complex
+        side is refused: casting to float would drop the imaginary part, so compare ``.real`` and ``.imag``)."""
+        if np.iscomplexobj(lhs) or np.iscomplexobj(rhs):
+            raise TypeError(f"{label or 'close'}: complex values; compare the real and imaginary parts separately")
         a = np.asarray(lhs, dtype=np.float64)
         b = np.asarray(rhs, dtype=np.float64)
         if a.shape != b.shape:

@@ -298,9 +298,12 @@ class StudentTBase(Base):
         out = np.ones_like(r)
         pos = r > 0
         rp = r[pos]
-        # K_v(r) = kve(v, r) exp(-r); logs keep r^{nu/2} K_{nu/2}(r) finite for large r.
-        out[pos] = np.exp(np.log(special.kve(0.5 * nu, rp)) - rp + 0.5 * nu * np.log(rp)
-                          - special.gammaln(0.5 * nu) - (0.5 * nu - 1.0) * math.log(2.0))
+        # K_v(r) = kve(v, r) exp(-r); logs keep r^{nu/2} K_{nu/2}(r) finite for large r.  K_v(r) overflows only for
+        # r < 1e-308^(1/v), where r^v K_v(r) = Gamma(v) 2^(v-1) (1 + O(r^(2 min(v, 1)))) and Psi is 1 to the last bit.
+        with np.errstate(over="ignore"):
+            val = np.exp(np.log(special.kve(0.5 * nu, rp)) - rp + 0.5 * nu * np.log(rp)
+                         - special.gammaln(0.5 * nu) - (0.5 * nu - 1.0) * math.log(2.0))
+        out[pos] = np.where(np.isfinite(val), val, 1.0)
         return out
 
     def _charfun(self, K):

@@ -4,7 +4,9 @@
 sum 1), so an optimizer only accumulates sum_t weight_t w^t.
 
 * ``"last"``    the last iterate w^T.
-* ``"tail"``    uniform over the last ceil(T/2) iterates w^{T - ceil(T/2) + 1}, ..., w^T (``tail_fraction`` sets it).
+* ``"tail"``    uniform over the last k = max(1, ceil(f T)) iterates w^{T-k+1}, ..., w^T, f = ``tail_fraction`` (default
+                1/2; f T within 1e-9 of an integer counts as that integer: 7 % of 100 steps is 7 iterates, although
+                0.07 * 100 = 7.000000000000001 in floating point).
 * ``"uniform"`` uniform over w^1, ..., w^T.
 * ``"theta7"``  Thm 7 (Prox-SGD): theta^{t+1} on w^t, t = 1..T, theta = 1/(1 + 2 a gamma^2).
 * ``"theta10"`` Thm 10 (Proj-SGD): theta^{t+1} on w^t, t = 0..T-1, theta = 1/(1 + a gamma^2).
@@ -32,6 +34,13 @@ def theta(kind: str, a: float, gamma: float) -> float:
     return 1.0 / (1.0 + (2.0 if kind == "theta7" else 1.0) * a * gamma * gamma)
 
 
+def tail_length(fraction: float, T: int) -> int:
+    """k = max(1, ceil(fraction T)), with fraction T within 1e-9 (relative) of an integer taken as that integer."""
+    x = fraction * T
+    r = round(x)
+    return max(1, int(r) if abs(x - r) <= 1e-9 * max(1.0, x) else math.ceil(x))
+
+
 def average_weights(kind: str, T: int, *, a: float | None = None, gamma: float | None = None,
                     tail_fraction: float = 0.5) -> np.ndarray:
     """Normalized weights (T + 1,) over w^0..w^T for the average ``kind``."""
@@ -43,7 +52,7 @@ def average_weights(kind: str, T: int, *, a: float | None = None, gamma: float |
         f = positive_scalar(tail_fraction, "tail_fraction")
         if f > 1:
             raise ValueError(f"tail_fraction must be in (0, 1], got {f}")
-        k = max(1, math.ceil(f * T))
+        k = tail_length(f, T)
         w[T - k + 1:] = 1.0
     elif kind == "uniform":
         w[1:] = 1.0

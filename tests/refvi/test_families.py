@@ -228,3 +228,12 @@ def test_determinism(base):
     b = base.sample(np.random.default_rng(42), 100, 3)
     assert np.array_equal(a, b)
     assert not np.array_equal(a, base.sample(43, 100, 3))
+
+
+@pytest.mark.parametrize("nu", [2.2, 4.0, 30.0])
+@pytest.mark.parametrize("product", [False, True])
+def test_student_t_charfun_is_one_at_tiny_frequencies(nu, product):
+    # K_{nu/2}(r) overflows for r < 1e-308^(2/nu); the characteristic function is 1 there, not inf
+    K = np.array([[1e-300, 0.0], [5e-324, 1e-200], [1e-9, 0.0]])
+    phi = StudentTBase(nu, product=product).charfun(K)
+    assert np.all(np.isfinite(phi)) and np.allclose(phi, 1.0, rtol=0, atol=1e-13)   # log-space rounding ~ nu eps

@@ -72,3 +72,12 @@ def test_bad_input():
     schedules.check_theorem("000.thm10", np.full(5, 100.0))              # any gamma > 0
     with pytest.raises(ValueError, match="unknown average"):
         averaging.average_weights("mean", 5)
+
+
+@pytest.mark.parametrize("T, f, k", [(100, 0.07, 7), (25, 0.28, 7), (5, 0.2, 1), (7, 0.5, 4), (10, 1.0, 10),
+                                     (3, 0.01, 1), (1, 0.5, 1), (1000, 0.333, 333)])
+def test_tail_length_counts_a_float_product_near_an_integer_as_that_integer(T, f, k):
+    # 0.07 * 100 = 7.000000000000001 and 0.28 * 25 = 7.000000000000001 in floats; 0.2 > 1/5 as a double
+    assert averaging.tail_length(f, T) == k
+    w = averaging.average_weights("tail", T, tail_fraction=f)
+    assert np.count_nonzero(w) == k and w[-1] > 0 and w[T - k + 1] > 0

@@ -14,6 +14,7 @@ from __future__ import annotations
 import numpy as np
 
 from .numpy_boosting import NumpyBoosting
+from .numpy_families import NumpyFamilies
 from .numpy_ngvi import NumpyNGVI
 from .numpy_online import NumpyOnline
 
@@ -70,8 +71,9 @@ def _constants(target):
     raise ValueError(f"unknown target kind {target.kind!r}")
 
 
-class NumpyImplementation:
-    """Seed 000 Eqs. 4, 6, 8, Lemmas 16, 31, 32 and seed 002 Thm 7, one sample at a time."""
+class NumpyImplementation(NumpyFamilies):
+    """Seed 000 Eqs. 4, 6, 8, Lemmas 16, 31, 32 and seed 002 Thm 7, one sample at a time (seed 002 §3.1 bases and
+    §6 exact energies in numpy_families.py)."""
 
     name = "numpy-adapter"
     boosting = NumpyBoosting()      # seed 001 sub-adapter (numpy_boosting.py)
@@ -166,10 +168,14 @@ class NumpyImplementation:
         k = {"energy": 2.0, "entropy": 4.0}[estimator] * (d + 3) * M * M
         return k, k * dist_sq + (2.0 * d * (M if L is None else L) if estimator == "entropy" else 0.0)
 
-    def average_weights(self, kind, T, a=None, gamma=None):
+    def average_weights(self, kind, T, a=None, gamma=None, tail_fraction=0.5):
         w = np.zeros(T + 1)
         if kind == "last":
             w[T] = 1.0
+        elif kind == "tail":            # the last max(1, ceil(f T)) iterates; f T near an integer is that integer
+            x = tail_fraction * T
+            k = max(1, int(round(x)) if abs(x - round(x)) <= 1e-9 * max(1.0, x) else int(np.ceil(x)))
+            w[T - k + 1:] = 1.0
         elif kind == "uniform":
             w[1:] = 1.0
         elif kind == "theta7":                                 # theta^{t+1} on w^t, t = 1..T

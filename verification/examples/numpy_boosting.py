@@ -295,6 +295,15 @@ class NumpyBoosting:
             thm8_ldiam_printed=4 * P_a * e / (sigma_min ** (d / 2) * 2 ** (d / 2) * K ** 2),
             eps_corner_formula=n_ab / P_a)
 
+    def fixed_step_weights(self, chosen, n_atoms):
+        """Unroll Variant 0: q^{t+1} = (1 - 2/(t+2)) q^t + 2/(t+2) s_{chosen[t]}, from any q^0 (gamma_0 = 1)."""
+        w = np.zeros(n_atoms)
+        for t, k in enumerate(chosen):
+            g = 2.0 / (t + 2.0)
+            w *= 1.0 - g
+            w[k] += g
+        return w
+
     def curvature_lower_bound(self, inst):
         """max over atom pairs of chi^2(s_i || s_j) = int s_i^2 / s_j - 1 (the gamma -> 0 limit of Eq. 7)."""
         P = self._p(inst)

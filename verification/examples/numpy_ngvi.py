@@ -5,6 +5,7 @@ omega = (xi, Xi) paired by v^T w + tr(M^T N)."""
 
 from __future__ import annotations
 
+import itertools
 import math
 
 import numpy as np
@@ -179,6 +180,32 @@ class NumpyNGVI:
             eta = self.natural_update(eta, self._blr_noisy(X, y, sigma2, P, mp, idx), g)
             out.append(eta)
         return out
+
+    def blr_variance(self, X, y, sigma2, P, mp, eta, gamma, batch_size):
+        """Eq. (12) from its definition, averaged over all n^m ordered batches (each of probability n^-m)."""
+        X, y = np.asarray(X, float), np.asarray(y, float)
+        n, d = X.shape
+        ls, Ls = self._blr_posterior(X, y, sigma2, P, mp)
+        lam, Lam = eta
+        ws = _expectation((1 - gamma) * lam + gamma * ls, (1 - gamma) * Lam + gamma * Ls)
+        total = 0.0
+        for idx in itertools.product(range(n), repeat=batch_size):
+            lh, Lh = self._blr_noisy(X, y, sigma2, P, mp, list(idx))
+            w = _expectation((1 - gamma) * lam + gamma * lh, (1 - gamma) * Lam + gamma * Lh)
+            total += ((ls - lh) @ (ws[0] - w[0]) + np.sum((Ls - Lh) * (ws[1] - w[1]))) / gamma
+        return float(total / n ** batch_size)
+
+    def blr_lemma3_bound(self, X, y, sigma2, P, mp, batch_size):
+        X, y = np.asarray(X, float), np.asarray(y, float)
+        n = X.shape[0]
+        nu = max(1.0, float(np.linalg.eigvalsh(P).max()))
+        Z = y[:, None] * X
+        b = float(np.linalg.norm(Z, axis=1).max()) / sigma2           # the corrected b of Lemma 9 (E004-3)
+        s1 = float(np.mean(np.sum((Z - Z.mean(0)) ** 2, axis=1)))
+        O = X[:, :, None] * X[:, None, :]
+        s2 = float(np.mean(np.sum((O - O.mean(0)) ** 2, axis=(1, 2))))
+        inner = nu * s1 + nu**2 * s2 / 2 + 2 * nu**2 * b * math.sqrt(s1 * s2) * n + nu**3 * b**2 * s2 * n**2
+        return inner * n**2 / (sigma2**2 * batch_size)
 
     # ---- estimators (Eq. 11, Algorithm 1) -------------------------------------------------------------------------
     def _samples(self, xi, Xi, U):

@@ -40,8 +40,10 @@ def _t_Psi(kappa, nu):
     out = np.ones_like(r)
     pos = r > 0
     rp = r[pos]
-    out[pos] = np.exp(np.log(special.kve(nu / 2.0, rp)) - rp + (nu / 2.0) * np.log(rp)
-                      - special.gammaln(nu / 2.0) - (nu / 2.0 - 1.0) * math.log(2.0))
+    with np.errstate(over="ignore"):       # K_v overflows only where r^v K_v(r) is at its r -> 0 limit: Psi = 1
+        val = np.exp(np.log(special.kve(nu / 2.0, rp)) - rp + (nu / 2.0) * np.log(rp)
+                     - special.gammaln(nu / 2.0) - (nu / 2.0 - 1.0) * math.log(2.0))
+    out[pos] = np.where(np.isfinite(val), val, 1.0)
     return out.reshape(shape)
 
 
@@ -54,8 +56,10 @@ def _t_dPsi_over_kappa(kappa, nu):
     pos = r > 0
     rp = r[pos]
     v = nu / 2.0 - 1.0
-    out[pos] = -(nu - 2.0) * np.exp(np.log(special.kve(v, rp)) - rp + v * np.log(rp)
-                                    - special.gammaln(nu / 2.0) - (nu / 2.0 - 1.0) * math.log(2.0))
+    with np.errstate(over="ignore"):       # overflow only at the r -> 0 limit, -1
+        val = -(nu - 2.0) * np.exp(np.log(special.kve(v, rp)) - rp + v * np.log(rp)
+                                   - special.gammaln(nu / 2.0) - (nu / 2.0 - 1.0) * math.log(2.0))
+    out[pos] = np.where(np.isfinite(val), val, -1.0)
     return out.reshape(shape)
 
 

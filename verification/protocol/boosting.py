@@ -179,6 +179,11 @@ class BoostingProtocol(Protocol):
                     init: int | None = None, keep_weights: bool = False) -> BoostingRun:
         """Algorithm 1 (step rules and LMOs in the module docstring)."""
 
+    def fixed_step_weights(self, chosen, n_atoms: int) -> np.ndarray:
+        """Closed form of Variant 0's weights (Algorithm 1, gamma_t = 2/(t+2), q^0 discarded at t = 0): the atom
+        chosen at step k = 0..T-1 (``chosen`` of length T, repeats allowed) gets 2(k+1)/(T(T+1)), summed per atom;
+        shape (n_atoms,)."""
+
     def corrective(self, inst: BoostingInstance, n_iter: int, variant: str = "full", *, L: float | None = None,
                    init: int | None = None, keep_weights: bool = False) -> BoostingRun:
         """Algorithm 3, Variant 0 (``"norm"``) or 1 (``"full"``)."""
@@ -203,5 +208,5 @@ class BoostingProtocol(Protocol):
         """A certified lower bound on C_f over conv(A) (e.g. the largest chi^2(s_i || s_j) over atom pairs)."""
 
 
-METHODS = ("objective", "scores", "gram", "frank_wolfe", "corrective", "line_search", "norm_corrective_weights",
+METHODS = ("objective", "scores", "gram", "frank_wolfe", "fixed_step_weights", "corrective", "line_search", "norm_corrective_weights",
            "fully_corrective_weights", "score_gradient", "family_constants", "curvature_lower_bound")

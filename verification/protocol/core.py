@@ -32,7 +32,8 @@ from typing import Protocol, runtime_checkable
 #: Every method of this protocol, in the order the docs list them.
 METHODS = ("energy", "entropy", "stl", "score", "grad_neg_entropy", "entropy_prox", "project_wm",
            "project_singular", "smoothness", "strong_convexity", "noise_constants", "step_sizes", "average_weights",
-           "prox_sgd", "proj_sgd", "gradient_descent")
+           "prox_sgd", "proj_sgd", "gradient_descent", "exact_energy", "base_charfun", "base_entropy",
+           "base_moments", "to_base_params")
 
 
 @runtime_checkable
@@ -90,10 +91,13 @@ class Implementation(Protocol):
         b = a ||w* - wbar||^2) or "entropy" on W_L (a = 4(d+3)M^2, b = a ||w* - wbar||^2 + 2 d L, erratum E000-3;
         L defaults to M); ``dist_sq`` = ||w* - wbar||^2."""
 
-    def average_weights(self, kind, T, a=None, gamma=None):
+    def average_weights(self, kind, T, a=None, gamma=None, tail_fraction=0.5):
         """Weights over the iterates w^0..w^T, shape (T+1,), summing to 1: "last" (w^T), "uniform" (w^1..w^T),
-        "theta7" (Thm 7: theta^{t+1} on w^t for t = 1..T, theta = 1/(1 + 2 a gamma^2)), "theta10" (Thm 10:
-        theta^{t+1} on w^t for t = 0..T-1, theta = 1/(1 + a gamma^2))."""
+        "tail" (Polyak-Ruppert: uniform over the last k = max(1, ceil(tail_fraction T)) iterates w^{T-k+1}..w^T,
+        tail_fraction in (0, 1], passed only for "tail"; a product within 1e-9 relative of an integer counts as that
+        integer, so 7 % of 100 steps is 7 iterates although 0.07 * 100 = 7.000000000000001 in floats), "theta7"
+        (Thm 7: theta^{t+1} on w^t for t = 1..T, theta = 1/(1 + 2 a gamma^2)), "theta10" (Thm 10: theta^{t+1} on
+        w^t for t = 0..T-1, theta = 1/(1 + a gamma^2))."""
 
     def prox_sgd(self, target, m0, C0, gammas, U, estimator="energy", structure="tril", weights=None):
         """Prox-SGD (seed 000 Def. 5): for t = 0..T-1 (T = len(gammas)), w^{t+1} = prox_{gamma_t h}(w^t - gamma_t
@@ -110,3 +114,23 @@ class Implementation(Protocol):
         lower-triangular C, grad l projected onto tril) or "projected" (the naive step, then the singular-value clip
         onto W_M; the start is clipped too).  ``step=None`` is Thm 6's largest step: 1/M for "prox" and "naive",
         1/(2M) for "projected".  Returns the trajectory w^0..w^K as arrays of shape (K+1, d) and (K+1, d, d)."""
+
+    def exact_energy(self, target, m, C):
+        """The exact energy l(w) = -E_{z ~ N(m, C C^T)} log p(z, x), every constant of ``target``'s log joint
+        included, and its gradient (l, grad_m l, grad_C l) with grad_C over the full matrix, for "gaussian",
+        "linear" and "logistic" targets (seed 002 §6: quadratic closed forms; logistic by the ridge reduction
+        E softplus(-y x^T z) = E_t softplus(-(a + beta t)), a = y x^T m, beta = ||C^T x||).  C may be singular."""
+
+    def base_charfun(self, base, K):
+        """E exp(i K_r^T u) for u ~ ``base`` (a :class:`~.bases.BaseSpec`) and each row K_r of K (n, d): complex
+        (n,) (seed 002 §3.1, the characteristic functions of O3)."""
+
+    def base_entropy(self, base, d):
+        """The differential entropy of ``base`` in dimension d (closed form), a float; discrete bases raise."""
+
+    def base_moments(self, base, d):
+        """(E u (d,), V u (d, d)) of ``base`` in dimension d."""
+
+    def to_base_params(self, m, C, base):
+        """(m0, C0) such that LocScale(m0, C0, base) is the law of LocScale(m, C, standardize(base)), with the
+        standardized base R (u0 - mu), R = Sigma^{-1/2} symmetric (seed 002 §3.1): m0 = m - C R mu, C0 = C R."""

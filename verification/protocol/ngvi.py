@@ -92,6 +92,16 @@ class NGVIProtocol(Protocol):
     def blr_trajectory(self, X, y, sigma2, P, mp, indices, steps, init=None):
         """The natural iterates [eta_0, eta_1, ..., eta_T] of stochastic NGD (list of (lam, Lam) pairs)."""
 
+    def blr_variance(self, X, y, sigma2, P, mp, eta, gamma, batch_size):
+        """Eq. (12) exactly at the state eta = (lam, Lam) with step gamma > 0 and i.i.d. uniform batches of
+        ``batch_size`` indices: (1/gamma) E <eta* - eta_hat, omega_{t+1,*} - omega_{t+1}>, the expectation over every
+        batch (App. C)."""
+
+    def blr_lemma3_bound(self, X, y, sigma2, P, mp, batch_size):
+        """Lemma 3's V_2 (Eq. 16) with b -> b / sigma^2 (erratum E004-3): (nu s1 + nu^2 s2 / 2 + 2 nu^2 b
+        sqrt(s1 s2) n + nu^3 b^2 s2 n^2) n^2 / (sigma^4 m), nu = max(1, ||P||), b = max_i ||y_i x_i|| / sigma^2,
+        s1, s2 the mean squared spreads of y_i x_i and x_i x_i^T around their means, m = ``batch_size``."""
+
     def omega_average(self, omegas):
         """Theorem 1's average 2/((T+1)(T+2)) sum_{t=0}^T (t+1) omega_{t+1} of the expectation parameters
         ``omegas`` = [(xi_1, Xi_1), ..., (xi_{T+1}, Xi_{T+1})]; returns (xi_bar, Xi_bar)."""
@@ -122,5 +132,5 @@ class NGVIProtocol(Protocol):
 METHODS = ("natural_from_moment", "expectation_from_natural", "natural_from_expectation", "log_partition",
            "conjugate", "kl", "bregman_A", "bregman_A_star", "fisher_minimal", "ngd_step", "ngd_step_fim", "md_step",
            "natural_update", "blr_neg_elbo", "blr_grad", "blr_stochastic_grad", "blr_run", "blr_trajectory",
-           "omega_average", "price",
+           "blr_variance", "blr_lemma3_bound", "omega_average", "price",
            "autodiff", "price_logistic", "glm_neg_elbo", "glm_grad", "glm_ngd_exact")

@@ -57,6 +57,10 @@ class RefviBoosting:
         return self._run(frank_wolfe(self._problem(inst), n_iter, step=step, lmo=lmo_obj, delta=delta,
                                      curvature=curvature, L=L, init=init, keep_weights=keep_weights))
 
+    def fixed_step_weights(self, chosen, n_atoms):
+        from refvi.boosting import fixed_step_weights
+        return fixed_step_weights(chosen, n_atoms)
+
     def corrective(self, inst, n_iter, variant="full", *, L=None, init=None, keep_weights=False):
         from refvi.boosting import corrective_frank_wolfe
 

@@ -89,9 +89,9 @@ class RefviCore:
         from refvi.optim.schedules import noise_constants
         return noise_constants(estimator, d, M, dist_sq, L)
 
-    def average_weights(self, kind, T, a=None, gamma=None):
+    def average_weights(self, kind, T, a=None, gamma=None, tail_fraction=0.5):
         from refvi.optim.averaging import average_weights
-        return average_weights(kind, T, a=a, gamma=gamma)
+        return average_weights(kind, T, a=a, gamma=gamma, tail_fraction=tail_fraction)
 
     def prox_sgd(self, target, m0, C0, gammas, U, estimator="energy", structure="tril", weights=None):
         from refvi.optim.prox_sgd import prox_sgd
@@ -107,3 +107,35 @@ class RefviCore:
         from refvi.optim.gradient_descent import gradient_descent
         r = gradient_descent(None, method=method, steps=steps, step=step, m0=m0, C0=C0, M=M, grad_l=grad_l)
         return r.ms, r.Cs
+
+    def exact_energy(self, target, m, C):
+        from refvi.optim import exact
+        return exact.energy(as_refvi_target(target), m, C)
+
+    def base_charfun(self, base, K):
+        return as_refvi_base(base).charfun(K)
+
+    def base_entropy(self, base, d):
+        return as_refvi_base(base).entropy(d)
+
+    def base_moments(self, base, d):
+        b = as_refvi_base(base)
+        return b.mean(d), b.cov(d)
+
+    def to_base_params(self, m, C, base):
+        from refvi.families import to_base_params
+        return to_base_params(m, C, as_refvi_base(base))
+
+
+def as_refvi_base(spec):
+    """The refvi base (:mod:`refvi.families.bases`) for a :class:`~refvi.verification.protocol.bases.BaseSpec`."""
+    from refvi.families import bases as B
+
+    if spec.kind == "affine":
+        return B.AffineBase(as_refvi_base(spec.inner), spec.shift, spec.scale)
+    if spec.kind == "two_point":
+        return B.TwoPointBase(spec.p)
+    if spec.kind == "student_t":
+        return B.StudentTBase(spec.nu, product=spec.product)
+    return {"gaussian": B.GaussianBase, "uniform": B.UniformBase, "laplace": B.LaplaceBase,
+            "exponential": B.CenteredExponentialBase, "rademacher": B.RademacherBase}[spec.kind]()

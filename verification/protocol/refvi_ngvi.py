@@ -101,6 +101,14 @@ class RefviNGVI:
             out.append(eta)
         return out
 
+    def blr_variance(self, X, y, sigma2, P, mp, eta, gamma, batch_size):
+        from refvi.ngvi.variance import variance_term
+        return variance_term(self._blr(X, y, sigma2, P, mp), eta, gamma, batch_size)
+
+    def blr_lemma3_bound(self, X, y, sigma2, P, mp, batch_size):
+        from refvi.ngvi.variance import lemma3_bound
+        return lemma3_bound(self._blr(X, y, sigma2, P, mp), batch_size)
+
     # estimators and GLMs
     def price(self, grad_hess, xi, Xi, U):
         from refvi.ngvi import estimators

@@ -159,3 +159,12 @@ def _(orig, owner):
                                weights_history=r.weights_history)
     return corrective
 
+
+
+@mutant("boosting-fixed-weights-denominator", "001", "boosting.fixed_step_weights",
+        "Variant 0's closed form with T(T+2) in the denominator instead of T(T+1)")
+def _(orig, owner):
+    def fixed_step_weights(chosen, n_atoms):
+        T = len(chosen)
+        return np.asarray(orig(chosen, n_atoms), dtype=float) * (T + 1) / (T + 2)
+    return fixed_step_weights

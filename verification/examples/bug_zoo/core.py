@@ -263,18 +263,31 @@ mutant("step-sqrt-T-plus-1", "000", "step_sizes", "1/(M sqrt(T + 1)) instead of 
 
 @mutant("avg-theta7-factor", "000", "average_weights", "Thm 7's theta = 1/(1 + a gamma^2) (the 2 dropped)")
 def _(orig, owner):
-    def average_weights(kind, T, a=None, gamma=None):
+    def average_weights(kind, T, a=None, gamma=None, **kw):
         if kind == "theta7":
             return orig(kind, T, a=a / 2, gamma=gamma)
-        return orig(kind, T, a=a, gamma=gamma)
+        return orig(kind, T, a=a, gamma=gamma, **kw)
     return average_weights
 
 
 @mutant("avg-theta10-offset", "000", "average_weights", "Thm 10's weights put on w^1..w^T instead of w^0..w^T-1")
 def _(orig, owner):
-    def average_weights(kind, T, a=None, gamma=None):
-        w = np.asarray(orig(kind, T, a=a, gamma=gamma), dtype=float)
+    def average_weights(kind, T, a=None, gamma=None, **kw):
+        w = np.asarray(orig(kind, T, a=a, gamma=gamma, **kw), dtype=float)
         return np.roll(w, 1) if kind == "theta10" else w
+    return average_weights
+
+
+@mutant("avg-tail-float-ceil", "000", "average_weights",
+        "the tail's length ceil(f T) taken on the rounded float product (7 % of 100 steps -> 8 iterates)")
+def _(orig, owner):
+    def average_weights(kind, T, a=None, gamma=None, tail_fraction=0.5):
+        if kind != "tail":
+            return orig(kind, T, a=a, gamma=gamma)
+        k = max(1, int(np.ceil(tail_fraction * T)))
+        w = np.zeros(T + 1)
+        w[T - k + 1:] = 1.0 / k
+        return w
     return average_weights
 
 
@@ -298,3 +311,69 @@ def _(orig, owner):
         gm[d:] = np.roll(gm[d:], d)
         return gm, gC
     return energy
+
+
+# ---- seed 002 §6: the exact energy; §3.1: base laws -----------------------------------------------------------------
+@mutant("exact-energy-logdet-sign", "002", "exact_energy",
+        "Gaussian target: the normalising constant with +1/2 log|det P| instead of -1/2")
+def _(orig, owner):
+    def exact_energy(target, m, C):
+        l, gm, gC = orig(target, m, C)
+        if target.kind == "gaussian":
+            l = l + float(np.linalg.slogdet(np.asarray(target.params["precision"]))[1])
+        return l, gm, gC
+    return exact_energy
+
+
+@mutant("exact-energy-logistic-half-curvature", "002", "exact_energy",
+        "logistic grad_C: the likelihood term X^T diag(E sigmoid') X C halved")
+def _(orig, owner):
+    def exact_energy(target, m, C):
+        l, gm, gC = orig(target, m, C)
+        if target.kind == "logistic":
+            prior = np.asarray(C, float) / target.params["prior_scale"] ** 2
+            gC = prior + 0.5 * (np.asarray(gC) - prior)
+        return l, gm, gC
+    return exact_energy
+
+
+@mutant("base-laplace-scale", "002", "base_charfun", "Laplace base with scale 1 (variance 2): psi(k) = 1/(1 + k^2)")
+def _(orig, owner):
+    def base_charfun(base, K):
+        if base.kind == "laplace":
+            return orig(base, np.sqrt(2.0) * np.asarray(K, float))
+        return orig(base, K)
+    return base_charfun
+
+
+@mutant("base-affine-shift-sign", "002", "base_charfun", "affine base: exp(-i k^T b) instead of exp(i k^T b)")
+def _(orig, owner):
+    def base_charfun(base, K):
+        out = np.asarray(orig(base, K))
+        return np.conj(out) * orig(base.inner, np.atleast_2d(K) @ base.scale) / np.conj(
+            orig(base.inner, np.atleast_2d(K) @ base.scale)) if base.kind == "affine" else out
+    return base_charfun
+
+
+@mutant("base-entropy-laplace-log2", "002", "base_entropy", "Laplace entropy 1 + log 2 (the 1/2 dropped)")
+def _(orig, owner):
+    def base_entropy(base, d):
+        h = orig(base, d)
+        return h + 0.5 * d * np.log(2.0) if base.kind == "laplace" else h
+    return base_entropy
+
+
+@mutant("base-moments-transposed-cov", "002", "base_moments", "affine base covariance A^T A instead of A A^T")
+def _(orig, owner):
+    def base_moments(base, d):
+        mu, S = orig(base, d)
+        return (mu, base.scale.T @ base.scale) if base.kind == "affine" else (mu, S)
+    return base_moments
+
+
+@mutant("to-base-params-shift-sign", "002", "to_base_params", "m0 = m + C R mu instead of m - C R mu")
+def _(orig, owner):
+    def to_base_params(m, C, base):
+        m0, C0 = orig(m, C, base)
+        return 2.0 * np.asarray(m, float) - m0, C0
+    return to_base_params

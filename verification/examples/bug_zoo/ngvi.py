@@ -86,3 +86,15 @@ def _(orig, owner):
         n = len(omegas)
         return (sum(np.asarray(o[0], float) for o in omegas) / n, sum(np.asarray(o[1], float) for o in omegas) / n)
     return omega_average
+
+
+@mutant("ngvi-lemma3-sigma-power", "004", "ngvi.blr_lemma3_bound", "V_2 divided by sigma^2 instead of sigma^4")
+def _(orig, owner):
+    return lambda X, y, sigma2, P, mp, batch_size: orig(X, y, sigma2, P, mp, batch_size) * sigma2
+
+
+@mutant("ngvi-variance-no-step-division", "004", "ngvi.blr_variance", "Eq. (12) without its 1/gamma factor")
+def _(orig, owner):
+    def blr_variance(X, y, sigma2, P, mp, eta, gamma, batch_size):
+        return gamma * orig(X, y, sigma2, P, mp, eta, gamma, batch_size)
+    return blr_variance

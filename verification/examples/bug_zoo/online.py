@@ -51,6 +51,26 @@ def _(orig, owner):
     return expected_loss
 
 
+@mutant("online-absolute-gs-half", "003", "online.expected_loss",
+        "absolute loss d/dsigma_j = sigma_j x_j^2 phi(r/b) / b (the factor 2 of 2 b phi(r/b) dropped)")
+def _(orig, owner):
+    def expected_loss(loss, X, y, m, sigma, H=1.0):
+        v, gm, gs = orig(loss, X, y, m, sigma, H)
+        return (v, gm, 0.5 * np.asarray(gs)) if loss == "absolute" else (v, gm, gs)
+    return expected_loss
+
+
+@mutant("online-squared-value-no-variance", "003", "online.expected_loss",
+        "squared loss bar L = (y - m^T x)^2, the variance term ||sigma x||^2 dropped")
+def _(orig, owner):
+    def expected_loss(loss, X, y, m, sigma, H=1.0):
+        v, gm, gs = orig(loss, X, y, m, sigma, H)
+        if loss == "squared":
+            v = np.asarray(v) - np.sum((np.asarray(X) * np.asarray(sigma)) ** 2, axis=1)
+        return v, gm, gs
+    return expected_loss
+
+
 @mutant("online-kl-printed-quadratic", "003", "online.kl_gaussian", "Gaussian KL with Sbar for Sbar^-1 (E003-3)")
 def _(orig, owner):
     def kl_gaussian(m, C, mbar, Cbar):

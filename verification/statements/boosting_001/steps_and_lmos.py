@@ -75,7 +75,8 @@ def eq10(ctx):
 # ------------------------------------------------------------------------------------------------------------------
 
 @statement("001.claim-fixed-step-weights", title="Variant 0 weights: atom chosen at step k has 2(k+1)/(T(T+1))",
-           source=f"{SRC}, Algorithm 1 Variant 0", kind="symbolic", uses=("boosting.frank_wolfe",))
+           source=f"{SRC}, Algorithm 1 Variant 0", kind="symbolic",
+           uses=("boosting.fixed_step_weights", "boosting.frank_wolfe"))
 def claim_fixed_step_weights(ctx):
     import sympy as sp
     j, k, T = sp.symbols("j k T", integer=True, positive=True)
@@ -90,7 +91,25 @@ def claim_fixed_step_weights(ctx):
         w = np.zeros(inst.K)
         np.add.at(w, res.atom, 2.0 * (np.arange(T_) + 1) / (T_ * (T_ + 1)))
         ctx.close(res.weights, w, atol=1e-14, label=f"T = {T_}: run weights = closed form")
+        ctx.close(np.asarray(B(ctx).fixed_step_weights(res.atom, inst.K), dtype=float), w, atol=1e-14,
+                  label=f"T = {T_}: the implementation's closed form on the run's atoms")
         ctx.count()
+
+    # the closed form on atom sequences with repeats, against the exact rational unrolling of the recursion
+    def check(chosen):
+        from fractions import Fraction
+        K = max(chosen) + 1
+        q = [Fraction(0)] * K
+        for t, k in enumerate(chosen):
+            g = Fraction(2, t + 2)
+            q = [(1 - g) * v for v in q]
+            q[k] += g
+        got = np.asarray(B(ctx).fixed_step_weights(np.array(chosen, dtype=np.int64), K), dtype=float)
+        ctx.close(got, np.array([float(v) for v in q]), rtol=1e-13, atol=1e-15,
+                  label=f"T = {len(chosen)}: closed form = unrolled recursion (exact rationals)")
+
+    ctx.forall(st.lists(st.integers(0, 5), min_size=1, max_size=60), check,
+               fixed=[[0], [2, 2, 2], [0, 1, 0, 3, 3, 1, 2], list(range(6)) * 8])
 
 
 @statement("001.claim-shift-invariance", title="LMO, steps, QP and corrective weights are invariant to log p + c",

@@ -53,13 +53,20 @@ def printed_steps(rule, T, *, gamma=None, M=None, mu=None, a=None, L=None, A=Non
         return np.array([float(x) for x in out])
 
 
-def printed_weights(kind, T, a=None, gamma=None) -> np.ndarray:
+def printed_weights(kind, T, a=None, gamma=None, fraction=None) -> np.ndarray:
     """Thm 7: theta^{t+1} on w^t, t = 1..T, theta = 1/(1 + 2 a gamma^2); Thm 10: theta^{t+1} on w^t, t = 0..T-1,
-    theta = 1/(1 + a gamma^2); "last" and "uniform" (over w^1..w^T); normalised, 50 digits."""
+    theta = 1/(1 + a gamma^2); "last", "uniform" (over w^1..w^T) and "tail" (uniform over the last
+    k = max(1, ceil(fraction T)) iterates, fraction T within 1e-9 of an integer counting as that integer); normalised,
+    50 digits."""
     with mpmath.workdps(DIGITS):
         w = [mpmath.mpf(0)] * (T + 1)
         if kind == "last":
             w[T] = mpmath.mpf(1)
+        elif kind == "tail":
+            x = mpmath.mpf(fraction) * T                 # the float's exact value times T
+            r = mpmath.nint(x)
+            k = max(1, int(r) if abs(x - r) <= mpmath.mpf("1e-9") * max(1, x) else int(mpmath.ceil(x)))
+            w[T - k + 1:] = [mpmath.mpf(1)] * k
         elif kind == "uniform":
             w[1:] = [mpmath.mpf(1)] * T
         else:
@@ -112,26 +119,36 @@ def step_rules(ctx):
     ctx.forall(_STEPS, check, fixed=_FIXED_STEPS, max_examples=max(60, ctx.profile.max_examples))
 
 
-_AVERAGES = st.fixed_dictionaries({"kind": st.sampled_from(("last", "uniform", "theta7", "theta10")),
+_AVERAGES = st.fixed_dictionaries({"kind": st.sampled_from(("last", "uniform", "tail", "theta7", "theta10")),
                                    "T": st.integers(1, 300), "a": st.floats(0.5, 200.0),
-                                   "gamma": st.floats(1e-3, 0.5)})
+                                   "gamma": st.floats(1e-3, 0.5), "fraction": st.floats(0.01, 1.0)})
 
 
-_FIXED_AVERAGES = [{"kind": "theta7", "T": 1, "a": 2.0, "gamma": 0.3}, {"kind": "theta10", "T": 1, "a": 2.0,
-                   "gamma": 0.3}, {"kind": "theta7", "T": 50, "a": 1.0, "gamma": 0.05},
-                   {"kind": "theta10", "T": 50, "a": 1.0, "gamma": 0.05}, {"kind": "uniform", "T": 3, "a": 1.0,
-                                                                          "gamma": 0.1}]
+def _avg(kind, T, a=1.0, gamma=0.1, fraction=0.5):
+    return {"kind": kind, "T": T, "a": a, "gamma": gamma, "fraction": fraction}
+
+
+# T = 1 for every kind; theta weights over 50 steps; the tail where f T is an integer that floats round up
+# (0.07 * 100 = 7.000000000000001, 0.28 * 25: 7 iterates, not 8) or whose float f exceeds k/T (0.2 * 5: 1 iterate, not
+# 2), a half-integer (0.5 * 7: 4 iterates), all (f = 1) and one iterate
+_FIXED_AVERAGES = [_avg("theta7", 1, 2.0, 0.3), _avg("theta10", 1, 2.0, 0.3), _avg("theta7", 50, 1.0, 0.05),
+                   _avg("theta10", 50, 1.0, 0.05), _avg("uniform", 3), _avg("tail", 100, fraction=0.07),
+                   _avg("tail", 25, fraction=0.28), _avg("tail", 5, fraction=0.2), _avg("tail", 7),
+                   _avg("tail", 4, fraction=1.0), _avg("tail", 3, fraction=0.01), _avg("tail", 1)]
 
 
 @statement("000.claim-theta-averages", title="the averages of Thm 7 (theta^{t+1} on w^t, t = 1..T, theta = "
-                                             "1/(1 + 2 a gamma^2)) and Thm 10 (t = 0..T-1, theta = 1/(1 + a gamma^2))",
+                                             "1/(1 + 2 a gamma^2)) and Thm 10 (t = 0..T-1, theta = 1/(1 + a gamma^2)),"
+                                             " and the tail, uniform and last-iterate averages",
            source=f"{SRC}, Thm 7 (proof §9.4) and Thm 10 (proof §9.6)", kind="exact", uses=("average_weights",))
 def theta_averages(ctx):
     def check(inst):
-        kind, T, a, g = inst["kind"], inst["T"], inst["a"], inst["gamma"]
-        got = np.asarray(ctx.impl.average_weights(kind, T, a=a, gamma=g), dtype=np.float64)
-        ctx.close(got, printed_weights(kind, T, a, g), rtol=RTOL, atol=1e-300,
-                  label=f"{kind}, T = {T}, theta from a = {a:.4g}, gamma = {g:.4g}: weights over w^0..w^T")
+        kind, T, a, g, f = inst["kind"], inst["T"], inst["a"], inst["gamma"], inst["fraction"]
+        extra = {"tail_fraction": f} if kind == "tail" else {}
+        got = np.asarray(ctx.impl.average_weights(kind, T, a=a, gamma=g, **extra), dtype=np.float64)
+        what = f"tail fraction {f!r}" if kind == "tail" else f"theta from a = {a:.4g}, gamma = {g:.4g}"
+        ctx.close(got, printed_weights(kind, T, a, g, f), rtol=RTOL, atol=1e-300,
+                  label=f"{kind}, T = {T}, {what}: weights over w^0..w^T")
         ctx.close(float(np.sum(got)), 1.0, rtol=1e-13, label="weights sum to 1")
 
     ctx.forall(_AVERAGES, check, fixed=_FIXED_AVERAGES, max_examples=max(40, ctx.profile.max_examples))

@@ -47,7 +47,7 @@ def _run_states(impl, X, y, s2, P, mp, idx, steps):
 
 @statement("004.lemma3", title="Variance (12) of mini-batch BLR <= V_2 with b -> b/sigma^2 (corrected)",
            source=f"{SRC}, Lemma 3, Eq. (16) (App. C assembly)", kind="exact", erratum="E004-3",
-           uses=("ngvi.blr_trajectory", "ngvi.expectation_from_natural"))
+           uses=("ngvi.blr_lemma3_bound", "ngvi.blr_trajectory", "ngvi.blr_variance", "ngvi.expectation_from_natural"))
 def _lemma3(ctx):
     impl = _impl(ctx)
 
@@ -59,13 +59,18 @@ def _lemma3(ctx):
         b = b / s2
         V2 = (nu * s1 + 0.5 * nu**2 * s2d + 2 * nu**2 * b * math.sqrt(s1 * s2d) * n + nu**3 * b**2 * s2d * n**2) \
             * n**2 / (s2**2 * m)
+        ctx.close(float(impl.blr_lemma3_bound(X, y, s2, P, mp, m)), V2, rtol=1e-12,
+                  label=f"the implementation's V_2 = Eq. (16) with b / sigma^2 (sigma^2 = {s2:.3g})")
         for eta, g in zip(_run_states(impl, X, y, s2, P, mp, idx, steps), list(steps) + [0.5]):
             if g <= 0:
                 continue
             v = OX.variance12(*eta, g, X, y, s2, P, mp, m)
+            ctx.close(float(impl.blr_variance(X, y, s2, P, mp, eta, g, m)), v, rtol=1e-9, atol=1e-12 * (1 + V2),
+                      label="the implementation's Eq. (12) = the oracle's (exact over the batches)")
             ctx.bound(v, V2, rtol=1e-9, label="(12) <= V_2 (corrected b)")
 
-    ctx.forall(RNG, check, fixed=[0])
+    # fixed: sigma^2 = 1 (printed and corrected b agree), sigma^2 < 1 and > 1 (they differ by 1/sigma^2)
+    ctx.forall(RNG, check, fixed=[0, 1, 2, 3, 4, 5])
 
 
 @statement("004.lemma5", title="Lambda_t <= -I/(2 nu), nu = max(1, ||P||), along NGD with NSD likelihood gradients",
