@@ -8,9 +8,9 @@ per-sample estimate, as ``(gm, gC)`` with gC projected onto V (seed 000 Lemma 15
 * ``stl``     T*(-grad log p(z) + grad_z log q_w(z)), z = C u + m, q held fixed  unbiased for grad f (§5)
 * ``score``   -log p(z) * grad_w log q_w(z)                                   unbiased for grad l (Eq. 4)
 
-Built-in targets (exact types Gaussian, LinearRegression, LogisticRegression, HierarchicalLogisticRegression,
-CosineQuadratic) and CallableTargets whose functions are numba-compiled run fused Numba kernels
-(:mod:`refvi.kernels`); every other target takes the generic NumPy path (``target.grad_logp`` / ``target.logp`` on
+Targets that carry compiled kernels (``Target.kernels()``: the built-in Gaussian, LinearRegression,
+LogisticRegression, HierarchicalLogisticRegression, CosineQuadratic, and CallableTargets whose functions are
+numba-compiled) run fused Numba kernels (:mod:`refvi.kernels`); every other target takes the generic NumPy path (``target.grad_logp`` / ``target.logp`` on
 the whole batch), which is also kept as the reference the kernels are tested against (``numpy_estimate``).
 The result is a deterministic function of (target, m, C, U).  ``energy`` and ``entropy`` are unbiased for any
 standardized location-scale base (pass its samples as U, seed 002); ``stl`` and ``score`` use the Gaussian score and
@@ -26,12 +26,8 @@ from refvi.families.gaussian import proj_V
 from refvi.kernels import checked as _kchk
 from refvi.kernels import energy as _ke
 from refvi.kernels import estimators as _kest
-from refvi.kernels import neglogp as _kf
 from refvi.kernels.structure import DIAG, TRIL, structure_code
-from refvi.targets import (CallableTarget, CosineQuadratic, Gaussian, HierarchicalLogisticRegression,
-                           LinearRegression, LogisticRegression)
-
-LOG_2PI = float(np.log(2.0 * np.pi))
+from refvi.targets.base import _NO_PLAN, _PLAN_ATTR, Target
 
 
 def _validate(target, m, C, U, structure):
@@ -44,48 +40,20 @@ def _validate(target, m, C, U, structure):
 
 
 # ---------------------------------------------------------------------------------------------- kernel dispatch
+# Each target carries its own kernels (Target.kernels(), a KernelPlan); anything else takes the generic NumPy path.
+
+def _plan(target):
+    return target.kernels() if isinstance(target, Target) else _NO_PLAN
+
 
 def _energy_kernel(target):
     """(kernel, extra args) computing the raw mean energy gradient for ``target``, or None (generic path)."""
-    t = type(target)
-    if t is Gaussian:
-        return _ke.gaussian_energy, (target.mean, target.precision)
-    if t is LinearRegression:
-        return _ke.linear_energy, (target.X, target.y, target.noise_scale ** -2, target.prior_scale ** -2)
-    if t is LogisticRegression:
-        return _ke.logistic_energy, (target.X, target.y, target.prior_scale ** -2)
-    if t is HierarchicalLogisticRegression:
-        return _ke.hierarchical_energy, (target.X, target.y, target.groups, target.prior_precision)
-    if t is CosineQuadratic:
-        return _ke.cosine_energy, (target.alpha, target.b, target.phi, target.beta, target.z0)
-    if t is CallableTarget and target.is_numba:
-        return _ke.callable_energy, (target.grad_logp_fn,)
-    return None
+    return _plan(target).energy
 
 
 def _neglogp_kernel(target):
     """(kernel, extra args) computing -log p on the rows of Z, or None (generic path)."""
-    t = type(target)
-    if t is Gaussian:
-        const = 0.5 * np.linalg.slogdet(target.precision)[1] - 0.5 * target.dim * LOG_2PI
-        return _kf.gaussian_neglogp, (target.mean, target.precision, const)
-    if t is LinearRegression:
-        N, d = target.X.shape
-        const = -0.5 * N * (LOG_2PI + 2 * np.log(target.noise_scale)) \
-            - 0.5 * d * (LOG_2PI + 2 * np.log(target.prior_scale))
-        return _kf.linear_neglogp, (target.X, target.y, target.noise_scale ** -2, target.prior_scale ** -2, const)
-    if t is LogisticRegression:
-        const = -0.5 * target.dim * (LOG_2PI + 2 * np.log(target.prior_scale))
-        return _kf.logistic_neglogp, (target.X, target.y, target.prior_scale ** -2, const)
-    if t is HierarchicalLogisticRegression:
-        const = -0.5 * target.dim * LOG_2PI - 0.5 * np.linalg.slogdet(target.Sigma)[1] \
-            - 0.5 * target.n_groups * np.linalg.slogdet(target.Delta)[1]
-        return _kf.hierarchical_neglogp, (target.X, target.y, target.groups, target.prior_precision, const)
-    if t is CosineQuadratic:
-        return _kf.cosine_neglogp, (target.alpha, target.b, target.phi, target.beta, target.z0)
-    if t is CallableTarget and target.is_numba:
-        return _kf.callable_neglogp, (target.logp_fn,)
-    return None
+    return _plan(target).neglogp
 
 
 def _energy_raw(target, m, C, U):
@@ -103,29 +71,14 @@ def _energy_raw(target, m, C, U):
 # ---------------------------------------------------------------------------------------------- fast path
 _F8 = np.dtype(np.float64)
 _FAST_CODES = {"tril": TRIL, "diag": DIAG}
-_PLAN_ATTR = "_refvi_checked_energy"
-
-
-_CHECKED = {
-    Gaussian: lambda t: (_kchk.gaussian_energy_checked, (t.mean, t.precision)),
-    LinearRegression: lambda t: (_kchk.linear_energy_checked, (t.X, t.y, t.noise_scale ** -2, t.prior_scale ** -2)),
-    LogisticRegression: lambda t: (_kchk.logistic_energy_checked, (t.X, t.y, t.prior_scale ** -2)),
-    HierarchicalLogisticRegression: lambda t: (_kchk.hierarchical_energy_checked,
-                                               (t.X, t.y, t.groups, t.prior_precision)),
-    CosineQuadratic: lambda t: (_kchk.cosine_energy_checked, (t.alpha, t.b, t.phi, t.beta, t.z0)),
-}
 
 
 def _checked_energy_plan(target):
-    """(fused validated kernel, extra args) for an instance of a built-in target type, cached on the instance
-    (targets copy their arrays and never change); None for anything else."""
-    make = _CHECKED.get(type(target))
-    if make is None:
-        return None
-    plan = target.__dict__.get(_PLAN_ATTR)
-    if plan is None:
-        plan = target.__dict__[_PLAN_ATTR] = make(target)
-    return plan
+    """(fused validated kernel, extra args) of a target's plan, None for anything else."""
+    if isinstance(target, Target):
+        plan = target.__dict__.get(_PLAN_ATTR)           # the hit is one dict lookup (the public path's hot spot)
+        return (plan if plan is not None else target.kernels()).energy_checked
+    return None
 
 
 def _plain(a, ndim):

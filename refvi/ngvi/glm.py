@@ -6,49 +6,21 @@ Each model has a Gaussian prior N(prior_mean, prior_cov) and per-point log-likel
 * Poisson  (y in {0, 1, ...}): f(u) = y u - exp(u) - log y!, f' = y - exp(u), f'' = -exp(u).
 
 Both are log-concave, so the Price estimator's Xi-block is negative semidefinite (§3.2).  The exact omega-gradient of
-E_q log p uses Bonnet/Price with 1-D Gaussian integrals: closed form for Poisson, piecewise Gauss-Legendre for
-logistic (fixed Gauss-Hermite fails at large per-point variances x_i^T Sigma x_i).
+E_q log p uses Bonnet/Price with 1-D Gaussian integrals: closed form for Poisson; for logistic the ridge integrals of
+:mod:`refvi.targets.ridge`, shared with :class:`refvi.targets.LogisticRegression` (fixed Gauss-Hermite fails at large
+per-point variances x_i^T Sigma x_i).
 """
 
 from __future__ import annotations
 
 import dataclasses
-import math
 
 import numpy as np
 from scipy.special import expit, gammaln
 
 from refvi._checks import as_matrix, as_vector, check_labels_pm1
 from refvi.ngvi import expfam
-
-_GL_NODES = 40
-_BREAKS = np.array([-30.0, -8.0, -2.0, 0.0, 2.0, 8.0, 30.0])
-
-
-def _gauss_expect_logistic(a, v, fns):
-    """E f(u), u ~ N(a_i, v_i), for every point i and each f in ``fns`` (vectorized), by Gauss-Legendre on
-    [a - 12 sd, a + 12 sd] split at a, a +- 1.5 sd, a +- 4 sd and where the logistic functions change scale
-    (0, +-2, +-8, +-30).  Accurate to ~1e-12 for variances from 1e-8 to 1e4 (checked against adaptive quad in
-    tests/refvi/test_ngvi_algorithms.py)."""
-    a = np.asarray(a, dtype=np.float64)
-    sd = np.sqrt(np.maximum(np.asarray(v, dtype=np.float64), 0.0))
-    t, w = np.polynomial.legendre.leggauss(_GL_NODES)
-    pos = sd > 0
-    sds = np.where(pos, sd, 1.0)
-    lo, hi = a - 12.0 * sds, a + 12.0 * sds
-    cand = np.concatenate([lo[:, None], np.clip(_BREAKS[None, :], lo[:, None], hi[:, None]),
-                           a[:, None] + sds[:, None] * np.array([-4.0, -1.5, 0.0, 1.5, 4.0]), hi[:, None]], axis=1)
-    cand.sort(axis=1)
-    p0, p1 = cand[:, :-1, None], cand[:, 1:, None]
-    u = 0.5 * (p1 - p0) * t + 0.5 * (p1 + p0)                       # (n, pieces, nodes)
-    z = (u - a[:, None, None]) / sds[:, None, None]
-    dens = 0.5 * (p1 - p0) * w * np.exp(-0.5 * z * z) / (sds[:, None, None] * math.sqrt(2.0 * math.pi))
-    out = []
-    for f in fns:
-        val = np.sum(dens * f(u), axis=(1, 2))
-        out.append(np.where(pos, val, f(a[:, None, None])[:, 0, 0]))
-    return out
-
+from refvi.targets.ridge import ridge_expectations
 
 @dataclasses.dataclass(frozen=True)
 class GLM:
@@ -128,12 +100,10 @@ class GLM:
         if self.kind == "poisson":
             e = np.exp(a + 0.5 * v)
             return self.y * a - e - gammaln(self.y + 1.0), self.y - e, -e
-        y = self.y[:, None, None]
-        f, f1, f2 = _gauss_expect_logistic(a, v, (
-            lambda u: -np.logaddexp(0.0, -y * u),
-            lambda u: y * expit(-y * u),
-            lambda u: -expit(u) * expit(-u)))
-        return f, f1, f2
+        # the logistic ridge of refvi.targets.ridge (shared with LogisticRegression.exact_energy): s = y u ~ N(y a, v),
+        # f = -softplus(-s), f' = y sigmoid(-s), f'' = -sigmoid'(s)
+        sp, sg, ds = ridge_expectations(self.y * a, np.sqrt(v))
+        return -sp, self.y * sg, -ds
 
     def neg_elbo(self, xi, Xi) -> float:
         """l(omega) = -E_q log p(y | z) + KL(q, p) (Eq. 1)."""

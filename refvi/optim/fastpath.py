@@ -1,7 +1,7 @@
 """Dispatch of an SGD run to the whole-loop Numba kernel (:mod:`refvi.kernels.optim`) or to the generic loop.
 
-The fast path covers the built-in targets Gaussian, LinearRegression and LogisticRegression with the energy,
-entropy and STL estimators; every other combination (other targets, the score estimator) runs the generic loop,
+The fast path covers targets whose kernel plan has an ``sgd_loop`` entry (built in: Gaussian, LinearRegression and
+LogisticRegression) with the energy, entropy and STL estimators; every other combination (other targets, the score estimator) runs the generic loop,
 one validated estimator call per step (:mod:`refvi.estimators`, :mod:`refvi.prox`).  Both paths compute the same
 update from the same pre-drawn base samples.
 """
@@ -15,7 +15,7 @@ from refvi._checks import NonFiniteError
 from refvi import prox as _prox
 from refvi.kernels import optim as _ko
 from refvi.kernels.structure import structure_code
-from refvi.targets import Gaussian, LinearRegression, LogisticRegression
+from refvi.targets.base import Target
 
 _EST_CODES = {"energy": _ko.ENERGY, "entropy": _ko.ENTROPY, "stl": _ko.STL}
 _METHOD_CODES = {"prox": _ko.PROX, "proj": _ko.PROJ}
@@ -36,15 +36,9 @@ class DivergenceError(ValueError):
 
 
 def kernel_plan(target):
-    """(target code, P2, P1, s1, s2) for the kernel loop, or None when the target has no fused kernel."""
-    t = type(target)
-    if t is Gaussian:
-        return _ko.GAUSSIAN, target.precision, target.mean, 0.0, 0.0
-    if t is LinearRegression:
-        return _ko.LINEAR, target.X, target.y, target.noise_scale ** -2, target.prior_scale ** -2
-    if t is LogisticRegression:
-        return _ko.LOGISTIC, target.X, target.y, target.prior_scale ** -2, 0.0
-    return None
+    """(target code, P2, P1, s1, s2) for the kernel loop (the target's ``KernelPlan.sgd_loop``), or None when the
+    target has no fused loop."""
+    return target.kernels().sgd_loop if isinstance(target, Target) else None
 
 
 def has_fast_path(target, estimator: str) -> bool:

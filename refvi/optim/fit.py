@@ -37,6 +37,7 @@ from refvi._checks import as_vector, check_scale, check_target, positive_scalar
 from refvi.optim import averaging, fastpath, gradient_descent as _gd, proj_sgd as _proj, prox_sgd as _prox
 from refvi.optim import schedules
 from refvi.optim._common import check_weights
+from refvi.targets.base import Target
 
 METHODS = ("prox-sgd", "proj-sgd", "gd-prox", "gd-projected", "gd-naive")
 _DEFAULTS = {"prox-sgd": ("energy", "tril"), "proj-sgd": ("entropy", "sym")}
@@ -167,16 +168,12 @@ def _schedule(step_size, T, target, method, estimator, M_arg):
 
 def _objective_estimate(target, m, C, Ub):
     """Monte Carlo f(m, C) = E -log p(C u + m) - log|det C| on the fixed base samples Ub (the objective trace): the
-    compiled -log p kernel of a built-in target (its constants cached on the target), else ``target.logp``."""
+    compiled -log p kernel of the target's plan (``Target.kernels()``), else ``target.logp``."""
     Z = Ub @ C.T + m
     sign, logdet = np.linalg.slogdet(C)
     if sign == 0:
         return float("inf")
-    cache = getattr(target, "__dict__", None)
-    plan = cache.get("_refvi_neglogp_plan", False) if isinstance(cache, dict) else None
-    if plan is False:
-        from refvi import estimators as _est
-        plan = cache["_refvi_neglogp_plan"] = _est._neglogp_kernel(target)
+    plan = target.kernels().neglogp if isinstance(target, Target) else None
     if plan is None:
         return float(-np.mean(target.logp(Z)) - logdet)
     return float(np.mean(plan[0](Z, *plan[1])) - logdet)

@@ -6,13 +6,42 @@ A target is an unnormalized (or normalized) log-density log p(z, x) over z in R^
 * ``smoothness`` M: -M I <= Hess log p <= M I (seed 000 Def. 19), or ``None`` when unknown;
 * ``strong_convexity`` mu >= 0: -Hess log p >= mu I (Def. 20); 0 when only convex or non-convex;
 * ``convex``: whether -log p is convex; ``mode``: the maximizer of log p where known (else ``None``).
+
+A target also carries how it runs fast: ``kernels()`` returns its :class:`KernelPlan` (the compiled Numba kernels of
+:mod:`refvi.kernels` for its energy gradient, -log p and the whole SGD loop, with their extra arguments), and a target
+with a closed-form energy defines ``exact_energy(m, C)`` (``quadratic_form()`` for quadratic -log p).  The estimators,
+``fit`` and the exact solver ask the target; they hold no list of target types.  Adding a target is its own module.
 """
 
 from __future__ import annotations
 
+import dataclasses
+
 import numpy as np
 
 from refvi._checks import as_samples
+
+
+@dataclasses.dataclass(frozen=True)
+class KernelPlan:
+    """A target's compiled kernels, each ``(kernel, extra args)``; ``None`` runs that part on the generic NumPy path.
+
+    * ``energy``: ``kernel(m, C, U, *args) -> (gm, gC)``, the mean over rows of (-grad log p(z), -grad log p(z) u^T)
+      (:mod:`refvi.kernels.energy`);
+    * ``energy_checked``: the fused validate-and-compute kernel of the public estimator
+      (:mod:`refvi.kernels.checked`): ``kernel(m, C, U, d, structure code, *args) -> (status, gm, gC)``;
+    * ``neglogp``: ``kernel(Z, *args)``, -log p(z) on the rows of Z with every constant (:mod:`refvi.kernels.neglogp`);
+    * ``sgd_loop``: ``(target code, P2, P1, s1, s2)`` of the whole-loop kernel :func:`refvi.kernels.optim.sgd_loop`.
+    """
+
+    energy: tuple | None = None
+    energy_checked: tuple | None = None
+    neglogp: tuple | None = None
+    sgd_loop: tuple | None = None
+
+
+_NO_PLAN = KernelPlan()
+_PLAN_ATTR = "_refvi_kernel_plan"
 
 
 class Target:
@@ -41,6 +70,21 @@ class Target:
     def hess_logp(self, z) -> np.ndarray:
         raise NotImplementedError(f"{type(self).__name__} has no Hessian")
 
+    def kernels(self) -> KernelPlan:
+        """This target's compiled kernels, built once per instance (targets copy their data and never change).
+
+        Only a class that itself defines ``_kernel_plan`` gets kernels: a subclass that changes ``logp`` but not the
+        plan falls back to the generic path instead of silently running its parent's kernels."""
+        plan = self.__dict__.get(_PLAN_ATTR)
+        if plan is None:
+            build = type(self).__dict__.get("_kernel_plan")
+            plan = self.__dict__[_PLAN_ATTR] = _NO_PLAN if build is None else (build(self) or _NO_PLAN)
+        return plan
+
+    def has_exact_energy(self) -> bool:
+        """Whether this exact class defines ``exact_energy`` (a closed-form l(w) and its gradient)."""
+        return "exact_energy" in type(self).__dict__
+
     def _batch(self, z) -> tuple[np.ndarray, bool]:
         single = np.ndim(z) == 1
         return as_samples(z, self.dim, "z"), single
@@ -60,3 +104,11 @@ def spd_eig_bounds(H: np.ndarray) -> tuple[float, float]:
     """(lambda_min, lambda_max) of a symmetric matrix."""
     lam = np.linalg.eigvalsh(0.5 * (H + H.T))
     return float(lam[0]), float(lam[-1])
+
+
+def quadratic_energy(A: np.ndarray, b: np.ndarray, c: float, m, C):
+    """(l, grad_m l, grad_C l) for -log p(z) = 1/2 z^T A z - b^T z + c and q = N(m, C C^T) (seed 002 §6):
+    l = 1/2 m^T A m + 1/2 tr(C^T A C) - b^T m + c, grad_m = A m - b, grad_C = A C (full matrix)."""
+    m = np.asarray(m, dtype=np.float64)
+    AC = A @ np.asarray(C, dtype=np.float64)
+    return float(0.5 * m @ A @ m + 0.5 * np.sum(C * AC) - b @ m + c), A @ m - b, AC

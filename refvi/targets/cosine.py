@@ -10,7 +10,7 @@ from __future__ import annotations
 import numpy as np
 
 from refvi._checks import as_vector, positive_scalar
-from refvi.targets.base import Target
+from refvi.targets.base import KernelPlan, Target
 
 
 class CosineQuadratic(Target):
@@ -42,3 +42,9 @@ class CosineQuadratic(Target):
         z = as_vector(z, "z", self.dim)
         c = np.cos(z @ self.b + self.phi)
         return self.alpha * c * np.outer(self.b, self.b) - self.beta * np.eye(self.dim)
+
+    def _kernel_plan(self):
+        from refvi.kernels import checked, energy, neglogp
+        args = (self.alpha, self.b, self.phi, self.beta, self.z0)
+        return KernelPlan(energy=(energy.cosine_energy, args), energy_checked=(checked.cosine_energy_checked, args),
+                          neglogp=(neglogp.cosine_neglogp, args))

@@ -5,7 +5,7 @@ from __future__ import annotations
 import numpy as np
 
 from refvi._checks import NonFiniteError, as_vector, positive_scalar
-from refvi.targets.base import Target
+from refvi.targets.base import KernelPlan, Target
 
 
 class CallableTarget(Target):
@@ -38,6 +38,14 @@ class CallableTarget(Target):
     @property
     def mode(self):
         return None if self._mode is None else self._mode.copy()
+
+    def _kernel_plan(self):
+        """numba-compiled functions are called from the kernels directly; plain Python ones run the NumPy path."""
+        if not self.is_numba:
+            return None
+        from refvi.kernels import energy, neglogp
+        return KernelPlan(energy=(energy.callable_energy, (self.grad_logp_fn,)),
+                          neglogp=(neglogp.callable_neglogp, (self.logp_fn,)))
 
     def _logp_batch(self, Z):
         out = np.array([_real_number(self.logp_fn(z)) for z in Z])

@@ -5,7 +5,7 @@ from __future__ import annotations
 import numpy as np
 
 from refvi._checks import as_matrix, as_vector, symmetric
-from refvi.targets.base import Target, spd_eig_bounds
+from refvi.targets.base import KernelPlan, Target, quadratic_energy, spd_eig_bounds
 
 LOG_2PI = float(np.log(2.0 * np.pi))
 
@@ -58,6 +58,24 @@ class Gaussian(Target):
 
     def hess_logp(self, z):
         return -self.precision.copy()
+
+    def quadratic_form(self):
+        """(A, b, c) with -log p(z) = 1/2 z^T A z - b^T z + c (every constant)."""
+        A = self.precision
+        b = A @ self.mean
+        return A, b, 0.5 * self.mean @ b - 0.5 * self._logdet + 0.5 * self.dim * LOG_2PI
+
+    def exact_energy(self, m, C):
+        """(l, grad_m l, grad_C l) of l(w) = -E_q log p in closed form (seed 002 §6)."""
+        return quadratic_energy(*self.quadratic_form(), m, C)
+
+    def _kernel_plan(self):
+        from refvi.kernels import checked, energy, neglogp, optim
+        const = 0.5 * np.linalg.slogdet(self.precision)[1] - 0.5 * self.dim * LOG_2PI
+        return KernelPlan(energy=(energy.gaussian_energy, (self.mean, self.precision)),
+                          energy_checked=(checked.gaussian_energy_checked, (self.mean, self.precision)),
+                          neglogp=(neglogp.gaussian_neglogp, (self.mean, self.precision, const)),
+                          sgd_loop=(optim.GAUSSIAN, self.precision, self.mean, 0.0, 0.0))
 
 
 def _scale_for(cov: np.ndarray, structure: str) -> np.ndarray:

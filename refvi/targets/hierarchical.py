@@ -16,7 +16,7 @@ import numpy as np
 
 from refvi._checks import as_matrix, as_vector, check_labels_pm1, positive_scalar
 from refvi.kernels.constants import hierarchical_constants
-from refvi.targets.base import Target, spd_eig_bounds
+from refvi.targets.base import KernelPlan, Target, spd_eig_bounds
 
 LOG_2PI = float(np.log(2.0 * np.pi))
 
@@ -97,3 +97,10 @@ class HierarchicalLogisticRegression(Target):
             XD = self.X[idx] * np.sqrt(D[idx])[:, None]
             H[sl, sl] -= XD.T @ XD
         return H
+
+    def _kernel_plan(self):
+        from refvi.kernels import checked, energy, neglogp
+        args = (self.X, self.y, self.groups, self.prior_precision)
+        return KernelPlan(energy=(energy.hierarchical_energy, args),
+                          energy_checked=(checked.hierarchical_energy_checked, args),
+                          neglogp=(neglogp.hierarchical_neglogp, args + (self._const,)))
