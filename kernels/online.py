@@ -189,6 +189,25 @@ def _all_finite(v):
 
 
 @jit
+def _begin_round(loss_id, H, x, yt, t, m, sigma, gm, gs, record, M_hist, S_hist):
+    """Record the state used in round t, fill (gm, gs) with the gradient of bar L_t there, return ell_t(m)."""
+    _record(record, M_hist, S_hist, t, m, sigma)
+    expected_loss_grad(loss_id, x, yt, m, sigma, H, gm, gs)
+    return point_loss(loss_id, x, yt, m, H)
+
+
+@jit
+def _commit(t, lt, nm, ns, m, sigma, losses):
+    """Commit round t (ell_t, the new mean and sigma) if all of it is finite; False leaves the state untouched."""
+    if not (math.isfinite(lt) and _all_finite(nm) and _all_finite(ns)):
+        return False
+    losses[t] = lt
+    m[:] = nm
+    sigma[:] = ns
+    return True
+
+
+@jit
 def sva_run(loss_id, H, X, y, eta, s, mbox, sbox, m, sigma, Gm, Gs, losses, record, M_hist, S_hist):
     """SVA, eq. (9), with lazy projection on the box [-mbox, mbox]^d x [0, sbox]^d.
 
@@ -206,21 +225,16 @@ def sva_run(loss_id, H, X, y, eta, s, mbox, sbox, m, sigma, Gm, Gs, losses, reco
     ns = np.empty(d)
     s2 = s * s
     for t in range(T):
-        _record(record, M_hist, S_hist, t, m, sigma)
-        lt = point_loss(loss_id, X[t], y[t], m, H)
-        expected_loss_grad(loss_id, X[t], y[t], m, sigma, H, gm, gs)
+        lt = _begin_round(loss_id, H, X[t], y[t], t, m, sigma, gm, gs, record, M_hist, S_hist)
         for j in range(d):
             nGm[j] = Gm[j] + gm[j]
             nGs[j] = Gs[j] + gs[j]
             nm[j] = _clip(-eta * s2 * nGm[j], -mbox, mbox)
             ns[j] = _clip(shrink(s, 0.5 * eta * s2 * nGs[j]), 0.0, sbox)
-        if not (math.isfinite(lt) and _all_finite(nGm) and _all_finite(nGs) and _all_finite(nm) and _all_finite(ns)):
+        if not (_all_finite(nGm) and _all_finite(nGs) and _commit(t, lt, nm, ns, m, sigma, losses)):
             return t, STATUS_NONFINITE
-        losses[t] = lt
         Gm[:] = nGm
         Gs[:] = nGs
-        m[:] = nm
-        sigma[:] = ns
     _record(record, M_hist, S_hist, T, m, sigma)
     return T, STATUS_OK
 
@@ -309,9 +323,7 @@ def svb_run(loss_id, H, X, y, mode, step, Hsc, t0, mbox, sbox, m, sigma, losses,
     nm = np.empty(d)
     ns = np.empty(d)
     for t in range(T):
-        _record(record, M_hist, S_hist, t, m, sigma)
-        lt = point_loss(loss_id, X[t], y[t], m, H)
-        expected_loss_grad(loss_id, X[t], y[t], m, sigma, H, gm, gs)
+        lt = _begin_round(loss_id, H, X[t], y[t], t, m, sigma, gm, gs, record, M_hist, S_hist)
         tt = float(t0 + t + 1)
         for j in range(d):
             if mode == 0:
@@ -322,11 +334,8 @@ def svb_run(loss_id, H, X, y, mode, step, Hsc, t0, mbox, sbox, m, sigma, losses,
                 a = 2.0 / (Hsc * tt)
             nm[j] = _clip(m[j] - a * gm[j], -mbox, mbox)
             ns[j] = _clip(shrink(sigma[j], 0.5 * a * gs[j]), 0.0, sbox)
-        if not (math.isfinite(lt) and _all_finite(gm) and _all_finite(gs) and _all_finite(nm) and _all_finite(ns)):
+        if not (_all_finite(gm) and _all_finite(gs) and _commit(t, lt, nm, ns, m, sigma, losses)):
             return t, STATUS_NONFINITE
-        losses[t] = lt
-        m[:] = nm
-        sigma[:] = ns
     _record(record, M_hist, S_hist, T, m, sigma)
     return T, STATUS_OK
 
@@ -371,11 +380,8 @@ def ngvi_run(loss_id, H, X, y, eta, rho, s, mbox, sbox, m, sigma, losses, record
             v = 1.0 / newprec[j]
             nm[j] = _clip(m[j] - rho * v * (eta * gm[j] + m[j] * inv_s2), -mbox, mbox)
             ns[j] = math.sqrt(v)
-        if not (math.isfinite(lt) and _all_finite(nm) and _all_finite(ns)):
+        if not _commit(t, lt, nm, ns, m, sigma, losses):
             return t, STATUS_NONFINITE
-        losses[t] = lt
-        m[:] = nm
-        sigma[:] = ns
     _record(record, M_hist, S_hist, T, m, sigma)
     return T, STATUS_OK
 
@@ -417,9 +423,7 @@ def ogael_run(loss_id, H, X, y, eta, lazy, m1, s1, mbox, sbox, m, sigma, Gm, Gs,
     nm = np.empty(d)
     ns = np.empty(d)
     for t in range(T):
-        _record(record, M_hist, S_hist, t, m, sigma)
-        lt = point_loss(loss_id, X[t], y[t], m, H)
-        expected_loss_grad(loss_id, X[t], y[t], m, sigma, H, gm, gs)
+        lt = _begin_round(loss_id, H, X[t], y[t], t, m, sigma, gm, gs, record, M_hist, S_hist)
         for j in range(d):
             nGm[j] = Gm[j] + gm[j]
             nGs[j] = Gs[j] + gs[j]
@@ -429,13 +433,10 @@ def ogael_run(loss_id, H, X, y, eta, lazy, m1, s1, mbox, sbox, m, sigma, Gm, Gs,
             else:
                 nm[j] = _clip(m[j] - eta * gm[j], -mbox, mbox)
                 ns[j] = _clip(sigma[j] - eta * gs[j], 0.0, sbox)
-        if not (math.isfinite(lt) and _all_finite(gm) and _all_finite(gs) and _all_finite(nm) and _all_finite(ns)
-                and _all_finite(nGm) and _all_finite(nGs)):
+        if not (_all_finite(gm) and _all_finite(gs) and _all_finite(nGm) and _all_finite(nGs)
+                and _commit(t, lt, nm, ns, m, sigma, losses)):
             return t, STATUS_NONFINITE
-        losses[t] = lt
         Gm[:] = nGm
         Gs[:] = nGs
-        m[:] = nm
-        sigma[:] = ns
     _record(record, M_hist, S_hist, T, m, sigma)
     return T, STATUS_OK

@@ -15,10 +15,11 @@ import numpy as np
 
 from refvi._checks import as_matrix, as_vector, positive_scalar
 from refvi.ngvi import expfam
+from refvi.ngvi._model import GaussianPriorModel
 
 
 @dataclasses.dataclass(frozen=True)
-class BLRProblem:
+class BLRProblem(GaussianPriorModel):
     """Mini-batch Bayesian linear regression (Example 1).  Build with :func:`blr_problem`."""
 
     X: np.ndarray
@@ -26,18 +27,6 @@ class BLRProblem:
     sigma2: float
     prior_mean: np.ndarray
     prior_cov: np.ndarray
-
-    @property
-    def n(self) -> int:
-        return self.X.shape[0]
-
-    @property
-    def d(self) -> int:
-        return self.X.shape[1]
-
-    @property
-    def prior_natural(self):
-        return expfam.natural_from_moment(self.prior_mean, self.prior_cov)
 
     # ---- closed forms ------------------------------------------------------------------------------------------
     def posterior_natural(self):

@@ -20,10 +20,11 @@ from scipy.special import expit, gammaln
 
 from refvi._checks import as_matrix, as_vector, check_labels_pm1
 from refvi.ngvi import expfam
+from refvi.ngvi._model import GaussianPriorModel
 from refvi.targets.ridge import ridge_expectations
 
 @dataclasses.dataclass(frozen=True)
-class GLM:
+class GLM(GaussianPriorModel):
     """A Bayesian GLM with Gaussian prior: ``kind`` is "logistic" or "poisson".  Build with :func:`logistic_model`
     or :func:`poisson_model`."""
 
@@ -32,18 +33,6 @@ class GLM:
     y: np.ndarray
     prior_mean: np.ndarray
     prior_cov: np.ndarray
-
-    @property
-    def n(self) -> int:
-        return self.X.shape[0]
-
-    @property
-    def d(self) -> int:
-        return self.X.shape[1]
-
-    @property
-    def prior_natural(self):
-        return expfam.natural_from_moment(self.prior_mean, self.prior_cov)
 
     # ---- per-sample derivatives of log p(y | z) ---------------------------------------------------------------
     def loglik_derivs(self, Z, idx=None, scale: float = 1.0):

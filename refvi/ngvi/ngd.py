@@ -223,7 +223,6 @@ def stochastic_ngd_blr(problem: BLRProblem, T: int, batch_size: int | None = Non
     lam, Lam = _init(problem.d, init)
     lam_p, Lam_p = problem.prior_natural
     c = problem.n / (m * problem.sigma2)
-    d = problem.d
     # the omega average omega_bar_{t+1} = (1 - gamma_t) omega_bar_t + gamma_t omega_{t+1} starts at omega(q_0): a
     # convex combination of omega_0..omega_t for any steps in [0, 1]; with Theorem 1's steps (gamma_0 = 1) omega_0
     # gets weight 0 (exactly: 0 * omega_0 + omega_1) and it is 2/((T+1)(T+2)) sum_t (t+1) omega_{t+1}

@@ -122,6 +122,17 @@ class OnlineLearner:
         self.H = positive_scalar(H, "H")
         self.t = 0
 
+    def _start_at_prior(self, s, mbox, sbox):
+        """Validate the prior scale s and the boxes [-mbox, mbox]^d x [0, sbox]^d; start at the prior (m, sigma) =
+        (0, s 1)."""
+        self.s = positive_scalar(s, "s")
+        self.mbox = check_box(mbox, "mbox")
+        self.sbox = check_box(sbox, "sbox")
+        if self.s > self.sbox:
+            raise ValueError(f"the prior scale s = {self.s} must lie in the sigma box [0, sbox = {self.sbox}]")
+        self.m = np.zeros(self.d)
+        self.sigma = np.full(self.d, self.s)
+
     # state -----------------------------------------------------------------------------------------------------
     def predict(self) -> np.ndarray:
         """hat theta_t: the mean of the current distribution (never a sample)."""

@@ -67,25 +67,8 @@ def ewa_1d(loss: Callable[[np.ndarray, float], np.ndarray], data, eta: float, lo
         raise ValueError("log_prior must return finite values at the quadrature nodes")
     logw = np.log(w) + lp
     logw -= logsumexp(logw)                       # the prior pi as normalized weights
-    T = data.shape[0]
-    cum = np.zeros_like(nodes)                    # sum_{i<t} ell_i at the nodes
-    means, losses, mix = np.empty(T), np.empty(T), np.empty(T)
-    log_norm = np.empty(T + 1)
-    log_norm[0] = 0.0
-    for t in range(T):
-        lpost = logw - eta * cum
-        lz = logsumexp(lpost)
-        post = np.exp(lpost - lz)
-        means[t] = float(post @ nodes)
-        lt = np.asarray(loss(nodes, data[t]), dtype=np.float64)
-        if lt.shape != nodes.shape or not np.all(np.isfinite(lt)):
-            raise ValueError(f"loss must return finite values at the nodes (round {t})")
-        losses[t] = float(np.asarray(loss(np.array([means[t]]), data[t]))[0])
-        mix[t] = -logsumexp(lpost - lz - eta * lt) / eta
-        cum += lt
-        log_norm[t + 1] = logsumexp(logw - eta * cum)
-    lpost = logw - eta * cum
-    return EWAResult(means, losses, log_norm, mix, nodes, lpost - logsumexp(lpost))
+    means, losses, log_norm, mix, log_post = _run(loss, data, eta, nodes, logw, lambda post: float(post @ nodes))
+    return EWAResult(means, losses, log_norm, mix, nodes, log_post)
 
 
 def _run(loss, data, eta, nodes, logw, mean_of):

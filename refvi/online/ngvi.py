@@ -11,7 +11,7 @@ import numpy as np
 
 from refvi._checks import positive_scalar
 from refvi.kernels import online as ko
-from refvi.online._stream import OnlineLearner, check_box, check_step
+from refvi.online._stream import OnlineLearner, check_step
 
 
 def beta_from_alpha(alpha: float, eta: float) -> float:
@@ -37,13 +37,7 @@ class NGVI(OnlineLearner):
         if beta > 1.0:
             raise ValueError(f"beta must lie in (0, 1], got {beta}")
         self.beta = beta
-        self.s = positive_scalar(s, "s")
-        self.mbox = check_box(mbox, "mbox")
-        self.sbox = check_box(sbox, "sbox")
-        if self.s > self.sbox:
-            raise ValueError(f"the prior scale s = {self.s} must lie in the sigma box [0, sbox = {self.sbox}]")
-        self.m = np.zeros(self.d)
-        self.sigma = np.full(self.d, self.s)
+        self._start_at_prior(s, mbox, sbox)
 
     def _advance(self, X, y, losses, record, M, S):
         return ko.ngvi_run(self.loss_id, self.H, X, y, self.eta, self.beta, self.s, self.mbox, self.sbox,

@@ -6,7 +6,6 @@ from __future__ import annotations
 
 import numpy as np
 
-from refvi._checks import positive_scalar
 from refvi.kernels import online as ko
 from refvi.online._stream import OnlineLearner, check_box, check_step
 
@@ -38,15 +37,8 @@ class OGAEL(OnlineLearner):
         if projection not in ("greedy", "lazy"):
             raise ValueError(f"projection must be 'greedy' or 'lazy', got {projection!r}")
         self.lazy = projection == "lazy"
-        self.s = positive_scalar(s, "s")
-        self.mbox = check_box(mbox, "mbox")
-        self.sbox = check_box(sbox, "sbox")
-        if self.s > self.sbox:
-            raise ValueError(f"the prior scale s = {self.s} must lie in the sigma box [0, sbox = {self.sbox}]")
-        self.m1 = np.zeros(self.d)
-        self.s1 = np.full(self.d, self.s)
-        self.m = self.m1.copy()
-        self.sigma = self.s1.copy()
+        self._start_at_prior(s, mbox, sbox)
+        self.m1, self.s1 = self.m.copy(), self.sigma.copy()
         self.Gm = np.zeros(self.d)
         self.Gs = np.zeros(self.d)
 

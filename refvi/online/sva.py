@@ -9,9 +9,8 @@ from __future__ import annotations
 
 import numpy as np
 
-from refvi._checks import positive_scalar
 from refvi.kernels import online as ko
-from refvi.online._stream import OnlineLearner, check_box, check_step
+from refvi.online._stream import OnlineLearner, check_step
 
 
 class SVA(OnlineLearner):
@@ -26,13 +25,7 @@ class SVA(OnlineLearner):
                  sbox: float = np.inf, H: float = 1.0):
         super().__init__(d, loss, H)
         self.eta = check_step(eta, "eta")
-        self.s = positive_scalar(s, "s")
-        self.mbox = check_box(mbox, "mbox")
-        self.sbox = check_box(sbox, "sbox")
-        if self.s > self.sbox:
-            raise ValueError(f"the prior scale s = {self.s} must lie in the sigma box [0, sbox = {self.sbox}]")
-        self.m = np.zeros(self.d)
-        self.sigma = np.full(self.d, self.s)
+        self._start_at_prior(s, mbox, sbox)
         self.Gm = np.zeros(self.d)
         self.Gs = np.zeros(self.d)
 
