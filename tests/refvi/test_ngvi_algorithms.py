@@ -270,3 +270,12 @@ def test_logistic_expectations_against_adaptive_quad(a, v):
     assert f[0] == pytest.approx(fo, rel=1e-10, abs=1e-12)
     assert f1[0] == pytest.approx(f1o, rel=1e-10, abs=1e-12)
     assert f2[0] == pytest.approx(f2o, rel=1e-9, abs=1e-12)
+
+
+@pytest.mark.parametrize("gamma, exact", [(9.9995277432519e-11, 0.03125000000273424586751514724912764584389758696667),
+                                          (1.0, 0.15)])
+def test_variance_term_is_accurate_for_tiny_steps(gamma, exact):
+    # d = 1, X = (1, 0, 0), y = 0, prior N(0, 1), batches of 2: Eq. (12) reduces to a scalar sum, evaluated exactly in
+    # 50-digit arithmetic for gamma = 1e-10 (subtracting the two omegas in floats loses eps / gamma: 2e-6 relative)
+    p = ngvi.blr_problem(np.array([[1.0], [0.0], [0.0]]), np.zeros(3), 1.0, np.eye(1), np.zeros(1))
+    assert variance.variance_term(p, (np.zeros(1), -2.0 * np.eye(1)), gamma, 2) == pytest.approx(exact, rel=1e-14)

@@ -363,3 +363,13 @@ def test_hierarchical_free_energy_against_definition_and_fd():
     m_s, C_s, f_s = VO.solve(model, "tril")
     g1, g2 = VO.grad_objective(model, m_s, C_s)
     assert np.linalg.norm(g1) <= 1e-9 and np.linalg.norm(np.tril(g2)) <= 1e-9
+
+
+def test_ngvi_variance12_is_accurate_for_tiny_steps():
+    # Eq. (12) at gamma -> 0 subtracts two O(gamma)-close omegas; the oracle switches to high precision below 1e-3.
+    # Exact values (50-digit sums, d = 1, X = (1, 0, 0), y = 0, prior N(0, 1), eta = (0, -2), batches of 2):
+    from refvi.verification.oracles import ngvi_expfam as OX
+    args = (np.array([[1.0], [0.0], [0.0]]), np.zeros(3), 1.0, np.eye(1), np.zeros(1), 2)
+    for gamma, exact in ((9.9995277432519e-11, 0.03125000000273424586751514724912764584389758696667),
+                         (1.1125369292536007e-308, 0.03125), (1.0, 0.15)):
+        assert OX.variance12(np.zeros(1), -2.0 * np.eye(1), gamma, *args) == pytest.approx(exact, rel=1e-14)

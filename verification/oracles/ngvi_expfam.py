@@ -216,11 +216,15 @@ def _eta_hat(combo, X, y, sigma2, lam_p, Lam_p, n):
 
 def variance12(lam, Lam, gamma, X, y, sigma2, P, mp, m):
     """Eq. (12) at eta_t = (lam, Lam), from its definition: (1/gamma) E <g_hat - g, omega_{t+1,*} - omega_{t+1}>
-    with g_hat - g = eta* - eta_hat (BLR)."""
+    with g_hat - g = eta* - eta_hat (BLR).  The two omegas differ by O(gamma), so their float difference loses
+    eps / gamma relative: below gamma = 1e-3 the same definition is evaluated in 30 + log10(1/gamma) digits
+    (mpmath)."""
     X, y = np.asarray(X, float), np.asarray(y, float)
     n = X.shape[0]
     lam_p, Lam_p = natural_from_moments(mp, P)
     ls, Ls = X.T @ y / sigma2 + lam_p, Lam_p - 0.5 * X.T @ X / sigma2
+    if gamma < 1e-3:
+        return _variance12_mp(lam, Lam, gamma, ls, Ls, X, y, sigma2, lam_p, Lam_p, m)
 
     def omega(l, L):
         mu, S = moments_from_natural(l, L)
@@ -233,6 +237,36 @@ def variance12(lam, Lam, gamma, X, y, sigma2, P, mp, m):
         w = omega((1 - gamma) * lam + gamma * lh, (1 - gamma) * Lam + gamma * Lh)
         tot += p * (((ls - lh) @ (ws[0] - w[0])) + np.sum((Ls - Lh) * (ws[1] - w[1]))) / gamma
     return float(tot)
+
+
+def _variance12_mp(lam, Lam, gamma, ls, Ls, X, y, sigma2, lam_p, Lam_p, m):
+    """variance12's definition in 30 + log10(1/gamma) digits (the O(gamma) difference keeps 30); inputs exact."""
+    import mpmath
+
+    n = X.shape[0]
+    with mpmath.workdps(30 + int(math.ceil(-math.log10(gamma)))):
+        M = lambda a: mpmath.matrix(np.atleast_2d(a).tolist())          # noqa: E731
+        V = lambda a: mpmath.matrix(np.asarray(a, float).reshape(-1, 1).tolist())  # noqa: E731
+        g = mpmath.mpf(gamma)
+
+        def omega(l, L):
+            S = (-2 * L) ** -1
+            mu = S * l
+            return mu, S + mu * mu.T
+
+        def inner(a, b):
+            return mpmath.fsum(a[i, j] * b[i, j] for i in range(a.rows) for j in range(a.cols))
+
+        lam_m, Lam_m, ls_m, Ls_m = V(lam), M(Lam), V(ls), M(Ls)
+        ws = omega((1 - g) * lam_m + g * ls_m, (1 - g) * Lam_m + g * Ls_m)
+        tot = mpmath.mpf(0)
+        for combo, p in batches_with_prob(n, m):
+            lh, Lh = _eta_hat(combo, X, y, sigma2, lam_p, Lam_p, n)
+            lh_m, Lh_m = V(lh), M(Lh)
+            w = omega((1 - g) * lam_m + g * lh_m, (1 - g) * Lam_m + g * Lh_m)
+            dl, dL = ls_m - lh_m, Ls_m - Lh_m
+            tot += mpmath.mpf(p) * (inner(dl, ws[0] - w[0]) + inner(dL, ws[1] - w[1])) / g
+        return float(tot)
 
 
 def enumerate_thm1(X, y, sigma2, P, mp, m, T, lam0, Lam0):
