@@ -295,6 +295,40 @@ class NumpyBoosting:
             thm8_ldiam_printed=4 * P_a * e / (sigma_min ** (d / 2) * 2 ** (d / 2) * K ** 2),
             eps_corner_formula=n_ab / P_a)
 
+    def stochastic_lmo(self, inst, alpha, *, n_samples=64, n_steps=50, lr=0.05, seed=0):
+        """Algorithm 2: SGD on mu with Eq. (10)'s gradient of E_{TN(mu)} log(q/p) (leave-one-out baseline), clipped to
+        the box, started at the best of 8 uniform means; the answer is the atom nearest the final mu."""
+        from scipy.stats import truncnorm
+
+        rng = np.random.default_rng(seed)
+        lo, hi, sig = inst.lo, inst.hi, float(inst.scales[0])
+        a = np.asarray(alpha, dtype=float)
+        on = a > 0
+        nearest = lambda mu: int(np.argmin(((inst.means - mu) ** 2).sum(1)))            # noqa: E731
+
+        def draw(k):
+            m = inst.means[k]
+            return truncnorm.rvs((lo - m) / sig, (hi - m) / sig, loc=m, scale=sig, size=(n_samples, inst.d),
+                                 random_state=rng)
+
+        def log_ratio(Z):                       # log q(z) - log p(z), q the mixture of truncated Gaussians
+            m, s = inst.means[on], inst.scales[on][:, None]
+            lz = _log_mass(m, s, lo, hi).sum(1)
+            t = (Z[None, :, :] - m[:, None, :]) / s[:, :, None]
+            L = -0.5 * (t * t).sum(2) - inst.d * (np.log(s) + _LOG_SQ2PI) - lz[:, None]
+            top = L.max(0)
+            return top + np.log(a[on] @ np.exp(L - top)) - np.asarray(inst.target.logp(Z), dtype=float)
+
+        cands = rng.uniform(lo, hi, size=(8, inst.d))
+        mu = cands[int(np.argmin([log_ratio(draw(nearest(c))).mean() for c in cands]))].copy()
+        for _ in range(n_steps):
+            k = nearest(mu)
+            Z = draw(k)
+            v = log_ratio(Z)
+            v = v - (v.sum() - v) / (v.size - 1)
+            mu = np.clip(mu - lr * self.score_gradient(lo, hi, inst.means[k], sig, Z, v), lo, hi)
+        return nearest(mu)
+
     def fixed_step_weights(self, chosen, n_atoms):
         """Unroll Variant 0: q^{t+1} = (1 - 2/(t+2)) q^t + 2/(t+2) s_{chosen[t]}, from any q^0 (gamma_0 = 1)."""
         w = np.zeros(n_atoms)

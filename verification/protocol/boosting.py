@@ -179,6 +179,13 @@ class BoostingProtocol(Protocol):
                     init: int | None = None, keep_weights: bool = False) -> BoostingRun:
         """Algorithm 1 (step rules and LMOs in the module docstring)."""
 
+    def stochastic_lmo(self, inst: BoostingInstance, alpha, *, n_samples: int = 64, n_steps: int = 50,
+                       lr: float = 0.05, seed: int = 0) -> int:
+        """Algorithm 2 at q = alpha (atoms with one common scale): projected SGD on the mean mu of a truncated
+        Gaussian atom, ``n_steps`` steps of size ``lr`` with ``n_samples`` draws each and the score-function gradient
+        of Eq. (10) of E_{s_mu} log(q/p), from the best of 8 random means; returns the index of the atom whose mean is
+        nearest the final mu (the quantization of §5).  Random, seeded by ``seed``."""
+
     def fixed_step_weights(self, chosen, n_atoms: int) -> np.ndarray:
         """Closed form of Variant 0's weights (Algorithm 1, gamma_t = 2/(t+2), q^0 discarded at t = 0): the atom
         chosen at step k = 0..T-1 (``chosen`` of length T, repeats allowed) gets 2(k+1)/(T(T+1)), summed per atom;
@@ -208,5 +215,5 @@ class BoostingProtocol(Protocol):
         """A certified lower bound on C_f over conv(A) (e.g. the largest chi^2(s_i || s_j) over atom pairs)."""
 
 
-METHODS = ("objective", "scores", "gram", "frank_wolfe", "fixed_step_weights", "corrective", "line_search", "norm_corrective_weights",
+METHODS = ("objective", "scores", "gram", "frank_wolfe", "stochastic_lmo", "fixed_step_weights", "corrective", "line_search", "norm_corrective_weights",
            "fully_corrective_weights", "score_gradient", "family_constants", "curvature_lower_bound")

@@ -57,6 +57,10 @@ class RefviBoosting:
         return self._run(frank_wolfe(self._problem(inst), n_iter, step=step, lmo=lmo_obj, delta=delta,
                                      curvature=curvature, L=L, init=init, keep_weights=keep_weights))
 
+    def stochastic_lmo(self, inst, alpha, *, n_samples=64, n_steps=50, lr=0.05, seed=0):
+        from refvi.boosting import StochasticLMO
+        return StochasticLMO(n_samples, n_steps, lr, rng=seed)(self._problem(inst), np.asarray(alpha, dtype=float))
+
     def fixed_step_weights(self, chosen, n_atoms):
         from refvi.boosting import fixed_step_weights
         return fixed_step_weights(chosen, n_atoms)

@@ -168,3 +168,11 @@ def _(orig, owner):
         T = len(chosen)
         return np.asarray(orig(chosen, n_atoms), dtype=float) * (T + 1) / (T + 2)
     return fixed_step_weights
+
+
+@mutant("boosting-stochastic-lmo-ascent", "001", "boosting.stochastic_lmo",
+        "Algorithm 2 steps mu along +gradient (mu + lr g): SGD ascends E log(q/p)")
+def _(orig, owner):
+    def stochastic_lmo(inst, alpha, *, n_samples=64, n_steps=50, lr=0.05, seed=0):
+        return orig(inst, alpha, n_samples=n_samples, n_steps=n_steps, lr=-lr, seed=seed)
+    return stochastic_lmo
