@@ -10,8 +10,9 @@ per-sample estimate, as ``(gm, gC)`` with gC projected onto V (seed 000 Lemma 15
 
 Targets that carry compiled kernels (``Target.kernels()``: the built-in Gaussian, LinearRegression,
 LogisticRegression, HierarchicalLogisticRegression, CosineQuadratic, and CallableTargets whose functions are
-numba-compiled) run fused Numba kernels (:mod:`refvi.kernels`); every other target takes the generic NumPy path (``target.grad_logp`` / ``target.logp`` on
-the whole batch), which is also kept as the reference the kernels are tested against (``numpy_estimate``).
+numba-compiled) run fused Numba kernels (:mod:`refvi.kernels`); every other target takes the generic NumPy path
+(``target.grad_logp`` / ``target.logp`` on the whole batch), which is also kept as the reference the kernels are
+tested against (``numpy_estimate``).
 The result is a deterministic function of (target, m, C, U).  ``energy`` and ``entropy`` are unbiased for any
 standardized location-scale base (pass its samples as U, seed 002); ``stl`` and ``score`` use the Gaussian score and
 assume u ~ N(0, I).

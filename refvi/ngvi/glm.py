@@ -23,6 +23,7 @@ from refvi.ngvi import expfam
 from refvi.ngvi._model import GaussianPriorModel
 from refvi.targets.ridge import ridge_expectations
 
+
 @dataclasses.dataclass(frozen=True)
 class GLM(GaussianPriorModel):
     """A Bayesian GLM with Gaussian prior: ``kind`` is "logistic" or "poisson".  Build with :func:`logistic_model`

@@ -53,9 +53,10 @@ def solve(target, structure: str = "tril", tol: float = 1e-10, max_iter: int = 5
 
     Quadratic -log p (``target.quadratic_form()``): closed form, m* = A^{-1} b, C* C*^T = A^{-1}.  Otherwise the
     stationarity conditions of Gaussian VI, E_q grad(-log p) = 0 and Sigma^{-1} = E_q Hess(-log p), iterated as a
-    fixed point in Sigma with a Newton step in m, for a logistic ridge likelihood (``ridge_likelihood = "logistic"``,
-    ``target.X``, ``target.y``, ``target.prior_scale``): E_q Hess = I/s^2 + X^T diag(E sigmoid'(s_n)) X, until the projected gradient of f is below
-    ``tol``.  C* is the Cholesky factor (tril / full) or the symmetric root (sym).
+    fixed point in Sigma with a Newton step in m, for a logistic ridge likelihood (``ridge_likelihood =
+    "logistic"``, ``target.X``, ``target.y``, ``target.prior_scale``): E_q Hess = I/s^2 + X^T diag(E sigmoid'(s_n)) X,
+    until the projected gradient of f is below ``tol``.  C* is the Cholesky factor (tril / full) or the symmetric
+    root (sym).
     """
     if not supports(target):
         raise TypeError(f"no exact solver for {type(target).__name__}")

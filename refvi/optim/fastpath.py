@@ -1,9 +1,9 @@
 """Dispatch of an SGD run to the whole-loop Numba kernel (:mod:`refvi.kernels.optim`) or to the generic loop.
 
 The fast path covers targets whose kernel plan has an ``sgd_loop`` entry (built in: Gaussian, LinearRegression and
-LogisticRegression) with the energy, entropy and STL estimators; every other combination (other targets, the score estimator) runs the generic loop,
-one validated estimator call per step (:mod:`refvi.estimators`, :mod:`refvi.prox`).  Both paths compute the same
-update from the same pre-drawn base samples.
+LogisticRegression) with the energy, entropy and STL estimators; every other combination (other targets, the score
+estimator) runs the generic loop, one validated estimator call per step (:mod:`refvi.estimators`,
+:mod:`refvi.prox`).  Both paths compute the same update from the same pre-drawn base samples.
 """
 
 from __future__ import annotations

@@ -1,6 +1,6 @@
-"""Gaussian expectations of the logistic functions along a ridge: for s ~ N(a, beta^2),
-E softplus(-s), E sigmoid(-s) and E sigmoid'(s) (seed 002 §6's ridge reduction; E_q f(y x^T z) depends on q = N(m, C C^T)
-only through a = y x^T m and beta = ||C^T x||).
+"""Gaussian expectations of the logistic functions along a ridge: for s ~ N(a, beta^2), E softplus(-s), E sigmoid(-s)
+and E sigmoid'(s) (seed 002 §6's ridge reduction: E_q f(y x^T z) depends on q = N(m, C C^T) only through
+a = y x^T m and beta = ||C^T x||).
 
 Integrated in the variable s (not t) by 16-point Gauss-Legendre on panels whose breakpoints merge a dyadic grid around
 s = 0 (where the integrands bend, on scale 1) with the grid a + k beta, k = -9..9 (the Gaussian weight), over
@@ -44,7 +44,8 @@ def ridge_expectations(a, beta):
         half = 0.5 * (right - left)
         S = (0.5 * (right + left))[:, :, None] + half[:, :, None] * _GL_X[None, None, :]
         zt = (S - aq[:, None, None]) / bq[:, None, None]
-        W = half[:, :, None] * _GL_W[None, None, :] * np.exp(-0.5 * zt * zt) / (np.sqrt(2.0 * np.pi) * bq[:, None, None])
+        W = (half[:, :, None] * _GL_W[None, None, :] * np.exp(-0.5 * zt * zt)
+             / (np.sqrt(2.0 * np.pi) * bq[:, None, None]))
         sig_m = _sigmoid(-S)
         out[0][q] = np.sum(np.logaddexp(0.0, -S) * W, axis=(1, 2))
         out[1][q] = np.sum(sig_m * W, axis=(1, 2))

@@ -86,7 +86,8 @@ class NumpyFamilies:
                 X, y, sn, s = np.asarray(p["X"]), np.asarray(p["y"]), p["noise_scale"], p["prior_scale"]
                 A = X.T @ X / sn**2 + np.eye(d) / s**2
                 b = X.T @ y / sn**2
-                c = y @ y / (2 * sn**2) + 0.5 * len(y) * (LOG_2PI + 2 * math.log(sn)) + 0.5 * d * (LOG_2PI + 2 * math.log(s))
+                c = (y @ y / (2 * sn**2) + 0.5 * len(y) * (LOG_2PI + 2 * math.log(sn))
+                     + 0.5 * d * (LOG_2PI + 2 * math.log(s)))
             return float(0.5 * m @ A @ m + 0.5 * np.sum(C * (A @ C)) - b @ m + c), A @ m - b, A @ C
         if target.kind == "logistic":                        # §6 ridge reduction, gradients by Stein's lemma
             X, y, s = np.asarray(p["X"]), np.asarray(p["y"]), p["prior_scale"]

@@ -215,5 +215,6 @@ class BoostingProtocol(Protocol):
         """A certified lower bound on C_f over conv(A) (e.g. the largest chi^2(s_i || s_j) over atom pairs)."""
 
 
-METHODS = ("objective", "scores", "gram", "frank_wolfe", "stochastic_lmo", "fixed_step_weights", "corrective", "line_search", "norm_corrective_weights",
-           "fully_corrective_weights", "score_gradient", "family_constants", "curvature_lower_bound")
+METHODS = ("objective", "scores", "gram", "frank_wolfe", "stochastic_lmo", "fixed_step_weights", "corrective",
+           "line_search", "norm_corrective_weights", "fully_corrective_weights", "score_gradient", "family_constants",
+           "curvature_lower_bound")

@@ -313,7 +313,7 @@ def _(orig, owner):
     return energy
 
 
-# ---- seed 002 §6: the exact energy; §3.1: base laws -----------------------------------------------------------------
+# ---- seed 002 §6: the exact energy; §3.1: base laws ----------------------------------------------------------------
 @mutant("exact-energy-logdet-sign", "002", "exact_energy",
         "Gaussian target: the normalising constant with +1/2 log|det P| instead of -1/2")
 def _(orig, owner):

@@ -22,7 +22,7 @@ from refvi.verification.oracles import discrete
 from refvi.verification.protocol.bases import BaseSpec, affine
 from refvi.verification.statement import statement
 from refvi.verification.statements.smoothness_002._solution import SRC
-from refvi.verification.strategies import RNG, rng_of
+from refvi.verification.strategies import RNG
 from scipy import linalg, stats
 
 LAWS = ("gaussian", "uniform", "laplace", "exponential", "rademacher", "two_point", "student_t")

@@ -25,7 +25,7 @@ from refvi.verification.statements.smoothness_002._smoothness import (
     _norm_w,
     _pair,
 )
-from refvi.verification.strategies import RNG, rng_of
+from refvi.verification.strategies import RNG
 
 
 def _grad_f(params, Z):
