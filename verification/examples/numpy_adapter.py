@@ -80,6 +80,12 @@ class NumpyImplementation(NumpyFamilies):
     online = NumpyOnline()          # seed 003 sub-adapter (numpy_online.py)
     ngvi = NumpyNGVI()              # seed 004 sub-adapter (numpy_ngvi.py)
 
+    def log_joint(self, target, Z):                       # the spec's own callables: this adapter has no model
+        return np.array([target.logp(z) for z in np.atleast_2d(Z)])
+
+    def grad_log_joint(self, target, Z):
+        return np.array([target.grad_logp(z) for z in np.atleast_2d(Z)])
+
     def _per_sample(self, target, m, C, U):
         for u in np.atleast_2d(U):
             z = C @ u + m

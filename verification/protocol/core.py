@@ -33,7 +33,7 @@ from typing import Protocol, runtime_checkable
 METHODS = ("energy", "entropy", "stl", "score", "grad_neg_entropy", "entropy_prox", "project_wm",
            "project_singular", "smoothness", "strong_convexity", "noise_constants", "step_sizes", "average_weights",
            "prox_sgd", "proj_sgd", "gradient_descent", "exact_energy", "base_charfun", "base_entropy",
-           "base_moments", "to_base_params")
+           "base_moments", "to_base_params", "log_joint", "grad_log_joint")
 
 
 @runtime_checkable
@@ -43,6 +43,13 @@ class Implementation(Protocol):
     ``ngvi`` (:class:`~.ngvi.NGVIProtocol`, seed 004); optional ``capabilities`` (:class:`~.Capabilities`)."""
 
     name: str
+
+    def log_joint(self, target, Z):
+        """log p(z, x) at each row z of Z (S, d), every constant included: the implementation's own model of
+        ``target`` (what its estimators, objective traces and users evaluate), shape (S,)."""
+
+    def grad_log_joint(self, target, Z):
+        """grad_z log p(z, x) at each row of Z: shape (S, d)."""
 
     def energy(self, target, m, C, U, structure="tril"):
         """Mean over rows u of U of g_energy(u) = T*(-grad log p(C u + m)) (seed 000 Eq. 6): returns (gm, gC),

@@ -43,6 +43,12 @@ def _build(spec):
 class RefviCore:
     """Seed 000 / 002 methods: refvi.estimators, refvi.prox, refvi.families, refvi.optim."""
 
+    def log_joint(self, target, Z):
+        return as_refvi_target(target).logp(Z)
+
+    def grad_log_joint(self, target, Z):
+        return as_refvi_target(target).grad_logp(Z)
+
     def energy(self, target, m, C, U, structure="tril"):
         from refvi import estimators
         return estimators.energy(as_refvi_target(target), m, C, U, structure)

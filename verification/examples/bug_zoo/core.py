@@ -377,3 +377,27 @@ def _(orig, owner):
         m0, C0 = orig(m, C, base)
         return 2.0 * np.asarray(m, float) - m0, C0
     return to_base_params
+
+
+# ---- the target model: log p and its gradient -----------------------------------------------------------------------
+@mutant("log-joint-prior-constant", "000", "log_joint",
+        "log p without the prior's normalising constant -(d/2) log(2 pi s^2) for regression targets")
+def _(orig, owner):
+    def log_joint(target, Z):
+        out = np.asarray(orig(target, Z), dtype=float)
+        if target.kind in ("linear", "logistic"):
+            out = out + 0.5 * target.dim * np.log(2 * np.pi * target.params["prior_scale"] ** 2)
+        return out
+    return log_joint
+
+
+@mutant("grad-log-joint-prior-scale", "000", "grad_log_joint",
+        "grad log p with the prior term -z / s instead of -z / s^2")
+def _(orig, owner):
+    def grad_log_joint(target, Z):
+        G = np.asarray(orig(target, Z), dtype=float)
+        if target.kind in ("linear", "logistic"):
+            s = target.params["prior_scale"]
+            G = G + np.atleast_2d(Z) / s ** 2 - np.atleast_2d(Z) / s
+        return G
+    return grad_log_joint

@@ -98,3 +98,15 @@ def _(orig, owner):
     def blr_variance(X, y, sigma2, P, mp, eta, gamma, batch_size):
         return gamma * orig(X, y, sigma2, P, mp, eta, gamma, batch_size)
     return blr_variance
+
+
+@mutant("ngvi-price-hessian-unsymmetrized-twice", "004", "ngvi.price",
+        "Price's E[H] symmetrized as H + H^T (the 1/2 dropped): the Xi-block doubled")
+def _(orig, owner):
+    def price(grad_hess, xi, Xi, U):
+        def doubled(Z):
+            G, H = grad_hess(Z)
+            H = np.asarray(H, dtype=float)
+            return G, H + np.swapaxes(H, -1, -2)
+        return orig(doubled, xi, Xi, U)
+    return price
