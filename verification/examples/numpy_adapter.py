@@ -86,6 +86,9 @@ class NumpyImplementation(NumpyFamilies):
     def grad_log_joint(self, target, Z):
         return np.array([target.grad_logp(z) for z in np.atleast_2d(Z)])
 
+    def gaussian_entropy(self, C, structure="tril"):            # (d/2)(1 + log 2 pi) + log|det C|
+        return 0.5 * len(C) * (1 + np.log(2 * np.pi)) + np.linalg.slogdet(C)[1]
+
     def _per_sample(self, target, m, C, U):
         for u in np.atleast_2d(U):
             z = C @ u + m

@@ -33,7 +33,7 @@ from typing import Protocol, runtime_checkable
 METHODS = ("energy", "entropy", "stl", "score", "grad_neg_entropy", "entropy_prox", "project_wm",
            "project_singular", "smoothness", "strong_convexity", "noise_constants", "step_sizes", "average_weights",
            "prox_sgd", "proj_sgd", "gradient_descent", "exact_energy", "base_charfun", "base_entropy",
-           "base_moments", "to_base_params", "log_joint", "grad_log_joint")
+           "base_moments", "to_base_params", "log_joint", "grad_log_joint", "gaussian_entropy")
 
 
 @runtime_checkable
@@ -65,6 +65,9 @@ class Implementation(Protocol):
     def score(self, target, m, C, U, structure="tril"):
         """Score-function estimator of grad l: mean of -log p(z) grad_w log q_w(z) (seed 000 Def. 4 remark):
         gm = C^{-T} u, gC = proj_V(C^{-T}(u u^T - I)), each times -log p(C u + m)."""
+
+    def gaussian_entropy(self, C, structure="tril"):
+        """The differential entropy of N(m, C C^T), C in V: (d/2)(1 + log 2 pi) + log|det C| (seed 000 Lemma 14)."""
 
     def grad_neg_entropy(self, C, structure="tril"):
         """grad_C h = -proj_V(C^{-T}) (seed 000 Lemma 16.2)."""

@@ -48,6 +48,7 @@ class OnlineRun:
     S: np.ndarray | None        # (T+1, d) sigmas likewise (None for OGA)
     m: np.ndarray               # (d,) final mean (= M[T])
     sigma: np.ndarray | None    # (d,) final sigma (= S[T]; None for OGA)
+    average: np.ndarray | None = None   # (T,) optional: the running mean (1/t) sum_{i<=t} losses_i (Figure 1's curves)
 
 
 @dataclasses.dataclass(frozen=True)

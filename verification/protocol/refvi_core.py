@@ -65,6 +65,10 @@ class RefviCore:
         from refvi import estimators
         return estimators.score(as_refvi_target(target), m, C, U, structure)
 
+    def gaussian_entropy(self, C, structure="tril"):
+        from refvi.families.gaussian import entropy
+        return entropy(C, structure)
+
     def grad_neg_entropy(self, C, structure="tril"):
         from refvi.families.gaussian import grad_neg_entropy
         return grad_neg_entropy(C, structure)

@@ -25,7 +25,7 @@ class RefviOnline:
 
     def run(self, method, X, y, loss="hinge", **hyper):
         r = _learner(method, X.shape[1], loss, hyper).run(X, y, record=True)
-        return OnlineRun(r.losses, r.M, r.S, r.m, r.sigma)
+        return OnlineRun(r.losses, r.M, r.S, r.m, r.sigma, r.average)
 
     def run_full(self, X, y, loss="hinge", *, eta, s=1.0):
         from refvi.online import SVAFull

@@ -401,3 +401,9 @@ def _(orig, owner):
             G = G + np.atleast_2d(Z) / s ** 2 - np.atleast_2d(Z) / s
         return G
     return grad_log_joint
+
+
+@mutant("gaussian-entropy-half-constant", "000", "gaussian_entropy",
+        "Entropy of N(m, C C^T) with (d/2) log 2 pi but without the + d/2 (log(2 pi e) taken as log 2 pi)")
+def _(orig, owner):
+    return lambda C, structure="tril": orig(C, structure) - 0.5 * len(C)

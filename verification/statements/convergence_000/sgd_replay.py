@@ -11,6 +11,7 @@ import math
 import numpy as np
 from hypothesis import strategies as st
 from refvi.verification.oracles import sgd_reference
+from refvi.verification.protocol import targets as specs
 from refvi.verification.statement import statement
 from refvi.verification.statements.convergence_000._rates import (
     SRC,
@@ -39,8 +40,10 @@ def _replay(ctx, method, args):
     """T steps of the implementation's optimizer on fixed base samples against the plain-NumPy reference loop
     (oracles.sgd_reference, written from Defs. 5 / 8 with numpy only), iterate and average.  Data sizes straddle the
     blocking of fused kernels (N = 5 < 16, N = 16, N = 37 = 2 blocks + a remainder) and the noise and prior scales
-    are not 1, so 1/s and 1/s^2 differ."""
-    kind, d, S, seed, clip_active, N, (sn, sp) = args
+    are not 1, so 1/s and 1/s^2 differ; an optional 8th flag hands the same density over as plain callables, which
+    an implementation runs on its generic loop rather than a fused kernel."""
+    kind, d, S, seed, clip_active, N, (sn, sp) = args[:7]
+    as_callable = len(args) > 7 and args[7]
     rng = np.random.default_rng(seed)
     model = {"gaussian": lambda: gaussian(rng, d, kappa=3.0), "linear": lambda: linear(rng, N, d),
              "logistic": lambda: logistic(rng, N, d)}[kind]()
@@ -50,6 +53,9 @@ def _replay(ctx, method, args):
         model["prior_scale"] = sp
     structure = "tril" if method == "prox" else "sym"
     inst = Instance(model, structure)
+    if as_callable:     # the same density as plain callables: an implementation's generic (non-fused) loop
+        inst.target = specs.from_callables(inst.target.logp, inst.target.grad_logp, inst.d, smoothness=inst.M,
+                                           strong_convexity=inst.mu)
     T = 3
     m0, C0 = start_point(inst, rng, structure)
     if clip_active:       # start below the floor 1/sqrt(M): the first projection (or prox) must act
@@ -63,7 +69,8 @@ def _replay(ctx, method, args):
     scale = 1.0 + max(float(np.max(np.abs(x))) for x in ref)
     # two float64 evaluations of the same three updates (BLAS vs loops, eigh vs eigh): rounding only
     for name, a, b in zip(("m_T", "C_T", "m_avg", "C_avg"), got, ref):
-        ctx.close(a, b, atol=1e-10 * scale, label=f"{method}-SGD {kind} d={d} S={S}: {name} == reference")
+        ctx.close(a, b, atol=1e-10 * scale, label=f"{method}-SGD {kind}{' (callable)' if as_callable else ''} "
+                                                  f"d={d} S={S}: {name} == reference")
     if method == "proj":
         ctx.geq(np.linalg.eigvalsh(got[1])[0], 1.0 / math.sqrt(inst.M), rtol=1e-10,
                 label="Proj-SGD iterate lies in W_M (lambda_min >= 1/sqrt(M))")
@@ -88,7 +95,8 @@ def def5(ctx):
     ctx.forall(_REPLAY, lambda args: _replay(ctx, "prox", args),
                fixed=[("logistic", 2, 1, 0, True, 37, (1.0, 2.0)), ("logistic", 3, 1, 3, False, 16, (1.0, 0.7)),
                       ("linear", 3, 4, 1, False, 5, (0.5, 2.0)), ("linear", 2, 1, 2, True, 37, (2.5, 0.7)),
-                      ("gaussian", 4, 4, 4, False, 5, (1.0, 1.0))], max_examples=_few(ctx, 6))
+                      ("gaussian", 4, 4, 4, False, 5, (1.0, 1.0)), ("logistic", 2, 4, 6, True, 5, (1.0, 2.0), True),
+                      ("linear", 3, 1, 7, False, 16, (2.5, 0.7), True)], max_examples=_few(ctx, 6))
 
 
 @statement("000.def8", title="Proj-SGD iterates w <- proj_{W_M}(w - gamma g_ent) and their weighted average, "
@@ -97,5 +105,6 @@ def def5(ctx):
 def def8(ctx):
     ctx.forall(_REPLAY, lambda args: _replay(ctx, "proj", args),
                fixed=[("logistic", 2, 1, 0, True, 37, (1.0, 2.0)), ("gaussian", 3, 4, 1, True, 5, (1.0, 1.0)),
-                      ("linear", 2, 1, 2, False, 16, (0.5, 2.0)), ("linear", 3, 1, 5, True, 37, (2.5, 0.7))],
+                      ("linear", 2, 1, 2, False, 16, (0.5, 2.0)), ("linear", 3, 1, 5, True, 37, (2.5, 0.7)),
+                      ("logistic", 2, 4, 6, True, 5, (1.0, 2.0), True), ("gaussian", 3, 1, 7, False, 5, (1.0, 1.0), True)],
                max_examples=_few(ctx, 6))

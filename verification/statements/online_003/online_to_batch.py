@@ -45,6 +45,9 @@ def thm5(ctx):
         risks = np.array([oc.toy_hinge_risk(m) for m in res.M[:-1]])
         ctx.bound(oc.toy_hinge_risk(res.M[:-1].mean(0)), float(risks.mean()), rtol=1e-12, atol=1e-14,
                 label=f"Jensen: E_*(bar theta_T) <= mean E_*(hat theta_t) ({method})")
+        if getattr(res, "average", None) is not None:       # the optional running average of the losses
+            ctx.close(np.asarray(res.average, dtype=float), np.cumsum(res.losses) / np.arange(1, T + 1), rtol=1e-12,
+                      atol=1e-15, label=f"running average (1/t) sum_(i<=t) ell_i ({method})")
 
     ctx.forall(st.tuples(st.sampled_from(sorted(METHODS_TOY)), st.integers(0, 2**32 - 1), st.integers(1, 60)),
                pathwise, max_examples=10)
