@@ -102,6 +102,26 @@ class NumpyFamilies:
             return float(l), gm, gC
         raise NotImplementedError(f"no exact energy for {target.kind!r}")
 
+    def exact_optimum(self, target, structure="tril"):
+        """The stationarity conditions of Gaussian VI iterated to a fixed point: Sigma^{-1} = E_q Hess(-log p) and
+        m <- m - Sigma E_q grad(-log p) (one step for quadratic targets); C* the Cholesky factor of Sigma."""
+        d = target.dim
+        m, S = np.zeros(d), np.eye(d)
+        for _ in range(200):
+            L = np.linalg.cholesky(S)
+            _, gm, gC = self.exact_energy(target, m, L)
+            # E_q Hess(-log p) = gC L^{-1} (Stein: grad_C l = E[Hess] C), symmetrized
+            Hq = gC @ np.linalg.inv(L)
+            Hq = 0.5 * (Hq + Hq.T)
+            m_new = m - np.linalg.solve(Hq, gm)
+            S_new = np.linalg.inv(Hq)
+            done = np.max(np.abs(m_new - m)) + np.max(np.abs(S_new - S)) < 1e-14 * (1 + np.abs(S).max())
+            m, S = m_new, 0.5 * (S_new + S_new.T)
+            if done:
+                break
+        L = np.linalg.cholesky(S)
+        return m, L, self.exact_energy(target, m, L)[0] - np.linalg.slogdet(L)[1]
+
     def base_charfun(self, base, K):
         K = np.atleast_2d(np.asarray(K, float))
         if base.kind == "affine":

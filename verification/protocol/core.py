@@ -33,7 +33,7 @@ from typing import Protocol, runtime_checkable
 METHODS = ("energy", "entropy", "stl", "score", "grad_neg_entropy", "entropy_prox", "project_wm",
            "project_singular", "smoothness", "strong_convexity", "noise_constants", "step_sizes", "average_weights",
            "prox_sgd", "proj_sgd", "gradient_descent", "exact_energy", "base_charfun", "base_entropy",
-           "base_moments", "to_base_params", "log_joint", "grad_log_joint", "gaussian_entropy")
+           "base_moments", "to_base_params", "log_joint", "grad_log_joint", "gaussian_entropy", "exact_optimum")
 
 
 @runtime_checkable
@@ -130,6 +130,10 @@ class Implementation(Protocol):
         included, and its gradient (l, grad_m l, grad_C l) with grad_C over the full matrix, for "gaussian",
         "linear" and "logistic" targets (seed 002 §6: quadratic closed forms; logistic by the ridge reduction
         E softplus(-y x^T z) = E_t softplus(-(a + beta t)), a = y x^T m, beta = ||C^T x||).  C may be singular."""
+
+    def exact_optimum(self, target, structure="tril"):
+        """The Gaussian VI optimum (m*, C*, f*) of a "gaussian", "linear" or "logistic" target: f* = min l + h with
+        h = -log|det C| (the entropy constant dropped, seed 000 Lemma 14), C* in V (Cholesky factor for "tril")."""
 
     def base_charfun(self, base, K):
         """E exp(i K_r^T u) for u ~ ``base`` (a :class:`~.bases.BaseSpec`) and each row K_r of K (n, d): complex

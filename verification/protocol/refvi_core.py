@@ -122,6 +122,10 @@ class RefviCore:
         from refvi.optim import exact
         return exact.energy(as_refvi_target(target), m, C)
 
+    def exact_optimum(self, target, structure="tril"):
+        from refvi.optim import exact
+        return exact.solve(as_refvi_target(target), structure)
+
     def base_charfun(self, base, K):
         return as_refvi_base(base).charfun(K)
 

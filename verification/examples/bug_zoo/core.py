@@ -407,3 +407,13 @@ def _(orig, owner):
         "Entropy of N(m, C C^T) with (d/2) log 2 pi but without the + d/2 (log(2 pi e) taken as log 2 pi)")
 def _(orig, owner):
     return lambda C, structure="tril": orig(C, structure) - 0.5 * len(C)
+
+
+@mutant("exact-optimum-covariance-not-inverted", "002", "exact_optimum",
+        "the optimum's C* from the Cholesky factor of E_q Hess instead of its inverse (precision for covariance)")
+def _(orig, owner):
+    def exact_optimum(target, structure="tril"):
+        m, C, f = orig(target, structure)
+        C2 = np.linalg.cholesky(np.linalg.inv(np.asarray(C) @ np.asarray(C).T))
+        return m, C2, owner.exact_energy(target, m, C2)[0] - np.linalg.slogdet(C2)[1]
+    return exact_optimum

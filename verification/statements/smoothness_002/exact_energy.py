@@ -7,7 +7,7 @@ logistic regression (guide O4).  The oracle is :func:`refvi.verification.oracles
 (closed forms; logistic ridges by Gauss-Hermite / graded Gauss-Legendre, 1e-15 relative against QUADPACK).  Values
 are compared absolutely, every constant of the log joint included, so a dropped log-determinant or 2 pi shows.
 
-Statements: 002.claim-exact-energy.
+Statements: 002.claim-exact-energy (with the optimum ``exact_optimum`` of f = l + h).
 """
 
 from __future__ import annotations
@@ -46,8 +46,9 @@ def _instance(rng):
 
 
 @statement("002.claim-exact-energy", title="the exact energy l(w) = -E_q log p(z, x) (all constants) and its gradient "
-           "for Gaussian, linear and logistic targets: closed forms and the ridge reduction",
-           source=f"{SRC}, §6 (ridge reduction, guide O4) and §5.3", kind="exact", uses=("exact_energy",))
+           "for Gaussian, linear and logistic targets: closed forms and the ridge reduction; the VI optimum they define",
+           source=f"{SRC}, §6 (ridge reduction, guide O4) and §5.3", kind="exact",
+           uses=("exact_energy", "exact_optimum"))
 def claim_exact_energy(ctx):
     def check(source):
         model, m, C = _instance(rng_of(source))
@@ -63,3 +64,17 @@ def claim_exact_energy(ctx):
         ctx.close(np.asarray(gC, float), gCo, rtol=1e-9, atol=1e-9 * gscale, label=f"{what}: grad_C l (full matrix)")
 
     ctx.forall(RNG, check, fixed=list(range(12)), max_examples=max(30, ctx.profile.max_examples))
+
+    # the optimum of f = l + h (h = -log|det C|) against the oracle's solver (closed form; Newton for logistic,
+    # gradient norm <= 1e-9): f* to 1e-9, the optimal covariance C* C*^T and mean to 1e-6
+    def optimum(source):
+        model, _, _ = _instance(rng_of(source))
+        m, C, f = ctx.impl.exact_optimum(specs.from_model(model), "tril")
+        mo, Co, fo = vo.solve(model, "tril")
+        what = f"{model['kind']}, d = {mo.size}: the VI optimum"
+        ctx.close(float(f), fo, rtol=1e-9, atol=1e-9, label=f"{what}: f*")
+        C = np.asarray(C, dtype=np.float64)
+        ctx.close(np.asarray(m, dtype=np.float64), mo, rtol=1e-6, atol=1e-6, label=f"{what}: m*")
+        ctx.close(C @ C.T, Co @ Co.T, rtol=1e-6, atol=1e-6, label=f"{what}: C* C*^T")
+
+    ctx.forall(RNG, optimum, fixed=list(range(6)), max_examples=max(10, ctx.profile.max_examples // 3))
