@@ -99,9 +99,9 @@ class RefviCore:
         from refvi.optim.schedules import noise_constants
         return noise_constants(estimator, d, M, dist_sq, L)
 
-    def average_weights(self, kind, T, a=None, gamma=None, tail_fraction=0.5):
+    def average_weights(self, kind, T, a=None, gamma=None, **tail):
         from refvi.optim.averaging import average_weights
-        return average_weights(kind, T, a=a, gamma=gamma, tail_fraction=tail_fraction)
+        return average_weights(kind, T, a=a, gamma=gamma, **tail)      # refvi's own default tail_fraction when absent
 
     def prox_sgd(self, target, m0, C0, gammas, U, estimator="energy", structure="tril", weights=None):
         from refvi.optim.prox_sgd import prox_sgd

@@ -1,6 +1,6 @@
 """Domke, Garrigos & Gower (seed 000): the implementation's own model of each target, and the score-function
 estimator replayed sample by sample, on every target kind (Gaussian, linear, logistic, hierarchical logistic,
-cosine) and on data sizes around the kernels' blocking thresholds.
+cosine, plain callables) and on data sizes around the kernels' blocking thresholds.
 
 The estimator statements (:mod:`.estimators`) take expectations, which checks -log p only through quadrature on the
 quadratic targets; here the implementation's ``log_joint`` / ``grad_log_joint`` are compared point by point with the
@@ -20,7 +20,7 @@ from refvi.verification.statement import statement
 from refvi.verification.statements.convergence_000._structure import SRC
 from refvi.verification.strategies import RNG, rng_of
 
-KINDS = ("gaussian", "linear", "logistic", "hierarchical_logistic", "cosine")
+KINDS = ("gaussian", "linear", "logistic", "hierarchical_logistic", "cosine", "callable")
 SIZES = (1, 3, 4, 7, 8, 9, 16, 17, 33)        # around 4- and 8-wide unrolling and blocking in the kernels
 
 
@@ -43,8 +43,13 @@ def _instance(rng, kind=None):
         A = rng.standard_normal((d, d))
         return specs.hierarchical_logistic(X, pm, rng.integers(0, G, size=N), G, A @ A.T + 0.5 * np.eye(d),
                                            float(rng.uniform(0.3, 2.0)) * np.eye(d))
-    return specs.cosine(float(rng.uniform(-3.0, 3.0)), rng.standard_normal(d), float(rng.uniform(-3.0, 3.0)),
-                        float(rng.uniform(0.0, 2.0)), rng.standard_normal(d))
+    if kind == "cosine":
+        return specs.cosine(float(rng.uniform(-3.0, 3.0)), rng.standard_normal(d), float(rng.uniform(-3.0, 3.0)),
+                            float(rng.uniform(0.0, 2.0)), rng.standard_normal(d))
+    # plain callables declaring their constants; an isotropic Gaussian has mu = M (the boundary the record allows)
+    a = float(rng.uniform(0.3, 3.0))
+    iso = specs.gaussian(rng.standard_normal(d), a * np.eye(d))
+    return specs.from_callables(iso.logp, iso.grad_logp, d, smoothness=a, strong_convexity=a)
 
 
 def _fixed():
