@@ -15,16 +15,8 @@ from refvi.verification.errata import erratum
 from refvi.verification.oracles import boosting as ob
 from refvi.verification.protocol.boosting import BoostingInstance, BoostingTarget
 from refvi.verification.statement import statement
-from refvi.verification.statements.boosting_001._common import (
-    I1_TARGET,
-    SRC,
-    B,
-    dense,
-    i1,
-    log_prob_box_mog,
-    mixtures,
-    n_examples,
-)
+from refvi.verification.statements.boosting_001._common import (I1_TARGET, SRC, B, dense, i1, log_prob_box_mog,
+                                                                mixtures, n_examples)
 
 QUAD_TOL = 1e-10        # composite Gauss-Legendre (400 nodes) vs QUADPACK at epsabs 1e-13: smooth integrands
 

@@ -15,17 +15,8 @@ from refvi.verification.errata import erratum
 from refvi.verification.oracles import boosting as ob
 from refvi.verification.protocol.boosting import BoostingInstance, BoostingTarget
 from refvi.verification.statement import statement
-from refvi.verification.statements.boosting_001._common import (
-    SRC,
-    B,
-    check_run_records,
-    dense,
-    i1,
-    log_prob_box_mog,
-    mixtures,
-    n_examples,
-    optimal_weights,
-)
+from refvi.verification.statements.boosting_001._common import (SRC, B, check_run_records, dense, i1, log_prob_box_mog,
+                                                                mixtures, n_examples, optimal_weights)
 
 I2_MEANS = (-0.75, -0.25, 0.25, 0.75)                         # 4-atom relative-interior instance
 

@@ -14,16 +14,8 @@ from hypothesis import strategies as st
 from refvi.verification.oracles import boosting as ob
 from refvi.verification.protocol.boosting import BoostingInstance, BoostingTarget
 from refvi.verification.statement import statement
-from refvi.verification.statements.boosting_001._common import (
-    SRC,
-    B,
-    check_run_records,
-    dense,
-    i1,
-    mixtures,
-    n_examples,
-    optimal_weights,
-)
+from refvi.verification.statements.boosting_001._common import (SRC, B, check_run_records, dense, i1, mixtures,
+                                                                n_examples, optimal_weights)
 from scipy import optimize
 
 # ------------------------------------------------------------------------------------------------------------------

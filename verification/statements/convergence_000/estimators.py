@@ -12,14 +12,8 @@ from refvi.verification.oracles import vi_objective as vio
 from refvi.verification.oracles.matrices import random_orthogonal as _orth
 from refvi.verification.protocol import targets as specs
 from refvi.verification.statement import statement
-from refvi.verification.statements.convergence_000._noise import (
-    SRC,
-    _instance,
-    _wellconditioned,
-    impl_samples,
-    random_spd,
-    refined_orders,
-)
+from refvi.verification.statements.convergence_000._noise import (SRC, _instance, _wellconditioned, impl_samples,
+                                                                  random_spd, refined_orders)
 
 
 def _symmetrize(S):

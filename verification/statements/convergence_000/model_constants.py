@@ -11,15 +11,9 @@ from refvi.verification.errata import erratum
 from refvi.verification.oracles import hessian_bounds as hb
 from refvi.verification.protocol import targets as specs
 from refvi.verification.statement import statement
-from refvi.verification.statements.convergence_000._structure import (
-    SRC,
-    constants,
-    linear_instance,
-    logistic_instance,
-    real_data_instance,
-    same_function,
-    seeds,
-)
+from refvi.verification.statements.convergence_000._structure import (SRC, constants, linear_instance,
+                                                                      logistic_instance, real_data_instance,
+                                                                      same_function, seeds)
 
 
 def hierarchical_instance(rng, N: int, d: int, G: int):
@@ -268,18 +262,24 @@ def _blocks(H, d, G):
     return [[H[i * d:(i + 1) * d, j * d:(j + 1) * d] for j in range(G + 1)] for i in range(G + 1)]
 
 
+def _hierarchical(ctx, inst):
+    """Instance ``(d, N, seed)`` of Thm 24 / Cor 25: d <= 2 and 1-3 groups; checks first that the target and the
+    oracle's model are the same function.  Returns ``rng, d, G, model, target``."""
+    d, N, seed = inst
+    rng = np.random.default_rng(seed)
+    G, d = 1 + seed % 3, min(d, 2)
+    model, target = hierarchical_instance(rng, N, d, G)
+    same_function(ctx, model, target, rng, "hierarchical")
+    return rng, d, G, model, target
+
+
 @statement("000.thm24", title="hierarchical model smooth iff the theta-theta, theta-z_i, z_i-z_i Hessian blocks are "
            "uniformly bounded", source=f"{SRC}, Thm 24 (proof steps 2-7)", kind="exact", uses=("energy", "smoothness"))
 def thm24(ctx):
     impl = ctx.impl
 
     def check(inst):
-        d, N, seed = inst
-        rng = np.random.default_rng(seed)
-        G = 1 + seed % 3
-        d = min(d, 2)
-        model, target = hierarchical_instance(rng, N, d, G)
-        same_function(ctx, model, target, rng, "hierarchical")
+        rng, d, G, model, target = _hierarchical(ctx, inst)
         M = constants(model)[1]          # the oracle's explicit M = lambda_max(P + blockdiag(0, X_g^T X_g / 4))
         for z in _test_points(rng, target.dim):
             H = hb.hessian_fd(model, z)
@@ -323,12 +323,7 @@ def cor25(ctx):
     impl = ctx.impl
 
     def check(inst):
-        d, N, seed = inst
-        rng = np.random.default_rng(seed)
-        G = 1 + seed % 3
-        d = min(d, 2)
-        model, target = hierarchical_instance(rng, N, d, G)
-        same_function(ctx, model, target, rng, "hierarchical")
+        rng, d, G, model, target = _hierarchical(ctx, inst)
         Si, Di = np.linalg.inv(model["Sigma"]), np.linalg.inv(model["Delta"])
         lo, hi = _hessian_within(ctx, model, target, rng, "hierarchical")
         # Cor 25 claims convexity only: any mu in [0, lambda_min(P)] is valid, M is attained at z = 0 (below)

@@ -14,14 +14,8 @@ from refvi.verification.oracles import vi_objective as vio
 from refvi.verification.oracles.matrices import random_orthogonal as _orth
 from refvi.verification.protocol import targets as specs
 from refvi.verification.statement import statement
-from refvi.verification.statements.convergence_000._noise import (
-    SRC,
-    _instance,
-    _wellconditioned,
-    impl_samples,
-    refined_orders,
-    scale_with_singular_values,
-)
+from refvi.verification.statements.convergence_000._noise import (SRC, _instance, _wellconditioned, impl_samples,
+                                                                  refined_orders, scale_with_singular_values)
 
 RT_ROUND = 1e-11      # rounding: sums of <= 1e4 float64 terms of comparable size, relative
 
@@ -97,17 +91,21 @@ def _sigma_min(C):
     return float(np.linalg.svd(C, compute_uv=False)[-1])
 
 
+def _exact_moment_and_bounds(ctx, inst):
+    """E||g_energy||^2 at the instance by exact quadrature (with its tolerance) and the oracle's two Thm 1 bounds:
+    ``model, m, structure, (E, tol), (b1, b2)``."""
+    target, model, m, C, structure = _instance(inst)
+    moment = exact_second_moment(ctx, target, model, m, C, structure)
+    return model, m, structure, moment, gmo.thm1_bounds(oracle_M(model), m, stationary(model), C)
+
+
 # ---- 000.thm1 -------------------------------------------------------------------------------------------------------
 @statement("000.thm1", title="E||grad_w phi(T_w u)||^2 <= (d+1)M^2||m-mbar||^2 + (d+3)M^2||C||_F^2 "
            "<= (d+3)M^2||w-wbar||^2; sharp", source=f"{SRC}, Thm 1 (from Domke 2019 Thm 3)", kind="exact",
            uses=("energy",))
 def thm1(ctx):
     def check(inst):
-        target, model, m, C, structure = _instance(inst)
-        M = oracle_M(model)
-        mbar = stationary(model)
-        E, tol = exact_second_moment(ctx, target, model, m, C, structure)
-        b1, b2 = gmo.thm1_bounds(M, m, mbar, C)
+        model, m, structure, (E, tol), (b1, b2) = _exact_moment_and_bounds(ctx, inst)
         ctx.bound(E, b1, atol=tol, label=f"{model['kind']} d={m.shape[0]} {structure}: E||g||^2 <= first bound")
         ctx.bound(b1, b2, rtol=1e-15, label="first bound <= (d+3) M^2 ||w - wbar||^2")
 
@@ -149,11 +147,7 @@ def thm1(ctx):
            source=f"{SRC}, Thm 2, Eq. (7)", kind="exact", uses=("energy",))
 def thm2(ctx):
     def check(inst):
-        target, model, m, C, structure = _instance(inst)
-        M = oracle_M(model)
-        mbar = stationary(model)
-        E, tol = exact_second_moment(ctx, target, model, m, C, structure)
-        _, b2 = gmo.thm1_bounds(M, m, mbar, C)
+        model, m, structure, (E, tol), (_, b2) = _exact_moment_and_bounds(ctx, inst)
         ctx.bound(E, b2, atol=tol,
                 label=f"{model['kind']} d={m.shape[0]} {structure}: E||g_energy||^2 <= (d+3)M^2||w-wbar||^2")
 

@@ -14,18 +14,9 @@ from refvi.verification.oracles.matrices import random_orthogonal
 from refvi.verification.oracles.quadrature import degree3_cubature
 from refvi.verification.protocol import targets as specs
 from refvi.verification.statement import statement
-from refvi.verification.statements.convergence_000._structure import (
-    SRC,
-    STRUCTS,
-    constants,
-    inner,
-    linear_instance,
-    logistic_instance,
-    random_in_W,
-    real_data_instance,
-    same_function,
-    seeds,
-)
+from refvi.verification.statements.convergence_000._structure import (SRC, STRUCTS, constants, inner, linear_instance,
+                                                                      logistic_instance, random_in_W,
+                                                                      real_data_instance, same_function, seeds)
 
 
 # ------------------------------------------------------------------------------------------------ matrix helpers

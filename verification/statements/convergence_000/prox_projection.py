@@ -11,15 +11,8 @@ from refvi.verification.oracles import vi_objective as vo
 from refvi.verification.oracles.matrices import proj_V as proj
 from refvi.verification.protocol import targets as specs
 from refvi.verification.statement import statement
-from refvi.verification.statements.convergence_000._structure import (
-    SRC,
-    STRUCTS,
-    inner,
-    linear_instance,
-    logistic_instance,
-    random_in_W,
-    seeds,
-)
+from refvi.verification.statements.convergence_000._structure import (SRC, STRUCTS, inner, linear_instance,
+                                                                      logistic_instance, random_in_W, seeds)
 
 
 # ================================================================================================ §9-10: prox etc.

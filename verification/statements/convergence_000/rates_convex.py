@@ -13,22 +13,9 @@ from hypothesis import strategies as st
 from refvi.verification.errata import erratum
 from refvi.verification.oracles import rates as ro
 from refvi.verification.statement import statement
-from refvi.verification.statements.convergence_000._rates import (
-    ALPHA,
-    SLACK_1_OVER_SQRT_T,
-    SRC,
-    Instance,
-    _few,
-    _theta_weights,
-    check_rate,
-    curve,
-    gaussian,
-    linear,
-    logistic,
-    one_step_moments,
-    repetitions,
-    start_point,
-)
+from refvi.verification.statements.convergence_000._rates import (ALPHA, SLACK_1_OVER_SQRT_T, SRC, Instance, _few,
+                                                                  _theta_weights, check_rate, curve, gaussian, linear,
+                                                                  logistic, one_step_moments, repetitions, start_point)
 
 
 @statement("000.thm7", title="Prox-SGD, convex l: E[f(wbar^T) - inf f] <= gamma (a ||w^0 - w*||^2/(1 - theta^T) + b), "

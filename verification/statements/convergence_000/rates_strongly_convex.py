@@ -13,23 +13,9 @@ from hypothesis import strategies as st
 from refvi.verification.errata import erratum
 from refvi.verification.oracles import rates as ro
 from refvi.verification.statement import statement
-from refvi.verification.statements.convergence_000._rates import (
-    ALPHA,
-    SLACK_1_OVER_T,
-    SRC,
-    Instance,
-    _few,
-    check_rate,
-    curve,
-    draws,
-    gaussian,
-    linear,
-    logistic,
-    one_step_moments,
-    repetitions,
-    run,
-    start_point,
-)
+from refvi.verification.statements.convergence_000._rates import (ALPHA, SLACK_1_OVER_T, SRC, Instance, _few,
+                                                                  check_rate, curve, draws, gaussian, linear, logistic,
+                                                                  one_step_moments, repetitions, run, start_point)
 
 
 # ---------------------------------------------------------------------------------------------------- Thm 6

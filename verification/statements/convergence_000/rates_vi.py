@@ -11,21 +11,9 @@ import math
 import numpy as np
 from refvi.verification.protocol import datasets
 from refvi.verification.statement import statement
-from refvi.verification.statements.convergence_000._rates import (
-    ALPHA,
-    SLACK_1_OVER_SQRT_T,
-    SLACK_1_OVER_T,
-    SRC,
-    Instance,
-    _theta_weights,
-    check_rate,
-    curve,
-    gaussian,
-    linear,
-    logistic,
-    repetitions,
-    start_point,
-)
+from refvi.verification.statements.convergence_000._rates import (ALPHA, SLACK_1_OVER_SQRT_T, SLACK_1_OVER_T, SRC,
+                                                                  Instance, _theta_weights, check_rate, curve, gaussian,
+                                                                  linear, logistic, repetitions, start_point)
 
 
 def real_linear():

@@ -13,16 +13,8 @@ from hypothesis import strategies as st
 from refvi.verification.oracles import sgd_reference
 from refvi.verification.protocol import targets as specs
 from refvi.verification.statement import statement
-from refvi.verification.statements.convergence_000._rates import (
-    SRC,
-    Instance,
-    _few,
-    gaussian,
-    linear,
-    logistic,
-    run,
-    start_point,
-)
+from refvi.verification.statements.convergence_000._rates import (SRC, Instance, _few, gaussian, linear, logistic, run,
+                                                                  start_point)
 
 
 # ------------------------------------------------------------------------------------------- Defs. 5 and 8

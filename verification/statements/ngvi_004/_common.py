@@ -52,6 +52,15 @@ def rand_blr(rng, d, n, zero_mean=False, sigma2=None, big_prior=False):
     return X, y, s2, P, mp
 
 
+def minibatch_blr(rng, max_batch=4):
+    """A small Bayesian linear regression for exact batch enumeration (d <= 3, n <= 4, m < max_batch) and a
+    Gaussian q = N(mu, S) given by its expectation parameters: ``(X, y, s2, P, mp), m, (xi, Xi), (mu, S)``."""
+    d, n, m = int(rng.integers(1, 4)), int(rng.integers(1, 5)), int(rng.integers(1, max_batch))
+    model = rand_blr(rng, d, n)
+    mu, S = rng.standard_normal(d), rand_spd(rng, d)
+    return model, m, (mu, S + np.outer(mu, mu)), (mu, S)
+
+
 def natural_of(mu, S):
     return OX.natural_from_moments(mu, S)
 

@@ -18,6 +18,13 @@ from refvi.verification.strategies import RNG, rng_of
 # §2.1 / App. A: exponential-family facts
 # ------------------------------------------------------------------------------------------------------------------
 
+def _small_gaussians(source):
+    """A random Gaussian in natural parameters in d = 1 and in d = 2: ``(d, (lam, Lam))`` pairs."""
+    rng = rng_of(source)
+    for d in (1, 2):
+        yield d, natural_of(rng.standard_normal(d), rand_spd(rng, d))
+
+
 @statement("004.def1", title="Fisher information F(eta) = Hess A(eta) in minimal coordinates",
            source=f"{SRC}, Def. 1 and App. A (FIM of the Gaussian, d(d+1) x d(d+1) singular in full coordinates)",
            kind="symbolic", uses=("ngvi.fisher_minimal",))
@@ -25,10 +32,7 @@ def _def1(ctx):
     impl = _impl(ctx)
 
     def check(source):
-        rng = rng_of(source)
-        for d in (1, 2):
-            mu, S = rng.standard_normal(d), rand_spd(rng, d)
-            lam, Lam = natural_of(mu, S)
+        for d, (lam, Lam) in _small_gaussians(source):
             F = impl.fisher_minimal(lam, Lam)
             H = OX.symbolic_A(d)[2](minimal_theta(lam, Lam))
             # both are float64 closed forms of the same rational functions: agreement to 1e-9 of the scale
@@ -44,10 +48,7 @@ def _eq4(ctx):
     impl = _impl(ctx)
 
     def check(source):
-        rng = rng_of(source)
-        for d in (1, 2):
-            mu, S = rng.standard_normal(d), rand_spd(rng, d)
-            lam, Lam = natural_of(mu, S)
+        for d, (lam, Lam) in _small_gaussians(source):
             xi, Xi = impl.expectation_from_natural(lam, Lam)
             gA = OX.symbolic_A(d)[1](minimal_theta(lam, Lam))       # E phi_min = (xi, Xi_ii, 2 Xi_ij)
             mine = np.concatenate([xi, np.diag(Xi), [2 * Xi[i, j] for i in range(d) for j in range(i + 1, d)]])

@@ -12,7 +12,8 @@ import numpy as np
 from refvi.verification.errata import erratum
 from refvi.verification.oracles import ngvi_expfam as OX
 from refvi.verification.statement import statement
-from refvi.verification.statements.ngvi_004._common import SRC, _impl, minimal_theta, natural_of, rand_blr, rand_spd
+from refvi.verification.statements.ngvi_004._common import (SRC, _impl, minibatch_blr, minimal_theta, natural_of,
+                                                            rand_blr, rand_spd)
 from refvi.verification.strategies import RNG, rng_of
 
 
@@ -112,10 +113,8 @@ def _example1(ctx):
 
     def check(source):
         rng = rng_of(source)
-        d, n, m = int(rng.integers(1, 4)), int(rng.integers(1, 5)), int(rng.integers(1, 4))
-        X, y, s2, P, mp = rand_blr(rng, d, n)
-        mu, S = rng.standard_normal(d), rand_spd(rng, d)
-        w = (mu, S + np.outer(mu, mu))
+        (X, y, s2, P, mp), m, w, (mu, S) = minibatch_blr(rng)
+        n, d = X.shape
         gx, gX = np.zeros(d), np.zeros((d, d))
         for combo, p in OX.batches_with_prob(n, m):
             a, b = impl.blr_stochastic_grad(X, y, s2, P, mp, *w, np.array(combo))

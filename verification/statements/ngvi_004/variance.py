@@ -13,7 +13,7 @@ import numpy as np
 from refvi.verification.errata import erratum
 from refvi.verification.oracles import ngvi_expfam as OX
 from refvi.verification.statement import statement
-from refvi.verification.statements.ngvi_004._common import SRC, _impl, natural_of, rand_blr, rand_spd
+from refvi.verification.statements.ngvi_004._common import SRC, _impl, minibatch_blr, natural_of, rand_blr, rand_spd
 from refvi.verification.strategies import RNG, rng_of
 
 # ------------------------------------------------------------------------------------------------------------------
@@ -128,11 +128,8 @@ def _lemma78(ctx, which):
     impl = _impl(ctx)
 
     def check(source):
-        rng = rng_of(source)
-        d, n, m = int(rng.integers(1, 4)), int(rng.integers(1, 5)), int(rng.integers(1, 4))
-        X, y, s2, P, mp = rand_blr(rng, d, n)
-        mu, S = rng.standard_normal(d), rand_spd(rng, d)
-        w = (mu, S + np.outer(mu, mu))
+        (X, y, s2, P, mp), m, w, _ = minibatch_blr(rng_of(source))
+        n = X.shape[0]
         g = impl.blr_grad(X, y, s2, P, mp, *w)
         tot = 0.0
         for combo, p in OX.batches_with_prob(n, m):

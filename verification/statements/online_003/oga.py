@@ -11,17 +11,8 @@ from hypothesis import strategies as st
 from refvi.verification.errata import erratum
 from refvi.verification.oracles import online_comparators as oc
 from refvi.verification.statement import statement
-from refvi.verification.statements.online_003._common import (
-    RTOL,
-    SRC,
-    _floats,
-    _labels,
-    check_run_consistency,
-    grads_along,
-    hinge_L,
-    online,
-    sva_instances,
-)
+from refvi.verification.statements.online_003._common import (RTOL, SRC, _floats, _labels, check_run_consistency,
+                                                              grads_along, hinge_L, online, sva_instances)
 from scipy import optimize
 
 # ------------------------------------------------------------------------------------------------------------------

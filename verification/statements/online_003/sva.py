@@ -14,18 +14,9 @@ from refvi.verification.errata import erratum
 from refvi.verification.oracles import online_comparators as oc
 from refvi.verification.oracles import online_quadrature as oq
 from refvi.verification.statement import statement
-from refvi.verification.statements.online_003._common import (
-    RTOL,
-    SRC,
-    _floats,
-    _labels,
-    check_run_consistency,
-    grads_along,
-    hinge_L,
-    hinge_streams,
-    online,
-    sva_instances,
-)
+from refvi.verification.statements.online_003._common import (RTOL, SRC, _floats, _labels, check_run_consistency,
+                                                              grads_along, hinge_L, hinge_streams, online,
+                                                              sva_instances)
 from scipy import optimize
 
 # ------------------------------------------------------------------------------------------------------------------

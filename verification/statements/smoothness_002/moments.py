@@ -13,15 +13,8 @@ from refvi.verification.oracles import charfun as cf
 from refvi.verification.oracles import discrete as ds
 from refvi.verification.protocol import targets as specs
 from refvi.verification.statement import statement
-from refvi.verification.statements.smoothness_002._smoothness import (
-    _INST,
-    SOURCE,
-    _cos_params,
-    _impl_grad_atoms,
-    _norm_w,
-    _pair,
-    _sym_moments,
-)
+from refvi.verification.statements.smoothness_002._smoothness import (_INST, SOURCE, _cos_params, _impl_grad_atoms,
+                                                                      _norm_w, _pair, _sym_moments)
 
 
 # =================================================================================================================

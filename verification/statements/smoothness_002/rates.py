@@ -17,13 +17,8 @@ from refvi.verification.oracles.matrices import proj_V as _proj
 from refvi.verification.oracles.matrices import random_orthogonal, with_singular_values
 from refvi.verification.protocol import targets as specs
 from refvi.verification.statement import statement
-from refvi.verification.statements.smoothness_002._solution import (
-    SEEDS,
-    SRC,
-    minimize_free_energy,
-    moment_points,
-    random_spd,
-)
+from refvi.verification.statements.smoothness_002._solution import (SEEDS, SRC, minimize_free_energy, moment_points,
+                                                                    random_spd)
 from scipy import optimize
 
 

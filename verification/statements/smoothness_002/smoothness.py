@@ -12,18 +12,9 @@ from refvi.verification.oracles import discrete as ds
 from refvi.verification.oracles.matrices import proj_V as _project
 from refvi.verification.protocol import targets as specs
 from refvi.verification.statement import statement
-from refvi.verification.statements.smoothness_002._smoothness import (
-    _INST,
-    SOURCE,
-    _cos_params,
-    _impl_grad_atoms,
-    _impl_grad_rule,
-    _pair,
-    _sc_check,
-    _shifted_top_ratio,
-    _smooth_check,
-    _t_shape_ratio,
-)
+from refvi.verification.statements.smoothness_002._smoothness import (_INST, SOURCE, _cos_params, _impl_grad_atoms,
+                                                                      _impl_grad_rule, _pair, _sc_check,
+                                                                      _shifted_top_ratio, _smooth_check, _t_shape_ratio)
 
 RTOL_CLOSE = 1e-10      # implementation gradient vs closed-form oracle
 

@@ -16,14 +16,8 @@ from refvi.verification.oracles.hessian_bounds import model_constants
 from refvi.verification.oracles.matrices import with_singular_values
 from refvi.verification.protocol import targets as specs
 from refvi.verification.statement import statement
-from refvi.verification.statements.smoothness_002._solution import (
-    SEEDS,
-    SRC,
-    minimize_free_energy,
-    moment_points,
-    neg_log_abs_det,
-    random_spd,
-)
+from refvi.verification.statements.smoothness_002._solution import (SEEDS, SRC, minimize_free_energy, moment_points,
+                                                                    neg_log_abs_det, random_spd)
 from scipy import optimize
 
 

@@ -18,13 +18,8 @@ import numpy as np
 from refvi.verification.oracles import discrete as ds
 from refvi.verification.protocol import targets as specs
 from refvi.verification.statement import statement
-from refvi.verification.statements.smoothness_002._smoothness import (
-    SOURCE,
-    _cos_params,
-    _impl_grad_atoms,
-    _norm_w,
-    _pair,
-)
+from refvi.verification.statements.smoothness_002._smoothness import (SOURCE, _cos_params, _impl_grad_atoms, _norm_w,
+                                                                      _pair)
 from refvi.verification.strategies import RNG
 
 
