@@ -115,10 +115,10 @@ class Context:
         digest = hashlib.sha256(f"{self.statement_id}/{stream}".encode()).digest()
         return np.random.default_rng(int.from_bytes(digest[:8], "little"))
 
-    def adapter(self, attr: str, refvi_default=None):
-        """The sub-adapter ``attr`` of the implementation under test (``boosting``, ``online``, ``ngvi``).  One that
-        is missing makes the statement report ``skip`` naming it (raised by the recorder); ``refvi_default`` is
-        ignored and kept only for old callers: refvi's own implementation carries its sub-adapters."""
+    def adapter(self, attr: str):
+        """The sub-adapter ``attr`` of the implementation under test (``boosting`` for seed 001, ``online`` for seed
+        003, ``ngvi`` for seed 004): every statement reaches its paper's protocol through this one accessor.  A
+        missing sub-adapter makes the statement report ``skip`` naming it (raised by the recorder)."""
         return getattr(self.impl, attr)
 
     # ---- instances --------------------------------------------------------------------------------------------

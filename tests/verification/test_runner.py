@@ -172,7 +172,7 @@ def test_missing_method_is_skip_but_a_bug_inside_a_method_is_error():
         ctx.impl.energy(object(), None, None, None)
 
     def needs_adapter(ctx):
-        ctx.adapter("online", None)
+        ctx.adapter("online")
 
     impl = _Outside()
     assert runner.run_statement(_stmt(needs_score), impl)["verdict"] == "skip"

@@ -31,14 +31,8 @@ SRC = "Locatello et al. (seed 001)"
 
 
 # ------------------------------------------------------------------------------------------------------------------
-# the implementation under test and the fixed instances as plain records
+# the fixed instances as plain records
 # ------------------------------------------------------------------------------------------------------------------
-
-def B(ctx):
-    """The seed-001 sub-adapter of the implementation under test (``ctx.impl.boosting``, protocol
-    :mod:`refvi.verification.protocol.boosting`; a missing one makes the statement report ``skip``)."""
-    return ctx.impl.boosting
-
 
 I1_TARGET = ((0.4, 0.6), (-0.5, 0.6), (0.5, 0.5))           # f* = -log P(A) = 0.2126087 on [-1, 1]
 

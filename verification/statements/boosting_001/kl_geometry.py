@@ -15,8 +15,8 @@ from refvi.verification.errata import erratum
 from refvi.verification.oracles import boosting as ob
 from refvi.verification.protocol.boosting import BoostingInstance, BoostingTarget
 from refvi.verification.statement import statement
-from refvi.verification.statements.boosting_001._common import (I1_TARGET, SRC, B, dense, i1, log_prob_box_mog,
-                                                                mixtures, n_examples)
+from refvi.verification.statements.boosting_001._common import (I1_TARGET, SRC, dense, i1, log_prob_box_mog, mixtures,
+                                                                n_examples)
 
 QUAD_TOL = 1e-10        # composite Gauss-Legendre (400 nodes) vs QUADPACK at epsabs 1e-13: smooth integrands
 
@@ -36,7 +36,7 @@ def cauchy_i1():
            source=f"{SRC}, Eq. (7) (curvature constant)", kind="exact",
            uses=("boosting.objective", "boosting.scores"))
 def claim_bregman_kl(ctx):
-    b = B(ctx)
+    b = ctx.adapter("boosting")
     inst1, or1, _ = i1()
     instc, orc = cauchy_i1()
 
@@ -147,7 +147,7 @@ def eq5(ctx):
     ctx.count()
     # the implementation's f(q) = KL(q||p_x) against the oracle's KL(q||p_A) - log P(A) for mixtures q
     inst, oracle, fstar = i1()
-    b = B(ctx)
+    b = ctx.adapter("boosting")
 
     def check(draw):
         q = dense(inst.K, *draw)

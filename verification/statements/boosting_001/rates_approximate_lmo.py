@@ -14,7 +14,7 @@ from refvi.verification.errata import erratum
 from refvi.verification.oracles import boosting as ob
 from refvi.verification.protocol.boosting import BoostingInstance, BoostingTarget
 from refvi.verification.statement import statement
-from refvi.verification.statements.boosting_001._common import SRC, B, check_run_records, i1, log_prob_box_mog
+from refvi.verification.statements.boosting_001._common import SRC, check_run_records, i1, log_prob_box_mog
 
 I3_SIGMA, I3_STRIDE = 2.0, 0.02                              # tight instance for Thm 4 / Cor 7 / Thm 8
 
@@ -117,7 +117,7 @@ def adversarial_runs(ctx, inst, deltas, T, step="fixed_delta", oracle=None, **kw
     """Runs of the implementation's Frank-Wolfe with the adversarial delta-LMO; each run's steps are checked to be
     exactly the rule under test, and (with ``oracle``) its records and every LMO answer.  ``T`` is an int or a dict
     delta -> horizon."""
-    b = B(ctx)
+    b = ctx.adapter("boosting")
     out = {}
     for dl in deltas:
         n = T[dl] if isinstance(T, dict) else T
@@ -267,7 +267,7 @@ def check_family_constants(ctx, fc, lo, hi, smin, smax, label):
            uses=("boosting.family_constants", "boosting.frank_wolfe"))
 def thm8(ctx):
     inst, oracle, fstar = i1()
-    b = B(ctx)
+    b = ctx.adapter("boosting")
     fc = check_family_constants(ctx, b.family_constants(-1.0, 1.0, 0.5, 0.5), -1.0, 1.0, 0.5, 0.5, "I1 family")
     ctx.close(fc["eps"], oracle.eps, rtol=1e-10, label="eps of the family = eps of the quantized set (corner atoms)")
     ctx.bound(oracle.diameter_sq() / oracle.eps, fc["thm8_ldiam"], label="L diam^2 <= corrected Thm 8 constant")

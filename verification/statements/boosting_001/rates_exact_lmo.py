@@ -15,7 +15,7 @@ from refvi.verification.errata import erratum
 from refvi.verification.oracles import boosting as ob
 from refvi.verification.protocol.boosting import BoostingInstance, BoostingTarget
 from refvi.verification.statement import statement
-from refvi.verification.statements.boosting_001._common import (SRC, B, check_run_records, dense, i1, log_prob_box_mog,
+from refvi.verification.statements.boosting_001._common import (SRC, check_run_records, dense, i1, log_prob_box_mog,
                                                                 mixtures, n_examples, optimal_weights)
 
 I2_MEANS = (-0.75, -0.25, 0.25, 0.75)                         # 4-atom relative-interior instance
@@ -46,7 +46,7 @@ def thm2(ctx):
     import sympy as sp
     _, diff = ob.normal_square_integral_sympy()
     ctx.true(sp.simplify(diff) == 0, label="int N(z; mu, s^2)^2 dz = 1/(2 sqrt(pi) s) (SymPy)")
-    b = B(ctx)
+    b = ctx.adapter("boosting")
 
     def check(draw):
         d, lo, width, smin, smax, u = draw
@@ -81,7 +81,7 @@ def thm2(ctx):
 @statement("001.cor3", title="diam(A)^2 <= 4 max ||q||^2 <= 4 M^2 Leb(A) (and the tighter 2M)",
            source=f"{SRC}, Cor 3", kind="exact", uses=("boosting.gram",))
 def cor3(ctx):
-    b = B(ctx)
+    b = ctx.adapter("boosting")
 
     def check(draw):
         d, stride, sigma = draw
@@ -113,7 +113,7 @@ def cor3(ctx):
            source=f"{SRC}, Thm 6 with Eq. (7)", kind="exact", uses=("boosting.curvature_lower_bound",))
 def thm6(ctx):
     inst, oracle, _ = i1()
-    b = B(ctx)
+    b = ctx.adapter("boosting")
     eps, M = oracle.eps, oracle.M
     Ldiam = oracle.diameter_sq() / eps
     paper = 4 * M * M * oracle.volume / eps
@@ -155,7 +155,7 @@ def thm6(ctx):
                   "t = 100..199, which no geometric sequence satisfies for all t")
 def e001_5(ctx):
     inst, oracle, fstar = i2()
-    res = B(ctx).frank_wolfe(inst, 200, step="fixed", keep_weights=True)
+    res = ctx.adapter("boosting").frank_wolfe(inst, 200, step="fixed", keep_weights=True)
     h = res.f - fstar
     lows = []
     for t in range(100, 200):
@@ -171,7 +171,7 @@ def e001_5(ctx):
            uses=("boosting.frank_wolfe",))
 def thm5(ctx):
     inst, oracle, fstar = i2()
-    b = B(ctx)
+    b = ctx.adapter("boosting")
     wopt = optimal_weights(inst)
     ctx.true(bool(np.all(wopt > 0.05)), label="q* has all 4 weights > 0 (relative interior)")
     ctx.true(bool(np.linalg.eigvalsh(oracle.gram)[0] > 0), label="atoms affinely independent in L2")
@@ -220,7 +220,7 @@ def pairwise_decrease(oracle, alpha, scores, z: int, L: float):
            source=f"{SRC}, Thm 9 / Thm 9' and Eq. (14)", kind="exact", uses=("boosting.corrective",))
 def thm9(ctx):
     inst, oracle, fstar = i1()
-    b = B(ctx)
+    b = ctx.adapter("boosting")
     L = 1.0 / oracle.eps                                 # valid smoothness constant (001.lemma1)
     runs = [("norm", b.corrective(inst, 25, variant="norm", keep_weights=True)),
             ("full", b.corrective(inst, 12, variant="full", keep_weights=True))]

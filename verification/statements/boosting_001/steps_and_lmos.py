@@ -14,8 +14,8 @@ from hypothesis import strategies as st
 from refvi.verification.oracles import boosting as ob
 from refvi.verification.protocol.boosting import BoostingInstance, BoostingTarget
 from refvi.verification.statement import statement
-from refvi.verification.statements.boosting_001._common import (SRC, B, check_run_records, dense, i1, mixtures,
-                                                                n_examples, optimal_weights)
+from refvi.verification.statements.boosting_001._common import (SRC, check_run_records, dense, i1, mixtures, n_examples,
+                                                                optimal_weights)
 from scipy import optimize
 
 # ------------------------------------------------------------------------------------------------------------------
@@ -41,7 +41,7 @@ def eq10(ctx):
         return integrate.quad(lambda z: stats.truncnorm.pdf(z, a, bb, loc=mu, scale=sigma) * g(z)[0], -1, 1,
                               epsabs=1e-14, epsrel=1e-12, limit=200)[0]
 
-    b = B(ctx)
+    b = ctx.adapter("boosting")
     rng = ctx.rng(0)
     for mu in (0.0, 0.8):
         hstep = 1e-4
@@ -79,11 +79,11 @@ def claim_fixed_step_weights(ctx):
     ctx.true(sp.simplify(tot - 1) == 0, label="the weights sum to one")
     inst, _, _ = i1()
     for T_ in (1, 7, 50):
-        res = B(ctx).frank_wolfe(inst, T_, step="fixed")
+        res = ctx.adapter("boosting").frank_wolfe(inst, T_, step="fixed")
         w = np.zeros(inst.K)
         np.add.at(w, res.atom, 2.0 * (np.arange(T_) + 1) / (T_ * (T_ + 1)))
         ctx.close(res.weights, w, atol=1e-14, label=f"T = {T_}: run weights = closed form")
-        ctx.close(np.asarray(B(ctx).fixed_step_weights(res.atom, inst.K), dtype=float), w, atol=1e-14,
+        ctx.close(np.asarray(ctx.adapter("boosting").fixed_step_weights(res.atom, inst.K), dtype=float), w, atol=1e-14,
                   label=f"T = {T_}: the implementation's closed form on the run's atoms")
         ctx.count()
 
@@ -96,7 +96,7 @@ def claim_fixed_step_weights(ctx):
             g = Fraction(2, t + 2)
             q = [(1 - g) * v for v in q]
             q[k] += g
-        got = np.asarray(B(ctx).fixed_step_weights(np.array(chosen, dtype=np.int64), K), dtype=float)
+        got = np.asarray(ctx.adapter("boosting").fixed_step_weights(np.array(chosen, dtype=np.int64), K), dtype=float)
         ctx.close(got, np.array([float(v) for v in q]), rtol=1e-13, atol=1e-15,
                   label=f"T = {len(chosen)}: closed form = unrolled recursion (exact rationals)")
 
@@ -110,7 +110,7 @@ def claim_fixed_step_weights(ctx):
                  "boosting.objective", "boosting.scores"))
 def claim_shift_invariance(ctx):
     inst, oracle, _ = i1()
-    b = B(ctx)
+    b = ctx.adapter("boosting")
 
     def check(draw):
         (cq, wq), c = draw
@@ -166,7 +166,7 @@ def _embed(K, idx, a):
            uses=("boosting.corrective", "boosting.frank_wolfe"))
 def claim_fw_gap_certificate(ctx):
     inst, oracle, fstar = i1()
-    b = B(ctx)
+    b = ctx.adapter("boosting")
     C = oracle.diameter_sq() / oracle.eps
     T = 40 if ctx.profile.name == "ci" else 200
     runs = {
@@ -192,7 +192,7 @@ def claim_fw_gap_certificate(ctx):
            source=f"{SRC}, §3 ('conv(A) contains p_A which becomes the minimizer'), Eq. (5)",
            kind="exact", uses=("boosting.corrective",))
 def claim_mog_recovery(ctx):
-    b = B(ctx)
+    b = ctx.adapter("boosting")
     for stride, wtol in ((0.1, 1e-6), (0.025, 1e-5)):
         inst, oracle, fstar = i1(stride)
         res = b.corrective(inst, 30, variant="full")

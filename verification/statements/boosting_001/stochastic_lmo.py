@@ -13,7 +13,7 @@ from __future__ import annotations
 
 import numpy as np
 from refvi.verification.statement import statement
-from refvi.verification.statements.boosting_001._common import SRC, B, i1
+from refvi.verification.statements.boosting_001._common import SRC, i1
 
 
 def _delta(oracle, q, k):
@@ -44,7 +44,7 @@ def _deltas(ctx, b, inst, oracle, R, **config):
            source=f"{SRC}, Algorithm 2, Eq. (9), §5", kind="statistical", uses=("boosting.stochastic_lmo",))
 def claim_stochastic_lmo(ctx):
     inst, oracle, _ = i1()
-    b = B(ctx)
+    b = ctx.adapter("boosting")
     full = ctx.profile.name != "ci"
     d = _deltas(ctx, b, inst, oracle, 400 if full else 120)
     ctx.mean_leq(1.0 - d, 0.5, label=f"64 samples, 50 SGD steps: E[1 - delta_t] <= 1/2 (mean delta_t = {d.mean():.3f}, "

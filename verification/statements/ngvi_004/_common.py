@@ -28,11 +28,6 @@ from refvi.verification.oracles import ngvi_expfam as OX
 SRC = "Wu & Gardner (seed 004)"
 
 
-def _impl(ctx):
-    """The implementation's seed 004 sub-adapter (``ctx.impl.ngvi``, protocol :mod:`..protocol.ngvi`)."""
-    return ctx.impl.ngvi
-
-
 # ------------------------------------------------------------------------------------------------------------------
 # instance helpers (pure NumPy)
 # ------------------------------------------------------------------------------------------------------------------

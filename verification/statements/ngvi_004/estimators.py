@@ -10,7 +10,7 @@ import numpy as np
 from refvi.verification.errata import erratum
 from refvi.verification.oracles import ngvi_glm as OG
 from refvi.verification.statement import statement
-from refvi.verification.statements.ngvi_004._common import SRC, _impl, rand_spd, sym_dir
+from refvi.verification.statements.ngvi_004._common import SRC, rand_spd, sym_dir
 from refvi.verification.strategies import RNG, rng_of
 
 
@@ -24,7 +24,7 @@ def _gauss_lik_grad(Z):
                   "the gradient is exactly -u u^T/2, singular, and the paper's det > 0 test is round-off)",
            kind="statistical", uses=("ngvi.autodiff",))
 def _claim_ad(ctx):
-    impl = _impl(ctx)
+    impl = ctx.adapter("ngvi")
     rng = ctx.rng("ad")
     # (a) the explicit backward pass equals finite differences of log p(xi + chol(Xi - xi xi^T) u)
     d = 3
@@ -70,7 +70,7 @@ def _claim_ad(ctx):
            source=f"{SRC}, §3.2, Eq. (11) ('negative definite' in print)", kind="statistical", erratum="E004-4",
            uses=("ngvi.price", "ngvi.price_logistic"))
 def _claim_price(ctx):
-    impl = _impl(ctx)
+    impl = ctx.adapter("ngvi")
 
     def check(source):
         rng = rng_of(source)
@@ -121,7 +121,7 @@ def _poisson_gh(Z, X, y):
          instance="logistic regression, d = 2, one data point x = (1, 0): the Price grad_Xi is -c e1 e1^T / 2 with an "
                   "exact zero eigenvalue (any sample)")
 def _e004_4(ctx):
-    impl = _impl(ctx)
+    impl = ctx.adapter("ngvi")
     X, y = np.array([[1.0, 0.0]]), np.array([1.0])
     _, G = impl.price_logistic(X, y, np.zeros(2), np.eye(2), np.array([[0.3, -1.2]]))
     ev = np.linalg.eigvalsh(G)

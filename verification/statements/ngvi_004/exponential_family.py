@@ -11,7 +11,7 @@ import math
 import numpy as np
 from refvi.verification.oracles import ngvi_expfam as OX
 from refvi.verification.statement import statement
-from refvi.verification.statements.ngvi_004._common import SRC, _impl, minimal_theta, natural_of, rand_spd, sym_dir
+from refvi.verification.statements.ngvi_004._common import SRC, minimal_theta, natural_of, rand_spd, sym_dir
 from refvi.verification.strategies import RNG, rng_of
 
 # ------------------------------------------------------------------------------------------------------------------
@@ -29,7 +29,7 @@ def _small_gaussians(source):
            source=f"{SRC}, Def. 1 and App. A (FIM of the Gaussian, d(d+1) x d(d+1) singular in full coordinates)",
            kind="symbolic", uses=("ngvi.fisher_minimal",))
 def _def1(ctx):
-    impl = _impl(ctx)
+    impl = ctx.adapter("ngvi")
 
     def check(source):
         for d, (lam, Lam) in _small_gaussians(source):
@@ -45,7 +45,7 @@ def _def1(ctx):
            source=f"{SRC}, Eq. (4), (17), (18) and App. A.2", kind="symbolic",
            uses=("ngvi.conjugate", "ngvi.expectation_from_natural", "ngvi.log_partition", "ngvi.natural_from_expectation"))
 def _eq4(ctx):
-    impl = _impl(ctx)
+    impl = ctx.adapter("ngvi")
 
     def check(source):
         for d, (lam, Lam) in _small_gaussians(source):
@@ -68,7 +68,7 @@ def _eq4(ctx):
            source=f"{SRC}, App. A.1 (the paper's (-log x)'' = 1/x^2 omits the 1/2 of A*, harmless)", kind="exact",
            uses=("ngvi.conjugate",))
 def _a1(ctx):
-    impl = _impl(ctx)
+    impl = ctx.adapter("ngvi")
     for mu_, L_ in [(1e-3, 1e3), (1e-6, 1e6), (0.5, 2.0)]:
         big, small = 1.0 / math.sqrt(2 * mu_) * 2.0, 1.0 / math.sqrt(2 * L_) / 2.0
         for X0, rel in [(big, "<"), (small, ">")]:
@@ -88,7 +88,7 @@ def _a1(ctx):
            source=f"{SRC}, Lemma 4 (App. A)", kind="exact",
            uses=("ngvi.bregman_A", "ngvi.bregman_A_star", "ngvi.kl", "ngvi.natural_from_expectation"))
 def _lemma4(ctx):
-    impl = _impl(ctx)
+    impl = ctx.adapter("ngvi")
 
     def check(source):
         rng = rng_of(source)

@@ -12,7 +12,7 @@ import numpy as np
 from refvi.verification.errata import erratum
 from refvi.verification.oracles import ngvi_glm as OG
 from refvi.verification.statement import statement
-from refvi.verification.statements.ngvi_004._common import SRC, _impl, natural_of, rand_spd
+from refvi.verification.statements.ngvi_004._common import SRC, natural_of, rand_spd
 
 # ------------------------------------------------------------------------------------------------------------------
 # non-convexity (§5, App. E) and Proposition 1
@@ -31,7 +31,7 @@ def _slice_d2(s1, s2, x, h=2e-3):
                  "variance); corrected d2/ds2^2 = 1/4 sum E h'' + 1/(2 s2^2)",
            source=f"{SRC}, §5 and App. E.1", kind="exact", erratum="E004-2", uses=("ngvi.glm_neg_elbo",))
 def _claim_logistic(ctx):
-    impl = _impl(ctx)
+    impl = ctx.adapter("ngvi")
     # W1: midpoint convexity fails (quad, 1e-13)
     x = np.linspace(-1, 1, 200)
     y = np.where(np.arange(200) % 2 == 0, 1.0, -1.0)
@@ -84,7 +84,7 @@ def _e004_2(ctx):
            title="Poisson l(omega) is not convex along xi at fixed Xi: d = 1, x = 1, omega = (1, 3), d2/dxi2 = 1 - e^2",
            source=f"{SRC}, §5 and App. E.2", kind="exact", uses=("ngvi.glm_neg_elbo",))
 def _claim_poisson(ctx):
-    impl = _impl(ctx)
+    impl = ctx.adapter("ngvi")
     X, y = np.array([[1.0]]), np.array([0.0])
     vals = {}
     for xi in (0.5, 1.0, 1.5):
@@ -104,7 +104,7 @@ def _claim_poisson(ctx):
            source=f"{SRC}, Proposition 1 (App. E), Poisson regression, d = 2", kind="exact",
            uses=("ngvi.expectation_from_natural", "ngvi.glm_grad", "ngvi.glm_ngd_exact"))
 def _prop1(ctx):
-    impl = _impl(ctx)
+    impl = ctx.adapter("ngvi")
     rng = ctx.rng("prop1")
     X = 0.5 * rng.standard_normal((6, 2))
     y = rng.poisson(1.5, 6).astype(float)

@@ -12,8 +12,8 @@ import numpy as np
 from refvi.verification.errata import erratum
 from refvi.verification.oracles import ngvi_expfam as OX
 from refvi.verification.statement import statement
-from refvi.verification.statements.ngvi_004._common import (SRC, _impl, minibatch_blr, minimal_theta, natural_of,
-                                                            rand_blr, rand_spd)
+from refvi.verification.statements.ngvi_004._common import (SRC, minibatch_blr, minimal_theta, natural_of, rand_blr,
+                                                            rand_spd)
 from refvi.verification.strategies import RNG, rng_of
 
 
@@ -29,7 +29,7 @@ def moments(eta):
            source=f"{SRC}, Lemma 1, Def. 2, Def. 4, Eq. (7)-(10)", kind="exact",
            uses=("ngvi.blr_grad", "ngvi.expectation_from_natural", "ngvi.md_step", "ngvi.natural_from_expectation", "ngvi.ngd_step", "ngvi.ngd_step_fim"))
 def _lemma1(ctx):
-    impl = _impl(ctx)
+    impl = ctx.adapter("ngvi")
 
     def check(source):
         rng = rng_of(source)
@@ -79,7 +79,7 @@ def _lemma1(ctx):
            source=f"{SRC}, Lemma 2 and §4 (l(omega) = KL(q, q*) - log p(y); one exact step with gamma = 1 gives q*)",
            kind="exact", uses=("ngvi.blr_grad", "ngvi.blr_neg_elbo", "ngvi.ngd_step"))
 def _lemma2(ctx):
-    impl = _impl(ctx)
+    impl = ctx.adapter("ngvi")
 
     def check(source):
         rng = rng_of(source)
@@ -109,7 +109,7 @@ def _lemma2(ctx):
            source=f"{SRC}, Example 1, Eq. (15), Assumption 1.1-1.2", kind="exact",
            uses=("ngvi.blr_stochastic_grad", "ngvi.natural_update"))
 def _example1(ctx):
-    impl = _impl(ctx)
+    impl = ctx.adapter("ngvi")
 
     def check(source):
         rng = rng_of(source)
@@ -138,7 +138,7 @@ def _def6(ctx):
     """The implementation's exact and mini-batch gradients (Eq. 15) and its NGD step give q_{t+1,*} and q_{t+1} for
     every batch (enumerated with replacement, exact probabilities); its KL gives the symmetrized KL, which must equal
     the oracle's Eq. (12) computed from its definition."""
-    impl = _impl(ctx)
+    impl = ctx.adapter("ngvi")
 
     def check(source):
         rng = rng_of(source)
@@ -198,7 +198,7 @@ def _thm1_instance(ctx, impl, X, y, s2, P, mp, m, T, eta0, label):
            source=f"{SRC}, Theorem 1, Eq. (13)-(14), proof in App. D", kind="exact", erratum="E004-1",
            uses=("ngvi.blr_run", "ngvi.blr_trajectory", "ngvi.omega_average"))
 def _thm1(ctx):
-    impl = _impl(ctx)
+    impl = ctx.adapter("ngvi")
 
     def bound(V, T):
         return 4 * V / ((T + 1) * (T + 2)) * sum((t + 1) / (t + 2) for t in range(T + 1))
@@ -242,7 +242,7 @@ def _thm1(ctx):
          instance="1-D BLR n = 2, x = (1, 1), y = (10, -10), sigma2 = 1, P = 1, q0 = N(0, 1), m = 1: (12) = 400/3 "
                   "at every state; exact enumeration of the 4 paths at T = 1 gives E KL = 45.918 > V/3 = 44.444")
 def _e004_1(ctx):
-    impl = _impl(ctx)
+    impl = ctx.adapter("ngvi")
     ce = T1CE
     for T, expect in [(1, 45.91784389), (2, 35.07430086)]:
         ekl, V = _thm1_instance(ctx, impl, ce["X"], ce["y"], ce["s2"], ce["P"], ce["mp"], 1, T,
@@ -260,7 +260,7 @@ def _e004_1(ctx):
            source=f"{SRC}, §3.1 sufficient condition and Remark 2 (NSD suffices with a proper prior)", kind="exact",
            uses=("ngvi.natural_update",))
 def _remark2(ctx):
-    impl = _impl(ctx)
+    impl = ctx.adapter("ngvi")
 
     def check(source):
         rng = rng_of(source)

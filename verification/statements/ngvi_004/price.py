@@ -14,7 +14,7 @@ from __future__ import annotations
 
 import numpy as np
 from refvi.verification.statement import statement
-from refvi.verification.statements.ngvi_004._common import SRC, _impl, rand_spd
+from refvi.verification.statements.ngvi_004._common import SRC, rand_spd
 from refvi.verification.strategies import RNG, rng_of
 
 
@@ -22,7 +22,7 @@ from refvi.verification.strategies import RNG, rng_of
            "exact gradient (A c, -A/2) of E_q log p, per-row or averaged Hessians, symmetrized",
            source=f"{SRC}, §3.2, Eq. (11) (Bonnet and Price)", kind="exact", uses=("ngvi.price",))
 def claim_price_exact(ctx):
-    impl = _impl(ctx)
+    impl = ctx.adapter("ngvi")
 
     def check(source):
         rng = rng_of(source)

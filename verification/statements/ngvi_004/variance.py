@@ -13,7 +13,7 @@ import numpy as np
 from refvi.verification.errata import erratum
 from refvi.verification.oracles import ngvi_expfam as OX
 from refvi.verification.statement import statement
-from refvi.verification.statements.ngvi_004._common import SRC, _impl, minibatch_blr, natural_of, rand_blr, rand_spd
+from refvi.verification.statements.ngvi_004._common import SRC, minibatch_blr, natural_of, rand_blr, rand_spd
 from refvi.verification.strategies import RNG, rng_of
 
 # ------------------------------------------------------------------------------------------------------------------
@@ -49,7 +49,7 @@ def _run_states(impl, X, y, s2, P, mp, idx, steps):
            source=f"{SRC}, Lemma 3, Eq. (16) (App. C assembly)", kind="exact", erratum="E004-3",
            uses=("ngvi.blr_lemma3_bound", "ngvi.blr_trajectory", "ngvi.blr_variance", "ngvi.expectation_from_natural"))
 def _lemma3(ctx):
-    impl = _impl(ctx)
+    impl = ctx.adapter("ngvi")
 
     def check(source):
         rng = rng_of(source)
@@ -77,7 +77,7 @@ def _lemma3(ctx):
            source=f"{SRC}, Lemma 5 (App. C), q_0 = N(0, I), gamma_t in [0, 1]", kind="exact",
            uses=("ngvi.blr_trajectory",))
 def _lemma5(ctx):
-    impl = _impl(ctx)
+    impl = ctx.adapter("ngvi")
 
     def check(source):
         rng = rng_of(source)
@@ -125,7 +125,7 @@ def _lemma8(ctx):
 
 
 def _lemma78(ctx, which):
-    impl = _impl(ctx)
+    impl = ctx.adapter("ngvi")
 
     def check(source):
         (X, y, s2, P, mp), m, w, _ = minibatch_blr(rng_of(source))
@@ -146,7 +146,7 @@ def _lemma78(ctx, which):
            source=f"{SRC}, Lemma 9 (App. C), lam_0 = 0, lam_p = 0", kind="exact", erratum="E004-3",
            uses=("ngvi.blr_trajectory", "ngvi.expectation_from_natural"))
 def _lemma9(ctx):
-    impl = _impl(ctx)
+    impl = ctx.adapter("ngvi")
 
     def check(source):
         rng = rng_of(source)
@@ -182,7 +182,7 @@ def _cor2(ctx):
 
 
 def _cor12(ctx, which):
-    impl = _impl(ctx)
+    impl = ctx.adapter("ngvi")
 
     def check(source):
         rng = rng_of(source)
@@ -206,7 +206,7 @@ def _cor12(ctx, which):
 
 
 def _lemma1011(ctx, which):
-    impl = _impl(ctx)
+    impl = ctx.adapter("ngvi")
 
     def check(source):
         rng = rng_of(source)
@@ -266,7 +266,7 @@ def _lemma11(ctx):
                   "lam_1 lies outside the printed C = [-1, 1]; Cor. 2 as printed fails for d = n = m = 1, x = 0.1, "
                   "y = 1, sigma2 = 0.01: xi_1 = 5 > nu b n = 0.1")
 def _e004_3(ctx):
-    impl = _impl(ctx)
+    impl = ctx.adapter("ngvi")
     X, y, P, mp = np.array([[1.0]]), np.array([1.0]), np.eye(1), np.zeros(1)
     traj = impl.blr_trajectory(X, y, 0.5, P, mp, [np.array([0])], [1.0])
     lam1 = float(traj[1][0][0])

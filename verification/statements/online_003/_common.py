@@ -37,12 +37,6 @@ RTOL = 1e-9                          # relative tolerance of every regret bound
 HINGE_LIP = math.sqrt(1.0 + 1.0 / (2.0 * math.pi))   # ||grad bar L_hinge|| <= HINGE_LIP ||x|| (Assumption 4.1)
 
 
-def online(ctx):
-    """The seed-003 sub-adapter of the implementation under test (``ctx.impl.online``, protocol
-    :mod:`refvi.verification.protocol.online`; a missing one makes the statement report ``skip``)."""
-    return ctx.impl.online
-
-
 # ------------------------------------------------------------------------------------------------------------------
 # helpers and instance generators
 # ------------------------------------------------------------------------------------------------------------------

@@ -13,7 +13,7 @@ import sympy as sp
 from hypothesis import strategies as st
 from refvi.verification.oracles import online_quadrature as oq
 from refvi.verification.statement import statement
-from refvi.verification.statements.online_003._common import HINGE_LIP, SRC, _floats, _lower_tri, online
+from refvi.verification.statements.online_003._common import HINGE_LIP, SRC, _floats, _lower_tri
 
 # ------------------------------------------------------------------------------------------------------------------
 # Prop. 1, Prop. 2, Assumptions 4.1-4.3 (mean field)
@@ -37,7 +37,7 @@ def point_pairs(draw, max_d=3):
            source=f"{SRC}, Prop. 1 (Domke 2019, Thm 1)", kind="exact",
            uses=("online.expected_loss", "online.expected_loss_full"))
 def prop1(ctx):
-    on = online(ctx)
+    on = ctx.adapter("online")
 
     def check(inst):
         x, y, m1, s1, m2, s2 = inst
@@ -81,7 +81,7 @@ def prop1(ctx):
            "(hence the printed 2 L')", source=f"{SRC}, Prop. 2 and its proof", kind="exact",
            uses=("online.expected_loss", "online.expected_loss_full"))
 def prop2(ctx):
-    on = online(ctx)
+    on = ctx.adapter("online")
 
     def check(inst):
         x, y, m1, s1, m2, s2 = inst
@@ -106,7 +106,7 @@ def prop2(ctx):
            "||x|| and convexity; gradients agree with quadrature", source=f"{SRC}, Assumption 4.1", kind="exact",
            uses=("online.expected_loss",))
 def assumption1(ctx):
-    on = online(ctx)
+    on = ctx.adapter("online")
 
     def check(inst):
         x, y, m1, s1, m2, s2 = inst
@@ -132,7 +132,7 @@ def assumption1(ctx):
 @statement("003.assumption2", title="Assumption 4.2: l = H/2||theta - z||^2 gives an exactly H-strongly convex bar L",
            source=f"{SRC}, Assumption 4.2 (and Prop. 1)", kind="exact", uses=("online.expected_loss",))
 def assumption2(ctx):
-    on = online(ctx)
+    on = ctx.adapter("online")
 
     def check(inst):
         x, _, m1, s1, m2, s2 = inst
@@ -150,7 +150,7 @@ def assumption2(ctx):
 @statement("003.assumption3", title="Assumption 4.3: mu -> KL(q_mu || N(0, s^2 I)) is (1/s^2)-strongly convex in "
            "(m, sigma)", source=f"{SRC}, Assumption 4.3 (alpha = 1/s^2)", kind="symbolic", uses=("online.kl_prior",))
 def assumption3(ctx):
-    on = online(ctx)
+    on = ctx.adapter("online")
     m, sg, s = sp.symbols("m sigma s", positive=True)
     kl = sp.Rational(1, 2) * ((m ** 2 + sg ** 2) / s ** 2 + sp.log(s ** 2 / sg ** 2) - 1)
     Hs = sp.hessian(kl, (m, sg))

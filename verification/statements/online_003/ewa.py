@@ -12,7 +12,7 @@ import numpy as np
 from hypothesis import strategies as st
 from refvi.verification.oracles import online_comparators as oc
 from refvi.verification.statement import statement
-from refvi.verification.statements.online_003._common import RTOL, SRC, _floats, online
+from refvi.verification.statements.online_003._common import RTOL, SRC, _floats
 from scipy.special import logsumexp
 
 # ------------------------------------------------------------------------------------------------------------------
@@ -61,7 +61,7 @@ _GL512 = np.polynomial.legendre.leggauss(512)
 @statement("003.def2", title="Tempered posterior: sequential update = batch formula (2) = Gibbs minimizer",
            source=f"{SRC}, eq. (2), Algorithm 1 step 3, Gibbs characterization", kind="exact", uses=("online.ewa_1d",))
 def def2(ctx):
-    on = online(ctx)
+    on = ctx.adapter("online")
 
     def check(inst):
         ys, eta = inst
@@ -128,7 +128,7 @@ THM1_FIXED = [([1.0, -1.0] * 10, 2.0, "absolute", "uniform"), ([1.0] * 25, 0.1, 
            source=f"{SRC}, Thm 1, eq. (3) (Audibert 2009, Thm 4.6) with Lemma 1's closed form of the infimum",
            kind="exact", uses=("online.ewa_1d",))
 def thm1(ctx):
-    on = online(ctx)
+    on = ctx.adapter("online")
 
     def check(inst):
         data, loss, res, prior = _thm1_instance(inst, on)
@@ -147,7 +147,7 @@ def thm1(ctx):
 @statement("003.eq18", title="Per-step EWA inequality l_t(hat theta_t) <= eta B^2/8 - (1/eta) log E_{p_t} e^{-eta l_t}",
            source=f"{SRC}, App. 6.5, eq. (18) (Jensen + Hoeffding's lemma)", kind="exact", uses=("online.ewa_1d",))
 def eq18(ctx):
-    on = online(ctx)
+    on = ctx.adapter("online")
 
     def check(inst):
         data, loss, res, _ = _thm1_instance(inst, on)
@@ -192,7 +192,7 @@ EWA2D_FIXED = [dict(data=[(np.array([0.5, -0.5]), 1.0), (np.array([0.5, 0.5]), -
            "mean equal the exact tempered posterior's", source=f"{SRC}, Algorithm 1, eq. (2), Thm 1, eq. (18) in d = 2",
            kind="exact", uses=("online.ewa_2d",))
 def ewa_2d_claims(ctx):
-    on = online(ctx)
+    on = ctx.adapter("online")
     box = (np.array([-1.0, -1.0]), np.array([1.0, 1.0]))
 
     def check(inst):

@@ -18,7 +18,7 @@ import numpy as np
 from hypothesis import strategies as st
 from refvi.verification.oracles import online_quadrature as oq
 from refvi.verification.statement import statement
-from refvi.verification.statements.online_003._common import SRC, _floats, online
+from refvi.verification.statements.online_003._common import SRC, _floats
 
 LOSSES = ("hinge", "squared", "absolute", "quadratic")
 
@@ -60,7 +60,7 @@ _FIXED = [("absolute", np.array([[1.0, -2.0]]), np.array([0.3]), np.array([0.2, 
            "hinge, squared, absolute and quadratic losses equal quadrature / the closed form",
            source=f"{SRC}, eq. (3) and §4 (bar L_t), Assumption 4.2", kind="exact", uses=("online.expected_loss",))
 def claim_expected_loss(ctx):
-    on = online(ctx)
+    on = ctx.adapter("online")
 
     def check(inst):
         loss, X, y, m, sigma, H = inst

@@ -16,7 +16,7 @@ from refvi.verification.errata import erratum
 from refvi.verification.oracles import online_comparators as oc
 from refvi.verification.oracles import online_quadrature as oq
 from refvi.verification.statement import statement
-from refvi.verification.statements.online_003._common import SRC, _lower_tri, online, sva_instances
+from refvi.verification.statements.online_003._common import SRC, _lower_tri, sva_instances
 from scipy import optimize
 
 # ------------------------------------------------------------------------------------------------------------------
@@ -48,7 +48,7 @@ def _ngvi_argmin(gm, gs, m_t, s_t, eta, alpha, s):
            source=f"{SRC}, eq. (8) and App. 6.1, eq. (15)", kind="exact", erratum="E003-1",
            uses=("online.expected_loss", "online.run"))
 def eq15(ctx):
-    on = online(ctx)
+    on = ctx.adapter("online")
 
     def check(inst):
         X, y, eta, alpha = inst["X"][:2], inst["y"][:2], inst["eta"], inst["s"]
@@ -70,7 +70,7 @@ def eq15(ctx):
          instance="1-D, prior N(0, 1), eta = 2, alpha = 1, x = 1, y = +1, second round: the printed beta = 2/3 misses "
                   "the argmin of (8), the corrected beta = 1/3 hits it")
 def e003_1(ctx):
-    on = online(ctx)
+    on = ctx.adapter("online")
     X, y, eta, alpha = np.array([[1.0], [1.0]]), np.array([-1.0, 1.0]), 2.0, 1.0
     ok = on.run("ngvi", X, y, eta=eta, alpha=alpha, s=1.0)
     bad = on.run("ngvi", X, y, eta=eta, beta=1.0 / (1.0 / alpha + 1.0 / eta), s=1.0)
@@ -88,7 +88,7 @@ def e003_1(ctx):
            source=f"{SRC}, App. 6.1, eq. (16)", kind="exact", erratum="E003-2",
            uses=("online.expected_loss", "online.run"))
 def eq16(ctx):
-    on = online(ctx)
+    on = ctx.adapter("online")
 
     def check(inst):
         X, y, eta, beta = inst["X"], inst["y"], inst["eta"], min(0.99, inst["s"] / 3)
@@ -127,7 +127,7 @@ def e003_2(ctx):
            "quadratic term", source=f"{SRC}, Sec. 4 (KL formula after Prop. 2)", kind="exact", erratum="E003-3",
            uses=("online.kl_gaussian",))
 def gaussian_kl(ctx):
-    on = online(ctx)
+    on = ctx.adapter("online")
 
     def check(inst):
         d, seed = inst
@@ -160,7 +160,7 @@ def e003_3(ctx):
            source=f"{SRC}, App. 6.1, eqs. (15)-(16) (consequence; explains the NGVI curves of Figure 1)", kind="exact",
            uses=("online.expected_loss", "online.run"))
 def ngvi_no_concentration(ctx):
-    on = online(ctx)
+    on = ctx.adapter("online")
 
     def check(inst):
         X, y, eta, beta = inst["X"], inst["y"], inst["eta"], min(0.99, inst["s"] / 3)

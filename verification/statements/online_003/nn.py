@@ -9,7 +9,7 @@ from __future__ import annotations
 import numpy as np
 from refvi.verification.oracles import online_nn_oracle as onn
 from refvi.verification.statement import statement
-from refvi.verification.statements.online_003._common import SRC, online
+from refvi.verification.statements.online_003._common import SRC
 from refvi.verification.strategies import RNG, rng_of
 
 # ------------------------------------------------------------------------------------------------------------------
@@ -25,7 +25,7 @@ NN_HYPER = {"sva": dict(eta=0.05), "svb": dict(K=0.05), "ngvi": dict(eta=0.5, be
            "Monte Carlo base samples", source=f"{SRC}, §5 (neural network experiment), eqs. (9), (10), (15)",
            kind="exact", uses=("online.run_nn",))
 def claim_nn_replay(ctx):
-    on = online(ctx)
+    on = ctx.adapter("online")
 
     def check(source):
         rng = rng_of(source)

@@ -12,7 +12,7 @@ from refvi.verification.errata import erratum
 from refvi.verification.oracles import online_comparators as oc
 from refvi.verification.statement import statement
 from refvi.verification.statements.online_003._common import (RTOL, SRC, _floats, _labels, check_run_consistency,
-                                                              grads_along, hinge_L, online, sva_instances)
+                                                              grads_along, hinge_L, sva_instances)
 from scipy import optimize
 
 # ------------------------------------------------------------------------------------------------------------------
@@ -54,7 +54,7 @@ def check_thm4(ctx, on, inst, const=1.0, eta_factor=1.0):
            source=f"{SRC}, Thm 4 and Algorithm 3 (App. 6.2)", kind="exact",
            uses=("online.run", "online.run_adversarial"))
 def thm4(ctx):
-    on = online(ctx)
+    on = ctx.adapter("online")
     ctx.forall(ogael_instances(), lambda inst: check_thm4(ctx, on, inst),
                fixed=[dict(X=np.full((2, 1), 0.5), y=np.ones(2), adv=False, eta=0.1, s=1.0, mbox=np.inf,
                            sbox=np.inf, projection="greedy")])
@@ -67,7 +67,7 @@ def thm4(ctx):
          instance="d = 1, s = 1 (alpha = 1), eta = 0.1, T = 2, x_t = 0.5, y_t = +1, hinge loss: OGA-EL suffers "
                   "1.97557 while the printed right side at the L-BFGS-B comparator is 1.97181")
 def e003_5(ctx):
-    on = online(ctx)
+    on = ctx.adapter("online")
     X, y, eta, s = np.full((2, 1), 0.5), np.ones(2), 0.1, 1.0
     res = on.run("ogael", X, y, eta=eta, s=s)
     L, alpha = hinge_L(X), 1.0 / s ** 2
@@ -82,7 +82,7 @@ def e003_5(ctx):
            source=f"{SRC}, App. 6.2 (Algorithm 3 and the FTRL remark)", kind="exact",
            uses=("online.expected_loss", "online.run"))
 def ogael_ftrl(ctx):
-    on = online(ctx)
+    on = ctx.adapter("online")
 
     def check(inst):
         X, y, eta, s = inst["X"], inst["y"], inst["eta"], inst["s"]
@@ -119,7 +119,7 @@ def ogael_ftrl(ctx):
          instance="d = 1, one round, gradient g = (-0.5, 0) at mu_1 = (0, 1), eta = 1: printed FTRL gives m_2 = 0.25, "
                   "Algorithm 3 gives m_2 = 0.5")
 def e003_9(ctx):
-    on = online(ctx)
+    on = ctx.adapter("online")
     res = on.run("ogael", np.array([[0.5]]), np.array([1.0]), eta=1.0, s=1.0)     # b = 0.5, c = 0.75
     _, gm, gs = on.expected_loss("hinge", np.array([[0.5]]), np.array([1.0]), np.zeros(1), np.ones(1))
     G = np.array([gm[0, 0], gs[0, 0]])
@@ -154,7 +154,7 @@ OGA_FIXED = [dict(X=np.array([[1.0, 0.5], [0.8, -0.3], [1.2, 0.1], [0.9, 0.4]]),
            source=f"{SRC}, the OGA baseline of Sec. 5 (Zinkevich 2003, Thm 1)", kind="exact",
            uses=("online.run",))
 def oga_regret(ctx):
-    on = online(ctx)
+    on = ctx.adapter("online")
 
     def check(inst):
         X, y, eta, M = inst["X"], inst["y"], inst["eta"], inst["mbox"]

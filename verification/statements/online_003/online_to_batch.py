@@ -14,7 +14,7 @@ from hypothesis import strategies as st
 from refvi.verification.errata import erratum
 from refvi.verification.oracles import online_comparators as oc
 from refvi.verification.statement import statement
-from refvi.verification.statements.online_003._common import SRC, online
+from refvi.verification.statements.online_003._common import SRC
 
 # ------------------------------------------------------------------------------------------------------------------
 # Online-to-batch: Thm 5, Thm 6 (EWA, corrected), the SVA corollary
@@ -33,7 +33,7 @@ METHODS_TOY = {
            "E l_t(hat theta_t) = E E_*(hat theta_t)", source=f"{SRC}, Thm 5 (Shalev-Shwartz 2012, Thm 5.1)",
            kind="statistical", uses=("online.run",))
 def thm5(ctx):
-    on = online(ctx)
+    on = ctx.adapter("online")
     # the oracle's closed-form toy risk against its own quadrature (1e-10: QUADPACK at epsrel 1e-13)
     for th in ([0.3, -0.2], [1.0, 1.0], [-2.0, 0.5]):
         ctx.close(oc.toy_hinge_risk(th), oc.toy_hinge_risk_quad(th), rtol=1e-10, label="toy risk closed form = quad")
@@ -89,7 +89,7 @@ def thm6(ctx):
     from scipy.optimize import brentq
     from scipy.stats import beta as B
 
-    on = online(ctx)
+    on = ctx.adapter("online")
     a, b, T, d, Bnd = 2.0, 5.0, 100, 1, 1.0
     # closed-form risk against quadrature (1e-10)
     for th in (0.1, 0.5, 0.9):

@@ -15,8 +15,7 @@ from refvi.verification.oracles import online_comparators as oc
 from refvi.verification.oracles import online_quadrature as oq
 from refvi.verification.statement import statement
 from refvi.verification.statements.online_003._common import (RTOL, SRC, _floats, _labels, check_run_consistency,
-                                                              grads_along, hinge_L, hinge_streams, online,
-                                                              sva_instances)
+                                                              grads_along, hinge_L, hinge_streams, sva_instances)
 from scipy import optimize
 
 # ------------------------------------------------------------------------------------------------------------------
@@ -45,7 +44,7 @@ def sva_objective_argmin(G_m, G_s, eta, s, mbox, sbox):
            source=f"{SRC}, eqs. (6), (9))", kind="exact",
            uses=("online.expected_loss", "online.run"))
 def eq9(ctx):
-    on = online(ctx)
+    on = ctx.adapter("online")
 
     def check(inst):
         X, y = inst["X"], inst["y"]
@@ -91,7 +90,7 @@ def check_thm2(ctx, on, inst, const=1.0, eta_factor=1.0):
            source=f"{SRC}, Thm 2, eq. (11); proof eqs. (19)-(22)", kind="exact",
            uses=("online.expected_loss", "online.run", "online.run_adversarial"))
 def thm2(ctx):
-    on = online(ctx)
+    on = ctx.adapter("online")
 
     def check(inst):
         res, y, comps = check_thm2(ctx, on, inst)
@@ -136,7 +135,7 @@ def _full_grads(X, y, M, Cs):
            source=f"{SRC}, eq. (6), Thm 2, Prop. 2 and the full-covariance KL of §3", kind="exact",
            uses=("online.run", "online.run_full"))
 def claim_sva_full(ctx):
-    on = online(ctx)
+    on = ctx.adapter("online")
 
     def check(inst):
         X, y, eta, s = inst["X"], inst["y"], inst["eta"], inst["s"]
@@ -213,7 +212,7 @@ def _discrete_risk(m, sigma, Xs, py):
            source=f"{SRC}, Sec. 4.1, corollary of Thm 2 + Thm 5 (eq. (12))", kind="statistical", erratum="E003-7",
            uses=("online.expected_loss", "online.run"))
 def sva_corollary(ctx):
-    on = online(ctx)
+    on = ctx.adapter("online")
     Xs, py = _discrete_problem()
     d, s, M = 2, 1.0, 5.0
     alpha = 1 / s ** 2
@@ -257,7 +256,7 @@ def sva_corollary(ctx):
          instance="d = 1, x = 1, y = +1, m = -5, sigma = 0.1: E_q E_* = 6 = E_*(m) < E_*(m) + 0.1 L/2; at alpha = 4, "
                   "L = 1 the right side / sqrt(d log T/T) tends to 1 = 2L/sqrt(alpha), above the printed 2L/alpha = 0.5")
 def e003_7(ctx):
-    on = online(ctx)
+    on = ctx.adapter("online")
     v, _, _ = on.expected_loss("hinge", np.array([[1.0]]), np.array([1.0]), np.array([-5.0]), np.array([0.1]))
     ctx.true(float(v[0]) < 6.0 + 0.1 * 2.0 / 2 - 0.09, label="'=' fails: E_q E_* < E_*(m) + ||sigma|| L/2")
     import mpmath as mp

@@ -15,8 +15,7 @@ from refvi.verification.errata import erratum
 from refvi.verification.oracles import online_comparators as oc
 from refvi.verification.statement import statement
 from refvi.verification.statements.online_003._common import (RTOL, SRC, _floats, _labels, check_run_consistency,
-                                                              grads_along, hinge_L, hinge_streams, online,
-                                                              sva_instances)
+                                                              grads_along, hinge_L, hinge_streams, sva_instances)
 from scipy import optimize
 
 # ------------------------------------------------------------------------------------------------------------------
@@ -26,7 +25,7 @@ from scipy import optimize
 @statement("003.eq10", title="SVB mean-field closed form (10) is the stationary point / argmin of (7)",
            source=f"{SRC}, eqs. (7), (10)", kind="exact", uses=("online.expected_loss", "online.run"))
 def eq10(ctx):
-    on = online(ctx)
+    on = ctx.adapter("online")
 
     def check(inst):
         X, y, eta, s = inst["X"][:1], inst["y"][:1], inst["eta"], inst["s"]
@@ -78,7 +77,7 @@ def check_thm3(ctx, on, inst, K_factor=1.0, const=3.0 / math.sqrt(2.0), label="T
            source=f"{SRC}, Thm 3, eqs. (13), (14); proof in App. 6.5", kind="exact",
            uses=("online.expected_loss", "online.run", "online.run_adversarial"))
 def thm3(ctx):
-    on = online(ctx)
+    on = ctx.adapter("online")
 
     def check(inst):
         res, y, kw = check_thm3(ctx, on, inst)
@@ -141,7 +140,7 @@ def e003_4(ctx):
                  "sequences only", source=f"{SRC}, Thm 3, eq. (13) as printed", kind="exact",
            uses=("online.run", "online.run_adversarial"))
 def thm3_printed(ctx):
-    on = online(ctx)
+    on = ctx.adapter("online")
     ctx.forall(svb_instances(), lambda inst: check_thm3(ctx, on, inst, const=math.sqrt(2.0),
                                                        label="printed constant sqrt(2) D L sqrt(T)"))
 
