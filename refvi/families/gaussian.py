@@ -90,13 +90,3 @@ def log_density(z, m, C, structure: str = "tril") -> np.ndarray:
     logdet = float(np.linalg.slogdet(C)[1])
     out = -0.5 * np.sum(U * U, axis=1) - logdet - 0.5 * d * LOG_2PI
     return out[0] if single else out
-
-
-def pack(m: np.ndarray, C: np.ndarray) -> np.ndarray:
-    """Stack w = (m, vec C) into one vector; ||pack(w)|| is the parameter norm."""
-    return np.concatenate([np.ravel(m), np.ravel(C)])
-
-
-def param_norm_sq(m: np.ndarray, C: np.ndarray) -> float:
-    """||w||^2 = ||m||^2 + ||C||_F^2."""
-    return float(np.dot(m, m) + np.sum(np.asarray(C) ** 2))

@@ -86,6 +86,12 @@ class NumpyImplementation(NumpyFamilies):
     def grad_log_joint(self, target, Z):
         return np.array([target.grad_logp(z) for z in np.atleast_2d(Z)])
 
+    def hess_log_joint(self, target, z):                   # central differences of the spec's gradient
+        z, h = np.asarray(z, dtype=float), 1e-5
+        cols = [(target.grad_logp(z + h * e) - target.grad_logp(z - h * e)) / (2 * h) for e in np.eye(z.size)]
+        H = np.array(cols).T
+        return 0.5 * (H + H.T)
+
     def gaussian_entropy(self, C, structure="tril"):            # (d/2)(1 + log 2 pi) + log|det C|
         return 0.5 * len(C) * (1 + np.log(2 * np.pi)) + np.linalg.slogdet(C)[1]
 
@@ -243,6 +249,10 @@ class NumpyImplementation(NumpyFamilies):
             ms.append(m)
             Cs.append(C)
         return np.array(ms), np.array(Cs)
+
+    def gradient_descent_exact(self, target, m0, C0, step, steps, method, M=None):
+        """Seed 002 §5.3 on ``target`` with this adapter's closed-form exact energy gradient."""
+        return self.gradient_descent(lambda m, C: self.exact_energy(target, m, C)[1:], m0, C0, step, steps, method, M)
 
 
 IMPL = NumpyImplementation()

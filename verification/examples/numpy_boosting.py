@@ -338,6 +338,26 @@ class NumpyBoosting:
             w[k] += g
         return w
 
+    def truncation_optimum(self, inst):
+        """Eq. (5): f* = -log P(A) - log_shift, P(A) by Phi (mixture) or arctan (Cauchy); p_A's atom weights
+        w_j P_j(A)/P(A) when every mixture component is an atom."""
+        t, lo, hi = inst.target, np.asarray(inst.lo, float), np.asarray(inst.hi, float)
+        if t.kind == "cauchy":
+            loc, s = t.params["loc"], t.params["scale"]
+            mass = (math.atan((hi[0] - loc) / s) - math.atan((lo[0] - loc) / s)) / math.pi
+            return -math.log(mass) - t.log_shift, None
+        p = t.params
+        masses = np.array([w * math.exp(float(_log_mass(m, s, lo, hi).sum()))
+                           for w, m, s in zip(p["weights"], p["means"], p["scales"])])
+        fstar = -math.log(masses.sum()) - t.log_shift
+        weights = np.zeros(inst.K)
+        for mass, m, s in zip(masses, p["means"], p["scales"]):
+            hit = np.nonzero(np.all(np.abs(inst.means - m) <= 1e-9, axis=1) & (np.abs(inst.scales - s) <= 1e-9))[0]
+            if hit.size == 0:
+                return fstar, None
+            weights[hit[0]] += mass
+        return fstar, weights / masses.sum()
+
     def curvature_lower_bound(self, inst):
         """max over atom pairs of chi^2(s_i || s_j) = int s_i^2 / s_j - 1 (the gamma -> 0 limit of Eq. 7)."""
         P = self._p(inst)

@@ -173,6 +173,13 @@ class NumpyOnline:
             Cs.append(C.copy())
         return SimpleNamespace(losses=np.array(losses), M=np.array(M), Cs=np.array(Cs), m=m, C=C)
 
+    def nn_predict(self, theta, X, h):
+        """f(x) = v . relu(W x + b) + c for every row of X."""
+        X = np.asarray(X, float)
+        p = X.shape[1]
+        W, b, v = theta[:h * p].reshape(h, p), theta[h * p:h * p + h], theta[h * p + h:h * p + 2 * h]
+        return np.maximum(X @ W.T + b, 0.0) @ v + theta[-1]
+
     def run_nn(self, method, X, y, h, U, *, eta=1.0, K=1.0, beta=0.01, s=1.0, mbox=20.0, sbox=1.0, m0=None):
         """ReLU-network regression, Monte Carlo gradients on the given base samples; projected updates."""
         X, y, U = np.asarray(X, float), np.asarray(y, float), np.asarray(U, float)

@@ -214,7 +214,12 @@ class BoostingProtocol(Protocol):
     def curvature_lower_bound(self, inst: BoostingInstance) -> float:
         """A certified lower bound on C_f over conv(A) (e.g. the largest chi^2(s_i || s_j) over atom pairs)."""
 
+    def truncation_optimum(self, inst: BoostingInstance) -> tuple[float, np.ndarray | None]:
+        """Eq. (5): f* = KL(p_A || p_x) = -log P_{p_x}(A) (minus the target's ``log_shift``, as f), the infimum of f
+        over distributions on A; and, when every component of a mixture target is an atom, the atom weights
+        w_j P_j(A) / P(A) of p_A, which attain it (None otherwise)."""
+
 
 METHODS = ("objective", "scores", "gram", "frank_wolfe", "stochastic_lmo", "fixed_step_weights", "corrective",
            "line_search", "norm_corrective_weights", "fully_corrective_weights", "score_gradient", "family_constants",
-           "curvature_lower_bound")
+           "curvature_lower_bound", "truncation_optimum")

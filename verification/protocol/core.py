@@ -32,8 +32,9 @@ from typing import Protocol, runtime_checkable
 #: Every method of this protocol, in the order the docs list them.
 METHODS = ("energy", "entropy", "stl", "score", "grad_neg_entropy", "entropy_prox", "project_wm",
            "project_singular", "smoothness", "strong_convexity", "noise_constants", "step_sizes", "average_weights",
-           "prox_sgd", "proj_sgd", "gradient_descent", "exact_energy", "base_charfun", "base_entropy",
-           "base_moments", "to_base_params", "log_joint", "grad_log_joint", "gaussian_entropy", "exact_optimum")
+           "prox_sgd", "proj_sgd", "gradient_descent", "gradient_descent_exact", "exact_energy", "base_charfun",
+           "base_entropy", "base_moments", "to_base_params", "log_joint", "grad_log_joint", "gaussian_entropy",
+           "exact_optimum", "hess_log_joint")
 
 
 @runtime_checkable
@@ -50,6 +51,9 @@ class Implementation(Protocol):
 
     def grad_log_joint(self, target, Z):
         """grad_z log p(z, x) at each row of Z: shape (S, d)."""
+
+    def hess_log_joint(self, target, z):
+        """Hess_z log p(z, x) at one point z (d,): shape (d, d) (what Laplace frames and Newton solvers use)."""
 
     def energy(self, target, m, C, U, structure="tril"):
         """Mean over rows u of U of g_energy(u) = T*(-grad log p(C u + m)) (seed 000 Eq. 6): returns (gm, gC),
@@ -124,6 +128,10 @@ class Implementation(Protocol):
         lower-triangular C, grad l projected onto tril) or "projected" (the naive step, then the singular-value clip
         onto W_M; the start is clipped too).  ``step=None`` is Thm 6's largest step: 1/M for "prox" and "naive",
         1/(2M) for "projected".  Returns the trajectory w^0..w^K as arrays of shape (K+1, d) and (K+1, d, d)."""
+
+    def gradient_descent_exact(self, target, m0, C0, step, steps, method, M=None):
+        """:meth:`gradient_descent` on ``target`` with the implementation's own exact energy gradient (what a user
+        runs without supplying one): "gaussian", "linear" and "logistic" targets; same arguments and return."""
 
     def exact_energy(self, target, m, C):
         """The exact energy l(w) = -E_{z ~ N(m, C C^T)} log p(z, x), every constant of ``target``'s log joint

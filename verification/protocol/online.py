@@ -89,6 +89,10 @@ class OnlineProtocol(Protocol):
         the boxes) with Monte Carlo gradients at theta = m + sigma * u over the rows u of ``U[t]`` (T, n, dim theta);
         hyper ``eta, K, beta, s, mbox, sbox, m0`` (m0: prior and initial mean).  Returns an :class:`OnlineRun`."""
 
+    def nn_predict(self, theta, X, h):
+        """The network of :meth:`run_nn` at parameters theta: f(x) = v . relu(W x + b) + c for every row of X (n, p),
+        theta = (W (h, p) row-major, b, v, c); shape (n,)."""
+
     def run_adversarial(self, method, X, loss="hinge", **hyper):
         """Run against the adaptive adversary y_t = -sign(<m_t, x_t>) (+1 at 0), chosen after the learner's
         decision; returns the labels y (T,)."""
@@ -118,5 +122,5 @@ class OnlineProtocol(Protocol):
         Returns an :class:`EWARun` whose ``means`` are (T, 2) and ``nodes`` (K, 2)."""
 
 
-METHODS = ("run", "run_full", "run_nn", "run_adversarial", "expected_loss", "expected_loss_full", "kl_prior", "kl_gaussian", "ewa_1d",
+METHODS = ("run", "run_full", "run_nn", "nn_predict", "run_adversarial", "expected_loss", "expected_loss_full", "kl_prior", "kl_gaussian", "ewa_1d",
            "ewa_2d")

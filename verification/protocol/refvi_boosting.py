@@ -111,3 +111,14 @@ class RefviBoosting:
 
         prob = self._problem(inst)
         return curvature_lower_bound(prob.T, prob.w)[0]
+
+    def truncation_optimum(self, inst):
+        from refvi.boosting.problem import truncation_lower_bound
+
+        prob = self._problem(inst)
+        fstar = truncation_lower_bound(prob.target, prob.box) - prob.logp_shift
+        try:
+            weights = prob.target.optimal_weights(prob.atoms)
+        except (AttributeError, ValueError):         # a Cauchy target, or a component that is not an atom
+            weights = None
+        return fstar, weights

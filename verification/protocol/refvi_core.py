@@ -49,6 +49,9 @@ class RefviCore:
     def grad_log_joint(self, target, Z):
         return as_refvi_target(target).grad_logp(Z)
 
+    def hess_log_joint(self, target, z):
+        return as_refvi_target(target).hess_logp(z)
+
     def energy(self, target, m, C, U, structure="tril"):
         from refvi import estimators
         return estimators.energy(as_refvi_target(target), m, C, U, structure)
@@ -116,6 +119,11 @@ class RefviCore:
     def gradient_descent(self, grad_l, m0, C0, step, steps, method, M=None):
         from refvi.optim.gradient_descent import gradient_descent
         r = gradient_descent(None, method=method, steps=steps, step=step, m0=m0, C0=C0, M=M, grad_l=grad_l)
+        return r.ms, r.Cs
+
+    def gradient_descent_exact(self, target, m0, C0, step, steps, method, M=None):
+        from refvi.optim.gradient_descent import gradient_descent
+        r = gradient_descent(as_refvi_target(target), method=method, steps=steps, step=step, m0=m0, C0=C0, M=M)
         return r.ms, r.Cs
 
     def exact_energy(self, target, m, C):

@@ -38,6 +38,10 @@ class RefviOnline:
         r = run_nn(method, X, y, h=h, n_samples=U.shape[1], base_samples=U, record=True, **hyper)
         return OnlineRun(r.losses, r.M, r.S, r.m, r.sigma)
 
+    def nn_predict(self, theta, X, h):
+        from refvi.online.nn import nn_predict
+        return nn_predict(theta, X, h)
+
     def run_adversarial(self, method, X, loss="hinge", **hyper):
         learner = _learner(method, X.shape[1], loss, hyper)
         y = np.empty(X.shape[0])

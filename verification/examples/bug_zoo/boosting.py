@@ -176,3 +176,12 @@ def _(orig, owner):
     def stochastic_lmo(inst, alpha, *, n_samples=64, n_steps=50, lr=0.05, seed=0):
         return orig(inst, alpha, n_samples=n_samples, n_steps=n_steps, lr=-lr, seed=seed)
     return stochastic_lmo
+
+
+@mutant("boosting-truncation-mass-not-normalised", "001", "boosting.truncation_optimum",
+        "p_A's atom weights w_j P_j(A) left unnormalised (not divided by P(A)); f* itself right")
+def _(orig, owner):
+    def truncation_optimum(inst):
+        fstar, weights = orig(inst)
+        return fstar, None if weights is None else np.asarray(weights) * np.exp(-fstar - inst.target.log_shift)
+    return truncation_optimum

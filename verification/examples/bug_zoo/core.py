@@ -417,3 +417,27 @@ def _(orig, owner):
         C2 = np.linalg.cholesky(np.linalg.inv(np.asarray(C) @ np.asarray(C).T))
         return m, C2, owner.exact_energy(target, m, C2)[0] - np.linalg.slogdet(C2)[1]
     return exact_optimum
+
+
+@mutant("gd-exact-gradient-dropped-prior", "002", "gradient_descent_exact",
+        "gradient descent on a regression target computes its own gradient without the prior's m / s^2 term")
+def _(orig, owner):
+    def gradient_descent_exact(target, m0, C0, step, steps, method, M=None):
+        def grad_l(m, C):
+            _, gm, gC = owner.exact_energy(target, m, C)
+            if target.kind in ("linear", "logistic"):
+                gm = gm - m / target.params["prior_scale"] ** 2
+            return gm, gC
+        return owner.gradient_descent(grad_l, m0, C0, step, steps, method, M)
+    return gradient_descent_exact
+
+
+@mutant("hess-log-joint-prior-unscaled", "000", "hess_log_joint",
+        "Hess log p of a regression target with the prior term -I instead of -I / s^2")
+def _(orig, owner):
+    def hess_log_joint(target, z):
+        H = np.asarray(orig(target, z), dtype=float)
+        if target.kind in ("linear", "logistic", "hierarchical_logistic") and "prior_scale" in target.params:
+            H = H + np.eye(len(H)) / target.params["prior_scale"] ** 2 - np.eye(len(H))
+        return H
+    return hess_log_joint

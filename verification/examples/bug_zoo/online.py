@@ -159,3 +159,9 @@ def _(orig, owner):
     def run_nn(method, X, y, h, U, **hyper):
         return orig(method, X, y, h, U, **{**hyper, "sbox": np.inf})
     return run_nn
+
+
+@mutant("online-nn-predict-no-output-bias", "003", "online.nn_predict",
+        "the ReLU network's prediction drops its output bias c")
+def _(orig, owner):
+    return lambda theta, X, h: np.asarray(orig(theta, X, h)) - np.asarray(theta)[-1]

@@ -1,7 +1,7 @@
 """Locatello et al., *Boosting variational inference: an optimization perspective* (seed 001): KL geometry of the atom
 hull: Bregman divergence, Lemma 1, Eq. (5).
 
-Statements: 001.claim-bregman-kl, 001.lemma1, 001.eq5; errata: E001-1.
+Statements: 001.claim-bregman-kl, 001.lemma1, 001.eq5, 001.claim-truncation-optimum; errata: E001-1.
 """
 
 from __future__ import annotations
@@ -16,7 +16,7 @@ from refvi.verification.oracles import boosting as ob
 from refvi.verification.protocol.boosting import BoostingInstance, BoostingTarget
 from refvi.verification.statement import statement
 from refvi.verification.statements.boosting_001._common import (I1_TARGET, SRC, dense, i1, log_prob_box_mog, mixtures,
-                                                                n_examples)
+                                                                n_examples, optimal_weights)
 
 QUAD_TOL = 1e-10        # composite Gauss-Legendre (400 nodes) vs QUADPACK at epsabs 1e-13: smooth integrands
 
@@ -159,3 +159,31 @@ def eq5(ctx):
         ctx.geq(fq, fstar, atol=QUAD_TOL, label="f(q) >= -log P(A)")
 
     ctx.forall(mixtures(inst.K), check, fixed=[((20, 64), (0.4, 0.6))], max_examples=n_examples(ctx, 10))
+
+
+@statement("001.claim-truncation-optimum", title="the implementation's f* = -log P_{p_x}(A) and the atom weights "
+           "w_j P_j(A)/P(A) of p_A (Eq. 5), which attain it, against scipy.stats and arctan",
+           source=f"{SRC}, Eq. (5)", kind="exact", uses=("boosting.objective", "boosting.truncation_optimum"))
+def claim_truncation_optimum(ctx):
+    # I1, I1 shifted (f* moves by -c), components far outside the box on either side (both tails of
+    # log(Phi(b) - Phi(a))), a 2-D mixture whose components are atoms, and the Cauchy target
+    b = ctx.adapter("boosting")
+    inst, _, fstar = i1()
+    far = ((0.5, 0.3, 0.2), ((-3.5,), (0.2,), (2.6,)), (0.5, 0.5, 0.4))
+    cases = [(inst, fstar, optimal_weights(inst)), (inst.shifted(2.5), fstar - 2.5, optimal_weights(inst)),
+             (BoostingInstance.grid(-1.0, 1.0, 0.1, 0.5, BoostingTarget.mixture(*far), (20, 4)),
+              -log_prob_box_mog(*far, -1.0, 1.0), None)]
+    two = ((0.3, 0.7), ((0.5, -0.5), (-1.0, 0.0)), (0.5, 0.5))
+    inst2 = BoostingInstance.grid([-1.0, -1.0], [1.0, 1.0], 0.5, 0.5, BoostingTarget.mixture(*two), (8, 2))
+    cases.append((inst2, -log_prob_box_mog(*two, [-1.0, -1.0], [1.0, 1.0]), optimal_weights(inst2)))
+    cases.append((cauchy_i1()[0], -math.log((math.atan(0.7) - math.atan(-1.3)) / math.pi), None))
+    for case, f_oracle, w_oracle in cases:
+        f_impl, w_impl = b.truncation_optimum(case)
+        what = f"{case.target.kind}, d = {case.d}, K = {case.K}, shift {case.target.log_shift:g}"
+        ctx.close(float(f_impl), f_oracle, rtol=1e-12, atol=1e-12, label=f"{what}: f* = -log P(A)")
+        ctx.true((w_impl is None) == (w_oracle is None), label=f"{what}: p_A's weights given iff its components "
+                                                                "are atoms")
+        if w_oracle is not None and w_impl is not None:
+            ctx.close(np.asarray(w_impl, float), w_oracle, atol=1e-12, label=f"{what}: weights w_j P_j(A) / P(A)")
+            ctx.close(b.objective(case, w_oracle), f_oracle, atol=QUAD_TOL, label=f"{what}: f(p_A) = f*")
+        ctx.count()

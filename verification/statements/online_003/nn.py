@@ -1,7 +1,7 @@
 """Chérief-Abdellatif, Alquier & Khan, *A generalization bound for online variational inference* (seed 003): the ReLU-
 network experiment.
 
-Statements: 003.claim-nn-replay.
+Statements: 003.claim-nn-replay, 003.claim-nn-predict.
 """
 
 from __future__ import annotations
@@ -47,3 +47,20 @@ def claim_nn_replay(ctx):
                 ctx.close(np.asarray(res.S), S, rtol=1e-9, atol=1e-12, label=f"{method}: scales sigma_t")
 
     ctx.forall(RNG, check, fixed=[0, 1], max_examples=(6 if ctx.profile.name == "ci" else 80))
+
+
+@statement("003.claim-nn-predict", title="the ReLU network f(x) = v . relu(W x + b) + c of the neural-network "
+           "experiment at random parameters theta = (W row-major, b, v, c), widths and inputs",
+           source=f"{SRC}, §5 (neural network experiment)", kind="exact", uses=("online.nn_predict",))
+def claim_nn_predict(ctx):
+    on = ctx.adapter("online")
+
+    def check(source):
+        rng = rng_of(source)
+        n, p, h = int(rng.integers(1, 9)), int(rng.integers(1, 4)), int(rng.integers(1, 5))
+        theta, X = rng.standard_normal(h * (p + 2) + 1), rng.standard_normal((n, p))
+        W, b, v, c = onn.unpack(theta, p, h)
+        ctx.close(np.asarray(on.nn_predict(theta, X, h), dtype=float), np.maximum(X @ W.T + b, 0.0) @ v + c,
+                  rtol=1e-12, atol=1e-12, label=f"n = {n}, p = {p}, h = {h}: f_theta(x)")
+
+    ctx.forall(RNG, check, fixed=[0, 1], max_examples=max(10, ctx.profile.max_examples // 3))

@@ -7,7 +7,8 @@ logistic regression (guide O4).  The oracle is :func:`refvi.verification.oracles
 (closed forms; logistic ridges by Gauss-Hermite / graded Gauss-Legendre, 1e-15 relative against QUADPACK).  Values
 are compared absolutely, every constant of the log joint included, so a dropped log-determinant or 2 pi shows.
 
-Statements: 002.claim-exact-energy (with the optimum ``exact_optimum`` of f = l + h).
+Statements: 002.claim-exact-energy (with the optimum ``exact_optimum`` of f = l + h), 002.claim-gd-own-gradient
+(gradient descent run on the implementation's own exact gradient, ``gradient_descent_exact``).
 """
 
 from __future__ import annotations
@@ -78,3 +79,45 @@ def claim_exact_energy(ctx):
         ctx.close(C @ C.T, Co @ Co.T, rtol=1e-6, atol=1e-6, label=f"{what}: C* C*^T")
 
     ctx.forall(RNG, optimum, fixed=list(range(6)), max_examples=max(10, ctx.profile.max_examples // 3))
+
+
+@statement("002.claim-gd-own-gradient", title="gradient descent without a supplied gradient (the implementation's own "
+           "exact energy gradient) follows the trajectory it takes with the oracle's exact gradient (prox, projected)",
+           source=f"{SRC}, §5.3 (the experiments' deterministic GD) and §6", kind="exact",
+           uses=("gradient_descent", "gradient_descent_exact"))
+def claim_gd_own_gradient(ctx):
+    # Thm 6's default step from the oracle's M, 6 steps of a contraction: the gradients' 1e-9 agreement carries over
+    def descent(source):
+        rng = rng_of(source)
+        model, m0, _ = _instance(rng)
+        target, M, d = specs.from_model(model), _smoothness(model), m0.size
+        for method, C0 in (("prox", np.tril(rng.standard_normal((d, d))) + 2.0 * np.eye(d)),
+                           ("projected", rng.standard_normal((d, d)) + 2.0 * np.eye(d))):
+            own = ctx.impl.gradient_descent_exact(target, m0, C0, None, 6, method, M)
+            ref = ctx.impl.gradient_descent(_oracle_gradient(model), m0, C0, None, 6, method, M)
+            what = f"{model['kind']}, d = {d}, {method} GD"
+            for k, (a, b) in enumerate(zip(own, ref)):
+                b = np.asarray(b, float)
+                ctx.close(np.asarray(a, float), b, rtol=1e-8, atol=1e-8 * (1.0 + float(np.abs(b).max())),
+                          label=f"{what}: {('m', 'C')[k]} trajectory, own exact gradient == oracle's")
+
+    ctx.forall(RNG, descent, fixed=list(range(3)), max_examples=max(6, ctx.profile.max_examples // 5))
+
+
+def _oracle_gradient(model):
+    def grad_l(m, C):
+        _, gm, gC = vo.free_energy(model, m, C)
+        return gm, gC
+    return grad_l
+
+
+def _smoothness(model):
+    """M = lambda_max of the energy's Hessian bound: A (gaussian), X^T X / sigma^2 + I / s^2 (linear), X^T X / 4 +
+    I / s^2 (logistic; 1/4 bounds the logistic curvature)."""
+    if model["kind"] == "gaussian":
+        H = model["precision"]
+    else:
+        X = model["X"]
+        scale = model["noise_scale"] ** 2 if model["kind"] == "linear" else 4.0
+        H = X.T @ X / scale + np.eye(X.shape[1]) / model["prior_scale"] ** 2
+    return float(np.linalg.eigvalsh(H)[-1])
