@@ -260,13 +260,16 @@ def stochastic_ngd_blr(problem: BLRProblem, T: int, batch_size: int | None = Non
 # ---------------------------------------------------------------------------------------------------------------
 
 def ngd_glm(model: GLM, T: int, gamma, *, n_samples: int = 10, rng=None, batch_size: int | None = None,
-            init=None, estimator: str = "price", history=None, progress: bool = False) -> NGVIResult:
+            init=None, estimator: str = "price", history=None, progress: bool = False, base_samples=None,
+            batches=None) -> NGVIResult:
     """Stochastic NGD on a logistic / Poisson :class:`~refvi.ngvi.glm.GLM` with a constant step (or a sequence of
     T steps) in [0, 1], ``n_samples`` Monte Carlo draws per step and optional data sub-sampling (n/m rescaled).
 
     ``estimator``: "price" (Eq. 11, keeps the update valid for log-concave likelihoods) or "autodiff" (Algorithm 1;
     a step that would leave D raises ValueError, App. B).  ``history``: iterations at which the exact negative ELBO
-    of the last iterate is recorded (Gauss-Hermite for logistic, closed form for Poisson)."""
+    of the last iterate is recorded (Gauss-Hermite for logistic, closed form for Poisson).  ``base_samples``
+    (T, n_samples, d) and ``batches`` (T, batch_size) of row indices replace the draws from ``rng`` (step t uses
+    z = xi + L u for the rows u of base_samples[t] and the rows batches[t] of the data)."""
     from refvi.ngvi import estimators as est
 
     if not isinstance(model, GLM):
@@ -278,6 +281,18 @@ def ngd_glm(model: GLM, T: int, gamma, *, n_samples: int = 10, rng=None, batch_s
     gam = np.full(T, check_step(gamma)) if np.ndim(gamma) == 0 else as_vector(gamma, "gamma", T)
     for t, g in enumerate(gam):
         check_step(float(g), f"gamma[{t}]")
+    if base_samples is not None:
+        base_samples = np.asarray(base_samples, dtype=np.float64)
+        if base_samples.ndim != 3 or base_samples.shape[::2] != (T, model.d) or not np.all(np.isfinite(base_samples)):
+            raise ValueError(f"base_samples must be a finite (T, n_samples, d) = ({T}, n, {model.d}) array, got shape "
+                             f"{base_samples.shape}")
+        S = base_samples.shape[1]
+    if batches is not None:
+        batches = np.asarray(batches)
+        ok = batches.ndim == 2 and batches.shape[0] == T and np.issubdtype(batches.dtype, np.integer)
+        if not ok or (batches.size and (batches.min() < 0 or batches.max() >= model.n)):
+            raise ValueError(f"batches must be a (T, batch_size) = ({T}, m) array of row indices in [0, {model.n})")
+        batch_size = batches.shape[1]
     if batch_size is not None:
         _count(batch_size, "batch_size")
     gen = as_generator(rng)
@@ -288,8 +303,11 @@ def ngd_glm(model: GLM, T: int, gamma, *, n_samples: int = 10, rng=None, batch_s
     from tqdm.auto import tqdm
     for t in tqdm(range(T), disable=not progress, desc=f"NGD ({estimator})"):
         xi, Xi = expfam.expectation_from_natural(lam, Lam)
-        U = gen.standard_normal((S, model.d))
-        idx = None if batch_size is None else gen.integers(0, model.n, size=batch_size)
+        U = gen.standard_normal((S, model.d)) if base_samples is None else base_samples[t]
+        if batch_size is None:
+            idx = None
+        else:
+            idx = gen.integers(0, model.n, size=batch_size) if batches is None else batches[t]
         if estimator == "price" and model.kind == "logistic":
             gx, GX = est.price_logistic(model, xi, Xi, U, idx)
         else:

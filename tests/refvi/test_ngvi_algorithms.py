@@ -260,6 +260,27 @@ def test_ngd_glm_and_sgd_baselines_reduce_the_objective():
     assert np.linalg.eigvalsh(rp.Lam)[-1] < 0
 
 
+def test_ngd_glm_given_draws_equal_its_own_draws_and_bad_draws_are_refused():
+    rng = np.random.default_rng(3)
+    model = ngvi.logistic_model(rng.standard_normal((9, 2)), np.where(rng.random(9) < 0.5, -1.0, 1.0))
+    gen = np.random.default_rng(7)                 # the draws ngd_glm makes from rng=7, in its order
+    U, idx = [], []
+    for _ in range(4):
+        U.append(gen.standard_normal((3, 2)))
+        idx.append(gen.integers(0, 9, size=5))
+    a = ngvi.ngd_glm(model, 4, 0.3, n_samples=3, batch_size=5, rng=7)
+    b = ngvi.ngd_glm(model, 4, 0.3, base_samples=np.array(U), batches=np.array(idx))
+    assert np.allclose(a.lam, b.lam, rtol=1e-13, atol=1e-13) and np.allclose(a.Lam, b.Lam, rtol=1e-13, atol=1e-13)
+    with pytest.raises(ValueError, match="base_samples"):
+        ngvi.ngd_glm(model, 4, 0.3, base_samples=np.zeros((3, 3, 2)))
+    with pytest.raises(ValueError, match="base_samples"):
+        ngvi.ngd_glm(model, 1, 0.3, base_samples=np.full((1, 2, 2), np.nan))
+    with pytest.raises(ValueError, match="batches"):
+        ngvi.ngd_glm(model, 1, 0.3, batches=np.array([[0, 9]]))
+    with pytest.raises(ValueError, match="batches"):
+        ngvi.ngd_glm(model, 1, 0.3, batches=np.array([[0.0, 1.0]]))
+
+
 @pytest.mark.parametrize("a,v", [(0.3, 1e-6), (0.0, 0.01), (-1.0, 1.0), (2.0, 50.0), (0.0, 500.0), (5.0, 1e4)])
 def test_logistic_expectations_against_adaptive_quad(a, v):
     from refvi.verification.oracles import ngvi_glm as OG

@@ -277,6 +277,29 @@ class NumpyNGVI:
         d = len(xi)
         return -(X.T @ f1 - H @ mu) + lam, -0.5 * H + Lam + 0.5 * np.eye(d)
 
+    def glm_ngd(self, kind, X, y, gammas, U, estimator="price", batches=None, init=None):
+        """Stochastic NGD with the Price or the reparameterisation estimator on the rows of U[t] (batch rescaled)."""
+        X, y = np.asarray(X, float), np.asarray(y, float)
+        n, d = X.shape
+        eta = (np.zeros(d), -0.5 * np.eye(d)) if init is None else init
+        for t, g in enumerate(gammas):
+            rows = np.arange(n) if batches is None else np.asarray(batches[t])
+            Xb, yb, c = X[rows], y[rows], n / len(rows)
+
+            def grad_hess(Z, Xb=Xb, yb=yb, c=c):
+                A = Z @ Xb.T
+                d1, d2 = (yb * expit(-yb * A), -expit(A) * expit(-A)) if kind == "logistic" else (yb - np.exp(A),
+                                                                                                   -np.exp(A))
+                return c * d1 @ Xb, c * np.einsum("sn,ni,nj->sij", d2, Xb, Xb)
+
+            xi, Xi = _expectation(*eta)
+            if estimator == "price":
+                gx, GX = self.price(grad_hess, xi, Xi, U[t])
+            else:
+                gx, GX = self.autodiff(lambda Z: grad_hess(Z)[0], xi, Xi, U[t])
+            eta = self.natural_update(eta, (gx, GX - 0.5 * np.eye(d)), g)
+        return eta
+
     def glm_ngd_exact(self, kind, X, y, T, gamma, init):
         eta = init
         for _ in range(T):

@@ -128,9 +128,16 @@ class NGVIProtocol(Protocol):
     def glm_ngd_exact(self, kind, X, y, T, gamma, init):
         """T deterministic NGD steps (Eq. 8) with the exact gradient from ``init`` (lam, Lam); returns eta_T."""
 
+    def glm_ngd(self, kind, X, y, gammas, U, estimator="price", batches=None, init=None):
+        """Stochastic NGD (§3.1) on the logistic / Poisson GLM with prior N(0, I): step t estimates grad_omega E log p
+        with ``estimator`` ("price": Eq. 11; "autodiff": Algorithm 1) from z = xi_t + L_t u, L_t = chol(Xi_t - xi_t
+        xi_t^T), over the rows u of U[t] (U (T, S, d)), on the data rows batches[t] rescaled by n/m (all rows if
+        None), then eta_{t+1} = (1 - gamma_t) eta_t + gamma_t (grad-hat + eta_prior).  From ``init`` (lam, Lam)
+        (None: N(0, I)); returns eta_T = (lam, Lam)."""
+
 
 METHODS = ("natural_from_moment", "expectation_from_natural", "natural_from_expectation", "log_partition",
            "conjugate", "kl", "bregman_A", "bregman_A_star", "fisher_minimal", "ngd_step", "ngd_step_fim", "md_step",
            "natural_update", "blr_neg_elbo", "blr_grad", "blr_stochastic_grad", "blr_run", "blr_trajectory",
            "blr_variance", "blr_lemma3_bound", "omega_average", "price",
-           "autodiff", "price_logistic", "glm_neg_elbo", "glm_grad", "glm_ngd_exact")
+           "autodiff", "price_logistic", "glm_neg_elbo", "glm_grad", "glm_ngd_exact", "glm_ngd")

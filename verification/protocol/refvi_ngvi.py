@@ -133,3 +133,10 @@ class RefviNGVI:
     def glm_ngd_exact(self, kind, X, y, T, gamma, init):
         from refvi.ngvi import logistic_model, ngd_exact, poisson_model
         return ngd_exact((logistic_model if kind == "logistic" else poisson_model)(X, y), T, gamma, init)[-1]
+
+    def glm_ngd(self, kind, X, y, gammas, U, estimator="price", batches=None, init=None):
+        from refvi.ngvi import logistic_model, ngd_glm, poisson_model
+        model = (logistic_model if kind == "logistic" else poisson_model)(X, y)
+        gammas = np.asarray(gammas, dtype=np.float64)
+        r = ngd_glm(model, gammas.size, gammas, base_samples=U, batches=batches, init=init, estimator=estimator)
+        return r.lam, r.Lam

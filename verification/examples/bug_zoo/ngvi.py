@@ -110,3 +110,18 @@ def _(orig, owner):
             return G, H + np.swapaxes(H, -1, -2)
         return orig(doubled, xi, Xi, U)
     return price
+
+
+@mutant("ngvi-glm-ngd-batch-not-rescaled", "004", "ngvi.glm_ngd",
+        "stochastic NGD on a GLM uses the mini-batch sum without the n/m rescaling")
+def _(orig, owner):
+    def glm_ngd(kind, X, y, gammas, U, estimator="price", batches=None, init=None):
+        if batches is None:
+            return orig(kind, X, y, gammas, U, estimator, batches, init)
+        eta = init
+        for t, g in enumerate(gammas):               # one step at a time on the batch's rows alone: m/n of the data
+            rows = np.asarray(batches[t])
+            eta = orig(kind, np.asarray(X)[rows], np.asarray(y)[rows], [g], np.asarray(U)[t:t + 1], estimator, None,
+                       eta)
+        return eta
+    return glm_ngd

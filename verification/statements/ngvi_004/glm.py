@@ -1,7 +1,8 @@
 """Wu & Gardner, *Understanding stochastic natural gradient variational inference* (seed 004): non-conjugate GLMs
 (logistic, Poisson) and Prop. 1.
 
-Statements: 004.claim-logistic-nonconvex, 004.claim-poisson-nonconvex, 004.prop1; errata: E004-2.
+Statements: 004.claim-logistic-nonconvex, 004.claim-poisson-nonconvex, 004.prop1, 004.claim-glm-ngd-replay;
+errata: E004-2.
 """
 
 from __future__ import annotations
@@ -13,6 +14,7 @@ from refvi.verification.errata import erratum
 from refvi.verification.oracles import ngvi_glm as OG
 from refvi.verification.statement import statement
 from refvi.verification.statements.ngvi_004._common import SRC, natural_of, rand_spd
+from refvi.verification.strategies import RNG, rng_of
 
 # ------------------------------------------------------------------------------------------------------------------
 # non-convexity (§5, App. E) and Proposition 1
@@ -120,3 +122,83 @@ def _prop1(ctx):
         ctx.close(np.concatenate([xi, Xi.ravel()]), np.concatenate([mu_o, Xi_o.ravel()]), atol=1e-6,
                   label="NGD limit == BFGS minimizer of l^(mr) mapped through f")
         ctx.count()
+
+
+# ------------------------------------------------------------------------------------------------------------------
+# stochastic NGD on a GLM (§3.1 with Eq. 11 / Algorithm 1), replayed on the same base samples and batches
+# ------------------------------------------------------------------------------------------------------------------
+
+def _sample_mean_loglik(kind, X, y, scale):
+    """F(xi, Xi) = mean_s log p(x | xi + chol(Xi - xi xi^T) u_s), the sample-average objective whose exact
+    derivative is the reparameterisation estimate (Algorithm 1)."""
+    def F(xi, Xi, U):
+        Z = xi + U @ np.linalg.cholesky(Xi - np.outer(xi, xi)).T
+        A = Z @ X.T
+        ll = -np.logaddexp(0.0, -y * A) if kind == "logistic" else y * A - np.exp(A)
+        return scale * float(ll.sum(axis=1).mean())
+    return F
+
+
+def _estimate(kind, estimator, X, y, scale, xi, Xi, U, h=1e-6):
+    """The oracle's grad-hat_omega E log p: Price (Eq. 11) sample by sample, or central differences of F over xi and
+    the symmetric Xi (d/dXi_ij of a symmetric argument: half the derivative along E_ij + E_ji)."""
+    d = xi.size
+    if estimator == "price":
+        L = np.linalg.cholesky(Xi - np.outer(xi, xi))
+        if kind == "logistic":
+            return OG.price_logistic_reference(xi, L, X, y, U, scale=scale)
+        gx, G = np.zeros(d), np.zeros((d, d))
+        for u in U:
+            e = np.exp(X @ (xi + L @ u))
+            H = -(X.T * e) @ X
+            gx += scale * ((y - e) @ X - H @ xi)
+            G += scale * 0.5 * H
+        return gx / len(U), G / len(U)
+    F = _sample_mean_loglik(kind, X, y, scale)
+    gx = np.array([(F(xi + h * e, Xi, U) - F(xi - h * e, Xi, U)) / (2 * h) for e in np.eye(d)])
+    G = np.zeros((d, d))
+    for i in range(d):
+        for j in range(i, d):
+            E = np.zeros((d, d))
+            E[i, j] = E[j, i] = h
+            G[i, j] = G[j, i] = (F(xi, Xi + E, U) - F(xi, Xi - E, U)) / (2 * h) / (1.0 if i == j else 2.0)
+    return gx, G
+
+
+@statement("004.claim-glm-ngd-replay", title="stochastic NGD on logistic and Poisson regression with the Price "
+           "(Eq. 11) or the reparameterisation (Algorithm 1) estimator, mini-batches rescaled by n/m: eta_T replayed "
+           "step by step on the same base samples", source=f"{SRC}, §3.1, Eq. (11), Algorithm 1 and §6.2",
+           kind="exact", uses=("ngvi.glm_ngd",))
+def _claim_glm_ngd_replay(ctx):
+    impl = ctx.adapter("ngvi")
+
+    def check(source):
+        rng = rng_of(source)
+        kind = ("logistic", "poisson")[int(rng.integers(0, 2))]
+        estimator = ("price", "autodiff")[int(rng.integers(0, 2))]
+        d, n, T, S = int(rng.integers(1, 4)), int(rng.integers(1, 10)), int(rng.integers(1, 5)), int(rng.integers(1, 4))
+        X = rng.standard_normal((n, d)) * (0.4 if kind == "poisson" else 1.0)
+        y = np.where(rng.random(n) < 0.5, -1.0, 1.0) if kind == "logistic" else np.floor(3.0 * rng.random(n))
+        U = rng.standard_normal((T, S, d))
+        m = int(rng.integers(0, 4))
+        batches = rng.integers(0, n, size=(T, m)) if m else None
+        gammas = rng.uniform(0.05, 0.5, T)
+        init = natural_of(0.5 * rng.standard_normal(d), rand_spd(rng, d, 0.3, 1.5)) if rng.random() < 0.5 else None
+        eta = (np.zeros(d), -0.5 * np.eye(d)) if init is None else init
+        for t in range(T):                                 # the oracle's replay of (1 - g) eta + g (grad-hat + eta_p)
+            rows = np.arange(n) if batches is None else batches[t]
+            lam, Lam = eta
+            Sigma = np.linalg.inv(-2.0 * Lam)
+            xi = Sigma @ lam
+            gx, G = _estimate(kind, estimator, X[rows], y[rows], n / len(rows), xi, Sigma + np.outer(xi, xi), U[t])
+            eta = ((1 - gammas[t]) * lam + gammas[t] * gx, (1 - gammas[t]) * Lam + gammas[t] * (G - 0.5 * np.eye(d)))
+            if np.linalg.eigvalsh(eta[1])[-1] > -1e-6:
+                return                     # the step leaves D (possible for autodiff): not an instance of the claim
+        lam, Lam = impl.glm_ngd(kind, X, y, gammas, U, estimator, batches, init)
+        tol = 1e-9 if estimator == "price" else 1e-6        # central differences: ~1e-8 relative
+        what = f"{kind}, {estimator}, d = {d}, n = {n}, T = {T}, S = {S}, batch {m or 'all'}"
+        scale = 1.0 + float(np.abs(eta[1]).max())
+        ctx.close(np.asarray(lam, float), eta[0], rtol=tol, atol=tol * scale, label=f"{what}: lam_T")
+        ctx.close(np.asarray(Lam, float), eta[1], rtol=tol, atol=tol * scale, label=f"{what}: Lam_T")
+
+    ctx.forall(RNG, check, fixed=list(range(8)), max_examples=max(12, ctx.profile.max_examples // 2))
