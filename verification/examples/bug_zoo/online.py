@@ -165,3 +165,13 @@ def _(orig, owner):
         "the ReLU network's prediction drops its output bias c")
 def _(orig, owner):
     return lambda theta, X, h: np.asarray(orig(theta, X, h)) - np.asarray(theta)[-1]
+
+
+@mutant("online-ngvi-prior-scale-inverted", "003", "online.run",
+        "online NGVI pulls toward the prior with precision s^2 instead of 1/s^2")
+def _(orig, owner):
+    def run(method, X, y=None, loss="hinge", **hyper):
+        if method == "ngvi" and "s" in hyper:
+            hyper = {**hyper, "s": 1.0 / hyper["s"]}
+        return orig(method, X, y, loss, **hyper)
+    return run

@@ -55,12 +55,13 @@ def eq15(ctx):
         if X.shape[0] < 2:
             X, y = np.vstack([X, X]), np.concatenate([y, -y])
         X = X[:, :1]
-        res = on.run("ngvi", X, y, eta=eta, alpha=alpha, s=1.0)
-        _, gm, gs = on.expected_loss("hinge", X[1:2], y[1:2], res.M[1], res.S[1])
-        m_star, s_star = _ngvi_argmin(gm[0], gs[0], res.M[1], res.S[1], eta, alpha, 1.0)
-        # derivative-free polishing of a smooth 2-parameter objective: argmin to ~1e-6
-        ctx.close(np.concatenate([res.M[2], res.S[2]]), np.concatenate([m_star, s_star]), rtol=1e-5, atol=1e-6,
-                  label="(15) with beta = alpha/(alpha+eta) = argmin (8)")
+        for s in (1.0, 0.6):                 # the prior N(0, s^2): a unit scale hides 1/s^2 written as s^2
+            res = on.run("ngvi", X, y, eta=eta, alpha=alpha, s=s)
+            _, gm, gs = on.expected_loss("hinge", X[1:2], y[1:2], res.M[1], res.S[1])
+            m_star, s_star = _ngvi_argmin(gm[0], gs[0], res.M[1], res.S[1], eta, alpha, s)
+            # derivative-free polishing of a smooth 2-parameter objective: argmin to ~1e-6
+            ctx.close(np.concatenate([res.M[2], res.S[2]]), np.concatenate([m_star, s_star]), rtol=1e-5, atol=1e-6,
+                      label=f"(15) with beta = alpha/(alpha+eta) = argmin (8), prior scale {s}")
 
     ctx.forall(sva_instances(), check, max_examples=min(ctx.profile.max_examples, 10))
 
@@ -92,17 +93,19 @@ def eq16(ctx):
 
     def check(inst):
         X, y, eta, beta = inst["X"], inst["y"], inst["eta"], min(0.99, inst["s"] / 3)
-        res = on.run("ngvi", X, y, eta=eta, beta=beta, s=1.0)
         lam = lambda m, s: np.concatenate([m / s ** 2, -0.5 / s ** 2])
-        T = X.shape[0]
-        acc = np.zeros(2 * X.shape[1])
-        for i in range(T):
-            _, gm, gs = on.expected_loss("hinge", X[i:i + 1], y[i:i + 1], res.M[i], res.S[i])
-            gv = gs[0] / (2 * res.S[i])
-            acc += beta * (1 - beta) ** (T - 1 - i) * np.concatenate([gm[0] - 2 * gv * res.M[i], gv])
-        want = lam(np.zeros(X.shape[1]), np.ones(X.shape[1])) - eta * acc
-        got = lam(res.M[T], res.S[T])
-        ctx.close(got, want, rtol=1e-9, atol=1e-9 * max(1.0, float(np.max(np.abs(want)))), label="(16) corrected")
+        T, d = X.shape
+        for s in (1.0, 2.5):                 # lambda_1 = the prior N(0, s^2 I)'s natural parameters
+            res = on.run("ngvi", X, y, eta=eta, beta=beta, s=s)
+            acc = np.zeros(2 * d)
+            for i in range(T):
+                _, gm, gs = on.expected_loss("hinge", X[i:i + 1], y[i:i + 1], res.M[i], res.S[i])
+                gv = gs[0] / (2 * res.S[i])
+                acc += beta * (1 - beta) ** (T - 1 - i) * np.concatenate([gm[0] - 2 * gv * res.M[i], gv])
+            want = lam(np.zeros(d), np.full(d, s)) - eta * acc
+            got = lam(res.M[T], res.S[T])
+            ctx.close(got, want, rtol=1e-9, atol=1e-9 * max(1.0, float(np.max(np.abs(want)))),
+                      label=f"(16) corrected, prior scale {s}")
 
     ctx.forall(sva_instances(), check)
 
