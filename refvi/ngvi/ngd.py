@@ -170,6 +170,25 @@ def draw_batches(rng, n: int, T: int, batch_size: int, replace: bool = True) -> 
     return np.asarray(np.stack([gen.choice(n, size=m, replace=False) for _ in range(T)]), dtype=np.int64)
 
 
+def given_batches(batches, T: int, n: int) -> np.ndarray:
+    """Mini-batches supplied by the caller instead of drawn: a (T, batch_size) integer array of row indices in
+    [0, n), batch_size >= 1; a ValueError names what is wrong."""
+    b = np.asarray(batches)
+    ok = b.ndim == 2 and b.shape[0] == T and b.shape[1] >= 1 and np.issubdtype(b.dtype, np.integer)
+    if not ok or b.min() < 0 or b.max() >= n:
+        raise ValueError(f"batches must be a (T, batch_size) = ({T}, m >= 1) array of row indices in [0, {n})")
+    return b
+
+
+def given_base_samples(U, T: int, d: int) -> np.ndarray:
+    """Base samples supplied by the caller: a finite (T, n_samples, d) array (step t uses the rows of U[t])."""
+    U = np.asarray(U, dtype=np.float64)
+    if U.ndim != 3 or U.shape[::2] != (T, d) or U.shape[1] < 1 or not np.all(np.isfinite(U)):
+        raise ValueError(f"base_samples must be a finite (T, n_samples, d) = ({T}, n >= 1, {d}) array, got shape "
+                         f"{U.shape}")
+    return U
+
+
 def _init(problem_d, init):
     if init is None:                                      # q_0 = N(0, I): lam_0 = 0, Lam_0 = -I/2 (Example 1)
         return np.zeros(problem_d), -0.5 * np.eye(problem_d)
@@ -282,16 +301,10 @@ def ngd_glm(model: GLM, T: int, gamma, *, n_samples: int = 10, rng=None, batch_s
     for t, g in enumerate(gam):
         check_step(float(g), f"gamma[{t}]")
     if base_samples is not None:
-        base_samples = np.asarray(base_samples, dtype=np.float64)
-        if base_samples.ndim != 3 or base_samples.shape[::2] != (T, model.d) or not np.all(np.isfinite(base_samples)):
-            raise ValueError(f"base_samples must be a finite (T, n_samples, d) = ({T}, n, {model.d}) array, got shape "
-                             f"{base_samples.shape}")
+        base_samples = given_base_samples(base_samples, T, model.d)
         S = base_samples.shape[1]
     if batches is not None:
-        batches = np.asarray(batches)
-        ok = batches.ndim == 2 and batches.shape[0] == T and np.issubdtype(batches.dtype, np.integer)
-        if not ok or (batches.size and (batches.min() < 0 or batches.max() >= model.n)):
-            raise ValueError(f"batches must be a (T, batch_size) = ({T}, m) array of row indices in [0, {model.n})")
+        batches = given_batches(batches, T, model.n)
         batch_size = batches.shape[1]
     if batch_size is not None:
         _count(batch_size, "batch_size")

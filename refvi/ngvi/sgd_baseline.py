@@ -17,7 +17,8 @@ from refvi._checks import as_generator
 from refvi.ngvi import expfam
 from refvi.ngvi.blr import BLRProblem
 from refvi.ngvi.glm import GLM
-from refvi.ngvi.ngd import NGVIResult, _count, _history_points, _nonneg, draw_batches
+from refvi.ngvi.ngd import (NGVIResult, _count, _history_points, _nonneg, draw_batches, given_base_samples,
+                             given_batches)
 
 CLAMP = 1e-10
 
@@ -47,13 +48,15 @@ def _steps(steps, T):
 
 
 def sgd_blr(problem: BLRProblem, T: int, batch_size: int, steps, *, rng=None, init=None, history=None,
-            progress: bool = False) -> NGVIResult:
-    """Projected SGD on mini-batch BLR (Fig. 1 baseline; the paper uses steps gamma_t = 1/(1e5 + t))."""
+            progress: bool = False, indices=None) -> NGVIResult:
+    """Projected SGD on mini-batch BLR (Fig. 1 baseline; the paper uses steps gamma_t = 1/(1e5 + t)).  ``indices``
+    (T, batch_size) gives the batches instead of drawing them from ``rng``."""
     from tqdm.auto import tqdm
 
     T = _count(T, "T")
     gam = _steps(steps, T)
-    idx = draw_batches(rng, problem.n, T, batch_size)
+    idx = draw_batches(rng, problem.n, T, batch_size) if indices is None else given_batches(indices, T, problem.n)
+    batch_size = idx.shape[1]
     d = problem.d
     m, C = (np.zeros(d), np.eye(d)) if init is None else (np.array(init[0], float), np.tril(np.array(init[1], float)))
     Pinv = np.linalg.inv(problem.prior_cov)
@@ -76,8 +79,9 @@ def sgd_blr(problem: BLRProblem, T: int, batch_size: int, steps, *, rng=None, in
 
 
 def sgd_glm(model: GLM, T: int, step, *, n_samples: int = 10, estimator: str = "price", rng=None, batch_size=None,
-            init=None, history=None, progress: bool = False) -> NGVIResult:
-    """Projected SGD on a GLM with the reparameterization ("reparam") or Price ("price") estimator (Fig. 2)."""
+            init=None, history=None, progress: bool = False, base_samples=None, batches=None) -> NGVIResult:
+    """Projected SGD on a GLM with the reparameterization ("reparam") or Price ("price") estimator (Fig. 2).
+    ``base_samples`` (T, n_samples, d) and ``batches`` (T, batch_size) replace the draws from ``rng``."""
     from tqdm.auto import tqdm
 
     T = _count(T, "T")
@@ -87,13 +91,22 @@ def sgd_glm(model: GLM, T: int, step, *, n_samples: int = 10, estimator: str = "
     gam = _steps(step, T)
     gen = as_generator(rng)
     d = model.d
+    if base_samples is not None:
+        base_samples = given_base_samples(base_samples, T, d)
+        S = base_samples.shape[1]
+    if batches is not None:
+        batches = given_batches(batches, T, model.n)
+        batch_size = batches.shape[1]
     m, C = (np.zeros(d), np.eye(d)) if init is None else (np.array(init[0], float), np.tril(np.array(init[1], float)))
     Pinv = np.linalg.inv(model.prior_cov)
     pts = set(_history_points(T, history))
     hist = {"iteration": [], "neg_elbo": []}
     for t in tqdm(range(T), disable=not progress, desc=f"SGD ({estimator})"):
-        U = gen.standard_normal((S, d))
-        idx = None if batch_size is None else gen.integers(0, model.n, size=batch_size)
+        U = gen.standard_normal((S, d)) if base_samples is None else base_samples[t]
+        if batch_size is None:
+            idx = None
+        else:
+            idx = gen.integers(0, model.n, size=batch_size) if batches is None else batches[t]
         scale = 1.0 if idx is None else model.n / batch_size
         G, Hm = model.loglik_grad_meanhess(m + U @ C.T, idx, scale)
         gm_kl, gC_kl = _kl_grads(m, C, Pinv, model.prior_mean)

@@ -279,6 +279,15 @@ def test_ngd_glm_given_draws_equal_its_own_draws_and_bad_draws_are_refused():
         ngvi.ngd_glm(model, 1, 0.3, batches=np.array([[0, 9]]))
     with pytest.raises(ValueError, match="batches"):
         ngvi.ngd_glm(model, 1, 0.3, batches=np.array([[0.0, 1.0]]))
+    s_own = sgd_baseline.sgd_glm(model, 4, 0.01, n_samples=3, batch_size=5, rng=7)
+    s_given = sgd_baseline.sgd_glm(model, 4, 0.01, base_samples=np.array(U), batches=np.array(idx))
+    assert np.allclose(s_own.Lam, s_given.Lam, rtol=1e-13, atol=1e-13)
+    p = _problem(0, n=9)
+    b_own = sgd_baseline.sgd_blr(p, 4, 5, 1e-3, rng=7)
+    b_given = sgd_baseline.sgd_blr(p, 4, 5, 1e-3, indices=ngvi.draw_batches(7, 9, 4, 5))
+    assert np.array_equal(b_own.Lam, b_given.Lam)
+    with pytest.raises(ValueError, match="batches"):
+        sgd_baseline.sgd_blr(p, 2, 5, 1e-3, indices=np.zeros((3, 5), dtype=int))
 
 
 @pytest.mark.parametrize("a,v", [(0.3, 1e-6), (0.0, 0.01), (-1.0, 1.0), (2.0, 50.0), (0.0, 500.0), (5.0, 1e4)])

@@ -300,6 +300,40 @@ class NumpyNGVI:
             eta = self.natural_update(eta, (gx, GX - 0.5 * np.eye(d)), g)
         return eta
 
+    @staticmethod
+    def _sgd_step(m, C, step, gm, gC, Pinv, mp):
+        """One step of the App. F baseline with the closed-form KL gradients; diag(C) clamped at 1e-10."""
+        gm = gm + Pinv @ (m - mp)
+        gC = gC + np.tril(Pinv @ C) - np.diag(1.0 / np.diag(C))
+        m, C = m - step * gm, C - step * gC
+        np.fill_diagonal(C, np.maximum(np.diag(C), 1e-10))
+        return m, C
+
+    def blr_sgd(self, X, y, sigma2, P, mp, indices, steps, init=None):
+        X, y, mp = np.asarray(X, float), np.asarray(y, float), np.asarray(mp, float)
+        n, d = X.shape
+        m, C = (np.zeros(d), np.eye(d)) if init is None else (np.array(init[0], float), np.tril(init[1]))
+        Pinv = np.linalg.inv(P)
+        for rows, step in zip(np.asarray(indices), steps):
+            c, Xb, yb = n / (len(rows) * sigma2), X[rows], y[rows]
+            m, C = self._sgd_step(m, C, step, -c * Xb.T @ (yb - Xb @ m), c * np.tril(Xb.T @ Xb @ C), Pinv, mp)
+        return _natural(m, C @ C.T)
+
+    def glm_sgd(self, kind, X, y, steps, U, estimator="price", batches=None, init=None):
+        X, y = np.asarray(X, float), np.asarray(y, float)
+        n, d = X.shape
+        m, C = (np.zeros(d), np.eye(d)) if init is None else (np.array(init[0], float), np.tril(init[1]))
+        for t, step in enumerate(steps):
+            rows = np.arange(n) if batches is None else np.asarray(batches[t])
+            Xb, yb, c, u = X[rows], y[rows], n / len(rows), np.atleast_2d(U[t])
+            A = (m + u @ C.T) @ Xb.T
+            d1, d2 = (yb * expit(-yb * A), -expit(A) * expit(-A)) if kind == "logistic" else (yb - np.exp(A),
+                                                                                               -np.exp(A))
+            G = c * d1 @ Xb
+            gC = -np.tril(G.T @ u) / len(u) if estimator == "reparam" else -np.tril(c * (Xb.T * d2.mean(0)) @ Xb @ C)
+            m, C = self._sgd_step(m, C, step, -G.mean(axis=0), gC, np.eye(d), np.zeros(d))
+        return _natural(m, C @ C.T)
+
     def glm_ngd_exact(self, kind, X, y, T, gamma, init):
         eta = init
         for _ in range(T):

@@ -135,9 +135,22 @@ class NGVIProtocol(Protocol):
         None), then eta_{t+1} = (1 - gamma_t) eta_t + gamma_t (grad-hat + eta_prior).  From ``init`` (lam, Lam)
         (None: N(0, I)); returns eta_T = (lam, Lam)."""
 
+    # ---- the SGD baseline of §6 / App. F --------------------------------------------------------------------------
+    def blr_sgd(self, X, y, sigma2, P, mp, indices, steps, init=None):
+        """Projected SGD on the negative ELBO of BLR in (m, C), C lower triangular: with c = n / (m sigma^2),
+        grad_m = -c X_b^T (y_b - X_b m) + P^{-1}(m - mp), grad_C = c tril(X_b^T X_b C) + tril(P^{-1} C) -
+        diag(1/C_ii) on the batch rows indices[t]; m, C <- (m, C) - steps[t] grad, then diag(C) >= 1e-10.  From
+        ``init`` (m, C) (None: (0, I)); returns the natural parameters (lam, Lam) of N(m_T, C_T C_T^T)."""
+
+    def glm_sgd(self, kind, X, y, steps, U, estimator="price", batches=None, init=None):
+        """The same on the logistic / Poisson GLM with prior N(0, I): grad_m = -mean_s g_s + m, grad_C = -tril(mean_s
+        g_s u_s^T) ("reparam") or -tril(mean_s H_s C) ("price") + tril(C) - diag(1/C_ii), g_s, H_s the gradient and
+        Hessian of log p at z_s = m + C u_s for the rows u_s of U[t], on batches[t] rescaled by n/m (all rows if
+        None).  Returns (lam, Lam) as :meth:`blr_sgd`."""
+
 
 METHODS = ("natural_from_moment", "expectation_from_natural", "natural_from_expectation", "log_partition",
            "conjugate", "kl", "bregman_A", "bregman_A_star", "fisher_minimal", "ngd_step", "ngd_step_fim", "md_step",
            "natural_update", "blr_neg_elbo", "blr_grad", "blr_stochastic_grad", "blr_run", "blr_trajectory",
            "blr_variance", "blr_lemma3_bound", "omega_average", "price",
-           "autodiff", "price_logistic", "glm_neg_elbo", "glm_grad", "glm_ngd_exact", "glm_ngd")
+           "autodiff", "price_logistic", "glm_neg_elbo", "glm_grad", "glm_ngd_exact", "glm_ngd", "blr_sgd", "glm_sgd")

@@ -140,3 +140,18 @@ class RefviNGVI:
         gammas = np.asarray(gammas, dtype=np.float64)
         r = ngd_glm(model, gammas.size, gammas, base_samples=U, batches=batches, init=init, estimator=estimator)
         return r.lam, r.Lam
+
+    def blr_sgd(self, X, y, sigma2, P, mp, indices, steps, init=None):
+        from refvi.ngvi.sgd_baseline import sgd_blr
+        indices = np.asarray(indices)
+        r = sgd_blr(self._blr(X, y, sigma2, P, mp), indices.shape[0], indices.shape[1], np.asarray(steps, float),
+                    indices=indices, init=init)
+        return r.lam, r.Lam
+
+    def glm_sgd(self, kind, X, y, steps, U, estimator="price", batches=None, init=None):
+        from refvi.ngvi import logistic_model, poisson_model
+        from refvi.ngvi.sgd_baseline import sgd_glm
+        steps = np.asarray(steps, dtype=np.float64)
+        r = sgd_glm((logistic_model if kind == "logistic" else poisson_model)(X, y), steps.size, steps,
+                    base_samples=U, batches=batches, init=init, estimator=estimator)
+        return r.lam, r.Lam
