@@ -34,7 +34,7 @@ METHODS = ("energy", "entropy", "stl", "score", "grad_neg_entropy", "entropy_pro
            "project_singular", "smoothness", "strong_convexity", "noise_constants", "step_sizes", "average_weights",
            "prox_sgd", "proj_sgd", "gradient_descent", "gradient_descent_exact", "exact_energy", "base_charfun",
            "base_entropy", "base_moments", "to_base_params", "log_joint", "grad_log_joint", "gaussian_entropy",
-           "exact_optimum", "hess_log_joint")
+           "exact_optimum", "hess_log_joint", "frame", "framed_energy")
 
 
 @runtime_checkable
@@ -54,6 +54,15 @@ class Implementation(Protocol):
 
     def hess_log_joint(self, target, z):
         """Hess_z log p(z, x) at one point z (d,): shape (d, d) (what Laplace frames and Newton solvers use)."""
+
+    def frame(self, target, kind="laplace"):
+        """The affine frame z = z0 + L x an optimizer runs in (preconditioning; not a paper result): z0 the mode of
+        log p, H = -Hess log p(z0), L = chol(H^{-1}) ("laplace") or diag(H_ii^{-1/2}) ("diagonal"); returns
+        (z0, L, M', mu') with M', mu' the constants the implementation uses in the frame."""
+
+    def framed_energy(self, target, z0, L, m, C, U, structure="full"):
+        """:meth:`energy` of the framed target p_x(x) = p(z0 + L x) at (m, C): (L^T gm, L^T gC) of the original's
+        energy at (z0 + L m, L C) with the same base samples (projected onto ``structure``)."""
 
     def energy(self, target, m, C, U, structure="tril"):
         """Mean over rows u of U of g_energy(u) = T*(-grad log p(C u + m)) (seed 000 Eq. 6): returns (gm, gC),

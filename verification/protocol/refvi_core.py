@@ -52,6 +52,16 @@ class RefviCore:
     def hess_log_joint(self, target, z):
         return as_refvi_target(target).hess_logp(z)
 
+    def frame(self, target, kind="laplace"):
+        from refvi.optim.frame import find_frame
+        f = find_frame(as_refvi_target(target), kind)
+        return f.z0, f.L, f.M, f.mu
+
+    def framed_energy(self, target, z0, L, m, C, U, structure="full"):
+        from refvi import estimators
+        from refvi.targets.affine import AffineTarget
+        return estimators.energy(AffineTarget(as_refvi_target(target), z0, L), m, C, U, structure)
+
     def energy(self, target, m, C, U, structure="tril"):
         from refvi import estimators
         return estimators.energy(as_refvi_target(target), m, C, U, structure)

@@ -441,3 +441,28 @@ def _(orig, owner):
             H = H + np.eye(len(H)) / target.params["prior_scale"] ** 2 - np.eye(len(H))
         return H
     return hess_log_joint
+
+
+@mutant("frame-laplace-uses-hessian", "000", "frame",
+        "the Laplace frame takes L = chol(H) instead of chol(H^{-1}) (curvature for covariance)")
+def _(orig, owner):
+    def frame(target, kind="laplace"):
+        z0, L, M, mu = orig(target, kind)
+        if kind != "laplace":
+            return z0, L, M, mu
+        H = np.linalg.inv(np.asarray(L) @ np.asarray(L).T)
+        L2 = np.linalg.cholesky(H)
+        ev = np.linalg.eigvalsh(L2.T @ H @ L2)
+        return z0, L2, float(ev[-1]), float(ev[0])
+    return frame
+
+
+@mutant("framed-energy-gradient-not-pulled-back", "000", "framed_energy",
+        "the framed target's energy uses L grad instead of L^T grad (the chain rule transposed)")
+def _(orig, owner):
+    def framed_energy(target, z0, L, m, C, U, structure="full"):
+        U = np.atleast_2d(U)
+        G = np.array([-np.asarray(L) @ np.asarray(target.grad_logp(z0 + L @ (C @ u + m)), dtype=float) for u in U])
+        gC = G.T @ U / len(U)
+        return G.mean(axis=0), gC if structure == "full" else np.tril(gC)
+    return framed_energy

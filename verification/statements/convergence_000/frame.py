@@ -24,6 +24,8 @@ from refvi.verification.oracles import hessian_bounds as hb
 from refvi.verification.oracles import vi_objective as vo
 from refvi.verification.protocol import targets as tspec
 from refvi.verification.statement import statement
+from refvi.verification.statements.convergence_000._targets import hessian_of_gradient, target_instance
+from refvi.verification.strategies import RNG, rng_of
 
 SRC = "Domke, Garrigos & Gower (seed 000), §2 (f = l + h), Lemma 13, §7.3 (M, mu); affine change of variables"
 
@@ -168,3 +170,61 @@ def claim_affine_frame_constants(ctx):
                           label="Laplace frame: M' = mu' = 1")
 
     ctx.forall(_seeds(), check, fixed=[(3, 6, 21), (4, 8, 22), (2, 3, 23)])
+
+
+# ---- the implementation's own frame (refvi's preconditioning) -------------------------------------------------------
+_FRAME_KINDS = ("gaussian", "linear", "logistic", "hierarchical_logistic")     # log-concave with a proper prior
+
+
+@statement("000.claim-implementation-frame", title="the implementation's frame: z0 is the mode (grad log p = 0), "
+           "L^T H L = I for L = chol(H^{-1}) (Laplace) or L = diag(H_ii^{-1/2}) (diagonal), and its M', mu' bracket "
+           "the spectrum of L^T H L at the mode (M' = mu' = 1 on a Gaussian)", source=SRC, kind="exact",
+           uses=("frame",))
+def claim_implementation_frame(ctx):
+    def check(source):
+        rng = rng_of(source)
+        target = target_instance(rng, _FRAME_KINDS[int(rng.integers(0, len(_FRAME_KINDS)))])
+        kind = ("laplace", "diagonal")[int(rng.integers(0, 2))]
+        z0, L, M, mu = ctx.impl.frame(target, kind)
+        z0, L = np.asarray(z0, dtype=np.float64), np.asarray(L, dtype=np.float64)
+        H = -hessian_of_gradient(target, z0)
+        what = f"{target.kind}, d = {target.dim}, {kind}"
+        g = np.asarray(target.grad_logp(z0), dtype=np.float64)
+        ctx.leq(float(np.linalg.norm(g)), 1e-6 * (1.0 + float(np.abs(H).max())), label=f"{what}: grad log p(z0) = 0")
+        if kind == "laplace":
+            ctx.true(bool(np.all(np.triu(L, 1) == 0) and np.all(np.diag(L) > 0)), label=f"{what}: L lower triangular")
+            ctx.close(L.T @ H @ L, np.eye(target.dim), atol=1e-5, label=f"{what}: L^T H L = I")
+        else:
+            ctx.close(L, np.diag(1.0 / np.sqrt(np.diag(H))), rtol=1e-5, label=f"{what}: L = diag(H_ii^-1/2)")
+        ev = np.linalg.eigvalsh(0.5 * (L.T @ H @ L + (L.T @ H @ L).T))
+        ctx.geq(float(M), ev[-1], rtol=1e-5, label=f"{what}: M' >= lambda_max(L^T H L) at the mode")
+        ctx.leq(float(mu), ev[0], rtol=1e-5, label=f"{what}: mu' <= lambda_min(L^T H L) at the mode")
+        if target.kind == "gaussian" and kind == "laplace":
+            ctx.close(np.array([M, mu], dtype=np.float64), np.ones(2), rtol=1e-5, label=f"{what}: M' = mu' = 1")
+
+    ctx.forall(RNG, check, fixed=list(range(8)), max_examples=max(12, ctx.profile.max_examples // 3))
+
+
+@statement("000.claim-implementation-framed-energy", title="the implementation's energy estimator on its framed "
+           "target p(z0 + L x) is (L^T gm, L^T gC) of -grad log p at z0 + L (C u + m), sample by sample",
+           source=f"{SRC}; seed 000 Eq. 6, Lemma 33", kind="exact", uses=("framed_energy",))
+def claim_implementation_framed_energy(ctx):
+    def check(source):
+        rng = rng_of(source)
+        target = target_instance(rng)
+        d = target.dim
+        z0, L = _frame(rng, d)
+        m, C = rng.standard_normal(d), np.tril(rng.standard_normal((d, d)), -1) + np.diag(rng.uniform(0.5, 2.0, d))
+        U = rng.standard_normal((int(rng.integers(1, 6)), d))
+        structure = ("full", "tril")[int(rng.integers(0, 2))]
+        G = np.array([-L.T @ np.asarray(target.grad_logp(z0 + L @ (C @ u + m)), dtype=np.float64) for u in U])
+        gm, gC = G.mean(axis=0), G.T @ U / len(U)
+        gC = gC if structure == "full" else np.tril(gC)
+        got_m, got_C = (np.asarray(a, dtype=np.float64) for a in ctx.impl.framed_energy(target, z0, L, m, C, U,
+                                                                                       structure))
+        scale = 1.0 + float(np.abs(G).max()) * (1.0 + float(np.abs(U).max()))
+        what = f"{target.kind}, d = {d}, S = {len(U)}, {structure}"
+        ctx.close(got_m, gm, rtol=1e-10, atol=1e-10 * scale, label=f"{what}: framed g_m")
+        ctx.close(got_C, gC, rtol=1e-10, atol=1e-10 * scale, label=f"{what}: framed g_C")
+
+    ctx.forall(RNG, check, fixed=list(range(8)), max_examples=max(20, ctx.profile.max_examples // 2))

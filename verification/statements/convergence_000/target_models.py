@@ -16,48 +16,10 @@ from __future__ import annotations
 
 import numpy as np
 from refvi.verification.oracles.matrices import proj_V as proj
-from refvi.verification.protocol import targets as specs
 from refvi.verification.statement import statement
 from refvi.verification.statements.convergence_000._structure import SRC
+from refvi.verification.statements.convergence_000._targets import KINDS, hessian_of_gradient, target_instance
 from refvi.verification.strategies import RNG, rng_of
-
-KINDS = ("gaussian", "linear", "logistic", "hierarchical_logistic", "cosine", "callable")
-SIZES = (1, 3, 4, 7, 8, 9, 16, 17, 33)        # around 4- and 8-wide unrolling and blocking in the kernels
-
-
-def _instance(rng, kind=None):
-    """A target spec of ``kind`` (drawn if None) with random data, non-unit scales and N from SIZES."""
-    kind = KINDS[int(rng.integers(0, len(KINDS)))] if kind is None else kind
-    N = SIZES[int(rng.integers(0, len(SIZES)))]
-    d = int(rng.integers(1, 4))
-    if kind == "gaussian":
-        B = rng.standard_normal((d, d))
-        return specs.gaussian(rng.standard_normal(d), B @ B.T + 0.5 * np.eye(d))
-    X = rng.standard_normal((N, d))
-    pm = np.where(rng.random(N) < 0.5, -1.0, 1.0)
-    if kind == "linear":
-        return specs.linear(X, rng.standard_normal(N), float(rng.uniform(0.3, 2.5)), float(rng.uniform(0.4, 3.0)))
-    if kind == "logistic":
-        return specs.logistic(X, pm, float(rng.uniform(0.4, 3.0)))
-    if kind == "hierarchical_logistic":
-        G = int(rng.integers(1, 4))
-        A = rng.standard_normal((d, d))
-        return specs.hierarchical_logistic(X, pm, rng.integers(0, G, size=N), G, A @ A.T + 0.5 * np.eye(d),
-                                           float(rng.uniform(0.3, 2.0)) * np.eye(d))
-    if kind == "cosine":
-        return specs.cosine(float(rng.uniform(-3.0, 3.0)), rng.standard_normal(d), float(rng.uniform(-3.0, 3.0)),
-                            float(rng.uniform(0.0, 2.0)), rng.standard_normal(d))
-    # plain callables declaring their constants; an isotropic Gaussian has mu = M (the boundary the record allows)
-    a = float(rng.uniform(0.3, 3.0))
-    iso = specs.gaussian(rng.standard_normal(d), a * np.eye(d))
-    return specs.from_callables(iso.logp, iso.grad_logp, d, smoothness=a, strong_convexity=a)
-
-
-def _hessian_of_gradient(target, z, h=1e-5):
-    """Hess log p at z by central differences of the record's closed-form gradient (error ~1e-9 relative here)."""
-    cols = [(target.grad_logp(z + h * e) - target.grad_logp(z - h * e)) / (2 * h) for e in np.eye(z.size)]
-    return 0.5 * (np.array(cols) + np.array(cols).T)
-
 
 def _fixed():
     return [(k, s) for s in (0, 1) for k in KINDS]
@@ -67,9 +29,9 @@ def _draw(source):
     if isinstance(source, tuple):
         kind, seed = source
         rng = np.random.default_rng(seed)
-        return rng, _instance(rng, kind)
+        return rng, target_instance(rng, kind)
     rng = rng_of(source)
-    return rng, _instance(rng)
+    return rng, target_instance(rng)
 
 
 @statement("000.claim-target-models", title="the implementation's log p(z, x) and grad_z log p equal the target's "
@@ -100,7 +62,7 @@ def claim_target_hessians(ctx):
         if target.kind == "callable":           # a plain-callable target declares no Hessian
             return
         for z in (np.zeros(target.dim), rng.standard_normal(target.dim) * float(rng.uniform(0.1, 4.0))):
-            H = _hessian_of_gradient(target, z)
+            H = hessian_of_gradient(target, z)
             ctx.close(np.asarray(ctx.impl.hess_log_joint(target, z), dtype=np.float64), H, rtol=1e-6,
                       atol=1e-6 * (1.0 + float(np.abs(H).max())), label=f"{target.kind}, d = {target.dim}: Hess log p")
 
