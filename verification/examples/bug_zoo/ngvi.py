@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import numpy as np
-from scipy.special import expit
 
 from refvi.verification.examples.bug_zoo import mutant
 
@@ -128,45 +127,24 @@ def _(orig, owner):
     return glm_ngd
 
 
-@mutant("ngvi-sgd-baseline-no-entropy-term", "004", "ngvi.blr_sgd",
-        "the SGD baseline's C-gradient of the KL without -diag(1/C_ii) (the entropy term dropped)")
+@mutant("ngvi-sgd-baseline-noise-sd-for-variance", "004", "ngvi.blr_sgd",
+        "the BLR baseline scales the likelihood gradient by n / (m sigma) instead of n / (m sigma^2)")
 def _(orig, owner):
     def blr_sgd(X, y, sigma2, P, mp, indices, steps, init=None):
-        X, y, mp = np.asarray(X, float), np.asarray(y, float), np.asarray(mp, float)
-        n, d = X.shape
-        m, C = (np.zeros(d), np.eye(d)) if init is None else (np.array(init[0], float), np.tril(init[1]))
-        Pinv = np.linalg.inv(P)
-        for rows, step in zip(np.asarray(indices), steps):
-            c, Xb, yb = n / (len(rows) * sigma2), X[rows], y[rows]
-            gm = -c * Xb.T @ (yb - Xb @ m) + Pinv @ (m - mp)
-            gC = c * np.tril(Xb.T @ Xb @ C) + np.tril(Pinv @ C)
-            m, C = m - step * gm, C - step * gC
-            np.fill_diagonal(C, np.maximum(np.diag(C), 1e-10))
-        S = C @ C.T
-        return owner.natural_from_moment(m, 0.5 * (S + S.T))
+        return orig(X, y, np.sqrt(sigma2), P, mp, indices, steps, init)
     return blr_sgd
 
 
-@mutant("ngvi-sgd-baseline-price-transposed", "004", "ngvi.glm_sgd",
-        "the Price variant of the SGD baseline steps C along tril(C H) instead of tril(H C)")
+@mutant("ngvi-sgd-baseline-batch-not-rescaled", "004", "ngvi.glm_sgd",
+        "the GLM baseline uses the mini-batch sum without the n/m rescaling")
 def _(orig, owner):
     def glm_sgd(kind, X, y, steps, U, estimator="price", batches=None, init=None):
-        if estimator != "price":
+        if batches is None:
             return orig(kind, X, y, steps, U, estimator, batches, init)
-        X, y = np.asarray(X, float), np.asarray(y, float)
-        n, d = X.shape
-        m, C = (np.zeros(d), np.eye(d)) if init is None else (np.array(init[0], float), np.tril(init[1]))
-        for t, step in enumerate(steps):
-            rows = np.arange(n) if batches is None else np.asarray(batches[t])
-            Xb, yb, c, u = X[rows], y[rows], n / len(rows), np.atleast_2d(U[t])
-            A = (m + u @ C.T) @ Xb.T
-            d1, d2 = (yb * expit(-yb * A), -expit(A) * expit(-A)) if kind == "logistic" else (yb - np.exp(A),
-                                                                                               -np.exp(A))
-            H = c * (Xb.T * d2.mean(0)) @ Xb
-            gm = -(c * d1 @ Xb).mean(axis=0) + m
-            gC = -np.tril(C @ H) + np.tril(C) - np.diag(1.0 / np.diag(C))
-            m, C = m - step * gm, C - step * gC
-            np.fill_diagonal(C, np.maximum(np.diag(C), 1e-10))
-        S = C @ C.T
-        return owner.natural_from_moment(m, 0.5 * (S + S.T))
+        X, y, U = np.asarray(X), np.asarray(y), np.asarray(U)
+        for t, step in enumerate(steps):            # one step at a time on the batch's rows alone: m/n of the data
+            eta = orig(kind, X[batches[t]], y[batches[t]], [step], U[t:t + 1], estimator, None, init)
+            S = np.linalg.inv(-2.0 * np.asarray(eta[1]))
+            init = (S @ eta[0], np.linalg.cholesky(0.5 * (S + S.T)))
+        return eta
     return glm_sgd
