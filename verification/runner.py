@@ -38,12 +38,14 @@ ORACLE_ONLY_DETAIL = ("oracle-only: a true fact of the paper checked by independ
                       "an implementation, so it never counts as a pass for one (run it against refvi)")
 
 
-def run_statement(st: Statement, impl, profile_name: str = "ci", search: dict | None = None) -> dict:
+def run_statement(st: Statement, impl, profile_name: str = "ci", search: dict | None = None,
+                  shrink: bool = True) -> dict:
     """Run one statement (and its erratum's demonstration) against ``impl`` and return its certificate record.
 
     BLAS runs single-threaded inside a statement (threadpoolctl), so the record's numbers (worst slack, tightness)
     are the same bit for bit in any process: serial, a local worker, or a Dask worker (which pins BLAS to one
-    thread itself).
+    thread itself).  ``shrink=False`` reports a failure with the first failing instance Hypothesis found instead of
+    a shrunk one (the verdict is the same; the self-test only needs the verdict).
 
     Besides the original fields (README.md, certificate schema) the record carries ``scope`` ("implementation" or "oracle-only"),
     ``methods`` (the protocol methods the run called, by dotted name), ``instances_skipped`` (instances outside the
@@ -51,10 +53,10 @@ def run_statement(st: Statement, impl, profile_name: str = "ci", search: dict | 
     from threadpoolctl import threadpool_limits
 
     with threadpool_limits(limits=1, user_api="blas"):
-        return _run_statement(st, impl, profile_name, search)
+        return _run_statement(st, impl, profile_name, search, shrink)
 
 
-def _run_statement(st: Statement, impl, profile_name: str, search: dict | None) -> dict:
+def _run_statement(st: Statement, impl, profile_name: str, search: dict | None, shrink: bool = True) -> dict:
     from refvi.verification.errata import ERRATA
     from refvi.verification.protocol import is_refvi, recording
 
@@ -63,6 +65,7 @@ def _run_statement(st: Statement, impl, profile_name: str, search: dict | None) 
     view = recording(impl, calls)
     ctx = Context(view, profile, st.id)
     ctx.search = search
+    ctx.shrink = shrink
     refvi_itself = is_refvi(impl)
     record = {"id": st.id, "title": st.title, "source": st.source, "kind": st.kind, "printed": st.printed,
               "erratum": st.erratum, "verdict": "pass", "examples": 0, "worst_slack": None, "seconds": 0.0,

@@ -104,6 +104,8 @@ class Context:
         self.rates: list[dict] = []
         #: set by the runner's search mode (``--search``): Hypothesis seed and budget; bounds then steer the search
         self.search: dict | None = None
+        #: False (the self-test): a failing draw is reported as found, not shrunk to a minimal instance
+        self.shrink = True
         self._instance: Any = None
         self._in_hypothesis = False
         self._targets: dict[str, float] = {}       # search mode: the best lhs/rhs per label of the current example
@@ -141,7 +143,7 @@ class Context:
         from hypothesis import seed as hypothesis_seed
 
         counter = {"n": 0}
-        phases = (Phase.explicit, Phase.generate, Phase.shrink)
+        phases = (Phase.explicit, Phase.generate) + ((Phase.shrink,) if self.shrink else ())
         if self.search is not None:
             phases = (Phase.explicit, Phase.generate, Phase.target, Phase.shrink)
 
