@@ -369,24 +369,40 @@ class Statement:
 REGISTRY: dict[str, Statement] = {}
 
 
-def statement(id: str, *, title: str, source: str, kind: Kind, erratum: str | None = None,
-              profiles: tuple[str, ...] = ("ci", "deep"), uses: Iterable[str] | None = None):
+def statement(id: str, *, title: str | None = None, source: str | None = None, kind: Kind | None = None,
+              erratum: str | None = None, profiles: tuple[str, ...] | None = None, uses: Iterable[str] | None = None):
     """Register ``claim(ctx)`` as the statement ``id`` (``<seed>.<kind><number>``, e.g. ``000.thm3``).
 
-    ``uses`` lists the protocol methods the claim calls through ``ctx.impl`` (``()``: an oracle-only check)."""
+    With the id alone (the paper packages), what the statement states -- title, source, kind, erratum, profiles and
+    ``uses``, the protocol methods the claim calls (``()``: an oracle-only check) -- is the row ``[statement."id"]``
+    of its package's ``catalog.toml`` (:mod:`refvi.verification.catalog`).  Statements defined elsewhere (tests,
+    extensions) give ``title``, ``source`` and ``kind`` (and optionally the rest) inline instead."""
     _check_id(id)
-    if kind not in KINDS:
-        raise ValueError(f"statement {id}: kind must be one of {KINDS}, got {kind!r}")
-    if uses is not None:
-        uses = tuple(sorted(set(uses)))
+    inline = dict(title=title, source=source, kind=kind, erratum=erratum, profiles=profiles, uses=uses)
+    given = {k for k, v in inline.items() if v is not None}
+    if given and not {"title", "source", "kind"} <= given:
+        raise TypeError(f"statement {id}: give title=, source= and kind= inline, or nothing (its catalog row)")
 
     def deco(fn: Callable[[Context], None]) -> Callable[[Context], None]:
         if id in REGISTRY:
             raise ValueError(f"statement {id} registered twice")
-        REGISTRY[id] = Statement(id, title, source, kind, fn, erratum, tuple(profiles), uses)
+        meta = inline if given else _catalog_meta(id, fn)
+        if meta["kind"] not in KINDS:
+            raise ValueError(f"statement {id}: kind must be one of {KINDS}, got {meta['kind']!r}")
+        used = None if meta["uses"] is None else tuple(sorted(set(meta["uses"])))
+        REGISTRY[id] = Statement(id, meta["title"], meta["source"], meta["kind"], fn, meta["erratum"],
+                                 tuple(meta["profiles"] or ("ci", "deep")), used)
         return fn
 
     return deco
+
+
+def _catalog_meta(sid: str, fn) -> dict:
+    from refvi.verification import catalog
+
+    row = catalog.row("statement", sid, fn.__module__)
+    return dict(title=row["title"], source=f"{row['citation']}, {row['source']}", kind=row["kind"],
+                erratum=row.get("erratum"), profiles=row.get("profiles"), uses=row["uses"])
 
 
 def _check_id(sid: str) -> None:

@@ -27,7 +27,6 @@ from hypothesis import strategies as st
 from refvi.verification.oracles import boosting as ob
 from refvi.verification.protocol.boosting import BoostingInstance, BoostingTarget
 
-SRC = "Locatello et al. (seed 001)"
 
 
 # ------------------------------------------------------------------------------------------------------------------

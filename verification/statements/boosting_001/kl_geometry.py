@@ -15,7 +15,7 @@ from refvi.verification.errata import erratum
 from refvi.verification.oracles import boosting as ob
 from refvi.verification.protocol.boosting import BoostingInstance, BoostingTarget
 from refvi.verification.statement import statement
-from refvi.verification.statements.boosting_001._common import (I1_TARGET, SRC, dense, i1, log_prob_box_mog, mixtures,
+from refvi.verification.statements.boosting_001._common import (I1_TARGET, dense, i1, log_prob_box_mog, mixtures,
                                                                 n_examples, optimal_weights)
 
 QUAD_TOL = 1e-10        # composite Gauss-Legendre (400 nodes) vs QUADPACK at epsabs 1e-13: smooth integrands
@@ -32,9 +32,7 @@ def cauchy_i1():
 # the Bregman divergence of KL is KL
 # ------------------------------------------------------------------------------------------------------------------
 
-@statement("001.claim-bregman-kl", title="D(y, q) = f(y) - f(q) - <y - q, grad f(q)> equals KL(y||q); p drops out",
-           source=f"{SRC}, Eq. (7) (curvature constant)", kind="exact",
-           uses=("boosting.objective", "boosting.scores"))
+@statement("001.claim-bregman-kl")
 def claim_bregman_kl(ctx):
     b = ctx.adapter("boosting")
     inst1, or1, _ = i1()
@@ -59,13 +57,7 @@ def claim_bregman_kl(ctx):
 # Lemma 1 (corrected, E001-1)
 # ------------------------------------------------------------------------------------------------------------------
 
-@erratum("E001-1", where="Lemma 1 and Appendix A",
-         printed="KL(.||p_x) is L-smooth with L = 1/eps iff q/p_x >= eps (eps = inf q/p_x)",
-         corrected="for densities y, q >= eps on A: ||grad f(y) - grad f(q)|| = ||log y - log q|| <= ||y - q|| / eps "
-                   "and KL(y||q) <= ||y - q||^2 / (2 eps) with eps = inf q (p does not enter); the 'iff' constant is "
-                   "wrong by the factor sup p_x",
-         instance="A = [0, 2], p_x = q = uniform (1/2), y = 1/2 + 0.01 cos(pi z): inf q/p_x = 1 so the printed L = 1, "
-                  "but KL(y||q) = 1.00e-4 > (L/2)||y - q||^2 = 5.0e-5 and ||log y - log q|| / ||y - q|| = 2.0 > 1")
+@erratum("E001-1")
 def e001_1(ctx):
     from scipy import integrate
 
@@ -80,9 +72,7 @@ def e001_1(ctx):
     ctx.bound(kl, nrm2 / (2 * (0.5 - eta)), rtol=1e-12, label="corrected bound with eps = inf y,q = 0.49 holds")
 
 
-@statement("001.lemma1", title="KL(.||p_x) is (1/eps)-smooth on densities bounded below by eps (sufficient part)",
-           source=f"{SRC}, Lemma 1 (corrected), §2 claim on strong convexity 1/M", kind="exact", erratum="E001-1",
-           uses=())
+@statement("001.lemma1")
 def lemma1(ctx):
     from scipy import integrate
 
@@ -123,8 +113,7 @@ def lemma1(ctx):
 # Eq. (5): the cost of truncation
 # ------------------------------------------------------------------------------------------------------------------
 
-@statement("001.eq5", title="KL(p_A || p_x) = -log P_{p_x}(A); KL(q||p_x) = KL(q||p_A) - log P(A) for q on A",
-           source=f"{SRC}, Eq. (5) and D3", kind="exact", uses=("boosting.objective",))
+@statement("001.eq5")
 def eq5(ctx):
     from scipy import stats
     lo, hi = -1.0, 1.0
@@ -161,9 +150,7 @@ def eq5(ctx):
     ctx.forall(mixtures(inst.K), check, fixed=[((20, 64), (0.4, 0.6))], max_examples=n_examples(ctx, 10))
 
 
-@statement("001.claim-truncation-optimum", title="the implementation's f* = -log P_{p_x}(A) and the atom weights "
-           "w_j P_j(A)/P(A) of p_A (Eq. 5), which attain it, against scipy.stats and arctan",
-           source=f"{SRC}, Eq. (5)", kind="exact", uses=("boosting.objective", "boosting.truncation_optimum"))
+@statement("001.claim-truncation-optimum")
 def claim_truncation_optimum(ctx):
     # I1, I1 shifted (f* moves by -c), components far outside the box on either side (both tails of
     # log(Phi(b) - Phi(a))), a 2-D mixture whose components are atoms, and the Cauchy target

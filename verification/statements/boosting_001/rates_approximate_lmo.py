@@ -14,7 +14,7 @@ from refvi.verification.errata import erratum
 from refvi.verification.oracles import boosting as ob
 from refvi.verification.protocol.boosting import BoostingInstance, BoostingTarget
 from refvi.verification.statement import statement
-from refvi.verification.statements.boosting_001._common import SRC, check_run_records, i1, log_prob_box_mog
+from refvi.verification.statements.boosting_001._common import check_run_records, i1, log_prob_box_mog
 
 I3_SIGMA, I3_STRIDE = 2.0, 0.02                              # tight instance for Thm 4 / Cor 7 / Thm 8
 
@@ -80,14 +80,7 @@ def interval_fw(delta: float, step: str, T: int, x0: float = -1.0):
     return h
 
 
-@erratum("E001-2", where="Thm 4 with Algorithm 1 Variant 0",
-         printed="Algorithm 1 (step 2/(t+2)) with a delta-approximate LMO satisfies "
-                 "f(q^t) - f* <= 2(C_f/delta + eps_0)/(delta t + 2)",
-         corrected="the bound holds for the step 2/(delta t + 2) (Locatello et al. 2017 [18]); with 2/(t+2) and "
-                   "delta < 1/2 the recursion only gives O(t^(-2 delta))",
-         instance="f(x) = (x - 1)^2/2 on the atom set [-1, 1] (C_f = 4), x_0 = -1, delta = 0.05, "
-                  "LMO s = x + delta(1-x): "
-                  "at t = 9418 the step 2/(t+2) has h = 0.346807 > bound 0.346796")
+@erratum("E001-2")
 def e001_2(ctx):
     T = 9418
     h = interval_fw(0.05, "fixed", T)
@@ -143,10 +136,7 @@ def _bound_along(ctx, h, bound, label):
     ctx.bound(float(h[t]), float(bound[t]), atol=1e-9, label=f"{label} (tightest t = {t})")
 
 
-@statement("001.thm4", title="FW with a delta-LMO and step 2/(delta t + 2): "
-                             "f(q^t) - f* <= 2(C/delta + eps_0)/(delta t + 2)",
-           source=f"{SRC}, Thm 4 (from [18]); step condition made explicit", kind="exact",
-           erratum="E001-2", uses=("boosting.frank_wolfe",))
+@statement("001.thm4")
 def thm4(ctx):
     inst, oracle, fstar = i1()
     C = oracle.diameter_sq() / oracle.eps                     # >= C_f by Thm 6 (001.thm6)
@@ -176,12 +166,7 @@ def thm4(ctx):
         ctx.count()
 
 
-@erratum("E001-3", where="Cor 7",
-         printed="f(q^t) - f* <= 8 M^2 Leb / (eps (delta^2 t + 2)) + 2 eps_0/(delta t + 2)",
-         corrected="8 M^2 Leb / (eps (delta^2 t + 2 delta)) + 2 eps_0/(delta t + 2): Thm 4 with C_f <= 4M^2 Leb/eps",
-         instance="algebra (unproven step): for delta < 1 the printed first term is smaller than what Thm 4 gives, "
-                  "e.g. delta = 1/2, t = 0 on I1 (M = 1.5959, eps = 5.3535e-4, Leb = 2): 38058 < 76116; we found no "
-                  "run that violates the printed form (the constants are ~1e3 x loose)")
+@erratum("E001-3")
 def e001_3(ctx):
     _, oracle, _ = i1()
     C = 4 * oracle.M ** 2 * oracle.volume / oracle.eps
@@ -192,10 +177,7 @@ def e001_3(ctx):
             ctx.geq(thm4 - printed, 1e-6 * thm4, label=f"Thm 4 first term exceeds printed Cor 7 (delta={dl}, t={t})")
 
 
-@statement("001.cor7", title="Cor 7 (corrected): f(q^t) - f* <= 8M^2 Leb/(eps(delta^2 t + 2 delta)) "
-                             "+ 2 eps_0/(delta t + 2)",
-           source=f"{SRC}, Cor 7", kind="exact", erratum="E001-3",
-           uses=("boosting.frank_wolfe",))
+@statement("001.cor7")
 def cor7(ctx):
     inst, oracle, fstar = i1()
     C = 4 * oracle.M ** 2 * oracle.volume / oracle.eps
@@ -229,14 +211,7 @@ def cor7(ctx):
         ctx.count()
 
 
-@erratum("E001-4", where="Thm 8 and the last lines of its proof",
-         printed="L diam^2 <= 4 P_a e^{D^2/(2 sigma_min^2)} / (sigma_min^{d/2} 2^{d/2} K^2); rate first term "
-                 "4 ... /(delta^2 t + 2)",
-         corrected="L diam^2 <= 4 * 2^{-d/2} P_a e^{D^2/(2 sigma_min^2)} / K^2 (sigma_min cancels), and the rate's "
-                   "first term is 8 * 2^{-d/2} P_a e^{D^2/(2 sigma_min^2)} / (K^2 (delta^2 t + 2 delta))",
-         instance="SymPy: 4 P / (sigma^d (2 sqrt pi)^d N(b; a, sigma^2 I) K^2) - [printed] != 0 for d = 1; numerically "
-                  "d = 1, A = [-4, 4], sigma_min = 2: the proof's own expression 16864 > printed 11925 (ratio "
-                  "sigma_min^{d/2} = sqrt 2); no run violates the printed bound (slack ~1e3)")
+@erratum("E001-4")
 def e001_4(ctx):
     import sympy as sp
     s, P, K, D = sp.symbols("sigma P K D", positive=True)
@@ -262,9 +237,7 @@ def check_family_constants(ctx, fc, lo, hi, smin, smax, label):
     return ref
 
 
-@statement("001.thm8", title="Thm 8 (corrected constants) along Algorithm 1 runs on a Gaussian mixture in the family",
-           source=f"{SRC}, Thm 8", kind="exact", erratum="E001-4",
-           uses=("boosting.family_constants", "boosting.frank_wolfe"))
+@statement("001.thm8")
 def thm8(ctx):
     inst, oracle, fstar = i1()
     b = ctx.adapter("boosting")

@@ -15,7 +15,7 @@ from refvi.verification.errata import erratum
 from refvi.verification.oracles import boosting as ob
 from refvi.verification.protocol.boosting import BoostingInstance, BoostingTarget
 from refvi.verification.statement import statement
-from refvi.verification.statements.boosting_001._common import (SRC, check_run_records, dense, i1, log_prob_box_mog,
+from refvi.verification.statements.boosting_001._common import (check_run_records, dense, i1, log_prob_box_mog,
                                                                 mixtures, n_examples, optimal_weights)
 
 I2_MEANS = (-0.75, -0.25, 0.25, 0.75)                         # 4-atom relative-interior instance
@@ -39,9 +39,7 @@ def i2():
 # Theorem 2, Corollary 3
 # ------------------------------------------------------------------------------------------------------------------
 
-@statement("001.thm2", title="||TN||^2 <= 1/(sigma^d (2 sqrt pi)^d Z^2); diam^2 <= 4/(sigma_min^d (2 sqrt pi)^d K^2)",
-           source=f"{SRC}, Thm 2 and its proof (Appendix B)", kind="exact",
-           uses=("boosting.family_constants", "boosting.gram"))
+@statement("001.thm2")
 def thm2(ctx):
     import sympy as sp
     _, diff = ob.normal_square_integral_sympy()
@@ -78,8 +76,7 @@ def thm2(ctx):
                fixed=[(1, -1.0, 2.0, 0.5, 0.5, 0.3)], max_examples=n_examples(ctx, 10))
 
 
-@statement("001.cor3", title="diam(A)^2 <= 4 max ||q||^2 <= 4 M^2 Leb(A) (and the tighter 2M)",
-           source=f"{SRC}, Cor 3", kind="exact", uses=("boosting.gram",))
+@statement("001.cor3")
 def cor3(ctx):
     b = ctx.adapter("boosting")
 
@@ -109,8 +106,7 @@ def cor3(ctx):
 # Theorem 6: curvature
 # ------------------------------------------------------------------------------------------------------------------
 
-@statement("001.thm6", title="C_f <= L diam^2 <= 4 M^2 Leb(A) / eps (L = 1/eps)",
-           source=f"{SRC}, Thm 6 with Eq. (7)", kind="exact", uses=("boosting.curvature_lower_bound",))
+@statement("001.thm6")
 def thm6(ctx):
     inst, oracle, _ = i1()
     b = ctx.adapter("boosting")
@@ -144,15 +140,7 @@ def thm6(ctx):
 # Theorem 5 (empirical) and the open-loop step (E001-5)
 # ------------------------------------------------------------------------------------------------------------------
 
-@erratum("E001-5", where="Thm 5 ('Algorithm 1 ... converges geometrically')",
-         printed="with q* in the relative interior, Algorithm 1 converges geometrically (stated for Alg 1, which "
-                 "includes Variant 0, gamma = 2/(t+2))",
-         corrected="geometric convergence (Guelat-Marcotte) is for line-search steps; with gamma = 2/(t+2), strong "
-                   "convexity (mu = 1/M) gives max(h_t, h_{t+1}) >= gamma_t^2 ||s_t - q^t||^2 / (8M), a polynomial "
-                   "lower bound",
-         instance="I2 (4 atoms at -0.75, -0.25, 0.25, 0.75, sigma 0.25 on [-1, 1], target = the same 4 Gaussians with "
-                  "weights 0.1..0.4): with 2/(t+2), (t+2)^2 max(h_t, h_{t+1}) >= min ||s_t - q^t||^2/(2M) > 0 over "
-                  "t = 100..199, which no geometric sequence satisfies for all t")
+@erratum("E001-5")
 def e001_5(ctx):
     inst, oracle, fstar = i2()
     res = ctx.adapter("boosting").frank_wolfe(inst, 200, step="fixed", keep_weights=True)
@@ -166,9 +154,7 @@ def e001_5(ctx):
     ctx.geq(min(lows), 1e-3, label="(t+2)^2 * lower bound stays >= 1e-3 (||s_t - q^t|| bounded away from 0)")
 
 
-@statement("001.thm5", title="q* in the relative interior: line-search FW decays geometrically (empirical)",
-           source=f"{SRC}, Thm 5 (Guelat & Marcotte [3])", kind="exact", erratum="E001-5",
-           uses=("boosting.frank_wolfe",))
+@statement("001.thm5")
 def thm5(ctx):
     inst, oracle, fstar = i2()
     b = ctx.adapter("boosting")
@@ -215,9 +201,7 @@ def pairwise_decrease(oracle, alpha, scores, z: int, L: float):
     return v, False, -g * lin - 0.5 * g * g * L * n2    # drop step: gamma clipped to [0, alpha_v]
 
 
-@statement("001.thm9", title="Alg 3: per-step decrease of Eq. (14) on good steps (Var 0 with L = 1/eps, Var 1); "
-                             "geometric decay of Var 1 (empirical)",
-           source=f"{SRC}, Thm 9 / Thm 9' and Eq. (14)", kind="exact", uses=("boosting.corrective",))
+@statement("001.thm9")
 def thm9(ctx):
     inst, oracle, fstar = i1()
     b = ctx.adapter("boosting")

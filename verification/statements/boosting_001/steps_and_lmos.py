@@ -14,7 +14,7 @@ from hypothesis import strategies as st
 from refvi.verification.oracles import boosting as ob
 from refvi.verification.protocol.boosting import BoostingInstance, BoostingTarget
 from refvi.verification.statement import statement
-from refvi.verification.statements.boosting_001._common import (SRC, check_run_records, dense, i1, mixtures, n_examples,
+from refvi.verification.statements.boosting_001._common import (check_run_records, dense, i1, mixtures, n_examples,
                                                                 optimal_weights)
 from scipy import optimize
 
@@ -22,9 +22,7 @@ from scipy import optimize
 # Eq. (10): the score-function estimator of Algorithm 2
 # ------------------------------------------------------------------------------------------------------------------
 
-@statement("001.eq10", title="score-function gradient (with grad log Z of the truncation) is unbiased for "
-                             "d/dmu E_{s_mu}[grad f(q)]", source=f"{SRC}, Eq. (10), Alg 2",
-           kind="statistical", uses=("boosting.score_gradient",))
+@statement("001.eq10")
 def eq10(ctx):
     from scipy import stats
     inst, oracle, _ = i1()
@@ -66,9 +64,7 @@ def eq10(ctx):
 # algorithmic identities
 # ------------------------------------------------------------------------------------------------------------------
 
-@statement("001.claim-fixed-step-weights", title="Variant 0 weights: atom chosen at step k has 2(k+1)/(T(T+1))",
-           source=f"{SRC}, Algorithm 1 Variant 0", kind="symbolic",
-           uses=("boosting.fixed_step_weights", "boosting.frank_wolfe"))
+@statement("001.claim-fixed-step-weights")
 def claim_fixed_step_weights(ctx):
     import sympy as sp
     j, k, T = sp.symbols("j k T", integer=True, positive=True)
@@ -104,10 +100,7 @@ def claim_fixed_step_weights(ctx):
                fixed=[[0], [2, 2, 2], [0, 1, 0, 3, 3, 1, 2], list(range(6)) * 8])
 
 
-@statement("001.claim-shift-invariance", title="LMO, steps, QP and corrective weights are invariant to log p + c",
-           source=f"{SRC}, §4.1-4.3 (grad f = log q/p(x,z))", kind="exact",
-           uses=("boosting.fully_corrective_weights", "boosting.line_search", "boosting.norm_corrective_weights",
-                 "boosting.objective", "boosting.scores"))
+@statement("001.claim-shift-invariance")
 def claim_shift_invariance(ctx):
     inst, oracle, _ = i1()
     b = ctx.adapter("boosting")
@@ -161,9 +154,7 @@ def _embed(K, idx, a):
     return out
 
 
-@statement("001.claim-fw-gap-certificate", title="f(q^t) - f* <= g_t (FW duality gap) at every step of every variant",
-           source=f"{SRC}, Algorithm 1 and 3 (weak duality, Jaggi [7])", kind="exact",
-           uses=("boosting.corrective", "boosting.frank_wolfe"))
+@statement("001.claim-fw-gap-certificate")
 def claim_fw_gap_certificate(ctx):
     inst, oracle, fstar = i1()
     b = ctx.adapter("boosting")
@@ -187,10 +178,7 @@ def claim_fw_gap_certificate(ctx):
         ctx.count(h.size)
 
 
-@statement("001.claim-mog-recovery", title="fully-corrective FW recovers p_A = sum w_k P_k(A)/P(A) TN_k and "
-                                           "f* = -log P(A) when the target's components are atoms",
-           source=f"{SRC}, §3 ('conv(A) contains p_A which becomes the minimizer'), Eq. (5)",
-           kind="exact", uses=("boosting.corrective",))
+@statement("001.claim-mog-recovery")
 def claim_mog_recovery(ctx):
     b = ctx.adapter("boosting")
     for stride, wtol in ((0.1, 1e-6), (0.025, 1e-5)):

@@ -15,7 +15,6 @@ import numpy as np
 from refvi.verification.oracles.matrices import random_orthogonal as _orth
 from refvi.verification.protocol import targets as specs
 
-SRC = "Domke, Garrigos & Gower (seed 000)"
 
 
 # Gauss-Hermite orders (rule used on the implementation, check rule of the oracle) per non-quadratic model kind:

@@ -32,7 +32,6 @@ from refvi.verification.oracles import vi_objective as vo
 from refvi.verification.oracles.quadrature import tensor_rule
 from refvi.verification.protocol import targets as specs
 
-SRC = "Domke, Garrigos & Gower (seed 000)"
 
 
 ALPHA = 1e-6

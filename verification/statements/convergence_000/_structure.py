@@ -22,7 +22,6 @@ from refvi.verification.oracles.matrices import proj_V as proj
 from refvi.verification.protocol import datasets
 from refvi.verification.protocol import targets as specs
 
-SRC = "Domke, Garrigos & Gower (seed 000)"
 
 
 STRUCTS = ("full", "tril", "sym", "diag")

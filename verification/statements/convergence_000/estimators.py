@@ -12,7 +12,7 @@ from refvi.verification.oracles import vi_objective as vio
 from refvi.verification.oracles.matrices import random_orthogonal as _orth
 from refvi.verification.protocol import targets as specs
 from refvi.verification.statement import statement
-from refvi.verification.statements.convergence_000._noise import (SRC, _instance, _wellconditioned, impl_samples,
+from refvi.verification.statements.convergence_000._noise import (_instance, _wellconditioned, impl_samples,
                                                                   random_spd, refined_orders)
 
 
@@ -21,8 +21,7 @@ def _symmetrize(S):
 
 
 # ---- 000.def4 -------------------------------------------------------------------------------------------------------
-@statement("000.def4", title="g_energy (and the score estimator) unbiased for grad l, g_ent and STL for grad f",
-           source=f"{SRC}, Def 4 with Eqs. (6), (8)", kind="exact", uses=("energy", "entropy", "score", "stl"))
+@statement("000.def4")
 def def4(ctx):
     def check(inst):
         target, model, m, C, structure = _instance(inst)
@@ -83,10 +82,7 @@ def def4(ctx):
 
 
 # ---- §5 STL claim ---------------------------------------------------------------------------------------------------
-@statement("000.claim-stl-zero-variance",
-           title="STL has zero variance at q = p for a Gaussian target; g_energy does not",
-           source=f"{SRC}, §5 (conjecture; Roeder et al.'s sticking-the-landing estimator)", kind="exact",
-           uses=("energy", "stl"))
+@statement("000.claim-stl-zero-variance")
 def stl_zero(ctx):
     rng = ctx.rng("stl")
     for trial in range(max(6, ctx.profile.max_examples // 2)):

@@ -11,7 +11,7 @@ from refvi.verification.errata import erratum
 from refvi.verification.oracles import hessian_bounds as hb
 from refvi.verification.protocol import targets as specs
 from refvi.verification.statement import statement
-from refvi.verification.statements.convergence_000._structure import (SRC, constants, linear_instance,
+from refvi.verification.statements.convergence_000._structure import (constants, linear_instance,
                                                                       logistic_instance, real_data_instance,
                                                                       same_function, seeds)
 
@@ -78,9 +78,7 @@ def _cos_glm(r: float, c: float):
     return phi
 
 
-@statement("000.thm21", title="generic GLM: eigenvalues of -Hess log p lie in [lambda_min(S^-1 + theta_min AA^T), "
-           "lambda_max(S^-1 + theta_max AA^T)]", source=f"{SRC}, Thm 21", kind="exact", erratum="E000-1",
-           uses=("smoothness", "strong_convexity"))
+@statement("000.thm21")
 def thm21(ctx):
     def generic(inst):
         d, N, seed = inst
@@ -117,11 +115,7 @@ def thm21(ctx):
     ctx.forall(seeds(3, 6), refvi_models, fixed=[(2, 4, 102)], max_examples=max(6, ctx.profile.max_examples // 2))
 
 
-@erratum("E000-1", where="Thm 21, definition of beta",
-         printed="beta = lambda_max(Sigma^-1 + theta_min A A^T), M = max(|mu|, |beta|)",
-         corrected="beta = lambda_max(Sigma^-1 + theta_max A A^T) (what the proof derives)",
-         instance="logistic regression, d = 1, one data point a = 1, x = +1, Sigma = 1: theta_min = 0 gives printed "
-                  "M = 1, but -d^2/dz^2 log p(0) = 1 + 1/4 = 5/4")
+@erratum("E000-1")
 def e000_1(ctx):
     model = {"kind": "logistic", "X": np.array([[1.0]]), "y": np.array([1.0]), "prior_scale": 1.0}
     theta_min = 0.0                                  # inf of sigma(t) sigma(-t) over t
@@ -137,9 +131,7 @@ def e000_1(ctx):
     ctx.count()
 
 
-@statement("000.cor22", title="linear regression: mu, M = lambda_min, lambda_max(Sigma^-1 + A A^T / sigma^2)",
-           source=f"{SRC}, Cor 22 (and Table 2)", kind="exact", erratum="E000-2",
-           uses=("smoothness", "strong_convexity"))
+@statement("000.cor22")
 def cor22(ctx):
     impl = ctx.impl
 
@@ -179,12 +171,7 @@ def cor22(ctx):
     ctx.count()
 
 
-@erratum("E000-2", where="Cor 22 statement",
-         printed="mu = lambda_min(Sigma^-1 + A A^T / 4), M = lambda_max(Sigma^-1 + A A^T / 4)",
-         corrected="mu = lambda_min(Sigma^-1 + A A^T / sigma^2), M = lambda_max(Sigma^-1 + A A^T / sigma^2) (the "
-                   "proof and Table 2)",
-         instance="d = 1, one data point a = 1, Sigma = 1: sigma = 1 gives true curvature 2 > printed M = 5/4; "
-                  "sigma = 4 gives true curvature 17/16 < printed mu = 5/4")
+@erratum("E000-2")
 def e000_2(ctx):
     for sn, what in ((1.0, "M"), (4.0, "mu")):
         model = {"kind": "linear", "X": np.array([[1.0]]), "y": np.array([0.0]), "noise_scale": sn,
@@ -199,8 +186,7 @@ def e000_2(ctx):
         ctx.count()
 
 
-@statement("000.cor23", title="logistic regression: mu = lambda_min(Sigma^-1), M = lambda_max(Sigma^-1 + AA^T/4)",
-           source=f"{SRC}, Cor 23 (and Table 2)", kind="exact", uses=("smoothness", "strong_convexity"))
+@statement("000.cor23")
 def cor23(ctx):
     import sympy as sp
 
@@ -273,8 +259,7 @@ def _hierarchical(ctx, inst):
     return rng, d, G, model, target
 
 
-@statement("000.thm24", title="hierarchical model smooth iff the theta-theta, theta-z_i, z_i-z_i Hessian blocks are "
-           "uniformly bounded", source=f"{SRC}, Thm 24 (proof steps 2-7)", kind="exact", uses=("energy", "smoothness"))
+@statement("000.thm24")
 def thm24(ctx):
     impl = ctx.impl
 
@@ -316,9 +301,7 @@ def thm24(ctx):
     ctx.forall(seeds(2, 6), check, fixed=[(1, 2, 130), (2, 5, 131)], max_examples=max(6, ctx.profile.max_examples // 2))
 
 
-@statement("000.cor25", title="hierarchical logistic regression is convex and smooth; theta-theta block "
-           "-(Sigma^-1 + n Delta^-1)", source=f"{SRC}, Cor 25", kind="exact", erratum="E000-5",
-           uses=("smoothness", "strong_convexity"))
+@statement("000.cor25")
 def cor25(ctx):
     impl = ctx.impl
 
@@ -351,11 +334,7 @@ def cor25(ctx):
         ctx.count()
 
 
-@erratum("E000-5", where="Cor 25 proof, first bullet",
-         printed="Hess_theta,theta log p(theta, z, x) = -Sigma^-1 Delta^-1",
-         corrected="Hess_theta,theta log p = -(Sigma^-1 + n Delta^-1) for n groups (each z_i ~ N(theta, Delta) "
-                   "contributes -Delta^-1); still constant, so the corollary's conclusion stands",
-         instance="d = 1, one group, one data point x = 1, Sigma = Delta = 1: printed -1, true -2")
+@erratum("E000-5")
 def e000_5(ctx):
     model = {"kind": "hierarchical_logistic", "X": np.array([[1.0]]), "y": np.array([1.0]),
              "groups": np.array([0]), "n_groups": 1, "Sigma": np.eye(1), "Delta": np.eye(1)}

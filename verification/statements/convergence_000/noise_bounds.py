@@ -14,7 +14,7 @@ from refvi.verification.oracles import vi_objective as vio
 from refvi.verification.oracles.matrices import random_orthogonal as _orth
 from refvi.verification.protocol import targets as specs
 from refvi.verification.statement import statement
-from refvi.verification.statements.convergence_000._noise import (SRC, _instance, _wellconditioned, impl_samples,
+from refvi.verification.statements.convergence_000._noise import (_instance, _wellconditioned, impl_samples,
                                                                   refined_orders, scale_with_singular_values)
 
 RT_ROUND = 1e-11      # rounding: sums of <= 1e4 float64 terms of comparable size, relative
@@ -100,9 +100,7 @@ def _exact_moment_and_bounds(ctx, inst):
 
 
 # ---- 000.thm1 -------------------------------------------------------------------------------------------------------
-@statement("000.thm1", title="E||grad_w phi(T_w u)||^2 <= (d+1)M^2||m-mbar||^2 + (d+3)M^2||C||_F^2 "
-           "<= (d+3)M^2||w-wbar||^2; sharp", source=f"{SRC}, Thm 1 (from Domke 2019 Thm 3)", kind="exact",
-           uses=("energy",))
+@statement("000.thm1")
 def thm1(ctx):
     def check(inst):
         model, m, structure, (E, tol), (b1, b2) = _exact_moment_and_bounds(ctx, inst)
@@ -143,8 +141,7 @@ def thm1(ctx):
 
 
 # ---- 000.thm2 -------------------------------------------------------------------------------------------------------
-@statement("000.thm2", title="E||g_energy||^2 <= (d+3) M^2 ||w - wbar||^2, wbar = (argmax log p, 0)",
-           source=f"{SRC}, Thm 2, Eq. (7)", kind="exact", uses=("energy",))
+@statement("000.thm2")
 def thm2(ctx):
     def check(inst):
         model, m, structure, (E, tol), (_, b2) = _exact_moment_and_bounds(ctx, inst)
@@ -161,8 +158,7 @@ def thm2(ctx):
 
 
 # ---- 000.thm3 -------------------------------------------------------------------------------------------------------
-@statement("000.thm3", title="on W_L: E||g_ent||^2 <= 2(d+3)M^2||w - wbar||^2 + 2dL, and ||grad h(w)||^2 <= dL",
-           source=f"{SRC}, Thm 3, Eq. (9)", kind="exact", uses=("entropy", "grad_neg_entropy"))
+@statement("000.thm3")
 def thm3(ctx):
     def check(inst):
         target, model, m, C, structure = _instance(inst)
@@ -200,9 +196,7 @@ def thm3(ctx):
 COSINE_THM3_DL = ("cosine-fixed", 1, "tril", 0, (0.8,), (0.3,))
 
 
-@statement("000.thm26", title="(a, b) table: E||g||^2 <= a||w - w*||^2 + b; for g_ent b = 4(d+3)M^2||w*-wbar||^2 + 2dL",
-           source=f"{SRC}, Thm 26 (App. 8.2) and §2.2 after Def. 4", kind="exact", erratum="E000-3",
-           uses=("energy", "entropy", "grad_neg_entropy", "noise_constants"))
+@statement("000.thm26")
 def thm26(ctx):
     def check(inst):
         target, model, m, C, structure = _instance(inst)
@@ -235,19 +229,7 @@ def thm26(ctx):
                max_examples=max(3, ctx.profile.max_examples // 5))
 
 
-@erratum("E000-3", where="seed 000, Thm 26 table (g_ent row) and §2.2 after Def. 4",
-         printed="b_ent = 4(d+3)M^2||w* - wbar||^2 + dL",
-         corrected="b_ent = 4(d+3)M^2||w* - wbar||^2 + 2dL (what Thm 3 plus Young's inequality gives)",
-         instance="UNPROVEN rather than shown false: the proof quotes Thm 3 with dL, but Thm 3 proves 2dL and "
-                  "Young's step only splits ||w - wbar||^2, leaving the additive term at 2dL.  The intermediate "
-                  "claim 'Thm 3 with dL' is FALSE: -log p = 0.01 cos z + (1e-4/2)(z - 0.5)^2 (d = 1, M = 0.0101), "
-                  "w = (m, c) = (0.3, 0.8), L = 1/c^2: E||g_ent||^2 = 1.57628 > 2(d+3)M^2||w - wbar||^2 + dL "
-                  "= 1.56949, and also E||g_ent||^2 > 2 E||g_energy||^2 + ||grad h||^2 there.  A numerical search "
-                  "(d = 1 cosine targets: 400 random + 60 Nelder-Mead starts; Gaussian targets with tril V, "
-                  "d = 1, 2, 3: 150-200 Nelder-Mead starts each) found no w violating the printed Thm 26 bound "
-                  "itself (sup of the relative excess -> 0 only in degenerate limits); "
-                  "for convex targets with V = full or sym, <grad l, grad h> = -tr E[Hess phi] <= 0 makes the "
-                  "printed b hold, so a counterexample, if any, needs tril V or a non-convex target.")
+@erratum("E000-3")
 def e000_3(ctx):
     # (1) the algebra of the proof, exactly.  With x = w - w*, y = w* - wbar, the proof's chain is
     #     Thm 3:  E||g_ent||^2 <= 2(d+3)M^2||x + y||^2 + 2dL

@@ -14,7 +14,7 @@ from refvi.verification.oracles.matrices import random_orthogonal
 from refvi.verification.oracles.quadrature import degree3_cubature
 from refvi.verification.protocol import targets as specs
 from refvi.verification.statement import statement
-from refvi.verification.statements.convergence_000._structure import (SRC, STRUCTS, constants, inner, linear_instance,
+from refvi.verification.statements.convergence_000._structure import (STRUCTS, constants, inner, linear_instance,
                                                                       logistic_instance, random_in_W,
                                                                       real_data_instance, same_function, seeds)
 
@@ -61,8 +61,7 @@ def _quadratic_instance(rng, kind, d, N):
     return gaussian_instance(rng, d) if kind == "gaussian" else linear_instance(rng, N, d)
 
 
-@statement("000.lemma13", title="restricting C to symmetric or triangular factors keeps the VI optimum (same "
-           "distribution, same value)", source=f"{SRC}, Lemma 13", kind="exact", uses=("entropy",))
+@statement("000.lemma13")
 def lemma13(ctx):
     def check(inst):
         d, N, seed = inst
@@ -126,8 +125,7 @@ def lemma13(ctx):
         ctx.count()
 
 
-@statement("000.lemma14", title="KL(q_w || p(.|x)) = l(w) + h(w) + log p(x) - (d/2)(1 + log 2 pi) on W",
-           source=f"{SRC}, Lemma 14", kind="exact", uses=("gaussian_entropy",))
+@statement("000.lemma14")
 def lemma14(ctx):
     from scipy.stats import multivariate_normal
 
@@ -163,8 +161,7 @@ def lemma14(ctx):
     ctx.forall(seeds(3, 6), check, fixed=[(1, 1, 50), (3, 5, 51)])
 
 
-@statement("000.lemma15", title="restriction to V: grad phi_V = proj_V(grad phi), norm not larger, smoothness "
-           "inherited", source=f"{SRC}, Lemma 15 (1)-(3)", kind="exact", uses=("energy",))
+@statement("000.lemma15")
 def lemma15(ctx):
     def grad_V_by_fd(model, m, C, structure, h):
         """sum_k (d/dt) l(m, C + t E_k) E_k over an orthonormal basis {E_k} of V, by central differences."""
@@ -222,8 +219,7 @@ def _logdet_abs(C) -> float:
     return float(np.linalg.slogdet(C)[1])
 
 
-@statement("000.lemma16", title="l is M-smooth; grad h = (0, -proj_V C^{-T}); h is M-smooth on W_M",
-           source=f"{SRC}, Lemma 16 (1)-(3)", kind="exact", uses=("grad_neg_entropy",))
+@statement("000.lemma16")
 def lemma16(ctx):
     impl = ctx.impl
 
@@ -314,9 +310,7 @@ def lemma16(ctx):
             ctx.count()
 
 
-@statement("000.lemma17", title="l convex (mu-strongly); h, W, W_M convex for S^d; h, W convex for T^d",
-           source=f"{SRC}, Lemma 17 (1)-(3)", kind="exact", erratum="E000-6",
-           uses=("grad_neg_entropy",))
+@statement("000.lemma17")
 def lemma17(ctx):
     impl = ctx.impl
 
@@ -384,14 +378,7 @@ def lemma17(ctx):
     ctx.forall(seeds(4), tril_part, fixed=[(1, 1, 84), (3, 1, 85)])
 
 
-@erratum("E000-6", where="Lemma 17.3 and its proof (W for V = T^d), §7.1 definition of W",
-         printed="W = {C in T^d : C > 0} equals the triangular matrices with positive diagonal 'by Sylvester's "
-                 "criterion'",
-         corrected="Sylvester's criterion applies to symmetric matrices only.  With C > 0 read as x^T C x > 0 for all "
-                   "x != 0, the positive-diagonal set is strictly larger; Lemma 17.3 and everything after it (h, the "
-                   "prox of Lemma 31) hold for W := {C in T^d : C_ii > 0} (all eigenvalues positive), which is "
-                   "what refvi uses.",
-         instance="d = 2, C = [[1, 0], [3, 1]]: positive diagonal, but x = (1, -1) gives x^T C x = -1 < 0")
+@erratum("E000-6")
 def e000_6(ctx):
     C = np.array([[1.0, 0.0], [3.0, 1.0]])
     x = np.array([1.0, -1.0])
@@ -403,8 +390,7 @@ def e000_6(ctx):
     ctx.count()
 
 
-@statement("000.lemma18", title="every minimizer of f lies in W_M: sigma_min(C*) >= 1/sqrt(M)",
-           source=f"{SRC}, Lemma 18 (with Domke 2020 Thm 7)", kind="exact", uses=("project_wm",))
+@statement("000.lemma18")
 def lemma18(ctx):
     impl = ctx.impl
 

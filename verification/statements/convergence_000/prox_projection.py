@@ -11,14 +11,12 @@ from refvi.verification.oracles import vi_objective as vo
 from refvi.verification.oracles.matrices import proj_V as proj
 from refvi.verification.protocol import targets as specs
 from refvi.verification.statement import statement
-from refvi.verification.statements.convergence_000._structure import (SRC, STRUCTS, inner, linear_instance,
+from refvi.verification.statements.convergence_000._structure import (STRUCTS, inner, linear_instance,
                                                                       logistic_instance, random_in_W, seeds)
 
 
 # ================================================================================================ §9-10: prox etc.
-@statement("000.lemma29", title="prox of the neg-entropy: non-expansive, fixed point at w*, subgradient "
-           "characterization", source=f"{SRC}, Lemma 29 (1)-(3), with h of Lemma 17.3 on T^d", kind="exact",
-           uses=("entropy_prox", "grad_neg_entropy"))
+@statement("000.lemma29")
 def lemma29(ctx):
     impl = ctx.impl
 
@@ -84,8 +82,7 @@ def lemma29(ctx):
             ctx.count()
 
 
-@statement("000.lemma31", title="prox of the neg-entropy on T^d: diagonal C_ii -> (C_ii + sqrt(C_ii^2 + 4 gamma))/2, "
-           "off-diagonal unchanged", source=f"{SRC}, Lemma 31, Eq. (34)", kind="symbolic", uses=("entropy_prox",))
+@statement("000.lemma31")
 def lemma31(ctx):
     import mpmath
     import sympy as sp
@@ -135,8 +132,7 @@ def lemma31(ctx):
     ctx.count()
 
 
-@statement("000.lemma32", title="projection onto W_M for symmetric C clips eigenvalues at 1/sqrt(M)",
-           source=f"{SRC}, Lemma 32", kind="exact", uses=("project_wm",))
+@statement("000.lemma32")
 def lemma32(ctx):
     from scipy.optimize import minimize
 
@@ -199,8 +195,7 @@ def lemma32(ctx):
     ctx.forall(seeds(), generic_solver, fixed=[(2, 1, 22)], max_examples=max(4, ctx.profile.max_examples // 2))
 
 
-@statement("000.lemma33", title="adjoint of T(m, C) = C u + m is T*(z) = (z, proj_V(z u^T))",
-           source=f"{SRC}, Lemma 33 (used in Eq. 6)", kind="exact", uses=("energy",))
+@statement("000.lemma33")
 def lemma33(ctx):
     import sympy as sp
 

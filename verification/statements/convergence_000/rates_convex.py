@@ -13,14 +13,12 @@ from hypothesis import strategies as st
 from refvi.verification.errata import erratum
 from refvi.verification.oracles import rates as ro
 from refvi.verification.statement import statement
-from refvi.verification.statements.convergence_000._rates import (ALPHA, SLACK_1_OVER_SQRT_T, SRC, Instance, _few,
+from refvi.verification.statements.convergence_000._rates import (ALPHA, SLACK_1_OVER_SQRT_T, Instance, _few,
                                                                   _theta_weights, check_rate, curve, gaussian, linear,
                                                                   logistic, one_step_moments, repetitions, start_point)
 
 
-@statement("000.thm7", title="Prox-SGD, convex l: E[f(wbar^T) - inf f] <= gamma (a ||w^0 - w*||^2/(1 - theta^T) + b), "
-                             "theta = 1/(1 + 2 a gamma^2); the gamma = 1/(M sqrt T) bound as corrected by E000-7",
-           source=f"{SRC}, Thm 7 (§3.1, proof §9.4)", kind="statistical", erratum="E000-7", uses=("prox_sgd",))
+@statement("000.thm7")
 def thm7(ctx):
     # (i) one-step inequality (29): 1/2 E||w+ - w*||^2 - 1/2 ||w - w*||^2 <= -gamma E[f(w+) - f*] + gamma^2 V[g]
     def one_step(inst_args):
@@ -76,10 +74,7 @@ def thm7(ctx):
 
 
 # ---------------------------------------------------------------------------------------------------- Thm 10
-@statement("000.thm10", title="Proj-SGD, convex f: E[f(wbar^T) - inf f] <= (gamma/2)(a ||w^0 - w*||^2/(1 - theta^T) "
-                              "+ b), theta = 1/(1 + a gamma^2); Eq. (14) as corrected by E000-7",
-           source=f"{SRC}, Thm 10 (§3.2, proof §9.6), Eq. (14)", kind="statistical", erratum="E000-7",
-           uses=("proj_sgd",))
+@statement("000.thm10")
 def thm10(ctx):
     # (i) one-step: 2 gamma (f(w) - f*) <= (1 + a gamma^2) D - E||w+ - w*||^2 + b gamma^2, exact by Gauss-Hermite
     def one_step(inst_args):
@@ -128,17 +123,7 @@ def thm10(ctx):
         ctx.count()
 
 
-@erratum("E000-7", where="Lemma 28 proof (first display), hence the 1/sqrt(T) bounds of Thm 7 ('in particular') and "
-                         "Thm 10 Eq. (14)",
-         printed="1/(1 - theta^T) <= 1/((1 - theta) T), giving gamma (a D/(1 - theta^T) + b) <= (a D/sqrt T)(1/(AB) + "
-                 "A/T) + A b/sqrt T",
-         corrected="Bernoulli's inequality goes the other way (1 - theta^T <= T(1 - theta)); (1 + B gamma^2)^T >= "
-                   "1 + T B gamma^2 gives 1/(1 - theta^T) <= 1 + 1/(A^2 B), so the bound is (a D/sqrt T)(1/(AB) + A) "
-                   "+ A b/sqrt T: still O(1/sqrt T), with A in place of A/T",
-         instance="Lemma 28 with A = B = a = D = 1, b = 0, T = 100: premise 0.1587 > printed conclusion 0.101. "
-                  "Thm 7 on f(w) = w^2/2 (M = 1, h = 0), g = w(1 + xi sqrt 3) (a = 4, b = 0), w^0 = 1, T = 100, "
-                  "gamma = 1/10: exact E f(wbar^T) = 0.0907 > printed 0.054.  Thm 10 on the same f with g = w(1 + 3 xi) "
-                  "(a = 10), gamma = 1/10, T = 100: exact E f(wbar^T) = 0.161 > printed Eq. (14) 0.055")
+@erratum("E000-7")
 def e000_7(ctx):
     T, A, B = 100, 1.0, 1.0
     gamma = A / math.sqrt(T)
@@ -169,9 +154,7 @@ def e000_7(ctx):
     ctx.count(3)
 
 
-@statement("000.lemma28", title="gamma = A/sqrt(T) turns gamma (a D/(1 - theta^T) + b), theta = 1/(1 + B gamma^2), "
-                                "into O(1/sqrt T): (a D/sqrt T)(1/(AB) + A) + A b/sqrt T (E000-7)",
-           source=f"{SRC}, Lemma 28 (§9.2)", kind="exact", erratum="E000-7", uses=())
+@statement("000.lemma28")
 def lemma28(ctx):
     import sympy as sp
 

@@ -13,15 +13,13 @@ from hypothesis import strategies as st
 from refvi.verification.errata import erratum
 from refvi.verification.oracles import rates as ro
 from refvi.verification.statement import statement
-from refvi.verification.statements.convergence_000._rates import (ALPHA, SLACK_1_OVER_T, SRC, Instance, _few,
+from refvi.verification.statements.convergence_000._rates import (ALPHA, SLACK_1_OVER_T, Instance, _few,
                                                                   check_rate, curve, draws, gaussian, linear, logistic,
                                                                   one_step_moments, repetitions, run, start_point)
 
 
 # ---------------------------------------------------------------------------------------------------- Thm 6
-@statement("000.thm6", title="Prox-SGD, strongly convex l: E||w^{T+1} - w*||^2 <= (1 - gamma mu)^T ||w^0 - w*||^2 "
-                             "+ (2 gamma/mu)(b + M^2 ||w* - wbar||^2) (Eq. 10); decaying step (Eq. 11)",
-           source=f"{SRC}, Thm 6 (§3.1, proof §9.3), Eqs. (10), (11)", kind="statistical", uses=("prox_sgd",))
+@statement("000.thm6")
 def thm6(ctx):
     # (i) one-step chain in conditional expectation, exact by 10-point-per-axis Gauss-Hermite (the integrands are
     # polynomial in u (E2, E3) or analytic (E1): rule error < 1e-10 relative here, tolerance 1e-9)
@@ -83,13 +81,7 @@ def thm6(ctx):
 
 
 # ---------------------------------------------------------------------------------------------------- Thm 9
-@erratum("E000-4", where="Thm 9, Eq. (13) (decaying step of Proj-SGD)",
-         printed="E||w^T - w*||^2 <= (32 a/mu^2) ||w^0 - w*||^2 / T^2 + (2b/mu^2)(8/T)",
-         corrected="Thm 27 with L = a/mu, sigma^2 = b/2, mu_hat = mu/2 gives E||w^T - w*||^2 <= "
-                   "16 floor(2a/mu^2)^2 ||w^0 - w*||^2 / T^2 + (2b/mu^2)(8/T) (switching schedule of Thm 27)",
-         instance="f(w) = w^2/2 on W = R (mu = 1), g = w (1 + xi sqrt(63)), xi = +-1: unbiased, E g^2 = 64 w^2 "
-                  "(a = 64, b = 0); w^0 = 1, gamma_t = min{1/128, 2(2t+1)/(t+1)^2}: exact E w_107^2 = 0.2833 > "
-                  "printed 32*64/107^2 = 0.1789")
+@erratum("E000-4")
 def e000_4(ctx):
     a, mu, T = 64.0, 1.0, 107
     t = np.arange(T)
@@ -105,10 +97,7 @@ def e000_4(ctx):
         ctx.count()
 
 
-@statement("000.thm9", title="Proj-SGD, strongly convex f on closed convex W: Eq. (12); decaying step Eq. (13) "
-                             "as corrected by E000-4",
-           source=f"{SRC}, Thm 9 (§3.2, proof §9.5), Eqs. (12), (13)", kind="statistical", erratum="E000-4",
-           uses=("proj_sgd",))
+@statement("000.thm9")
 def thm9(ctx):
     # (i) one-step chain (31)-(32) in conditional expectation on W_M (symmetric C), exact by Gauss-Hermite
     def one_step(inst_args):
@@ -168,9 +157,7 @@ def thm9(ctx):
 
 
 # ------------------------------------------------------------------------------------------- Thm 27, Lemma 28
-@statement("000.thm27", title="generic recursion (18) with the switching step 1/(2L) then (1/mu)(2t+1)/(t+1)^2 gives "
-                              "Eq. (19): 16 floor(L/mu)^2 r_0/(T+1)^2 + (sigma^2/mu^2) 8/(T+1)",
-           source=f"{SRC}, Thm 27 (§9.1), Eqs. (18), (19)", kind="exact", uses=())
+@statement("000.thm27")
 def thm27(ctx):
     def check(inst):
         ratio, mu, sigma2, r0, T = inst
@@ -190,9 +177,7 @@ def thm27(ctx):
 
 
 # ---------------------------------------------------------------------------------------------------- Cor 30
-@statement("000.cor30", title="Prox-SGD with gamma = A log T/T, A >= 1/mu, T/log T >= 2aA/mu: E||w^{T+1} - w*||^2 <= "
-                              "||w^0 - w*||^2/T + (2A log T/(mu T))(b + M^2 ||w* - wbar||^2)",
-           source=f"{SRC}, Cor 30 (§9.3)", kind="statistical", uses=("prox_sgd",))
+@statement("000.cor30")
 def cor30(ctx):
     rng = ctx.rng("cor30")
     inst = Instance(gaussian(rng, 1), "tril")

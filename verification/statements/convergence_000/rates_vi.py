@@ -11,7 +11,7 @@ import math
 import numpy as np
 from refvi.verification.protocol import datasets
 from refvi.verification.statement import statement
-from refvi.verification.statements.convergence_000._rates import (ALPHA, SLACK_1_OVER_SQRT_T, SLACK_1_OVER_T, SRC,
+from refvi.verification.statements.convergence_000._rates import (ALPHA, SLACK_1_OVER_SQRT_T, SLACK_1_OVER_T,
                                                                   Instance, _theta_weights, check_rate, curve, gaussian,
                                                                   linear, logistic, repetitions, start_point)
 
@@ -21,9 +21,7 @@ def real_linear():
 
 
 # ---------------------------------------------------------------------------------------------------- Cors 11, 12
-@statement("000.cor11", title="Prox-SGD for VI (triangular C, g_energy): gamma = 1/(M sqrt T) gives "
-                              "E[f(wbar^T) - f*] = O(1/sqrt T); the decaying step of Thm 6 gives E||w^T - w*||^2 = O(1/T)",
-           source=f"{SRC}, Cor 11 (§4)", kind="statistical", uses=("prox_sgd",))
+@statement("000.cor11")
 def cor11(ctx):
     # the O(.) with the explicit constant of Thm 7 + Lemma 28 (corrected, E000-7), on real data (diabetes, d = 11),
     # at three horizons.  No exponent here: with mu/M ~ 1e-3 the run is bias-dominated far beyond T = 1600 (measured
@@ -64,9 +62,7 @@ def cor11(ctx):
                SLACK_1_OVER_T, "logistic: E||w^T - w*||^2 <= Eq. (11)")
 
 
-@statement("000.cor12", title="Proj-SGD for VI (symmetric C, g_ent, W_M): gamma = 1/sqrt T gives "
-                              "E[f(wbar^T) - f*] = O(1/sqrt T); the decaying step of Thm 9 gives E||w^T - w*||^2 = O(1/T)",
-           source=f"{SRC}, Cor 12 (§4)", kind="statistical", uses=("proj_sgd",))
+@statement("000.cor12")
 def cor12(ctx):
     rng = ctx.rng("cor12")
     inst = Instance(linear(rng, 5, 2, scale=0.3), "sym")

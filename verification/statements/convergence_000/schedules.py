@@ -17,7 +17,6 @@ import numpy as np
 from hypothesis import strategies as st
 from refvi.verification.statement import statement
 
-SRC = "Domke, Garrigos & Gower (seed 000)"
 
 
 DIGITS = 50
@@ -106,10 +105,7 @@ _FIXED_STEPS = [
 ]
 
 
-@statement("000.claim-step-rules", title="the step-size rules of Thms 6, 7, 9, 10, 27 and Cor 30 as printed: "
-                                         "gamma_t for t = 0..T-1 (min forms, switching point 4 floor(L/mu))",
-           source=f"{SRC}, Thm 6 Eq. (11), Thm 7, Thm 9 Eq. (13), Thm 10 Eq. (14), Thm 27, Cor 30",
-           kind="exact", uses=("step_sizes",))
+@statement("000.claim-step-rules")
 def step_rules(ctx):
     def check(inst):
         rule, T, args = _step_args(inst)
@@ -137,10 +133,7 @@ _FIXED_AVERAGES = [_avg("theta7", 1, 2.0, 0.3), _avg("theta10", 1, 2.0, 0.3), _a
                    _avg("tail", 4, fraction=1.0), _avg("tail", 3, fraction=0.01), _avg("tail", 1)]
 
 
-@statement("000.claim-theta-averages", title="the averages of Thm 7 (theta^{t+1} on w^t, t = 1..T, theta = "
-                                             "1/(1 + 2 a gamma^2)) and Thm 10 (t = 0..T-1, theta = 1/(1 + a gamma^2)),"
-                                             " and the tail, uniform and last-iterate averages",
-           source=f"{SRC}, Thm 7 (proof §9.4) and Thm 10 (proof §9.6)", kind="exact", uses=("average_weights",))
+@statement("000.claim-theta-averages")
 def theta_averages(ctx):
     def check(inst):
         kind, T, a, g, f = inst["kind"], inst["T"], inst["a"], inst["gamma"], inst["fraction"]

@@ -13,7 +13,7 @@ from hypothesis import strategies as st
 from refvi.verification.oracles import sgd_reference
 from refvi.verification.protocol import targets as specs
 from refvi.verification.statement import statement
-from refvi.verification.statements.convergence_000._rates import (SRC, Instance, _few, gaussian, linear, logistic, run,
+from refvi.verification.statements.convergence_000._rates import (Instance, _few, gaussian, linear, logistic, run,
                                                                   start_point)
 
 
@@ -80,9 +80,7 @@ _REPLAY = st.tuples(st.sampled_from(("gaussian", "linear", "logistic")), st.inte
                     st.integers(0, 2**31 - 1), st.booleans(), st.sampled_from((5, 16, 37)), _SCALES)
 
 
-@statement("000.def5", title="Prox-SGD iterates w <- prox_{gamma h}(w - gamma g_energy) and their weighted average, "
-                             "replayed exactly against a plain-NumPy loop written from the definition",
-           source=f"{SRC}, Def. 5 with Eq. (6) and Lemma 31", kind="exact", uses=("prox_sgd",))
+@statement("000.def5")
 def def5(ctx):
     ctx.forall(_REPLAY, lambda args: _replay(ctx, "prox", args),
                fixed=[("logistic", 2, 1, 0, True, 37, (1.0, 2.0)), ("logistic", 3, 1, 3, False, 16, (1.0, 0.7)),
@@ -91,9 +89,7 @@ def def5(ctx):
                       ("linear", 3, 1, 7, False, 16, (2.5, 0.7), True)], max_examples=_few(ctx, 6))
 
 
-@statement("000.def8", title="Proj-SGD iterates w <- proj_{W_M}(w - gamma g_ent) and their weighted average, "
-                             "replayed exactly against a plain-NumPy loop written from the definition",
-           source=f"{SRC}, Def. 8 with Eq. (8) and Lemma 32", kind="exact", uses=("proj_sgd",))
+@statement("000.def8")
 def def8(ctx):
     ctx.forall(_REPLAY, lambda args: _replay(ctx, "proj", args),
                fixed=[("logistic", 2, 1, 0, True, 37, (1.0, 2.0)), ("gaussian", 3, 4, 1, True, 5, (1.0, 1.0)),

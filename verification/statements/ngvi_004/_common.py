@@ -25,7 +25,6 @@ import math
 import numpy as np
 from refvi.verification.oracles import ngvi_expfam as OX
 
-SRC = "Wu & Gardner (seed 004)"
 
 
 # ------------------------------------------------------------------------------------------------------------------

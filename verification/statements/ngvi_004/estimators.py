@@ -10,7 +10,7 @@ import numpy as np
 from refvi.verification.errata import erratum
 from refvi.verification.oracles import ngvi_glm as OG
 from refvi.verification.statement import statement
-from refvi.verification.statements.ngvi_004._common import SRC, rand_spd, sym_dir
+from refvi.verification.statements.ngvi_004._common import rand_spd, sym_dir
 from refvi.verification.strategies import RNG, rng_of
 
 
@@ -18,11 +18,7 @@ def _gauss_lik_grad(Z):
     return -np.atleast_2d(Z)            # log p(y = 0 | z) = -|z|^2 / 2 + const, p(y | z) = N(z, I)
 
 
-@statement("004.claim-autodiff-not-nd",
-           title="Autodiff via Cholesky (Alg. 1): unbiased, but its Xi-block has a positive eigenvalue ~50% of draws",
-           source=f"{SRC}, §3.2 Algorithm 1 and App. B (robust witness at Sigma = [[2, 1.5], [1.5, 2]]; at Sigma = I "
-                  "the gradient is exactly -u u^T/2, singular, and the paper's det > 0 test is round-off)",
-           kind="statistical", uses=("ngvi.autodiff",))
+@statement("004.claim-autodiff-not-nd")
 def _claim_ad(ctx):
     impl = ctx.adapter("ngvi")
     rng = ctx.rng("ad")
@@ -65,10 +61,7 @@ def _claim_ad(ctx):
     ctx.count(N)
 
 
-@statement("004.claim-price-nsd",
-           title="Price Xi-block (Eq. 11) is negative semidefinite per sample for log-concave likelihoods; unbiased",
-           source=f"{SRC}, §3.2, Eq. (11) ('negative definite' in print)", kind="statistical", erratum="E004-4",
-           uses=("ngvi.price", "ngvi.price_logistic"))
+@statement("004.claim-price-nsd")
 def _claim_price(ctx):
     impl = ctx.adapter("ngvi")
 
@@ -113,13 +106,7 @@ def _poisson_gh(Z, X, y):
     return (y - e) @ X, -np.einsum("sn,ni,nj->sij", e, X, X)
 
 
-@erratum("E004-4", where="seed 004 §3.2 after Eq. (11) and Remark 2 ('negative definite for all log-concave "
-                         "likelihoods'); also Example 1 ('-x x^T/(2 sigma^2) negative definite')",
-         printed="the Price estimate of grad_Xi E_q log p is negative definite",
-         corrected="it is negative SEMI-definite (ND only under strict log-concavity in every direction); validity of "
-                   "the NGD update still holds because the prior's Lam_p < 0",
-         instance="logistic regression, d = 2, one data point x = (1, 0): the Price grad_Xi is -c e1 e1^T / 2 with an "
-                  "exact zero eigenvalue (any sample)")
+@erratum("E004-4")
 def _e004_4(ctx):
     impl = ctx.adapter("ngvi")
     X, y = np.array([[1.0, 0.0]]), np.array([1.0])

@@ -11,7 +11,7 @@ import math
 import numpy as np
 from refvi.verification.oracles import ngvi_expfam as OX
 from refvi.verification.statement import statement
-from refvi.verification.statements.ngvi_004._common import SRC, minimal_theta, natural_of, rand_spd, sym_dir
+from refvi.verification.statements.ngvi_004._common import minimal_theta, natural_of, rand_spd, sym_dir
 from refvi.verification.strategies import RNG, rng_of
 
 # ------------------------------------------------------------------------------------------------------------------
@@ -25,9 +25,7 @@ def _small_gaussians(source):
         yield d, natural_of(rng.standard_normal(d), rand_spd(rng, d))
 
 
-@statement("004.def1", title="Fisher information F(eta) = Hess A(eta) in minimal coordinates",
-           source=f"{SRC}, Def. 1 and App. A (FIM of the Gaussian, d(d+1) x d(d+1) singular in full coordinates)",
-           kind="symbolic", uses=("ngvi.fisher_minimal",))
+@statement("004.def1")
 def _def1(ctx):
     impl = ctx.adapter("ngvi")
 
@@ -41,9 +39,7 @@ def _def1(ctx):
     ctx.forall(RNG, check, fixed=[0])
 
 
-@statement("004.eq4", title="grad A(eta) = omega, grad A*(omega) = eta and the Fenchel equality A + A* = <eta, omega>",
-           source=f"{SRC}, Eq. (4), (17), (18) and App. A.2", kind="symbolic",
-           uses=("ngvi.conjugate", "ngvi.expectation_from_natural", "ngvi.log_partition", "ngvi.natural_from_expectation"))
+@statement("004.eq4")
 def _eq4(ctx):
     impl = ctx.adapter("ngvi")
 
@@ -64,9 +60,7 @@ def _eq4(ctx):
     ctx.forall(RNG, check, fixed=[0])
 
 
-@statement("004.claim-a-star-curvature", title="A* is neither strongly convex nor smooth: (A*)''(Xi) = 1/(2 Xi^2)",
-           source=f"{SRC}, App. A.1 (the paper's (-log x)'' = 1/x^2 omits the 1/2 of A*, harmless)", kind="exact",
-           uses=("ngvi.conjugate",))
+@statement("004.claim-a-star-curvature")
 def _a1(ctx):
     impl = ctx.adapter("ngvi")
     for mu_, L_ in [(1e-3, 1e3), (1e-6, 1e6), (0.5, 2.0)]:
@@ -84,9 +78,7 @@ def _a1(ctx):
             ctx.count()
 
 
-@statement("004.lemma4", title="KL(q, q') = D_A*(omega, omega') = D_A(eta', eta) and grad_omega KL = eta - eta'",
-           source=f"{SRC}, Lemma 4 (App. A)", kind="exact",
-           uses=("ngvi.bregman_A", "ngvi.bregman_A_star", "ngvi.kl", "ngvi.natural_from_expectation"))
+@statement("004.lemma4")
 def _lemma4(ctx):
     impl = ctx.adapter("ngvi")
 

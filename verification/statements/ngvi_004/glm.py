@@ -13,7 +13,7 @@ import numpy as np
 from refvi.verification.errata import erratum
 from refvi.verification.oracles import ngvi_glm as OG
 from refvi.verification.statement import statement
-from refvi.verification.statements.ngvi_004._common import SRC, natural_of, rand_spd
+from refvi.verification.statements.ngvi_004._common import natural_of, rand_spd
 from refvi.verification.strategies import RNG, rng_of
 
 # ------------------------------------------------------------------------------------------------------------------
@@ -28,10 +28,7 @@ def _slice_d2(s1, s2, x, h=2e-3):
     return (4 * D(h / 2) - D(h)) / 3
 
 
-@statement("004.claim-logistic-nonconvex",
-           title="Logistic l(omega) is not convex on the zero-mean diagonal slice (W1: n = 200; W2: one point, large "
-                 "variance); corrected d2/ds2^2 = 1/4 sum E h'' + 1/(2 s2^2)",
-           source=f"{SRC}, §5 and App. E.1", kind="exact", erratum="E004-2", uses=("ngvi.glm_neg_elbo",))
+@statement("004.claim-logistic-nonconvex")
 def _claim_logistic(ctx):
     impl = ctx.adapter("ngvi")
     # W1: midpoint convexity fails (quad, 1e-13)
@@ -63,14 +60,7 @@ def _claim_logistic(ctx):
     ctx.count(4)
 
 
-@erratum("E004-2", where="seed 004 §5 and App. E.1 (derivatives of l along s2 on the diagonal slice, threshold)",
-         printed="d2 l/ds2^2 = sum_i E[h''] + 1/(2 s2^2) (first derivative sum E[h] + 1/2 - 1/(2 s2)); "
-                 "d2 l/ds2^2 < 0 when n >= 8/delta^2",
-         corrected="Price's theorem gives factors 1/2 and 1/4: d2 l/ds2^2 = 1/4 sum E[h''] + 1/(2 s2^2); the "
-                   "threshold is n > 32/delta^2 (any delta < 0.4984); non-convexity itself holds",
-         instance="n = 1, x = 0, s2 = 0.5: printed d2 = -0.08355 + 2 = 1.9164, finite differences 1.9791; "
-                  "delta = 0.49, n = ceil(8/delta^2) = 34, x = linspace(-1, 1, 34), s1 = s2 = delta: the true "
-                  "d2 l/ds2^2 = +1.437 > 0 although the printed claim says < 0")
+@erratum("E004-2")
 def _e004_2(ctx):
     printed = OG.phi_h2(0.5) + 1 / (2 * 0.25)
     fd = _slice_d2(1.0, 0.5, np.array([0.0]))
@@ -82,9 +72,7 @@ def _e004_2(ctx):
     ctx.geq(d2, 1.0, label=f"true d2 l/ds2^2 at n = {n} = ceil(8/delta^2) is positive (printed: negative)")
 
 
-@statement("004.claim-poisson-nonconvex",
-           title="Poisson l(omega) is not convex along xi at fixed Xi: d = 1, x = 1, omega = (1, 3), d2/dxi2 = 1 - e^2",
-           source=f"{SRC}, §5 and App. E.2", kind="exact", uses=("ngvi.glm_neg_elbo",))
+@statement("004.claim-poisson-nonconvex")
 def _claim_poisson(ctx):
     impl = ctx.adapter("ngvi")
     X, y = np.array([[1.0]]), np.array([0.0])
@@ -102,9 +90,7 @@ def _claim_poisson(ctx):
     ctx.count(3)
 
 
-@statement("004.prop1", title="Log-concave likelihood: l(omega) has a unique minimizer, its unique stationary point",
-           source=f"{SRC}, Proposition 1 (App. E), Poisson regression, d = 2", kind="exact",
-           uses=("ngvi.expectation_from_natural", "ngvi.glm_grad", "ngvi.glm_ngd_exact"))
+@statement("004.prop1")
 def _prop1(ctx):
     impl = ctx.adapter("ngvi")
     rng = ctx.rng("prop1")
@@ -165,10 +151,7 @@ def _estimate(kind, estimator, X, y, scale, xi, Xi, U, h=1e-6):
     return gx, G
 
 
-@statement("004.claim-glm-ngd-replay", title="stochastic NGD on logistic and Poisson regression with the Price "
-           "(Eq. 11) or the reparameterisation (Algorithm 1) estimator, mini-batches rescaled by n/m: eta_T replayed "
-           "step by step on the same base samples", source=f"{SRC}, §3.1, Eq. (11), Algorithm 1 and §6.2",
-           kind="exact", uses=("ngvi.glm_ngd",))
+@statement("004.claim-glm-ngd-replay")
 def _claim_glm_ngd_replay(ctx):
     impl = ctx.adapter("ngvi")
 

@@ -12,7 +12,7 @@ import numpy as np
 from refvi.verification.errata import erratum
 from refvi.verification.oracles import ngvi_expfam as OX
 from refvi.verification.statement import statement
-from refvi.verification.statements.ngvi_004._common import (SRC, minibatch_blr, minimal_theta, natural_of, rand_blr,
+from refvi.verification.statements.ngvi_004._common import (minibatch_blr, minimal_theta, natural_of, rand_blr,
                                                             rand_spd)
 from refvi.verification.strategies import RNG, rng_of
 
@@ -25,9 +25,7 @@ def moments(eta):
 # §2.2: NGD = MD
 # ------------------------------------------------------------------------------------------------------------------
 
-@statement("004.lemma1", title="NGD (Eq. 7, explicit Fisher), Eq. (8) and mirror descent (Eq. 9) give equal iterates",
-           source=f"{SRC}, Lemma 1, Def. 2, Def. 4, Eq. (7)-(10)", kind="exact",
-           uses=("ngvi.blr_grad", "ngvi.expectation_from_natural", "ngvi.md_step", "ngvi.natural_from_expectation", "ngvi.ngd_step", "ngvi.ngd_step_fim"))
+@statement("004.lemma1")
 def _lemma1(ctx):
     impl = ctx.adapter("ngvi")
 
@@ -75,9 +73,7 @@ def _lemma1(ctx):
 # conjugate models: Lemma 2, Example 1, Def. 6
 # ------------------------------------------------------------------------------------------------------------------
 
-@statement("004.lemma2", title="Conjugate l is 1-smooth and 1-strongly convex relative to A*: its Bregman gap is KL",
-           source=f"{SRC}, Lemma 2 and §4 (l(omega) = KL(q, q*) - log p(y); one exact step with gamma = 1 gives q*)",
-           kind="exact", uses=("ngvi.blr_grad", "ngvi.blr_neg_elbo", "ngvi.ngd_step"))
+@statement("004.lemma2")
 def _lemma2(ctx):
     impl = ctx.adapter("ngvi")
 
@@ -105,9 +101,7 @@ def _lemma2(ctx):
     ctx.forall(RNG, check, fixed=[0])
 
 
-@statement("004.example1", title="Mini-batch gradient (15) is unbiased (exact enumeration) and keeps NGD in D",
-           source=f"{SRC}, Example 1, Eq. (15), Assumption 1.1-1.2", kind="exact",
-           uses=("ngvi.blr_stochastic_grad", "ngvi.natural_update"))
+@statement("004.example1")
 def _example1(ctx):
     impl = ctx.adapter("ngvi")
 
@@ -131,9 +125,7 @@ def _example1(ctx):
     ctx.forall(RNG, check, fixed=[0])
 
 
-@statement("004.def6", title="Variance (12) equals E[KL(q_{t+1}, q_{t+1,*}) + KL(q_{t+1,*}, q_{t+1})] / gamma^2",
-           source=f"{SRC}, Def. 6, Eq. (12) (norm-free variance of Hanzely & Richtarik)", kind="exact",
-           uses=("ngvi.blr_grad", "ngvi.blr_stochastic_grad", "ngvi.kl", "ngvi.ngd_step"))
+@statement("004.def6")
 def _def6(ctx):
     """The implementation's exact and mini-batch gradients (Eq. 15) and its NGD step give q_{t+1,*} and q_{t+1} for
     every batch (enumerated with replacement, exact probabilities); its KL gives the symmetrized KL, which must equal
@@ -194,9 +186,7 @@ def _thm1_instance(ctx, impl, X, y, s2, P, mp, m, T, eta0, label):
     return ekl, V
 
 
-@statement("004.thm1", title="E KL(q_bar_{T+1}, q*) <= 4V/((T+1)(T+2)) sum (t+1)/(t+2) <= 4V/(T+2) (corrected)",
-           source=f"{SRC}, Theorem 1, Eq. (13)-(14), proof in App. D", kind="exact", erratum="E004-1",
-           uses=("ngvi.blr_run", "ngvi.blr_trajectory", "ngvi.omega_average"))
+@statement("004.thm1")
 def _thm1(ctx):
     impl = ctx.adapter("ngvi")
 
@@ -235,12 +225,7 @@ def _thm1(ctx):
     ctx.forall(RNG, draw, max_examples=min(ctx.profile.max_examples, 8 if ctx.profile.name == "ci" else 60))
 
 
-@erratum("E004-1", where="seed 004 Theorem 1, Eq. (13)-(14), App. D ('<= 1/2 V sum (t+1)/(t+2)')",
-         printed="E l(omega_bar_{T+1}) - l* = E KL(q_bar_{T+1}, q*) <= V/(T+2)",
-         corrected="sum_t (t+1) gamma_t V = 2V sum (t+1)/(t+2), so E KL <= 4V/((T+1)(T+2)) sum_t (t+1)/(t+2) "
-                   "<= 4V/(T+2); the O(1/T) rate and one-step convergence when V = 0 survive",
-         instance="1-D BLR n = 2, x = (1, 1), y = (10, -10), sigma2 = 1, P = 1, q0 = N(0, 1), m = 1: (12) = 400/3 "
-                  "at every state; exact enumeration of the 4 paths at T = 1 gives E KL = 45.918 > V/3 = 44.444")
+@erratum("E004-1")
 def _e004_1(ctx):
     impl = ctx.adapter("ngvi")
     ce = T1CE
@@ -256,9 +241,7 @@ def _e004_1(ctx):
 # validity (Remark 2) and the estimators of §3.2
 # ------------------------------------------------------------------------------------------------------------------
 
-@statement("004.remark2", title="gamma in [0, 1] and an NSD Xi-gradient keep Lam_{t+1} < 0; outside, D can be left",
-           source=f"{SRC}, §3.1 sufficient condition and Remark 2 (NSD suffices with a proper prior)", kind="exact",
-           uses=("ngvi.natural_update",))
+@statement("004.remark2")
 def _remark2(ctx):
     impl = ctx.adapter("ngvi")
 

@@ -14,13 +14,11 @@ from __future__ import annotations
 
 import numpy as np
 from refvi.verification.statement import statement
-from refvi.verification.statements.ngvi_004._common import SRC, rand_spd
+from refvi.verification.statements.ngvi_004._common import rand_spd
 from refvi.verification.strategies import RNG, rng_of
 
 
-@statement("004.claim-price-exact", title="Price (Eq. 11) on a Gaussian likelihood with antithetic samples equals the "
-           "exact gradient (A c, -A/2) of E_q log p, per-row or averaged Hessians, symmetrized",
-           source=f"{SRC}, §3.2, Eq. (11) (Bonnet and Price)", kind="exact", uses=("ngvi.price",))
+@statement("004.claim-price-exact")
 def claim_price_exact(ctx):
     impl = ctx.adapter("ngvi")
 

@@ -13,7 +13,7 @@ import numpy as np
 from refvi.verification.errata import erratum
 from refvi.verification.oracles import ngvi_expfam as OX
 from refvi.verification.statement import statement
-from refvi.verification.statements.ngvi_004._common import SRC, minibatch_blr, natural_of, rand_blr, rand_spd
+from refvi.verification.statements.ngvi_004._common import minibatch_blr, natural_of, rand_blr, rand_spd
 from refvi.verification.strategies import RNG, rng_of
 
 # ------------------------------------------------------------------------------------------------------------------
@@ -45,9 +45,7 @@ def _run_states(impl, X, y, s2, P, mp, idx, steps):
     return impl.blr_trajectory(X, y, s2, P, mp, idx, steps)
 
 
-@statement("004.lemma3", title="Variance (12) of mini-batch BLR <= V_2 with b -> b/sigma^2 (corrected)",
-           source=f"{SRC}, Lemma 3, Eq. (16) (App. C assembly)", kind="exact", erratum="E004-3",
-           uses=("ngvi.blr_lemma3_bound", "ngvi.blr_trajectory", "ngvi.blr_variance", "ngvi.expectation_from_natural"))
+@statement("004.lemma3")
 def _lemma3(ctx):
     impl = ctx.adapter("ngvi")
 
@@ -73,9 +71,7 @@ def _lemma3(ctx):
     ctx.forall(RNG, check, fixed=[0, 1, 2, 3, 4, 5])
 
 
-@statement("004.lemma5", title="Lambda_t <= -I/(2 nu), nu = max(1, ||P||), along NGD with NSD likelihood gradients",
-           source=f"{SRC}, Lemma 5 (App. C), q_0 = N(0, I), gamma_t in [0, 1]", kind="exact",
-           uses=("ngvi.blr_trajectory",))
+@statement("004.lemma5")
 def _lemma5(ctx):
     impl = ctx.adapter("ngvi")
 
@@ -89,9 +85,7 @@ def _lemma5(ctx):
     ctx.forall(RNG, check, fixed=[0])
 
 
-@statement("004.lemma6", title="||Lam1^-1 - Lam2^-1||_F <= 4 nu^2 ||Lam1 - Lam2||_F when Lam1, Lam2 <= -I/(2 nu)",
-           source=f"{SRC}, Lemma 6 (App. C; the proof's '<=' is an equality for the inverse difference)", kind="exact",
-           uses=())
+@statement("004.lemma6")
 def _lemma6(ctx):
     def check(source):
         rng = rng_of(source)
@@ -111,15 +105,12 @@ def _lemma6(ctx):
     ctx.count()
 
 
-@statement("004.lemma7", title="E||grad-hat_xi - grad_xi||^2 = n^2 s1 / (m sigma^4) (an equality)",
-           source=f"{SRC}, Lemma 7 (App. C)", kind="exact", uses=("ngvi.blr_grad", "ngvi.blr_stochastic_grad"))
+@statement("004.lemma7")
 def _lemma7(ctx):
     _lemma78(ctx, which=0)
 
 
-@statement("004.lemma8", title="E||grad-hat_Xi - grad_Xi||_F^2 = n^2 s2 / (4 m sigma^4)",
-           source=f"{SRC}, Lemma 8, Eq. (19) (the proof's intermediate lines omit 1/sigma^4)", kind="exact",
-           uses=("ngvi.blr_grad", "ngvi.blr_stochastic_grad"))
+@statement("004.lemma8")
 def _lemma8(ctx):
     _lemma78(ctx, which=1)
 
@@ -142,9 +133,7 @@ def _lemma78(ctx, which):
     ctx.forall(RNG, check, fixed=[0])
 
 
-@statement("004.lemma9", title="lam_t, lam_{t+1,*} in C_sigma = {sum rho_i y_i x_i / sigma^2: rho >= 0, sum rho <= n}",
-           source=f"{SRC}, Lemma 9 (App. C), lam_0 = 0, lam_p = 0", kind="exact", erratum="E004-3",
-           uses=("ngvi.blr_trajectory", "ngvi.expectation_from_natural"))
+@statement("004.lemma9")
 def _lemma9(ctx):
     impl = ctx.adapter("ngvi")
 
@@ -167,16 +156,12 @@ def _lemma9(ctx):
     ctx.forall(RNG, check, fixed=[0])
 
 
-@statement("004.cor1", title="||lam_t||, ||lam_{t,*}|| <= b n / sigma^2 (corrected)",
-           source=f"{SRC}, Corollary 1 (App. C)", kind="exact", erratum="E004-3",
-           uses=("ngvi.blr_trajectory", "ngvi.expectation_from_natural"))
+@statement("004.cor1")
 def _cor1(ctx):
     _cor12(ctx, which=1)
 
 
-@statement("004.cor2", title="||xi_t||, ||xi_{t,*}|| <= nu b n / sigma^2 (corrected)",
-           source=f"{SRC}, Corollary 2 (App. C)", kind="exact", erratum="E004-3",
-           uses=("ngvi.blr_trajectory", "ngvi.expectation_from_natural"))
+@statement("004.cor2")
 def _cor2(ctx):
     _cor12(ctx, which=2)
 
@@ -242,29 +227,17 @@ def _eta_hat_raw(X, y, s2, lam_p, Lam_p, combo):
     return c * Xb.T @ yb + lam_p, Lam_p - 0.5 * c * Xb.T @ Xb
 
 
-@statement("004.lemma10", title="||xi_{t+1,*} - xi_{t+1}|| <= gamma nu ||D_xi|| + 2 gamma nu^2 (b/s2) n ||D_Xi||_F",
-           source=f"{SRC}, Lemma 10 (App. C), every mini-batch draw", kind="exact", erratum="E004-3",
-           uses=("ngvi.blr_trajectory", "ngvi.expectation_from_natural"))
+@statement("004.lemma10")
 def _lemma10(ctx):
     _lemma1011(ctx, 10)
 
 
-@statement("004.lemma11", title="||Xi_{t+1,*} - Xi_{t+1}||_F bound with b -> b/sigma^2",
-           source=f"{SRC}, Lemma 11 (App. C), every mini-batch draw", kind="exact", erratum="E004-3",
-           uses=("ngvi.blr_trajectory", "ngvi.expectation_from_natural"))
+@statement("004.lemma11")
 def _lemma11(ctx):
     _lemma1011(ctx, 11)
 
 
-@erratum("E004-3", where="seed 004 App. C, Lemma 9 (set C), Corollaries 1-2, Lemmas 10-11 and Lemma 3's V_2",
-         printed="C = {sum rho_i y_i x_i : rho >= 0, sum rho_i <= n}; ||lam_t|| <= b n; ||xi_t|| <= nu b n; "
-                 "b = max_i ||y_i x_i|| in Lemmas 10, 11 and V_2",
-         corrected="the stochastic lam-gradient is n/(m sigma^2) sum y x, so C_sigma = C / sigma^2 and b -> b/sigma^2 "
-                   "throughout (identical when sigma^2 = 1, as in the experiments); the printed V_2 itself was not "
-                   "shown to fail (it is very loose) -- its proof is what breaks",
-         instance="d = n = m = 1, x = 1, y = 1, sigma2 = 1/2, P = 1, q0 = N(0, 1), gamma_0 = 1: lam_1 = 2 > b n = 1, "
-                  "lam_1 lies outside the printed C = [-1, 1]; Cor. 2 as printed fails for d = n = m = 1, x = 0.1, "
-                  "y = 1, sigma2 = 0.01: xi_1 = 5 > nu b n = 0.1")
+@erratum("E004-3")
 def _e004_3(ctx):
     impl = ctx.adapter("ngvi")
     X, y, P, mp = np.array([[1.0]]), np.array([1.0]), np.eye(1), np.zeros(1)

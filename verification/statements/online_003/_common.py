@@ -28,7 +28,6 @@ import math
 import numpy as np
 from hypothesis import strategies as st
 
-SRC = "Chérief-Abdellatif, Alquier & Khan (seed 003)"
 
 
 RTOL = 1e-9                          # relative tolerance of every regret bound

@@ -13,7 +13,7 @@ import sympy as sp
 from hypothesis import strategies as st
 from refvi.verification.oracles import online_quadrature as oq
 from refvi.verification.statement import statement
-from refvi.verification.statements.online_003._common import HINGE_LIP, SRC, _floats, _lower_tri
+from refvi.verification.statements.online_003._common import HINGE_LIP, _floats, _lower_tri
 
 # ------------------------------------------------------------------------------------------------------------------
 # Prop. 1, Prop. 2, Assumptions 4.1-4.3 (mean field)
@@ -32,10 +32,7 @@ def point_pairs(draw, max_d=3):
     return x, y, vec(-3, 3), vec(1e-3, 3), vec(-3, 3), vec(1e-3, 3)
 
 
-@statement("003.prop1", title="bar L is convex in the scale parametrization (m, sigma) and (m, C); NOT in variance "
-           "or expectation parameters (negative control); H-strong convexity carries over",
-           source=f"{SRC}, Prop. 1 (Domke 2019, Thm 1)", kind="exact",
-           uses=("online.expected_loss", "online.expected_loss_full"))
+@statement("003.prop1")
 def prop1(ctx):
     on = ctx.adapter("online")
 
@@ -77,9 +74,7 @@ def prop1(ctx):
     ctx.close(f_v(4.0), math.sqrt(8 / math.pi), rtol=1e-13, label="E|N(0, 4)| = sqrt(8/pi)")
 
 
-@statement("003.prop2", title="Gaussian Lipschitz: |bar L(mu_1) - bar L(mu_2)| <= sqrt2 L' ||mu_1 - mu_2|| "
-           "(hence the printed 2 L')", source=f"{SRC}, Prop. 2 and its proof", kind="exact",
-           uses=("online.expected_loss", "online.expected_loss_full"))
+@statement("003.prop2")
 def prop2(ctx):
     on = ctx.adapter("online")
 
@@ -102,9 +97,7 @@ def prop2(ctx):
     ctx.forall(point_pairs(), check)
 
 
-@statement("003.assumption1", title="Assumption 4.1 for the mean-field hinge: ||grad bar L|| <= sqrt(1 + 1/(2 pi)) "
-           "||x|| and convexity; gradients agree with quadrature", source=f"{SRC}, Assumption 4.1", kind="exact",
-           uses=("online.expected_loss",))
+@statement("003.assumption1")
 def assumption1(ctx):
     on = ctx.adapter("online")
 
@@ -129,8 +122,7 @@ def assumption1(ctx):
     ctx.forall(point_pairs(), check)
 
 
-@statement("003.assumption2", title="Assumption 4.2: l = H/2||theta - z||^2 gives an exactly H-strongly convex bar L",
-           source=f"{SRC}, Assumption 4.2 (and Prop. 1)", kind="exact", uses=("online.expected_loss",))
+@statement("003.assumption2")
 def assumption2(ctx):
     on = ctx.adapter("online")
 
@@ -147,8 +139,7 @@ def assumption2(ctx):
     ctx.forall(point_pairs(), check)
 
 
-@statement("003.assumption3", title="Assumption 4.3: mu -> KL(q_mu || N(0, s^2 I)) is (1/s^2)-strongly convex in "
-           "(m, sigma)", source=f"{SRC}, Assumption 4.3 (alpha = 1/s^2)", kind="symbolic", uses=("online.kl_prior",))
+@statement("003.assumption3")
 def assumption3(ctx):
     on = ctx.adapter("online")
     m, sg, s = sp.symbols("m sigma s", positive=True)

@@ -12,15 +12,14 @@ import numpy as np
 from hypothesis import strategies as st
 from refvi.verification.oracles import online_comparators as oc
 from refvi.verification.statement import statement
-from refvi.verification.statements.online_003._common import RTOL, SRC, _floats
+from refvi.verification.statements.online_003._common import RTOL, _floats
 from scipy.special import logsumexp
 
 # ------------------------------------------------------------------------------------------------------------------
 # Lemma 1, Def. 2 / eq. (2), Thm 1, eq. (18)
 # ------------------------------------------------------------------------------------------------------------------
 
-@statement("003.lemma1", title="Donsker-Varadhan: sup_p E_p h - KL(p||pi) = log E_pi e^h, attained at p ∝ e^h pi",
-           source=f"{SRC}, Lemma 1 (Catoni 2007, Lemma 1.1.3)", kind="exact", uses=())
+@statement("003.lemma1")
 def lemma1(ctx):
     def check(inst):
         n, seed = inst
@@ -58,8 +57,7 @@ def _abs_loss(theta, y):
 _GL512 = np.polynomial.legendre.leggauss(512)
 
 
-@statement("003.def2", title="Tempered posterior: sequential update = batch formula (2) = Gibbs minimizer",
-           source=f"{SRC}, eq. (2), Algorithm 1 step 3, Gibbs characterization", kind="exact", uses=("online.ewa_1d",))
+@statement("003.def2")
 def def2(ctx):
     on = ctx.adapter("online")
 
@@ -124,9 +122,7 @@ THM1_FIXED = [([1.0, -1.0] * 10, 2.0, "absolute", "uniform"), ([1.0] * 25, 0.1, 
 # terms bounded by 1 is the oracle's accuracy with margin.
 
 
-@statement("003.thm1", title="EWA regret: sum l_t(hat theta_t) <= eta B^2 T / 8 - (1/eta) log E_pi exp(-eta sum l_t)",
-           source=f"{SRC}, Thm 1, eq. (3) (Audibert 2009, Thm 4.6) with Lemma 1's closed form of the infimum",
-           kind="exact", uses=("online.ewa_1d",))
+@statement("003.thm1")
 def thm1(ctx):
     on = ctx.adapter("online")
 
@@ -144,8 +140,7 @@ def thm1(ctx):
     ctx.forall(THM1_STRAT, check, fixed=THM1_FIXED)
 
 
-@statement("003.eq18", title="Per-step EWA inequality l_t(hat theta_t) <= eta B^2/8 - (1/eta) log E_{p_t} e^{-eta l_t}",
-           source=f"{SRC}, App. 6.5, eq. (18) (Jensen + Hoeffding's lemma)", kind="exact", uses=("online.ewa_1d",))
+@statement("003.eq18")
 def eq18(ctx):
     on = ctx.adapter("online")
 
@@ -188,9 +183,7 @@ EWA2D_FIXED = [dict(data=[(np.array([0.5, -0.5]), 1.0), (np.array([0.5, 0.5]), -
                dict(data=[(np.array([0.5, 0.5]), 1.0)] * 8, eta=0.3, prior="uniform")]
 
 
-@statement("003.claim-ewa-2d", title="EWA on a 2-D box: Thm 1 regret, the per-step (18), log N_{T+1} and the posterior "
-           "mean equal the exact tempered posterior's", source=f"{SRC}, Algorithm 1, eq. (2), Thm 1, eq. (18) in d = 2",
-           kind="exact", uses=("online.ewa_2d",))
+@statement("003.claim-ewa-2d")
 def ewa_2d_claims(ctx):
     on = ctx.adapter("online")
     box = (np.array([-1.0, -1.0]), np.array([1.0, 1.0]))

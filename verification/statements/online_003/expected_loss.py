@@ -18,7 +18,7 @@ import numpy as np
 from hypothesis import strategies as st
 from refvi.verification.oracles import online_quadrature as oq
 from refvi.verification.statement import statement
-from refvi.verification.statements.online_003._common import SRC, _floats
+from refvi.verification.statements.online_003._common import _floats
 
 LOSSES = ("hinge", "squared", "absolute", "quadratic")
 
@@ -56,9 +56,7 @@ _FIXED = [("absolute", np.array([[1.0, -2.0]]), np.array([0.3]), np.array([0.2, 
           ("absolute", np.array([[1.0, 1.0]]), np.array([1.0]), np.array([0.5, 0.5]), np.zeros(2), 1.0)]
 
 
-@statement("003.claim-expected-loss", title="expected losses bar L(m, sigma) and their gradients (gm, gs) for the "
-           "hinge, squared, absolute and quadratic losses equal quadrature / the closed form",
-           source=f"{SRC}, eq. (3) and §4 (bar L_t), Assumption 4.2", kind="exact", uses=("online.expected_loss",))
+@statement("003.claim-expected-loss")
 def claim_expected_loss(ctx):
     on = ctx.adapter("online")
 

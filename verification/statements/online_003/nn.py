@@ -9,7 +9,6 @@ from __future__ import annotations
 import numpy as np
 from refvi.verification.oracles import online_nn_oracle as onn
 from refvi.verification.statement import statement
-from refvi.verification.statements.online_003._common import SRC
 from refvi.verification.strategies import RNG, rng_of
 
 # ------------------------------------------------------------------------------------------------------------------
@@ -20,10 +19,7 @@ NN_HYPER = {"sva": dict(eta=0.05), "svb": dict(K=0.05), "ngvi": dict(eta=0.5, be
             "ogael": dict(eta=0.05)}
 
 
-@statement("003.claim-nn-replay", title="online learners on a one-hidden-layer ReLU regression network (the California "
-           "experiment): every iterate of SVA, SVB, NGVI, OGA and OGA-EL equals the update rules replayed on the same "
-           "Monte Carlo base samples", source=f"{SRC}, §5 (neural network experiment), eqs. (9), (10), (15)",
-           kind="exact", uses=("online.run_nn",))
+@statement("003.claim-nn-replay")
 def claim_nn_replay(ctx):
     on = ctx.adapter("online")
 
@@ -49,9 +45,7 @@ def claim_nn_replay(ctx):
     ctx.forall(RNG, check, fixed=[0, 1], max_examples=(6 if ctx.profile.name == "ci" else 80))
 
 
-@statement("003.claim-nn-predict", title="the ReLU network f(x) = v . relu(W x + b) + c of the neural-network "
-           "experiment at random parameters theta = (W row-major, b, v, c), widths and inputs",
-           source=f"{SRC}, §5 (neural network experiment)", kind="exact", uses=("online.nn_predict",))
+@statement("003.claim-nn-predict")
 def claim_nn_predict(ctx):
     on = ctx.adapter("online")
 

@@ -11,7 +11,7 @@ from hypothesis import strategies as st
 from refvi.verification.errata import erratum
 from refvi.verification.oracles import online_comparators as oc
 from refvi.verification.statement import statement
-from refvi.verification.statements.online_003._common import (RTOL, SRC, _floats, _labels, check_run_consistency,
+from refvi.verification.statements.online_003._common import (RTOL, _floats, _labels, check_run_consistency,
                                                               grads_along, hinge_L, sva_instances)
 from scipy import optimize
 
@@ -49,10 +49,7 @@ def check_thm4(ctx, on, inst, const=1.0, eta_factor=1.0):
     return res, y
 
 
-@statement("003.thm4", title="OGA-EL regret: <= inf {E sum l + eta L^2 T + ||mu - mu_1||^2/eta} and, corrected, "
-           "+ 2 KL(q_mu||pi)/(alpha eta); greedy and lazy projection", erratum="E003-5",
-           source=f"{SRC}, Thm 4 and Algorithm 3 (App. 6.2)", kind="exact",
-           uses=("online.run", "online.run_adversarial"))
+@statement("003.thm4")
 def thm4(ctx):
     on = ctx.adapter("online")
     ctx.forall(ogael_instances(), lambda inst: check_thm4(ctx, on, inst),
@@ -60,12 +57,7 @@ def thm4(ctx):
                            sbox=np.inf, projection="greedy")])
 
 
-@erratum("E003-5", where="Thm 4, second bound (App. 6.2)",
-         printed="sum l_t(hat theta_t) <= inf_mu {E_q sum l_t + eta L^2 T + alpha KL(q_mu, pi) / (2 eta)}",
-         corrected="penalty 2 KL(q_mu, pi) / (alpha eta): alpha-strong convexity of the KL (minimum 0 at mu_1) gives "
-                   "||mu - mu_1||^2 <= 2 KL / alpha, which turns the first bound into the second",
-         instance="d = 1, s = 1 (alpha = 1), eta = 0.1, T = 2, x_t = 0.5, y_t = +1, hinge loss: OGA-EL suffers "
-                  "1.97557 while the printed right side at the L-BFGS-B comparator is 1.97181")
+@erratum("E003-5")
 def e003_5(ctx):
     on = ctx.adapter("online")
     X, y, eta, s = np.full((2, 1), 0.5), np.ones(2), 0.1, 1.0
@@ -77,10 +69,7 @@ def e003_5(ctx):
              label="printed Thm 4 second bound fails (d=1, T=2, eta=0.1, x=0.5, y=+1)")
 
 
-@statement("003.claim-ogael-ftrl", title="OGA-EL = FTRL with regularizer ||mu - mu_1||^2 / (2 eta) (unconstrained); "
-           "with a box, lazy (FTRL) and greedy (projected OGD) differ", erratum="E003-9",
-           source=f"{SRC}, App. 6.2 (Algorithm 3 and the FTRL remark)", kind="exact",
-           uses=("online.expected_loss", "online.run"))
+@statement("003.claim-ogael-ftrl")
 def ogael_ftrl(ctx):
     on = ctx.adapter("online")
 
@@ -112,12 +101,7 @@ def ogael_ftrl(ctx):
     ctx.true(float(np.max(np.abs(a.M - b.M))) > 1e-3, label="boxed: lazy and greedy projections differ")
 
 
-@erratum("E003-9", where="App. 6.2, the FTRL form of OGA-EL and its Gaussian form",
-         printed="mu_{t+1} = argmin sum_i mu^T grad_i + ||mu - mu_1||^2 / eta; m_{t+1} = m_t - eta s^2 d_m bar L_t",
-         corrected="the regularizer must be ||mu - mu_1||^2 / (2 eta) for step eta (the printed one gives eta / 2), "
-                   "the two agree only without constraints, and the Gaussian form has no s^2 factor (Algorithm 3)",
-         instance="d = 1, one round, gradient g = (-0.5, 0) at mu_1 = (0, 1), eta = 1: printed FTRL gives m_2 = 0.25, "
-                  "Algorithm 3 gives m_2 = 0.5")
+@erratum("E003-9")
 def e003_9(ctx):
     on = ctx.adapter("online")
     res = on.run("ogael", np.array([[0.5]]), np.array([1.0]), eta=1.0, s=1.0)     # b = 0.5, c = 0.75
@@ -149,10 +133,7 @@ def oga_instances(draw):
 OGA_FIXED = [dict(X=np.array([[1.0, 0.5], [0.8, -0.3], [1.2, 0.1], [0.9, 0.4]]), y=np.ones(4), eta=1.0, mbox=0.3)]
 
 
-@statement("003.claim-oga-regret", title="OGA (projected subgradient on the box): theta_{t+1} = Pi(theta_t - eta g_t) "
-           "and sum l_t(theta_t) - min_box sum l_t <= ||theta_1 - u||^2/(2 eta) + (eta/2) sum ||g_t||^2",
-           source=f"{SRC}, the OGA baseline of Sec. 5 (Zinkevich 2003, Thm 1)", kind="exact",
-           uses=("online.run",))
+@statement("003.claim-oga-regret")
 def oga_regret(ctx):
     on = ctx.adapter("online")
 

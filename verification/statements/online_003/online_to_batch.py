@@ -14,7 +14,6 @@ from hypothesis import strategies as st
 from refvi.verification.errata import erratum
 from refvi.verification.oracles import online_comparators as oc
 from refvi.verification.statement import statement
-from refvi.verification.statements.online_003._common import SRC
 
 # ------------------------------------------------------------------------------------------------------------------
 # Online-to-batch: Thm 5, Thm 6 (EWA, corrected), the SVA corollary
@@ -29,9 +28,7 @@ METHODS_TOY = {
 }
 
 
-@statement("003.thm5", title="Online-to-batch: E_*(bar theta_T) <= (1/T) sum E_*(hat theta_t) pathwise, and "
-           "E l_t(hat theta_t) = E E_*(hat theta_t)", source=f"{SRC}, Thm 5 (Shalev-Shwartz 2012, Thm 5.1)",
-           kind="statistical", uses=("online.run",))
+@statement("003.thm5")
 def thm5(ctx):
     on = ctx.adapter("online")
     # the oracle's closed-form toy risk against its own quadrature (1e-10: QUADPACK at epsrel 1e-13)
@@ -80,10 +77,7 @@ def _beta_abs_risk(theta, a, b):
     return theta * (2 * B.cdf(theta, a, b) - 1) + mean - 2 * mean * B.cdf(theta, a + 1, b)
 
 
-@statement("003.thm6", title="EWA generalization (corrected): E E_*(bar theta_T) <= E_*(theta*) + "
-           "B sqrt(d/(2T) log(T/d)) + d/T with eta = (2 sqrt2 / B) sqrt((d/T) log(T/d)), pi(B(theta*, d/T)) >= (d/T)^d",
-           source=f"{SRC}, Thm 6 and eq. (4)", kind="statistical", erratum="E003-6", profiles=("deep",),
-           uses=("online.run",))
+@statement("003.thm6")
 def thm6(ctx):
     from scipy import integrate
     from scipy.optimize import brentq
@@ -114,14 +108,7 @@ def thm6(ctx):
     ctx.count(R)
 
 
-@erratum("E003-6", where="Thm 6 (App.) and eq. (4)",
-         printed="r(eps) <= -d log(1/eps); eta = (1/(2 sqrt2 B)) sqrt((d/T) log(d/T)); bound on E E_*(hat theta_T); "
-                 "K(p_eps, pi) = -log B(theta*, eps); (4) without + d/T",
-         corrected="r(eps) <= d log(1/eps); eta = (2 sqrt2 / B) sqrt((d/T) log(T/d)); the estimator is the average "
-                   "bar theta_T; K = -log pi(B(theta*, eps)); (4) has + d/T; T > d",
-         instance="d = 1, T = 100: (d/T) log(d/T) = -0.046 < 0, so the printed eta is not a real number; r(eps) >= 0 > "
-                  "-d log(1/eps) makes the printed hypothesis unsatisfiable; with log(T/d) but the printed prefactor "
-                  "the proof's bound is 2.87 B sqrt((d/T) log(T/d)), not B sqrt((d/(2T)) log(T/d))")
+@erratum("E003-6")
 def e003_6(ctx):
     d, T = 1, 100
     ctx.true((d / T) * math.log(d / T) < 0, label="printed eta = sqrt(negative): not real")

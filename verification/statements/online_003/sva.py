@@ -14,7 +14,7 @@ from refvi.verification.errata import erratum
 from refvi.verification.oracles import online_comparators as oc
 from refvi.verification.oracles import online_quadrature as oq
 from refvi.verification.statement import statement
-from refvi.verification.statements.online_003._common import (RTOL, SRC, _floats, _labels, check_run_consistency,
+from refvi.verification.statements.online_003._common import (RTOL, _floats, _labels, check_run_consistency,
                                                               grads_along, hinge_L, hinge_streams, sva_instances)
 from scipy import optimize
 
@@ -40,9 +40,7 @@ def sva_objective_argmin(G_m, G_s, eta, s, mbox, sbox):
     return res.x[:d], res.x[d:]
 
 
-@statement("003.eq9", title="SVA mean-field closed form (9), with lazy box projection, is the argmin of (6)",
-           source=f"{SRC}, eqs. (6), (9))", kind="exact",
-           uses=("online.expected_loss", "online.run"))
+@statement("003.eq9")
 def eq9(ctx):
     on = ctx.adapter("online")
 
@@ -86,9 +84,7 @@ def check_thm2(ctx, on, inst, const=1.0, eta_factor=1.0):
     return res, y, comps
 
 
-@statement("003.thm2", title="SVA regret (11), with the stability step (22) and be-the-leader (21)",
-           source=f"{SRC}, Thm 2, eq. (11); proof eqs. (19)-(22)", kind="exact",
-           uses=("online.expected_loss", "online.run", "online.run_adversarial"))
+@statement("003.thm2")
 def thm2(ctx):
     on = ctx.adapter("online")
 
@@ -130,10 +126,7 @@ def _full_grads(X, y, M, Cs):
     return np.array([o[0] for o in out]), np.array([o[1] for o in out]), np.array([o[2] for o in out])
 
 
-@statement("003.claim-sva-full", title="SVA over full-covariance Gaussians N(m, C C^T): every iterate is the FTRL "
-           "argmin of (6); Thm 2's regret (11) with alpha = 1/s^2 and the same L",
-           source=f"{SRC}, eq. (6), Thm 2, Prop. 2 and the full-covariance KL of §3", kind="exact",
-           uses=("online.run", "online.run_full"))
+@statement("003.claim-sva-full")
 def claim_sva_full(ctx):
     on = ctx.adapter("online")
 
@@ -207,10 +200,7 @@ def _discrete_risk(m, sigma, Xs, py):
     return out
 
 
-@statement("003.claim-sva-corollary", title="SVA mean-field corollary with its exact finite right side: "
-           "E E_*(bar theta_T) <= E_*(m) + L||sigma||/2 + eta L^2/alpha + KL/(eta T)",
-           source=f"{SRC}, Sec. 4.1, corollary of Thm 2 + Thm 5 (eq. (12))", kind="statistical", erratum="E003-7",
-           uses=("online.expected_loss", "online.run"))
+@statement("003.claim-sva-corollary")
 def sva_corollary(ctx):
     on = ctx.adapter("online")
     Xs, py = _discrete_problem()
@@ -249,12 +239,7 @@ def sva_corollary(ctx):
         ctx.count(R)
 
 
-@erratum("E003-7", where="Sec. 4.1, the SVA mean-field corollary",
-         printed="E_{q_mu} E_*(theta) = E_*(m) + ||sigma|| L / 2; leading constant 2L/alpha with log(dT)",
-         corrected="'<=' (Lipschitz bound); with sigma_j = L eta/(alpha sqrt d), eta = sqrt(alpha d log(T/d)/T)/L the "
-                   "right side is (2L/sqrt(alpha) + o(1)) sqrt(d log T / T)",
-         instance="d = 1, x = 1, y = +1, m = -5, sigma = 0.1: E_q E_* = 6 = E_*(m) < E_*(m) + 0.1 L/2; at alpha = 4, "
-                  "L = 1 the right side / sqrt(d log T/T) tends to 1 = 2L/sqrt(alpha), above the printed 2L/alpha = 0.5")
+@erratum("E003-7")
 def e003_7(ctx):
     on = ctx.adapter("online")
     v, _, _ = on.expected_loss("hinge", np.array([[1.0]]), np.array([1.0]), np.array([-5.0]), np.array([0.1]))

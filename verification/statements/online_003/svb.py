@@ -14,7 +14,7 @@ from hypothesis import strategies as st
 from refvi.verification.errata import erratum
 from refvi.verification.oracles import online_comparators as oc
 from refvi.verification.statement import statement
-from refvi.verification.statements.online_003._common import (RTOL, SRC, _floats, _labels, check_run_consistency,
+from refvi.verification.statements.online_003._common import (RTOL, _floats, _labels, check_run_consistency,
                                                               grads_along, hinge_L, hinge_streams, sva_instances)
 from scipy import optimize
 
@@ -22,8 +22,7 @@ from scipy import optimize
 # SVB: eq. (10), Thm 3 (proven constant; printed constant separately), ball diameter
 # ------------------------------------------------------------------------------------------------------------------
 
-@statement("003.eq10", title="SVB mean-field closed form (10) is the stationary point / argmin of (7)",
-           source=f"{SRC}, eqs. (7), (10)", kind="exact", uses=("online.expected_loss", "online.run"))
+@statement("003.eq10")
 def eq10(ctx):
     on = ctx.adapter("online")
 
@@ -72,10 +71,7 @@ def check_thm3(ctx, on, inst, K_factor=1.0, const=3.0 / math.sqrt(2.0), label="T
     return res, y, kw
 
 
-@statement("003.thm3", title="SVB regret <= (3/sqrt 2) D L sqrt(T) (proven; printed sqrt(2) D L sqrt(T) is "
-           "unproven) and <= L^2 (1 + log T) / H (strongly convex)", erratum="E003-4",
-           source=f"{SRC}, Thm 3, eqs. (13), (14); proof in App. 6.5", kind="exact",
-           uses=("online.expected_loss", "online.run", "online.run_adversarial"))
+@statement("003.thm3")
 def thm3(ctx):
     on = ctx.adapter("online")
 
@@ -117,13 +113,7 @@ def thm3(ctx):
                          st.integers(0, 2**32 - 1), st.integers(1, 200), st.integers(1, 3)), check_sc)
 
 
-@erratum("E003-4", where="Thm 3, eq. (13), and its proof (App. 6.5)",
-         printed="regret <= D L sqrt(2T) with eta_{t,j} = D sqrt(2) / (L sqrt(t) sigma_{t,j}^2)",
-         corrected="the proof gives regret <= (D^2/K + K L^2) sqrt(T) = (3/sqrt 2) D L sqrt(T) at K = D sqrt(2)/L "
-                   "(2 D L sqrt(T) at K = D/L); it also needs bar g_sigma >= 0, i.e. a convex loss",
-         instance="the proof's step sum_{t<=T} K L^2 / (2 sqrt t) <= K L^2 sqrt(T) / 2 fails at T = 2 "
-                  "(0.8536 K L^2 > 0.7071 K L^2); no data sequence violating the printed bound is known "
-                  "(see 003.claim-thm3-printed-constant)")
+@erratum("E003-4")
 def e003_4(ctx):
     lhs = sum(0.5 / math.sqrt(t) for t in (1, 2))
     ctx.true(lhs > math.sqrt(2) / 2 + 0.1, label="printed step sum K L^2/(2 sqrt t) <= K L^2 sqrt(T)/2 fails, T=2")
@@ -135,10 +125,7 @@ def e003_4(ctx):
              label="the proven constant 3/sqrt2 exceeds the printed sqrt2: the printed bound is not implied")
 
 
-@statement("003.claim-thm3-printed-constant",
-           title="Printed Thm 3 constant regret <= D L sqrt(2T): UNPROVEN (E003-4), checked on drawn and adaptive "
-                 "sequences only", source=f"{SRC}, Thm 3, eq. (13) as printed", kind="exact",
-           uses=("online.run", "online.run_adversarial"))
+@statement("003.claim-thm3-printed-constant")
 def thm3_printed(ctx):
     on = ctx.adapter("online")
     ctx.forall(svb_instances(), lambda inst: check_thm3(ctx, on, inst, const=math.sqrt(2.0),
@@ -190,9 +177,7 @@ def thm3_pair_search(kind, Mb, Sb, d, rng):
     return float(proof), float(diam)
 
 
-@statement("003.example1", title="Thm 3 D^2 examples: balls D^2 = 4 Mbar^2 + Sbar^2 (every d), boxes "
-           "D^2 = d(4Mbar^2 + Sbar^2); searched over pairs in M x M", erratum="E003-8",
-           source=f"{SRC}, Thm 3 (definition of D) and the examples after it", kind="exact", uses=())
+@statement("003.example1")
 def example1(ctx):
     def check(inst):
         kind, Mb, Sb, d, seed = inst
@@ -214,12 +199,7 @@ def example1(ctx):
                fixed=[("ball", 20.0, 1.0, 2, 0), ("ball", 1.0, 1.0, 1, 1), ("box", 1.0, 2.0, 3, 2)])
 
 
-@erratum("E003-8", where="Thm 3, ball example", printed="D = 4 Mbar^2 + Sbar^2",
-         corrected="D^2 = 4 Mbar^2 + Sbar^2 in every dimension d, with Thm 3's D^2 = sup{||m - m'||^2 + ||sigma||^2} "
-                   "(sigma alone, not sigma - sigma': the comparator of the proof is (m, 0)); D is not diam(M), "
-                   "whose square is 4 Mbar^2 + 2 Sbar^2 for d >= 2",
-         instance="Mbar = Sbar = 0.1, d = 2: the pair m = (0.1, 0), m' = (-0.1, 0), sigma = (0.1, 0) gives "
-                  "sqrt(||m - m'||^2 + ||sigma||^2) = sqrt(0.05) = 0.2236 > printed D = 0.05")
+@erratum("E003-8")
 def e003_8(ctx):
     Mb = Sb = 0.1
     m, mp, sig = np.array([Mb, 0.0]), np.array([-Mb, 0.0]), np.array([Sb, 0.0])

@@ -26,7 +26,6 @@ from hypothesis import strategies as st
 from refvi.verification.oracles.matrices import random_orthogonal
 from scipy import optimize
 
-SRC = "Domke (seed 002)"
 
 
 SEEDS = st.integers(min_value=0, max_value=2**32 - 1)

@@ -21,7 +21,6 @@ from refvi.verification.oracles import charfun as cf
 from refvi.verification.oracles import discrete
 from refvi.verification.protocol.bases import BaseSpec, affine
 from refvi.verification.statement import statement
-from refvi.verification.statements.smoothness_002._solution import SRC
 from refvi.verification.strategies import RNG
 from scipy import linalg, stats
 
@@ -86,11 +85,7 @@ def _fixed():
     return out
 
 
-@statement("002.claim-base-laws", title="base laws of location-scale families: E u = 0 and V u = I for the "
-           "standardized bases, characteristic functions and entropies in closed form, affine bases, and "
-           "LocScale(m, C, standardize(s0)) = LocScale(m - C R mu, C R, s0), R = Sigma^{-1/2}",
-           source=f"{SRC}, §3.1 (standardization), guide O3 / O6", kind="exact",
-           uses=("base_charfun", "base_entropy", "base_moments", "to_base_params"))
+@statement("002.claim-base-laws")
 def claim_base_laws(ctx):
     impl = ctx.impl
 

@@ -15,7 +15,7 @@ from refvi.verification.errata import erratum
 from refvi.verification.oracles.matrices import random_orthogonal, with_singular_values
 from refvi.verification.protocol import targets as specs
 from refvi.verification.statement import statement
-from refvi.verification.statements.smoothness_002._solution import SEEDS, SRC, neg_log_abs_det, random_spd
+from refvi.verification.statements.smoothness_002._solution import SEEDS, neg_log_abs_det, random_spd
 from scipy import optimize
 
 
@@ -47,13 +47,7 @@ def _logistic_1d_vi(x: float, prior_scale: float = 1.0):
     return float(res.x[0]), abs(float(res.x[1])), z_map
 
 
-@erratum("E002-2", where="seed 002 §6 (experiments), constants of logistic regression",
-         printed="-log p is c-strongly convex with c = 1 + sigma_min(X X^T)/4",
-         corrected="c = 1/s^2 (= 1 for the N(0, I) prior): the likelihood curvature sigma(t) sigma(-t) -> 0 away from "
-                   "the data; M = 1/s^2 + lambda_max(X^T X)/4 is right (read X^T X, d x d)",
-         instance="d = N = 1, x = 4, y = +1, s = 1: paper c = 1 + 16/4 = 5, d/c = 0.2, but the VI optimum has "
-                  "||C||^2 + ||m - z*||^2 = 0.4837 (m = 0.7217, C = 0.6562, z* = 0.4914); -(log p)'' at z = 20 "
-                  "is 1 + 16 e^-80 ~ 1")
+@erratum("E002-2")
 def _e002_2(ctx):
     x = 4.0
     c_paper = 1.0 + x * x / 4.0
@@ -68,9 +62,7 @@ def _e002_2(ctx):
     ctx.count(2)
 
 
-@statement("002.claim-logistic-constants", title="Logistic regression: c = 1/s^2 and M = 1/s^2 + lambda_max(X^T X)/4",
-           source=f"{SRC}, §6 constants of the experiments", kind="exact", erratum="E002-2",
-           uses=("smoothness", "strong_convexity"))
+@statement("002.claim-logistic-constants")
 def logistic_constants(ctx):
     impl = ctx.impl
 
@@ -104,12 +96,7 @@ def logistic_constants(ctx):
 ROT90 = np.array([[0.0, -1.0], [1.0, 0.0]])
 
 
-@erratum("E002-3", where="seed 002 §2.3 and §5.3 ('the negative entropy term h(w) is convex')",
-         printed="h(w) = -log|det C| + const is convex",
-         corrected="h is convex on lower-triangular C with positive diagonal and on symmetric positive-definite C, "
-                   "not on full C",
-         instance="C1 = I_2, C2 = rotation by 90 degrees: h(C1) = h(C2) = 0 but h((C1 + C2)/2) = log 2; first-order "
-                  "form: h(C2) = 0 < h(C1) + <grad h(C1), C2 - C1> = 2")
+@erratum("E002-3")
 def _e002_3(ctx):
     C1, C2 = np.eye(2), ROT90
     mid = neg_log_abs_det(0.5 * (C1 + C2))
@@ -123,8 +110,7 @@ def _e002_3(ctx):
     ctx.count()
 
 
-@statement("002.claim-h-not-convex-full", title="h = -log|det C| is convex on T^d_+ and S^d_++ (not on full C)",
-           source=f"{SRC}, §2.3 / §5.3 remark on h", kind="exact", erratum="E002-3", uses=("grad_neg_entropy",))
+@statement("002.claim-h-not-convex-full")
 def h_convex_restricted(ctx):
     impl = ctx.impl
 
@@ -151,12 +137,7 @@ def h_convex_restricted(ctx):
                fixed=[(2, 0, "tril"), (2, 0, "sym")])
 
 
-@erratum("E002-4", where="seed 002 §5.3 and Thm 6 (projected gradient descent onto W_M)",
-         printed="projected gradient descent onto W_M = {sigma_min(C) >= 1/sqrt(M)} is analysed as over a convex set",
-         corrected="W_M is not convex, not even inside one sign(det C) component; Thm 5 gives the Lipschitz bound only "
-                   "for pairs in W_M; the projected half of Thm 6 is unproven",
-         instance="M = 1: I and -I are in W_1, midpoint 0 is not; I and R90 (both det = +1) are in W_1, their midpoint "
-                  "has sigma_min = 1/sqrt(2) < 1")
+@erratum("E002-4")
 def _e002_4(ctx):
     def smin(C):
         return float(np.linalg.svd(C, compute_uv=False)[-1])
@@ -170,8 +151,7 @@ def _e002_4(ctx):
     ctx.close(np.linalg.det(ROT90), 1.0, atol=1e-15, label="R90 in the det > 0 component")
 
 
-@statement("002.claim-wm-not-convex", title="W_M is non-convex; projection lands in W_M and keeps sign(det C)",
-           source=f"{SRC}, §5.3 definition of W_M, Thm 6", kind="exact", erratum="E002-4", uses=("project_singular",))
+@statement("002.claim-wm-not-convex")
 def wm_claim(ctx):
     impl = ctx.impl
 
@@ -197,10 +177,7 @@ def wm_claim(ctx):
 # Lemma 15, Lemma 17, Thm 5
 # ------------------------------------------------------------------------------------------------------------------
 
-@erratum("E002-7", where="seed 002 §9, proof of Lemma 15",
-         printed="h(w') - h(w) = log|C'| - log|C|",
-         corrected="h(w') - h(w) = log|C| - log|C'| = log(S_ii / (S_ii + delta)) (the lemma's statement is right)",
-         instance="d = 1, C = 1, delta = 1: h(w') - h(w) = -log 2, the printed line gives +log 2")
+@erratum("E002-7")
 def _e002_7(ctx):
     C, Cp = np.eye(1), 2.0 * np.eye(1)
     true_diff = neg_log_abs_det(Cp) - neg_log_abs_det(C)
@@ -210,9 +187,7 @@ def _e002_7(ctx):
     ctx.count()
 
 
-@statement("002.lemma15", title="Rank-one singular perturbation: <grad h, w'-w> = -delta/S_ii, ||w'-w|| = |delta|, "
-                                "h(w') - h(w) = log(S_ii/(S_ii+delta))",
-           source=f"{SRC}, Lemma 15 (§9)", kind="exact", erratum="E002-7", uses=("grad_neg_entropy",))
+@statement("002.lemma15")
 def lemma15(ctx):
     impl = ctx.impl
 
@@ -235,8 +210,7 @@ def lemma15(ctx):
     ctx.forall(st.tuples(st.integers(1, 5), SEEDS), check, fixed=[(1, 0), (3, 1)])
 
 
-@statement("002.lemma17", title="||B^{-1} - C^{-1}||_F <= ||B - C||_F / (sigma_min(B) sigma_min(C))",
-           source=f"{SRC}, Lemma 17 (§10)", kind="exact", uses=("grad_neg_entropy",))
+@statement("002.lemma17")
 def lemma17(ctx):
     impl = ctx.impl
 
@@ -267,10 +241,7 @@ def lemma17(ctx):
         ctx.count()
 
 
-@erratum("E002-6", where="seed 002 §10, proof of Thm 5, second line",
-         printed="||B^{-T} - C^{-T}||_F = ||B^{-1} - C^{-1}||_F^2",
-         corrected="||B^{-T} - C^{-T}||_F = ||B^{-1} - C^{-1}||_F (no square); the chain then gives Thm 5",
-         instance="d = 1, B = 1, C = 2: |1 - 1/2| = 0.5, the printed right side is 0.25")
+@erratum("E002-6")
 def _e002_6(ctx):
     B, C = np.eye(1), 2.0 * np.eye(1)
     lhs = np.linalg.norm(np.linalg.inv(B).T - np.linalg.inv(C).T)

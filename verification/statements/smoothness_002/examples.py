@@ -13,15 +13,14 @@ from refvi.verification.oracles import discrete as ds
 from refvi.verification.oracles.matrices import proj_V as _project
 from refvi.verification.protocol import targets as specs
 from refvi.verification.statement import statement
-from refvi.verification.statements.smoothness_002._smoothness import (_INST, SOURCE, _cos_params, _impl_grad_atoms,
+from refvi.verification.statements.smoothness_002._smoothness import (_INST, _cos_params, _impl_grad_atoms,
                                                                       _impl_grad_rule, _pair, _sc_check,
                                                                       _shifted_top_ratio, _smooth_check, _sym_moments,
                                                                       _t_atoms, _t_shape_ratio)
 
 
 # =================================================================================================================
-@statement("002.thm4", title="Quadratic f: l = a/2(||E z - z*||^2 + tr V z), Eqs. (16)-(18); constants are tight",
-           source=f"{SOURCE}, Thm 4 (§4.4, §7), Eqs. (16)-(18)", kind="symbolic", uses=("energy",))
+@statement("002.thm4")
 def thm4(ctx):
     import sympy as sp
 
@@ -81,8 +80,7 @@ def thm4(ctx):
     ctx.forall(_INST, case)
 
 
-@statement("002.example8", title="Shifted-mean Gaussian N(mu0 + m, C C^T) is not a-smooth",
-           source=f"{SOURCE}, Example 8 (§5.1, §7)", kind="exact", uses=("energy",))
+@statement("002.example8")
 def example8(ctx):
     """Base N(mu0, I) (the print's N(mu0, C) is a typo), f = a/2 ||z - z*||^2.  Implementation gradients with
     Gauss-Hermite nodes shifted by mu0 (exact for quadratic integrands):
@@ -139,8 +137,7 @@ def example8(ctx):
               label="Delta mu0 = 0: equality, so 'greater' means '>='")
 
 
-@statement("002.example9", title="Student-t parameterized by its shape: l is a-strongly convex but a nu/(nu-2)-smooth",
-           source=f"{SOURCE}, Example 9 (§5.1, §7)", kind="exact", uses=("energy",))
+@statement("002.example9")
 def example9(ctx):
     """q = StudentT_nu(m, S S^T) = LocScale(m, S, t_nu) with t_nu of shape I, covariance nu/(nu-2) I;
     f = a/2||z - z0||^2:
@@ -186,8 +183,7 @@ def example9(ctx):
     ctx.close(r, 1.3 * 3.0, rtol=1e-12, label="gradient-difference ratio reaches a nu/(nu-2)")
 
 
-@statement("002.example10", title="Standardized Student-t StudentT_nu(m, (nu-2)/nu C C^T): l keeps a and M",
-           source=f"{SOURCE}, Example 10 (§7)", kind="exact", uses=("energy",))
+@statement("002.example10")
 def example10(ctx):
     """Elliptical standardized t base u = g sqrt((nu-2)/chi2_nu).  Exact: for quadratic f, l = a/2(||C||^2 + ||m-z0||^2)
     (O1 with the scipy variance); for cos + quadratic f (non-convex allowed), M-smoothness and c-strong convexity of the

@@ -20,7 +20,6 @@ from refvi.verification.errata import erratum
 from refvi.verification.oracles import vi_objective as vo
 from refvi.verification.statement import statement
 
-SRC = "Domke (seed 002)"
 
 
 def _grad(model, structure):
@@ -72,12 +71,7 @@ def _contraction(ctx, gaps, rate, floor, label):
     ctx.bound(gaps[-1], rate ** (len(gaps) - 1) * gaps[0], atol=floor, label=f"{label}: F(w_K) - v* <= (1 - lc)^K gap_0")
 
 
-@erratum("E002-8", where="seed 002 Thm 6 (the displayed rate)",
-         printed="F(w_{k+1}) - v* <= (1 - lambda c)^k (F(w_k) - v*)",
-         corrected="F(w_{k+1}) - v* <= (1 - lambda c)(F(w_k) - v*), hence F(w_k) - v* <= (1 - lambda c)^k "
-                   "(F(w_0) - v*) (the exponent belongs to the unrolled form)",
-         instance="d = 1, f = z^2/2 (a = c = M = 1), prox GD with lambda = 1/2 from m_0 = 1, C_0 = 1: C stays at 1, "
-                  "m_k = 2^-k, the gap is 4^-k / 2, so F(w_4) - v* = F(w_3) - v* / 4 > (1/2)^3 (F(w_3) - v*)")
+@erratum("E002-8")
 def _e002_8(ctx):
     model = {"kind": "gaussian", "mean": np.zeros(1), "precision": np.eye(1)}
     gaps = _gaps(ctx, model, "prox", 0.5, 5, 1.0, np.ones(1), np.eye(1))
@@ -87,10 +81,7 @@ def _e002_8(ctx):
     ctx.count()
 
 
-@statement("002.thm6", title="proximal gradient descent, lambda <= 1/M, triangular C: F(w_{k+1}) - v* <= "
-                             "(1 - lambda c)(F(w_k) - v*) (rate as corrected by E002-8)",
-           source=f"{SRC}, Thm 6 (§5.3, no proof in the paper)", kind="exact", erratum="E002-8",
-           uses=("gradient_descent",))
+@statement("002.thm6")
 def thm6(ctx):
     def quad(inst):
         d, seed = inst
@@ -117,10 +108,7 @@ def thm6(ctx):
         ctx.count()
 
 
-@statement("002.claim-thm6-projected", title="projected gradient descent (full C, singular-value clip), lambda <= 1/(2M):"
-                                             " per-step contraction (1 - lambda c) -- paper claim, empirically verified, "
-                                             "proof missing (W_M not convex)",
-           source=f"{SRC}, Thm 6 projected half (§5.3)", kind="exact", erratum="E002-4", uses=("gradient_descent",))
+@statement("002.claim-thm6-projected")
 def thm6_projected(ctx):
     def quad(inst):
         d, seed = inst
@@ -147,9 +135,7 @@ def _iso(rng, d):
     return {"kind": "gaussian", "mean": zs, "precision": a * np.eye(d)}, a, zs
 
 
-@statement("002.claim-prox-one-step", title="isotropic quadratic f = a/2 ||z - z*||^2: prox GD with lambda = 1/a "
-                                            "reaches (z*, I/sqrt(a)) in one step from any start",
-           source=f"{SRC}, §5.3", kind="exact", uses=("gradient_descent",))
+@statement("002.claim-prox-one-step")
 def prox_one_step(ctx):
     def check(inst):
         d, seed = inst
@@ -165,9 +151,7 @@ def prox_one_step(ctx):
     ctx.forall(st.tuples(st.integers(1, 4), st.integers(0, 2**32 - 1)), check, fixed=[(1, 0), (3, 0)])
 
 
-@statement("002.claim-heron", title="isotropic quadratic, d = 1: projected GD with lambda = 1/(2a) is Heron's "
-                                    "iteration c <- (c + (1/a)/c)/2, quadratically convergent to 1/sqrt(a)",
-           source=f"{SRC}, §5.3", kind="exact", uses=("gradient_descent",))
+@statement("002.claim-heron")
 def heron(ctx):
     def check(inst):
         seed, c0 = inst
@@ -191,10 +175,7 @@ def heron(ctx):
                fixed=[(0, 1e-3), (1, 10.0)])
 
 
-@statement("002.claim-naive-cycle", title="isotropic quadratic: naive GD with lambda = 1/a has m_1 = z*, "
-                                          "C_{k+1} = C_k^{-T}/a, a period-2 cycle that never converges unless "
-                                          "C_0^T C_0 = I/a",
-           source=f"{SRC}, §5.3, Figs 1, 3", kind="exact", uses=("gradient_descent",))
+@statement("002.claim-naive-cycle")
 def naive_cycle(ctx):
     def check(inst):
         d, seed = inst

@@ -13,13 +13,12 @@ from refvi.verification.oracles import charfun as cf
 from refvi.verification.oracles import discrete as ds
 from refvi.verification.protocol import targets as specs
 from refvi.verification.statement import statement
-from refvi.verification.statements.smoothness_002._smoothness import (_INST, SOURCE, _cos_params, _impl_grad_atoms,
+from refvi.verification.statements.smoothness_002._smoothness import (_INST, _cos_params, _impl_grad_atoms,
                                                                       _norm_w, _pair, _sym_moments)
 
 
 # =================================================================================================================
-@statement("002.lemma11", title="<a, b>_s = E_s a(u)^T b(u) is an inner product (modulo s-a.e. equality)",
-           source=f"{SOURCE}, Lemma 11 (§8)", kind="exact", uses=())
+@statement("002.lemma11")
 def lemma11(ctx):
     """On discrete bases the inner product is a finite weighted sum: check symmetry, bilinearity, Cauchy-Schwarz,
     PSD Gram matrices, and <a, a> = 0 exactly when a vanishes on the support."""
@@ -45,8 +44,7 @@ def lemma11(ctx):
     ctx.forall(_INST, case)
 
 
-@statement("002.lemma12", title="||grad l(w) - grad l(v)||^2 = sum_i <a_i, grad f o t_w - grad f o t_v>_s^2",
-           source=f"{SOURCE}, Lemma 12 (§8)", kind="exact", uses=("energy",))
+@statement("002.lemma12")
 def lemma12(ctx):
     """grad l from the implementation (exact atoms) equals the coordinates <a_i, grad f o t_w>_s computed from the
     discrete inner product and the hand-derived grad f of the cos + quadratic target; the identity follows."""
@@ -81,8 +79,7 @@ def lemma12(ctx):
     ctx.forall(_INST, case)
 
 
-@statement("002.lemma13", title="a_i(u) = d t_w(u)/d w_i are orthonormal in <.,.>_s iff s is standardized",
-           source=f"{SOURCE}, Lemma 13 (§8)", kind="symbolic", uses=())
+@statement("002.lemma13")
 def lemma13(ctx):
     import sympy as sp
 
@@ -157,8 +154,7 @@ def lemma13(ctx):
         ctx.count()
 
 
-@statement("002.lemma14", title="E_s ||t_w(u) - t_v(u)||^2 = ||w - v||^2 for standardized s",
-           source=f"{SOURCE}, Lemma 14 (§8)", kind="symbolic", uses=())
+@statement("002.lemma14")
 def lemma14(ctx):
     import sympy as sp
 

@@ -17,14 +17,12 @@ from refvi.verification.oracles.matrices import proj_V as _proj
 from refvi.verification.oracles.matrices import random_orthogonal, with_singular_values
 from refvi.verification.protocol import targets as specs
 from refvi.verification.statement import statement
-from refvi.verification.statements.smoothness_002._solution import (SEEDS, SRC, minimize_free_energy, moment_points,
+from refvi.verification.statements.smoothness_002._solution import (SEEDS, minimize_free_energy, moment_points,
                                                                     random_spd)
 from scipy import optimize
 
 
-@statement("002.thm5", title="h is M-smooth over W_M: ||grad h(B) - grad h(C)||_F <= M ||B - C||_F",
-           source=f"{SRC}, Thm 5 (§5.3, proof §10)", kind="exact", erratum="E002-6",
-           uses=("grad_neg_entropy", "project_singular"))
+@statement("002.thm5")
 def thm5(ctx):
     impl = ctx.impl
 
@@ -82,9 +80,7 @@ def thm5(ctx):
 # Cor 16: non-standardized bases, moment form
 # ------------------------------------------------------------------------------------------------------------------
 
-@statement("002.cor16", title="Non-standardized bases: tr V[z] + ||E z - z*||^2 <= d/c and V[z] >= I/M at the optimum",
-           source=f"{SRC}, Cor 16 (§9)", kind="exact",
-           uses=("energy", "grad_neg_entropy"))
+@statement("002.cor16")
 def cor16(ctx):
     """Quadratic targets f = 1/2 (z - z*)^T A (z - z*) under (a) the shifted/correlated Gaussian base N(mu0, Sigma0)
     and (b) the Student-t shape parameterization (base t_nu, Sigma_s = nu/(nu-2) I).  The optimum in closed form has
@@ -188,12 +184,7 @@ def cor16(ctx):
 # Thm 7: prox and projection operators
 # ------------------------------------------------------------------------------------------------------------------
 
-@erratum("E002-5", where="seed 002 §5.3, remark after Thm 7",
-         printed="if C_ii is very small, then Delta C_ii ~ lambda",
-         corrected="Delta C_ii = (sqrt(C_ii^2 + 4 lambda) - C_ii)/2 -> sqrt(lambda) as C_ii -> 0 (and ~ lambda / C_ii "
-                   "for "
-                   "C_ii >> sqrt(lambda))",
-         instance="C = 0 (1 x 1), lambda = 1e-4: Delta C = 1e-2 = 100 lambda")
+@erratum("E002-5")
 def _e002_5(ctx):
     lam = 1e-4
     dC = float(np.asarray(ctx.impl.entropy_prox(np.zeros((1, 1)), lam))[0, 0])
@@ -202,9 +193,7 @@ def _e002_5(ctx):
     ctx.count()
 
 
-@statement("002.thm7", title="Prox of h (triangular C) and singular-value clip onto W_M (full C)",
-           source=f"{SRC}, Thm 7 (§5.3, proof §10.1)", kind="exact", erratum="E002-5",
-           uses=("entropy_prox", "project_singular"))
+@statement("002.thm7")
 def thm7(ctx):
     import sympy as sp
 

@@ -12,7 +12,7 @@ from refvi.verification.oracles import discrete as ds
 from refvi.verification.oracles.matrices import proj_V as _project
 from refvi.verification.protocol import targets as specs
 from refvi.verification.statement import statement
-from refvi.verification.statements.smoothness_002._smoothness import (_INST, SOURCE, _cos_params, _impl_grad_atoms,
+from refvi.verification.statements.smoothness_002._smoothness import (_INST, _cos_params, _impl_grad_atoms,
                                                                       _impl_grad_rule, _pair, _sc_check,
                                                                       _shifted_top_ratio, _smooth_check, _t_shape_ratio)
 
@@ -74,8 +74,7 @@ def _dims(base, dmax_discrete=5):
 
 
 # =================================================================================================================
-@statement("002.thm1", title="l is convex for any base; c-strongly convex for a standardized base",
-           source=f"{SOURCE}, Thm 1 (§2.2, §4.1), Eq. (5)", kind="exact", uses=("energy",))
+@statement("002.thm1")
 def thm1(ctx):
     n_ex = max(4, ctx.profile.max_examples // 2)
 
@@ -149,8 +148,7 @@ def thm1(ctx):
 
 
 # =================================================================================================================
-@statement("002.thm2", title="l is M-smooth for any standardized base (f M-smooth, not necessarily convex)",
-           source=f"{SOURCE}, Thm 2 (§2.2, §4.3), Eqs. (14)-(15)", kind="exact", uses=("energy",))
+@statement("002.thm2")
 def thm2(ctx):
     n_ex = max(3, ctx.profile.max_examples // 4)
     worst = {"ratio": 0.0}

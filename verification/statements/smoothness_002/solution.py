@@ -16,7 +16,7 @@ from refvi.verification.oracles.hessian_bounds import model_constants
 from refvi.verification.oracles.matrices import with_singular_values
 from refvi.verification.protocol import targets as specs
 from refvi.verification.statement import statement
-from refvi.verification.statements.smoothness_002._solution import (SEEDS, SRC, minimize_free_energy, moment_points,
+from refvi.verification.statements.smoothness_002._solution import (SEEDS, minimize_free_energy, moment_points,
                                                                     neg_log_abs_det, random_spd)
 from scipy import optimize
 
@@ -59,14 +59,7 @@ def logistic_map(X, y, prior_scale: float) -> np.ndarray:
 # Thm 3: solution bounds
 # ------------------------------------------------------------------------------------------------------------------
 
-@erratum("E002-1", where="seed 002 §9, proof of Thm 3 (smoothness part)",
-         printed="F(w') - F(w) <= 1/a - 1/2 - a + a^2/2 + log a < 1/a - 1 < 0 for a = sqrt(M) S_ii in (0, 1)",
-         corrected="1/a - 1 > 0 on (0, 1) and g(a) = 1/a - 1/2 - a + a^2/2 + log a > 0 on (0, 1), so the argument "
-                   "yields "
-                   "no contradiction; Thm 3(ii) is re-proved for Gaussian (spherical) s by the Stein identity "
-                   "(C C^T)^{-1} = E_q[-grad^2 log p] <= M I, and is only explored numerically for other bases",
-         instance="a = 1/2: 1/a - 1 = 1 > 0 and g(1/2) = 9/8 - log 2 = 0.4319 > 0; SymPy: g(1) = 0, "
-                  "g'(a) = (a - 1)(1 + a^-2) < 0 on (0, 1)")
+@erratum("E002-1")
 def _e002_1(ctx):
     import sympy as sp
 
@@ -84,9 +77,7 @@ def _e002_1(ctx):
     ctx.count(4)
 
 
-@statement("002.thm3", title="Solution bounds: ||C||_F^2 + ||m - z*||^2 <= d/c and C C^T >= I/M",
-           source=f"{SRC}, Thm 3 (§2.3, §5.2; proof §9)", kind="exact", erratum="E002-1",
-           uses=("energy", "entropy_prox"))
+@statement("002.thm3")
 def thm3(ctx):
     impl = ctx.impl
 

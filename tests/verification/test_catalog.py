@@ -1,0 +1,73 @@
+"""The catalogues (verification/catalog.py): every row of every paper package's catalog.toml has its check and every
+check its row; malformed rows, rows naming the wrong module and half-inline metadata are errors, not silent."""
+
+import pathlib
+
+import pytest
+
+import refvi.verification.statements as statements_pkg
+from refvi.verification import catalog
+from refvi.verification.errata import ERRATA, erratum
+from refvi.verification.runner import load_statements
+from refvi.verification.statement import REGISTRY, statement
+
+PACKAGES = sorted(p.name for p in pathlib.Path(statements_pkg.__file__).parent.iterdir()
+                  if p.is_dir() and not p.name.startswith("_"))
+
+
+@pytest.mark.parametrize("package", PACKAGES)
+def test_every_row_has_its_check_and_every_check_its_row(package):
+    load_statements()
+    full = f"refvi.verification.statements.{package}"
+    seed = package[-3:]
+    for section, registry, check in (("statement", REGISTRY, "claim"), ("erratum", ERRATA, "demonstrate")):
+        rows = catalog.rows(full, section)
+        assert rows, f"{package}: no {section} rows"
+        for ident, row in rows.items():
+            assert ident in registry, f"{package}/catalog.toml [{section}.{ident!r}] has no registered check"
+            assert getattr(registry[ident], check).__module__ == f"{full}.{row['module']}"
+        defined_here = {k for k, v in registry.items() if getattr(v, check).__module__.startswith(full + ".")}
+        assert defined_here == set(rows), f"{package}: checks without rows: {defined_here - set(rows)}"
+        prefix = seed if section == "statement" else f"E{seed}-"
+        assert all(k.startswith(prefix) for k in rows)
+
+
+def test_a_statement_reads_its_row(monkeypatch):
+    load_statements()
+    st = REGISTRY["004.lemma8"]
+    assert st.source.startswith("Wu & Gardner (seed 004), Lemma 8")
+    assert st.kind == "exact" and st.uses == ("ngvi.blr_grad", "ngvi.blr_stochastic_grad")
+
+
+def _fake_package(tmp_path, monkeypatch, text):
+    name = "fakecat_" + "".join(c for c in tmp_path.name if c.isalnum())     # one package per test: none cached
+    pkg = tmp_path / name
+    pkg.mkdir()
+    (pkg / "__init__.py").write_text("")
+    (pkg / "catalog.toml").write_text(text)
+    monkeypatch.syspath_prepend(str(tmp_path))
+    catalog.catalog.cache_clear()
+    return f"{name}.topic"
+
+
+def test_rows_are_validated(tmp_path, monkeypatch):
+    module = _fake_package(tmp_path, monkeypatch, 'citation = "X (seed 999)"\n[statement."999.thm1"]\nmodule = "topic"\n'
+                                                  'title = "t"\nkind = "exact"\nuses = []\ncolour = "red"\n')
+    with pytest.raises(ValueError, match=r"missing \['source'\].*unknown \['colour'\]"):
+        catalog.row("statement", "999.thm1", module)
+
+
+def test_a_missing_or_misplaced_row_is_an_error(tmp_path, monkeypatch):
+    module = _fake_package(tmp_path, monkeypatch, 'citation = "X (seed 999)"\n[erratum."E999-1"]\nmodule = "other"\n'
+                                                  'where = "w"\nprinted = "p"\ncorrected = "c"\ninstance = "i"\n')
+    with pytest.raises(LookupError, match="no row"):
+        catalog.row("statement", "999.thm2", module)
+    with pytest.raises(ValueError, match="names module 'other'"):
+        catalog.row("erratum", "E999-1", module)
+
+
+def test_metadata_is_all_inline_or_all_from_the_catalogue():
+    with pytest.raises(TypeError, match="inline"):
+        statement("999.thm3", title="only a title")
+    with pytest.raises(TypeError, match="inline"):
+        erratum("E999-9", where="only where")
