@@ -124,6 +124,15 @@ class Context:
         return getattr(self.impl, attr)
 
     # ---- instances --------------------------------------------------------------------------------------------
+    def forall_drawn(self, check: Callable[[Any], None], *, seeds: Iterable[int] = (0,),
+                     max_examples: int | None = None) -> None:
+        """:meth:`forall` for a check that builds its instance from a random generator, ``check(rng)``: first
+        ``numpy.random.default_rng(s)`` for each fixed seed in ``seeds``, then Hypothesis draws
+        (:data:`refvi.verification.strategies.RNG`, which shrink draw by draw to a small instance, not to a seed)."""
+        from refvi.verification.strategies import RNG, rng_of
+
+        self.forall(RNG, lambda source: check(rng_of(source)), fixed=seeds, max_examples=max_examples)
+
     def forall(self, strategy, check: Callable[[Any], None], *, fixed: Iterable[Any] = (),
                max_examples: int | None = None) -> None:
         """Run ``check`` on each fixed instance, then on Hypothesis draws from ``strategy``.

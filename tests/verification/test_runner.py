@@ -58,6 +58,19 @@ def test_forall_counts_examples_and_shrinks_failures():
         ctx2.forall(st.floats(0, 10), lambda x: ctx2.leq(x, 5.0, label="x below 5"))
 
 
+def test_forall_drawn_hands_the_check_a_generator():
+    seen = []
+    ctx = _ctx()
+    ctx.forall_drawn(lambda rng: seen.append(float(rng.uniform(0.0, 1.0))), seeds=[7], max_examples=3)
+    assert ctx.examples == 4 and seen[0] == np.random.default_rng(7).uniform(0.0, 1.0)
+    ctx2 = _ctx()
+    ctx2.forall_drawn(lambda rng: seen.append(rng.integers(0, 10**6)), seeds=(), max_examples=5)
+    assert 1 <= ctx2.examples <= 5 and ctx2.examples == len(seen) - 4     # no fixed seed unless asked
+    ctx3 = _ctx()
+    with pytest.raises(CheckFailed, match="DrawnRNG"):        # a failure names the draws, shrunk
+        ctx3.forall_drawn(lambda rng: ctx3.leq(float(rng.uniform(0.0, 1.0)), 0.5, label="u below 1/2"), seeds=())
+
+
 def test_rng_streams_are_reproducible():
     a = _ctx().rng(3).normal(size=4)
     b = _ctx().rng(3).normal(size=4)

@@ -12,15 +12,13 @@ import numpy as np
 from refvi.verification.oracles import ngvi_expfam as OX
 from refvi.verification.statement import statement
 from refvi.verification.statements.ngvi_004._common import minimal_theta, natural_of, rand_spd, sym_dir
-from refvi.verification.strategies import RNG, rng_of
 
 # ------------------------------------------------------------------------------------------------------------------
 # §2.1 / App. A: exponential-family facts
 # ------------------------------------------------------------------------------------------------------------------
 
-def _small_gaussians(source):
+def _small_gaussians(rng):
     """A random Gaussian in natural parameters in d = 1 and in d = 2: ``(d, (lam, Lam))`` pairs."""
-    rng = rng_of(source)
     for d in (1, 2):
         yield d, natural_of(rng.standard_normal(d), rand_spd(rng, d))
 
@@ -29,22 +27,22 @@ def _small_gaussians(source):
 def _def1(ctx):
     impl = ctx.adapter("ngvi")
 
-    def check(source):
-        for d, (lam, Lam) in _small_gaussians(source):
+    def check(rng):
+        for d, (lam, Lam) in _small_gaussians(rng):
             F = impl.fisher_minimal(lam, Lam)
             H = OX.symbolic_A(d)[2](minimal_theta(lam, Lam))
             # both are float64 closed forms of the same rational functions: agreement to 1e-9 of the scale
             ctx.close(F, H, rtol=1e-9, atol=1e-10 * float(np.max(np.abs(H))), label=f"F == Hess A (d={d})")
 
-    ctx.forall(RNG, check, fixed=[0])
+    ctx.forall_drawn(check, seeds=[0])
 
 
 @statement("004.eq4")
 def _eq4(ctx):
     impl = ctx.adapter("ngvi")
 
-    def check(source):
-        for d, (lam, Lam) in _small_gaussians(source):
+    def check(rng):
+        for d, (lam, Lam) in _small_gaussians(rng):
             xi, Xi = impl.expectation_from_natural(lam, Lam)
             gA = OX.symbolic_A(d)[1](minimal_theta(lam, Lam))       # E phi_min = (xi, Xi_ii, 2 Xi_ij)
             mine = np.concatenate([xi, np.diag(Xi), [2 * Xi[i, j] for i in range(d) for j in range(i + 1, d)]])
@@ -57,7 +55,7 @@ def _eq4(ctx):
             fen = impl.log_partition(lam, Lam) + impl.conjugate(xi, Xi) - (lam @ xi + np.sum(Lam * Xi))
             ctx.close(fen, 0.0, atol=1e-10 * max(1.0, abs(a)), label="A + A* - <eta, omega> == 0 (exact conjugate)")
 
-    ctx.forall(RNG, check, fixed=[0])
+    ctx.forall_drawn(check, seeds=[0])
 
 
 @statement("004.claim-a-star-curvature")
@@ -82,8 +80,7 @@ def _a1(ctx):
 def _lemma4(ctx):
     impl = ctx.adapter("ngvi")
 
-    def check(source):
-        rng = rng_of(source)
+    def check(rng):
         d = int(rng.integers(1, 5))
         mu1, S1, mu2, S2 = rng.standard_normal(d), rand_spd(rng, d), rng.standard_normal(d), rand_spd(rng, d)
         e1, e2 = natural_of(mu1, S1), natural_of(mu2, S2)
@@ -106,4 +103,4 @@ def _lemma4(ctx):
         # central-difference truncation O(h^2) plus round-off O(eps / h): 1e-5 relative is ample
         ctx.close(an, fd, rtol=1e-5, atol=1e-6, label="grad_omega KL == eta - eta'")
 
-    ctx.forall(RNG, check, fixed=[0])
+    ctx.forall_drawn(check, seeds=[0])

@@ -14,7 +14,6 @@ from refvi.verification.errata import erratum
 from refvi.verification.oracles import ngvi_glm as OG
 from refvi.verification.statement import statement
 from refvi.verification.statements.ngvi_004._common import natural_of, rand_spd
-from refvi.verification.strategies import RNG, rng_of
 
 # ------------------------------------------------------------------------------------------------------------------
 # non-convexity (§5, App. E) and Proposition 1
@@ -155,8 +154,7 @@ def _estimate(kind, estimator, X, y, scale, xi, Xi, U, h=1e-6):
 def _claim_glm_ngd_replay(ctx):
     impl = ctx.adapter("ngvi")
 
-    def check(source):
-        rng = rng_of(source)
+    def check(rng):
         kind = ("logistic", "poisson")[int(rng.integers(0, 2))]
         estimator = ("price", "autodiff")[int(rng.integers(0, 2))]
         d, n, T, S = int(rng.integers(1, 4)), int(rng.integers(1, 10)), int(rng.integers(1, 5)), int(rng.integers(1, 4))
@@ -184,4 +182,4 @@ def _claim_glm_ngd_replay(ctx):
         ctx.close(np.asarray(lam, float), eta[0], rtol=tol, atol=tol * scale, label=f"{what}: lam_T")
         ctx.close(np.asarray(Lam, float), eta[1], rtol=tol, atol=tol * scale, label=f"{what}: Lam_T")
 
-    ctx.forall(RNG, check, fixed=list(range(8)), max_examples=max(12, ctx.profile.max_examples // 2))
+    ctx.forall_drawn(check, seeds=list(range(8)), max_examples=max(12, ctx.profile.max_examples // 2))

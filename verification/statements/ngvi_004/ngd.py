@@ -14,7 +14,6 @@ from refvi.verification.oracles import ngvi_expfam as OX
 from refvi.verification.statement import statement
 from refvi.verification.statements.ngvi_004._common import (minibatch_blr, minimal_theta, natural_of, rand_blr,
                                                             rand_spd)
-from refvi.verification.strategies import RNG, rng_of
 
 
 def moments(eta):
@@ -29,8 +28,7 @@ def moments(eta):
 def _lemma1(ctx):
     impl = ctx.adapter("ngvi")
 
-    def check(source):
-        rng = rng_of(source)
+    def check(rng):
         d = int(rng.integers(1, 3))
         X, y, s2, P, mp = rand_blr(rng, d, 4)
         eta0 = natural_of(rng.standard_normal(d), rand_spd(rng, d))
@@ -66,7 +64,7 @@ def _lemma1(ctx):
             ctx.close(a, b, rtol=1e-7, atol=1e-8, label=f"(7) == (8) after {k + 1} steps")
             ctx.close(c, b, rtol=1e-9, atol=1e-10, label=f"MD == (8) after {k + 1} steps")
 
-    ctx.forall(RNG, check, fixed=[1], max_examples=min(ctx.profile.max_examples, 10))
+    ctx.forall_drawn(check, seeds=[1], max_examples=min(ctx.profile.max_examples, 10))
 
 
 # ------------------------------------------------------------------------------------------------------------------
@@ -77,8 +75,7 @@ def _lemma1(ctx):
 def _lemma2(ctx):
     impl = ctx.adapter("ngvi")
 
-    def check(source):
-        rng = rng_of(source)
+    def check(rng):
         d, n = int(rng.integers(1, 4)), int(rng.integers(1, 8))
         X, y, s2, P, mp = rand_blr(rng, d, n)
         m1, S1, m2, S2 = rng.standard_normal(d), rand_spd(rng, d), rng.standard_normal(d), rand_spd(rng, d)
@@ -98,15 +95,14 @@ def _lemma2(ctx):
         ctx.close(np.concatenate([mu1, Sg1.ravel()]), np.concatenate([mu_s, S_s.ravel()]), rtol=1e-10, atol=1e-10,
                   label="one exact NGD step with gamma = 1 lands on q*")
 
-    ctx.forall(RNG, check, fixed=[0])
+    ctx.forall_drawn(check, seeds=[0])
 
 
 @statement("004.example1")
 def _example1(ctx):
     impl = ctx.adapter("ngvi")
 
-    def check(source):
-        rng = rng_of(source)
+    def check(rng):
         (X, y, s2, P, mp), m, w, (mu, S) = minibatch_blr(rng)
         n, d = X.shape
         gx, gX = np.zeros(d), np.zeros((d, d))
@@ -122,7 +118,7 @@ def _example1(ctx):
         ctx.close(np.concatenate([gx, gX.ravel()]), np.concatenate([e[0] - es[0], (e[1] - es[1]).ravel()]),
                   atol=1e-10 * scale, label="E[grad-hat] == grad l (all n^m batches)")
 
-    ctx.forall(RNG, check, fixed=[0])
+    ctx.forall_drawn(check, seeds=[0])
 
 
 @statement("004.def6")
@@ -132,8 +128,7 @@ def _def6(ctx):
     the oracle's Eq. (12) computed from its definition."""
     impl = ctx.adapter("ngvi")
 
-    def check(source):
-        rng = rng_of(source)
+    def check(rng):
         d, n, m = int(rng.integers(1, 4)), int(rng.integers(1, 5)), int(rng.integers(1, 3))
         X, y, s2, P, mp = rand_blr(rng, d, n)
         eta = natural_of(rng.standard_normal(d), rand_spd(rng, d))
@@ -149,7 +144,7 @@ def _def6(ctx):
         ctx.close(v_skl, v_or, rtol=1e-8, atol=1e-10, label="symmetrized KL / gamma^2 (impl) == Eq. (12) (oracle)")
         ctx.geq(v_skl, 0.0, atol=1e-12, label="(12) >= 0")
 
-    ctx.forall(RNG, check, fixed=[0])
+    ctx.forall_drawn(check, seeds=[0])
 
 
 def _omega(eta):
@@ -203,8 +198,7 @@ def _thm1(ctx):
     fixed = [(ce["X"], ce["y"], ce["s2"], ce["P"], ce["mp"], 1, T, (np.zeros(1), -0.5 * np.eye(1)), f"T1-CE T={T}")
              for T in (1, 4)]
 
-    def draw(source):
-        rng = rng_of(source)
+    def draw(rng):
         d, n, m = int(rng.integers(1, 3)), int(rng.integers(2, 4)), int(rng.integers(1, 3))
         T = int(rng.integers(0, 4))
         while math.comb(n + m - 1, m) ** (T + 1) > 400:
@@ -222,7 +216,7 @@ def _thm1(ctx):
 
     for inst in fixed:
         run(inst)
-    ctx.forall(RNG, draw, max_examples=min(ctx.profile.max_examples, 8 if ctx.profile.name == "ci" else 60))
+    ctx.forall_drawn(draw, seeds=(), max_examples=min(ctx.profile.max_examples, 8 if ctx.profile.name == "ci" else 60))
 
 
 @erratum("E004-1")
@@ -245,8 +239,7 @@ def _e004_1(ctx):
 def _remark2(ctx):
     impl = ctx.adapter("ngvi")
 
-    def check(source):
-        rng = rng_of(source)
+    def check(rng):
         d = int(rng.integers(1, 5))
         lam, Lam = rng.standard_normal(d), -rand_spd(rng, d, 1e-3, 10.0)
         P = rand_spd(rng, d)
@@ -260,7 +253,7 @@ def _remark2(ctx):
         ctx.true(top < 0.0, label="lambda_max(Lam_{t+1}) < 0 (strict)")
         ctx.bound(top, 0.0, label="lambda_max(Lam_{t+1}) <= 0")
 
-    ctx.forall(RNG, check, fixed=[0])
+    ctx.forall_drawn(check, seeds=[0])
     # negative direction 1: gamma = 1 and grad_Xi with an eigenvalue > lambda_min(P^-1)/2 -> Lam_{t+1} not < 0
     P = np.diag([1.0, 4.0])
     Lam_p = -0.5 * np.linalg.inv(P)

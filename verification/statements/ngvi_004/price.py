@@ -15,15 +15,13 @@ from __future__ import annotations
 import numpy as np
 from refvi.verification.statement import statement
 from refvi.verification.statements.ngvi_004._common import rand_spd
-from refvi.verification.strategies import RNG, rng_of
 
 
 @statement("004.claim-price-exact")
 def claim_price_exact(ctx):
     impl = ctx.adapter("ngvi")
 
-    def check(source):
-        rng = rng_of(source)
+    def check(rng):
         d = int(rng.integers(1, 5))
         A, c = rand_spd(rng, d), rng.standard_normal(d)
         K = rng.standard_normal((d, d))
@@ -44,4 +42,4 @@ def claim_price_exact(ctx):
         ctx.close(np.asarray(gx, dtype=np.float64), A @ c, atol=1e-12 * scale, label=f"{what}: xi-block = A c")
         ctx.close(np.asarray(GX, dtype=np.float64), -0.5 * A, atol=1e-13 * scale, label=f"{what}: Xi-block = -A/2")
 
-    ctx.forall(RNG, check, fixed=[0, 1, 2], max_examples=max(30, ctx.profile.max_examples))
+    ctx.forall_drawn(check, seeds=[0, 1, 2], max_examples=max(30, ctx.profile.max_examples))

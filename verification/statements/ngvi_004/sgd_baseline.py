@@ -14,7 +14,6 @@ import numpy as np
 from refvi.verification.oracles import ngvi_expfam as OX
 from refvi.verification.statement import statement
 from refvi.verification.statements.ngvi_004._common import rand_blr, rand_spd
-from refvi.verification.strategies import RNG, rng_of
 from scipy.special import expit
 
 
@@ -74,8 +73,7 @@ def _claim_sgd_baseline_replay(ctx):
             ctx.close(np.asarray(got, float), ref, rtol=1e-9, atol=1e-9 * (1.0 + float(np.abs(ref).max())),
                       label=f"{what}: {('lam', 'Lam')[k]}_T")
 
-    def check(source):
-        rng = rng_of(source)
+    def check(rng):
         d, n, T = int(rng.integers(1, 4)), int(rng.integers(1, 10)), int(rng.integers(1, 6))
         init = None
         if rng.random() < 0.5:
@@ -105,4 +103,4 @@ def _claim_sgd_baseline_replay(ctx):
         compare(impl.glm_sgd(kind, X, y, steps, U, estimator, batches, init), m, C,
                 f"{kind}, {estimator}, d = {d}, n = {n}, T = {T}, batch {batch or 'all'}")
 
-    ctx.forall(RNG, check, fixed=list(range(8)), max_examples=max(16, ctx.profile.max_examples // 2))
+    ctx.forall_drawn(check, seeds=list(range(8)), max_examples=max(16, ctx.profile.max_examples // 2))

@@ -8,13 +8,13 @@ Statements: 004.lemma3, 004.lemma5, 004.lemma6, 004.lemma7, 004.lemma8, 004.lemm
 from __future__ import annotations
 
 import math
+from types import SimpleNamespace
 
 import numpy as np
 from refvi.verification.errata import erratum
 from refvi.verification.oracles import ngvi_expfam as OX
 from refvi.verification.statement import statement
 from refvi.verification.statements.ngvi_004._common import minibatch_blr, natural_of, rand_blr, rand_spd
-from refvi.verification.strategies import RNG, rng_of
 
 # ------------------------------------------------------------------------------------------------------------------
 # Lemma 3 and its building blocks (App. C)
@@ -41,25 +41,30 @@ def _lemma3_instance(rng, small_sigma=True):
     return X, y, s2, P, mp, m, idx, steps
 
 
-def _run_states(impl, X, y, s2, P, mp, idx, steps):
-    return impl.blr_trajectory(X, y, s2, P, mp, idx, steps)
+def _trajectory_case(impl, rng):
+    """A drawn BLR instance of Lemma 3 (T = 5 mini-batch NGD steps), its constants nu, b (raw: b / sigma^2 is the
+    corrected one, E004-3), the full-batch natural parameters (ls, Ls) of q* and the implementation's states."""
+    X, y, s2, P, mp, m, idx, steps = _lemma3_instance(rng)
+    nu, b, s1, s2d = _constants(X, y, P, s2)
+    lam_p, Lam_p = natural_of(mp, P)
+    return SimpleNamespace(X=X, y=y, s2=s2, P=P, mp=mp, m=m, idx=idx, steps=steps, n=X.shape[0], nu=nu, b=b, s1=s1,
+                           s2d=s2d, lam_p=lam_p, Lam_p=Lam_p, ls=X.T @ y / s2 + lam_p, Ls=Lam_p - 0.5 * X.T @ X / s2,
+                           states=impl.blr_trajectory(X, y, s2, P, mp, idx, steps))
 
 
 @statement("004.lemma3")
 def _lemma3(ctx):
     impl = ctx.adapter("ngvi")
 
-    def check(source):
-        rng = rng_of(source)
-        X, y, s2, P, mp, m, idx, steps = _lemma3_instance(rng)
-        n = X.shape[0]
-        nu, b, s1, s2d = _constants(X, y, P, s2)
-        b = b / s2
+    def check(rng):
+        c = _trajectory_case(impl, rng)
+        X, y, s2, P, mp, m, n, nu, s1, s2d = c.X, c.y, c.s2, c.P, c.mp, c.m, c.n, c.nu, c.s1, c.s2d
+        b = c.b / s2
         V2 = (nu * s1 + 0.5 * nu**2 * s2d + 2 * nu**2 * b * math.sqrt(s1 * s2d) * n + nu**3 * b**2 * s2d * n**2) \
             * n**2 / (s2**2 * m)
         ctx.close(float(impl.blr_lemma3_bound(X, y, s2, P, mp, m)), V2, rtol=1e-12,
                   label=f"the implementation's V_2 = Eq. (16) with b / sigma^2 (sigma^2 = {s2:.3g})")
-        for eta, g in zip(_run_states(impl, X, y, s2, P, mp, idx, steps), list(steps) + [0.5]):
+        for eta, g in zip(c.states, list(c.steps) + [0.5]):
             if g <= 0:
                 continue
             v = OX.variance12(*eta, g, X, y, s2, P, mp, m)
@@ -68,27 +73,25 @@ def _lemma3(ctx):
             ctx.bound(v, V2, rtol=1e-9, label="(12) <= V_2 (corrected b)")
 
     # fixed: sigma^2 = 1 (printed and corrected b agree), sigma^2 < 1 and > 1 (they differ by 1/sigma^2)
-    ctx.forall(RNG, check, fixed=[0, 1, 2, 3, 4, 5])
+    ctx.forall_drawn(check, seeds=[0, 1, 2, 3, 4, 5])
 
 
 @statement("004.lemma5")
 def _lemma5(ctx):
     impl = ctx.adapter("ngvi")
 
-    def check(source):
-        rng = rng_of(source)
-        X, y, s2, P, mp, m, idx, steps = _lemma3_instance(rng)
-        nu = max(1.0, float(np.linalg.eigvalsh(P)[-1]))
-        for eta in _run_states(impl, X, y, s2, P, mp, idx, steps):
-            ctx.bound(np.linalg.eigvalsh(eta[1])[-1], -1.0 / (2 * nu), atol=1e-12, label="lambda_max(Lam_t) <= -1/(2 nu)")
+    def check(rng):
+        c = _trajectory_case(impl, rng)
+        for eta in c.states:
+            ctx.bound(np.linalg.eigvalsh(eta[1])[-1], -1.0 / (2 * c.nu), atol=1e-12,
+                      label="lambda_max(Lam_t) <= -1/(2 nu)")
 
-    ctx.forall(RNG, check, fixed=[0])
+    ctx.forall_drawn(check, seeds=[0])
 
 
 @statement("004.lemma6")
 def _lemma6(ctx):
-    def check(source):
-        rng = rng_of(source)
+    def check(rng):
         d = int(rng.integers(1, 5))
         nu = float(rng.uniform(1.0, 5.0))
         L1 = -(rand_spd(rng, d, 0.01, 3.0) + np.eye(d) / (2 * nu))
@@ -96,7 +99,7 @@ def _lemma6(ctx):
         lhs = np.linalg.norm(np.linalg.inv(L1) - np.linalg.inv(L2))
         ctx.bound(lhs, 4 * nu**2 * np.linalg.norm(L1 - L2), rtol=1e-10, label="Lemma 6")
 
-    ctx.forall(RNG, check, fixed=[0])
+    ctx.forall_drawn(check, seeds=[0])
     nu, eps = 2.0, 1e-7                  # tightness at the cap: the ratio -> 4 nu^2
     L2 = -np.eye(2) / (2 * nu)
     L1 = L2 - eps * np.eye(2)
@@ -106,20 +109,14 @@ def _lemma6(ctx):
 
 
 @statement("004.lemma7")
-def _lemma7(ctx):
-    _lemma78(ctx, which=0)
-
-
 @statement("004.lemma8")
-def _lemma8(ctx):
-    _lemma78(ctx, which=1)
-
-
-def _lemma78(ctx, which):
+def _lemma78(ctx):
+    """Lemmas 7 and 8: the variance of the lam- and of the Xi-block of the mini-batch gradient, one enumeration."""
+    which = {"004.lemma7": 0, "004.lemma8": 1}[ctx.statement_id]
     impl = ctx.adapter("ngvi")
 
-    def check(source):
-        (X, y, s2, P, mp), m, w, _ = minibatch_blr(rng_of(source))
+    def check(rng):
+        (X, y, s2, P, mp), m, w, _ = minibatch_blr(rng)
         n = X.shape[0]
         g = impl.blr_grad(X, y, s2, P, mp, *w)
         tot = 0.0
@@ -130,84 +127,68 @@ def _lemma78(ctx, which):
         ref = n**2 * s1 / (m * s2**2) if which == 0 else n**2 * s2d / (4 * m * s2**2)
         ctx.close(tot, ref, rtol=1e-9, atol=1e-10, label="exact enumeration == formula")
 
-    ctx.forall(RNG, check, fixed=[0])
+    ctx.forall_drawn(check, seeds=[0])
 
 
 @statement("004.lemma9")
 def _lemma9(ctx):
     impl = ctx.adapter("ngvi")
 
-    def check(source):
-        rng = rng_of(source)
-        X, y, s2, P, mp, m, idx, steps = _lemma3_instance(rng)
-        n = X.shape[0]
-        traj = _run_states(impl, X, y, s2, P, mp, idx, steps)
+    def check(rng):
+        c = _trajectory_case(impl, rng)
+        n, steps = c.n, c.steps
         rho = np.zeros(n)
-        yx = (y[:, None] * X) / s2
-        for t, eta in enumerate(traj):
+        yx = (c.y[:, None] * c.X) / c.s2
+        for t, eta in enumerate(c.states):
             ctx.close(eta[0], rho @ yx, rtol=1e-10, atol=1e-10, label="lam_t == sum rho_i y_i x_i / sigma^2")
             ctx.true(bool(np.all(rho >= 0)) and rho.sum() <= n * (1 + 1e-12), label="rho >= 0, sum rho <= n")
             if t < len(steps):
                 g = steps[t]
                 rho_star = (1 - g) * rho + g * np.ones(n)
                 ctx.true(rho_star.sum() <= n * (1 + 1e-12), label="lam_{t+1,*} in C_sigma")
-                rho = (1 - g) * rho + g * (n / m) * np.bincount(idx[t], minlength=n)
+                rho = (1 - g) * rho + g * (n / c.m) * np.bincount(c.idx[t], minlength=n)
 
-    ctx.forall(RNG, check, fixed=[0])
+    ctx.forall_drawn(check, seeds=[0])
 
 
 @statement("004.cor1")
-def _cor1(ctx):
-    _cor12(ctx, which=1)
-
-
 @statement("004.cor2")
-def _cor2(ctx):
-    _cor12(ctx, which=2)
-
-
-def _cor12(ctx, which):
+def _cor12(ctx):
+    """Corollaries 1 and 2: the bound on ||lam|| and on ||xi|| along the trajectory, one replay."""
+    which = {"004.cor1": 1, "004.cor2": 2}[ctx.statement_id]
     impl = ctx.adapter("ngvi")
 
-    def check(source):
-        rng = rng_of(source)
-        X, y, s2, P, mp, m, idx, steps = _lemma3_instance(rng)
-        n = X.shape[0]
-        nu, b, _, _ = _constants(X, y, P, s2)
-        bound = b * n / s2 * (nu if which == 2 else 1.0)
-        lam_p, Lam_p = natural_of(mp, P)
-        ls, Ls = X.T @ y / s2 + lam_p, Lam_p - 0.5 * X.T @ X / s2
-        traj = _run_states(impl, X, y, s2, P, mp, idx, steps)
-        for t, eta in enumerate(traj):
+    def check(rng):
+        c = _trajectory_case(impl, rng)
+        bound = c.b * c.n / c.s2 * (c.nu if which == 2 else 1.0)
+        for t, eta in enumerate(c.states):
             states = [eta]
-            if t < len(steps):
-                g = steps[t]
-                states.append(((1 - g) * eta[0] + g * ls, (1 - g) * eta[1] + g * Ls))
+            if t < len(c.steps):
+                g = c.steps[t]
+                states.append(((1 - g) * eta[0] + g * c.ls, (1 - g) * eta[1] + g * c.Ls))
             for e in states:
                 v = e[0] if which == 1 else impl.expectation_from_natural(*e)[0]
                 ctx.bound(np.linalg.norm(v), bound, rtol=1e-10, label=f"Cor. {which}")
 
-    ctx.forall(RNG, check, fixed=[0])
+    ctx.forall_drawn(check, seeds=[0])
 
 
-def _lemma1011(ctx, which):
+@statement("004.lemma10")
+@statement("004.lemma11")
+def _lemma1011(ctx):
+    """Lemmas 10 and 11: one replay of the trajectory, each lemma's bound by id."""
+    which = {"004.lemma10": 10, "004.lemma11": 11}[ctx.statement_id]
     impl = ctx.adapter("ngvi")
 
-    def check(source):
-        rng = rng_of(source)
-        X, y, s2, P, mp, m, idx, steps = _lemma3_instance(rng)
-        n = X.shape[0]
-        nu, b, _, _ = _constants(X, y, P, s2)
-        b = b / s2
-        lam_p, Lam_p = natural_of(mp, P)
-        ls, Ls = X.T @ y / s2 + lam_p, Lam_p - 0.5 * X.T @ X / s2
-        traj = _run_states(impl, X, y, s2, P, mp, idx, steps)
-        for eta, g in zip(traj, steps):
+    def check(rng):
+        c = _trajectory_case(impl, rng)
+        n, nu, b, ls, Ls = c.n, c.nu, c.b / c.s2, c.ls, c.Ls
+        for eta, g in zip(c.states, c.steps):
             if g <= 0:
                 continue
             w_star = impl.expectation_from_natural((1 - g) * eta[0] + g * ls, (1 - g) * eta[1] + g * Ls)
-            for combo, _ in OX.batches_with_prob(n, m):
-                lh, Lh = _eta_hat_raw(X, y, s2, lam_p, Lam_p, combo)
+            for combo, _ in OX.batches_with_prob(n, c.m):
+                lh, Lh = _eta_hat_raw(c.X, c.y, c.s2, c.lam_p, c.Lam_p, combo)
                 w = impl.expectation_from_natural((1 - g) * eta[0] + g * lh, (1 - g) * eta[1] + g * Lh)
                 dxi, dXi = np.linalg.norm(ls - lh), np.linalg.norm(Ls - Lh)   # ||grad-hat - grad|| blocks
                 if which == 10:
@@ -218,23 +199,13 @@ def _lemma1011(ctx, which):
                     rhs = 2 * g * nu**2 * b * n * dxi + (2 * g * nu**2 + 4 * g * nu**3 * b**2 * n**2) * dXi
                 ctx.bound(lhs, rhs, rtol=1e-9, atol=1e-12, label=f"Lemma {which}")
 
-    ctx.forall(RNG, check, fixed=[0])
+    ctx.forall_drawn(check, seeds=[0])
 
 
 def _eta_hat_raw(X, y, s2, lam_p, Lam_p, combo):
     Xb, yb = X[list(combo)], y[list(combo)]
     c = X.shape[0] / (len(combo) * s2)
     return c * Xb.T @ yb + lam_p, Lam_p - 0.5 * c * Xb.T @ Xb
-
-
-@statement("004.lemma10")
-def _lemma10(ctx):
-    _lemma1011(ctx, 10)
-
-
-@statement("004.lemma11")
-def _lemma11(ctx):
-    _lemma1011(ctx, 11)
 
 
 @erratum("E004-3")

@@ -9,7 +9,6 @@ from __future__ import annotations
 import numpy as np
 from refvi.verification.oracles import online_nn_oracle as onn
 from refvi.verification.statement import statement
-from refvi.verification.strategies import RNG, rng_of
 
 # ------------------------------------------------------------------------------------------------------------------
 # the ReLU-network experiment (non-convex: no bound applies; the iterations are replayed exactly)
@@ -23,8 +22,7 @@ NN_HYPER = {"sva": dict(eta=0.05), "svb": dict(K=0.05), "ngvi": dict(eta=0.5, be
 def claim_nn_replay(ctx):
     on = ctx.adapter("online")
 
-    def check(source):
-        rng = rng_of(source)
+    def check(rng):
         T, p, h, n = int(rng.integers(2, 9)), int(rng.integers(1, 4)), int(rng.integers(1, 5)), int(rng.integers(1, 4))
         d = h * (p + 2) + 1
         X, y = rng.standard_normal((T, p)), rng.standard_normal(T)
@@ -42,19 +40,18 @@ def claim_nn_replay(ctx):
             if S is not None:
                 ctx.close(np.asarray(res.S), S, rtol=1e-9, atol=1e-12, label=f"{method}: scales sigma_t")
 
-    ctx.forall(RNG, check, fixed=[0, 1], max_examples=(6 if ctx.profile.name == "ci" else 80))
+    ctx.forall_drawn(check, seeds=[0, 1], max_examples=(6 if ctx.profile.name == "ci" else 80))
 
 
 @statement("003.claim-nn-predict")
 def claim_nn_predict(ctx):
     on = ctx.adapter("online")
 
-    def check(source):
-        rng = rng_of(source)
+    def check(rng):
         n, p, h = int(rng.integers(1, 9)), int(rng.integers(1, 4)), int(rng.integers(1, 5))
         theta, X = rng.standard_normal(h * (p + 2) + 1), rng.standard_normal((n, p))
         W, b, v, c = onn.unpack(theta, p, h)
         ctx.close(np.asarray(on.nn_predict(theta, X, h), dtype=float), np.maximum(X @ W.T + b, 0.0) @ v + c,
                   rtol=1e-12, atol=1e-12, label=f"n = {n}, p = {p}, h = {h}: f_theta(x)")
 
-    ctx.forall(RNG, check, fixed=[0, 1], max_examples=max(10, ctx.profile.max_examples // 3))
+    ctx.forall_drawn(check, seeds=[0, 1], max_examples=max(10, ctx.profile.max_examples // 3))
