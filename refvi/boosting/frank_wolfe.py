@@ -105,13 +105,9 @@ def frank_wolfe(problem: BoostingProblem, n_iter: int, *, step: str = "fixed", l
     if step == "local":
         L = 1.0 / problem.eps if L is None else positive_scalar(L, "L")
     alpha = initial_weights(problem, init)
-    fs, gaps, gams, atoms, hist = [], [], [], [], []
+    trace, gams, atoms = _Trace(problem, keep_weights), [], []
     for t in _progress(n_iter, progress, f"FW[{step}]"):
-        sc, qv = problem.scores(alpha)
-        fs.append(problem.f(alpha))
-        gaps.append(qv - sc.min())
-        if keep_weights:
-            hist.append(alpha.copy())
+        sc, qv = trace.observe(alpha)
         k = int(lmo(problem, alpha, sc, qv))
         lin = qv - sc[k]                                       # <-grad f, s - q> >= 0 for an (approximate) LMO
         if step == "fixed":
@@ -130,13 +126,29 @@ def frank_wolfe(problem: BoostingProblem, n_iter: int, *, step: str = "fixed", l
         alpha[alpha < 0] = 0.0
         gams.append(g)
         atoms.append(k)
-    sc, qv = problem.scores(alpha)
-    fs.append(problem.f(alpha))
-    gaps.append(qv - sc.min())
-    if keep_weights:
-        hist.append(alpha.copy())
-    return BoostingResult(alpha, np.array(fs), np.array(gaps), np.array(gams), np.array(atoms, dtype=np.int64),
-                          f"frank_wolfe[{step}]", np.array(hist) if keep_weights else None)
+    trace.observe(alpha)
+    return BoostingResult(alpha, np.array(trace.f), np.array(trace.gap), np.array(gams),
+                          np.array(atoms, dtype=np.int64), f"frank_wolfe[{step}]", trace.weights_history())
+
+
+class _Trace:
+    """What a run records at each iterate q^t: f(q^t), the FW gap and, if asked, the weights alpha^t."""
+
+    def __init__(self, problem: BoostingProblem, keep_weights: bool):
+        self.problem, self.keep_weights = problem, keep_weights
+        self.f, self.gap, self.weights = [], [], []
+
+    def observe(self, alpha):
+        """Record q^t = alpha; return the scores <s_k, grad f> and <q^t, grad f> the step needs."""
+        sc, qv = self.problem.scores(alpha)
+        self.f.append(self.problem.f(alpha))
+        self.gap.append(qv - sc.min())
+        if self.keep_weights:
+            self.weights.append(alpha.copy())
+        return sc, qv
+
+    def weights_history(self):
+        return np.array(self.weights) if self.keep_weights else None
 
 
 def norm_corrective_weights(problem: BoostingProblem, alpha, idx, scores, L: float) -> np.ndarray:
@@ -184,13 +196,9 @@ def corrective_frank_wolfe(problem: BoostingProblem, n_iter: int, *, variant: st
         L = 1.0 / problem.eps if L is None else positive_scalar(L, "L")
     lmo = ExactLMO() if lmo is None else lmo
     alpha = initial_weights(problem, init)
-    fs, gaps, atoms, hist = [], [], [], []
+    trace, atoms = _Trace(problem, keep_weights), []
     for _ in _progress(n_iter, progress, f"FW-corrective[{variant}]"):
-        sc, qv = problem.scores(alpha)
-        fs.append(problem.f(alpha))
-        gaps.append(qv - sc.min())
-        if keep_weights:
-            hist.append(alpha.copy())
+        sc, qv = trace.observe(alpha)
         k = int(lmo(problem, alpha, sc, qv))
         idx = np.union1d(np.nonzero(alpha > 0)[0], [k])
         if variant == "norm":
@@ -200,14 +208,9 @@ def corrective_frank_wolfe(problem: BoostingProblem, n_iter: int, *, variant: st
         alpha = np.zeros(problem.K)
         alpha[idx] = a
         atoms.append(k)
-    sc, qv = problem.scores(alpha)
-    fs.append(problem.f(alpha))
-    gaps.append(qv - sc.min())
-    if keep_weights:
-        hist.append(alpha.copy())
-    return BoostingResult(alpha, np.array(fs), np.array(gaps), np.full(len(atoms), np.nan),
-                          np.array(atoms, dtype=np.int64), f"corrective[{variant}]",
-                          np.array(hist) if keep_weights else None)
+    trace.observe(alpha)
+    return BoostingResult(alpha, np.array(trace.f), np.array(trace.gap), np.full(len(atoms), np.nan),
+                          np.array(atoms, dtype=np.int64), f"corrective[{variant}]", trace.weights_history())
 
 
 def fixed_step_weights(chosen, n_atoms: int | None = None) -> np.ndarray:

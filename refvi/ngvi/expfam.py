@@ -50,28 +50,26 @@ def _chol_pd(M: np.ndarray, name: str, condition: str) -> np.ndarray:
                          f"{lam_min:.3g})") from None
 
 
+def _vector_and_symmetric(v, M, vname: str, Mname: str):
+    """A length-d vector and a symmetric d x d matrix (float64 copies), with errors naming the mismatch."""
+    v = as_vector(v, vname)
+    d = v.shape[0]
+    M = as_matrix(M, Mname)
+    if M.shape[0] == M.shape[1] and M.shape[0] != d:
+        raise ValueError(f"{vname} has length {d} but {Mname} is {M.shape[0]} x {M.shape[1]}: they must match")
+    return v, _sym(as_matrix(M, Mname, (d, d)), Mname)
+
+
 def check_moment(mu, Sigma):
     """(mu, Sigma) with Sigma symmetric positive definite; returns float64 copies and the Cholesky factor."""
-    mu = as_vector(mu, "mu")
-    d = mu.shape[0]
-    Sigma = as_matrix(Sigma, "Sigma")
-    if Sigma.shape[0] == Sigma.shape[1] and Sigma.shape[0] != d:
-        raise ValueError(f"mu has length {d} but Sigma is {Sigma.shape[0]} x {Sigma.shape[1]}: they must match")
-    Sigma = _sym(as_matrix(Sigma, "Sigma", (d, d)), "Sigma")
-    L = _chol_pd(Sigma, "Sigma", "Sigma positive definite")
-    return mu, Sigma, L
+    mu, Sigma = _vector_and_symmetric(mu, Sigma, "mu", "Sigma")
+    return mu, Sigma, _chol_pd(Sigma, "Sigma", "Sigma positive definite")
 
 
 def check_natural(lam, Lam):
     """eta = (lam, Lam) in D = {-Lam positive definite} (seed 004 Eq. 5); returns copies and chol(-2 Lam)."""
-    lam = as_vector(lam, "lam")
-    d = lam.shape[0]
-    Lam = as_matrix(Lam, "Lam")
-    if Lam.shape[0] == Lam.shape[1] and Lam.shape[0] != d:
-        raise ValueError(f"lam has length {d} but Lam is {Lam.shape[0]} x {Lam.shape[1]}: they must match")
-    Lam = _sym(as_matrix(Lam, "Lam", (d, d)), "Lam")
-    L = _chol_pd(-2.0 * Lam, "Lam", "the natural-parameter domain Lam negative definite (Eq. 5)")
-    return lam, Lam, L
+    lam, Lam = _vector_and_symmetric(lam, Lam, "lam", "Lam")
+    return lam, Lam, _chol_pd(-2.0 * Lam, "Lam", "the natural-parameter domain Lam negative definite (Eq. 5)")
 
 
 def check_expectation(xi, Xi):

@@ -148,6 +148,13 @@ def numpy_project_singular(C, M):
     return (U * np.maximum(s, 1.0 / np.sqrt(M))) @ Vt
 
 
+def race(benchmark, impl, group, kernel, numpy_version, args, check):
+    """One side of a kernel-vs-NumPy race in the same run: time ``kernel`` (``impl == "kernel"``) or
+    ``numpy_version`` on ``args`` in the benchmark ``group``, and check the timed result against the NumPy version."""
+    benchmark.group = group
+    check(benchmark(kernel if impl == "kernel" else numpy_version, *args), numpy_version(*args))
+
+
 def min_time(fn, rounds=7, min_seconds=0.02):
     """Minimum over ``rounds`` of the mean time of a batch of calls lasting >= ``min_seconds`` (seconds/call)."""
     fn()

@@ -37,37 +37,25 @@ def test_logistic_energy(benchmark, impl, N, d, S):
 @pytest.mark.parametrize("impl", ("kernel", "numpy"))
 @pytest.mark.parametrize("N,d,S", bc.LINEAR_GRID, ids=lambda v: str(v))
 def test_linear_energy(benchmark, impl, N, d, S):
-    benchmark.group = f"linear energy N={N} d={d} S={S}"
-    a = bc.linear_case(N, d, S)
-    fn = ke.linear_energy if impl == "kernel" else bc.numpy_linear_energy
-    _check(benchmark(fn, *a), bc.numpy_linear_energy(*a))
+    bc.race(benchmark, impl, f"linear energy N={N} d={d} S={S}", ke.linear_energy, bc.numpy_linear_energy, bc.linear_case(N, d, S), _check)
 
 
 @pytest.mark.parametrize("impl", ("kernel", "numpy"))
 @pytest.mark.parametrize("N,d,G,S", bc.HIER_GRID, ids=lambda v: str(v))
 def test_hierarchical_energy(benchmark, impl, N, d, G, S):
-    benchmark.group = f"hierarchical energy N={N} d={d} G={G} S={S}"
-    a = bc.hier_case(N, d, G, S)
-    fn = ke.hierarchical_energy if impl == "kernel" else bc.numpy_hier_energy
-    _check(benchmark(fn, *a), bc.numpy_hier_energy(*a))
+    bc.race(benchmark, impl, f"hierarchical energy N={N} d={d} G={G} S={S}", ke.hierarchical_energy, bc.numpy_hier_energy, bc.hier_case(N, d, G, S), _check)
 
 
 @pytest.mark.parametrize("impl", ("kernel", "numpy"))
 @pytest.mark.parametrize("d,S", bc.SMALL_D_GRID, ids=lambda v: str(v))
 def test_gaussian_energy(benchmark, impl, d, S):
-    benchmark.group = f"gaussian energy d={d} S={S}"
-    a = bc.gaussian_case(d, S)
-    fn = ke.gaussian_energy if impl == "kernel" else bc.numpy_gaussian_energy
-    _check(benchmark(fn, *a), bc.numpy_gaussian_energy(*a))
+    bc.race(benchmark, impl, f"gaussian energy d={d} S={S}", ke.gaussian_energy, bc.numpy_gaussian_energy, bc.gaussian_case(d, S), _check)
 
 
 @pytest.mark.parametrize("impl", ("kernel", "numpy"))
 @pytest.mark.parametrize("d,S", bc.SMALL_D_GRID, ids=lambda v: str(v))
 def test_cosine_energy(benchmark, impl, d, S):
-    benchmark.group = f"cosine energy d={d} S={S}"
-    a = bc.cosine_case(d, S)
-    fn = ke.cosine_energy if impl == "kernel" else bc.numpy_cosine_energy
-    _check(benchmark(fn, *a), bc.numpy_cosine_energy(*a))
+    bc.race(benchmark, impl, f"cosine energy d={d} S={S}", ke.cosine_energy, bc.numpy_cosine_energy, bc.cosine_case(d, S), _check)
 
 
 @pytest.mark.parametrize("impl", ("refvi", "kernel", "numpy"))

@@ -9,6 +9,7 @@ import numpy as np
 import pytest
 from scipy.special import expit
 
+import bench_cases as bc
 from refvi.kernels import ngvi as kn
 
 UPDATE_GRID = ((20, 100), (100, 1000))          # (d, m)
@@ -68,28 +69,21 @@ def _check(out, ref):
 @pytest.mark.parametrize("impl", ("kernel", "numpy"))
 @pytest.mark.parametrize("d,m", UPDATE_GRID, ids=lambda v: str(v))
 def test_blr_update(benchmark, impl, d, m):
-    benchmark.group = f"NGD BLR mini-batch update d={d} m={m}"
-    a = update_case(d, m)
-    fn = kn.blr_minibatch_update if impl == "kernel" else numpy_update
-    _check(benchmark(fn, *a), numpy_update(*a))
+    bc.race(benchmark, impl, f"NGD BLR mini-batch update d={d} m={m}", kn.blr_minibatch_update, numpy_update, update_case(d, m), _check)
 
 
 @pytest.mark.parametrize("impl", ("kernel", "numpy"))
 @pytest.mark.parametrize("n,d,S", PRICE_GRID, ids=lambda v: str(v))
 def test_price_logistic(benchmark, impl, n, d, S):
-    benchmark.group = f"Price logistic n={n} d={d} S={S}"
-    a = price_case(n, d, S)
-    fn = kn.price_logistic if impl == "kernel" else numpy_price
-    _check(benchmark(fn, *a), numpy_price(*a))
+    bc.race(benchmark, impl, f"Price logistic n={n} d={d} S={S}", kn.price_logistic, numpy_price, price_case(n, d, S), _check)
 
 
 @pytest.mark.parametrize("impl", ("kernel", "numpy"))
 @pytest.mark.parametrize("d,m,T", LOOP_GRID, ids=lambda v: str(v))
 def test_ngd_loop(benchmark, impl, d, m, T):
-    benchmark.group = f"NGD BLR loop with omega average d={d} m={m} T={T}"
     lam, Lam, X, y, _, c, lam_p, Lam_p, _ = update_case(d, m)
     rng = np.random.default_rng(1)
     args = (lam, Lam, np.zeros(d), np.zeros((d, d)), X, y, rng.integers(0, X.shape[0], (T, m)),
             2.0 / (np.arange(T) + 2.0), c, lam_p, Lam_p, True)
-    fn = kn.ngd_blr_loop if impl == "kernel" else numpy_loop
-    _check(benchmark(fn, *args), numpy_loop(*args))
+    bc.race(benchmark, impl, f"NGD BLR loop with omega average d={d} m={m} T={T}", kn.ngd_blr_loop, numpy_loop, args,
+            _check)

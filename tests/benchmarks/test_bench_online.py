@@ -1,5 +1,6 @@
 """pytest-benchmark: each seed-003 online learner over a stream of 10^5 points in d = 20 (hinge loss), Numba kernel
-against the plain-NumPy loop of the same computation (online_numpy.py), same run.
+against the plain-NumPy loop of the same computation (online_numpy.py: the example implementation's per-point
+loops), same run.
 
 The default test run (--benchmark-disable) runs each case once on a 2 * 10^3-point prefix to stay fast; with
 ``--benchmark-enable`` the full 10^5-point stream is timed:

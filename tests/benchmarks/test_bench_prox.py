@@ -28,16 +28,12 @@ def test_project_wm(benchmark, impl, d):
 @pytest.mark.parametrize("impl", ("kernel", "numpy"))
 @pytest.mark.parametrize("d", bc.PROX_D)
 def test_project_singular(benchmark, impl, d):
-    benchmark.group = f"project_singular d={d}"
-    C, M = bc.sym_case(d)
-    fn = kp.project_singular if impl == "kernel" else bc.numpy_project_singular
-    _check(benchmark(fn, C, M), bc.numpy_project_singular(C, M))
+    bc.race(benchmark, impl, f"project_singular d={d}", kp.project_singular, bc.numpy_project_singular,
+            bc.sym_case(d), _check)
 
 
 @pytest.mark.parametrize("impl", ("kernel", "numpy"))
 @pytest.mark.parametrize("d", bc.PROX_D)
 def test_entropy_prox(benchmark, impl, d):
-    benchmark.group = f"entropy_prox d={d}"
-    T = np.tril(bc.sym_case(d, 1)[0])
-    fn = kp.entropy_prox if impl == "kernel" else bc.numpy_entropy_prox
-    _check(benchmark(fn, T, 0.3), bc.numpy_entropy_prox(T, 0.3))
+    bc.race(benchmark, impl, f"entropy_prox d={d}", kp.entropy_prox, bc.numpy_entropy_prox,
+            (np.tril(bc.sym_case(d, 1)[0]), 0.3), _check)

@@ -55,7 +55,8 @@ import optax  # noqa: E402
 from blackjax.vi import fullrank_vi, meanfield_vi  # noqa: E402
 from blackjax.vi._gaussian_vi import KL, _elbo_step  # noqa: E402
 
-from .jax_adapter import callback_logp, check_logp, jax_logdensity, jit, static_key, target_params  # noqa: E402
+from .jax_adapter import (EstimatorsByName, callback_logp, check_logp, jax_logdensity, jit,  # noqa: E402
+                          static_key, target_params)
 
 #: protocol structure -> BlackJAX family
 FAMILIES = {"tril": "fullrank", "diag": "meanfield"}
@@ -144,7 +145,7 @@ def _kind_fns(key, family):
     return _build(key, family)
 
 
-class BlackJAXImplementation:
+class BlackJAXImplementation(EstimatorsByName):
     """BlackJAX's full-rank (tril) and mean-field (diag) Gaussian VI gradients (see the module docstring)."""
 
     name = "blackjax"
@@ -192,18 +193,6 @@ class BlackJAXImplementation:
         U = np.atleast_2d(np.asarray(U, dtype=np.float64))
         g_mu, g_cov = fns[which](params, mu, cov, U)
         return from_blackjax_gradient(g_mu, g_cov, C, family)
-
-    def energy(self, target, m, C, U, structure="tril"):
-        return self._call("energy", target, m, C, U, structure)
-
-    def entropy(self, target, m, C, U, structure="tril"):
-        return self._call("entropy", target, m, C, U, structure)
-
-    def stl(self, target, m, C, U, structure="tril"):
-        return self._call("stl", target, m, C, U, structure)
-
-    def score(self, target, m, C, U, structure="tril"):
-        return self._call("score", target, m, C, U, structure)
 
     def grad_neg_entropy(self, C, structure="tril"):
         family = FAMILIES[structure]

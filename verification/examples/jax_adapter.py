@@ -45,6 +45,8 @@ jax.config.update("jax_enable_x64", True)
 import jax.numpy as jnp  # noqa: E402
 from jax.scipy.stats import multivariate_normal as _mvn  # noqa: E402
 
+from .numpy_adapter import proj_V  # noqa: E402
+
 LOG_2PI = math.log(2.0 * math.pi)
 
 #: The statements call on many small shapes, so compiling dominates the run: skip XLA's backend (LLVM) optimisation
@@ -57,16 +59,7 @@ def jit(f):
 
 
 def _proj(X, structure):
-    X = np.asarray(X, dtype=np.float64)
-    if structure == "full":
-        return X
-    if structure == "tril":
-        return np.tril(X)
-    if structure == "sym":
-        return (X + X.T) / 2
-    if structure == "diag":
-        return np.diag(np.diag(X))
-    raise ValueError(f"unknown structure {structure!r}")
+    return proj_V(np.asarray(X, dtype=np.float64), structure)
 
 
 # ---- the target in JAX -------------------------------------------------------------------------------------------
@@ -296,7 +289,24 @@ def _kind_fns(key):
     return _build(key)
 
 
-class JaxNumpyroImplementation:
+class EstimatorsByName:
+    """The four gradient estimators of the core protocol with its default structures, each one
+    ``self._call(name, target, m, C, U, structure)`` (shared by the JAX/NumPyro and the BlackJAX adapters)."""
+
+    def energy(self, target, m, C, U, structure="tril"):
+        return self._call("energy", target, m, C, U, structure)
+
+    def entropy(self, target, m, C, U, structure="sym"):
+        return self._call("entropy", target, m, C, U, structure)
+
+    def stl(self, target, m, C, U, structure="tril"):
+        return self._call("stl", target, m, C, U, structure)
+
+    def score(self, target, m, C, U, structure="tril"):
+        return self._call("score", target, m, C, U, structure)
+
+
+class JaxNumpyroImplementation(EstimatorsByName):
     """Seed 000 / 002 estimators from ``jax.grad`` and NumPyro's ``Trace_ELBO`` (see the module docstring)."""
 
     name = "jax-numpyro"
@@ -320,18 +330,6 @@ class JaxNumpyroImplementation:
         gm, gC = fns[which](params, np.asarray(m, dtype=np.float64), np.asarray(C, dtype=np.float64),
                             *padded_rows(U))
         return np.asarray(gm), _proj(gC, structure)
-
-    def energy(self, target, m, C, U, structure="tril"):
-        return self._call("energy", target, m, C, U, structure)
-
-    def entropy(self, target, m, C, U, structure="sym"):
-        return self._call("entropy", target, m, C, U, structure)
-
-    def stl(self, target, m, C, U, structure="tril"):
-        return self._call("stl", target, m, C, U, structure)
-
-    def score(self, target, m, C, U, structure="tril"):
-        return self._call("score", target, m, C, U, structure)
 
     def grad_neg_entropy(self, C, structure="tril"):
         return _proj(_grad_neg_entropy(np.asarray(C, dtype=np.float64)), structure)

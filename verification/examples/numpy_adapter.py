@@ -19,7 +19,8 @@ from .numpy_ngvi import NumpyNGVI
 from .numpy_online import NumpyOnline
 
 
-def _proj(X, structure):
+def proj_V(X, structure):
+    """The projection onto the subspace V of the structure (full, tril, sym, diag) (seed 000 §2)."""
     if structure == "full":
         return X
     if structure == "tril":
@@ -111,7 +112,7 @@ class NumpyImplementation(NumpyFamilies):
         for u in U:
             g = -L.T @ np.asarray(target.grad_logp(z0 + L @ (C @ u + m)), dtype=float)
             gm, gC = gm + g, gC + np.outer(g, u)
-        return gm / len(U), _proj(gC / len(U), structure)
+        return gm / len(U), proj_V(gC / len(U), structure)
 
     def gaussian_entropy(self, C, structure="tril"):            # (d/2)(1 + log 2 pi) + log|det C|
         return 0.5 * len(C) * (1 + np.log(2 * np.pi)) + np.linalg.slogdet(C)[1]
@@ -127,7 +128,7 @@ class NumpyImplementation(NumpyFamilies):
         for u, _, g in self._per_sample(target, m, C, U):       # g_energy(u) = T*(-grad log p(Cu + m))
             gm += g
             gC += np.outer(g, u)
-        return gm / len(U), _proj(gC / len(U), structure)
+        return gm / len(U), proj_V(gC / len(U), structure)
 
     def entropy(self, target, m, C, U, structure="sym"):
         gm, gC = self.energy(target, m, C, U, structure)
@@ -140,7 +141,7 @@ class NumpyImplementation(NumpyFamilies):
             v = g - np.linalg.solve(C.T, u)                    # -grad log p(z) + grad_z log q(z)
             gm += v
             gC += np.outer(v, u)
-        return gm / len(U), _proj(gC / len(U), structure)
+        return gm / len(U), proj_V(gC / len(U), structure)
 
     def score(self, target, m, C, U, structure="tril"):
         U = np.atleast_2d(U)
@@ -150,10 +151,10 @@ class NumpyImplementation(NumpyFamilies):
             f = -float(target.logp(C @ u + m))
             gm += f * (Cit @ u)
             gC += f * (Cit @ (np.outer(u, u) - np.eye(len(u))))
-        return gm / len(U), _proj(gC / len(U), structure)
+        return gm / len(U), proj_V(gC / len(U), structure)
 
     def grad_neg_entropy(self, C, structure="tril"):
-        return -_proj(np.linalg.inv(C).T, structure)
+        return -proj_V(np.linalg.inv(C).T, structure)
 
     def entropy_prox(self, C, gamma):
         out = np.array(C, dtype=float)

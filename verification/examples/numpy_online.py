@@ -126,6 +126,26 @@ def _relu_net_loss_grad(theta, x, y, h):
     return r * r, np.concatenate([np.outer(dz, x).ravel(), dz, -2.0 * r * act, [-2.0 * r]])
 
 
+def _ewa_on_nodes(loss, data, eta, nodes, logw):
+    """EWA p_{t+1} ∝ p_t exp(-eta ell_t) on quadrature nodes (rows of ``nodes``, log weights ``logw`` summing to one):
+    the posterior means, the losses at the means, the mix losses and log normalisers (seed 003 §2)."""
+    T = len(data)
+    cum = np.zeros(len(nodes))
+    means, losses, mix, log_norm = np.empty((T,) + nodes.shape[1:]), np.empty(T), np.empty(T), np.zeros(T + 1)
+    for t in range(T):
+        lpost = logw - eta * cum
+        post = np.exp(lpost - logsumexp(lpost))
+        means[t] = post @ nodes
+        lt = np.asarray(loss(nodes, data[t]), dtype=float)
+        losses[t] = float(np.asarray(loss(np.asarray(means[t])[None, ...], data[t]), dtype=float)[0])
+        mix[t] = -logsumexp(lpost - logsumexp(lpost) - eta * lt) / eta
+        cum = cum + lt
+        log_norm[t + 1] = logsumexp(logw - eta * cum)
+    lpost = logw - eta * cum
+    return SimpleNamespace(means=means, losses=losses, log_norm=log_norm, mix_loss=mix, nodes=nodes,
+                           log_post=lpost - logsumexp(lpost))
+
+
 class NumpyOnline:
     """SVA, SVB, online NGVI, OGA, OGA-EL (mean field), closed-form expected losses, KLs and 1-D EWA."""
 
@@ -257,21 +277,7 @@ class NumpyOnline:
         if log_prior is not None:
             logw = logw + np.asarray(log_prior(nodes), float)
         logw = logw - logsumexp(logw)
-        T = len(data)
-        cum = np.zeros(len(nodes))
-        means, losses, mix, log_norm = np.empty((T, 2)), np.empty(T), np.empty(T), np.zeros(T + 1)
-        for t in range(T):
-            lpost = logw - eta * cum
-            post = np.exp(lpost - logsumexp(lpost))
-            means[t] = post @ nodes
-            lt = np.asarray(loss(nodes, data[t]), dtype=float)
-            losses[t] = float(np.asarray(loss(means[t][None, :], data[t]), dtype=float)[0])
-            mix[t] = -logsumexp(lpost - logsumexp(lpost) - eta * lt) / eta
-            cum = cum + lt
-            log_norm[t + 1] = logsumexp(logw - eta * cum)
-        lpost = logw - eta * cum
-        return SimpleNamespace(means=means, losses=losses, log_norm=log_norm, mix_loss=mix, nodes=nodes,
-                               log_post=lpost - logsumexp(lpost))
+        return _ewa_on_nodes(loss, data, eta, nodes, logw)
 
     def ewa_1d(self, loss, data, eta, lo, hi, log_prior=None, n_nodes=2000, breaks=()):
         """p_{t+1} ∝ p_t exp(-eta ell_t) on composite Gauss-Legendre nodes split at the loss kinks."""
@@ -282,19 +288,4 @@ class NumpyOnline:
         wts = np.concatenate([0.5 * (b - a) * w for a, b in zip(cuts[:-1], cuts[1:])])
         logw = np.log(wts) + (0.0 if log_prior is None else np.asarray(log_prior(nodes), float))
         logw = logw - logsumexp(logw)
-        data = np.asarray(data, dtype=float)
-        T = len(data)
-        cum = np.zeros_like(nodes)
-        means, losses, mix, log_norm = np.empty(T), np.empty(T), np.empty(T), np.zeros(T + 1)
-        for t in range(T):
-            lpost = logw - eta * cum
-            post = np.exp(lpost - logsumexp(lpost))
-            means[t] = post @ nodes
-            lt = np.asarray(loss(nodes, data[t]), dtype=float)
-            losses[t] = float(np.asarray(loss(np.array([means[t]]), data[t]), dtype=float)[0])
-            mix[t] = -logsumexp(lpost - logsumexp(lpost) - eta * lt) / eta
-            cum = cum + lt
-            log_norm[t + 1] = logsumexp(logw - eta * cum)
-        lpost = logw - eta * cum
-        return SimpleNamespace(means=means, losses=losses, log_norm=log_norm, mix_loss=mix, nodes=nodes,
-                               log_post=lpost - logsumexp(lpost))
+        return _ewa_on_nodes(loss, np.asarray(data, dtype=float), eta, nodes, logw)

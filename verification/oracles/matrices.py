@@ -25,6 +25,15 @@ def proj_V(X, structure: str) -> np.ndarray:
     raise ValueError(f"structure must be one of {STRUCTURES}, got {structure!r}")
 
 
+def mean_and_log_cholesky(p, d: int):
+    """(mu, L) from an optimiser's unconstrained vector p = (mu, the lower triangle of L row by row with log diagonal):
+    the parameterisation of N(mu, L L^T) the oracles' minimisers search over."""
+    L = np.zeros((d, d))
+    L[np.tril_indices(d)] = p[d:]
+    L[np.diag_indices(d)] = np.exp(np.diag(L))
+    return p[:d], L
+
+
 def random_orthogonal(rng: np.random.Generator, d: int) -> np.ndarray:
     """A Haar-distributed orthogonal d x d matrix (QR of a Gaussian matrix with the sign fix)."""
     Q, R = np.linalg.qr(rng.standard_normal((d, d)))

@@ -22,6 +22,8 @@ import scipy.optimize
 import scipy.stats
 import sympy as sp
 
+from refvi.verification.oracles.matrices import mean_and_log_cholesky
+
 
 # ---------------------------------------------------------------------------------------------------------------
 # Gaussians
@@ -176,10 +178,7 @@ def md_argmin(g_xi, G_Xi, mu_t, S_t, gamma):
     g_xi, G = np.asarray(g_xi, float), 0.5 * (np.asarray(G_Xi, float) + np.asarray(G_Xi, float).T)
 
     def unpack(p):
-        L = np.zeros((d, d))
-        L[tri] = p[d:]
-        L[np.diag_indices(d)] = np.exp(np.diag(L))
-        return p[:d], L
+        return mean_and_log_cholesky(p, d)
 
     def obj(p):
         mu, L = unpack(p)

@@ -16,6 +16,8 @@ import scipy.integrate
 import scipy.optimize
 from scipy.special import expit
 
+from refvi.verification.oracles.matrices import mean_and_log_cholesky
+
 
 def gauss_expect(f, a: float, v: float) -> float:
     """E f(u), u ~ N(a, v), by adaptive quad over [a - 40 sd, a + 40 sd] with breakpoints (abs/rel tol 1e-13)."""
@@ -106,10 +108,7 @@ def poisson_minimize_mr(X, y, P=None, mp=None):
     tri = np.tril_indices(d)
 
     def unpack(p):
-        L = np.zeros((d, d))
-        L[tri] = p[d:]
-        L[np.diag_indices(d)] = np.exp(np.diag(L))
-        return p[:d], L
+        return mean_and_log_cholesky(p, d)
 
     def obj(p):
         mu, L = unpack(p)

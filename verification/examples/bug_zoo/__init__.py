@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import copy
 import dataclasses
+import inspect
 from typing import Any, Callable
 
 #: mutant id -> Mutant
@@ -46,6 +47,23 @@ def mutant(id: str, seed: str, method: str, bug: str):
             raise ValueError(f"mutant {id} registered twice")
         ZOO[id] = Mutant(id, seed, method, bug, make)
         return make
+    return deco
+
+
+def corrupts(id: str, seed: str, method: str, bug: str):
+    """Register a mutant that corrupts the method's correct output: ``corrupt(out, **arguments)`` receives the
+    original result and the call's arguments by name (defaults filled in) and returns the wrong result."""
+    def deco(corrupt):
+        def make(orig, owner):
+            signature = inspect.signature(orig)
+
+            def buggy(*args, **kwargs):
+                call = signature.bind(*args, **kwargs)
+                call.apply_defaults()
+                return corrupt(orig(*args, **kwargs), **call.arguments)
+            return buggy
+        mutant(id, seed, method, bug)(make)
+        return corrupt
     return deco
 
 

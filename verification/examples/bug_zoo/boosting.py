@@ -7,7 +7,7 @@ from types import SimpleNamespace
 
 import numpy as np
 
-from refvi.verification.examples.bug_zoo import mutant
+from refvi.verification.examples.bug_zoo import corrupts, mutant
 
 
 def _fw_override(change):
@@ -94,27 +94,25 @@ def _(orig, owner):
     return score_gradient
 
 
-@mutant("boosting-thm8-printed-constant", "001", "boosting.family_constants",
-        "Thm 8 constant as printed (sigma_min^{d/2} in the denominator, E001-4)")
-def _(orig, owner):
-    def family_constants(lo, hi, sigma_min, sigma_max):
-        fc = orig(lo, hi, sigma_min, sigma_max)
-        d = vars(fc) if not dataclasses.is_dataclass(fc) else dataclasses.asdict(fc)
-        return SimpleNamespace(**{**d, "thm8_ldiam": d["thm8_ldiam_printed"]})
-    return family_constants
+def _fields(record) -> dict:
+    return dataclasses.asdict(record) if dataclasses.is_dataclass(record) else dict(vars(record))
 
 
-@mutant("boosting-family-K-at-centre", "001", "boosting.family_constants",
-        "K = P(N(mu, sigma_max^2) in A) at the box centre instead of its minimum (a corner)")
-def _(orig, owner):
-    def family_constants(lo, hi, sigma_min, sigma_max):
-        from scipy.special import ndtr
-        fc = orig(lo, hi, sigma_min, sigma_max)
-        d = vars(fc) if not dataclasses.is_dataclass(fc) else dataclasses.asdict(fc)
-        half = 0.5 * (np.atleast_1d(hi) - np.atleast_1d(lo)) / sigma_max
-        K = float(np.prod(ndtr(half) - ndtr(-half)))
-        return SimpleNamespace(**{**d, "K": K, "thm2_diam_sq": d["thm2_diam_sq"] * (d["K"] / K) ** 2})
-    return family_constants
+@corrupts("boosting-thm8-printed-constant", "001", "boosting.family_constants",
+          "Thm 8 constant as printed (sigma_min^{d/2} in the denominator, E001-4)")
+def _(out, **_):
+    d = _fields(out)
+    return SimpleNamespace(**{**d, "thm8_ldiam": d["thm8_ldiam_printed"]})
+
+
+@corrupts("boosting-family-K-at-centre", "001", "boosting.family_constants",
+          "K = P(N(mu, sigma_max^2) in A) at the box centre instead of its minimum (a corner)")
+def _(out, lo, hi, sigma_max, **_):
+    from scipy.special import ndtr
+    d = _fields(out)
+    half = 0.5 * (np.atleast_1d(hi) - np.atleast_1d(lo)) / sigma_max
+    K = float(np.prod(ndtr(half) - ndtr(-half)))
+    return SimpleNamespace(**{**d, "K": K, "thm2_diam_sq": d["thm2_diam_sq"] * (d["K"] / K) ** 2})
 
 
 @mutant("boosting-curvature-bound-halved", "001", "boosting.curvature_lower_bound",

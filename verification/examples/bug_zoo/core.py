@@ -5,8 +5,8 @@ from __future__ import annotations
 
 import numpy as np
 
-from refvi.verification.examples.bug_zoo import mutant
-from refvi.verification.examples.numpy_adapter import _proj
+from refvi.verification.examples.bug_zoo import corrupts, mutant
+from refvi.verification.examples.numpy_adapter import proj_V as _proj
 
 
 def _scaled(fn, i, factor):
@@ -202,36 +202,29 @@ def _(orig, owner):
     return proj_sgd
 
 
-@mutant("gd-prox-transposed-gradient", "002", "gradient_descent", "prox GD steps C along grad_C l transposed")
-def _(orig, owner):
-    def gradient_descent(grad_l, m0, C0, step, steps, method, M=None):
-        if method != "prox":
-            return orig(grad_l, m0, C0, step, steps, method, M)
-        m, C = np.array(m0, dtype=float), np.array(C0, dtype=float)
-        ms, Cs = [m], [C]
-        for _ in range(steps):
-            gm, gC = grad_l(m, C)
-            m, C = m - step * gm, owner.entropy_prox(np.tril(C - step * gC.T), step)
-            ms.append(m)
-            Cs.append(C)
-        return np.array(ms), np.array(Cs)
-    return gradient_descent
+def _gd_with_step(which, wrong_step):
+    """gradient_descent whose ``which`` method takes ``wrong_step(owner, m, C, gm, gC, step) -> (m, C)`` (the other
+    methods are the example's)."""
+    def make(orig, owner):
+        def gradient_descent(grad_l, m0, C0, step, steps, method, M=None):
+            if method != which:
+                return orig(grad_l, m0, C0, step, steps, method, M)
+            step = 1.0 / M if step is None else step                    # Thm 6's largest step, as the example
+            ms, Cs = [np.array(m0, dtype=float)], [np.array(C0, dtype=float)]
+            for _ in range(steps):
+                m, C = wrong_step(owner, ms[-1], Cs[-1], *grad_l(ms[-1], Cs[-1]), step)
+                ms.append(m)
+                Cs.append(C)
+            return np.array(ms), np.array(Cs)
+        return gradient_descent
+    return make
 
 
-@mutant("gd-naive-no-entropy-gradient", "002", "gradient_descent", "naive GD steps along grad l only (grad h dropped)")
-def _(orig, owner):
-    def gradient_descent(grad_l, m0, C0, step, steps, method, M=None):
-        if method != "naive":
-            return orig(grad_l, m0, C0, step, steps, method, M)
-        m, C = np.array(m0, dtype=float), np.array(C0, dtype=float)
-        ms, Cs = [m], [C]
-        for _ in range(steps):
-            gm, gC = grad_l(m, C)
-            m, C = m - step * gm, C - step * gC
-            ms.append(m)
-            Cs.append(C)
-        return np.array(ms), np.array(Cs)
-    return gradient_descent
+mutant("gd-prox-transposed-gradient", "002", "gradient_descent", "prox GD steps C along grad_C l transposed")(
+    _gd_with_step("prox", lambda owner, m, C, gm, gC, step: (m - step * gm,
+                                                            owner.entropy_prox(np.tril(C - step * gC.T), step))))
+mutant("gd-naive-no-entropy-gradient", "002", "gradient_descent", "naive GD steps along grad l only (grad h dropped)")(
+    _gd_with_step("naive", lambda owner, m, C, gm, gC, step: (m - step * gm, C - step * gC)))
 
 
 # ---- step-size rules and averages (seed 000 Thms 6, 7, 9, 10, 27) ---------------------------------------------
@@ -314,27 +307,21 @@ def _(orig, owner):
 
 
 # ---- seed 002 §6: the exact energy; §3.1: base laws ----------------------------------------------------------------
-@mutant("exact-energy-logdet-sign", "002", "exact_energy",
-        "Gaussian target: the normalising constant with +1/2 log|det P| instead of -1/2")
-def _(orig, owner):
-    def exact_energy(target, m, C):
-        l, gm, gC = orig(target, m, C)
-        if target.kind == "gaussian":
-            l = l + float(np.linalg.slogdet(np.asarray(target.params["precision"]))[1])
-        return l, gm, gC
-    return exact_energy
+@corrupts("exact-energy-logdet-sign", "002", "exact_energy",
+          "Gaussian target: the normalising constant with +1/2 log|det P| instead of -1/2")
+def _(out, target, **_):
+    if target.kind != "gaussian":
+        return out
+    return out[0] + float(np.linalg.slogdet(np.asarray(target.params["precision"]))[1]), out[1], out[2]
 
 
-@mutant("exact-energy-logistic-half-curvature", "002", "exact_energy",
-        "logistic grad_C: the likelihood term X^T diag(E sigmoid') X C halved")
-def _(orig, owner):
-    def exact_energy(target, m, C):
-        l, gm, gC = orig(target, m, C)
-        if target.kind == "logistic":
-            prior = np.asarray(C, float) / target.params["prior_scale"] ** 2
-            gC = prior + 0.5 * (np.asarray(gC) - prior)
-        return l, gm, gC
-    return exact_energy
+@corrupts("exact-energy-logistic-half-curvature", "002", "exact_energy",
+          "logistic grad_C: the likelihood term X^T diag(E sigmoid') X C halved")
+def _(out, target, C, **_):
+    if target.kind != "logistic":
+        return out
+    prior = np.asarray(C, float) / target.params["prior_scale"] ** 2
+    return out[0], out[1], prior + 0.5 * (np.asarray(out[2]) - prior)
 
 
 @mutant("base-laplace-scale", "002", "base_charfun", "Laplace base with scale 1 (variance 2): psi(k) = 1/(1 + k^2)")
@@ -380,27 +367,21 @@ def _(orig, owner):
 
 
 # ---- the target model: log p and its gradient -----------------------------------------------------------------------
-@mutant("log-joint-prior-constant", "000", "log_joint",
-        "log p without the prior's normalising constant -(d/2) log(2 pi s^2) for regression targets")
-def _(orig, owner):
-    def log_joint(target, Z):
-        out = np.asarray(orig(target, Z), dtype=float)
-        if target.kind in ("linear", "logistic"):
-            out = out + 0.5 * target.dim * np.log(2 * np.pi * target.params["prior_scale"] ** 2)
+@corrupts("log-joint-prior-constant", "000", "log_joint",
+          "log p without the prior's normalising constant -(d/2) log(2 pi s^2) for regression targets")
+def _(out, target, **_):
+    if target.kind not in ("linear", "logistic"):
         return out
-    return log_joint
+    return np.asarray(out, dtype=float) + 0.5 * target.dim * np.log(2 * np.pi * target.params["prior_scale"] ** 2)
 
 
-@mutant("grad-log-joint-prior-scale", "000", "grad_log_joint",
-        "grad log p with the prior term -z / s instead of -z / s^2")
-def _(orig, owner):
-    def grad_log_joint(target, Z):
-        G = np.asarray(orig(target, Z), dtype=float)
-        if target.kind in ("linear", "logistic"):
-            s = target.params["prior_scale"]
-            G = G + np.atleast_2d(Z) / s ** 2 - np.atleast_2d(Z) / s
-        return G
-    return grad_log_joint
+@corrupts("grad-log-joint-prior-scale", "000", "grad_log_joint",
+          "grad log p with the prior term -z / s instead of -z / s^2")
+def _(out, target, Z, **_):
+    if target.kind not in ("linear", "logistic"):
+        return out
+    s = target.params["prior_scale"]
+    return np.asarray(out, dtype=float) + np.atleast_2d(Z) / s ** 2 - np.atleast_2d(Z) / s
 
 
 @mutant("gaussian-entropy-half-constant", "000", "gaussian_entropy",

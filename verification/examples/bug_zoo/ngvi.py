@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from refvi.verification.examples.bug_zoo import mutant
+from refvi.verification.examples.bug_zoo import corrupts, mutant
 
 
 @mutant("ngvi-kl-logdet-sign", "004", "ngvi.kl", "KL with the log-determinant ratio inverted")
@@ -44,18 +44,13 @@ def _(orig, owner):
     return price
 
 
-@mutant("ngvi-fisher-pair-statistic", "004", "ngvi.fisher_minimal",
-        "the statistic of Lam_ij taken as z_i z_j instead of 2 z_i z_j")
-def _(orig, owner):
-    def fisher_minimal(lam, Lam):
-        F = np.array(orig(lam, Lam), dtype=float)
-        d = len(lam)
-        k = F.shape[0] - 2 * d
-        if k > 0:
-            F[2 * d:, :] *= 0.5
-            F[:, 2 * d:] *= 0.5
-        return F
-    return fisher_minimal
+@corrupts("ngvi-fisher-pair-statistic", "004", "ngvi.fisher_minimal",
+          "the statistic of Lam_ij taken as z_i z_j instead of 2 z_i z_j")
+def _(out, lam, **_):
+    F, pairs = np.array(out, dtype=float), slice(2 * len(lam), None)     # rows / columns of the off-diagonal Lam_ij
+    F[pairs, :] *= 0.5
+    F[:, pairs] *= 0.5
+    return F
 
 
 @mutant("ngvi-md-ascent", "004", "ngvi.md_step", "mirror step along +gradient")
@@ -112,19 +107,31 @@ def _(orig, owner):
     return price
 
 
-@mutant("ngvi-glm-ngd-batch-not-rescaled", "004", "ngvi.glm_ngd",
-        "stochastic NGD on a GLM uses the mini-batch sum without the n/m rescaling")
-def _(orig, owner):
-    def glm_ngd(kind, X, y, gammas, U, estimator="price", batches=None, init=None):
-        if batches is None:
-            return orig(kind, X, y, gammas, U, estimator, batches, init)
-        eta = init
-        for t, g in enumerate(gammas):               # one step at a time on the batch's rows alone: m/n of the data
-            rows = np.asarray(batches[t])
-            eta = orig(kind, np.asarray(X)[rows], np.asarray(y)[rows], [g], np.asarray(U)[t:t + 1], estimator, None,
-                       eta)
-        return eta
-    return glm_ngd
+def _batch_not_rescaled(restart):
+    """A GLM loop (glm_ngd, glm_sgd) that takes each step on the mini-batch's rows alone, as if they were the whole
+    data set: m/n of the likelihood instead of the batch rescaled by n/m.  ``restart(out)`` turns one step's output
+    (natural parameters) into the next step's ``init``."""
+    def make(orig, owner):
+        def run(kind, X, y, steps, U, estimator="price", batches=None, init=None):
+            if batches is None:
+                return orig(kind, X, y, steps, U, estimator, batches, init)
+            X, y, U = np.asarray(X), np.asarray(y), np.asarray(U)
+            for t, step in enumerate(steps):
+                out = orig(kind, X[np.asarray(batches[t])], y[np.asarray(batches[t])], [step], U[t:t + 1], estimator,
+                           None, init)
+                init = restart(out)
+            return out
+        return run
+    return make
+
+
+def _mean_and_cholesky(eta):
+    S = np.linalg.inv(-2.0 * np.asarray(eta[1]))
+    return S @ eta[0], np.linalg.cholesky(0.5 * (S + S.T))
+
+
+mutant("ngvi-glm-ngd-batch-not-rescaled", "004", "ngvi.glm_ngd",
+       "stochastic NGD on a GLM uses the mini-batch sum without the n/m rescaling")(_batch_not_rescaled(lambda eta: eta))
 
 
 @mutant("ngvi-sgd-baseline-noise-sd-for-variance", "004", "ngvi.blr_sgd",
@@ -135,16 +142,5 @@ def _(orig, owner):
     return blr_sgd
 
 
-@mutant("ngvi-sgd-baseline-batch-not-rescaled", "004", "ngvi.glm_sgd",
-        "the GLM baseline uses the mini-batch sum without the n/m rescaling")
-def _(orig, owner):
-    def glm_sgd(kind, X, y, steps, U, estimator="price", batches=None, init=None):
-        if batches is None:
-            return orig(kind, X, y, steps, U, estimator, batches, init)
-        X, y, U = np.asarray(X), np.asarray(y), np.asarray(U)
-        for t, step in enumerate(steps):            # one step at a time on the batch's rows alone: m/n of the data
-            eta = orig(kind, X[batches[t]], y[batches[t]], [step], U[t:t + 1], estimator, None, init)
-            S = np.linalg.inv(-2.0 * np.asarray(eta[1]))
-            init = (S @ eta[0], np.linalg.cholesky(0.5 * (S + S.T)))
-        return eta
-    return glm_sgd
+mutant("ngvi-sgd-baseline-batch-not-rescaled", "004", "ngvi.glm_sgd",
+       "the GLM baseline uses the mini-batch sum without the n/m rescaling")(_batch_not_rescaled(_mean_and_cholesky))

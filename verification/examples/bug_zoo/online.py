@@ -6,7 +6,7 @@ from types import SimpleNamespace
 
 import numpy as np
 
-from refvi.verification.examples.bug_zoo import mutant
+from refvi.verification.examples.bug_zoo import corrupts, mutant
 
 
 def _hyper_override(method, change):
@@ -41,34 +41,27 @@ def _(orig, owner):
     return run
 
 
-@mutant("online-hinge-gs-no-sigma", "003", "online.expected_loss", "hinge d/dsigma drops the sigma factor")
-def _(orig, owner):
-    def expected_loss(loss, X, y, m, sigma, H=1.0):
-        v, gm, gs = orig(loss, X, y, m, sigma, H)
-        if loss == "hinge":
-            gs = np.where(np.asarray(sigma) > 0, np.asarray(gs) / np.where(np.asarray(sigma) > 0, sigma, 1.0), gs)
-        return v, gm, gs
-    return expected_loss
+@corrupts("online-hinge-gs-no-sigma", "003", "online.expected_loss", "hinge d/dsigma drops the sigma factor")
+def _(out, loss, sigma, **_):
+    if loss != "hinge":
+        return out
+    v, gm, gs = out
+    s = np.asarray(sigma)
+    return v, gm, np.where(s > 0, np.asarray(gs) / np.where(s > 0, s, 1.0), gs)
 
 
-@mutant("online-absolute-gs-half", "003", "online.expected_loss",
-        "absolute loss d/dsigma_j = sigma_j x_j^2 phi(r/b) / b (the factor 2 of 2 b phi(r/b) dropped)")
-def _(orig, owner):
-    def expected_loss(loss, X, y, m, sigma, H=1.0):
-        v, gm, gs = orig(loss, X, y, m, sigma, H)
-        return (v, gm, 0.5 * np.asarray(gs)) if loss == "absolute" else (v, gm, gs)
-    return expected_loss
+@corrupts("online-absolute-gs-half", "003", "online.expected_loss",
+          "absolute loss d/dsigma_j = sigma_j x_j^2 phi(r/b) / b (the factor 2 of 2 b phi(r/b) dropped)")
+def _(out, loss, **_):
+    return (out[0], out[1], 0.5 * np.asarray(out[2])) if loss == "absolute" else out
 
 
-@mutant("online-squared-value-no-variance", "003", "online.expected_loss",
-        "squared loss bar L = (y - m^T x)^2, the variance term ||sigma x||^2 dropped")
-def _(orig, owner):
-    def expected_loss(loss, X, y, m, sigma, H=1.0):
-        v, gm, gs = orig(loss, X, y, m, sigma, H)
-        if loss == "squared":
-            v = np.asarray(v) - np.sum((np.asarray(X) * np.asarray(sigma)) ** 2, axis=1)
-        return v, gm, gs
-    return expected_loss
+@corrupts("online-squared-value-no-variance", "003", "online.expected_loss",
+          "squared loss bar L = (y - m^T x)^2, the variance term ||sigma x||^2 dropped")
+def _(out, loss, X, sigma, **_):
+    if loss != "squared":
+        return out
+    return np.asarray(out[0]) - np.sum((np.asarray(X) * np.asarray(sigma)) ** 2, axis=1), out[1], out[2]
 
 
 @mutant("online-kl-printed-quadratic", "003", "online.kl_gaussian", "Gaussian KL with Sbar for Sbar^-1 (E003-3)")
@@ -120,28 +113,25 @@ def _(orig, owner):
     return run_adversarial
 
 
-@mutant("online-full-offdiag-dropped", "003", "online.run_full",
-        "full-covariance SVA keeps only the diagonal of C (the mean-field update in disguise)")
-def _(orig, owner):
-    def run_full(X, y, loss="hinge", *, eta, s=1.0):
-        r = orig(X, y, loss, eta=eta, s=s)
-        Cs = np.asarray(r.Cs) * np.eye(np.asarray(r.Cs).shape[-1])
-        return SimpleNamespace(losses=r.losses, M=r.M, Cs=Cs, m=r.m, C=Cs[-1])
-    return run_full
+def _with_scales(run, Cs):
+    return SimpleNamespace(losses=run.losses, M=run.M, Cs=Cs, m=run.m, C=Cs[-1])
 
 
-@mutant("online-full-diag-root-eta", "003", "online.run_full",
-        "full-covariance SVA's diagonal root with eta s G instead of eta s G / 2 (a 2x in the shrinkage)")
-def _(orig, owner):
-    def run_full(X, y, loss="hinge", *, eta, s=1.0):
-        r = orig(X, y, loss, eta=eta, s=s)
-        Cs = np.array(r.Cs, dtype=float)
-        for t in range(1, Cs.shape[0]):
-            c = np.diag(Cs[t])
-            g = (s * s / c - c) / (eta * s * s)          # the gradient sum G_ii the root came from
-            np.fill_diagonal(Cs[t], s * (np.sqrt(1 + (eta * s * g) ** 2) - eta * s * g))
-        return SimpleNamespace(losses=r.losses, M=r.M, Cs=Cs, m=r.m, C=Cs[-1])
-    return run_full
+@corrupts("online-full-offdiag-dropped", "003", "online.run_full",
+          "full-covariance SVA keeps only the diagonal of C (the mean-field update in disguise)")
+def _(out, **_):
+    return _with_scales(out, np.asarray(out.Cs) * np.eye(np.asarray(out.Cs).shape[-1]))
+
+
+@corrupts("online-full-diag-root-eta", "003", "online.run_full",
+          "full-covariance SVA's diagonal root with eta s G instead of eta s G / 2 (a 2x in the shrinkage)")
+def _(out, eta, s, **_):
+    Cs = np.array(out.Cs, dtype=float)
+    for t in range(1, Cs.shape[0]):
+        c = np.diag(Cs[t])
+        g = (s * s / c - c) / (eta * s * s)          # the gradient sum G_ii the root came from
+        np.fill_diagonal(Cs[t], s * (np.sqrt(1 + (eta * s * g) ** 2) - eta * s * g))
+    return _with_scales(out, Cs)
 
 
 @mutant("online-nn-svb-step-constant", "003", "online.run_nn",
