@@ -53,6 +53,16 @@ def inner(A, B) -> float:
 
 
 # ------------------------------------------------------------------------------------------------ model instances
+def regression_case(inst):
+    """A drawn (d, N, seed): the generator seeded by ``seed`` and, on it, a logistic (even seed) or linear (odd seed)
+    regression target with N points in d dimensions: ``(rng, kind, model, target)``."""
+    d, N, seed = inst
+    rng = np.random.default_rng(seed)
+    kind = ("logistic", "linear")[seed % 2]
+    model, target = (logistic_instance if kind == "logistic" else linear_instance)(rng, N, d)
+    return rng, kind, model, target
+
+
 def linear_instance(rng, N: int, d: int):
     """(oracle model dict, target spec) for Bayesian linear regression with random data and scales."""
     X = rng.standard_normal((N, d))

@@ -111,8 +111,6 @@ def claim_affine_frame(ctx):
 
 @statement("000.claim-affine-frame-energy")
 def claim_affine_frame_energy(ctx):
-    impl = ctx.impl
-
     def check(inst):
         d, S, seed = inst
         rng = np.random.default_rng(seed)
@@ -123,8 +121,8 @@ def claim_affine_frame_energy(ctx):
         tx = tspec.gaussian(fx["mean"], fx["precision"], name="framed")
         m1, C1 = rng.standard_normal(d), np.tril(rng.standard_normal((d, d))) + 2 * np.eye(d)
         U = rng.standard_normal((S, d))
-        gm, gC = impl.energy(tz, z0 + L @ m1, L @ C1, U, "full")
-        gmx, gCx = impl.energy(tx, m1, C1, U, "full")
+        gm, gC = ctx.impl.energy(tz, z0 + L @ m1, L @ C1, U, "full")
+        gmx, gCx = ctx.impl.energy(tx, m1, C1, U, "full")
         gm, gC, gmx, gCx = (np.asarray(a, dtype=np.float64) for a in (gm, gC, gmx, gCx))
         scale = (1 + np.abs(L).max()) * (1 + np.abs(gm).max() + np.abs(gC).max())
         # two float evaluations of the same quantity through matrices with condition up to ~1e6: 1e-7 relative
@@ -141,8 +139,6 @@ def claim_affine_frame_energy(ctx):
 
 @statement("000.claim-affine-frame-constants")
 def claim_affine_frame_constants(ctx):
-    impl = ctx.impl
-
     def check(inst):
         d, N, seed = inst
         rng = np.random.default_rng(seed)
@@ -154,7 +150,7 @@ def claim_affine_frame_constants(ctx):
             fx = _framed_gaussian(model, zz, LL)
             ev = np.linalg.eigvalsh(fx["precision"])
             tx = tspec.gaussian(fx["mean"], fx["precision"], name=label)
-            M, mu = float(impl.smoothness(tx)), float(impl.strong_convexity(tx))
+            M, mu = float(ctx.impl.smoothness(tx)), float(ctx.impl.strong_convexity(tx))
             # eigenvalues of a symmetric matrix: backward stable, 1e-10 relative to lambda_max
             ctx.close(M, ev[-1], rtol=1e-9, atol=1e-10 * ev[-1], label=f"{label}: M' = lambda_max(L^T H L)")
             ctx.close(mu, ev[0], rtol=1e-9, atol=1e-10 * ev[-1], label=f"{label}: mu' = lambda_min(L^T H L)")

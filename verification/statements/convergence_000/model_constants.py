@@ -133,8 +133,6 @@ def e000_1(ctx):
 
 @statement("000.cor22")
 def cor22(ctx):
-    impl = ctx.impl
-
     def check(inst):
         d, N, seed = inst
         rng = np.random.default_rng(seed)
@@ -144,8 +142,8 @@ def cor22(ctx):
         lo_c, hi_c = _eig_range(np.eye(d) / s**2 + X.T @ X / sn**2)       # corrected constants, computed here
         lo, hi = _hessian_within(ctx, model, target, rng, "linear")
         # the Hessian is constant, so both bounds are attained: they equal the extreme eigenvalues
-        ctx.close(impl.smoothness(target), hi_c, rtol=1e-12, label="impl M = lambda_max(S^-1 + AA^T/sigma^2)")
-        ctx.close(impl.strong_convexity(target), lo_c, rtol=1e-10, atol=1e-14,
+        ctx.close(ctx.impl.smoothness(target), hi_c, rtol=1e-12, label="impl M = lambda_max(S^-1 + AA^T/sigma^2)")
+        ctx.close(ctx.impl.strong_convexity(target), lo_c, rtol=1e-10, atol=1e-14,
                   label="impl mu = lambda_min(S^-1 + AA^T/sigma^2)")
         ctx.close(hi, hi_c, rtol=1e-8, label="M attained (FD Hessian)")
         ctx.close(lo, lo_c, rtol=1e-7, atol=1e-8, label="mu attained (FD Hessian)")
@@ -159,15 +157,15 @@ def cor22(ctx):
     model, target = linear_instance(rng, 3, 2)
     H = hb.hessian_sympy(model, rng.standard_normal(2))
     lo, hi = _eig_range(H)
-    ctx.close(hi, impl.smoothness(target), rtol=1e-12, label="M vs SymPy Hessian")
-    ctx.close(lo, impl.strong_convexity(target), rtol=1e-12, label="mu vs SymPy Hessian")
+    ctx.close(hi, ctx.impl.smoothness(target), rtol=1e-12, label="M vs SymPy Hessian")
+    ctx.close(lo, ctx.impl.strong_convexity(target), rtol=1e-12, label="mu vs SymPy Hessian")
     ctx.count()
     # real data: diabetes (442 x 11, standardized, intercept), noise and prior scales 1
     model, target = real_data_instance("diabetes")
     same_function(ctx, model, target, ctx.rng("diabetes"), "diabetes")
     lo, hi = _hessian_within(ctx, model, target, ctx.rng("diabetes-points"), "diabetes")
-    ctx.close(hi, impl.smoothness(target), rtol=1e-8, label="diabetes: M attained")
-    ctx.close(lo, impl.strong_convexity(target), rtol=1e-6, label="diabetes: mu attained")
+    ctx.close(hi, ctx.impl.smoothness(target), rtol=1e-8, label="diabetes: M attained")
+    ctx.close(lo, ctx.impl.strong_convexity(target), rtol=1e-6, label="diabetes: mu attained")
     ctx.count()
 
 
@@ -190,7 +188,6 @@ def e000_2(ctx):
 def cor23(ctx):
     import sympy as sp
 
-    impl = ctx.impl
     # the scalar fact of the proof: phi''(a) = sigma(a) sigma(-a) = e^a/(1+e^a)^2 lies in (0, 1/4], max at a = 0
     a = sp.Symbol("a", real=True)
     d2 = sp.diff(sp.log(1 + sp.exp(-a)), a, 2)
@@ -207,11 +204,11 @@ def cor23(ctx):
         same_function(ctx, model, target, rng, "logistic")
         X, s = model["X"], model["prior_scale"]
         hi_c = _eig_range(np.eye(d) / s**2 + X.T @ X / 4)[1]
-        ctx.close(impl.smoothness(target), hi_c, rtol=1e-12, label="impl M = lambda_max(S^-1 + AA^T/4)")
-        ctx.close(impl.strong_convexity(target), 1 / s**2, rtol=1e-12, label="impl mu = 1/s^2")
+        ctx.close(ctx.impl.smoothness(target), hi_c, rtol=1e-12, label="impl M = lambda_max(S^-1 + AA^T/4)")
+        ctx.close(ctx.impl.strong_convexity(target), 1 / s**2, rtol=1e-12, label="impl mu = 1/s^2")
         _hessian_within(ctx, model, target, rng, "logistic")
         # M is attained at z = 0, where every phi'' = 1/4
-        ctx.close(_eig_range(hb.hessian_fd(model, np.zeros(d)))[1], impl.smoothness(target), rtol=1e-8,
+        ctx.close(_eig_range(hb.hessian_fd(model, np.zeros(d)))[1], ctx.impl.smoothness(target), rtol=1e-8,
                   label="M attained at z = 0")
 
     ctx.forall(seeds(3, 6), check, fixed=[(1, 1, 120), (3, 6, 121)])
@@ -221,16 +218,16 @@ def cor23(ctx):
     for t in (10.0, 30.0):
         lo = _eig_range(hb.hessian_sympy(model, np.array([t, t])))[0]
         # lambda_min = 1/s^2 + sigma'(t) with 0 < sigma'(t) < e^{-t}
-        ctx.geq(lo, impl.strong_convexity(target), rtol=1e-14, label="mu is a lower bound far out")
-        ctx.bound(lo - impl.strong_convexity(target), np.exp(-t), label=f"mu approached at z = ({t}, {t})")
+        ctx.geq(lo, ctx.impl.strong_convexity(target), rtol=1e-14, label="mu is a lower bound far out")
+        ctx.bound(lo - ctx.impl.strong_convexity(target), np.exp(-t), label=f"mu approached at z = ({t}, {t})")
         ctx.count()
     # SymPy-exact Hessian on a tiny random instance
     rng = ctx.rng("sympy")
     model, target = logistic_instance(rng, 3, 2)
     for z in (np.zeros(2), rng.standard_normal(2)):
         lo, hi = _eig_range(hb.hessian_sympy(model, z))
-        ctx.bound(hi, impl.smoothness(target), rtol=1e-13, label="SymPy Hessian <= M")
-        ctx.geq(lo, impl.strong_convexity(target), rtol=1e-13, label="SymPy Hessian >= mu")
+        ctx.bound(hi, ctx.impl.smoothness(target), rtol=1e-13, label="SymPy Hessian <= M")
+        ctx.geq(lo, ctx.impl.strong_convexity(target), rtol=1e-13, label="SymPy Hessian >= mu")
         ctx.count()
     # real data: wine (178 x 14) and breast cancer (569 x 31), standardized with intercept, prior scale 1
     for name in ("wine", "breast_cancer"):
@@ -238,7 +235,7 @@ def cor23(ctx):
         rng = ctx.rng(name)
         same_function(ctx, model, target, rng, name)
         _hessian_within(ctx, model, target, rng, name)
-        ctx.close(_eig_range(hb.hessian_fd(model, np.zeros(target.dim)))[1], impl.smoothness(target), rtol=1e-8,
+        ctx.close(_eig_range(hb.hessian_fd(model, np.zeros(target.dim)))[1], ctx.impl.smoothness(target), rtol=1e-8,
                   label=f"{name}: M attained at z = 0")
         ctx.count()
 
@@ -261,8 +258,6 @@ def _hierarchical(ctx, inst):
 
 @statement("000.thm24")
 def thm24(ctx):
-    impl = ctx.impl
-
     def check(inst):
         rng, d, G, model, target = _hierarchical(ctx, inst)
         M = constants(model)[1]          # the oracle's explicit M = lambda_max(P + blockdiag(0, X_g^T X_g / 4))
@@ -282,7 +277,7 @@ def thm24(ctx):
             off = [norms[i, j] for i in range(1, G + 1) for j in range(1, G + 1) if i != j]
             ctx.bound(max(off, default=0.0), 0.0, atol=1e-8, label="z_i-z_j blocks are zero (i != j)")
         # the implementation's M: the bound is attained at z = 0 (every logistic curvature 1/4), so it must equal it
-        ctx.close(impl.smoothness(target), _eig_range(hb.hessian_fd(model, np.zeros(target.dim)))[1], rtol=1e-8,
+        ctx.close(ctx.impl.smoothness(target), _eig_range(hb.hessian_fd(model, np.zeros(target.dim)))[1], rtol=1e-8,
                   label="impl M == lambda_max(-Hess log p(0)) (attained)")
         # the implementation's energy estimator on this model, sample by sample (Eq. 6): mean over the rows u of
         # (g, tril(g u^T)), g = grad -log p(C u + m) from the oracle (S = 1 and S = 5; every group's block is used)
@@ -292,7 +287,7 @@ def thm24(ctx):
         for S in (1, 5):
             U = rng.standard_normal((S, D))
             G_ = np.array([hb.grad_neg_log_joint(model, C @ u + m) for u in U])
-            gm, gC = impl.energy(target, m, C, U, "tril")
+            gm, gC = ctx.impl.energy(target, m, C, U, "tril")
             scale = 1.0 + float(np.max(np.abs(G_))) * (1.0 + float(np.max(np.abs(U))))
             ctx.close(np.asarray(gm), G_.mean(0), atol=1e-12 * scale, label=f"hierarchical energy, m part (S={S})")
             ctx.close(np.asarray(gC), np.tril(G_.T @ U / S), atol=1e-12 * scale,
@@ -303,8 +298,6 @@ def thm24(ctx):
 
 @statement("000.cor25")
 def cor25(ctx):
-    impl = ctx.impl
-
     def check(inst):
         rng, d, G, model, target = _hierarchical(ctx, inst)
         Si, Di = np.linalg.inv(model["Sigma"]), np.linalg.inv(model["Delta"])
@@ -317,7 +310,7 @@ def cor25(ctx):
             for g in range(G):
                 ctx.close(B[0][g + 1], Di, atol=1e-7, label="Hess_theta,z_i log p = Delta^-1")
         # M (the implementation's constant) is attained at z = 0, where every logistic curvature equals 1/4
-        ctx.close(_eig_range(hb.hessian_fd(model, np.zeros(target.dim)))[1], impl.smoothness(target), rtol=1e-8,
+        ctx.close(_eig_range(hb.hessian_fd(model, np.zeros(target.dim)))[1], ctx.impl.smoothness(target), rtol=1e-8,
                   label="M attained at z = 0")
 
     ctx.forall(seeds(2, 6), check, fixed=[(1, 2, 140), (2, 5, 141)], max_examples=max(6, ctx.profile.max_examples // 2))
@@ -327,8 +320,8 @@ def cor25(ctx):
     for z in (np.zeros(3), rng.standard_normal(3)):
         H = hb.hessian_sympy(model, z)
         lo, hi = _eig_range(H)
-        ctx.bound(hi, impl.smoothness(target), rtol=1e-13, label="SymPy Hessian <= M")
-        ctx.geq(lo, impl.strong_convexity(target), rtol=1e-13, label="SymPy Hessian >= mu")
+        ctx.bound(hi, ctx.impl.smoothness(target), rtol=1e-13, label="SymPy Hessian <= M")
+        ctx.geq(lo, ctx.impl.strong_convexity(target), rtol=1e-13, label="SymPy Hessian >= mu")
         Si, Di = 1 / model["Sigma"][0, 0], 1 / model["Delta"][0, 0]
         ctx.close(-H[0, 0], -(Si + 2 * Di), rtol=1e-13, label="theta-theta entry (SymPy) = -(1/S + 2/D)")
         ctx.count()

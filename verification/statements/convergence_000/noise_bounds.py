@@ -157,14 +157,18 @@ def thm2(ctx):
                max_examples=max(4, ctx.profile.max_examples // 2))
 
 
+def _bound_case(inst):
+    """A drawn instance with what the bounds of Thm 3 and Thm 26 are stated in: (target, model, m, C, structure, d,
+    the oracle's smoothness constant M, the target's stationary point mbar)."""
+    target, model, m, C, structure = _instance(inst)
+    return target, model, m, C, structure, m.shape[0], oracle_M(model), stationary(model)
+
+
 # ---- 000.thm3 -------------------------------------------------------------------------------------------------------
 @statement("000.thm3")
 def thm3(ctx):
     def check(inst):
-        target, model, m, C, structure = _instance(inst)
-        d = m.shape[0]
-        M = oracle_M(model)
-        mbar = stationary(model)
+        target, model, m, C, structure, d, M, mbar = _bound_case(inst)
         E, tol = exact_second_moment(ctx, target, model, m, C, structure, entropy=True)
         _, b2 = gmo.thm1_bounds(M, m, mbar, C)
         gh = ctx.impl.grad_neg_entropy(C, structure)
@@ -199,10 +203,7 @@ COSINE_THM3_DL = ("cosine-fixed", 1, "tril", 0, (0.8,), (0.3,))
 @statement("000.thm26")
 def thm26(ctx):
     def check(inst):
-        target, model, m, C, structure = _instance(inst)
-        d = m.shape[0]
-        M = oracle_M(model)
-        mbar = stationary(model)
+        target, model, m, C, structure, d, M, mbar = _bound_case(inst)
         ms, Cs, _ = vio.solve(model, structure)
         dist = float(np.sum((m - ms) ** 2) + np.sum((C - Cs) ** 2))
         dstar = float(np.sum((ms - mbar) ** 2) + np.sum(Cs ** 2))

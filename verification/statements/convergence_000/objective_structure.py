@@ -16,7 +16,8 @@ from refvi.verification.protocol import targets as specs
 from refvi.verification.statement import statement
 from refvi.verification.statements.convergence_000._structure import (STRUCTS, constants, inner, linear_instance,
                                                                       logistic_instance, random_in_W,
-                                                                      real_data_instance, same_function, seeds)
+                                                                      real_data_instance, regression_case,
+                                                                      same_function, seeds)
 
 
 # ------------------------------------------------------------------------------------------------ matrix helpers
@@ -221,13 +222,9 @@ def _logdet_abs(C) -> float:
 
 @statement("000.lemma16")
 def lemma16(ctx):
-    impl = ctx.impl
-
     def smooth_l(inst):
-        d, N, seed = inst
-        rng = np.random.default_rng(seed)
-        kind = ("logistic", "linear")[seed % 2]
-        model, target = (logistic_instance if kind == "logistic" else linear_instance)(rng, N, d)
+        d, _, seed = inst
+        rng, kind, model, target = regression_case(inst)
         if seed % 5 == 0:
             same_function(ctx, model, target, rng, kind)
         M = constants(model)[1]
@@ -261,7 +258,7 @@ def lemma16(ctx):
         rng = np.random.default_rng(seed)
         for structure in STRUCTS:
             C = random_in_W(rng, d, structure, smin=0.5)
-            G = np.asarray(impl.grad_neg_entropy(C, structure))
+            G = np.asarray(ctx.impl.grad_neg_entropy(C, structure))
             ctx.close(proj(G, structure), G, atol=0.0, label=f"16.2 grad h lies in V ({structure})")
             h = 1e-5
             Gfd = np.zeros((d, d))
@@ -282,7 +279,8 @@ def lemma16(ctx):
                 C1 + 1e-3 * proj(rng.standard_normal((d, d)), structure)
             if sigma_min(C2) < t:
                 C2 = C2 * (t / sigma_min(C2)) * (1 + 1e-9)
-            G1, G2 = np.asarray(impl.grad_neg_entropy(C1, structure)), np.asarray(impl.grad_neg_entropy(C2, structure))
+            G1 = np.asarray(ctx.impl.grad_neg_entropy(C1, structure))
+            G2 = np.asarray(ctx.impl.grad_neg_entropy(C2, structure))
             # inverses of matrices with sigma_min >= t carry rounding ~1e-15 |G|; C2 may equal C1 up to rounding
             ctx.bound(np.linalg.norm(G1 - G2), M * np.linalg.norm(C1 - C2), rtol=1e-10,
                     atol=1e-14 * (np.abs(G1).max() + np.abs(G2).max()),
@@ -298,13 +296,13 @@ def lemma16(ctx):
         C1 = np.eye(2) / np.sqrt(M)
         C2 = C1 * (1 + 1e-6)
         for structure in STRUCTS:
-            r = np.linalg.norm(np.asarray(impl.grad_neg_entropy(C1, structure)) -
-                               np.asarray(impl.grad_neg_entropy(C2, structure))) / np.linalg.norm(C1 - C2)
+            r = np.linalg.norm(np.asarray(ctx.impl.grad_neg_entropy(C1, structure)) -
+                               np.asarray(ctx.impl.grad_neg_entropy(C2, structure))) / np.linalg.norm(C1 - C2)
             ctx.close(r, M / (1 + 1e-6), rtol=1e-8, label="16.3 constant M attained at the boundary of W_M")
             # and the hypothesis C in W_M is needed: at C = I / (2 sqrt(M)) the local ratio is 4 M
             C3 = 0.5 * C1
-            G3 = np.asarray(impl.grad_neg_entropy(C3, structure))
-            G4 = np.asarray(impl.grad_neg_entropy(C3 * (1 + 1e-6), structure))
+            G3 = np.asarray(ctx.impl.grad_neg_entropy(C3, structure))
+            G4 = np.asarray(ctx.impl.grad_neg_entropy(C3 * (1 + 1e-6), structure))
             r3 = np.linalg.norm(G3 - G4) / np.linalg.norm(1e-6 * C3)
             ctx.geq(r3, 3.9 * M, label="16.3 fails outside W_M (ratio 4M at sigma_min = 1/(2 sqrt M))")
             ctx.count()
@@ -312,13 +310,9 @@ def lemma16(ctx):
 
 @statement("000.lemma17")
 def lemma17(ctx):
-    impl = ctx.impl
-
     def convex_l(inst):
-        d, N, seed = inst
-        rng = np.random.default_rng(seed)
-        kind = ("logistic", "linear")[seed % 2]
-        model, target = (logistic_instance if kind == "logistic" else linear_instance)(rng, N, d)
+        d, _, seed = inst
+        rng, kind, model, target = regression_case(inst)
         mu = constants(model)[0]
         ctx.geq(mu, 0.0, label="mu >= 0")
         for _ in range(3):
@@ -349,7 +343,7 @@ def lemma17(ctx):
         # h = -log det convex on S^d_{++}: midpoint and monotone gradient (through the implementation)
         h1, h2, hm = (-np.linalg.slogdet(X)[1] for X in (C1, C2, 0.5 * (C1 + C2)))
         ctx.bound(hm, 0.5 * (h1 + h2), atol=1e-12 * (1 + abs(h1) + abs(h2)), label="17.2 h convex (sym), midpoint")
-        G1, G2 = np.asarray(impl.grad_neg_entropy(C1, "sym")), np.asarray(impl.grad_neg_entropy(C2, "sym"))
+        G1, G2 = np.asarray(ctx.impl.grad_neg_entropy(C1, "sym")), np.asarray(ctx.impl.grad_neg_entropy(C2, "sym"))
         ctx.geq(inner(G1 - G2, C1 - C2), 0.0, atol=1e-12 * (1 + np.abs(G1).max() + np.abs(G2).max()) *
                 (1 + np.abs(C1 - C2).max()), label="17.2 grad h monotone (sym)")
 
@@ -368,7 +362,7 @@ def lemma17(ctx):
                       label="17.3 eigenvalues of triangular C = its diagonal")
         h1, h2, hm = (-np.sum(np.log(np.diag(X))) for X in (C1, C2, 0.5 * (C1 + C2)))
         ctx.bound(hm, 0.5 * (h1 + h2), atol=1e-13 * (1 + abs(h1) + abs(h2)), label="17.3 h convex (tril), midpoint")
-        G1, G2 = np.asarray(impl.grad_neg_entropy(C1, "tril")), np.asarray(impl.grad_neg_entropy(C2, "tril"))
+        G1, G2 = np.asarray(ctx.impl.grad_neg_entropy(C1, "tril")), np.asarray(ctx.impl.grad_neg_entropy(C2, "tril"))
         ctx.geq(inner(G1 - G2, C1 - C2), 0.0, atol=1e-12 * (1 + np.abs(G1).max() + np.abs(G2).max()),
                 label="17.3 grad h monotone (tril)")
 
@@ -392,8 +386,6 @@ def e000_6(ctx):
 
 @statement("000.lemma18")
 def lemma18(ctx):
-    impl = ctx.impl
-
     def check_solution(model, target, structure, label, tight=False):
         M = constants(model)[1]
         m, C, f = vo.solve(model, structure)
@@ -408,7 +400,7 @@ def lemma18(ctx):
         if structure == "sym":
             Cs = 0.5 * (C + C.T)
             # Proj-SGD's projection leaves the optimum where it is (up to eigen-decomposition rounding)
-            ctx.close(impl.project_wm(Cs, M, "sym"), Cs, atol=1e-12 * (1 + np.abs(Cs).max()),
+            ctx.close(ctx.impl.project_wm(Cs, M, "sym"), Cs, atol=1e-12 * (1 + np.abs(Cs).max()),
                       label=f"{label}: proj_W_M(w*) = w*")
 
     def check(inst):

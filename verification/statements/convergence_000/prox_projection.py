@@ -18,8 +18,6 @@ from refvi.verification.statements.convergence_000._structure import (STRUCTS, i
 # ================================================================================================ §9-10: prox etc.
 @statement("000.lemma29")
 def lemma29(ctx):
-    impl = ctx.impl
-
     def nonexpansive(inst):
         d, _, seed = inst
         rng = np.random.default_rng(seed)
@@ -27,7 +25,7 @@ def lemma29(ctx):
         C1 = np.tril(rng.standard_normal((d, d)) * rng.uniform(0.1, 3))
         C2 = np.tril(rng.standard_normal((d, d)) * rng.uniform(0.1, 3))
         gamma = float(10 ** rng.uniform(-3, 1))
-        P1, P2 = impl.entropy_prox(C1, gamma), impl.entropy_prox(C2, gamma)
+        P1, P2 = ctx.impl.entropy_prox(C1, gamma), ctx.impl.entropy_prox(C2, gamma)
         # a few roundings in the square root: 1e-12 relative
         ctx.bound(np.linalg.norm(P1 - P2), np.linalg.norm(C1 - C2), rtol=1e-12, atol=1e-14,
                 label="Lemma 29.1 ||prox C1 - prox C2|| <= ||C1 - C2||")
@@ -38,15 +36,15 @@ def lemma29(ctx):
         gamma = float(10 ** rng.uniform(-3, 1))
         # (<=) pick v in W, set C = v + gamma * grad h(v) (h is differentiable on W, so dh(v) = {grad h(v)})
         v = random_in_W(rng, d, "tril", smin=0.05)
-        C = v + gamma * np.asarray(impl.grad_neg_entropy(v, "tril"))
-        ctx.close(impl.entropy_prox(C, gamma), v, rtol=1e-10, atol=1e-12,
+        C = v + gamma * np.asarray(ctx.impl.grad_neg_entropy(v, "tril"))
+        ctx.close(ctx.impl.entropy_prox(C, gamma), v, rtol=1e-10, atol=1e-12,
                   label="Lemma 29.3 (<=): (C - v)/gamma = grad h(v) implies prox(C) = v")
         # (=>) v = prox(C) for an arbitrary triangular C satisfies (C - v)/gamma in dh(v) = {grad h(v)}
         C = np.tril(rng.standard_normal((d, d)) * 2)
-        v = impl.entropy_prox(C, gamma)
+        v = ctx.impl.entropy_prox(C, gamma)
         ctx.true(bool(np.all(np.diag(v) > 0)), label="prox output lies in W (positive diagonal)")
         # both sides O(1/v_ii); v_ii >= sqrt(gamma) - |c|... rounding only: 1e-9 relative covers gamma down to 1e-3
-        ctx.close((C - v) / gamma, impl.grad_neg_entropy(v, "tril"), rtol=1e-9, atol=1e-9,
+        ctx.close((C - v) / gamma, ctx.impl.grad_neg_entropy(v, "tril"), rtol=1e-9, atol=1e-9,
                   label="Lemma 29.3 (=>): (C - prox C)/gamma = grad h(prox C)")
 
     def fixed_point(inst):
@@ -62,7 +60,7 @@ def lemma29(ctx):
         ctx.close(gm, np.zeros(d), atol=1e-12 * np.linalg.cond(A) * (np.abs(A).max() * np.abs(m_star).max()
                                                                      + np.abs(b).max() + 1),
                   label="grad_m l(w*) = 0 (closed-form optimum)")
-        ctx.close(impl.entropy_prox(C_star - gamma * proj(gC, "tril"), gamma), C_star, rtol=1e-9, atol=1e-11,
+        ctx.close(ctx.impl.entropy_prox(C_star - gamma * proj(gC, "tril"), gamma), C_star, rtol=1e-9, atol=1e-11,
                   label="Lemma 29.2 w* = prox_{gamma h}(w* - gamma grad l(w*)), linear regression")
 
     ctx.forall(seeds(), nonexpansive, fixed=[(1, 1, 0), (3, 1, 1)])
@@ -77,7 +75,7 @@ def lemma29(ctx):
         _, gm, gC = vo.free_energy(model, m_star, C_star)
         for gamma in (0.01, 0.3):
             # fixed-point residual <= gamma * ||grad f(w*)|| <= gamma * 1e-9 (solver tolerance); 1e-8 leaves room
-            ctx.close(impl.entropy_prox(C_star - gamma * proj(gC, "tril"), gamma), C_star, atol=1e-8,
+            ctx.close(ctx.impl.entropy_prox(C_star - gamma * proj(gC, "tril"), gamma), C_star, atol=1e-8,
                       label="Lemma 29.2 fixed point, logistic regression")
             ctx.count()
 
@@ -99,14 +97,12 @@ def lemma31(ctx):
              label="second derivative = 1/x^2 + 1/gamma > 0")
     ctx.count()
 
-    impl = ctx.impl
-
     def check(inst):
         d, _, seed = inst
         rng = np.random.default_rng(seed)
         C = np.tril(rng.standard_normal((d, d)) * 10 ** rng.uniform(-2, 2))
         gamma = float(10 ** rng.uniform(-4, 2))
-        P = np.asarray(impl.entropy_prox(C, gamma))
+        P = np.asarray(ctx.impl.entropy_prox(C, gamma))
         ctx.true(np.array_equal(P - np.diag(np.diag(P)), C - np.diag(np.diag(C))),
                  label="off-diagonal entries unchanged (exactly)")
         p, c = np.diag(P), np.diag(C)
@@ -125,7 +121,7 @@ def lemma31(ctx):
 
     ctx.forall(seeds(), check, fixed=[(1, 1, 10), (3, 1, 11)])
     # the named hard instance: c = -100, gamma = 1e-4 (exact prox 9.99999900000002e-07...)
-    P = np.asarray(impl.entropy_prox(np.array([[-100.0]]), 1e-4))
+    P = np.asarray(ctx.impl.entropy_prox(np.array([[-100.0]]), 1e-4))
     with mpmath.workdps(40):
         ref = float((mpmath.mpf(-100) + mpmath.sqrt(mpmath.mpf(10000) + 4 * mpmath.mpf("1e-4"))) / 2)
     ctx.close(P[0, 0], ref, rtol=1e-13, label="prox at c = -100, gamma = 1e-4 (cancellation-prone)")
@@ -135,8 +131,6 @@ def lemma31(ctx):
 @statement("000.lemma32")
 def lemma32(ctx):
     from scipy.optimize import minimize
-
-    impl = ctx.impl
 
     def make(rng, d):
         A = rng.standard_normal((d, d)) * rng.uniform(0.2, 2)
@@ -149,20 +143,20 @@ def lemma32(ctx):
         rng = np.random.default_rng(seed)
         C, M = make(rng, d)
         t = 1.0 / np.sqrt(M)
-        P = np.asarray(impl.project_wm(C, M, "sym"))
+        P = np.asarray(ctx.impl.project_wm(C, M, "sym"))
         ctx.close(P, P.T, atol=1e-13 * (1 + np.abs(C).max()), label="projection is symmetric")
         # eigen-decomposition rounding: 1e-12 relative to the spectrum scale
         scale = 1 + np.abs(C).max() + t
         ctx.geq(np.linalg.eigvalsh(0.5 * (P + P.T))[0], t, atol=1e-12 * scale, label="output in W_M")
         Ps = 0.5 * (P + P.T)
-        ctx.close(impl.project_wm(Ps, M, "sym"), Ps, atol=1e-12 * scale, label="idempotent: proj(proj C) = proj C")
+        ctx.close(ctx.impl.project_wm(Ps, M, "sym"), Ps, atol=1e-12 * scale, label="idempotent: proj(proj C) = proj C")
         # variational inequality <C - P, D - P> <= 0 for every D in W_M (characterizes the projection)
         for _ in range(5):
             D = random_in_W(rng, d, "sym", smin=t)
             ctx.bound(inner(C - P, D - P), 0.0, atol=1e-11 * scale**2, label="<C - P(C), D - P(C)> <= 0, D in W_M")
         # C already in W_M is left alone
         D = random_in_W(rng, d, "sym", smin=t)
-        ctx.close(impl.project_wm(D, M, "sym"), D, atol=1e-12 * (1 + np.abs(D).max()),
+        ctx.close(ctx.impl.project_wm(D, M, "sym"), D, atol=1e-12 * (1 + np.abs(D).max()),
                   label="proj(D) = D for D in W_M")
 
     def generic_solver(inst):
@@ -184,7 +178,7 @@ def lemma32(ctx):
                 best = res
         L = np.array([[best.x[0], 0.0], [best.x[1], best.x[2]]])
         X = t * np.eye(2) + L @ L.T
-        P = np.asarray(impl.project_wm(C, M, "sym"))
+        P = np.asarray(ctx.impl.project_wm(C, M, "sym"))
         # BFGS on the factor converges like sqrt near a rank-deficient L (a clipped eigenvalue): ~1e-6 in X
         ctx.close(P, X, atol=1e-5 * (1 + np.abs(C).max()), label="Lemma 32 formula vs generic solver, d = 2")
         # X is feasible exactly, so the projection can be no farther from C (rounding only)
@@ -228,7 +222,6 @@ def lemma33(ctx):
 
     # through the implementation: a target with constant -grad log p = zeta makes the single-sample energy
     # estimator return exactly T*(zeta) at u (Eq. 6); check it is in V and satisfies the adjoint identity
-    impl = ctx.impl
 
     def check(inst):
         dd, _, seed = inst
@@ -238,7 +231,7 @@ def lemma33(ctx):
         uu = rng.standard_normal(dd)
         for structure in STRUCTS:
             m0, C0 = rng.standard_normal(dd), random_in_W(rng, dd, structure)
-            gm, gC = impl.energy(target, m0, C0, uu[None, :], structure)
+            gm, gC = ctx.impl.energy(target, m0, C0, uu[None, :], structure)
             gC = np.asarray(gC)
             ctx.close(proj(gC, structure), gC, atol=0.0, label=f"T*(z) has its C-part in V = {structure}")
             for _ in range(3):

@@ -42,34 +42,46 @@ def thm7(ctx):
 
     # (ii) the theta-average bound at gamma = 1/M, and at gamma = 1/(M sqrt T) for three horizons T with the
     # corrected bound and its O(1/sqrt T) exponent, statistically
-    rng = ctx.rng("thm7/rate")
+    _theta_average_rates(ctx, "thm7", "Thm 7", "prox", "tril", "energy", c=2, shift=1, scale=1.0,
+                         fixed=(lambda M: 1 / M, "1/M", "gamma = 1/M"),
+                         decaying=(lambda M, Tn: 1 / (M * math.sqrt(Tn)), "gamma = 1/(M sqrt T)"),
+                         rate=lambda Tn, a, b, D0, M: a / math.sqrt(Tn) * D0 * (M / (2 * a) + 1 / M)
+                         + b / (M * math.sqrt(Tn)),
+                         rate_label="Thm 7 1/(M sqrt T) bound (E000-7)")
+
+
+def _theta_average_rates(ctx, key, thm, algo, structure, estimator, *, c, shift, scale, fixed, decaying, rate,
+                         rate_label):
+    """Part (ii) of Thms 7 and 10 on a linear and a logistic target: the theta-average (theta = 1/(1 + c a gamma^2))
+    bound scale * gamma (a D0 / (1 - theta^T) + b) at the fixed step ``fixed`` and at the decaying step ``decaying``
+    for T = 64, 256, 1024, and the decay of the decaying-step curve against ``rate`` (exponent -1/2)."""
+    rng = ctx.rng(f"{key}/rate")
     for model, T in ((linear(rng, 5, 2), 100), (logistic(rng, 6, 2), 60)):
-        inst = Instance(model, "tril")
-        a, b = inst.ab("energy")
-        m0, C0 = start_point(inst, rng, "tril", 1.0)
+        inst = Instance(model, structure)
+        a, b = inst.ab(estimator)
+        m0, C0 = start_point(inst, rng, structure, 1.0)
         D0 = inst.dist(m0, C0)
         R = repetitions(ctx, 32)
 
         def theta_avg(Tn, gam, a=a):
-            return _theta_weights(1 / (1 + 2 * a * gam[0] ** 2), Tn, 1)
+            return _theta_weights(1 / (1 + c * a * gam[0] ** 2), Tn, shift)
 
         def theta_bound(Tn, gamma, a=a, b=b, D0=D0):
-            return gamma * (a * D0 / (1 - (1 / (1 + 2 * a * gamma**2)) ** Tn) + b)
+            return gamma * scale * (a * D0 / (1 - (1 / (1 + c * a * gamma**2)) ** Tn) + b)
 
-        gaps, = curve(ctx, "prox", inst, m0, C0, (T,), lambda Tn: np.full(Tn, 1 / inst.M), R,
-                      f"thm7/{model['kind']}/1/M", weights=theta_avg, metric="gap")
-        ctx.mean_leq(gaps, theta_bound(T, 1 / inst.M), alpha=ALPHA,
-                     label=f"Thm 7 theta-average bound, {model['kind']}, gamma = 1/M, T = {T}")
+        gamma0 = fixed[0](inst.M)
+        gaps, = curve(ctx, algo, inst, m0, C0, (T,), lambda Tn, g=gamma0: np.full(Tn, g), R,
+                      f"{key}/{model['kind']}/{fixed[1]}", weights=theta_avg, metric="gap")
+        ctx.mean_leq(gaps, theta_bound(T, gamma0), alpha=ALPHA,
+                     label=f"{thm} theta-average bound, {model['kind']}, {fixed[2]}, T = {T}")
         Ts = (64, 256, 1024)
-        curves = curve(ctx, "prox", inst, m0, C0, Ts, lambda Tn, M=inst.M: np.full(Tn, 1 / (M * math.sqrt(Tn))), R,
-                       f"thm7/{model['kind']}/sqrtT", weights=theta_avg, metric="gap")
+        curves = curve(ctx, algo, inst, m0, C0, Ts, lambda Tn, M=inst.M: np.full(Tn, decaying[0](M, Tn)), R,
+                       f"{key}/{model['kind']}/sqrtT", weights=theta_avg, metric="gap")
         for Tn, vals in zip(Ts, curves):
-            ctx.mean_leq(vals, theta_bound(Tn, 1 / (inst.M * math.sqrt(Tn))), alpha=ALPHA,
-                         label=f"Thm 7 theta-average bound, {model['kind']}, gamma = 1/(M sqrt T), T = {Tn}")
-        check_rate(ctx, Ts, curves,
-                   lambda Tn, a=a, b=b, D0=D0, M=inst.M: a / math.sqrt(Tn) * D0 * (M / (2 * a) + 1 / M)
-                   + b / (M * math.sqrt(Tn)), -0.5, SLACK_1_OVER_SQRT_T,
-                   f"Thm 7 1/(M sqrt T) bound (E000-7), {model['kind']}")
+            ctx.mean_leq(vals, theta_bound(Tn, decaying[0](inst.M, Tn)), alpha=ALPHA,
+                         label=f"{thm} theta-average bound, {model['kind']}, {decaying[1]}, T = {Tn}")
+        check_rate(ctx, Ts, curves, lambda Tn, a=a, b=b, D0=D0, M=inst.M: rate(Tn, a, b, D0, M), -0.5,
+                   SLACK_1_OVER_SQRT_T, f"{rate_label}, {model['kind']}")
         ctx.count()
 
 
@@ -94,33 +106,11 @@ def thm10(ctx):
 
     # (ii) the theta-average bound at gamma = 1/(2M), and at gamma = 1/sqrt T for three horizons T with Eq. (14)
     # (corrected) and its O(1/sqrt T) exponent, statistically
-    rng = ctx.rng("thm10/rate")
-    for model, T in ((linear(rng, 5, 2), 100), (logistic(rng, 6, 2), 60)):
-        inst = Instance(model, "sym")
-        a, b = inst.ab("entropy")
-        m0, C0 = start_point(inst, rng, "sym", 1.0)
-        D0 = inst.dist(m0, C0)
-        R = repetitions(ctx, 32)
-
-        def theta_avg(Tn, gam, a=a):
-            return _theta_weights(1 / (1 + a * gam[0] ** 2), Tn, 0)
-
-        def theta_bound(Tn, gamma, a=a, b=b, D0=D0):
-            return gamma / 2 * (a * D0 / (1 - (1 / (1 + a * gamma**2)) ** Tn) + b)
-
-        gaps, = curve(ctx, "proj", inst, m0, C0, (T,), lambda Tn: np.full(Tn, 1 / (2 * inst.M)), R,
-                      f"thm10/{model['kind']}/1/2M", weights=theta_avg, metric="gap")
-        ctx.mean_leq(gaps, theta_bound(T, 1 / (2 * inst.M)), alpha=ALPHA,
-                     label=f"Thm 10 theta-average bound, {model['kind']}, gamma = 1/(2M), T = {T}")
-        Ts = (64, 256, 1024)
-        curves = curve(ctx, "proj", inst, m0, C0, Ts, lambda Tn: np.full(Tn, 1 / math.sqrt(Tn)), R,
-                       f"thm10/{model['kind']}/sqrtT", weights=theta_avg, metric="gap")
-        for Tn, vals in zip(Ts, curves):
-            ctx.mean_leq(vals, theta_bound(Tn, 1 / math.sqrt(Tn)), alpha=ALPHA,
-                         label=f"Thm 10 theta-average bound, {model['kind']}, gamma = 1/sqrt T, T = {Tn}")
-        check_rate(ctx, Ts, curves, lambda Tn, a=a, b=b, D0=D0: 0.5 * D0 / math.sqrt(Tn) * (1 + a) + 0.5 * b / math.sqrt(Tn),
-                   -0.5, SLACK_1_OVER_SQRT_T, f"Eq. (14) corrected by E000-7, {model['kind']}")
-        ctx.count()
+    _theta_average_rates(ctx, "thm10", "Thm 10", "proj", "sym", "entropy", c=1, shift=0, scale=0.5,
+                         fixed=(lambda M: 1 / (2 * M), "1/2M", "gamma = 1/(2M)"),
+                         decaying=(lambda M, Tn: 1 / math.sqrt(Tn), "gamma = 1/sqrt T"),
+                         rate=lambda Tn, a, b, D0, M: 0.5 * D0 / math.sqrt(Tn) * (1 + a) + 0.5 * b / math.sqrt(Tn),
+                         rate_label="Eq. (14) corrected by E000-7")
 
 
 @erratum("E000-7")

@@ -87,23 +87,21 @@ def _fixed():
 
 @statement("002.claim-base-laws")
 def claim_base_laws(ctx):
-    impl = ctx.impl
-
     def check(inst):
         base, d, K, m, C = inst
         what = f"{base!r}, d = {d}"
-        got, ref = np.asarray(impl.base_charfun(base, K), dtype=np.complex128), oracle_charfun(base, K)
+        got, ref = np.asarray(ctx.impl.base_charfun(base, K), dtype=np.complex128), oracle_charfun(base, K)
         ctx.close(got.real, ref.real, atol=1e-11, rtol=1e-11, label=f"{what}: Re E exp(i k^T u)")
         ctx.close(got.imag, ref.imag, atol=1e-11, rtol=1e-11, label=f"{what}: Im E exp(i k^T u)")
-        mu, S = (np.asarray(v, dtype=np.float64) for v in impl.base_moments(base, d))
+        mu, S = (np.asarray(v, dtype=np.float64) for v in ctx.impl.base_moments(base, d))
         mu_o, S_o = ((base.shift, base.scale @ base.scale.T) if base.kind == "affine" else (np.zeros(d), np.eye(d)))
         ctx.close(mu, mu_o, atol=1e-12, label=f"{what}: E u")
         ctx.close(S, S_o, rtol=1e-12, atol=1e-12, label=f"{what}: V u")
         if not base.discrete:
-            ctx.close(float(impl.base_entropy(base, d)), oracle_entropy(base, d), rtol=1e-11, atol=1e-11,
+            ctx.close(float(ctx.impl.base_entropy(base, d)), oracle_entropy(base, d), rtol=1e-11, atol=1e-11,
                       label=f"{what}: differential entropy")
         if base.kind == "affine":
-            m0, C0 = (np.asarray(v, dtype=np.float64) for v in impl.to_base_params(m, C, base))
+            m0, C0 = (np.asarray(v, dtype=np.float64) for v in ctx.impl.to_base_params(m, C, base))
             R = np.linalg.inv(np.real(linalg.sqrtm(S_o)))
             ctx.close(m0, m - C @ R @ mu_o, rtol=1e-10, atol=1e-10, label=f"{what}: m0 = m - C R mu")
             ctx.close(C0, C @ R, rtol=1e-10, atol=1e-10, label=f"{what}: C0 = C R (R symmetric)")

@@ -64,15 +64,13 @@ def _e002_2(ctx):
 
 @statement("002.claim-logistic-constants")
 def logistic_constants(ctx):
-    impl = ctx.impl
-
     def check(inst):
         N, d, seed = inst
         rng = ctx.rng(f"lc/{seed}")
         X, s = rng.normal(size=(N, d)), float(rng.uniform(0.5, 2.0))
         y = rng.choice([-1.0, 1.0], size=N)
         target = specs.logistic(X, y, prior_scale=s)
-        c, M = impl.strong_convexity(target), impl.smoothness(target)
+        c, M = ctx.impl.strong_convexity(target), ctx.impl.smoothness(target)
         # c, M are valid curvature bounds at random points (spectra of the exact Hessian, rounding 1e-12)
         for z in rng.normal(scale=3.0, size=(5, d)):
             lam = np.linalg.eigvalsh(logistic_hessian(X, y, s, z))
@@ -112,8 +110,6 @@ def _e002_3(ctx):
 
 @statement("002.claim-h-not-convex-full")
 def h_convex_restricted(ctx):
-    impl = ctx.impl
-
     def check(inst):
         d, seed, structure = inst
         rng = ctx.rng(f"hc/{seed}/{structure}")
@@ -126,7 +122,7 @@ def h_convex_restricted(ctx):
             def draw():
                 return random_spd(rng, d, math.exp(-1.5), math.exp(1.5))
         B, C = draw(), draw()
-        g = np.asarray(impl.grad_neg_entropy(C, structure))
+        g = np.asarray(ctx.impl.grad_neg_entropy(C, structure))
         # first-order convexity h(B) >= h(C) + <grad h(C), B - C>; rounding of log det ~ 1e-13 on these scales
         ctx.geq(neg_log_abs_det(B), neg_log_abs_det(C) + float(np.sum(g * (B - C))), atol=1e-11,
                 label=f"h convex on {structure} (first order)")
@@ -153,8 +149,6 @@ def _e002_4(ctx):
 
 @statement("002.claim-wm-not-convex")
 def wm_claim(ctx):
-    impl = ctx.impl
-
     def check(inst):
         d, seed = inst
         rng = ctx.rng(f"wm/{seed}")
@@ -163,7 +157,7 @@ def wm_claim(ctx):
         A = with_singular_values(rng, r * np.exp(rng.uniform(0, 1, size=d)))
         B = with_singular_values(rng, r * np.exp(rng.uniform(0, 1, size=d)))
         mid = 0.5 * (A + B)
-        P = np.asarray(impl.project_singular(mid, M))
+        P = np.asarray(ctx.impl.project_singular(mid, M))
         sv = np.linalg.svd(P, compute_uv=False)
         ctx.geq(sv[-1], r, rtol=1e-12, label="projection of a midpoint is in W_M")
         det_mid, det_P = np.linalg.det(mid), np.linalg.det(P)
@@ -189,8 +183,6 @@ def _e002_7(ctx):
 
 @statement("002.lemma15")
 def lemma15(ctx):
-    impl = ctx.impl
-
     def check(inst):
         d, seed = inst
         rng = ctx.rng(f"l15/{seed}")
@@ -200,7 +192,7 @@ def lemma15(ctx):
         i = int(rng.integers(d))
         delta = float(rng.uniform(-0.99, 3.0)) * S[i]
         Delta = delta * np.outer(U[:, i], V[:, i])
-        g = np.asarray(impl.grad_neg_entropy(C, "full"))
+        g = np.asarray(ctx.impl.grad_neg_entropy(C, "full"))
         # condition number <= e^3 ~ 20: rounding of C^{-T} and log det ~ 1e-14 relative; tolerance 1e-11
         ctx.close(float(np.sum(g * Delta)), -delta / S[i], rtol=1e-11, atol=1e-12, label="<grad h, w'-w> = -delta/S_ii")
         ctx.close(float(np.sum(Delta * Delta)), delta**2, rtol=1e-12, atol=1e-15, label="||w'-w||^2 = delta^2")
@@ -212,10 +204,8 @@ def lemma15(ctx):
 
 @statement("002.lemma17")
 def lemma17(ctx):
-    impl = ctx.impl
-
     def inv_via_impl(B):     # grad h(B) = -B^{-T}  (full structure)
-        return -np.asarray(impl.grad_neg_entropy(B, "full")).T
+        return -np.asarray(ctx.impl.grad_neg_entropy(B, "full")).T
 
     def check(inst):
         d, seed = inst

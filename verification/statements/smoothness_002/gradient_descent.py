@@ -81,23 +81,32 @@ def _e002_8(ctx):
     ctx.count()
 
 
-@statement("002.thm6")
-def thm6(ctx):
+def _quadratic_contraction(ctx, method, key, label, fixed):
+    """Thm 6's contraction on random quadratic targets (d <= 4) for 25 steps of ``method`` at a step lambda up to the
+    theorem's largest (1/M for prox, 1/(2M) for projected), and step=None taking that largest step."""
     def quad(inst):
         d, seed = inst
-        rng = ctx.rng(f"quad/{d}/{seed}")
+        rng = ctx.rng(f"{key}/{d}/{seed}")
         model, c, M = _quadratic(rng, d)
-        lam = float(rng.uniform(0.05, 1.0)) / M
-        m0, C0 = _start(rng, d, "prox", M)
-        gaps = _gaps(ctx, model, "prox", lam, 25, M, m0, C0)
+        largest = M if method == "prox" else 2 * M
+        lam = float(rng.uniform(0.05, 1.0)) / largest
+        m0, C0 = _start(rng, d, method, M)
+        gaps = _gaps(ctx, model, method, lam, 25, M, m0, C0)
         # closed-form objective: rounding ~1e-13 of |F| ~ 10
-        _contraction(ctx, gaps, 1 - lam * c, 1e-11, f"quadratic d={d}")
-        # step=None is the theorem's largest step 1/M: the same trajectory as passing it
-        a = ctx.impl.gradient_descent(_grad(model, None), m0, C0, None, 5, "prox", M)
-        b = ctx.impl.gradient_descent(_grad(model, None), m0, C0, 1 / M, 5, "prox", M)
-        ctx.close(np.asarray(a[1]), np.asarray(b[1]), rtol=1e-14, atol=1e-14, label="default step = 1/M")
+        _contraction(ctx, gaps, 1 - lam * c, 1e-11, label.format(d=d))
+        # step=None is the theorem's largest step: the same trajectory as passing it
+        a = ctx.impl.gradient_descent(_grad(model, None), m0, C0, None, 5, method, M)
+        b = ctx.impl.gradient_descent(_grad(model, None), m0, C0, 1 / largest, 5, method, M)
+        ctx.close(np.asarray(a[1]), np.asarray(b[1]), rtol=1e-14, atol=1e-14,
+                  label="default step = " + ("1/M" if method == "prox" else "1/(2M)"))
 
-    ctx.forall(st.tuples(st.integers(1, 4), st.integers(0, 2**32 - 1)), quad, fixed=[(2, 0), (4, 1)], max_examples=(8 if ctx.profile.name == "ci" else 200))
+    ctx.forall(st.tuples(st.integers(1, 4), st.integers(0, 2**32 - 1)), quad, fixed=fixed,
+               max_examples=(8 if ctx.profile.name == "ci" else 200))
+
+
+@statement("002.thm6")
+def thm6(ctx):
+    _quadratic_contraction(ctx, "prox", "quad", "quadratic d={d}", [(2, 0), (4, 1)])
     rng = ctx.rng("logistic")
     for rho in (1.0, 3.0):
         model, c, M = _logistic(rng, 30, 3, rho)
@@ -110,22 +119,7 @@ def thm6(ctx):
 
 @statement("002.claim-thm6-projected")
 def thm6_projected(ctx):
-    def quad(inst):
-        d, seed = inst
-        rng = ctx.rng(f"proj/{d}/{seed}")
-        model, c, M = _quadratic(rng, d)
-        lam = float(rng.uniform(0.05, 1.0)) / (2 * M)
-        m0, C0 = _start(rng, d, "projected", M)
-        ms, Cs = ctx.impl.gradient_descent(_grad(model, None), m0, C0, lam, 25, "projected", M)
-        _, _, vstar = vo.solve(model, "tril")
-        gaps = np.array([vo.objective(model, m, C) - vstar for m, C in zip(np.asarray(ms), np.asarray(Cs))])
-        _contraction(ctx, gaps, 1 - lam * c, 1e-11, f"projected, quadratic d={d} (empirical)")
-        # step=None is the theorem's largest step 1/(2M): the same trajectory as passing it
-        a = ctx.impl.gradient_descent(_grad(model, None), m0, C0, None, 5, "projected", M)
-        b = ctx.impl.gradient_descent(_grad(model, None), m0, C0, 1 / (2 * M), 5, "projected", M)
-        ctx.close(np.asarray(a[1]), np.asarray(b[1]), rtol=1e-14, atol=1e-14, label="default step = 1/(2M)")
-
-    ctx.forall(st.tuples(st.integers(1, 4), st.integers(0, 2**32 - 1)), quad, fixed=[(2, 0), (3, 1)], max_examples=(8 if ctx.profile.name == "ci" else 200))
+    _quadratic_contraction(ctx, "projected", "proj", "projected, quadratic d={d} (empirical)", [(2, 0), (3, 1)])
 
 
 # ------------------------------------------------------------------------------------------- O9: exact dynamics
@@ -135,12 +129,17 @@ def _iso(rng, d):
     return {"kind": "gaussian", "mean": zs, "precision": a * np.eye(d)}, a, zs
 
 
+def _iso_case(ctx, key, d, seed):
+    """The isotropic quadratic of a drawn (d, seed) on the statement's stream ``key``: (rng, model, a, z*)."""
+    rng = ctx.rng(f"{key}/{d}/{seed}")
+    return (rng, *_iso(rng, d))
+
+
 @statement("002.claim-prox-one-step")
 def prox_one_step(ctx):
     def check(inst):
         d, seed = inst
-        rng = ctx.rng(f"one/{d}/{seed}")
-        model, a, zs = _iso(rng, d)
+        rng, model, a, zs = _iso_case(ctx, "one", d, seed)
         m0, C0 = _start(rng, d, "prox", a)
         ms, Cs = ctx.impl.gradient_descent(_grad(model, None), m0, C0, 1 / a, 2, "prox", a)
         # C - lambda a C = 0 exactly up to rounding of (1 - lambda a) C: ~1e-16 |C|; prox(0) = sqrt(lambda)
@@ -179,8 +178,7 @@ def heron(ctx):
 def naive_cycle(ctx):
     def check(inst):
         d, seed = inst
-        rng = ctx.rng(f"cycle/{d}/{seed}")
-        model, a, zs = _iso(rng, d)
+        rng, model, a, zs = _iso_case(ctx, "cycle", d, seed)
         C0 = rng.standard_normal((d, d)) + 2.0 * np.eye(d)
         ms, Cs = ctx.impl.gradient_descent(_grad(model, None), rng.standard_normal(d), C0, 1 / a, 6, "naive", a)
         ms, Cs = np.asarray(ms), np.asarray(Cs)

@@ -24,8 +24,6 @@ from scipy import optimize
 
 @statement("002.thm5")
 def thm5(ctx):
-    impl = ctx.impl
-
     def check(inst):
         d, seed, structure = inst
         rng = ctx.rng(f"t5/{seed}/{structure}")
@@ -35,7 +33,7 @@ def thm5(ctx):
             B = with_singular_values(rng, r * np.exp(rng.uniform(0, 2, size=d)))
             if rng.uniform() < 0.5:     # pairs that are close, to probe the local constant
                 C = B + 1e-3 * r * rng.normal(size=(d, d))
-                C = np.asarray(impl.project_singular(C, M))
+                C = np.asarray(ctx.impl.project_singular(C, M))
             else:
                 C = with_singular_values(rng, r * np.exp(rng.uniform(0, 2, size=d)))
         else:   # triangular with positive diagonal, scaled into W_M
@@ -46,7 +44,8 @@ def thm5(ctx):
             B, C = draw(), draw()
         for X in (B, C):
             ctx.geq(np.linalg.svd(X, compute_uv=False)[-1], r, rtol=1e-12, label="instance in W_M")
-        gB, gC = np.asarray(impl.grad_neg_entropy(B, structure)), np.asarray(impl.grad_neg_entropy(C, structure))
+        gB = np.asarray(ctx.impl.grad_neg_entropy(B, structure))
+        gC = np.asarray(ctx.impl.grad_neg_entropy(C, structure))
         ctx.close(gB, -_proj(np.linalg.inv(B).T, structure), rtol=1e-10, atol=1e-12 * M,
                   label="grad h = -proj_V(C^{-T})")
         # singular values in [r, e^2 r]: rounding of inverses ~ 1e-15 * M; tolerance rtol 1e-10
@@ -62,16 +61,16 @@ def thm5(ctx):
             B = np.diag([r, 2 * r])
             C = np.diag([r * (1 + eps), 2 * r])
             for structure in ("full", "tril"):
-                num = np.linalg.norm(np.asarray(impl.grad_neg_entropy(B, structure))
-                                     - np.asarray(impl.grad_neg_entropy(C, structure)))
+                num = np.linalg.norm(np.asarray(ctx.impl.grad_neg_entropy(B, structure))
+                                     - np.asarray(ctx.impl.grad_neg_entropy(C, structure)))
                 ratio = num / np.linalg.norm(B - C)
                 ctx.close(ratio, M / (1 + eps), rtol=1e-6, label="ratio = M/(1+eps) at the boundary")  # cancellation
                 ctx.bound(ratio, M, rtol=1e-9, label="Thm 5 at the boundary")
             ctx.count()
         # negative control: without the W_M constraint the ratio exceeds M (here ~ 4M at sigma_min = r/2)
         B, C = np.diag([0.5 * r, 1.0]), np.diag([0.5 * r * (1 + 1e-4), 1.0])
-        num = np.linalg.norm(np.asarray(impl.grad_neg_entropy(B, "full"))
-                             - np.asarray(impl.grad_neg_entropy(C, "full")))
+        num = np.linalg.norm(np.asarray(ctx.impl.grad_neg_entropy(B, "full"))
+                             - np.asarray(ctx.impl.grad_neg_entropy(C, "full")))
         ctx.geq(num / np.linalg.norm(B - C), 3.9 * M, label="negative control: outside W_M the bound fails")
         ctx.count()
 
@@ -87,7 +86,6 @@ def cor16(ctx):
     E z = z*, V z = A^{-1}; the implementation's energy gradient over moment_points (exact: the per-sample gradient is
     a degree-2 polynomial in u) plus its grad h must vanish there, and BFGS on the closed-form F from random starts
     (O1: l = 1/2 (C mu + m - z*)^T A (.) + 1/2 tr(A C Sigma_s C^T)) must reach the same moments."""
-    impl = ctx.impl
 
     def check(inst):
         d, seed, kind = inst
@@ -108,8 +106,8 @@ def cor16(ctx):
         C = np.linalg.cholesky(np.linalg.inv(A)) @ np.linalg.inv(L0)
         m = zs - C @ mu0
         U = moment_points(d, mu0, L0)
-        gm, gC = impl.energy(target, m, C, U, "full")
-        gC = np.asarray(gC) + np.asarray(impl.grad_neg_entropy(C, "full"))
+        gm, gC = ctx.impl.energy(target, m, C, U, "full")
+        gC = np.asarray(gC) + np.asarray(ctx.impl.grad_neg_entropy(C, "full"))
         ctx.close(np.concatenate([np.asarray(gm), gC.ravel()]), np.zeros(d + d * d), atol=1e-10,
                   label="impl gradient of F vanishes at the closed-form optimum")
         # independent route: minimize the closed-form F from a random start
@@ -166,8 +164,8 @@ def cor16(ctx):
     # moment form tr V + (E z - z*)^2 = 1 holds with equality.
     target = specs.gaussian(np.zeros(1), np.eye(1))
     m, C = np.array([-3.0]), np.eye(1)
-    gm, gC = impl.energy(target, m, C, moment_points(1, [3.0], np.eye(1)), "full")
-    gC = np.asarray(gC) + np.asarray(impl.grad_neg_entropy(C, "full"))
+    gm, gC = ctx.impl.energy(target, m, C, moment_points(1, [3.0], np.eye(1)), "full")
+    gC = np.asarray(gC) + np.asarray(ctx.impl.grad_neg_entropy(C, "full"))
     ctx.close(np.concatenate([np.ravel(gm), np.ravel(gC)]), np.zeros(2), atol=1e-13, label="shifted base optimum")
     ctx.geq(float(C[0, 0] ** 2 + m[0] ** 2), 1.0 + 8.9, label="raw-parameter Thm 3(i) fails for a shifted base")
     ctx.close(float((C @ C.T)[0, 0] + (C[0, 0] * 3.0 + m[0]) ** 2), 1.0, rtol=1e-15, label="moment form: equality")
@@ -197,7 +195,6 @@ def _e002_5(ctx):
 def thm7(ctx):
     import sympy as sp
 
-    impl = ctx.impl
     # scalar prox formula: SymPy stationarity root equals (y + sqrt(y^2 + 4 lam))/2
     x, y, lam = sp.symbols("x y lambda", real=True)
     roots = sp.solve(sp.Eq(sp.diff(-sp.log(x) + (x - y) ** 2 / (2 * lam), x), 0), x)
@@ -205,10 +202,10 @@ def thm7(ctx):
     ctx.true(any(sp.simplify(r - formula) == 0 for r in roots), label="SymPy: stationary root = (y + sqrt(y^2+4l))/2")
 
     for lam_v in (1e-6, 1e-2, 1.0):    # limits: sqrt(lambda) at y = 0; ~ lam / y for y >> sqrt(lambda)
-        b0 = float(np.asarray(impl.entropy_prox(np.zeros((1, 1)), lam_v))[0, 0])
+        b0 = float(np.asarray(ctx.impl.entropy_prox(np.zeros((1, 1)), lam_v))[0, 0])
         ctx.close(b0, math.sqrt(lam_v), rtol=1e-14, label="prox(0) = sqrt(lambda)")
         yb = 1e3 * math.sqrt(lam_v)
-        dB = float(np.asarray(impl.entropy_prox(np.array([[yb]]), lam_v))[0, 0]) - yb
+        dB = float(np.asarray(ctx.impl.entropy_prox(np.array([[yb]]), lam_v))[0, 0]) - yb
         # Delta = lam/y - lam^2/y^3 + ...: relative truncation 1e-6, plus rounding of the subtraction ~1e-16 y / Delta
         ctx.close(dB, lam_v / yb, rtol=1e-5, label="Delta C ~ lambda / C_ii for large C_ii")
         ctx.count()
@@ -221,12 +218,12 @@ def thm7(ctx):
         S = r * np.exp(rng.uniform(-2, 1, size=d))
         U, V = random_orthogonal(rng, d), random_orthogonal(rng, d)
         C = (U * S) @ V.T
-        P = np.asarray(impl.project_singular(C, M))
+        P = np.asarray(ctx.impl.project_singular(C, M))
         T = np.maximum(S, r)
         ctx.close(P, (U * T) @ V.T, atol=1e-12 * max(1.0, T.max()), label="projection = U max(S, 1/sqrt M) V^T")
         sv = np.linalg.svd(P, compute_uv=False)
         ctx.geq(sv[-1], r, rtol=1e-12, label="projection in W_M")
-        ctx.close(np.asarray(impl.project_singular(P, M)), P, atol=1e-12 * max(1.0, T.max()), label="idempotent")
+        ctx.close(np.asarray(ctx.impl.project_singular(P, M)), P, atol=1e-12 * max(1.0, T.max()), label="idempotent")
         ctx.close(np.sum((P - C) ** 2), np.sum(np.maximum(0.0, r - S) ** 2), atol=1e-12,
                   label="distance^2 = sum max(0, 1/sqrt M - S_ii)^2")
         ctx.true(np.sign(np.linalg.det(P)) == np.sign(np.linalg.det(C)), label="sign(det) preserved")
@@ -244,7 +241,7 @@ def thm7(ctx):
         M = float(np.exp(rng.uniform(-1, 2)))
         r = 1.0 / math.sqrt(M)
         C = with_singular_values(rng, r * np.exp(rng.uniform(-2, 1, size=2)))
-        P = np.asarray(impl.project_singular(C, M))
+        P = np.asarray(ctx.impl.project_singular(C, M))
 
         def rot(t):
             return np.array([[math.cos(t), -math.sin(t)], [math.sin(t), math.cos(t)]])
@@ -277,7 +274,7 @@ def thm7(ctx):
         rng = ctx.rng(f"prox/{seed}")
         lam_v = float(10.0 ** rng.uniform(-4, 1))
         Y = np.tril(rng.normal(scale=2.0, size=(d, d)))       # any real diagonal, including negative
-        B = np.asarray(impl.entropy_prox(Y, lam_v))
+        B = np.asarray(ctx.impl.entropy_prox(Y, lam_v))
         ctx.close(np.tril(B, -1), np.tril(Y, -1), atol=0.0, label="prox leaves off-diagonal entries unchanged")
         ctx.close(np.triu(B, 1), np.zeros((d, d)), atol=0.0, label="prox output is lower triangular")
         bd, yd = np.diag(B), np.diag(Y)
@@ -293,7 +290,7 @@ def thm7(ctx):
 
     # the whole range of y, including y << -sqrt(lam) where y + sqrt(y^2 + 4 lam) cancels catastrophically
     for y_v, lam_v in ((-1.0, 1e-17), (-3.0, 1e-4), (-1.0, 1e-10), (2.0, 1e-3)):
-        b = float(np.asarray(impl.entropy_prox(np.array([[y_v]]), lam_v))[0, 0])
+        b = float(np.asarray(ctx.impl.entropy_prox(np.array([[y_v]]), lam_v))[0, 0])
         ctx.true(b > 0.0, label=f"prox output positive for y = {y_v}, lambda = {lam_v:g}")
         ctx.close(b, prox_exact(y_v, lam_v), rtol=1e-13, label=f"prox accurate for y = {y_v}, lambda = {lam_v:g}")
         ctx.count()

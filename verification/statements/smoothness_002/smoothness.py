@@ -74,6 +74,20 @@ def _dims(base, dmax_discrete=5):
 
 
 # =================================================================================================================
+def _closed_form_pairs(ctx, rounds, convex):
+    """``rounds`` random cos-quadratic targets (d <= 4, ``convex(rng)`` picks the family) and parameter pairs (w, v)
+    on every oracle base: yields (base label, (M, c), w, v, grad l(w), grad l(v)) from the closed forms alone."""
+    rng = ctx.rng("oracle")
+    for base, kw in ORACLE_BASES:
+        for _ in range(rounds):
+            d = int(rng.integers(1, 5))
+            alpha, b, phi, beta, z0 = _cos_params(rng, d, convex=convex(rng))
+            constants = cf.cos_quadratic_constants(alpha, b, beta)
+            w, v = _pair(rng, d, "full", bool(rng.integers(2)))
+            yield (f"{base}{kw}", constants[:2], w, v, cf.cos_quadratic(base, alpha, b, phi, beta, z0, *w, **kw)[1:],
+                   cf.cos_quadratic(base, alpha, b, phi, beta, z0, *v, **kw)[1:])
+
+
 @statement("002.thm1")
 def thm1(ctx):
     n_ex = max(4, ctx.profile.max_examples // 2)
@@ -110,17 +124,9 @@ def thm1(ctx):
         ctx.forall(_INST, sc_case, max_examples=max(3, n_ex // 3))
 
     # (3) oracle-only, larger d and the Student-t bases.
-    rng = ctx.rng("oracle")
-    for base, kw in ORACLE_BASES:
-        for _ in range(4):
-            d = int(rng.integers(1, 5))
-            alpha, b, phi, beta, z0 = _cos_params(rng, d, convex=True)
-            c = cf.cos_quadratic_constants(alpha, b, beta)[1]
-            w, v = _pair(rng, d, "full", bool(rng.integers(2)))
-            gw = cf.cos_quadratic(base, alpha, b, phi, beta, z0, *w, **kw)[1:]
-            gv = cf.cos_quadratic(base, alpha, b, phi, beta, z0, *v, **kw)[1:]
-            _sc_check(ctx, gw, gv, w, v, c, f"{base}{kw}: c-strong convexity (closed form)")
-            ctx.count()
+    for label, (_, c), w, v, gw, gv in _closed_form_pairs(ctx, 4, lambda rng: True):
+        _sc_check(ctx, gw, gv, w, v, c, f"{label}: c-strong convexity (closed form)")
+        ctx.count()
 
     # (4) negative control: the shifted base N(mu0, I) is not standardized; for f = a/2 ||z||^2 the strong-convexity
     #     constant of l is a lambda_min(S_2) < a, reached along the bottom eigenvector of S_2.
@@ -188,18 +194,10 @@ def thm2(ctx):
     ctx.forall(_INST, other_case, max_examples=n_ex)
 
     # (3) closed forms only (d up to 4, Student-t product and elliptical bases).
-    rng = ctx.rng("oracle")
-    n_or = 6 * ctx.profile.mc_scale
-    for base, kw in ORACLE_BASES:
-        for _ in range(n_or):
-            d = int(rng.integers(1, 5))
-            alpha, b, phi, beta, z0 = _cos_params(rng, d, convex=bool(rng.integers(2)) or None)
-            M = cf.cos_quadratic_constants(alpha, b, beta)[0]
-            w, v = _pair(rng, d, "full", bool(rng.integers(2)))
-            gw = cf.cos_quadratic(base, alpha, b, phi, beta, z0, *w, **kw)[1:]
-            gv = cf.cos_quadratic(base, alpha, b, phi, beta, z0, *v, **kw)[1:]
-            _smooth_check(ctx, gw, gv, w, v, M, f"{base}{kw}: M-smoothness (closed form)")
-            ctx.count()
+    for label, (M, _), w, v, gw, gv in _closed_form_pairs(ctx, 6 * ctx.profile.mc_scale,
+                                                         lambda rng: bool(rng.integers(2)) or None):
+        _smooth_check(ctx, gw, gv, w, v, M, f"{label}: M-smoothness (closed form)")
+        ctx.count()
 
     # (4) tightness: f = a/2 ||z - z*||^2 gives grad l(w) - grad l(v) = a (w - v) exactly (Thm 4, Eq. 18).
     def tight(base):

@@ -79,8 +79,6 @@ def _e002_1(ctx):
 
 @statement("002.thm3")
 def thm3(ctx):
-    impl = ctx.impl
-
     # (i) + (ii), quadratic targets : the optimum found by the implementation's own prox-gradient with exact
     # energy gradients (moment_points) must equal the closed form m = mu, C C^T = A^{-1}; bounds with the oracle's
     # constants c, M (never the implementation's).  Equality in both parts for isotropic A.
@@ -92,7 +90,7 @@ def thm3(ctx):
         model = {"kind": "gaussian", "mean": mu, "precision": A}
         target = specs.from_model(model)
         c, M = model_constants(model)
-        m, C, _ = prox_gradient_optimum(impl, target, moment_points(d), M, d)
+        m, C, _ = prox_gradient_optimum(ctx.impl, target, moment_points(d), M, d)
         cov = np.linalg.inv(A)
         # prox-gradient contracts at rate 1 - c/M and stops at relative step 1e-14: distance to the optimum
         # <= step / (c/M) <~ 1e-13 (kappa <= 7.5), so 1e-9 leaves orders of magnitude of margin.
@@ -118,7 +116,7 @@ def thm3(ctx):
         P = X.T @ X / 0.64 + np.eye(d) / 2.25
         z_star = np.linalg.solve(P, X.T @ y / 0.64)
         c, M = model_constants(model)
-        m, C, _ = prox_gradient_optimum(impl, target, moment_points(d), M, d)
+        m, C, _ = prox_gradient_optimum(ctx.impl, target, moment_points(d), M, d)
         ctx.close(C @ C.T, np.linalg.inv(P), atol=1e-9, label="linear: C C^T = posterior covariance")
         ctx.bound(np.sum(C * C) + np.sum((m - z_star) ** 2), d / c, rtol=1e-9, label="Thm 3(i) linear regression")
         ctx.geq(np.linalg.eigvalsh(C @ C.T)[0], 1.0 / M, rtol=1e-9, label="Thm 3(ii) linear regression")
