@@ -60,14 +60,18 @@ def test_loop_matches_numpy_oracle(method, estimator, structure, S):
             np.testing.assert_allclose(a, b, rtol=1e-11, atol=1e-12)
 
 
-def test_generic_path_agrees_with_fast_path():
-    rng = np.random.default_rng(7)
-    target, _, _ = _targets(rng)[2]
-    d, T = target.dim, 40
-    U = rng.standard_normal((T, 2, d))
+def _two_runs(seed, which, T, S, **second):
+    """Prox-SGD twice on the same target, draws and steps 1/M from (0, I): the second run with ``second``."""
+    rng = np.random.default_rng(seed)
+    target, _, _ = _targets(rng)[which]
+    d = target.dim
+    U = rng.standard_normal((T, S, d))
     g = np.full(T, 1.0 / target.smoothness)
-    a = prox_sgd(target, np.zeros(d), np.eye(d), g, U)
-    b = prox_sgd(target, np.zeros(d), np.eye(d), g, U, fast=False)
+    return prox_sgd(target, np.zeros(d), np.eye(d), g, U), prox_sgd(target, np.zeros(d), np.eye(d), g, U, **second)
+
+
+def test_generic_path_agrees_with_fast_path():
+    a, b = _two_runs(7, 2, 40, 2, fast=False)
     assert a.fast_path and not b.fast_path
     np.testing.assert_allclose(a.C, b.C, rtol=1e-12, atol=1e-14)   # both call the same kernels per step
     np.testing.assert_allclose(a.m, b.m, rtol=1e-12, atol=1e-14)
@@ -92,13 +96,7 @@ def test_kernels_compose_inside_njit():
 
 
 def test_loop_is_deterministic():
-    rng = np.random.default_rng(5)
-    target, _, _ = _targets(rng)[1]
-    d, T = target.dim, 50
-    U = rng.standard_normal((T, 1, d))
-    g = np.full(T, 1.0 / target.smoothness)
-    a = prox_sgd(target, np.zeros(d), np.eye(d), g, U)
-    b = prox_sgd(target, np.zeros(d), np.eye(d), g, U)
+    a, b = _two_runs(5, 1, 50, 1)
     assert np.array_equal(a.m, b.m) and np.array_equal(a.C, b.C)
 
 

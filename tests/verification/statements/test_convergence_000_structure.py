@@ -180,26 +180,21 @@ class Unprojected(StableProx):
         return gm, G.T @ U / U.shape[0]
 
 
-class WrongProx(StableProx):
-    name = "prox with gamma instead of 4 gamma"
+def _root_prox(factor, label):
+    """An implementation whose prox puts the root (c + sqrt(c^2 + factor gamma)) / 2 on the diagonal."""
+    class RootProx(StableProx):
+        name = label
 
-    def entropy_prox(self, C, gamma):
-        C = np.array(C, dtype=np.float64)
-        c = np.diag(C)
-        out = C.copy()
-        np.fill_diagonal(out, 0.5 * (c + np.sqrt(c * c + gamma)))
-        return out
+        def entropy_prox(self, C, gamma):
+            out = np.array(C, dtype=np.float64)
+            c = np.diag(out).copy()
+            np.fill_diagonal(out, 0.5 * (c + np.sqrt(c * c + factor * gamma)))
+            return out
+    return RootProx
 
 
-class TextbookProx(StableProx):
-    name = "textbook prox (cancels for c << -sqrt(gamma))"
-
-    def entropy_prox(self, C, gamma):
-        C = np.array(C, dtype=np.float64)
-        c = np.diag(C)
-        out = C.copy()
-        np.fill_diagonal(out, 0.5 * (c + np.sqrt(c * c + 4 * gamma)))
-        return out
+WrongProx = _root_prox(1.0, "prox with gamma instead of 4 gamma")
+TextbookProx = _root_prox(4.0, "textbook prox (cancels for c << -sqrt(gamma))")
 
 
 @pytest.mark.parametrize("impl,ids", [
