@@ -25,7 +25,7 @@ import numpy as np
 from scipy import optimize
 from scipy.special import logsumexp
 
-from refvi._checks import as_generator, positive_scalar
+from refvi._checks import as_generator, as_samples, positive_scalar
 
 RULES = ("fixed", "line_search", "corrective")
 
@@ -37,12 +37,16 @@ def _logp(target, Z):
     return out
 
 
-def mean_field_gaussian(target, n_samples: int = 64, seed=0, max_iter: int = 500):
+def mean_field_gaussian(target, n_samples: int = 64, seed=0, max_iter: int = 500, base_samples=None):
     """argmin_{m, sigma} -(1/S) sum_s log p(m + sigma * u_s) - sum log sigma (fixed draws u_s; L-BFGS).
 
+    The draws are ``base_samples`` (S, d) if given, else S = ``n_samples`` standard normal rows from ``seed``.
     Returns (m, sigma).  Deterministic for a given seed."""
     d = target.dim
-    U = as_generator(seed, "seed").standard_normal((int(n_samples), d))
+    if base_samples is None:
+        U = as_generator(seed, "seed").standard_normal((int(n_samples), d))
+    else:
+        U = as_samples(base_samples, d, "base_samples")
 
     def obj(x):
         m, ls = x[:d], x[d:]
@@ -56,7 +60,9 @@ def mean_field_gaussian(target, n_samples: int = 64, seed=0, max_iter: int = 500
 
     x0 = np.concatenate([np.asarray(target.mode, dtype=float) if target.mode is not None else np.zeros(d),
                          np.full(d, -1.0)])
-    res = optimize.minimize(obj, x0, jac=True, method="L-BFGS-B", options={"maxiter": max_iter})
+    # log sigma is boxed to [-30, 10]: an unbounded line search can step to exp overflow (sigma = inf, log p = nan)
+    res = optimize.minimize(obj, x0, jac=True, method="L-BFGS-B", bounds=[(None, None)] * d + [(-30.0, 10.0)] * d,
+                            options={"maxiter": max_iter})
     return res.x[:d], np.exp(res.x[d:])
 
 
@@ -165,6 +171,7 @@ class MCBoostingResult:
     f: np.ndarray                 # SAA objective after each iteration (t = 0: the mean-field Gaussian)
     rule: str
     weights_history: list         # weights after iteration t (length t + 1)
+    draws: np.ndarray | None = None   # (K, S, d): the fixed draws z_kj = mu_k + sigma u_kj of each component
 
     def sample(self, n: int, rng, t: int | None = None) -> np.ndarray:
         """Ancestral draws from the final mixture, or from the iterate q^t."""
@@ -219,7 +226,7 @@ def boost_mc(target, n_iter: int, *, rule: str = "corrective", init=None, n_samp
             alpha[k] += g
         fs.append(mix.objective(alpha))
         hist.append(alpha.copy())
-    return MCBoostingResult(np.array(mix.means), mix.sigma.copy(), alpha, np.array(fs), rule, hist)
+    return MCBoostingResult(np.array(mix.means), mix.sigma.copy(), alpha, np.array(fs), rule, hist, np.array(mix.Z))
 
 
 def predictive_prob(X, draws) -> np.ndarray:

@@ -17,6 +17,8 @@ from types import SimpleNamespace
 import numpy as np
 from scipy.special import ndtr
 
+from . import numpy_boosting_mc
+
 _LOG_SQ2PI = 0.5 * math.log(2 * math.pi)
 
 
@@ -362,3 +364,12 @@ class NumpyBoosting:
         """max over atom pairs of chi^2(s_i || s_j) = int s_i^2 / s_j - 1 (the gamma -> 0 limit of Eq. 7)."""
         P = self._p(inst)
         return float(np.max((P.T * P.T * P.w) @ (1.0 / P.T).T - 1.0))
+
+    def mc_mean_field(self, target, U):
+        """§5: q^0 = argmin of the sample-average objective on the draws U (see numpy_boosting_mc)."""
+        return numpy_boosting_mc.mean_field(target, U)
+
+    def mc_boost(self, target, n_iter, rule="corrective", *, init, n_samples=16, mean_box=1.0, seed=0):
+        """§5, Figure 3: Frank-Wolfe with Monte Carlo expectations on fixed draws (see numpy_boosting_mc)."""
+        return numpy_boosting_mc.boost(target, int(n_iter), rule, init, int(n_samples), float(mean_box), seed)
+

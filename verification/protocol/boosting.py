@@ -220,6 +220,23 @@ class BoostingProtocol(Protocol):
         w_j P_j(A) / P(A) of p_A, which attain it (None otherwise)."""
 
 
+    def mc_mean_field(self, target, U) -> tuple[np.ndarray, np.ndarray]:
+        """§5 (Figure 3), q^0 of Monte Carlo boosting: the mean-field Gaussian (m, sigma) minimising the sample
+        average -(1/S) sum_s log p(m + sigma * u_s) - sum_j log sigma_j on the given draws U (S, d); ``target`` is a
+        :class:`~refvi.verification.protocol.targets.TargetSpec`."""
+
+    def mc_boost(self, target, n_iter: int, rule: str = "corrective", *, init, n_samples: int = 16,
+                 mean_box: float = 1.0, seed: int = 0):
+        """§5 (Figure 3): Frank-Wolfe over untruncated atoms N(mu, diag sigma^2), sigma fixed to ``init`` = (m0, s0)'s
+        scales, q^0 = N(m0, diag s0^2), atom means in the box m0 +- mean_box * s0.  Each component k owns fixed draws
+        z_kj = mu_k + sigma u_kj (j < ``n_samples``), and f(alpha) = sum_k alpha_k (1/S) sum_j [log q_alpha(z_kj) -
+        log p(z_kj)] is the sample-average objective.  Step t adds the LMO's atom with weight gamma_t: ``"fixed"``
+        2/(t+3) (t from 0: q^0 is kept), ``"line_search"`` the argmin of f on the segment, ``"corrective"`` all weights
+        re-optimised over the simplex (never worse than the previous iterate).  Returns a record with ``means``
+        (K, d), ``sigma`` (d,), ``draws`` (K, S, d), ``weights_history`` (alpha^0..alpha^T, alpha^t of length t+1) and
+        ``f`` (T+1,) = f(alpha^t) on the draws of the first t+1 components."""
+
+
 METHODS = ("objective", "scores", "gram", "frank_wolfe", "stochastic_lmo", "fixed_step_weights", "corrective",
            "line_search", "norm_corrective_weights", "fully_corrective_weights", "score_gradient", "family_constants",
-           "curvature_lower_bound", "truncation_optimum")
+           "curvature_lower_bound", "truncation_optimum", "mc_mean_field", "mc_boost")

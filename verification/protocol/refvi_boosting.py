@@ -122,3 +122,14 @@ class RefviBoosting:
         except (AttributeError, ValueError):         # a Cauchy target, or a component that is not an atom
             weights = None
         return fstar, weights
+
+    def mc_mean_field(self, target, U):
+        from refvi.boosting.mc import mean_field_gaussian
+        from refvi.verification.protocol.refvi_core import as_refvi_target
+        return mean_field_gaussian(as_refvi_target(target), base_samples=U)
+
+    def mc_boost(self, target, n_iter, rule="corrective", *, init, n_samples=16, mean_box=1.0, seed=0):
+        from refvi.boosting.mc import boost_mc
+        from refvi.verification.protocol.refvi_core import as_refvi_target
+        return boost_mc(as_refvi_target(target), n_iter, rule=rule, init=init, n_samples=n_samples,
+                        mean_box=mean_box, seed=seed)
