@@ -183,3 +183,58 @@ def _(orig, owner):
         fstar, weights = orig(inst)
         return fstar, None if weights is None else np.asarray(weights) * np.exp(-fstar - inst.target.log_shift)
     return truncation_optimum
+
+
+# ---- Monte Carlo boosting (§5, Figure 3) ------------------------------------------------------------------------------
+def _reweighted(run, target, history):
+    """The run with other weights and f recomputed for them on its own draws (the example's sample average)."""
+    from refvi.verification.examples import numpy_boosting_mc as mc
+    draws, S = np.asarray(run.draws), np.asarray(run.draws).shape[1]
+    logp = mc._logp(target, draws.reshape(-1, draws.shape[2]))
+    f = [mc._objective(a, mc._log_normal(draws[:a.size].reshape(-1, draws.shape[2]), run.means[:a.size], run.sigma),
+                       logp[:a.size * S], S) for a in history]
+    return SimpleNamespace(means=run.means, sigma=run.sigma, draws=run.draws, weights=history[-1],
+                           weights_history=history, f=np.array(f))
+
+
+@corrupts("boosting-mc-fixed-step-t-plus-2", "001", "boosting.mc_boost",
+          "Monte Carlo boosting's fixed rule 2/(t+2) (q^0 discarded at t = 0) instead of 2/(t+3)")
+def _(out, target, rule, **_):
+    if rule != "fixed":
+        return out
+    history = [np.ones(1)]
+    for t in range(len(out.weights_history) - 1):
+        g = 2.0 / (t + 2.0)
+        history.append(np.append((1 - g) * history[-1], g))
+    return _reweighted(out, target, history)
+
+
+@mutant("boosting-mc-line-search-skipped", "001", "boosting.mc_boost",
+        "the line-search rule takes the fixed step 2/(t+3) instead of minimising f on the segment")
+def _(orig, owner):
+    def mc_boost(target, n_iter, rule="corrective", **kw):
+        return orig(target, n_iter, "fixed" if rule == "line_search" else rule, **kw)
+    return mc_boost
+
+
+@corrupts("boosting-mc-objective-unweighted", "001", "boosting.mc_boost",
+          "f(alpha) averages log q - log p over every component's draws equally, not weighted by alpha_k")
+def _(out, target, **_):
+    from refvi.verification.examples import numpy_boosting_mc as mc
+    draws = np.asarray(out.draws)
+    K, S, d = draws.shape
+    f = []
+    for a in out.weights_history:
+        Z = draws[:a.size].reshape(-1, d)
+        with np.errstate(divide="ignore"):
+            lq = mc.logsumexp(mc._log_normal(Z, out.means[:a.size], out.sigma) + np.log(a)[:, None], axis=0)
+        f.append(float(np.mean(lq - mc._logp(target, Z))))
+    return SimpleNamespace(**{**vars(out), "f": np.array(f)})
+
+
+@corrupts("boosting-mc-mean-field-scale", "001", "boosting.mc_mean_field",
+          "the mean-field q^0's sigma divided by sqrt 2 (the optimum with the entropy term -sum log sigma at half weight, "
+          "for a Gaussian target)")
+def _(out, target, U, **_):
+    m, s = out
+    return m, np.asarray(s) / np.sqrt(2.0)
