@@ -17,24 +17,19 @@
 
 # %%
 import math
-import os
 
-import matplotlib
+from nbsetup import SMALL, save  # first: it selects the Agg backend
 
-matplotlib.use("Agg")
-import matplotlib.pyplot as plt  # noqa: E402
-import numpy as np  # noqa: E402
+import matplotlib.pyplot as plt
+import numpy as np
 
-import refvi  # noqa: E402
-from refvi.optim import exact  # noqa: E402
-from refvi.optim.averaging import average_weights  # noqa: E402
-from refvi.optim.proj_sgd import proj_sgd  # noqa: E402
-from refvi.optim.prox_sgd import prox_sgd  # noqa: E402
-from refvi.targets import LinearRegression, LogisticRegression, load_dataset  # noqa: E402
+import refvi
+from refvi.optim import exact
+from refvi.optim.averaging import average_weights
+from refvi.optim.proj_sgd import proj_sgd
+from refvi.optim.prox_sgd import prox_sgd
+from refvi.targets import LinearRegression, LogisticRegression, load_dataset
 
-SMALL = os.environ.get("REFVI_SMALL") == "1"
-FIG = os.environ.get("REFVI_FIGURE_DIR", os.path.join(os.path.dirname(os.path.abspath(__file__)), "figures"))
-os.makedirs(FIG, exist_ok=True)
 TS = (100, 300, 1000) if SMALL else (100, 300, 1000, 3000, 10000)
 R = 2 if SMALL else 6
 
@@ -152,6 +147,4 @@ for row, (P, res) in enumerate(zip(problems, results)):
         ax.set_xlabel("T")
     axl.legend(fontsize=6)
     axr.legend(fontsize=6)
-fig.suptitle("Seed 000: measured rates (S = 1) against the theorems' bounds")
-fig.tight_layout()
-fig.savefig(os.path.join(FIG, "seed000_rates.png"), dpi=120)
+save(fig, "seed000_rates.png", "Seed 000: measured rates (S = 1) against the theorems' bounds")

@@ -41,9 +41,8 @@ os.environ.setdefault("NUMBA_NUM_THREADS", "1")
 
 import time  # noqa: E402
 
-import matplotlib  # noqa: E402
+from nbsetup import FIG_DIR, SMALL, save  # noqa: E402  (first: it selects the Agg backend)
 
-matplotlib.use("Agg")
 import matplotlib.pyplot as plt  # noqa: E402
 import numpy as np  # noqa: E402
 
@@ -52,13 +51,6 @@ from refvi.boosting import (AtomSet, BoostingProblem, Box, CauchyTarget, Gaussia
 from refvi.boosting import mc  # noqa: E402
 from refvi.targets import LogisticRegression, load_dataset  # noqa: E402
 
-SMALL = os.environ.get("REFVI_SMALL", "0") == "1"
-try:
-    _HERE = os.path.dirname(os.path.abspath(__file__))
-except NameError:                                   # running inside Jupyter
-    _HERE = os.getcwd()
-FIG_DIR = os.environ.get("REFVI_FIGURE_DIR", os.path.join(_HERE, "figures"))
-os.makedirs(FIG_DIR, exist_ok=True)
 print(f"small={SMALL}, figures -> {FIG_DIR}")
 
 STRIDE = 1e-2 if SMALL else 1e-3
@@ -104,9 +96,7 @@ def plot_1d(prob, runs, fstar_low, title, fname):
         ax[1].plot(z, prob.q_nodes(runs[name].weights), "--", label=name)
     ax[1].set_xlabel("z")
     ax[1].legend(fontsize=8)
-    fig.tight_layout()
-    fig.savefig(os.path.join(FIG_DIR, fname), dpi=110)
-    plt.close(fig)
+    save(fig, fname, dpi=110)
 
 
 print("Figure 1: truncated Cauchy(0, 1) on [-3, 3], sigma = 0.5")
@@ -182,7 +172,5 @@ ax[1].set_xlabel("boosting iteration (components added)")
 ax[1].set_ylabel("test AUC")
 ax[0].set_title("breast cancer (in place of ChemReact); t = 0 is mean field")
 ax[0].legend(fontsize=8)
-fig.tight_layout()
-fig.savefig(os.path.join(FIG_DIR, "seed001_fig3_logistic.png"), dpi=110)
-plt.close(fig)
+save(fig, "seed001_fig3_logistic.png", dpi=110)
 print("done")

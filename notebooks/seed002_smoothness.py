@@ -14,21 +14,15 @@
 # and $K/10$ (dotted) iterations against $\rho$.  $v^*$ comes from `refvi.optim.exact.solve`.
 
 # %%
-import os
+from nbsetup import SMALL, save  # first: it selects the Agg backend
 
-import matplotlib
+import matplotlib.pyplot as plt
+import numpy as np
 
-matplotlib.use("Agg")
-import matplotlib.pyplot as plt  # noqa: E402
-import numpy as np  # noqa: E402
+from refvi.optim import exact
+from refvi.optim.gradient_descent import gradient_descent
+from refvi.targets import LogisticRegression
 
-from refvi.optim import exact  # noqa: E402
-from refvi.optim.gradient_descent import gradient_descent  # noqa: E402
-from refvi.targets import LogisticRegression  # noqa: E402
-
-SMALL = os.environ.get("REFVI_SMALL") == "1"
-FIG = os.environ.get("REFVI_FIGURE_DIR", os.path.join(os.path.dirname(os.path.abspath(__file__)), "figures"))
-os.makedirs(FIG, exist_ok=True)
 
 rng = np.random.default_rng(2)
 N, d = (40, 3) if SMALL else (200, 8)
@@ -76,9 +70,7 @@ for ax, rho in zip(axes, rhos_fig1):
     ax.set_xlabel("iteration k")
 axes[0].set_ylabel("F(w_k) - v*")
 axes[0].legend()
-fig.suptitle("Seed 002 Fig. 1: convergence from different initial scales (exact gradients)")
-fig.tight_layout()
-fig.savefig(os.path.join(FIG, "seed002_fig1_convergence.png"), dpi=120)
+save(fig, "seed002_fig1_convergence.png", "Seed 002 Fig. 1: convergence from different initial scales (exact gradients)")
 
 # %% Figure 3
 rhos = np.logspace(-3, 1, 5 if SMALL else 13)
@@ -98,7 +90,6 @@ ax.set_xlabel("initial scale rho (C_0 = rho I)")
 ax.set_ylabel("F - v*")
 ax.set_title("Seed 002 Fig. 3: looseness of the objective after K iterations")
 ax.legend(fontsize=7)
-fig.tight_layout()
-fig.savefig(os.path.join(FIG, "seed002_fig3_looseness.png"), dpi=120)
+save(fig, "seed002_fig3_looseness.png")
 for name in METHODS:
     print(f"{name:>9}: F - v* after K={K}: " + ", ".join(f"{v:.2e}" for v in final[name]))

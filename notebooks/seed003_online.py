@@ -49,23 +49,18 @@
 
 # %%
 import math
-import os
 import time
 
-import matplotlib
+from nbsetup import SMALL, save  # first: it selects the Agg backend
 
-matplotlib.use("Agg")
-import matplotlib.pyplot as plt  # noqa: E402
-import numpy as np  # noqa: E402
-from scipy import optimize  # noqa: E402
+import matplotlib.pyplot as plt
+import numpy as np
+from scipy import optimize
 
-from refvi import online  # noqa: E402
-from refvi.online import nn  # noqa: E402
-from refvi.targets import load_dataset  # noqa: E402
+from refvi import online
+from refvi.online import nn
+from refvi.targets import load_dataset
 
-SMALL = os.environ.get("REFVI_SMALL", "0") == "1"
-FIG_DIR = os.environ.get("REFVI_FIGURE_DIR", os.path.join(os.path.dirname(os.path.abspath(__file__)), "figures"))
-os.makedirs(FIG_DIR, exist_ok=True)
 MBOX, SBOX, BETA = 20.0, 1.0, 0.01
 COLORS = {"OGA": "gold", "OGA-EL": "red", "SVA": "blue", "SVB": "purple", "NGVI": "green"}
 
@@ -236,8 +231,6 @@ for ax, (key, (runs, best)) in zip(axes.ravel(), RESULTS.items()):
     sane = [f for f in finals if np.isfinite(f) and f < 10 * max(best, 0.1)]
     ax.set_ylim(0, max(1.15, 1.3 * max(sane, default=1.0)))   # every stream starts near loss 1 (theta = 0)
 axes[0, 0].legend(fontsize=8)
-fig.suptitle("Seed 003, Figure 1: online VI vs online gradient baselines (mean-field Gaussian, box-projected)")
-fig.tight_layout()
-out = os.path.join(FIG_DIR, "seed003_figure1.png")
-fig.savefig(out, dpi=110)
+out = save(fig, "seed003_figure1.png",
+           "Seed 003, Figure 1: online VI vs online gradient baselines (mean-field Gaussian, box-projected)", dpi=110)
 print("wrote", out)

@@ -27,31 +27,30 @@
 # `REFVI_SMALL=1` runs a reduced version (used by the test suite). Figures go to `$REFVI_FIGURE_DIR`.
 
 # %%
-import os
 import time
 
-import matplotlib
+from nbsetup import FIG_DIR, SMALL, save  # first: it selects the Agg backend
 
-matplotlib.use("Agg")
-import matplotlib.pyplot as plt  # noqa: E402
-import numpy as np  # noqa: E402
+import matplotlib.pyplot as plt
+import numpy as np
 
-from refvi import ngvi  # noqa: E402
-from refvi.ngvi import sgd_baseline  # noqa: E402
-from refvi.targets import load_dataset  # noqa: E402
+from refvi import ngvi
+from refvi.ngvi import sgd_baseline
+from refvi.targets import load_dataset
 
-SMALL = os.environ.get("REFVI_SMALL", "0") == "1"
-try:
-    _HERE = os.path.dirname(os.path.abspath(__file__))
-except NameError:                                   # running inside Jupyter
-    _HERE = os.getcwd()
-FIG_DIR = os.environ.get("REFVI_FIGURE_DIR", os.path.join(_HERE, "figures"))
-os.makedirs(FIG_DIR, exist_ok=True)
 print(f"small={SMALL}, figures -> {FIG_DIR}")
 
 
 def log_points(T, k):
     return sorted({int(v) for v in np.unique(np.geomspace(1, T, k).round())})
+
+
+def label_panel(ax, ylabel, title):
+    """A panel of Fig. 1 or 2: iterations on x, the paper's quantity on y, the data set as title, the legend."""
+    ax.set_xlabel("iteration t")
+    ax.set_ylabel(ylabel)
+    ax.set_title(title, fontsize=10)
+    ax.legend(fontsize=8)
 
 
 # %% [markdown]
@@ -107,14 +106,8 @@ for ax, (name, h1, h2, a) in zip(np.atleast_1d(axes), fig1_rows):
     ax.loglog(h2["iteration"], h2["kl_last"], "-", color="C3", label=rf"proj. SGD, $\gamma_t=1/({a:.3g}+t)$")
     t = h1["iteration"].astype(float)
     ax.loglog(t, h1["kl_last"][-1] * t[-1] / t, ":", color="gray", label=r"slope $-1$")
-    ax.set_xlabel("iteration t")
-    ax.set_ylabel(r"KL$(q_t \,\|\, q^*)$")
-    ax.set_title(name, fontsize=10)
-    ax.legend(fontsize=8)
-fig.suptitle("Seed 004, Fig. 1: mini-batch Bayesian linear regression")
-fig.tight_layout()
-fig.savefig(os.path.join(FIG_DIR, "seed004_fig1_blr.png"), dpi=120)
-plt.close(fig)
+    label_panel(ax, r"KL$(q_t \,\|\, q^*)$", name)
+save(fig, "seed004_fig1_blr.png", "Seed 004, Fig. 1: mini-batch Bayesian linear regression")
 
 # %% [markdown]
 # ## Figure 2 — Bayesian logistic regression
@@ -165,12 +158,6 @@ for ax, (name, runs, l_star) in zip(np.atleast_1d(axes), fig2_rows):
         g, h = best
         ax.loglog(h["iteration"], np.maximum(h["neg_elbo"] - l_star, 1e-6), "-o", ms=3, color=colors[label],
                   label=f"{label}, step {g:g}")
-    ax.set_xlabel("iteration t")
-    ax.set_ylabel(r"negative ELBO $-$ optimum")
-    ax.set_title(name, fontsize=10)
-    ax.legend(fontsize=8)
-fig.suptitle("Seed 004, Fig. 2: Bayesian logistic regression, 10 MC samples per step")
-fig.tight_layout()
-fig.savefig(os.path.join(FIG_DIR, "seed004_fig2_logistic.png"), dpi=120)
-plt.close(fig)
+    label_panel(ax, r"negative ELBO $-$ optimum", name)
+save(fig, "seed004_fig2_logistic.png", "Seed 004, Fig. 2: Bayesian logistic regression, 10 MC samples per step")
 print("done")

@@ -9,7 +9,7 @@ primal active-set method.
 
 from __future__ import annotations
 
-import itertools
+import functools
 import math
 import weakref
 from types import SimpleNamespace
@@ -30,20 +30,29 @@ def _log_mass(mu, s, lo, hi):
     return np.log(ndtr(b2) - ndtr(a2))
 
 
+def _tensor_rule(inst):
+    """Nodes (Q, d) and weights (Q,) of the tensor composite Gauss-Legendre rule ``inst.quadrature`` on the box.
+
+    All axes at once: the panel edges of every axis are the columns of one ``linspace`` between the corner vectors,
+    the 1-D rules the columns of a (panels * order, d) table; the grid is their ``meshgrid`` (last axis fastest) and
+    the weights the outer product of the 1-D weights.  (The oracle builds the same rule axis by axis with
+    ``itertools.product``; this road is deliberately its own, the example must share no code with the oracles.)"""
+    order, panels = inst.quadrature
+    x, w = np.polynomial.legendre.leggauss(int(order))
+    edges = np.linspace(np.asarray(inst.lo, float), np.asarray(inst.hi, float), int(panels) + 1)     # (panels + 1, d)
+    half, mid = 0.5 * np.diff(edges, axis=0), 0.5 * (edges[1:] + edges[:-1])
+    d = edges.shape[1]
+    axes = (mid[:, None, :] + half[:, None, :] * x[None, :, None]).reshape(-1, d)
+    wts = (half[:, None, :] * w[None, :, None]).reshape(-1, d)
+    nodes = np.stack(np.meshgrid(*axes.T, indexing="ij"), axis=-1).reshape(-1, d)
+    return nodes, functools.reduce(np.multiply.outer, wts.T).ravel()
+
+
 class _Problem:
     """An instance on its quadrature rule: nodes, weights, atom table, log p, and the Gram matrix."""
 
     def __init__(self, inst):
-        order, panels = inst.quadrature
-        x, w = np.polynomial.legendre.leggauss(int(order))
-        axes, wts = [], []
-        for a, b in zip(inst.lo, inst.hi):
-            edges = np.linspace(a, b, int(panels) + 1)
-            h, mid = 0.5 * np.diff(edges), 0.5 * (edges[1:] + edges[:-1])
-            axes.append((mid[:, None] + h[:, None] * x).ravel())
-            wts.append((h[:, None] * w).ravel())
-        self.nodes = np.array(list(itertools.product(*axes)))
-        self.w = np.prod(np.array(list(itertools.product(*wts))), axis=1)
+        self.nodes, self.w = _tensor_rule(inst)
         m, s = inst.means, inst.scales[:, None]
         lz = _log_mass(m, s, inst.lo, inst.hi).sum(1)                       # (K,)
         t = (self.nodes[None, :, :] - m[:, None, :]) / s[:, :, None]
@@ -131,42 +140,43 @@ def simplex_qp(H, b, a0, max_iter=1000):
     return a / a.sum() if n else a
 
 
+_PROBLEMS: weakref.WeakKeyDictionary = weakref.WeakKeyDictionary()
+
+
+def _problem(inst) -> _Problem:
+    """The instance's quadrature problem, built once while the instance lives (shared by every copy of the adapter)."""
+    if inst not in _PROBLEMS:
+        _PROBLEMS[inst] = _Problem(inst)
+    return _PROBLEMS[inst]
+
+
 class NumpyBoosting:
     """Frank-Wolfe (Algorithm 1), corrective Frank-Wolfe (Algorithm 3), Eq. (10) and the constants of Thm 2 / 8."""
 
     name = "numpy-adapter.boosting"
 
-    def __init__(self):
-        self._cache = weakref.WeakKeyDictionary()
-
-    def _p(self, inst):
-        p = self._cache.get(inst)
-        if p is None:
-            p = self._cache[inst] = _Problem(inst)
-        return p
-
     def objective(self, inst, alpha):
-        return self._p(inst).f(np.asarray(alpha, dtype=np.float64))
+        return _problem(inst).f(np.asarray(alpha, dtype=np.float64))
 
     def scores(self, inst, alpha):
-        return self._p(inst).scores(np.asarray(alpha, dtype=np.float64))
+        return _problem(inst).scores(np.asarray(alpha, dtype=np.float64))
 
     def gram(self, inst):
-        return self._p(inst).gram
+        return _problem(inst).gram
 
     def line_search(self, inst, alpha, k):
-        P = self._p(inst)
+        P = _problem(inst)
         return P.line_search(P.q(np.asarray(alpha, dtype=np.float64)), P.T[int(k)])
 
     def norm_corrective_weights(self, inst, alpha, idx, L):
-        P = self._p(inst)
+        P = _problem(inst)
         alpha, idx = np.asarray(alpha, dtype=np.float64), np.asarray(idx)
         G = P.gram[np.ix_(idx, idx)]
         return simplex_qp(L * G, P.scores(alpha)[idx] - L * G @ alpha[idx], self._start(alpha[idx]))
 
     def fully_corrective_weights(self, inst, alpha, idx):
         """Projected Newton on f over the simplex on idx (QP subproblem exact, exact line search)."""
-        P = self._p(inst)
+        P = _problem(inst)
         T = P.T[np.asarray(idx)]
         a = self._start(np.asarray(alpha, dtype=np.float64)[np.asarray(idx)])
         for _ in range(100):
@@ -205,7 +215,7 @@ class NumpyBoosting:
 
     def frank_wolfe(self, inst, n_iter, step="fixed", *, lmo="exact", delta=None, curvature=None, L=None, init=None,
                     keep_weights=False):
-        P = self._p(inst)
+        P = _problem(inst)
         a = self._init(P, init)
         delta = 1.0 if delta is None else float(delta)
         L = 1.0 / P.eps if L is None else float(L)
@@ -240,7 +250,7 @@ class NumpyBoosting:
         return self._record(inst, a, f, gap, np.array(gam), atom, hist, keep_weights)
 
     def corrective(self, inst, n_iter, variant="full", *, L=None, init=None, keep_weights=False):
-        P = self._p(inst)
+        P = _problem(inst)
         a = self._init(P, init)
         L = 1.0 / P.eps if L is None else float(L)
         f, gap, atom, hist = [], [], [], []
@@ -362,7 +372,7 @@ class NumpyBoosting:
 
     def curvature_lower_bound(self, inst):
         """max over atom pairs of chi^2(s_i || s_j) = int s_i^2 / s_j - 1 (the gamma -> 0 limit of Eq. 7)."""
-        P = self._p(inst)
+        P = _problem(inst)
         return float(np.max((P.T * P.T * P.w) @ (1.0 / P.T).T - 1.0))
 
     def mc_mean_field(self, target, U):

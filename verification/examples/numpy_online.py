@@ -65,31 +65,47 @@ def _h(sig, u):
 
 
 class _Learner:
-    """State (m, sigma) and one update per round; ``step(x, y, t)`` is the method's update."""
+    """State (m, sigma) and one update per round (``update(x, y)``): the loss at the mean, then the method's step
+    along the gradients of the round's loss.  ``prior`` is the prior mean m0 (zero by default): the start of m, the
+    centre of SVA's FTRL and of NGVI's pull.  The closed-form expected losses of seed 003 §4 give the gradients here;
+    a subclass can take them from elsewhere (:class:`_NetLearner`)."""
 
     def __init__(self, method, d, loss, eta=None, s=1.0, mbox=np.inf, sbox=np.inf, H=1.0, schedule="convex",
-                 K=None, D=None, L=None, H_sc=None, sigma0=None, alpha=None, beta=None, projection="greedy"):
+                 K=None, D=None, L=None, H_sc=None, sigma0=None, alpha=None, beta=None, projection="greedy",
+                 prior=None):
         self.method, self.loss, self.H, self.eta, self.s = method, loss, H, eta, s
         self.mbox, self.sbox, self.schedule, self.H_sc, self.projection = mbox, sbox, schedule, H_sc, projection
         self.K = K if K is not None or D is None else D * math.sqrt(2) / L
         self.beta = beta if alpha is None else alpha / (alpha + eta)       # corrected weight (erratum E003-1)
-        self.m = np.zeros(d)
+        self.prior = np.zeros(d) if prior is None else np.array(prior, dtype=float)
+        self.m = self.prior.copy()
         self.sigma = None if method == "oga" else (np.full(d, float(s)) if sigma0 is None
                                                     else np.array(sigma0, dtype=float))
         self.Gm, self.Gs, self.t = np.zeros(d), np.zeros(d), 0
 
+    def point_loss(self, x, y):
+        return _point(self.loss, x, y, self.m, self.H)
+
+    def subgradient(self, x, y):
+        """OGA's gradient of the loss at the mean."""
+        return _subgradient(self.loss, x, y, self.m, self.H)
+
+    def expected_gradients(self, x, y):
+        """(gm, gs): the gradients of bar L = E ell(theta), theta ~ N(m, diag sigma^2)."""
+        return _expected(self.loss, x, y, self.m, self.sigma, self.H)[1:]
+
     def update(self, x, y):
-        loss, H, M, S = self.loss, self.H, self.mbox, self.sbox
-        lt = _point(loss, x, y, self.m, H)
+        lt = self.point_loss(x, y)
         self.t += 1
+        M, S = self.mbox, self.sbox
         if self.method == "oga":
-            self.m = np.clip(self.m - self.eta * _subgradient(loss, x, y, self.m, H), -M, M)
+            self.m = np.clip(self.m - self.eta * self.subgradient(x, y), -M, M)
             return lt
-        _, gm, gs = _expected(loss, x, y, self.m, self.sigma, H)
+        gm, gs = self.expected_gradients(x, y)
         if self.method == "sva":                                           # FTRL form of eq. (9)
             self.Gm, self.Gs = self.Gm + gm, self.Gs + gs
             e = self.eta * self.s ** 2
-            self.m = np.clip(-e * self.Gm, -M, M)
+            self.m = np.clip(self.prior - e * self.Gm, -M, M)
             self.sigma = np.clip(_h(self.s, 0.5 * e * self.Gs), 0, S)
         elif self.method == "svb":                                         # eq. (10), a = eta_t sigma_t^2
             a = {"constant": lambda: self.eta * self.sigma ** 2, "convex": lambda: self.K / math.sqrt(self.t),
@@ -101,18 +117,34 @@ class _Learner:
             prec = (1 - b) / self.sigma ** 2 + b / self.s ** 2 + self.eta * b * gs / self.sigma
             prec = np.maximum(prec, 0.0 if S == np.inf else 1 / S ** 2)
             v = 1 / prec
-            self.m = np.clip(self.m - b * v * (self.eta * gm + self.m / self.s ** 2), -M, M)
+            self.m = np.clip(self.m - b * v * (self.eta * gm + (self.m - self.prior) / self.s ** 2), -M, M)
             self.sigma = np.sqrt(v)
         elif self.method == "ogael":
             if self.projection == "lazy":
                 self.Gm, self.Gs = self.Gm + gm, self.Gs + gs
-                self.m, self.sigma = np.clip(-self.eta * self.Gm, -M, M), np.clip(self.s - self.eta * self.Gs, 0, S)
+                self.m = np.clip(self.prior - self.eta * self.Gm, -M, M)
+                self.sigma = np.clip(self.s - self.eta * self.Gs, 0, S)
             else:
                 self.m = np.clip(self.m - self.eta * gm, -M, M)
                 self.sigma = np.clip(self.sigma - self.eta * gs, 0, S)
         else:
             raise ValueError(f"unknown method {self.method!r}")
         return lt
+
+    def record(self, X, ys):
+        """Run over the rows of X: losses, M and S (row t the state before round t) and the final state."""
+        T, d = len(X), len(self.m)
+        M, S = np.empty((T + 1, d)), None if self.sigma is None else np.empty((T + 1, d))
+        losses = np.empty(T)
+        for t in range(T):
+            M[t] = self.m
+            if S is not None:
+                S[t] = self.sigma
+            losses[t] = self.update(X[t], ys[t])
+        M[T] = self.m
+        if S is not None:
+            S[T] = self.sigma
+        return SimpleNamespace(losses=losses, M=M, S=S, m=self.m, sigma=self.sigma)
 
 
 def _relu_net_loss_grad(theta, x, y, h):
@@ -124,6 +156,28 @@ def _relu_net_loss_grad(theta, x, y, h):
     r = y - act @ v - c
     dz = -2.0 * r * v * (z > 0)
     return r * r, np.concatenate([np.outer(dz, x).ravel(), dz, -2.0 * r * act, [-2.0 * r]])
+
+
+class _NetLearner(_Learner):
+    """The same learners on the ReLU network's squared loss (parameters theta of :func:`_relu_net_loss_grad`): loss
+    and gradient at the mean, and Monte Carlo gradients of the expected loss on the round's base samples U[t].  (The
+    oracle replays these updates in a loop of its own; the example reaches them through its one learner, so the two
+    share no code and differ in rounding, ~1e-15.)"""
+
+    def __init__(self, method, h, U, **hyper):
+        super().__init__(method, U.shape[-1], "squared", **hyper)
+        self.h, self.U = h, U
+
+    def point_loss(self, x, y):
+        return _relu_net_loss_grad(self.m, x, y, self.h)[0]
+
+    def subgradient(self, x, y):
+        return _relu_net_loss_grad(self.m, x, y, self.h)[1]
+
+    def expected_gradients(self, x, y):
+        U = self.U[self.t - 1]                                             # this round's samples (t counts it)
+        grads = [_relu_net_loss_grad(self.m + self.sigma * u, x, y, self.h)[1] for u in U]
+        return np.mean(grads, axis=0), np.mean([gk * u for gk, u in zip(grads, U)], axis=0)
 
 
 def _ewa_on_nodes(loss, data, eta, nodes, logw):
@@ -153,20 +207,8 @@ class NumpyOnline:
 
     def run(self, method, X, y, loss="hinge", **hyper):
         X = np.asarray(X, dtype=float)
-        T, d = X.shape
-        ys = np.zeros(T) if y is None else np.asarray(y, dtype=float)
-        lr = _Learner(method, d, loss, **hyper)
-        M, S = np.empty((T + 1, d)), None if lr.sigma is None else np.empty((T + 1, d))
-        losses = np.empty(T)
-        for t in range(T):
-            M[t] = lr.m
-            if S is not None:
-                S[t] = lr.sigma
-            losses[t] = lr.update(X[t], ys[t])
-        M[T] = lr.m
-        if S is not None:
-            S[T] = lr.sigma
-        return SimpleNamespace(losses=losses, M=M, S=S, m=lr.m, sigma=lr.sigma)
+        ys = np.zeros(len(X)) if y is None else np.asarray(y, dtype=float)
+        return _Learner(method, X.shape[1], loss, **hyper).record(X, ys)
 
     def run_full(self, X, y, loss="hinge", *, eta, s=1.0):
         """SVA over N(m, C C^T): the FTRL argmin separates into m, the strictly lower entries of C (linear in the
@@ -201,41 +243,12 @@ class NumpyOnline:
         return np.maximum(X @ W.T + b, 0.0) @ v + theta[-1]
 
     def run_nn(self, method, X, y, h, U, *, eta=1.0, K=1.0, beta=0.01, s=1.0, mbox=20.0, sbox=1.0, m0=None):
-        """ReLU-network regression, Monte Carlo gradients on the given base samples; projected updates."""
+        """ReLU-network regression: the learners of :meth:`run` from the prior mean m0 (clipped to the box), with
+        Monte Carlo gradients on the given base samples; projected updates."""
         X, y, U = np.asarray(X, float), np.asarray(y, float), np.asarray(U, float)
-        T, p = X.shape
-        d = h * (p + 2) + 1
-        prior = np.zeros(d) if m0 is None else np.clip(np.asarray(m0, float), -mbox, mbox)
-        m, sig, Gm, Gs = prior.copy(), np.full(d, float(s)), np.zeros(d), np.zeros(d)
-        losses, M, S = [], [m.copy()], [sig.copy()]
-        for t in range(T):
-            loss, g = _relu_net_loss_grad(m, X[t], y[t], h)
-            losses.append(loss)
-            if method == "oga":
-                m = np.clip(m - eta * g, -mbox, mbox)
-            else:
-                grads = [_relu_net_loss_grad(m + sig * u, X[t], y[t], h)[1] for u in U[t]]
-                gm = np.mean(grads, axis=0)
-                gs = np.mean([gk * u for gk, u in zip(grads, U[t])], axis=0)
-                if method == "ogael":
-                    m, sig = np.clip(m - eta * gm, -mbox, mbox), np.clip(sig - eta * gs, 0.0, sbox)
-                elif method == "sva":
-                    Gm, Gs = Gm + gm, Gs + gs
-                    m = np.clip(prior - eta * s * s * Gm, -mbox, mbox)
-                    sig = np.minimum(_h(np.full(d, float(s)), 0.5 * eta * s * s * Gs), sbox)
-                elif method == "svb":
-                    a = K / math.sqrt(t + 1)
-                    m, sig = np.clip(m - a * gm, -mbox, mbox), np.minimum(_h(sig, 0.5 * a * gs), sbox)
-                else:
-                    prec = np.maximum((1 - beta) / sig ** 2 + beta / s ** 2 + eta * beta * gs / sig,
-                                      1.0 / sbox ** 2 if np.isfinite(sbox) else 0.0)
-                    m = np.clip(m - beta / prec * (eta * gm + (m - prior) / s ** 2), -mbox, mbox)
-                    sig = np.sqrt(1.0 / prec)
-            M.append(m.copy())
-            S.append(sig.copy())
-        S_out = None if method == "oga" else np.array(S)
-        return SimpleNamespace(losses=np.array(losses), M=np.array(M), S=S_out, m=m,
-                               sigma=None if method == "oga" else sig)
+        prior = None if m0 is None else np.clip(np.asarray(m0, float), -mbox, mbox)
+        lr = _NetLearner(method, h, U, eta=eta, K=K, beta=beta, s=s, mbox=mbox, sbox=sbox, prior=prior)
+        return lr.record(X, y)
 
     def run_adversarial(self, method, X, loss="hinge", **hyper):
         X = np.asarray(X, dtype=float)
