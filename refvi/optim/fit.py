@@ -70,6 +70,12 @@ class FitTrace:
     C: np.ndarray | None = None
 
 
+def _read_through(record: str, *names: str) -> tuple[property, ...]:
+    """Read-only properties returning ``self.<record>.<name>`` for each name."""
+    return tuple(property(lambda self, n=n: getattr(getattr(self, record), n), doc=f"``{record}.{n}``")
+                 for n in names)
+
+
 @dataclasses.dataclass(kw_only=True)
 class FitResult:
     """The approximation N(m, C C^T) (the average when averaging is on) and the last iterate, with what was run
@@ -91,18 +97,9 @@ class FitResult:
     ended_worse: bool = False     # the returned approximation's objective is far above the start's (see notes)
 
     # read-through names (the configuration and the trace)
-    method = property(lambda self: self.config.method)
-    estimator = property(lambda self: self.config.estimator)
-    structure = property(lambda self: self.config.structure)
-    steps = property(lambda self: self.config.steps)
-    samples = property(lambda self: self.config.samples)
-    step_sizes = property(lambda self: self.config.step_sizes)
-    average = property(lambda self: self.config.average)
-    seed = property(lambda self: self.config.seed)
-    trace_steps = property(lambda self: self.trace.steps)
-    trace_objective = property(lambda self: self.trace.objective)
-    trace_m = property(lambda self: self.trace.m)
-    trace_C = property(lambda self: self.trace.C)
+    method, estimator, structure, steps, samples, step_sizes, average, seed = _read_through(
+        "config", "method", "estimator", "structure", "steps", "samples", "step_sizes", "average", "seed")
+    trace_steps, trace_objective, trace_m, trace_C = _read_through("trace", "steps", "objective", "m", "C")
 
     @property
     def seconds_per_step(self) -> float:

@@ -23,9 +23,11 @@ b = a ||w* - wbar||^2 + 2dM, erratum E000-3).  The optimizer under test is reach
 
 from __future__ import annotations
 
+import dataclasses
 import math
 
 import numpy as np
+from hypothesis import strategies as st
 from refvi.verification.oracles import hessian_bounds as hb
 from refvi.verification.oracles import rates as ro
 from refvi.verification.oracles import vi_objective as vo
@@ -163,6 +165,43 @@ def one_step_moments(ctx, kind, inst, m, C, gamma, order=10):
             gC = gC - ro.proj(np.linalg.inv(C).T, inst.structure)
         out.append((m1, C1, gm, gC))
     return U, W, out
+
+
+@dataclasses.dataclass(frozen=True)
+class OneStep:
+    """One drawn one-step case: the instance, Thm 26's a and b, the step, the start w = (m, C), and per Gauss-Hermite
+    node (weights W) the implementation's w+ = (m1, C1) with the oracle's sample gradient (gm, gC)."""
+    inst: Instance
+    a: float
+    b: float
+    gamma: float
+    m: np.ndarray
+    C: np.ndarray
+    W: np.ndarray
+    out: list
+
+
+def forall_one_step(ctx, key, kind, structure, check, *, step, kappa=1.5, linear_too=False, few=3):
+    """Run ``check(OneStep)`` on one-step cases of the implementation's ``kind`` ("prox" / "proj") optimizer: a
+    Gaussian target (and a linear-regression one if ``linear_too``) in d = 1, 2, the step ``step(inst, a, rng)``."""
+    estimator = "energy" if kind == "prox" else "entropy"
+
+    def one(args):
+        model_kind, (d, seed) = (args[0], args[1:]) if linear_too else ("gaussian", args)
+        rng = ctx.rng(f"{key}/one/{model_kind}/{d}/{seed}" if linear_too else f"{key}/one/{d}/{seed}")
+        inst = Instance(gaussian(rng, d, kappa=kappa) if model_kind == "gaussian" else linear(rng, 4, d), structure)
+        a, b = inst.ab(estimator)
+        gamma = step(inst, a, rng)
+        m, C = start_point(inst, rng, structure)
+        _, W, out = one_step_moments(ctx, kind, inst, m, C, gamma)
+        check(OneStep(inst, a, b, gamma, m, C, W, out))
+
+    dims = (st.integers(1, 2), st.integers(0, 10**6))
+    if linear_too:
+        ctx.forall(st.tuples(st.sampled_from(["gaussian", "linear"]), *dims), one,
+                   fixed=[("gaussian", 1, 0), ("linear", 2, 0)], max_examples=_few(ctx, few))
+    else:
+        ctx.forall(st.tuples(*dims), one, fixed=[(2, 0)], max_examples=_few(ctx, few))
 
 
 # ---------------------------------------------------------------------------------------------------- Thm 7

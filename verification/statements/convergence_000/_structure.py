@@ -63,6 +63,21 @@ def regression_case(inst):
     return rng, kind, model, target
 
 
+def linear_case(inst):
+    """A drawn (d, N, seed) as ``(d, rng, model, target)``: Bayesian linear regression (:func:`linear_instance`)
+    drawn from the generator seeded by ``seed``, which the check goes on drawing from."""
+    d, N, seed = inst
+    rng = np.random.default_rng(seed)
+    return (d, rng) + linear_instance(rng, N, d)
+
+
+def logistic_case(inst):
+    """:func:`linear_case` for Bayesian logistic regression (:func:`logistic_instance`)."""
+    d, N, seed = inst
+    rng = np.random.default_rng(seed)
+    return (d, rng) + logistic_instance(rng, N, d)
+
+
 def linear_instance(rng, N: int, d: int):
     """(oracle model dict, target spec) for Bayesian linear regression with random data and scales."""
     X = rng.standard_normal((N, d))

@@ -11,9 +11,9 @@ from refvi.verification.errata import erratum
 from refvi.verification.oracles import hessian_bounds as hb
 from refvi.verification.protocol import targets as specs
 from refvi.verification.statement import statement
-from refvi.verification.statements.convergence_000._structure import (constants, linear_instance,
-                                                                      logistic_instance, real_data_instance,
-                                                                      same_function, seeds)
+from refvi.verification.statements.convergence_000._structure import (constants, linear_case, linear_instance,
+                                                                      logistic_case, logistic_instance,
+                                                                      real_data_instance, same_function, seeds)
 
 
 def hierarchical_instance(rng, N: int, d: int, G: int):
@@ -134,9 +134,7 @@ def e000_1(ctx):
 @statement("000.cor22")
 def cor22(ctx):
     def check(inst):
-        d, N, seed = inst
-        rng = np.random.default_rng(seed)
-        model, target = linear_instance(rng, N, d)
+        d, rng, model, target = linear_case(inst)
         same_function(ctx, model, target, rng, "linear")
         X, sn, s = model["X"], model["noise_scale"], model["prior_scale"]
         lo_c, hi_c = _eig_range(np.eye(d) / s**2 + X.T @ X / sn**2)       # corrected constants, computed here
@@ -198,9 +196,7 @@ def cor23(ctx):
     ctx.count()
 
     def check(inst):
-        d, N, seed = inst
-        rng = np.random.default_rng(seed)
-        model, target = logistic_instance(rng, N, d)
+        d, rng, model, target = logistic_case(inst)
         same_function(ctx, model, target, rng, "logistic")
         X, s = model["X"], model["prior_scale"]
         hi_c = _eig_range(np.eye(d) / s**2 + X.T @ X / 4)[1]

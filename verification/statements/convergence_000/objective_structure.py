@@ -14,7 +14,8 @@ from refvi.verification.oracles.matrices import random_orthogonal
 from refvi.verification.oracles.quadrature import degree3_cubature
 from refvi.verification.protocol import targets as specs
 from refvi.verification.statement import statement
-from refvi.verification.statements.convergence_000._structure import (STRUCTS, constants, inner, linear_instance,
+from refvi.verification.statements.convergence_000._structure import (STRUCTS, constants, inner, linear_case,
+                                                                      linear_instance,
                                                                       logistic_instance, random_in_W,
                                                                       real_data_instance, regression_case,
                                                                       same_function, seeds)
@@ -131,14 +132,13 @@ def lemma14(ctx):
     from scipy.stats import multivariate_normal
 
     def check(inst):
-        d, N, seed = inst
-        rng = np.random.default_rng(seed)
-        model, _ = linear_instance(rng, N, d)
+        d, rng, model, _ = linear_case(inst)
         X, y, sn, s = model["X"], model["y"], model["noise_scale"], model["prior_scale"]
         # the posterior and the evidence from the Gaussian marginal y ~ N(0, sn^2 I + s^2 X X^T) (scipy)
         P = X.T @ X / sn**2 + np.eye(d) / s**2
         Sig_p = np.linalg.inv(P)
         mu_p = Sig_p @ X.T @ y / sn**2
+        N = y.size
         log_px = multivariate_normal(np.zeros(N), sn**2 * np.eye(N) + s**2 * X @ X.T).logpdf(y)
         for structure in ("tril", "sym", "full"):
             m = rng.standard_normal(d)
@@ -241,9 +241,7 @@ def lemma16(ctx):
             ctx.bound(lhs, rhs, rtol=1e-9, atol=1e-11, label=f"16.1 ||grad l(w) - grad l(w')|| <= M ||w - w'|| ({kind})")
 
     def tight_linear(inst):
-        d, N, seed = inst
-        rng = np.random.default_rng(seed)
-        model, target = linear_instance(rng, N, d)
+        d, rng, model, target = linear_case(inst)
         A = vo.quadratic_form(model)[0]
         lam, Q = np.linalg.eigh(A)
         m, C = rng.standard_normal(d), rng.standard_normal((d, d))

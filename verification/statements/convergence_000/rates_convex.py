@@ -13,32 +13,28 @@ from hypothesis import strategies as st
 from refvi.verification.errata import erratum
 from refvi.verification.oracles import rates as ro
 from refvi.verification.statement import statement
-from refvi.verification.statements.convergence_000._rates import (ALPHA, SLACK_1_OVER_SQRT_T, Instance, _few,
-                                                                  _theta_weights, check_rate, curve, gaussian, linear,
-                                                                  logistic, one_step_moments, repetitions, start_point)
+from refvi.verification.statements.convergence_000._rates import (ALPHA, SLACK_1_OVER_SQRT_T, Instance,
+                                                                  _theta_weights, check_rate, curve, forall_one_step,
+                                                                  linear, logistic, repetitions, start_point)
 
 
 @statement("000.thm7")
 def thm7(ctx):
     # (i) one-step inequality (29): 1/2 E||w+ - w*||^2 - 1/2 ||w - w*||^2 <= -gamma E[f(w+) - f*] + gamma^2 V[g]
-    def one_step(inst_args):
-        d, seed = inst_args
-        rng = ctx.rng(f"thm7/one/{d}/{seed}")
-        inst = Instance(gaussian(rng, d, kappa=3.0), "tril")
-        gamma = float(rng.uniform(0.2, 1.0)) / inst.M
-        m, C = start_point(inst, rng, "tril")
-        U, W, out = one_step_moments(ctx, "prox", inst, m, C, gamma)
-        gtm, gtC = ro.grad_l(inst.model, m, C, "tril")
+    def one_step(c):
+        inst, gamma = c.inst, c.gamma
+        gtm, gtC = ro.grad_l(inst.model, c.m, c.C, "tril")
         e_dist = e_gap = var = 0.0
-        for w, (m1, C1, gm, gC) in zip(W, out):
+        for w, (m1, C1, gm, gC) in zip(c.W, c.out):
             e_dist += w * inst.dist(m1, C1)
             e_gap += w * inst.gap(m1, C1)
             var += w * float(np.sum((gm - gtm) ** 2) + np.sum((gC - gtC) ** 2))
-        D = inst.dist(m, C)
+        D = inst.dist(c.m, c.C)
         ctx.bound(0.5 * e_dist - 0.5 * D + gamma * e_gap, gamma**2 * var, rtol=1e-8, atol=1e-12,
                 label="one-step (29): 1/2 E||w+ - w*||^2 - 1/2 D + gamma E gap <= gamma^2 V[g]")
 
-    ctx.forall(st.tuples(st.integers(1, 2), st.integers(0, 10**6)), one_step, fixed=[(2, 0)], max_examples=_few(ctx, 3))
+    forall_one_step(ctx, "thm7", "prox", "tril", one_step, kappa=3.0,
+                    step=lambda inst, a, rng: float(rng.uniform(0.2, 1.0)) / inst.M)
 
     # (ii) the theta-average bound at gamma = 1/M, and at gamma = 1/(M sqrt T) for three horizons T with the
     # corrected bound and its O(1/sqrt T) exponent, statistically
@@ -89,20 +85,15 @@ def _theta_average_rates(ctx, key, thm, algo, structure, estimator, *, c, shift,
 @statement("000.thm10")
 def thm10(ctx):
     # (i) one-step: 2 gamma (f(w) - f*) <= (1 + a gamma^2) D - E||w+ - w*||^2 + b gamma^2, exact by Gauss-Hermite
-    def one_step(inst_args):
-        d, seed = inst_args
-        rng = ctx.rng(f"thm10/one/{d}/{seed}")
-        inst = Instance(gaussian(rng, d, kappa=3.0), "sym")
-        a, b = inst.ab("entropy")
-        gamma = float(rng.uniform(0.05, 1.0))
-        m, C = start_point(inst, rng, "sym")
-        U, W, out = one_step_moments(ctx, "proj", inst, m, C, gamma)
-        e1 = sum(w * inst.dist(m1, C1) for w, (m1, C1, _, _) in zip(W, out))
-        D = inst.dist(m, C)
-        ctx.bound(2 * gamma * inst.gap(m, C), (1 + a * gamma**2) * D - e1 + b * gamma**2, rtol=1e-9,
+    def one_step(c):
+        inst, gamma = c.inst, c.gamma
+        e1 = sum(w * inst.dist(m1, C1) for w, (m1, C1, _, _) in zip(c.W, c.out))
+        D = inst.dist(c.m, c.C)
+        ctx.bound(2 * gamma * inst.gap(c.m, c.C), (1 + c.a * gamma**2) * D - e1 + c.b * gamma**2, rtol=1e-9,
                 label="Thm 10 one-step: 2 gamma gap <= (1 + a gamma^2) D - E||w+ - w*||^2 + b gamma^2")
 
-    ctx.forall(st.tuples(st.integers(1, 2), st.integers(0, 10**6)), one_step, fixed=[(2, 0)], max_examples=_few(ctx, 3))
+    forall_one_step(ctx, "thm10", "proj", "sym", one_step, kappa=3.0,
+                    step=lambda inst, a, rng: float(rng.uniform(0.05, 1.0)))
 
     # (ii) the theta-average bound at gamma = 1/(2M), and at gamma = 1/sqrt T for three horizons T with Eq. (14)
     # (corrected) and its O(1/sqrt T) exponent, statistically

@@ -13,9 +13,9 @@ from hypothesis import strategies as st
 from refvi.verification.errata import erratum
 from refvi.verification.oracles import rates as ro
 from refvi.verification.statement import statement
-from refvi.verification.statements.convergence_000._rates import (ALPHA, SLACK_1_OVER_T, Instance, _few,
-                                                                  check_rate, curve, draws, gaussian, linear, logistic,
-                                                                  one_step_moments, repetitions, run, start_point)
+from refvi.verification.statements.convergence_000._rates import (ALPHA, SLACK_1_OVER_T, Instance, check_rate, curve,
+                                                                  draws, forall_one_step, gaussian, logistic,
+                                                                  repetitions, run, start_point)
 
 
 # ---------------------------------------------------------------------------------------------------- Thm 6
@@ -23,18 +23,11 @@ from refvi.verification.statements.convergence_000._rates import (ALPHA, SLACK_1
 def thm6(ctx):
     # (i) one-step chain in conditional expectation, exact by 10-point-per-axis Gauss-Hermite (the integrands are
     # polynomial in u (E2, E3) or analytic (E1): rule error < 1e-10 relative here, tolerance 1e-9)
-    def one_step(inst_args):
-        kind_model, d, seed = inst_args
-        rng = ctx.rng(f"thm6/one/{kind_model}/{d}/{seed}")
-        model = gaussian(rng, d) if kind_model == "gaussian" else linear(rng, 4, d)
-        inst = Instance(model, "tril")
-        a, b = inst.ab("energy")
-        gamma = min(inst.mu / (2 * a), 1 / inst.mu) * float(rng.uniform(0.3, 1.0))
-        m, C = start_point(inst, rng, "tril")
-        U, W, out = one_step_moments(ctx, "prox", inst, m, C, gamma)
+    def one_step(c):
+        inst, gamma, a, b, m, C = c.inst, c.gamma, c.a, c.b, c.m, c.C
         gsm, gsC = ro.grad_l(inst.model, inst.ms, inst.Cs, "tril")
         e1 = e2 = 0.0
-        for w, (m1, C1, gm, gC) in zip(W, out):
+        for w, (m1, C1, gm, gC) in zip(c.W, c.out):
             lhs = inst.dist(m1, C1)
             rhs = float(np.sum((m - inst.ms - gamma * (gm - gsm)) ** 2) + np.sum((C - inst.Cs - gamma * (gC - gsC)) ** 2))
             # pathwise: non-expansive prox and the fixed point w* = prox(w* - gamma grad l(w*)) (Lemma 29)
@@ -48,8 +41,8 @@ def thm6(ctx):
         ctx.bound(e2, e3, rtol=1e-9, label="... <= (1 - 2 gamma mu + 2 gamma^2 a) D + 2 gamma^2 (b + M^2 ||w* - wbar||^2)")
         ctx.bound(e3, e4, rtol=1e-12, label="gamma <= mu/(2a): ... <= (1 - gamma mu) D + 2 gamma^2 (...)")
 
-    ctx.forall(st.tuples(st.sampled_from(["gaussian", "linear"]), st.integers(1, 2), st.integers(0, 10**6)),
-               one_step, fixed=[("gaussian", 1, 0), ("linear", 2, 0)], max_examples=_few(ctx, 4))
+    forall_one_step(ctx, "thm6", "prox", "tril", one_step, linear_too=True, few=4,
+                    step=lambda inst, a, rng: min(inst.mu / (2 * a), 1 / inst.mu) * float(rng.uniform(0.3, 1.0)))
 
     # (ii) Eq. (10), constant step, and Eq. (11), decaying min-form step at three horizons with its O(1/T)
     # exponent, statistically
@@ -100,16 +93,10 @@ def e000_4(ctx):
 @statement("000.thm9")
 def thm9(ctx):
     # (i) one-step chain (31)-(32) in conditional expectation on W_M (symmetric C), exact by Gauss-Hermite
-    def one_step(inst_args):
-        d, seed = inst_args
-        rng = ctx.rng(f"thm9/one/{d}/{seed}")
-        inst = Instance(gaussian(rng, d), "sym")
-        a, b = inst.ab("entropy")
-        gamma = min(inst.mu / (2 * a), 2 / inst.mu) * float(rng.uniform(0.3, 1.0))
-        m, C = start_point(inst, rng, "sym")
-        U, W, out = one_step_moments(ctx, "proj", inst, m, C, gamma)
+    def one_step(c):
+        inst, gamma, a, b, m, C = c.inst, c.gamma, c.a, c.b, c.m, c.C
         e1 = e2 = eg2 = 0.0
-        for w, (m1, C1, gm, gC) in zip(W, out):
+        for w, (m1, C1, gm, gC) in zip(c.W, c.out):
             lhs = inst.dist(m1, C1)
             rhs = float(np.sum((m - gamma * gm - inst.ms) ** 2) + np.sum((C - gamma * gC - inst.Cs) ** 2))
             ctx.bound(lhs, rhs, rtol=1e-10, atol=1e-13, label="pathwise: projection is non-expansive, w* in W_M")
@@ -123,7 +110,8 @@ def thm9(ctx):
         ctx.bound(e1, e2, rtol=1e-9, label="E||w+ - w*||^2 <= E||w - gamma g - w*||^2")
         ctx.bound(e2, e3, rtol=1e-9, label="(32): ... <= (1 - mu gamma/2) D - 2 gamma (f(w) - f*) + b gamma^2")
 
-    ctx.forall(st.tuples(st.integers(1, 2), st.integers(0, 10**6)), one_step, fixed=[(2, 0)], max_examples=_few(ctx, 3))
+    forall_one_step(ctx, "thm9", "proj", "sym", one_step,
+                    step=lambda inst, a, rng: min(inst.mu / (2 * a), 2 / inst.mu) * float(rng.uniform(0.3, 1.0)))
 
     # (ii) Eq. (12) and corrected Eq. (13) (switching and min-form schedules), statistically
     rng = ctx.rng("thm9/rate")

@@ -52,12 +52,16 @@ def _trajectory_case(impl, rng):
                            states=impl.blr_trajectory(X, y, s2, P, mp, idx, steps))
 
 
+def forall_trajectories(ctx, check, seeds=(0,)):
+    """Run ``check(impl, case)`` on drawn :func:`_trajectory_case` s of the NGVI protocol under test ``impl``, first
+    on the fixed generator seeds ``seeds``."""
+    impl = ctx.adapter("ngvi")
+    ctx.forall_drawn(lambda rng: check(impl, _trajectory_case(impl, rng)), seeds=list(seeds))
+
+
 @statement("004.lemma3")
 def _lemma3(ctx):
-    impl = ctx.adapter("ngvi")
-
-    def check(rng):
-        c = _trajectory_case(impl, rng)
+    def check(impl, c):
         X, y, s2, P, mp, m, n, nu, s1, s2d = c.X, c.y, c.s2, c.P, c.mp, c.m, c.n, c.nu, c.s1, c.s2d
         b = c.b / s2
         V2 = (nu * s1 + 0.5 * nu**2 * s2d + 2 * nu**2 * b * math.sqrt(s1 * s2d) * n + nu**3 * b**2 * s2d * n**2) \
@@ -73,20 +77,17 @@ def _lemma3(ctx):
             ctx.bound(v, V2, rtol=1e-9, label="(12) <= V_2 (corrected b)")
 
     # fixed: sigma^2 = 1 (printed and corrected b agree), sigma^2 < 1 and > 1 (they differ by 1/sigma^2)
-    ctx.forall_drawn(check, seeds=[0, 1, 2, 3, 4, 5])
+    forall_trajectories(ctx, check, seeds=(0, 1, 2, 3, 4, 5))
 
 
 @statement("004.lemma5")
 def _lemma5(ctx):
-    impl = ctx.adapter("ngvi")
-
-    def check(rng):
-        c = _trajectory_case(impl, rng)
+    def check(impl, c):
         for eta in c.states:
             ctx.bound(np.linalg.eigvalsh(eta[1])[-1], -1.0 / (2 * c.nu), atol=1e-12,
                       label="lambda_max(Lam_t) <= -1/(2 nu)")
 
-    ctx.forall_drawn(check, seeds=[0])
+    forall_trajectories(ctx, check)
 
 
 @statement("004.lemma6")
@@ -132,10 +133,7 @@ def _lemma78(ctx):
 
 @statement("004.lemma9")
 def _lemma9(ctx):
-    impl = ctx.adapter("ngvi")
-
-    def check(rng):
-        c = _trajectory_case(impl, rng)
+    def check(impl, c):
         n, steps = c.n, c.steps
         rho = np.zeros(n)
         yx = (c.y[:, None] * c.X) / c.s2
@@ -148,7 +146,7 @@ def _lemma9(ctx):
                 ctx.true(rho_star.sum() <= n * (1 + 1e-12), label="lam_{t+1,*} in C_sigma")
                 rho = (1 - g) * rho + g * (n / c.m) * np.bincount(c.idx[t], minlength=n)
 
-    ctx.forall_drawn(check, seeds=[0])
+    forall_trajectories(ctx, check)
 
 
 @statement("004.cor1")
@@ -156,10 +154,8 @@ def _lemma9(ctx):
 def _cor12(ctx):
     """Corollaries 1 and 2: the bound on ||lam|| and on ||xi|| along the trajectory, one replay."""
     which = {"004.cor1": 1, "004.cor2": 2}[ctx.statement_id]
-    impl = ctx.adapter("ngvi")
 
-    def check(rng):
-        c = _trajectory_case(impl, rng)
+    def check(impl, c):
         bound = c.b * c.n / c.s2 * (c.nu if which == 2 else 1.0)
         for t, eta in enumerate(c.states):
             states = [eta]
@@ -170,7 +166,7 @@ def _cor12(ctx):
                 v = e[0] if which == 1 else impl.expectation_from_natural(*e)[0]
                 ctx.bound(np.linalg.norm(v), bound, rtol=1e-10, label=f"Cor. {which}")
 
-    ctx.forall_drawn(check, seeds=[0])
+    forall_trajectories(ctx, check)
 
 
 @statement("004.lemma10")
@@ -178,10 +174,8 @@ def _cor12(ctx):
 def _lemma1011(ctx):
     """Lemmas 10 and 11: one replay of the trajectory, each lemma's bound by id."""
     which = {"004.lemma10": 10, "004.lemma11": 11}[ctx.statement_id]
-    impl = ctx.adapter("ngvi")
 
-    def check(rng):
-        c = _trajectory_case(impl, rng)
+    def check(impl, c):
         n, nu, b, ls, Ls = c.n, c.nu, c.b / c.s2, c.ls, c.Ls
         for eta, g in zip(c.states, c.steps):
             if g <= 0:
@@ -199,7 +193,7 @@ def _lemma1011(ctx):
                     rhs = 2 * g * nu**2 * b * n * dxi + (2 * g * nu**2 + 4 * g * nu**3 * b**2 * n**2) * dXi
                 ctx.bound(lhs, rhs, rtol=1e-9, atol=1e-12, label=f"Lemma {which}")
 
-    ctx.forall_drawn(check, seeds=[0])
+    forall_trajectories(ctx, check)
 
 
 def _eta_hat_raw(X, y, s2, lam_p, Lam_p, combo):

@@ -40,6 +40,12 @@ HINGE_LIP = math.sqrt(1.0 + 1.0 / (2.0 * math.pi))   # ||grad bar L_hinge|| <= H
 # helpers and instance generators
 # ------------------------------------------------------------------------------------------------------------------
 
+def forall_online(ctx, strategy, check, **kw):
+    """``ctx.forall`` for ``check(on, inst)``, ``on`` the online protocol under test (``ctx.adapter("online")``)."""
+    on = ctx.adapter("online")
+    ctx.forall(strategy, lambda inst: check(on, inst), **kw)
+
+
 def grads_along(on, loss, X, y, M, S, H=1.0):
     """(values, gm, gs) of bar L_t at the recorded iterates (M[t], S[t]), t = 0..T-1."""
     T, d = X.shape

@@ -32,12 +32,15 @@ def point_pairs(draw, max_d=3):
     return x, y, vec(-3, 3), vec(1e-3, 3), vec(-3, 3), vec(1e-3, 3)
 
 
+def forall_point_pairs(ctx, check):
+    """Run ``check(on, x, y, m1, s1, m2, s2)`` on :func:`point_pairs`, ``on`` the online protocol under test."""
+    on = ctx.adapter("online")
+    ctx.forall(point_pairs(), lambda inst: check(on, *inst))
+
+
 @statement("003.prop1")
 def prop1(ctx):
-    on = ctx.adapter("online")
-
-    def check(inst):
-        x, y, m1, s1, m2, s2 = inst
+    def check(on, x, y, m1, s1, m2, s2):
         X, Y = x[None, :], np.array([y])
         for loss in ("hinge", "absolute", "squared"):
             f = lambda m, s: float(on.expected_loss(loss, X, Y, m, s)[0][0])
@@ -53,7 +56,8 @@ def prop1(ctx):
             ctx.bound(f(0.5 * (m1 + m2), 0.5 * (C1 + C2)), 0.5 * (f(m1, C1) + f(m2, C2)), rtol=1e-12, atol=1e-13,
                     label=f"midpoint convexity in (m, C), {loss}")
 
-    ctx.forall(point_pairs(), check)
+    forall_point_pairs(ctx, check)
+    on = ctx.adapter("online")
     # strong convexity: l = H/2 ||theta - z||^2 gives bar L - H/2 ||mu||^2 affine, hence convex (equality at midpoint)
     rng = ctx.rng("sc")
     for _ in range(10):
@@ -76,10 +80,7 @@ def prop1(ctx):
 
 @statement("003.prop2")
 def prop2(ctx):
-    on = ctx.adapter("online")
-
-    def check(inst):
-        x, y, m1, s1, m2, s2 = inst
+    def check(on, x, y, m1, s1, m2, s2):
         Lp = float(np.linalg.norm(x))           # hinge and absolute losses of <theta, x> are ||x||-Lipschitz
         X, Y = x[None, :], np.array([y])
         dist = float(np.linalg.norm(np.concatenate([m1 - m2, s1 - s2])))
@@ -94,15 +95,12 @@ def prop2(ctx):
         diff = abs(on.expected_loss_full("hinge", x, y, m1, C1) - on.expected_loss_full("hinge", x, y, m2, C2))
         ctx.bound(diff, math.sqrt(2) * Lp * distC, rtol=1e-12, atol=1e-13, label="sqrt2 L' (full C, Frobenius)")
 
-    ctx.forall(point_pairs(), check)
+    forall_point_pairs(ctx, check)
 
 
 @statement("003.assumption1")
 def assumption1(ctx):
-    on = ctx.adapter("online")
-
-    def check(inst):
-        x, y, m1, s1, m2, s2 = inst
+    def check(on, x, y, m1, s1, m2, s2):
         for m, s in ((m1, s1), (m2, s2)):
             v, gm, gs = on.expected_loss("hinge", x[None, :], np.array([y]), m, s)
             g = np.concatenate([gm[0], gs[0]])
@@ -119,15 +117,12 @@ def assumption1(ctx):
             ctx.geq(float(v2[0]) - float(v[0]), float(g @ dmu), rtol=1e-12, atol=1e-12,
                     label="convexity (first-order)")
 
-    ctx.forall(point_pairs(), check)
+    forall_point_pairs(ctx, check)
 
 
 @statement("003.assumption2")
 def assumption2(ctx):
-    on = ctx.adapter("online")
-
-    def check(inst):
-        x, _, m1, s1, m2, s2 = inst
+    def check(on, x, _, m1, s1, m2, s2):
         H = 0.5 + abs(float(x[0]))
         f = lambda m, s: on.expected_loss("quadratic", x[None, :], None, m, s, H)
         v1, gm, gs = f(m1, s1)
@@ -136,7 +131,7 @@ def assumption2(ctx):
         lhs = float(v2[0] - v1[0] - np.concatenate([gm[0], gs[0]]) @ dmu)
         ctx.close(lhs, 0.5 * H * float(dmu @ dmu), rtol=1e-10, atol=1e-12, label="Bregman gap = H/2 ||dmu||^2")
 
-    ctx.forall(point_pairs(), check)
+    forall_point_pairs(ctx, check)
 
 
 @statement("003.assumption3")

@@ -15,7 +15,7 @@ from refvi.verification.oracles import online_comparators as oc
 from refvi.verification.oracles import online_quadrature as oq
 from refvi.verification.statement import statement
 from refvi.verification.statements.online_003._common import (RTOL, _floats, _labels, check_run_consistency,
-                                                              grads_along, hinge_L, hinge_streams, sva_instances)
+                                                              forall_online, grads_along, hinge_L, hinge_streams, sva_instances)
 from scipy import optimize
 
 # ------------------------------------------------------------------------------------------------------------------
@@ -86,9 +86,7 @@ def check_thm2(ctx, on, inst, const=1.0, eta_factor=1.0):
 
 @statement("003.thm2")
 def thm2(ctx):
-    on = ctx.adapter("online")
-
-    def check(inst):
+    def check(on, inst):
         res, y, comps = check_thm2(ctx, on, inst)
         X, eta, s = inst["X"], inst["eta"], inst["s"]
         alpha = 1.0 / s ** 2
@@ -109,8 +107,8 @@ def thm2(ctx):
             rhs21 = float(np.sum(np.concatenate([m, sg]) * G.sum(0))) + oc.kl_to_prior(m, sg, s) / eta
             ctx.bound(lhs21, rhs21, rtol=RTOL, atol=1e-10, label="(21) be-the-leader")
 
-    ctx.forall(sva_instances(), check, fixed=[dict(X=np.array([[1.0, -0.5]] * 30), y=np.ones(30), adv=True,
-                                                   eta=0.5, s=1.0, mbox=20.0, sbox=1.0)])
+    forall_online(ctx, sva_instances(), check, fixed=[dict(X=np.array([[1.0, -0.5]] * 30), y=np.ones(30),
+                                                           adv=True, eta=0.5, s=1.0, mbox=20.0, sbox=1.0)])
 
 
 # ------------------------------------------------------------------------------------------------------------------

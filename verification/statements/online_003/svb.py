@@ -15,7 +15,7 @@ from refvi.verification.errata import erratum
 from refvi.verification.oracles import online_comparators as oc
 from refvi.verification.statement import statement
 from refvi.verification.statements.online_003._common import (RTOL, _floats, _labels, check_run_consistency,
-                                                              grads_along, hinge_L, hinge_streams, sva_instances)
+                                                              forall_online, grads_along, hinge_L, hinge_streams, sva_instances)
 from scipy import optimize
 
 # ------------------------------------------------------------------------------------------------------------------
@@ -73,12 +73,9 @@ def check_thm3(ctx, on, inst, K_factor=1.0, const=3.0 / math.sqrt(2.0), label="T
 
 @statement("003.thm3")
 def thm3(ctx):
-    on = ctx.adapter("online")
-
-    def check(inst):
+    def check(on, inst):
         res, y, kw = check_thm3(ctx, on, inst)
-        X = inst["X"]
-        _, gm, gs = grads_along(on, "hinge", X, y, res.M, res.S)
+        gs = grads_along(on, "hinge", inst["X"], y, res.M, res.S)[2]
         # the sign fact the proof needs (convex loss): grad_sigma >= 0, hence sigma nonincreasing (clip inactive)
         ctx.geq(float(np.min(gs)), 0.0, label="bar g_sigma >= 0 (convex loss)")
         # exact in real arithmetic; the float evaluation sigma^2 / (hypot(sigma, u) + u) may round up by a few ulps
@@ -86,7 +83,7 @@ def thm3(ctx):
                 label="sigma_t nonincreasing")
         # the algebraic identity of the sigma step (App. 6.5), a_t = eta_t sigma_t^2 = K / sqrt(t):
         # sigma_{t+1}^2 = sigma_t^2 + a^2 g^2 / 2 - a sigma_t g sqrt(1 + x^2), x = a g / (2 sigma_t)
-        T = X.shape[0]
+        T = inst["X"].shape[0]
         a = kw["K"] / np.sqrt(np.arange(1, T + 1))[:, None]
         sig, sig1 = res.S[:-1], res.S[1:]
         with np.errstate(divide="ignore", invalid="ignore"):
@@ -95,11 +92,11 @@ def thm3(ctx):
         scale = np.maximum(1.0, sig ** 2 + (a * gs) ** 2)
         ctx.close(sig1 ** 2 / scale, rhs / scale, atol=1e-10, label="sigma-step identity")
 
-    ctx.forall(svb_instances(), check, fixed=[dict(X=np.array([[1.0, 2.0], [-1.0, 0.5]] * 20), y=np.ones(40),
-                                                   adv=True, M=1.0, S=1.0, s=1.0)])
+    forall_online(ctx, svb_instances(), check, fixed=[dict(X=np.array([[1.0, 2.0], [-1.0, 0.5]] * 20),
+                                                           y=np.ones(40), adv=True, M=1.0, S=1.0, s=1.0)])
 
     # strongly convex case (14): l_t = H/2 ||theta - z_t||^2, z_t in [-Z, Z]^d, M_m = [-M, M]^d, M_sigma = [0, S]^d
-    def check_sc(inst):
+    def check_sc(on, inst):
         H, M, S, Zb, seed, T, d = inst
         rng = np.random.default_rng(seed)
         Z = rng.uniform(-Zb, Zb, size=(T, d))
@@ -109,8 +106,8 @@ def thm3(ctx):
         ctx.bound(float(np.sum(res.losses)) - best, L * L * (1 + math.log(T)) / H, rtol=RTOL,
                 label="Thm 3 (14) strongly convex")
 
-    ctx.forall(st.tuples(_floats(0.1, 5.0), _floats(0.1, 3.0), _floats(0.05, 2.0), _floats(0.1, 3.0),
-                         st.integers(0, 2**32 - 1), st.integers(1, 200), st.integers(1, 3)), check_sc)
+    forall_online(ctx, st.tuples(_floats(0.1, 5.0), _floats(0.1, 3.0), _floats(0.05, 2.0), _floats(0.1, 3.0),
+                                 st.integers(0, 2**32 - 1), st.integers(1, 200), st.integers(1, 3)), check_sc)
 
 
 @erratum("E003-4")

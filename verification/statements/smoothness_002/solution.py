@@ -77,6 +77,14 @@ def _e002_1(ctx):
     ctx.count(4)
 
 
+def _gaussian_model(rng, d, iso):
+    """A Gaussian target N(mu, A^{-1}): isotropic A = e^U(-1, 1) I (where Thm 3 holds with equality) or A with
+    spectrum in [0.4, 3]."""
+    mu = rng.normal(size=d)
+    A = np.eye(d) * math.exp(rng.uniform(-1, 1)) if iso else random_spd(rng, d, 0.4, 3.0)
+    return {"kind": "gaussian", "mean": mu, "precision": A}
+
+
 @statement("002.thm3")
 def thm3(ctx):
     # (i) + (ii), quadratic targets : the optimum found by the implementation's own prox-gradient with exact
@@ -84,11 +92,8 @@ def thm3(ctx):
     # constants c, M (never the implementation's).  Equality in both parts for isotropic A.
     def quadratic(inst):
         d, seed, iso = inst
-        rng = ctx.rng(f"quad/{seed}")
-        mu = rng.normal(size=d)
-        A = np.eye(d) * math.exp(rng.uniform(-1, 1)) if iso else random_spd(rng, d, 0.4, 3.0)
-        model = {"kind": "gaussian", "mean": mu, "precision": A}
-        target = specs.from_model(model)
+        model = _gaussian_model(ctx.rng(f"quad/{seed}"), d, iso)
+        mu, A, target = model["mean"], model["precision"], specs.from_model(model)
         c, M = model_constants(model)
         m, C, _ = prox_gradient_optimum(ctx.impl, target, moment_points(d), M, d)
         cov = np.linalg.inv(A)
