@@ -375,6 +375,46 @@ class NumpyBoosting:
         P = _problem(inst)
         return float(np.max((P.T * P.T * P.w) @ (1.0 / P.T).T - 1.0))
 
+    # ---- the mixture q = sum_k alpha_k s_k as a distribution (Eq. 4, §4.2) ---------------------------------------
+    def mixture_logpdf(self, inst, alpha, Z):
+        """log of sum_k alpha_k TN_k(z), each TN_k = N(z; m_k, s_k^2 I) / P_k(box), by a max-shifted sum."""
+        Z = np.asarray(Z, dtype=np.float64).reshape(-1, inst.d)
+        a = np.asarray(alpha, dtype=np.float64)
+        on = a > 0
+        m, s = inst.means[on], inst.scales[on][:, None]
+        t = (Z[None, :, :] - m[:, None, :]) / s[:, :, None]
+        L = -0.5 * (t * t).sum(2) - inst.d * (np.log(s) + _LOG_SQ2PI) - _log_mass(m, s, inst.lo, inst.hi).sum(1)[:, None]
+        top = L.max(0)
+        out = top + np.log(a[on] @ np.exp(L - top))
+        inside = np.all((Z >= inst.lo) & (Z <= inst.hi), axis=1)
+        return np.where(inside, out, -np.inf)
+
+    def mixture_moments(self, inst, alpha):
+        """Per coordinate: E z = sum_k alpha_k m_k', Var z = sum_k alpha_k (v_k' + m_k'^2) - (E z)^2, with the
+        truncated-normal moments m_k', v_k' of scipy.stats.truncnorm."""
+        from scipy.stats import truncnorm
+
+        a = np.asarray(alpha, dtype=np.float64)
+        s = inst.scales[:, None]
+        mk, vk = truncnorm.stats((inst.lo - inst.means) / s, (inst.hi - inst.means) / s, loc=inst.means, scale=s,
+                                 moments="mv")
+        mean = a @ mk
+        return mean, a @ (vk + mk * mk) - mean * mean
+
+    def mixture_norm_sq(self, inst, alpha):
+        a = np.asarray(alpha, dtype=np.float64)
+        return float(a @ _problem(inst).gram @ a)
+
+    def mixture_sample(self, inst, alpha, n, seed=0):
+        """A component per draw (``Generator.choice`` with probabilities alpha), then scipy's truncated normal."""
+        from scipy.stats import truncnorm
+
+        rng = np.random.default_rng(seed)
+        a = np.asarray(alpha, dtype=np.float64)
+        k = rng.choice(a.size, size=int(n), p=a / a.sum())
+        m, s = inst.means[k], inst.scales[k][:, None]
+        return truncnorm.rvs((inst.lo - m) / s, (inst.hi - m) / s, loc=m, scale=s, random_state=rng)
+
     def mc_mean_field(self, target, U):
         """§5: q^0 = argmin of the sample-average objective on the draws U (see numpy_boosting_mc)."""
         return numpy_boosting_mc.mean_field(target, U)

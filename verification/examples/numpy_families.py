@@ -145,6 +145,56 @@ class NumpyFamilies:
             return base.scale @ mu + base.shift, base.scale @ S @ base.scale.T
         return np.zeros(d), np.eye(d)
 
+    # ---- the location-scale family z = C u + m (§3.1, Eq. 1) -------------------------------------------------------
+    def _base_logpdf(self, base, U):
+        if base.kind == "affine":
+            U0 = np.linalg.solve(base.scale, (U - base.shift).T).T
+            return self._base_logpdf(base.inner, U0) - np.linalg.slogdet(base.scale)[1]
+        if base.kind == "student_t":
+            nu, a = base.nu, (base.nu - 2.0)
+            blocks = [U[:, j:j + 1] for j in range(U.shape[1])] if base.product else [U]
+            out = 0.0
+            for B in blocks:
+                k = B.shape[1]
+                out = out + (gammaln((nu + k) / 2) - gammaln(nu / 2) - k / 2 * math.log(a * math.pi)
+                             - (nu + k) / 2 * np.log1p(np.sum(B * B, axis=1) / a))
+            return out
+        one = {"gaussian": lambda u: -0.5 * u * u - 0.5 * LOG_2PI,
+               "uniform": lambda u: np.where(np.abs(u) <= _R3, -math.log(2 * _R3), -np.inf),
+               "laplace": lambda u: -math.sqrt(2.0) * np.abs(u) - 0.5 * math.log(2.0),
+               "exponential": lambda u: np.where(u >= -1.0, -(u + 1.0), -np.inf)}[base.kind]
+        return np.sum(one(U), axis=1)
+
+    def _base_sample(self, base, rng, n, d):
+        if base.kind == "affine":
+            return self._base_sample(base.inner, rng, n, d) @ base.scale.T + base.shift
+        if base.kind == "student_t":
+            W = rng.chisquare(base.nu, size=(n, d) if base.product else (n, 1))
+            return rng.standard_normal((n, d)) * np.sqrt((base.nu - 2.0) / W)
+        if base.kind in ("rademacher", "two_point"):
+            p = 0.5 if base.p is None else base.p
+            return np.where(rng.random((n, d)) < p, math.sqrt((1 - p) / p), -math.sqrt(p / (1 - p)))
+        return {"gaussian": lambda: rng.standard_normal((n, d)), "uniform": lambda: rng.uniform(-_R3, _R3, (n, d)),
+                "laplace": lambda: rng.laplace(0.0, 1.0 / math.sqrt(2.0), (n, d)),
+                "exponential": lambda: rng.exponential(1.0, (n, d)) - 1.0}[base.kind]()
+
+    def locscale_log_density(self, base, m, C, Z):
+        Z, m, C = np.atleast_2d(np.asarray(Z, float)), np.asarray(m, float), np.asarray(C, float)
+        return self._base_logpdf(base, np.linalg.solve(C, (Z - m).T).T) - np.linalg.slogdet(C)[1]
+
+    def locscale_entropy(self, base, C):
+        C = np.asarray(C, float)
+        return self.base_entropy(base, C.shape[0]) + np.linalg.slogdet(C)[1]
+
+    def locscale_moments(self, base, m, C):
+        C = np.asarray(C, float)
+        mu, S = self.base_moments(base, C.shape[0])
+        return C @ mu + np.asarray(m, float), C @ S @ C.T
+
+    def locscale_sample(self, base, m, C, n, seed=0):
+        C = np.asarray(C, float)
+        return self._base_sample(base, np.random.default_rng(seed), int(n), C.shape[0]) @ C.T + np.asarray(m, float)
+
     def to_base_params(self, m, C, base):
         m, C = np.asarray(m, float), np.asarray(C, float)
         mu, S = self.base_moments(base, m.shape[0])

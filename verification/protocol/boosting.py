@@ -219,6 +219,18 @@ class BoostingProtocol(Protocol):
         over distributions on A; and, when every component of a mixture target is an atom, the atom weights
         w_j P_j(A) / P(A) of p_A, which attain it (None otherwise)."""
 
+    def mixture_logpdf(self, inst: BoostingInstance, alpha, Z) -> np.ndarray:
+        """Eq. (4): log q(z) for q = sum_k alpha_k s_k at the rows of Z (n, d), shape (n,); -inf outside the box."""
+
+    def mixture_moments(self, inst: BoostingInstance, alpha) -> tuple[np.ndarray, np.ndarray]:
+        """(mean (d,), variance (d,)) per coordinate of q = sum_k alpha_k s_k (law of total variance)."""
+
+    def mixture_norm_sq(self, inst: BoostingInstance, alpha) -> float:
+        """||q||^2 = int_A q^2 = alpha^T G alpha (the quantity Lemma 1 bounds and the norm-corrective variant uses)."""
+
+    def mixture_sample(self, inst: BoostingInstance, alpha, n: int, seed: int = 0) -> np.ndarray:
+        """n independent draws (n, d) from q = sum_k alpha_k s_k by ancestral sampling (§4.2: a component k with
+        probability alpha_k, then a draw from the truncated atom s_k), in random order; seeded by ``seed``."""
 
     def mc_mean_field(self, target, U) -> tuple[np.ndarray, np.ndarray]:
         """§5 (Figure 3), q^0 of Monte Carlo boosting: the mean-field Gaussian (m, sigma) minimising the sample
@@ -239,4 +251,5 @@ class BoostingProtocol(Protocol):
 
 METHODS = ("objective", "scores", "gram", "frank_wolfe", "stochastic_lmo", "fixed_step_weights", "corrective",
            "line_search", "norm_corrective_weights", "fully_corrective_weights", "score_gradient", "family_constants",
-           "curvature_lower_bound", "truncation_optimum", "mc_mean_field", "mc_boost")
+           "curvature_lower_bound", "truncation_optimum", "mixture_logpdf", "mixture_moments", "mixture_norm_sq",
+           "mixture_sample", "mc_mean_field", "mc_boost")

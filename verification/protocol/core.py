@@ -33,7 +33,8 @@ from typing import Protocol, runtime_checkable
 METHODS = ("energy", "entropy", "stl", "score", "grad_neg_entropy", "entropy_prox", "project_wm",
            "project_singular", "smoothness", "strong_convexity", "noise_constants", "step_sizes", "average_weights",
            "prox_sgd", "proj_sgd", "gradient_descent", "gradient_descent_exact", "exact_energy", "base_charfun",
-           "base_entropy", "base_moments", "to_base_params", "log_joint", "grad_log_joint", "gaussian_entropy",
+           "base_entropy", "base_moments", "to_base_params", "locscale_log_density", "locscale_entropy",
+           "locscale_moments", "locscale_sample", "log_joint", "grad_log_joint", "gaussian_entropy",
            "exact_optimum", "hess_log_joint", "frame", "framed_energy")
 
 
@@ -165,3 +166,16 @@ class Implementation(Protocol):
     def to_base_params(self, m, C, base):
         """(m0, C0) such that LocScale(m0, C0, base) is the law of LocScale(m, C, standardize(base)), with the
         standardized base R (u0 - mu), R = Sigma^{-1/2} symmetric (seed 002 §3.1): m0 = m - C R mu, C0 = C R."""
+
+    def locscale_log_density(self, base, m, C, Z):
+        """log q(z) of q = LocScale(m, C, ``base``) (z = C u + m, u ~ base; seed 002 §3.1, Eq. 1) at the rows of Z
+        (n, d): log s(C^{-1}(z - m)) - log|det C|, shape (n,); C (d, d) invertible; continuous bases only."""
+
+    def locscale_entropy(self, base, C):
+        """The differential entropy of LocScale(m, C, ``base``): Entropy[s] + log|det C| (any m), a float."""
+
+    def locscale_moments(self, base, m, C):
+        """(E z (d,), V z (d, d)) of LocScale(m, C, ``base``): (C E u + m, C V[u] C^T)."""
+
+    def locscale_sample(self, base, m, C, n, seed=0):
+        """n independent draws z = C u + m, u ~ ``base``, shape (n, d); seeded by ``seed``."""

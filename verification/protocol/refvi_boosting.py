@@ -123,6 +123,23 @@ class RefviBoosting:
             weights = None
         return fstar, weights
 
+    def _mixture(self, inst, alpha):
+        from refvi.boosting import Mixture
+        return Mixture(self._problem(inst).atoms, np.asarray(alpha, dtype=np.float64))
+
+    def mixture_logpdf(self, inst, alpha, Z):
+        return self._mixture(inst, alpha).logpdf(np.asarray(Z, dtype=np.float64))
+
+    def mixture_moments(self, inst, alpha):
+        q = self._mixture(inst, alpha)
+        return q.mean(), q.var()
+
+    def mixture_norm_sq(self, inst, alpha):
+        return self._mixture(inst, alpha).norm_sq()
+
+    def mixture_sample(self, inst, alpha, n, seed=0):
+        return self._mixture(inst, alpha).sample(n, seed)
+
     def mc_mean_field(self, target, U):
         from refvi.boosting.mc import mean_field_gaussian
         from refvi.verification.protocol.refvi_core import as_refvi_target

@@ -4,6 +4,8 @@ from __future__ import annotations
 
 import weakref
 
+import numpy as np
+
 _TARGETS: "weakref.WeakKeyDictionary" = weakref.WeakKeyDictionary()
 
 
@@ -157,6 +159,24 @@ class RefviCore:
     def to_base_params(self, m, C, base):
         from refvi.families import to_base_params
         return to_base_params(m, C, as_refvi_base(base))
+
+    @staticmethod
+    def _locscale(base):
+        from refvi.families import LocationScale
+        return LocationScale(as_refvi_base(base), "full")
+
+    def locscale_log_density(self, base, m, C, Z):
+        return self._locscale(base).log_density(np.atleast_2d(Z), m, C)
+
+    def locscale_entropy(self, base, C):
+        return self._locscale(base).entropy(C)
+
+    def locscale_moments(self, base, m, C):
+        q = self._locscale(base)
+        return q.mean(m, C), q.cov(m, C)
+
+    def locscale_sample(self, base, m, C, n, seed=0):
+        return self._locscale(base).sample(m, C, seed, n)
 
 
 def as_refvi_base(spec):

@@ -238,3 +238,52 @@ def _(out, target, **_):
 def _(out, target, U, **_):
     m, s = out
     return m, np.asarray(s) / np.sqrt(2.0)
+
+
+# ---- the mixture q = sum_k alpha_k s_k as a distribution (Eq. 4, §4.2) --------------------------------------------
+@mutant("boosting-mixture-logpdf-unweighted", "001", "boosting.mixture_logpdf",
+        "log q averages the active atoms' densities equally instead of weighting them by alpha")
+def _(orig, owner):
+    def mixture_logpdf(inst, alpha, Z):
+        a = np.asarray(alpha, dtype=float)
+        return orig(inst, np.where(a > 0, 1.0, 0.0) / np.count_nonzero(a), Z)
+    return mixture_logpdf
+
+
+@corrupts("boosting-mixture-var-within-only", "001", "boosting.mixture_moments",
+          "the mixture's variance keeps the within-component term sum_k alpha_k v_k and drops the between-component "
+          "spread sum_k alpha_k (m_k - m)^2")
+def _(out, inst, alpha, **_):
+    from scipy.stats import truncnorm
+
+    s = inst.scales[:, None]
+    mk = truncnorm.stats((inst.lo - inst.means) / s, (inst.hi - inst.means) / s, loc=inst.means, scale=s,
+                         moments="m")
+    mean, var = out
+    return mean, var - np.asarray(alpha, dtype=float) @ (mk - mean) ** 2
+
+
+@corrupts("boosting-mixture-norm-sq-diagonal", "001", "boosting.mixture_norm_sq",
+          "||q||^2 as sum_k alpha_k^2 ||s_k||^2, the cross terms <s_i, s_j> of alpha^T G alpha dropped")
+def _(out, inst, alpha, **_):
+    from refvi.verification.examples.numpy_boosting import _problem
+
+    a = np.asarray(alpha, dtype=float)
+    return float(a * a @ np.diag(_problem(inst).gram))
+
+
+@corrupts("boosting-mixture-sample-unshuffled", "001", "boosting.mixture_sample",
+          "ancestral draws returned grouped by component (the last step, a random permutation, left out)")
+def _(out, inst, alpha, **_):
+    Z = np.asarray(out)
+    k = np.argmin(((Z[:, None, :] - inst.means[None, :, :]) ** 2).sum(2), axis=1)       # nearest atom as a proxy
+    return Z[np.argsort(k, kind="stable")]
+
+
+@mutant("boosting-mixture-sample-component-per-coordinate", "001", "boosting.mixture_sample",
+        "the component is drawn afresh for every coordinate: right marginals, wrong joint law in d >= 2")
+def _(orig, owner):
+    def mixture_sample(inst, alpha, n, seed=0):
+        cols = [np.asarray(orig(inst, alpha, n, seed + 7919 * j))[:, j] for j in range(inst.d)]
+        return np.column_stack(cols)
+    return mixture_sample

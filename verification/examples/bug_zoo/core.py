@@ -366,6 +366,51 @@ def _(orig, owner):
     return to_base_params
 
 
+# ---- the location-scale family z = C u + m (seed 002 §3.1) ----------------------------------------------------------
+@corrupts("locscale-log-density-logdet-sign", "002", "locscale_log_density",
+          "log q(z) = log s(C^-1 (z - m)) + log|det C|: the Jacobian with the wrong sign")
+def _(out, C, **_):
+    return np.asarray(out) + 2.0 * np.linalg.slogdet(np.asarray(C, float))[1]
+
+
+@corrupts("locscale-entropy-base-only", "002", "locscale_entropy",
+          "Entropy[q] = Entropy[s]: the log|det C| of the change of variables left out")
+def _(out, C, **_):
+    return float(out) - float(np.linalg.slogdet(np.asarray(C, float))[1])
+
+
+@mutant("locscale-sample-transposed-scale", "002", "locscale_sample",
+        "draws z = C^T u + m (the scale transposed): right for symmetric C only")
+def _(orig, owner):
+    def locscale_sample(base, m, C, n, seed=0):
+        return orig(base, m, np.asarray(C, float).T, n, seed)
+    return locscale_sample
+
+
+@mutant("locscale-sample-student-t-product", "002", "locscale_sample",
+        "an elliptical Student-t base sampled with one chi^2 scale per coordinate (right marginals, wrong joint law)")
+def _(orig, owner):
+    import dataclasses
+
+    def as_product(base):
+        if base.kind == "affine":
+            return dataclasses.replace(base, inner=as_product(base.inner))
+        return dataclasses.replace(base, product=True) if base.kind == "student_t" else base
+
+    def locscale_sample(base, m, C, n, seed=0):
+        return orig(as_product(base), m, C, n, seed)
+    return locscale_sample
+
+
+@corrupts("locscale-cov-transposed", "002", "locscale_moments", "V z = C^T V[u] C instead of C V[u] C^T")
+def _(out, base, C, **_):
+    C = np.asarray(C, float)
+    mean, cov = out
+    Cinv = np.linalg.inv(C)
+    S = Cinv @ np.asarray(cov) @ Cinv.T
+    return mean, C.T @ S @ C
+
+
 # ---- the target model: log p and its gradient -----------------------------------------------------------------------
 @corrupts("log-joint-prior-constant", "000", "log_joint",
           "log p without the prior's normalising constant -(d/2) log(2 pi s^2) for regression targets")

@@ -14,57 +14,20 @@ Statements: 002.claim-base-laws.
 
 from __future__ import annotations
 
-import math
-
 import numpy as np
-from refvi.verification.oracles import charfun as cf
-from refvi.verification.oracles import discrete
 from refvi.verification.protocol.bases import BaseSpec, affine
 from refvi.verification.statement import statement
+from refvi.verification.statements.smoothness_002._bases import (oracle_charfun, oracle_entropy,
+                                                                      oracle_moments, random_law)
 from refvi.verification.strategies import RNG
-from scipy import linalg, stats
-
-LAWS = ("gaussian", "uniform", "laplace", "exponential", "rademacher", "two_point", "student_t")
-_SCIPY_1D = {"gaussian": stats.norm(), "uniform": stats.uniform(-math.sqrt(3.0), 2.0 * math.sqrt(3.0)),
-             "laplace": stats.laplace(scale=1.0 / math.sqrt(2.0)), "exponential": stats.expon(loc=-1.0)}
-
-
-def oracle_charfun(base: BaseSpec, K: np.ndarray) -> np.ndarray:
-    if base.kind == "affine":
-        return np.exp(1j * (K @ base.shift)) * oracle_charfun(base.inner, K @ base.scale)
-    if base.kind in ("two_point", "rademacher"):
-        U, w = discrete.two_point_atoms(K.shape[1], 0.5 if base.p is None else base.p)
-        return np.exp(1j * (K @ U.T)) @ w
-    if base.kind == "student_t" and not base.product:
-        return np.array([cf.charfun("student_t", k, nu=base.nu, elliptical=True)[0] for k in K])
-    return np.prod(cf.psi(base.kind, K, base.nu), axis=1)
-
-
-def oracle_entropy(base: BaseSpec, d: int) -> float:
-    if base.kind == "affine":
-        return oracle_entropy(base.inner, d) + float(np.linalg.slogdet(base.scale)[1])
-    if base.kind == "student_t":
-        nu = base.nu
-        if base.product:
-            return d * float(stats.t(df=nu, scale=math.sqrt((nu - 2.0) / nu)).entropy())
-        return float(stats.multivariate_t(shape=np.eye(d) * (nu - 2.0) / nu, df=nu).entropy())
-    return d * float(_SCIPY_1D[base.kind].entropy())
-
-
-def _law(rng) -> BaseSpec:
-    kind = LAWS[int(rng.integers(0, len(LAWS)))]
-    if kind == "two_point":
-        return BaseSpec(kind, p=float(rng.uniform(0.05, 0.95)))
-    if kind == "student_t":
-        return BaseSpec(kind, nu=float(rng.uniform(2.2, 30.0)), product=bool(rng.random() < 0.5))
-    return BaseSpec(kind)
+from scipy import linalg
 
 
 def _instance(rng):
     """(base, d, K, m, C): a standardized law, or (half the time) an affine map of one with a triangular scale whose
     diagonal lies in [0.3, 3] (invertible), d = 1..3, six frequencies up to |k| ~ 16 plus k = 0."""
     d = int(rng.integers(1, 4))
-    base = _law(rng)
+    base = random_law(rng)
     if rng.random() < 0.5:
         A = np.tril(rng.standard_normal((d, d)), -1) + np.diag(rng.uniform(0.3, 3.0, d))
         base = affine(base, rng.standard_normal(d), A)
@@ -94,7 +57,7 @@ def claim_base_laws(ctx):
         ctx.close(got.real, ref.real, atol=1e-11, rtol=1e-11, label=f"{what}: Re E exp(i k^T u)")
         ctx.close(got.imag, ref.imag, atol=1e-11, rtol=1e-11, label=f"{what}: Im E exp(i k^T u)")
         mu, S = (np.asarray(v, dtype=np.float64) for v in ctx.impl.base_moments(base, d))
-        mu_o, S_o = ((base.shift, base.scale @ base.scale.T) if base.kind == "affine" else (np.zeros(d), np.eye(d)))
+        mu_o, S_o = oracle_moments(base, d)
         ctx.close(mu, mu_o, atol=1e-12, label=f"{what}: E u")
         ctx.close(S, S_o, rtol=1e-12, atol=1e-12, label=f"{what}: V u")
         if not base.discrete:

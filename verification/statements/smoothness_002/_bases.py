@@ -1,0 +1,68 @@
+"""Shared oracles of the base-law statements (seed 002 §3.1): each law's characteristic function, entropy and log
+density by closed forms, enumeration and ``scipy.stats``, and a random law."""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+from refvi.verification.oracles import charfun as cf
+from refvi.verification.oracles import discrete
+from refvi.verification.protocol.bases import BaseSpec
+from scipy import stats
+
+LAWS = ("gaussian", "uniform", "laplace", "exponential", "rademacher", "two_point", "student_t")
+_SCIPY_1D = {"gaussian": stats.norm(), "uniform": stats.uniform(-math.sqrt(3.0), 2.0 * math.sqrt(3.0)),
+             "laplace": stats.laplace(scale=1.0 / math.sqrt(2.0)), "exponential": stats.expon(loc=-1.0)}
+
+
+def oracle_charfun(base: BaseSpec, K: np.ndarray) -> np.ndarray:
+    if base.kind == "affine":
+        return np.exp(1j * (K @ base.shift)) * oracle_charfun(base.inner, K @ base.scale)
+    if base.kind in ("two_point", "rademacher"):
+        U, w = discrete.two_point_atoms(K.shape[1], 0.5 if base.p is None else base.p)
+        return np.exp(1j * (K @ U.T)) @ w
+    if base.kind == "student_t" and not base.product:
+        return np.array([cf.charfun("student_t", k, nu=base.nu, elliptical=True)[0] for k in K])
+    return np.prod(cf.psi(base.kind, K, base.nu), axis=1)
+
+
+def oracle_entropy(base: BaseSpec, d: int) -> float:
+    if base.kind == "affine":
+        return oracle_entropy(base.inner, d) + float(np.linalg.slogdet(base.scale)[1])
+    if base.kind == "student_t":
+        nu = base.nu
+        if base.product:
+            return d * float(stats.t(df=nu, scale=math.sqrt((nu - 2.0) / nu)).entropy())
+        return float(stats.multivariate_t(shape=np.eye(d) * (nu - 2.0) / nu, df=nu).entropy())
+    return d * float(_SCIPY_1D[base.kind].entropy())
+
+
+def random_law(rng) -> BaseSpec:
+    kind = LAWS[int(rng.integers(0, len(LAWS)))]
+    if kind == "two_point":
+        return BaseSpec(kind, p=float(rng.uniform(0.05, 0.95)))
+    if kind == "student_t":
+        return BaseSpec(kind, nu=float(rng.uniform(2.2, 30.0)), product=bool(rng.random() < 0.5))
+    return BaseSpec(kind)
+
+
+def oracle_log_density(base: BaseSpec, U: np.ndarray) -> np.ndarray:
+    """log s(u) at the rows of U (n, d) by scipy.stats (continuous laws only)."""
+    U = np.atleast_2d(np.asarray(U, dtype=float))
+    if base.kind == "affine":
+        U0 = np.linalg.solve(base.scale, (U - base.shift).T).T
+        return oracle_log_density(base.inner, U0) - float(np.linalg.slogdet(base.scale)[1])
+    if base.kind == "student_t":
+        nu, d = base.nu, U.shape[1]
+        if base.product:
+            return stats.t(df=nu, scale=math.sqrt((nu - 2.0) / nu)).logpdf(U).sum(axis=1)
+        return np.atleast_1d(stats.multivariate_t(loc=np.zeros(d), shape=np.eye(d) * (nu - 2.0) / nu, df=nu).logpdf(U))
+    return _SCIPY_1D[base.kind].logpdf(U).sum(axis=1)
+
+
+def oracle_moments(base: BaseSpec, d: int) -> tuple[np.ndarray, np.ndarray]:
+    """(E u, V u): (shift, A A^T) for an affine map of a standardized law, (0, I) for a standardized one."""
+    if base.kind == "affine":
+        return base.shift, base.scale @ base.scale.T
+    return np.zeros(d), np.eye(d)
