@@ -200,6 +200,18 @@ class NumpyImplementation(NumpyFamilies):
             return np.full(T, A * np.log(T) / T)
         raise ValueError(f"unknown rule {rule!r}")
 
+    def step_range_ok(self, theorem, gammas, M=None, mu=None, a=None, A=None):
+        """The step hypotheses of seed 000 Thms 6, 7, 9, 10, Cor 30 and seed 002 Thm 6."""
+        g = np.asarray(gammas, dtype=float)
+        same = bool(np.all(g == g[0]))
+        if theorem == "000.cor30":
+            T = g.size
+            return A >= 1.0 / mu and T / np.log(T) >= 2.0 * a * A / mu
+        top = {"000.thm6": lambda: min(mu / (2.0 * a), 1.0 / mu), "000.thm7": lambda: 1.0 / M,
+               "000.thm9": lambda: min(mu / (2.0 * a), 2.0 / mu), "000.thm10": lambda: np.inf,
+               "002.thm6": lambda: 1.0 / M}[theorem]()
+        return bool((same or theorem == "002.thm6") and np.max(g) <= top)
+
     def noise_constants(self, estimator, d, M, dist_sq, L=None):
         """Thm 26's table with the corrected entropy row (2 d L)."""
         k = {"energy": 2.0, "entropy": 4.0}[estimator] * (d + 3) * M * M

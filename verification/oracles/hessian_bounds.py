@@ -93,7 +93,7 @@ def grad_neg_log_joint(model: dict, z) -> np.ndarray:
     if kind == "hierarchical_logistic":
         theta, zs = _split(model, z)
         Si, Di = np.linalg.inv(model["Sigma"]), np.linalg.inv(model["Delta"])
-        G, d = model["n_groups"], theta.size
+        G = model["n_groups"]
         g_theta = Si @ theta
         g_z = np.zeros_like(zs)
         for g in range(G):

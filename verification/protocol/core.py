@@ -31,7 +31,7 @@ from typing import Protocol, runtime_checkable
 
 #: Every method of this protocol, in the order the docs list them.
 METHODS = ("energy", "entropy", "stl", "score", "grad_neg_entropy", "entropy_prox", "project_wm",
-           "project_singular", "smoothness", "strong_convexity", "noise_constants", "step_sizes", "average_weights",
+           "project_singular", "smoothness", "strong_convexity", "noise_constants", "step_sizes", "step_range_ok", "average_weights",
            "prox_sgd", "proj_sgd", "gradient_descent", "gradient_descent_exact", "exact_energy", "base_charfun",
            "base_entropy", "base_moments", "to_base_params", "locscale_log_density", "locscale_entropy",
            "locscale_moments", "locscale_sample", "log_joint", "grad_log_joint", "gaussian_entropy",
@@ -109,6 +109,13 @@ class Implementation(Protocol):
         "constant" gamma; "1/(M sqrt T)" (Thm 7, Cor 11); "1/sqrt T" (Thm 10 Eq. 14, Cor 12); "thm6"
         min{mu/(2a), (1/mu)(2t+1)/(t+1)^2} (Eq. 11); "thm9" min{mu/(2a), (2/mu)(2t+1)/(t+1)^2} (Eq. 13);
         "thm27" 1/(2L) for t < 4 floor(L/mu), then (1/mu)(2t+1)/(t+1)^2; "A log T / T" (Cor 30)."""
+
+    def step_range_ok(self, theorem, gammas, M=None, mu=None, a=None, A=None):
+        """Whether the steps ``gammas`` (T,) satisfy the step-size hypothesis of ``theorem``, a bool: "000.thm6"
+        constant gamma <= min(mu/(2a), 1/mu); "000.thm7" constant gamma <= 1/M; "000.thm9" constant gamma <=
+        min(mu/(2a), 2/mu); "000.thm10" any constant gamma; "000.cor30" gamma = A log T / T with A >= 1/mu and
+        T / log T >= 2aA/mu; "002.thm6" every step <= 1/M (what an implementation checks before a run claims a
+        theorem's rate)."""
 
     def noise_constants(self, estimator, d, M, dist_sq, L=None):
         """(a, b) of Thm 26, E||g||^2 <= a ||w - w*||^2 + b, for ``estimator`` "energy" (a = 2(d+3)M^2,

@@ -110,6 +110,14 @@ class RefviCore:
         from refvi.optim.schedules import step_sizes
         return step_sizes(rule, T, gamma=gamma, M=M, mu=mu, a=a, L=L, A=A)
 
+    def step_range_ok(self, theorem, gammas, M=None, mu=None, a=None, A=None):
+        from refvi.optim.schedules import check_theorem
+        try:
+            check_theorem(theorem, gammas, M=M, mu=mu, a=a, A=A)
+        except ValueError:
+            return False
+        return True
+
     def noise_constants(self, estimator, d, M, dist_sq, L=None):
         from refvi.optim.schedules import noise_constants
         return noise_constants(estimator, d, M, dist_sq, L)

@@ -366,6 +366,32 @@ def _(orig, owner):
     return to_base_params
 
 
+# ---- the step-size hypotheses of the rate theorems ------------------------------------------------------------------
+@mutant("step-range-thm9-as-thm6", "000", "step_range_ok",
+        "Thm 9's range checked with Thm 6's bound min(mu/(2a), 1/mu) instead of min(mu/(2a), 2/mu)")
+def _(orig, owner):
+    def step_range_ok(theorem, gammas, **kw):
+        return orig("000.thm6" if theorem == "000.thm9" else theorem, gammas, **kw)
+    return step_range_ok
+
+
+@corrupts("step-range-cor30-horizon-ignored", "000", "step_range_ok",
+          "Cor 30 checked on A >= 1/mu only: a horizon T with T / log T < 2aA/mu is accepted")
+def _(out, theorem, gammas, mu=None, A=None, **_):
+    return bool(A >= 1.0 / mu) if theorem == "000.cor30" else out
+
+
+@corrupts("step-range-varying-accepted", "000", "step_range_ok",
+          "a varying schedule whose largest step is in range accepted by the constant-step theorems")
+def _(out, theorem, gammas, M=None, mu=None, a=None, **_):
+    g = np.asarray(gammas, dtype=float)
+    if theorem in ("000.thm6", "000.thm7", "000.thm9", "000.thm10") and not np.all(g == g[0]):
+        top = {"000.thm6": min(mu / (2 * a), 1 / mu) if mu and a else 0.0, "000.thm7": 1 / M if M else 0.0,
+               "000.thm9": min(mu / (2 * a), 2 / mu) if mu and a else 0.0, "000.thm10": np.inf}[theorem]
+        return bool(np.max(g) <= top)
+    return out
+
+
 # ---- the location-scale family z = C u + m (seed 002 §3.1) ----------------------------------------------------------
 @corrupts("locscale-log-density-logdet-sign", "002", "locscale_log_density",
           "log q(z) = log s(C^-1 (z - m)) + log|det C|: the Jacobian with the wrong sign")
