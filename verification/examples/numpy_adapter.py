@@ -117,6 +117,10 @@ class NumpyImplementation(NumpyFamilies):
     def gaussian_entropy(self, C, structure="tril"):            # (d/2)(1 + log 2 pi) + log|det C|
         return 0.5 * len(C) * (1 + np.log(2 * np.pi)) + np.linalg.slogdet(C)[1]
 
+    def gaussian_log_density(self, m, C, Z, structure="tril"):     # -|u|^2/2 - log|det C| - (d/2) log 2 pi
+        U = np.linalg.solve(C, (np.atleast_2d(Z) - m).T).T
+        return -0.5 * np.sum(U * U, axis=1) - np.linalg.slogdet(C)[1] - 0.5 * len(C) * np.log(2 * np.pi)
+
     def _per_sample(self, target, m, C, U):
         for u in np.atleast_2d(U):
             z = C @ u + m

@@ -300,8 +300,10 @@ class NumpyBoosting:
         D = float(np.linalg.norm(wdt))
         n_ab = math.exp(-0.5 * D * D / sigma_min ** 2 - d * (math.log(sigma_min) + _LOG_SQ2PI))
         e = math.exp(D * D / (2 * sigma_min ** 2))
+        eps, M, leb = float(np.exp(log_eps.min())), float(np.exp(log_M.max())), float(np.prod(wdt))
         return SimpleNamespace(
-            eps=float(np.exp(log_eps.min())), M=float(np.exp(log_M.max())), K=K, P_a=P_a, diam_box=D,
+            eps=eps, M=M, K=K, P_a=P_a, diam_box=D, cor3_diam_sq=(2 * M) ** 2 * leb, tight_diam_sq=2 * M,
+            thm6_curvature=(2 * M) ** 2 * leb / eps,
             thm2_diam_sq=4.0 / (sigma_min ** d * (2 * math.sqrt(math.pi)) ** d * K ** 2),
             thm8_ldiam=4 * 2 ** (-d / 2) * P_a * e / K ** 2,
             thm8_ldiam_printed=4 * P_a * e / (sigma_min ** (d / 2) * 2 ** (d / 2) * K ** 2),
@@ -376,6 +378,12 @@ class NumpyBoosting:
         return float(np.max((P.T * P.T * P.w) @ (1.0 / P.T).T - 1.0))
 
     # ---- the mixture q = sum_k alpha_k s_k as a distribution (Eq. 4, §4.2) ---------------------------------------
+    def density_bounds(self, inst):
+        """eps from the problem (each atom's density at its farthest corner); M at each atom's mean."""
+        P = _problem(inst)
+        s = inst.scales
+        return P.eps, float(np.exp(-inst.d * (np.log(s) + _LOG_SQ2PI) - P.lz).max())
+
     def mixture_logpdf(self, inst, alpha, Z):
         """log of sum_k alpha_k TN_k(z), each TN_k = N(z; m_k, s_k^2 I) / P_k(box), by a max-shifted sum."""
         Z = np.asarray(Z, dtype=np.float64).reshape(-1, inst.d)

@@ -262,6 +262,12 @@ class NumpyNGVI:
         f2 = -(expit(u) * expit(-u)) @ _GH_W
         return f, f1, f2
 
+    def glm_loglik(self, kind, X, y, Z):
+        eta = np.atleast_2d(Z) @ np.asarray(X, float).T
+        if kind == "logistic":
+            return np.sum(-np.log1p(np.exp(-np.abs(y * eta))) + np.minimum(y * eta, 0.0), axis=1)
+        return np.sum(y * eta - np.exp(eta), axis=1) - np.sum([math.lgamma(v + 1.0) for v in y])
+
     def glm_neg_elbo(self, kind, X, y, xi, Xi):
         mu, S = xi, np.asarray(Xi) - np.outer(xi, xi)
         f, _, _ = self._glm_parts(kind, X, y, mu, S)

@@ -305,5 +305,9 @@ def family_constants_closed_form(lo, hi, sigma_min: float, sigma_max: float) -> 
                thm8_ldiam_printed=4 * P_a * math.exp(D * D / (2 * sigma_min ** 2))
                / (sigma_min ** (d / 2) * 2 ** (d / 2) * K ** 2))
     if sigma_min == sigma_max:
-        out["eps"] = n_ab / P_a
+        # M: the density at its own mean, the mean at a corner (the smallest normaliser, P_a)
+        eps, M, leb = n_ab / P_a, float(np.prod(stats.norm.pdf(0.0, 0.0, np.full(d, sigma_min)))) / P_a, \
+            float(np.prod(hi - lo))
+        out.update(eps=eps, M=M, cor3_diam_sq=4.0 * M * M * leb, tight_diam_sq=2.0 * M,
+                   thm6_curvature=4.0 * M * M * leb / eps)
     return out

@@ -161,6 +161,9 @@ class FamilyConstants:
     thm8_ldiam: float           # 4 * 2^{-d/2} P_a e^{D^2 / (2 sigma_min^2)} / K^2 (corrected, E001-4)
     thm8_ldiam_printed: float   # 4 P_a e^{D^2/(2 sigma_min^2)} / (sigma_min^{d/2} 2^{d/2} K^2) (as printed)
     eps_corner_formula: float   # N(b; a, sigma_min^2 I) / P(N(a, sigma_min^2 I) in box), a, b opposite corners
+    cor3_diam_sq: float         # Cor 3's bound on diam(conv A)^2: (2 M)^2 Leb(box)
+    tight_diam_sq: float        # the sharper 2 M (||q - q'||^2 <= ||q||^2 + ||q'||^2 <= 2 M for densities <= M)
+    thm6_curvature: float       # Thm 6's bound on C_f with Cor 3's diameter: 4 M^2 Leb(box) / eps
 
 
 @runtime_checkable
@@ -219,6 +222,10 @@ class BoostingProtocol(Protocol):
         over distributions on A; and, when every component of a mixture target is an atom, the atom weights
         w_j P_j(A) / P(A) of p_A, which attain it (None otherwise)."""
 
+    def density_bounds(self, inst: BoostingInstance) -> tuple[float, float]:
+        """(eps, M) of A2: the smallest and largest value of the atom densities over the box (so every mixture q
+        has eps <= q <= M on A, and Lemma 1's L = 1/eps)."""
+
     def mixture_logpdf(self, inst: BoostingInstance, alpha, Z) -> np.ndarray:
         """Eq. (4): log q(z) for q = sum_k alpha_k s_k at the rows of Z (n, d), shape (n,); -inf outside the box."""
 
@@ -251,5 +258,5 @@ class BoostingProtocol(Protocol):
 
 METHODS = ("objective", "scores", "gram", "frank_wolfe", "stochastic_lmo", "fixed_step_weights", "corrective",
            "line_search", "norm_corrective_weights", "fully_corrective_weights", "score_gradient", "family_constants",
-           "curvature_lower_bound", "truncation_optimum", "mixture_logpdf", "mixture_moments", "mixture_norm_sq",
+           "curvature_lower_bound", "truncation_optimum", "density_bounds", "mixture_logpdf", "mixture_moments", "mixture_norm_sq",
            "mixture_sample", "mc_mean_field", "mc_boost")

@@ -34,7 +34,7 @@ METHODS = ("energy", "entropy", "stl", "score", "grad_neg_entropy", "entropy_pro
            "project_singular", "smoothness", "strong_convexity", "noise_constants", "step_sizes", "step_range_ok", "average_weights",
            "prox_sgd", "proj_sgd", "gradient_descent", "gradient_descent_exact", "exact_energy", "base_charfun",
            "base_entropy", "base_moments", "to_base_params", "locscale_log_density", "locscale_entropy",
-           "locscale_moments", "locscale_sample", "log_joint", "grad_log_joint", "gaussian_entropy",
+           "locscale_moments", "locscale_sample", "log_joint", "grad_log_joint", "gaussian_entropy", "gaussian_log_density",
            "exact_optimum", "hess_log_joint", "frame", "framed_energy")
 
 
@@ -82,6 +82,9 @@ class Implementation(Protocol):
 
     def gaussian_entropy(self, C, structure="tril"):
         """The differential entropy of N(m, C C^T), C in V: (d/2)(1 + log 2 pi) + log|det C| (seed 000 Lemma 14)."""
+
+    def gaussian_log_density(self, m, C, Z, structure="tril"):
+        """log N(z; m, C C^T) at the rows of Z (n, d), shape (n,), C in V (seed 000 §2: the variational family)."""
 
     def grad_neg_entropy(self, C, structure="tril"):
         """grad_C h = -proj_V(C^{-T}) (seed 000 Lemma 16.2)."""

@@ -119,6 +119,10 @@ class NGVIProtocol(Protocol):
         """:meth:`price` for the logistic likelihood sum_n log sigmoid(y_n x_n^T z)."""
 
     # ---- GLMs (§3.2, §5, App. E) ----------------------------------------------------------------------------------
+    def glm_loglik(self, kind, X, y, Z):
+        """log p(y | z) = sum_n log p(y_n | x_n^T z) at the rows of Z (S, d), shape (S,): logistic (y in {-1, +1})
+        -sum softplus(-y_n x_n^T z); Poisson sum y_n x_n^T z - exp(x_n^T z) - log y_n!."""
+
     def glm_neg_elbo(self, kind, X, y, xi, Xi):
         """Exact l(omega) for the logistic / Poisson GLM with prior N(0, I)."""
 
@@ -153,4 +157,4 @@ METHODS = ("natural_from_moment", "expectation_from_natural", "natural_from_expe
            "conjugate", "kl", "bregman_A", "bregman_A_star", "fisher_minimal", "ngd_step", "ngd_step_fim", "md_step",
            "natural_update", "blr_neg_elbo", "blr_grad", "blr_stochastic_grad", "blr_run", "blr_trajectory",
            "blr_variance", "blr_lemma3_bound", "omega_average", "price",
-           "autodiff", "price_logistic", "glm_neg_elbo", "glm_grad", "glm_ngd_exact", "glm_ngd", "blr_sgd", "glm_sgd")
+           "autodiff", "price_logistic", "glm_loglik", "glm_neg_elbo", "glm_grad", "glm_ngd_exact", "glm_ngd", "blr_sgd", "glm_sgd")

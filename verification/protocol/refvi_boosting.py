@@ -123,6 +123,9 @@ class RefviBoosting:
             weights = None
         return fstar, weights
 
+    def density_bounds(self, inst):
+        return self._problem(inst).atoms.density_bounds()
+
     def _mixture(self, inst, alpha):
         from refvi.boosting import Mixture
         return Mixture(self._problem(inst).atoms, np.asarray(alpha, dtype=np.float64))

@@ -84,6 +84,10 @@ class RefviCore:
         from refvi.families.gaussian import entropy
         return entropy(C, structure)
 
+    def gaussian_log_density(self, m, C, Z, structure="tril"):
+        from refvi.families.gaussian import log_density
+        return log_density(np.atleast_2d(Z), m, C, structure)
+
     def grad_neg_entropy(self, C, structure="tril"):
         from refvi.families.gaussian import grad_neg_entropy
         return grad_neg_entropy(C, structure)

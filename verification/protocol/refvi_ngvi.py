@@ -74,6 +74,9 @@ class RefviNGVI:
     def price_logistic(self, X, y, xi, Xi, U):
         return estimators.price_logistic(logistic_model(X, y), xi, Xi, U)
 
+    def glm_loglik(self, kind, X, y, Z):
+        return _glm(kind, X, y).loglik(Z)
+
     def glm_neg_elbo(self, kind, X, y, xi, Xi):
         return _glm(kind, X, y).neg_elbo(xi, Xi)
 

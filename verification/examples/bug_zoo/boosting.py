@@ -287,3 +287,21 @@ def _(orig, owner):
         cols = [np.asarray(orig(inst, alpha, n, seed + 7919 * j))[:, j] for j in range(inst.d)]
         return np.column_stack(cols)
     return mixture_sample
+
+
+@corrupts("boosting-density-bounds-nearest-corner", "001", "boosting.density_bounds",
+          "eps taken at each atom's nearest box corner instead of its farthest (too large: L = 1/eps too small)")
+def _(out, inst, **_):
+    from refvi.verification.examples.numpy_boosting import _problem
+
+    m, s = inst.means, inst.scales[:, None]
+    near = np.where(m - inst.lo < inst.hi - m, inst.lo, inst.hi)
+    z = (near - m) / s
+    eps = np.exp(-0.5 * (z * z).sum(1) - inst.d * np.log(s[:, 0] * np.sqrt(2 * np.pi)) - _problem(inst).lz).min()
+    return float(eps), out[1]
+
+
+@corrupts("boosting-cor3-diameter-squared-M", "001", "boosting.family_constants",
+          "Cor 3's diameter bound as 4 M Leb instead of (2 M)^2 Leb")
+def _(out, **_):
+    return SimpleNamespace(**{**vars(out), "cor3_diam_sq": out.cor3_diam_sq / out.M})

@@ -144,3 +144,10 @@ def _(orig, owner):
 
 mutant("ngvi-sgd-baseline-batch-not-rescaled", "004", "ngvi.glm_sgd",
        "the GLM baseline uses the mini-batch sum without the n/m rescaling")(_batch_not_rescaled(_mean_and_cholesky))
+
+
+@corrupts("ngvi-glm-loglik-poisson-no-factorial", "004", "ngvi.glm_loglik",
+          "the Poisson log-likelihood without its -log y_n! term (a constant in z, but not the model's value)")
+def _(out, kind, y, **_):
+    from scipy.special import gammaln
+    return np.asarray(out) + (float(np.sum(gammaln(np.asarray(y, float) + 1.0))) if kind == "poisson" else 0.0)

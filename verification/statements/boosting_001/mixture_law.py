@@ -114,6 +114,12 @@ def claim_mixture(ctx):
         # QUADPACK to 1e-12 relative on smooth integrands
         ctx.close(mean, om, rtol=1e-8, atol=1e-10, label="mean of q per coordinate")
         ctx.close(var, ov, rtol=1e-8, atol=1e-10, label="variance of q per coordinate (law of total variance)")
+        # A2: the atoms' density bounds, and eps <= q <= M on the box
+        eps, M = (float(v) for v in b.density_bounds(inst))
+        ctx.close([eps, M], ob.tn_density_bounds(inst.means, inst.scales, inst.lo, inst.hi), rtol=1e-10,
+                  label="(eps, M) = min and max of the atom densities over A (A2)")
+        ctx.true(bool(np.all((want[:-2] >= np.log(eps) - 1e-9) & (want[:-2] <= np.log(M) + 1e-9))),
+                 label="eps <= q(z) <= M on A")
         G = ob.tn_gram(inst.means, inst.scales, inst.lo, inst.hi)
         ctx.close(float(b.mixture_norm_sq(inst, alpha)), float(alpha @ G @ alpha), rtol=1e-10,
                   label="||q||^2 = alpha^T G alpha")

@@ -208,6 +208,10 @@ def thm9(ctx):
     L = 1.0 / oracle.eps                                 # valid smoothness constant (001.lemma1)
     runs = [("norm", b.corrective(inst, 25, variant="norm", keep_weights=True)),
             ("full", b.corrective(inst, 12, variant="full", keep_weights=True))]
+    # Variant 0's default smoothness constant is Lemma 1's L = 1/eps of the atom set (eps from the oracle here)
+    explicit = b.corrective(inst, 25, variant="norm", L=L, keep_weights=True)
+    ctx.close(np.asarray(runs[0][1].weights_history), np.asarray(explicit.weights_history), rtol=1e-9, atol=1e-12,
+              label="norm: the default L is 1/eps (same run as L = 1/eps given)")
     for name, res in runs:
         check_run_records(ctx, oracle, res, f"corrective {name}")
         for t in range(res.atom.size):

@@ -154,6 +154,11 @@ def lemma14(ctx):
             H = float(ctx.impl.gaussian_entropy(C, structure))
             ctx.close(kl, vo.free_energy(model, m, C)[0] - H + log_px, rtol=1e-10, atol=1e-10 * (1 + abs(log_px)),
                       label=f"KL = l - Entropy[q] + log p(x), Entropy[q] from the implementation ({structure})")
+            # ...and q's own log density, the integrand of -Entropy[q] = E_q log q (scipy, covariance C C^T)
+            Z = m + rng.standard_normal((4, d)) @ C.T * 1.5
+            ctx.close(np.asarray(ctx.impl.gaussian_log_density(m, C, Z, structure), dtype=float),
+                      multivariate_normal(m, S).logpdf(Z).reshape(-1), rtol=1e-10, atol=1e-10,
+                      label=f"log q(z) = log N(z; m, C C^T) ({structure})")
         # at the optimum the KL is zero
         m_s, C_s, f_s = vo.solve(model, "tril")
         ctx.close(f_s + log_px - 0.5 * d * (1 + np.log(2 * np.pi)), 0.0, atol=1e-10 * (1 + abs(log_px)),

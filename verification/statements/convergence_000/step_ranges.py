@@ -81,3 +81,9 @@ def claim_step_ranges(ctx):
                          f"the horizon 2aA/mu <= T/log T -> {want}")
 
     ctx.forall(RNG, check, fixed=list(range(4)), max_examples=max(8, ctx.profile.max_examples // 4))
+    # the boundary itself belongs to every range: dyadic constants make each bound exact in any order of operations
+    M, mu = 2.0, 0.5
+    for a, theorem, gam in ((4.0, "000.thm6", 1.0 / 16), (0.0625, "000.thm6", 2.0), (4.0, "000.thm9", 1.0 / 16),
+                            (0.0625, "000.thm9", 4.0), (4.0, "000.thm7", 0.5), (4.0, "002.thm6", 0.5)):
+        ctx.true(bool(ctx.impl.step_range_ok(theorem, np.full(8, gam), M=M, mu=mu, a=a)),
+                 label=f"{theorem}: gamma exactly at the bound ({gam:g}; M = 2, mu = 1/2, a = {a:g}) is allowed")

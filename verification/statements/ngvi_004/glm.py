@@ -10,6 +10,7 @@ from __future__ import annotations
 import math
 
 import numpy as np
+from scipy.special import gammaln
 from refvi.verification.errata import erratum
 from refvi.verification.oracles import ngvi_glm as OG
 from refvi.verification.statement import statement
@@ -161,6 +162,11 @@ def _claim_glm_ngd_replay(ctx):
         X = rng.standard_normal((n, d)) * (0.4 if kind == "poisson" else 1.0)
         y = np.where(rng.random(n) < 0.5, -1.0, 1.0) if kind == "logistic" else np.floor(3.0 * rng.random(n))
         U = rng.standard_normal((T, S, d))
+        # the model itself: log p(y | z) at the draws z = U[0] (the likelihood every estimate differentiates)
+        A = U[0] @ X.T
+        ref = (-np.logaddexp(0.0, -y * A) if kind == "logistic" else y * A - np.exp(A) - gammaln(y + 1.0)).sum(1)
+        ctx.close(np.asarray(impl.glm_loglik(kind, X, y, U[0]), float), ref, rtol=1e-12, atol=1e-12,
+                  label=f"{kind}: log p(y | z) = sum_n log-likelihood of y_n given x_n^T z")
         m = int(rng.integers(0, 4))
         batches = rng.integers(0, n, size=(T, m)) if m else None
         gammas = rng.uniform(0.05, 0.5, T)
