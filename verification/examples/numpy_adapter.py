@@ -200,6 +200,10 @@ class NumpyImplementation(NumpyFamilies):
             return np.minimum(mu / (2 * a), 2 * decay / mu)
         if rule == "thm27":
             return np.where(t < 4 * np.floor(L / mu), 1 / (2 * L), decay / mu)
+        if rule == "thm6-switch":                  # Thm 27 with L = a/mu: 1/(2L) = mu/(2a) until t* = 4 floor(a/mu^2)
+            return np.where(t < 4 * np.floor(a / mu ** 2), mu / (2 * a), decay / mu)
+        if rule == "thm9-switch":                  # ... and mu/2 for mu: t* = 4 floor(2a/mu^2), then (2/mu)(2t+1)/(t+1)^2
+            return np.where(t < 4 * np.floor(2 * a / mu ** 2), mu / (2 * a), 2 * decay / mu)
         if rule == "A log T / T":
             return np.full(T, A * np.log(T) / T)
         raise ValueError(f"unknown rule {rule!r}")

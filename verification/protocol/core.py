@@ -111,7 +111,9 @@ class Implementation(Protocol):
         """The step sizes gamma_0..gamma_{T-1} (step t maps w^t to w^{t+1}) of a theorem's rule, shape (T,):
         "constant" gamma; "1/(M sqrt T)" (Thm 7, Cor 11); "1/sqrt T" (Thm 10 Eq. 14, Cor 12); "thm6"
         min{mu/(2a), (1/mu)(2t+1)/(t+1)^2} (Eq. 11); "thm9" min{mu/(2a), (2/mu)(2t+1)/(t+1)^2} (Eq. 13);
-        "thm27" 1/(2L) for t < 4 floor(L/mu), then (1/mu)(2t+1)/(t+1)^2; "A log T / T" (Cor 30)."""
+        "thm27" 1/(2L) for t < 4 floor(L/mu), then (1/mu)(2t+1)/(t+1)^2; "thm6-switch" / "thm9-switch" Thm 27
+        with the mappings of the proofs of Thm 6 (L = a/mu) and Thm 9 (L = a/mu, mu/2 for mu); "A log T / T"
+        (Cor 30)."""
 
     def step_range_ok(self, theorem, gammas, M=None, mu=None, a=None, A=None):
         """Whether the steps ``gammas`` (T,) satisfy the step-size hypothesis of ``theorem``, a bool: "000.thm6"

@@ -524,3 +524,11 @@ def _(orig, owner):
           "log N(z; m, C C^T) without the -log|det C| of the change of variables")
 def _(out, C, **_):
     return np.asarray(out) + np.linalg.slogdet(np.asarray(C, float))[1]
+
+
+@mutant("step-rule-thm9-switch-as-thm6", "000", "step_sizes",
+        "the switching form of Thm 9 built with mu instead of mu/2 (Thm 6's mapping): the switch comes at 4 floor(a/mu^2)")
+def _(orig, owner):
+    def step_sizes(rule, T, **kw):
+        return orig("thm6-switch" if rule == "thm9-switch" else rule, T, **kw)
+    return step_sizes

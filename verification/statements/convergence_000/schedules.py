@@ -42,7 +42,11 @@ def printed_steps(rule, T, *, gamma=None, M=None, mu=None, a=None, L=None, A=Non
         elif rule in ("thm6", "thm9"):
             scale = 1 if rule == "thm6" else 2
             out = [min(mu_ / (2 * a_), _decay(t, mu_, scale)) for t in range(T)]
-        elif rule == "thm27":
+        elif rule in ("thm27", "thm6-switch", "thm9-switch"):
+            # Thm 27 itself, or with the proofs' mappings: Thm 6 (L = a/mu), Thm 9 (L = a/mu and mu/2 for mu)
+            if rule != "thm27":
+                L_ = a_ / mu_
+                mu_ = mu_ / 2 if rule == "thm9-switch" else mu_
             t_star = 4 * int(mpmath.floor(L_ / mu_))
             out = [1 / (2 * L_) if t < t_star else _decay(t, mu_, 1) for t in range(T)]
         elif rule == "A log T / T":
@@ -77,7 +81,8 @@ def printed_weights(kind, T, a=None, gamma=None, fraction=None) -> np.ndarray:
         return np.array([float(x / total) for x in w])
 
 
-_RULES = st.sampled_from(("constant", "1/(M sqrt T)", "1/sqrt T", "thm6", "thm9", "thm27", "A log T / T"))
+_RULES = st.sampled_from(("constant", "1/(M sqrt T)", "1/sqrt T", "thm6", "thm9", "thm27", "thm6-switch",
+                          "thm9-switch", "A log T / T"))
 
 
 _STEPS = st.fixed_dictionaries({
@@ -87,9 +92,14 @@ _STEPS = st.fixed_dictionaries({
 
 def _step_args(inst):
     mu, r = inst["mu"], inst["ratio"]
+    if inst["rule"].endswith("-switch") and abs(r - round(r)) < 1e-6:
+        # t* = 4 floor(a/mu^2) with a = r mu^2 rounded: at an integer r the floor depends on the rounding of a, not
+        # on the rule (the integer boundary itself is probed by Thm 27's fixed instances, where L/mu is exact)
+        r += 1e-3
     args = {"constant": {"gamma": inst["gamma"]}, "1/(M sqrt T)": {"M": inst["M"]}, "1/sqrt T": {},
             "thm6": {"mu": mu, "a": r * mu * mu}, "thm9": {"mu": mu, "a": r * mu * mu},
-            "thm27": {"mu": mu, "L": r * mu}, "A log T / T": {"A": inst["A_mult"] / mu}}[inst["rule"]]
+            "thm27": {"mu": mu, "L": r * mu}, "thm6-switch": {"mu": mu, "a": r * mu * mu},
+            "thm9-switch": {"mu": mu, "a": r * mu * mu}, "A log T / T": {"A": inst["A_mult"] / mu}}[inst["rule"]]
     return inst["rule"], max(inst["T"], 2 if inst["rule"] == "A log T / T" else 1), args
 
 
@@ -100,6 +110,8 @@ _FIXED_STEPS = [
     {"rule": "thm27", "T": 20, "mu": 1.0, "ratio": 3.0, "gamma": 0.1, "M": 1.0, "A_mult": 1.0},
     {"rule": "thm6", "T": 60, "mu": 0.5, "ratio": 8.0, "gamma": 0.1, "M": 1.0, "A_mult": 1.0},
     {"rule": "thm9", "T": 60, "mu": 0.5, "ratio": 8.0, "gamma": 0.1, "M": 1.0, "A_mult": 1.0},
+    {"rule": "thm6-switch", "T": 40, "mu": 1.0, "ratio": 3.25, "gamma": 0.1, "M": 1.0, "A_mult": 1.0},
+    {"rule": "thm9-switch", "T": 40, "mu": 1.0, "ratio": 3.25, "gamma": 0.1, "M": 1.0, "A_mult": 1.0},
     {"rule": "1/(M sqrt T)", "T": 7, "mu": 1.0, "ratio": 1.0, "gamma": 0.1, "M": 3.0, "A_mult": 1.0},
     {"rule": "A log T / T", "T": 2, "mu": 0.3, "ratio": 1.0, "gamma": 0.1, "M": 1.0, "A_mult": 2.0},
 ]
