@@ -317,7 +317,6 @@ class NumpyBoosting:
         rng = np.random.default_rng(seed)
         lo, hi, sig = inst.lo, inst.hi, float(inst.scales[0])
         a = np.asarray(alpha, dtype=float)
-        on = a > 0
         nearest = lambda mu: int(np.argmin(((inst.means - mu) ** 2).sum(1)))            # noqa: E731
 
         def draw(k):
@@ -326,12 +325,7 @@ class NumpyBoosting:
                                  random_state=rng)
 
         def log_ratio(Z):                       # log q(z) - log p(z), q the mixture of truncated Gaussians
-            m, s = inst.means[on], inst.scales[on][:, None]
-            lz = _log_mass(m, s, lo, hi).sum(1)
-            t = (Z[None, :, :] - m[:, None, :]) / s[:, :, None]
-            L = -0.5 * (t * t).sum(2) - inst.d * (np.log(s) + _LOG_SQ2PI) - lz[:, None]
-            top = L.max(0)
-            return top + np.log(a[on] @ np.exp(L - top)) - np.asarray(inst.target.logp(Z), dtype=float)
+            return self.mixture_logpdf(inst, a, Z) - np.asarray(inst.target.logp(Z), dtype=float)
 
         cands = rng.uniform(lo, hi, size=(8, inst.d))
         mu = cands[int(np.argmin([log_ratio(draw(nearest(c))).mean() for c in cands]))].copy()

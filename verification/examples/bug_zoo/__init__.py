@@ -67,6 +67,22 @@ def corrupts(id: str, seed: str, method: str, bug: str):
     return deco
 
 
+def substitutes(id: str, seed: str, method: str, bug: str, argument: str, right, wrong) -> None:
+    """Register a mutant that runs the correct method with ``argument`` = ``wrong`` whenever it is called with
+    ``right`` (a rule, a theorem or a step named for another one)."""
+    def make(orig, owner):
+        signature = inspect.signature(orig)
+
+        def buggy(*args, **kwargs):
+            call = signature.bind(*args, **kwargs)
+            call.apply_defaults()
+            if call.arguments[argument] == right:
+                call.arguments[argument] = wrong
+            return orig(*call.args, **call.kwargs)
+        return buggy
+    mutant(id, seed, method, bug)(make)
+
+
 def _override(owner, path: list[str], m: Mutant):
     clone = copy.copy(owner)
     head = path[0]

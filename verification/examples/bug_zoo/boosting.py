@@ -7,7 +7,7 @@ from types import SimpleNamespace
 
 import numpy as np
 
-from refvi.verification.examples.bug_zoo import corrupts, mutant
+from refvi.verification.examples.bug_zoo import corrupts, mutant, substitutes
 
 
 def _fw_override(change):
@@ -209,12 +209,9 @@ def _(out, target, rule, **_):
     return _reweighted(out, target, history)
 
 
-@mutant("boosting-mc-line-search-skipped", "001", "boosting.mc_boost",
-        "the line-search rule takes the fixed step 2/(t+3) instead of minimising f on the segment")
-def _(orig, owner):
-    def mc_boost(target, n_iter, rule="corrective", **kw):
-        return orig(target, n_iter, "fixed" if rule == "line_search" else rule, **kw)
-    return mc_boost
+substitutes("boosting-mc-line-search-skipped", "001", "boosting.mc_boost",
+            "the line-search rule takes the fixed step 2/(t+3) instead of minimising f on the segment",
+            "rule", "line_search", "fixed")
 
 
 @corrupts("boosting-mc-objective-unweighted", "001", "boosting.mc_boost",

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from refvi.verification.examples.bug_zoo import corrupts, mutant
+from refvi.verification.examples.bug_zoo import corrupts, mutant, substitutes
 from refvi.verification.examples.numpy_adapter import proj_V as _proj
 
 
@@ -367,12 +367,9 @@ def _(orig, owner):
 
 
 # ---- the step-size hypotheses of the rate theorems ------------------------------------------------------------------
-@mutant("step-range-thm9-as-thm6", "000", "step_range_ok",
-        "Thm 9's range checked with Thm 6's bound min(mu/(2a), 1/mu) instead of min(mu/(2a), 2/mu)")
-def _(orig, owner):
-    def step_range_ok(theorem, gammas, **kw):
-        return orig("000.thm6" if theorem == "000.thm9" else theorem, gammas, **kw)
-    return step_range_ok
+substitutes("step-range-thm9-as-thm6", "000", "step_range_ok",
+            "Thm 9's range checked with Thm 6's bound min(mu/(2a), 1/mu) instead of min(mu/(2a), 2/mu)",
+            "theorem", "000.thm9", "000.thm6")
 
 
 @corrupts("step-range-cor30-horizon-ignored", "000", "step_range_ok",
@@ -526,9 +523,6 @@ def _(out, C, **_):
     return np.asarray(out) + np.linalg.slogdet(np.asarray(C, float))[1]
 
 
-@mutant("step-rule-thm9-switch-as-thm6", "000", "step_sizes",
-        "the switching form of Thm 9 built with mu instead of mu/2 (Thm 6's mapping): the switch comes at 4 floor(a/mu^2)")
-def _(orig, owner):
-    def step_sizes(rule, T, **kw):
-        return orig("thm6-switch" if rule == "thm9-switch" else rule, T, **kw)
-    return step_sizes
+substitutes("step-rule-thm9-switch-as-thm6", "000", "step_sizes",
+            "the switching form of Thm 9 built with mu instead of mu/2 (Thm 6's mapping): the switch comes at "
+            "4 floor(a/mu^2)", "rule", "thm9-switch", "thm6-switch")

@@ -13,7 +13,7 @@ import sympy as sp
 from hypothesis import strategies as st
 from refvi.verification.oracles import online_quadrature as oq
 from refvi.verification.statement import statement
-from refvi.verification.statements.online_003._common import HINGE_LIP, _floats, _lower_tri
+from refvi.verification.statements.online_003._common import HINGE_LIP, _floats, _lower_tri, forall_online
 
 # ------------------------------------------------------------------------------------------------------------------
 # Prop. 1, Prop. 2, Assumptions 4.1-4.3 (mean field)
@@ -34,8 +34,7 @@ def point_pairs(draw, max_d=3):
 
 def forall_point_pairs(ctx, check):
     """Run ``check(on, x, y, m1, s1, m2, s2)`` on :func:`point_pairs`, ``on`` the online protocol under test."""
-    on = ctx.adapter("online")
-    ctx.forall(point_pairs(), lambda inst: check(on, *inst))
+    forall_online(ctx, point_pairs(), lambda on, inst: check(on, *inst))
 
 
 @statement("003.prop1")
