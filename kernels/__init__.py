@@ -5,6 +5,11 @@ Modules: :mod:`~refvi.kernels.energy` (mean energy gradient per built-in target)
 :mod:`~refvi.kernels.structure` (codes of V and the projection onto V), :mod:`~refvi.kernels.prox` (Lemma 31,
 Lemma 32, seed 002 Thm 7) and :mod:`~refvi.kernels.constants` (M and mu).  Kernels take raw C-contiguous float64
 arrays and assume validated input; the public, validating API is :mod:`refvi.estimators` and :mod:`refvi.prox`.
+
+Numba's on-disk cache keys a kernel on its own source file only: a kernel that inlines or calls a helper from another
+module (``_fastmath_exp``, ``structure``, ``prox`` and ``energy`` inside ``optim``) keeps its cached machine code when
+only the helper's file changes.  After editing such a helper, delete ``kernels/__pycache__`` (or point
+``NUMBA_CACHE_DIR`` at an empty directory) before testing; a fresh checkout, as in CI, has no cache.
 """
 
 from refvi.kernels.constants import glm_constants, hierarchical_constants, hierarchical_precision

@@ -261,6 +261,24 @@ class Context:
         ok = bool(condition)
         self._record(label, float(ok), 1.0, "is", 0.0 if ok else -1.0, ok, "")
 
+    def refuses(self, call: Callable[[], Any], *, label: str, correct=None, rtol: float = 0.0,
+                atol: float = 0.0) -> None:
+        """Claim that ``call()`` (a protocol call on input outside the paper's domain) does not silently return a wrong
+        answer: it raises ``ValueError`` / ``TypeError`` (the protocol's convention for bad input), or, when the
+        input has a right answer that a careful implementation can still compute (``correct``), returns that answer.
+        Any other exception propagates (an ``error``: a crash is not a clear refusal; a missing method, as
+        everywhere, makes the statement a skip naming it)."""
+        self.examples += 1
+        try:
+            out = call()
+        except (ValueError, TypeError):
+            self._record(label, 1.0, 1.0, "refused", 0.0, True, "raised ValueError / TypeError")
+            return
+        if correct is None:
+            self._record(label, 0.0, 1.0, "refused", -1.0, False, "returned a value instead of raising ValueError")
+            return
+        self.close(out, correct, rtol=rtol, atol=atol, label=label + " (not refused: must then be right)")
+
     def mean_leq(self, values, bound: float, *, alpha: float = 1e-6, label: str = "") -> None:
         """Statistical claim E[X] <= bound from i.i.d. draws ``values``.
 

@@ -120,7 +120,7 @@ def frank_wolfe(problem: BoostingProblem, n_iter: int, *, step: str = "fixed", l
             nrm = sq_dist_to_atom(problem, alpha, k)
             g = 0.0 if nrm <= 0 else min(1.0, max(lin, 0.0) / (L * nrm))
         else:
-            g = kb.kl_line_search(problem.q_nodes(alpha), np.ascontiguousarray(problem.T[k]), problem.logp, problem.w)
+            g = problem.line_search(alpha, k)
         alpha = (1.0 - g) * alpha
         alpha[k] += g
         alpha[alpha < 0] = 0.0
@@ -215,10 +215,16 @@ def corrective_frank_wolfe(problem: BoostingProblem, n_iter: int, *, variant: st
 
 def fixed_step_weights(chosen, n_atoms: int | None = None) -> np.ndarray:
     """Closed form of Variant 0 weights: the atom chosen at step k (k = 0..T-1) gets 2(k+1)/(T(T+1)), summed."""
-    chosen = np.asarray(chosen, dtype=np.int64)
+    raw = np.asarray(chosen)
+    if raw.ndim != 1 or (raw.size and not np.issubdtype(raw.dtype, np.integer)):
+        raise TypeError(f"chosen must be a 1-D array of atom indices, got dtype {raw.dtype} and shape {raw.shape}")
+    chosen = raw.astype(np.int64)
     T = chosen.shape[0]
     if T == 0:
         raise ValueError("need at least one step for the closed form (q^0 is discarded at t = 0)")
-    out = np.zeros(int(n_atoms) if n_atoms is not None else int(chosen.max()) + 1)
+    K = int(n_atoms) if n_atoms is not None else int(chosen.max()) + 1
+    if chosen.min() < 0 or chosen.max() >= K:
+        raise ValueError(f"atom indices must lie in [0, {K}), got {chosen.min()} .. {chosen.max()}")
+    out = np.zeros(K)
     np.add.at(out, chosen, 2.0 * (np.arange(T) + 1.0) / (T * (T + 1.0)))
     return out

@@ -130,15 +130,20 @@ class StochasticLMO:
             est.append(self.grad_f_at(problem, alpha, Z).mean())
         mu = cands[int(np.argmin(est))].copy()
         for _ in range(self.n_steps):
-            k = _nearest(atoms, mu)
-            mu_k = atoms.means[k]
-            Z = atoms.sample(k, self.n_samples, rng)
-            v = self.grad_f_at(problem, alpha, Z)
-            S = v.shape[0]
-            v = v - (v.sum() - v) / (S - 1)              # leave-one-out baseline: unbiased
-            g = score_function_gradient(atoms, mu_k, sigma, Z, v)
-            mu = np.clip(mu - self.lr * g, box.lo, box.hi)
+            Z = atoms.sample(_nearest(atoms, mu), self.n_samples, rng)
+            mu = self.step(problem, alpha, mu, Z)
         return _nearest(atoms, mu)
+
+    def step(self, problem, alpha, mu, Z) -> np.ndarray:
+        """One iteration of Algorithm 2's loop at the mean ``mu`` (d,), given the draws ``Z`` (S, d) of the atom k
+        whose mean is nearest ``mu``: v_s = log q(z_s) - log p(z_s) less the mean of the other S - 1 values (the
+        leave-one-out baseline keeps Eq. (10) unbiased), g = Eq. (10) at mu_k, and mu' = clip(mu - lr g) to the box."""
+        atoms = problem.atoms
+        k = _nearest(atoms, mu)
+        v = self.grad_f_at(problem, alpha, Z)
+        v = v - (v.sum() - v) / (v.shape[0] - 1)
+        g = score_function_gradient(atoms, atoms.means[k], atoms.scales[k], Z, v)
+        return np.clip(mu - self.lr * g, atoms.box.lo, atoms.box.hi)
 
 
 def _nearest(atoms, mu) -> int:

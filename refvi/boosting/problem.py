@@ -91,8 +91,8 @@ class BoostingProblem:
         return kb.mixture_on_nodes(self.T, np.asarray(alpha, dtype=np.float64))
 
     def f(self, alpha) -> float:
-        """f(q) = sum_n w_n q_n (log q_n - log p_n)."""
-        return float(kb.kl_on_nodes(self.q_nodes(alpha), self.logp, self.w))
+        """f(q) = sum_n w_n q_n (log q_n - log p_n); ``alpha`` must be mixture weights (in the simplex)."""
+        return float(kb.kl_on_nodes(self.q_nodes(self.weights(alpha)), self.logp, self.w))
 
     def kl(self, alpha) -> float:
         """KL(q || p_x): f + log p(x) (needs ``log_evidence`` when log p is unnormalized)."""
@@ -104,11 +104,19 @@ class BoostingProblem:
 
     def scores(self, alpha):
         """(scores, <q, grad f>): scores_k = <s_k, grad f(q)> for every atom, by the exact-LMO kernel."""
+        alpha = self.weights(alpha)
         g = self.grad_nodes(alpha)
         q = self.q_nodes(alpha)
         v = self.w * g
         _, sc = kb.exact_lmo(self.T, v)
         return sc, float(q @ v)
+
+    def line_search(self, alpha, k: int) -> float:
+        """argmin_{gamma in [0, 1]} f((1 - gamma) q + gamma s_k) (Algorithm 1's line-search step), by the kernel."""
+        if isinstance(k, bool) or not isinstance(k, (int, np.integer)) or not 0 <= k < self.K:
+            raise ValueError(f"the atom index k must be an integer in [0, {self.K}), got {k!r}")
+        return float(kb.kl_line_search(self.q_nodes(self.weights(alpha)), np.ascontiguousarray(self.T[k]), self.logp,
+                                       self.w))
 
     def gap(self, alpha) -> float:
         """FW duality gap g(q) = max_s <grad f(q), q - s> >= f(q) - f* (weak duality; the certificate)."""

@@ -102,6 +102,10 @@ def noise_constants(estimator: str, d: int, M: float, dist_sq: float | None = No
     b is None when it is not given.
     """
     M = positive_scalar(M, "M")
+    if isinstance(d, bool) or not isinstance(d, (int, np.integer)) or d < 1:
+        raise ValueError(f"the dimension d must be an integer >= 1, got {d!r}")
+    if dist_sq is not None:
+        dist_sq = positive_scalar(dist_sq, "dist_sq (||w* - wbar||^2)", allow_zero=True)
     if estimator == "energy":
         a = 2.0 * (d + 3) * M * M
         return a, (None if dist_sq is None else a * dist_sq)

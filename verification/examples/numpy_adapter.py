@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import numpy as np
 
+from ._validate import need
 from .numpy_boosting import NumpyBoosting
 from .numpy_families import NumpyFamilies
 from .numpy_ngvi import NumpyNGVI
@@ -30,6 +31,23 @@ def proj_V(X, structure):
     if structure == "diag":
         return np.diag(np.diag(X))
     raise ValueError(f"unknown structure {structure!r}")
+
+
+def _invertible(C):
+    need(np.all(np.isfinite(C)) and np.linalg.cond(C) < 1e15, "C must be finite and invertible")
+    return C
+
+
+def _samples(m, C, U):
+    U = np.atleast_2d(U)
+    need(len(m) == len(C) == U.shape[1], f"m, C and U must agree in d, got {len(m)}, {len(C)}, {U.shape[1]}")
+    need(np.all(np.isfinite(U)), "U must be finite")
+    return U
+
+
+def _positive(x, name):
+    need(x is not None and np.isfinite(x) and x > 0, f"{name} must be > 0, got {x!r}")
+    return float(x)
 
 
 def _eig(H):
@@ -115,10 +133,11 @@ class NumpyImplementation(NumpyFamilies):
         return gm / len(U), proj_V(gC / len(U), structure)
 
     def gaussian_entropy(self, C, structure="tril"):            # (d/2)(1 + log 2 pi) + log|det C|
+        _invertible(C)
         return 0.5 * len(C) * (1 + np.log(2 * np.pi)) + np.linalg.slogdet(C)[1]
 
     def gaussian_log_density(self, m, C, Z, structure="tril"):     # -|u|^2/2 - log|det C| - (d/2) log 2 pi
-        U = np.linalg.solve(C, (np.atleast_2d(Z) - m).T).T
+        U = np.linalg.solve(_invertible(C), (np.atleast_2d(Z) - m).T).T
         return -0.5 * np.sum(U * U, axis=1) - np.linalg.slogdet(C)[1] - 0.5 * len(C) * np.log(2 * np.pi)
 
     def _per_sample(self, target, m, C, U):
@@ -127,7 +146,7 @@ class NumpyImplementation(NumpyFamilies):
             yield u, z, -np.asarray(target.grad_logp(z), dtype=float)
 
     def energy(self, target, m, C, U, structure="tril"):
-        U = np.atleast_2d(U)
+        U = _samples(m, C, U)
         gm, gC = np.zeros_like(m, dtype=float), np.zeros_like(C, dtype=float)
         for u, _, g in self._per_sample(target, m, C, U):       # g_energy(u) = T*(-grad log p(Cu + m))
             gm += g
@@ -135,11 +154,12 @@ class NumpyImplementation(NumpyFamilies):
         return gm / len(U), proj_V(gC / len(U), structure)
 
     def entropy(self, target, m, C, U, structure="sym"):
+        _invertible(C)
         gm, gC = self.energy(target, m, C, U, structure)
         return gm, gC + self.grad_neg_entropy(C, structure)
 
     def stl(self, target, m, C, U, structure="tril"):
-        U = np.atleast_2d(U)
+        U = _samples(m, _invertible(C), U)
         gm, gC = np.zeros_like(m, dtype=float), np.zeros_like(C, dtype=float)
         for u, _, g in self._per_sample(target, m, C, U):
             v = g - np.linalg.solve(C.T, u)                    # -grad log p(z) + grad_z log q(z)
@@ -148,7 +168,7 @@ class NumpyImplementation(NumpyFamilies):
         return gm / len(U), proj_V(gC / len(U), structure)
 
     def score(self, target, m, C, U, structure="tril"):
-        U = np.atleast_2d(U)
+        U = _samples(m, _invertible(C), U)
         gm, gC = np.zeros_like(m, dtype=float), np.zeros_like(C, dtype=float)
         Cit = np.linalg.inv(C).T
         for u in U:
@@ -158,10 +178,12 @@ class NumpyImplementation(NumpyFamilies):
         return gm / len(U), proj_V(gC / len(U), structure)
 
     def grad_neg_entropy(self, C, structure="tril"):
-        return -proj_V(np.linalg.inv(C).T, structure)
+        return -proj_V(np.linalg.inv(_invertible(C)).T, structure)
 
     def entropy_prox(self, C, gamma):
         out = np.array(C, dtype=float)
+        need(np.all(np.isfinite(out)) and not np.any(np.triu(out, 1)), "C must be finite and lower triangular")
+        gamma = _positive(gamma, "gamma")
         c = np.diag(out).copy()
         r = np.sqrt(c * c + 4 * gamma)
         # (c + r)/2 as printed for c >= 0; the same root 2 gamma/(r - c) for c < 0 (no cancellation)
@@ -171,12 +193,12 @@ class NumpyImplementation(NumpyFamilies):
     def project_wm(self, C, M, structure="sym"):
         if structure == "full":
             return self.project_singular(C, M)
-        lam, Q = np.linalg.eigh(C)
-        return Q @ np.diag(np.maximum(lam, 1 / np.sqrt(M))) @ Q.T
+        lam, Q = np.linalg.eigh(0.5 * (C + C.T))      # W_M lies in the symmetric matrices: project the part there
+        return Q @ np.diag(np.maximum(lam, 1 / np.sqrt(_positive(M, "M")))) @ Q.T
 
     def project_singular(self, C, M):
         U, s, Vt = np.linalg.svd(C)
-        return U @ np.diag(np.maximum(s, 1 / np.sqrt(M))) @ Vt
+        return U @ np.diag(np.maximum(s, 1 / np.sqrt(_positive(M, "M")))) @ Vt
 
     def smoothness(self, target):
         return _constants(target)[1]
@@ -189,7 +211,9 @@ class NumpyImplementation(NumpyFamilies):
         t = np.arange(T, dtype=float)
         decay = (2 * t + 1) / (t + 1) ** 2
         if rule == "constant":
-            return np.full(T, float(gamma))
+            return np.full(T, _positive(gamma, "gamma"))
+        if rule.startswith("thm"):
+            mu = _positive(mu, "mu")
         if rule == "1/(M sqrt T)":
             return np.full(T, 1 / (M * np.sqrt(T)))
         if rule == "1/sqrt T":
@@ -222,6 +246,7 @@ class NumpyImplementation(NumpyFamilies):
 
     def noise_constants(self, estimator, d, M, dist_sq, L=None):
         """Thm 26's table with the corrected entropy row (2 d L)."""
+        need(estimator in ("energy", "entropy") and d >= 1, f"no Thm 26 row for {estimator!r} in d = {d}")
         k = {"energy": 2.0, "entropy": 4.0}[estimator] * (d + 3) * M * M
         return k, k * dist_sq + (2.0 * d * (M if L is None else L) if estimator == "entropy" else 0.0)
 
@@ -230,6 +255,7 @@ class NumpyImplementation(NumpyFamilies):
         if kind == "last":
             w[T] = 1.0
         elif kind == "tail":            # the last max(1, ceil(f T)) iterates; f T near an integer is that integer
+            need(0 < tail_fraction <= 1, f"tail_fraction must lie in (0, 1], got {tail_fraction!r}")
             x = tail_fraction * T
             k = max(1, int(round(x)) if abs(x - round(x)) <= 1e-9 * max(1.0, x) else int(np.ceil(x)))
             w[T - k + 1:] = 1.0
@@ -250,6 +276,7 @@ class NumpyImplementation(NumpyFamilies):
     def _sgd(self, update, target, m0, C0, gammas, U, estimator, structure, weights):
         m, C = np.array(m0, dtype=float), np.array(C0, dtype=float)
         T = len(gammas)
+        need(np.all(np.asarray(gammas) > 0), "step sizes must be > 0")
         w = np.zeros(T + 1) if weights is not None else None
         if w is not None:
             w[:] = np.asarray(weights, dtype=float) / np.sum(weights)

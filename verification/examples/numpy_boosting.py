@@ -18,6 +18,7 @@ import numpy as np
 from scipy.special import ndtr
 
 from . import numpy_boosting_mc
+from ._validate import need, simplex
 
 _LOG_SQ2PI = 0.5 * math.log(2 * math.pi)
 
@@ -57,6 +58,7 @@ class _Problem:
         lz = _log_mass(m, s, inst.lo, inst.hi).sum(1)                       # (K,)
         t = (self.nodes[None, :, :] - m[:, None, :]) / s[:, :, None]
         self.T = np.exp(-0.5 * (t * t).sum(2) - inst.d * (np.log(s) + _LOG_SQ2PI) - lz[:, None])
+        need(np.all(self.T > 0), "an atom density underflows to 0 on the box (A2 needs q >= eps > 0)")
         self.logp = np.asarray(inst.target.logp(self.nodes), dtype=np.float64)
         self.inst, self.lz = inst, lz
         far = np.where(m - inst.lo > inst.hi - m, inst.lo, inst.hi)
@@ -156,17 +158,18 @@ class NumpyBoosting:
     name = "numpy-adapter.boosting"
 
     def objective(self, inst, alpha):
-        return _problem(inst).f(np.asarray(alpha, dtype=np.float64))
+        return _problem(inst).f(simplex(alpha, inst.K))
 
     def scores(self, inst, alpha):
-        return _problem(inst).scores(np.asarray(alpha, dtype=np.float64))
+        return _problem(inst).scores(simplex(alpha, inst.K))
 
     def gram(self, inst):
         return _problem(inst).gram
 
     def line_search(self, inst, alpha, k):
         P = _problem(inst)
-        return P.line_search(P.q(np.asarray(alpha, dtype=np.float64)), P.T[int(k)])
+        need(0 <= k < inst.K, f"atom index {k} outside [0, {inst.K})")
+        return P.line_search(P.q(simplex(alpha, inst.K)), P.T[int(k)])
 
     def norm_corrective_weights(self, inst, alpha, idx, L):
         P = _problem(inst)
@@ -218,6 +221,7 @@ class NumpyBoosting:
         P = _problem(inst)
         a = self._init(P, init)
         delta = 1.0 if delta is None else float(delta)
+        need(0 < delta <= 1, f"Eq. (9) needs 0 < delta <= 1, got {delta}")
         L = 1.0 / P.eps if L is None else float(L)
         f, gap, gam, atom, hist = [], [], [], [], []
         for t in range(int(n_iter)):
@@ -253,6 +257,7 @@ class NumpyBoosting:
         P = _problem(inst)
         a = self._init(P, init)
         L = 1.0 / P.eps if L is None else float(L)
+        need(L > 0, f"L must be > 0, got {L}")
         f, gap, atom, hist = [], [], [], []
         for _ in range(int(n_iter)):
             sc = np.asarray(self.scores(inst, a))
@@ -314,6 +319,7 @@ class NumpyBoosting:
         the box, started at the best of 8 uniform means; the answer is the atom nearest the final mu."""
         from scipy.stats import truncnorm
 
+        need(n_samples >= 2, "the leave-one-out baseline needs n_samples >= 2")
         rng = np.random.default_rng(seed)
         lo, hi, sig = inst.lo, inst.hi, float(inst.scales[0])
         a = np.asarray(alpha, dtype=float)
@@ -330,15 +336,21 @@ class NumpyBoosting:
         cands = rng.uniform(lo, hi, size=(8, inst.d))
         mu = cands[int(np.argmin([log_ratio(draw(nearest(c))).mean() for c in cands]))].copy()
         for _ in range(n_steps):
-            k = nearest(mu)
-            Z = draw(k)
-            v = log_ratio(Z)
-            v = v - (v.sum() - v) / (v.size - 1)
-            mu = np.clip(mu - lr * self.score_gradient(lo, hi, inst.means[k], sig, Z, v), lo, hi)
+            mu = self.stochastic_lmo_step(inst, a, mu, draw(nearest(mu)), lr)
         return nearest(mu)
+
+    def stochastic_lmo_step(self, inst, alpha, mu, Z, lr=0.05):
+        """mu' = clip(mu - lr g): g Eq. (10) at the nearest atom's mean, leave-one-out baseline on log q - log p."""
+        mu = np.atleast_1d(np.asarray(mu, dtype=float))
+        k = int(np.argmin(((inst.means - mu) ** 2).sum(1)))
+        v = self.mixture_logpdf(inst, alpha, Z) - np.asarray(inst.target.logp(Z), dtype=float)
+        v = v - (v.sum() - v) / (v.size - 1)
+        return np.clip(mu - lr * self.score_gradient(inst.lo, inst.hi, inst.means[k], float(inst.scales[k]), Z, v),
+                       inst.lo, inst.hi)
 
     def fixed_step_weights(self, chosen, n_atoms):
         """Unroll Variant 0: q^{t+1} = (1 - 2/(t+2)) q^t + 2/(t+2) s_{chosen[t]}, from any q^0 (gamma_0 = 1)."""
+        need(all(0 <= k < n_atoms for k in chosen), f"atom indices must lie in [0, {n_atoms})")
         w = np.zeros(n_atoms)
         for t, k in enumerate(chosen):
             g = 2.0 / (t + 2.0)
@@ -381,7 +393,7 @@ class NumpyBoosting:
     def mixture_logpdf(self, inst, alpha, Z):
         """log of sum_k alpha_k TN_k(z), each TN_k = N(z; m_k, s_k^2 I) / P_k(box), by a max-shifted sum."""
         Z = np.asarray(Z, dtype=np.float64).reshape(-1, inst.d)
-        a = np.asarray(alpha, dtype=np.float64)
+        a = simplex(alpha, inst.K)
         on = a > 0
         m, s = inst.means[on], inst.scales[on][:, None]
         t = (Z[None, :, :] - m[:, None, :]) / s[:, :, None]

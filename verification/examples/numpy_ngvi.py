@@ -143,6 +143,12 @@ class NumpyNGVI:
         nll = 0.5 * n * math.log(2 * math.pi * sigma2) + (y @ y - 2 * y @ X @ xi + np.sum((X.T @ X) * Xi)) / (2 * sigma2)
         return float(nll + _kl(xi, Xi - np.outer(xi, xi), mp, P))
 
+    def blr_log_evidence(self, X, y, sigma2, P, mp):
+        """log N(y; X mp, X P X^T + sigma2 I) through the Cholesky factor of the marginal covariance."""
+        Lk = np.linalg.cholesky(X @ P @ X.T + sigma2 * np.eye(X.shape[0]))
+        r = np.linalg.solve(Lk, y - X @ mp)
+        return float(-0.5 * r @ r - np.log(np.diag(Lk)).sum() - 0.5 * X.shape[0] * math.log(2 * math.pi))
+
     def blr_grad(self, X, y, sigma2, P, mp, xi, Xi):       # eta(omega) - eta* (App. C.1)
         lam, Lam = _from_expectation(xi, Xi)
         ls, Ls = self._blr_posterior(X, y, sigma2, P, mp)

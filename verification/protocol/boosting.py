@@ -189,6 +189,12 @@ class BoostingProtocol(Protocol):
         of Eq. (10) of E_{s_mu} log(q/p), from the best of 8 random means; returns the index of the atom whose mean is
         nearest the final mu (the quantization of §5).  Random, seeded by ``seed``."""
 
+    def stochastic_lmo_step(self, inst: BoostingInstance, alpha, mu, Z, lr: float = 0.05) -> np.ndarray:
+        """One iteration of Algorithm 2's loop at the mean ``mu`` (d,), the draws ``Z`` (S, d) of the atom k whose mean
+        is nearest ``mu`` given: v_s = log q(z_s) - log p(z_s) minus the mean of the other S - 1 values
+        (leave-one-out baseline), g = Eq. (10)'s (1/S) sum_s v_s grad_mu log s(z_s; mu_k, sigma_k) at atom k's mean
+        (truncation normalizer included), and the new mean clip(mu - lr g, lo, hi), shape (d,)."""
+
     def fixed_step_weights(self, chosen, n_atoms: int) -> np.ndarray:
         """Closed form of Variant 0's weights (Algorithm 1, gamma_t = 2/(t+2), q^0 discarded at t = 0): the atom
         chosen at step k = 0..T-1 (``chosen`` of length T, repeats allowed) gets 2(k+1)/(T(T+1)), summed per atom;
@@ -256,7 +262,7 @@ class BoostingProtocol(Protocol):
         ``f`` (T+1,) = f(alpha^t) on the draws of the first t+1 components."""
 
 
-METHODS = ("objective", "scores", "gram", "frank_wolfe", "stochastic_lmo", "fixed_step_weights", "corrective",
+METHODS = ("objective", "scores", "gram", "frank_wolfe", "stochastic_lmo", "stochastic_lmo_step", "fixed_step_weights", "corrective",
            "line_search", "norm_corrective_weights", "fully_corrective_weights", "score_gradient", "family_constants",
            "curvature_lower_bound", "truncation_optimum", "density_bounds", "mixture_logpdf", "mixture_moments", "mixture_norm_sq",
            "mixture_sample", "mc_mean_field", "mc_boost")

@@ -78,6 +78,9 @@ class NGVIProtocol(Protocol):
     def blr_neg_elbo(self, X, y, sigma2, P, mp, xi, Xi):
         """l(omega) = -sum_i E_q log N(y_i; x_i^T z, sigma2) + KL(q || N(mp, P)) (Eq. 1), exact."""
 
+    def blr_log_evidence(self, X, y, sigma2, P, mp):
+        """log p(y) = log N(y; X mp, X P X^T + sigma2 I), the constant of Lemma 2's l(omega) = KL(q, q*) - log p(y)."""
+
     def blr_grad(self, X, y, sigma2, P, mp, xi, Xi):
         """Exact grad_omega l = eta(omega) - eta_posterior (App. C.1)."""
 
@@ -155,6 +158,6 @@ class NGVIProtocol(Protocol):
 
 METHODS = ("natural_from_moment", "expectation_from_natural", "natural_from_expectation", "log_partition",
            "conjugate", "kl", "bregman_A", "bregman_A_star", "fisher_minimal", "ngd_step", "ngd_step_fim", "md_step",
-           "natural_update", "blr_neg_elbo", "blr_grad", "blr_stochastic_grad", "blr_run", "blr_trajectory",
+           "natural_update", "blr_neg_elbo", "blr_log_evidence", "blr_grad", "blr_stochastic_grad", "blr_run", "blr_trajectory",
            "blr_variance", "blr_lemma3_bound", "omega_average", "price",
            "autodiff", "price_logistic", "glm_loglik", "glm_neg_elbo", "glm_grad", "glm_ngd_exact", "glm_ngd", "blr_sgd", "glm_sgd")

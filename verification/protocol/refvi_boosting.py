@@ -61,6 +61,11 @@ class RefviBoosting:
         from refvi.boosting import StochasticLMO
         return StochasticLMO(n_samples, n_steps, lr, rng=seed)(self._problem(inst), np.asarray(alpha, dtype=float))
 
+    def stochastic_lmo_step(self, inst, alpha, mu, Z, lr=0.05):
+        from refvi.boosting import StochasticLMO
+        return StochasticLMO(lr=lr).step(self._problem(inst), np.asarray(alpha, dtype=float),
+                                         np.atleast_1d(np.asarray(mu, dtype=float)), np.asarray(Z, dtype=float))
+
     def fixed_step_weights(self, chosen, n_atoms):
         from refvi.boosting import fixed_step_weights
         return fixed_step_weights(chosen, n_atoms)
@@ -72,11 +77,7 @@ class RefviBoosting:
                                                 keep_weights=keep_weights))
 
     def line_search(self, inst, alpha, k):
-        from refvi.kernels.boosting import kl_line_search
-
-        prob = self._problem(inst)
-        return kl_line_search(prob.q_nodes(np.asarray(alpha, dtype=np.float64)), np.ascontiguousarray(prob.T[k]),
-                              prob.logp, prob.w)
+        return self._problem(inst).line_search(np.asarray(alpha, dtype=np.float64), k)
 
     def norm_corrective_weights(self, inst, alpha, idx, L):
         from refvi.boosting import norm_corrective_weights

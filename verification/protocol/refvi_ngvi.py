@@ -40,6 +40,9 @@ class RefviNGVI:
     def blr_neg_elbo(self, X, y, sigma2, P, mp, xi, Xi):
         return self._blr(X, y, sigma2, P, mp).neg_elbo(xi, Xi)
 
+    def blr_log_evidence(self, X, y, sigma2, P, mp):
+        return self._blr(X, y, sigma2, P, mp).log_evidence()
+
     def blr_grad(self, X, y, sigma2, P, mp, xi, Xi):
         return self._blr(X, y, sigma2, P, mp).grad_neg_elbo(xi, Xi)
 

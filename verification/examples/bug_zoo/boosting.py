@@ -176,6 +176,24 @@ def _(orig, owner):
     return stochastic_lmo
 
 
+@mutant("boosting-stochastic-lmo-step-no-clip", "001", "boosting.stochastic_lmo_step",
+        "Algorithm 2's step leaves the mean outside the box (the projection onto A dropped)")
+def _(orig, owner):
+    def stochastic_lmo_step(inst, alpha, mu, Z, lr=0.05):
+        g = (np.asarray(mu, dtype=float) - np.asarray(orig(inst, alpha, mu, Z, lr=1e-3), dtype=float)) / 1e-3
+        return np.asarray(mu, dtype=float) - lr * g
+    return stochastic_lmo_step
+
+
+@mutant("boosting-stochastic-lmo-step-mean-baseline", "001", "boosting.stochastic_lmo_step",
+        "Algorithm 2's baseline is the mean of all S values, v_s's own included: (S - 1)/S times the gradient")
+def _(orig, owner):
+    def stochastic_lmo_step(inst, alpha, mu, Z, lr=0.05):
+        S = np.asarray(Z).shape[0]
+        return orig(inst, alpha, mu, Z, lr=lr * (S - 1) / S)
+    return stochastic_lmo_step
+
+
 @mutant("boosting-truncation-mass-not-normalised", "001", "boosting.truncation_optimum",
         "p_A's atom weights w_j P_j(A) left unnormalised (not divided by P(A)); f* itself right")
 def _(orig, owner):
@@ -302,3 +320,23 @@ def _(out, inst, **_):
           "Cor 3's diameter bound as 4 M Leb instead of (2 M)^2 Leb")
 def _(out, **_):
     return SimpleNamespace(**{**vars(out), "cor3_diam_sq": out.cor3_diam_sq / out.M})
+
+
+# ---- input checks (001.claim-bad-input) ------------------------------------------------------------------------------
+@mutant("boosting-objective-underflow-nan", "001", "boosting.objective",
+        "an atom density that underflows to 0 on the box is not refused: f comes back NaN")
+def _(orig, owner):
+    def objective(inst, alpha):
+        try:
+            return orig(inst, alpha)
+        except ValueError:
+            return float("nan")
+    return objective
+
+
+@mutant("boosting-fixed-step-weights-wraps-index", "001", "boosting.fixed_step_weights",
+        "atom index -1 wraps around to the last atom (NumPy indexing) instead of being refused")
+def _(orig, owner):
+    def fixed_step_weights(chosen, n_atoms):
+        return orig([int(k) % n_atoms for k in chosen], n_atoms)
+    return fixed_step_weights

@@ -526,3 +526,23 @@ def _(out, C, **_):
 substitutes("step-rule-thm9-switch-as-thm6", "000", "step_sizes",
             "the switching form of Thm 9 built with mu instead of mu/2 (Thm 6's mapping): the switch comes at "
             "4 floor(a/mu^2)", "rule", "thm9-switch", "thm6-switch")
+
+
+# ---- input checks (000.claim-bad-input) ------------------------------------------------------------------------------
+@mutant("prox-accepts-upper-entries", "000", "entropy_prox",
+        "entropy_prox only checks the diagonal: entries above it pass through into an answer outside T^d")
+def _(orig, owner):
+    def entropy_prox(C, gamma):
+        C = np.asarray(C, dtype=float)
+        return orig(np.tril(C), gamma) + np.triu(C, 1)
+    return entropy_prox
+
+
+@mutant("average-tail-fraction-clamped", "000", "average_weights",
+        "a tail fraction above 1 silently clamped to 1 instead of refused")
+def _(orig, owner):
+    def average_weights(kind, T, a=None, gamma=None, tail_fraction=0.5):
+        if kind == "tail":
+            return orig(kind, T, tail_fraction=min(tail_fraction, 1.0))
+        return orig(kind, T, a=a, gamma=gamma)
+    return average_weights

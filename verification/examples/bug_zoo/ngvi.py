@@ -27,6 +27,14 @@ def _(orig, owner):
     return blr_stochastic_grad
 
 
+@mutant("ngvi-blr-evidence-zero-prior-mean", "004", "ngvi.blr_log_evidence",
+        "log p(y) with the prior mean left out of the marginal mean (N(y; 0, X P X^T + sigma2 I))")
+def _(orig, owner):
+    def blr_log_evidence(X, y, sigma2, P, mp):
+        return orig(X, y, sigma2, P, np.zeros_like(np.asarray(mp, dtype=float)))
+    return blr_log_evidence
+
+
 @mutant("ngvi-thm1-step-index", "004", "ngvi.blr_run", "Thm 1's default steps 2/(t+3) instead of 2/(t+2)")
 def _(orig, owner):
     def blr_run(X, y, sigma2, P, mp, indices, init=None, steps=None):

@@ -1,0 +1,66 @@
+"""Locatello et al. (seed 001): inputs outside the paper's hypotheses are refused, never answered with a wrong number.
+
+Assumption A2 asks for atom densities bounded below on the box; an atom of scale 0.02 on [-1, 1] has a density that
+underflows to 0 in float64 far from its mean (e^-5000), so log q is -inf there in a direct computation.  The right
+f and LMO scores are still finite (log q is about -5000 there, a careful implementation can work in log space), so
+the implementation either refuses the instance or returns them; the oracle evaluates them with log q from scipy's
+truncated-normal log density on the instance's quadrature rule.  The other probes sit on the boundary of a
+hypothesis: delta = 0 and delta > 1 for the approximate LMO of Eq. (9), weights off the simplex, atom indices out of
+range, L = 0 for Variant 0, a single draw for Algorithm 2's leave-one-out baseline.
+
+Statements: 001.claim-bad-input.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+from refvi.verification.oracles import boosting as ob
+from refvi.verification.protocol.boosting import BoostingInstance, BoostingTarget
+from refvi.verification.statement import statement
+from refvi.verification.statements.boosting_001._common import i1
+
+
+def _underflow_instance():
+    """Atoms TN(-1 | 0 | 1, 0.02^2; [-1, 1]), target N(0, 0.5^2); q = the atom at -1 (alpha = e_0)."""
+    return BoostingInstance.make(-1.0, 1.0, [-1.0, 0.0, 1.0], 0.02, BoostingTarget.mixture([1.0], [0.0], [0.5])), \
+        np.array([1.0, 0.0, 0.0])
+
+
+def _log_space_oracle(inst, alpha):
+    """(f, scores) with log q from scipy's log density (finite where q underflows) on the instance's rule."""
+    quad = ob.QuadratureProblem(inst)
+    k = int(np.argmax(alpha))
+    lq = ob.tn_logpdf(quad.nodes, inst.means[k], inst.scales[k], inst.lo, inst.hi)
+    g = lq - quad.logp
+    f = float(np.sum(quad.w * np.exp(lq) * g))
+    return f, quad.table @ (quad.w * g)
+
+
+@statement("001.claim-bad-input")
+def claim_bad_input(ctx):
+    b = ctx.adapter("boosting")
+    inst, alpha = _underflow_instance()
+    f, scores = _log_space_oracle(inst, alpha)
+    ctx.true(np.min(scores) < -1e3, label="oracle: log q reaches ~ -5000 on the box (the density underflows)")
+    ctx.refuses(lambda: b.objective(inst, alpha), correct=f, rtol=1e-8, atol=1e-10,
+                label="objective: an atom whose density underflows to 0 on the box (A2)")
+    ctx.refuses(lambda: b.scores(inst, alpha), correct=scores, rtol=1e-8, atol=1e-8,
+                label="scores: an atom whose density underflows to 0 on the box (A2)")
+    grid, _, _ = i1(0.5)
+    K = grid.K
+    uniform = np.full(K, 1.0 / K)
+    for delta in (0.0, 1.5):
+        ctx.refuses(lambda: b.frank_wolfe(grid, 3, "fixed", lmo="adversarial", delta=delta).f,
+                    label=f"frank_wolfe: approximate LMO with delta = {delta} (Eq. 9 needs 0 < delta <= 1)")
+    short = np.zeros(K)
+    short[:2] = (0.5, 0.2)
+    ctx.refuses(lambda: b.objective(grid, short), label="objective: weights summing to 0.7 (q not a density)")
+    negative = np.zeros(K)
+    negative[:2] = (1.5, -0.5)
+    ctx.refuses(lambda: b.mixture_logpdf(grid, negative, np.zeros((2, 1))), label="mixture_logpdf: a weight < 0")
+    ctx.refuses(lambda: b.line_search(grid, uniform, K), label="line_search: atom index K (out of range)")
+    ctx.refuses(lambda: b.fixed_step_weights([0, -1], K), label="fixed_step_weights: atom index -1")
+    ctx.refuses(lambda: b.fixed_step_weights([0, K], K), label="fixed_step_weights: atom index K")
+    ctx.refuses(lambda: b.corrective(grid, 3, "norm", L=0.0).f, label="corrective Variant 0: L = 0")
+    ctx.refuses(lambda: b.stochastic_lmo(grid, uniform, n_samples=1),
+                label="stochastic_lmo: one draw (the leave-one-out baseline needs two)")

@@ -1,0 +1,98 @@
+"""Domke, Garrigos & Gower (seed 000) and Domke (seed 002): inputs outside the papers' domains are refused, never
+answered with a wrong number.
+
+Each probe sits exactly on the boundary of a hypothesis (M = 0, gamma < 0, a zero on the diagonal of C, one entry
+above the diagonal of a "tril" C, a NaN in the base samples, a tail fraction of 0 or just above 1, ...), where a
+check written with the wrong comparison lets the input through.  The protocol's convention is a ``ValueError`` or
+``TypeError``; where the input still has a right answer (the prox with gamma = 0 is the identity; the projection of
+an asymmetric C onto the symmetric W_M is the clip of its symmetric part; an estimator at a C outside V is the
+projected mean at that C) returning that answer also passes (:meth:`~refvi.verification.statement.Context.refuses`).
+
+Statements: 000.claim-bad-input.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+from refvi.verification.oracles.matrices import proj_V as proj
+from refvi.verification.protocol import targets as specs
+from refvi.verification.statement import statement
+
+
+def _instance():
+    rng = np.random.default_rng(20261125)
+    d = 3
+    A = rng.standard_normal((d, d))
+    target = specs.gaussian(rng.standard_normal(d), A @ A.T + np.eye(d))
+    m = rng.standard_normal(d)
+    C = np.tril(rng.standard_normal((d, d)), -1) + np.diag(rng.uniform(1.0, 2.0, d))
+    U = rng.standard_normal((4, d))
+    return target, m, C, U
+
+
+def _energy_at(target, m, C, U, structure):
+    """The energy estimate at any C, from the target record: (mean -grad log p(z), proj_V mean -grad log p(z) u^T)."""
+    G = -np.array([target.grad_logp(C @ u + m) for u in U])
+    return G.mean(0), proj(G.T @ U / len(U), structure)
+
+
+@statement("000.claim-bad-input")
+def claim_bad_input(ctx):
+    impl = ctx.impl
+    target, m, C, U = _instance()
+    d = m.size
+    upper = C.copy()
+    upper[0, 1] = 0.3                                    # the first superdiagonal only: triu(C, 2) misses it
+    singular = C.copy()
+    singular[1, 1] = 0.0
+    nan_U = U.copy()
+    nan_U[2, 1] = np.nan
+    S = C @ C.T + np.eye(d)                              # symmetric positive definite
+    asym = S.copy()
+    asym[0, 2] += 0.5
+    lam, Q = np.linalg.eigh(0.5 * (asym + asym.T))
+    M = 0.7                                              # 1/sqrt(M) > 1: the clip binds on some eigenvalues
+    asym_proj = (Q * np.maximum(lam, 1.0 / np.sqrt(M))) @ Q.T
+    U3 = np.random.default_rng(1).standard_normal((2, 1, d))
+
+    # prox and projections (Lemmas 31-33, seed 002 Thm 7)
+    ctx.refuses(lambda: impl.entropy_prox(upper, 0.1), label="entropy_prox: C with an entry above the diagonal")
+    ctx.refuses(lambda: impl.entropy_prox(C, -0.1), label="entropy_prox: gamma < 0")
+    ctx.refuses(lambda: impl.entropy_prox(C, 0.0), correct=C, atol=0.0, label="entropy_prox: gamma = 0 (identity)")
+    nan_C = C.copy()
+    nan_C[2, 0] = np.nan
+    ctx.refuses(lambda: impl.entropy_prox(nan_C, 0.1), label="entropy_prox: NaN below the diagonal")
+    for bad in (0.0, -1.0):
+        ctx.refuses(lambda: impl.project_wm(S, bad, "sym"), label=f"project_wm: M = {bad}")
+        ctx.refuses(lambda: impl.project_singular(C, bad), label=f"project_singular: M = {bad}")
+    ctx.refuses(lambda: impl.project_wm(asym, M, "sym"), correct=asym_proj, rtol=1e-10, atol=1e-12,
+                label="project_wm: asymmetric C (its projection is the clip of the symmetric part)")
+
+    # estimators and the Gaussian family (Def 4, Eqs. 6-8, Lemma 14, Lemma 16)
+    gm, gC = _energy_at(target, m, upper, U, "tril")
+    ctx.refuses(lambda: np.concatenate([np.ravel(x) for x in impl.energy(target, m, upper, U, "tril")]),
+                correct=np.concatenate([gm, gC.ravel()]), rtol=1e-10, atol=1e-12,
+                label="energy: C outside V (tril)")
+    ctx.refuses(lambda: impl.energy(target, m, C, nan_U, "tril"), label="energy: NaN in U")
+    ctx.refuses(lambda: impl.energy(target, m, C, U[:, :2], "tril"), label="energy: U of width d - 1")
+    ctx.refuses(lambda: impl.energy(target, m[:2], C, U, "tril"), label="energy: m of length d - 1")
+    for name in ("entropy", "stl", "score"):
+        ctx.refuses(lambda: getattr(impl, name)(target, m, singular, U, "tril"),
+                    label=f"{name}: C with a zero on the diagonal (q degenerate, C^-1 undefined)")
+    ctx.refuses(lambda: impl.gaussian_entropy(singular, "tril"), label="gaussian_entropy: singular C")
+    ctx.refuses(lambda: impl.gaussian_log_density(m, singular, U, "tril"), label="gaussian_log_density: singular C")
+    ctx.refuses(lambda: impl.grad_neg_entropy(singular, "tril"), label="grad_neg_entropy: singular C")
+
+    # step rules, averages, constants and the optimizers' hypotheses (Thms 6-10, 26)
+    ctx.refuses(lambda: impl.step_sizes("thm6", 5, M=1.0, mu=0.0, a=1.0), label="step_sizes thm6: mu = 0")
+    ctx.refuses(lambda: impl.step_sizes("constant", 5, gamma=-0.1), label="step_sizes: constant gamma < 0")
+    ctx.refuses(lambda: impl.step_sizes("no-such-rule", 5, gamma=0.1), label="step_sizes: an unknown rule")
+    for frac in (0.0, 1.0 + 1e-9):
+        ctx.refuses(lambda: impl.average_weights("tail", 5, tail_fraction=frac),
+                    label=f"average_weights tail: tail_fraction = {frac!r}")
+    ctx.refuses(lambda: impl.noise_constants("energy", 0, 1.0, 1.0), label="noise_constants: d = 0")
+    ctx.refuses(lambda: impl.noise_constants("no-such-estimator", 2, 1.0, 1.0),
+                label="noise_constants: an unknown estimator")
+    ctx.refuses(lambda: impl.prox_sgd(target, m, C, np.array([0.1, -0.1]), U3), label="prox_sgd: a step < 0")
+    ctx.refuses(lambda: impl.prox_sgd(target, m, C, np.array([0.1, 0.0]), U3), label="prox_sgd: a step = 0")
+    ctx.refuses(lambda: impl.proj_sgd(target, m, S, np.array([0.1, 0.1]), U3, 0.0), label="proj_sgd: M = 0")
