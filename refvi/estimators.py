@@ -11,8 +11,8 @@ per-sample estimate, as ``(gm, gC)`` with gC projected onto V (seed 000 Lemma 15
 Targets that carry compiled kernels (``Target.kernels()``: the built-in Gaussian, LinearRegression,
 LogisticRegression, HierarchicalLogisticRegression, CosineQuadratic, and CallableTargets whose functions are
 numba-compiled) run fused Numba kernels (:mod:`refvi.kernels`); every other target takes the generic NumPy path
-(``target.grad_logp`` / ``target.logp`` on the whole batch), which is also kept as the reference the kernels are
-tested against (``numpy_estimate``).
+(``target.grad_logp`` / ``target.logp`` on the whole batch), which the kernels' reference in
+``tests/_numpy_reference.py`` also uses.
 The result is a deterministic function of (target, m, C, U).  ``energy`` and ``entropy`` are unbiased for any
 standardized location-scale base (pass its samples as U, seed 002); ``stl`` and ``score`` use the Gaussian score and
 assume u ~ N(0, I).
@@ -139,7 +139,7 @@ def _finite(g, name):
 ESTIMATORS = {"energy": energy, "entropy": entropy, "stl": stl, "score": score}
 
 
-# ------------------------------------------------------------------- generic NumPy path (and the kernels' reference)
+# ------------------------------------------------------------------------------------------- generic NumPy path
 
 def _energy_raw_numpy(target, m, C, U):
     Z = U @ C.T + m
@@ -162,21 +162,3 @@ def _score_numpy(target, m, C, U, structure):
     gC = (V.T * f) @ U / S - f.mean() * CinvT
     return gm, proj_V(gC, structure)
 
-
-def numpy_estimate(kind: str, target, m, C, U, structure: str):
-    """The plain-NumPy estimator ``kind`` (energy / entropy / stl / score) for any target, bypassing the kernels.
-
-    This is the pre-kernel implementation, kept as the generic path and as the reference the kernels must match."""
-    m, C, U = _validate(target, m, C, U, structure)
-    if kind == "score":
-        return _finite(_score_numpy(target, m, C, U, structure), "score")
-    gm, gC = _energy_raw_numpy(target, m, C, U)
-    if kind == "energy":
-        return gm, proj_V(gC, structure)
-    if kind == "entropy":
-        return gm, proj_V(gC - np.linalg.inv(C).T, structure)
-    if kind == "stl":
-        V = np.linalg.solve(C.T, U.T).T
-        S = U.shape[0]
-        return gm - V.mean(axis=0), proj_V(gC - (V.T @ U) / S, structure)
-    raise ValueError(f"unknown estimator {kind!r}; choose one of {tuple(ESTIMATORS)}")

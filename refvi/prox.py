@@ -1,6 +1,7 @@
 """Prox of the neg-entropy and projections onto W_M (seed 000 Lemmas 31, 32; seed 002 Thm 7).
 
-Validation here, arithmetic in :mod:`refvi.kernels.prox`; ``numpy_*`` are the plain-NumPy references.
+Validation here, arithmetic in :mod:`refvi.kernels.prox` (the plain-NumPy references they are tested against are
+``tests/_numpy_reference.py``).
 """
 
 from __future__ import annotations
@@ -52,23 +53,3 @@ def project_singular_values(C, M: float) -> np.ndarray:
     M = positive_scalar(M, "M")
     return _kp.project_singular(C, M)
 
-
-def numpy_entropy_prox(C, gamma):
-    """Plain-NumPy Lemma 31 (reference for the kernel; no validation), cancellation-free for negative C_ii."""
-    out = np.array(C, dtype=np.float64)
-    c = np.diag(out).copy()
-    r = np.hypot(c, 2.0 * np.sqrt(gamma))
-    np.fill_diagonal(out, np.where(c >= 0, 0.5 * (c + r), 2.0 * gamma / (r - np.minimum(c, 0.0))))
-    return out
-
-
-def numpy_project_wm(C, M):
-    """Plain-NumPy Lemma 32 (reference for the kernel; no validation)."""
-    lam, Q = np.linalg.eigh(C)
-    return (Q * np.maximum(lam, 1.0 / np.sqrt(M))) @ Q.T
-
-
-def numpy_project_singular_values(C, M):
-    """Plain-NumPy seed 002 Thm 7 (reference for the kernel; no validation)."""
-    U, s, Vt = np.linalg.svd(C)
-    return (U * np.maximum(s, 1.0 / np.sqrt(M))) @ Vt

@@ -111,6 +111,35 @@ class NumpyImplementation(NumpyFamilies):
         H = np.array(cols).T
         return 0.5 * (H + H.T)
 
+    def mode(self, target):
+        """Closed forms for the Gaussian and the linear model; Newton on the logistic log joint (seed 000 §7)."""
+        p = target.params
+        if target.kind == "gaussian":
+            return np.array(p["mean"], dtype=float)
+        X = np.asarray(p["X"], dtype=float)
+        if target.kind == "linear":
+            s2 = p["noise_scale"] ** 2
+            return np.linalg.solve(X.T @ X / s2 + np.eye(X.shape[1]) / p["prior_scale"] ** 2, X.T @ p["y"] / s2)
+        need(target.kind == "logistic", f"no mode for a {target.kind!r} target")
+        z = np.zeros(X.shape[1])
+        for _ in range(100):                   # log p concave with curvature >= 1/s^2: Newton converges fast
+            s = 1 / (1 + np.exp(-(X @ z) * p["y"]))
+            g = X.T @ ((1 - s) * p["y"]) - z / p["prior_scale"] ** 2
+            H = (X.T * (s * (1 - s))) @ X + np.eye(z.size) / p["prior_scale"] ** 2
+            step = np.linalg.solve(H, g)
+            z = z + step
+            if np.linalg.norm(step) <= 1e-15 * (1 + np.linalg.norm(z)):
+                break
+        return z
+
+    def log_evidence(self, target):
+        """log N(y; 0, sigma^2 I + s^2 X X^T) of the linear model."""
+        need(target.kind == "linear", f"no closed-form evidence for a {target.kind!r} target")
+        p = target.params
+        X, y = np.asarray(p["X"], dtype=float), np.asarray(p["y"], dtype=float)
+        K = p["noise_scale"] ** 2 * np.eye(len(y)) + p["prior_scale"] ** 2 * X @ X.T
+        return float(-0.5 * y @ np.linalg.solve(K, y) - 0.5 * np.linalg.slogdet(K)[1] - 0.5 * len(y) * np.log(2 * np.pi))
+
     def frame(self, target, kind="laplace"):
         """Mode by BFGS polished with Newton steps on the differenced Hessian; constants of L^T H L at the mode."""
         from scipy import optimize
@@ -298,6 +327,29 @@ class NumpyImplementation(NumpyFamilies):
         """w <- proj_{W_M}(w - gamma g) (Lemma 32 for symmetric C, singular-value clip for full C)."""
         return self._sgd(lambda Y, g: self.project_wm(Y, M, structure), target, m0, C0, gammas, U, estimator,
                          structure, weights)
+
+    def fit(self, target, method="prox-sgd", steps=200, step_size=None, average="tail", seed=0):
+        """Def. 5 / Def. 8 from (0, I) with one fresh sample per step; the average over the kept iterates."""
+        from types import SimpleNamespace
+
+        need(method in ("prox-sgd", "proj-sgd"), f"unknown method {method!r}")
+        M = _constants(target)[1]
+        gamma = (1 / M if method == "prox-sgd" else 1 / (2 * M)) if step_size is None else _positive(step_size, "step")
+        U = np.random.default_rng(seed).standard_normal((steps, target.dim))
+        ms, Cs = [np.zeros(target.dim)], [np.eye(target.dim)]
+        for u in U:
+            if method == "prox-sgd":
+                gm, gC = self.energy(target, ms[-1], Cs[-1], u, "tril")
+                C = self.entropy_prox(Cs[-1] - gamma * gC, gamma)
+            else:
+                gm, gC = self.entropy(target, ms[-1], Cs[-1], u, "sym")
+                C = self.project_wm(Cs[-1] - gamma * gC, M, "sym")
+            ms.append(ms[-1] - gamma * gm)
+            Cs.append(C)
+        w = self.average_weights(average, steps)                   # "tail": the last half, tail_fraction 0.5
+        ms, Cs = np.array(ms), np.array(Cs)
+        return SimpleNamespace(m=w @ ms, C=np.tensordot(w, Cs, 1), m_last=ms[-1], C_last=Cs[-1],
+                               step_sizes=np.full(steps, gamma), ms=ms, Cs=Cs)
 
     def gradient_descent(self, grad_l, m0, C0, step, steps, method, M=None):
         """Seed 002 §5.3: naive, proximal (triangular C) and projected (full C) gradient descent."""

@@ -27,7 +27,10 @@ is immutable and hashable by identity: key a ``weakref.WeakKeyDictionary`` on it
 
 from __future__ import annotations
 
+import dataclasses
 from typing import Protocol, runtime_checkable
+
+import numpy as np
 
 #: Every method of this protocol, in the order the docs list them.
 METHODS = ("energy", "entropy", "stl", "score", "grad_neg_entropy", "entropy_prox", "project_wm",
@@ -35,7 +38,21 @@ METHODS = ("energy", "entropy", "stl", "score", "grad_neg_entropy", "entropy_pro
            "prox_sgd", "proj_sgd", "gradient_descent", "gradient_descent_exact", "exact_energy", "base_charfun",
            "base_entropy", "base_moments", "to_base_params", "locscale_log_density", "locscale_entropy",
            "locscale_moments", "locscale_sample", "log_joint", "grad_log_joint", "gaussian_entropy", "gaussian_log_density",
-           "exact_optimum", "hess_log_joint", "frame", "framed_energy")
+           "exact_optimum", "hess_log_joint", "mode", "log_evidence", "frame", "framed_energy", "fit")
+
+
+@dataclasses.dataclass(frozen=True)
+class FitRun:
+    """An end-to-end run of :meth:`Implementation.fit`: the returned approximation (the average), the last iterate,
+    the step sizes used and every iterate w^0..w^T."""
+
+    m: np.ndarray                   # (d,) the returned mean (the average of the iterates)
+    C: np.ndarray                   # (d, d)
+    m_last: np.ndarray              # (d,) w^T
+    C_last: np.ndarray
+    step_sizes: np.ndarray          # (T,) gamma_0..gamma_{T-1} as run
+    ms: np.ndarray                  # (T+1, d) m^0..m^T
+    Cs: np.ndarray                  # (T+1, d, d)
 
 
 @runtime_checkable
@@ -55,6 +72,14 @@ class Implementation(Protocol):
 
     def hess_log_joint(self, target, z):
         """Hess_z log p(z, x) at one point z (d,): shape (d, d) (what Laplace frames and Newton solvers use)."""
+
+    def mode(self, target):
+        """argmax_z log p(z, x), shape (d,), for "gaussian", "linear" and "logistic" targets (strongly log-concave: a
+        unique maximizer; what a Laplace frame is centred on)."""
+
+    def log_evidence(self, target):
+        """log p(x) = log int p(z, x) dz of a "linear" target (conjugate: closed form), a float (seed 000 Lemma 14:
+        f* = -log p(x) + const for the Gaussian family when the posterior is Gaussian)."""
 
     def frame(self, target, kind="laplace"):
         """The affine frame z = z0 + L x an optimizer runs in (preconditioning; not a paper result): z0 the mode of
@@ -143,6 +168,15 @@ class Implementation(Protocol):
 
     def proj_sgd(self, target, m0, C0, gammas, U, M, estimator="entropy", structure="sym", weights=None):
         """Proj-SGD (seed 000 Def. 8) onto W_M: w^{t+1} = proj_{W_M}(w^t - gamma_t g^t); returns as prox_sgd."""
+
+    def fit(self, target, method="prox-sgd", steps=200, step_size=None, average="tail", seed=0) -> FitRun:
+        """The implementation's end-to-end driver, as a user calls it: "prox-sgd" (Def. 5: lower-triangular C, the
+        energy estimator, the prox of h) or "proj-sgd" (Def. 8: symmetric C, the entropy estimator, the projection
+        onto W_M with M = the target's smoothness), from m = 0, C = I, ``steps`` steps with one fresh base sample
+        u_t ~ N(0, I) each (seeded by ``seed``), in the target's own coordinates (no preconditioning);
+        ``step_size`` a constant, or None for the default 1/M ("prox-sgd") or 1/(2M) ("proj-sgd"), which a
+        divergence guard may halve k times (then every step is the default / 2^k); ``average`` "last", "uniform"
+        (w^1..w^T) or "tail" (the last ceil(T/2) iterates).  Returns a :class:`FitRun` with every iterate."""
 
     def gradient_descent(self, grad_l, m0, C0, step, steps, method, M=None):
         """Seed 002 §5.3 with the exact energy gradient ``grad_l(m, C) -> (gm, gC)`` (full-matrix gC) supplied by

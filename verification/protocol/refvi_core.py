@@ -54,6 +54,12 @@ class RefviCore:
     def hess_log_joint(self, target, z):
         return as_refvi_target(target).hess_logp(z)
 
+    def mode(self, target):
+        return as_refvi_target(target).mode
+
+    def log_evidence(self, target):
+        return as_refvi_target(target).log_evidence()
+
     def frame(self, target, kind="laplace"):
         from refvi.optim.frame import find_frame
         f = find_frame(as_refvi_target(target), kind)
@@ -139,6 +145,14 @@ class RefviCore:
         from refvi.optim.proj_sgd import proj_sgd
         r = proj_sgd(as_refvi_target(target), m0, C0, gammas, U, M, estimator=estimator, structure=structure, weights=weights)
         return r.m, r.C, r.m_avg, r.C_avg
+
+    def fit(self, target, method="prox-sgd", steps=200, step_size=None, average="tail", seed=0):
+        from refvi.optim.fit import fit
+        from refvi.verification.protocol.core import FitRun
+        r = fit(as_refvi_target(target), method, steps=steps, step_size=step_size, average=average, seed=seed,
+                keep_iterates=True, trace_every=1, frame=None, progress=False)
+        return FitRun(m=r.m, C=r.C, m_last=r.m_last, C_last=r.C_last, step_sizes=r.step_sizes, ms=r.trace_m,
+                      Cs=r.trace_C)
 
     def gradient_descent(self, grad_l, m0, C0, step, steps, method, M=None):
         from refvi.optim.gradient_descent import gradient_descent

@@ -546,3 +546,61 @@ def _(orig, owner):
             return orig(kind, T, tail_fraction=min(tail_fraction, 1.0))
         return orig(kind, T, a=a, gamma=gamma)
     return average_weights
+
+
+# ---- target closed forms (000.claim-target-closed-forms) -------------------------------------------------------------
+@mutant("mode-linear-no-prior", "000", "mode", "the linear model's mode solved without the prior's precision (the MLE)")
+def _(orig, owner):
+    def mode(target):
+        if target.kind != "linear":
+            return orig(target)
+        X, y = np.asarray(target.params["X"]), np.asarray(target.params["y"])
+        return np.linalg.lstsq(X, y, rcond=None)[0]
+    return mode
+
+
+@corrupts("log-evidence-half-log-2pi-per-point", "000", "log_evidence",
+          "log p(x) without the -(N/2) log 2 pi of the Gaussian likelihood")
+def _(out, target):
+    return out + 0.5 * len(target.params["y"]) * np.log(2 * np.pi)
+
+
+# ---- the end-to-end driver (000.claim-fit) ---------------------------------------------------------------------------
+@corrupts("fit-uniform-average-includes-start", "000", "fit",
+          "the uniform average taken over w^0..w^T (the start included) instead of w^1..w^T")
+def _(out, target, method, steps, step_size, average, seed):
+    if average != "uniform":
+        return out
+    from types import SimpleNamespace
+    return SimpleNamespace(**{**vars(out), "m": np.mean(out.ms, axis=0), "C": np.mean(out.Cs, axis=0)})
+
+
+@mutant("fit-one-sample-for-all-steps", "000", "fit", "the driver draws u once and reuses it at every step")
+def _(orig, owner):
+    def fit(target, method="prox-sgd", steps=200, step_size=None, average="tail", seed=0):
+        from types import SimpleNamespace
+
+        M = owner.smoothness(target)
+        gamma = step_size or (1 / M if method == "prox-sgd" else 1 / (2 * M))
+        u = np.random.default_rng(seed).standard_normal(target.dim)
+        ms, Cs = [np.zeros(target.dim)], [np.eye(target.dim)]
+        for _ in range(steps):
+            est, step = (("energy", lambda Y: owner.entropy_prox(Y, gamma)) if method == "prox-sgd" else
+                         ("entropy", lambda Y: owner.project_wm(Y, M, "sym")))
+            gm, gC = getattr(owner, est)(target, ms[-1], Cs[-1], u, "tril" if method == "prox-sgd" else "sym")
+            ms.append(ms[-1] - gamma * gm)
+            Cs.append(step(Cs[-1] - gamma * gC))
+        w = owner.average_weights(average, steps)
+        ms, Cs = np.array(ms), np.array(Cs)
+        return SimpleNamespace(m=w @ ms, C=np.tensordot(w, Cs, 1), m_last=ms[-1], C_last=Cs[-1],
+                               step_sizes=np.full(steps, gamma), ms=ms, Cs=Cs)
+    return fit
+
+
+@mutant("fit-default-step-2-over-M", "000", "fit", "the driver's default step 2/M (outside Thm 7's range (0, 1/M])")
+def _(orig, owner):
+    def fit(target, method="prox-sgd", steps=200, step_size=None, average="tail", seed=0):
+        if step_size is None:
+            step_size = 2.0 / owner.smoothness(target)
+        return orig(target, method, steps, step_size, average, seed)
+    return fit

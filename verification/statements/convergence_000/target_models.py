@@ -9,7 +9,13 @@ target record's callables (the oracle's closed forms, :func:`refvi.verification.
 every constant included), and its ``score`` estimate, a deterministic function of the base samples, with
 mean_s -log p(z_s) (C^{-T} u_s, proj_V C^{-T}(u_s u_s^T - I)) recomputed from that oracle (seed 000 Def 4 remark).
 
-Statements: 000.claim-target-models, 000.claim-target-hessians, 000.claim-score-replay.
+The closed forms a target carries are checked the same way: its ``mode`` has a zero gradient under the record's
+closed-form gradient (log p is strongly concave, so that point is the maximizer; for the Gaussian and the linear model
+it also equals the record's closed form), and the linear model's ``log_evidence`` equals the record's, computed in
+data space as log N(y; 0, sigma^2 I + s^2 X X^T) where the implementation may work in parameter space.
+
+Statements: 000.claim-target-models, 000.claim-target-hessians, 000.claim-score-replay,
+000.claim-target-closed-forms.
 """
 
 from __future__ import annotations
@@ -92,3 +98,29 @@ def claim_score_replay(ctx):
                   label=f"{what}: g_C")
 
     ctx.forall(RNG, check, fixed=_fixed(), max_examples=max(30, ctx.profile.max_examples))
+
+
+@statement("000.claim-target-closed-forms")
+def claim_target_closed_forms(ctx):
+    def check(source):
+        rng, target = _draw(source)
+        if target.kind not in ("gaussian", "linear", "logistic"):
+            return
+        p = target.params
+        z = np.asarray(ctx.impl.mode(target), dtype=np.float64).reshape(-1)
+        g = np.asarray(target.grad_logp(z), dtype=np.float64)
+        scale = 1.0 + (float(np.abs(p["X"]).sum()) if "X" in p else float(np.abs(p["precision"]).sum()))
+        what = f"{target.kind}, d = {target.dim}"
+        # grad log p(z) = 0 pins the unique maximizer: |z - z*| <= |grad| / mu, mu >= 1/9 on these instances
+        ctx.close(g, np.zeros_like(g), atol=1e-9 * scale, label=f"{what}: grad log p(mode) = 0")
+        if target.kind == "gaussian":
+            ctx.close(z, p["mean"], rtol=1e-12, atol=1e-12, label=f"{what}: mode = mean")
+        if target.kind == "linear":
+            X, s2 = p["X"], p["noise_scale"] ** 2
+            want = np.linalg.solve(X.T @ X / s2 + np.eye(target.dim) / p["prior_scale"] ** 2, X.T @ p["y"] / s2)
+            ctx.close(z, want, rtol=1e-9, atol=1e-10, label=f"{what}: mode = posterior mean")
+            ctx.close(float(ctx.impl.log_evidence(target)), target.log_evidence, rtol=1e-10, atol=1e-10,
+                      label=f"{what}, N = {X.shape[0]}: log p(x)")
+
+    fixed = [(k, s) for s in (0, 1, 2) for k in ("gaussian", "linear", "logistic")]
+    ctx.forall(RNG, check, fixed=fixed, max_examples=max(30, ctx.profile.max_examples))

@@ -1,0 +1,122 @@
+"""Domke, Garrigos & Gower (seed 000): the implementation's end-to-end driver (``fit``), replayed step by step.
+
+The driver draws its own base samples, so its iterates cannot be recomputed from the outside, but on a Gaussian
+target N(mu, P^-1) one step of Prox-SGD or Proj-SGD with one sample is invertible: the mean update
+m' = m - gamma P(C u + m - mu) gives the sample, u = C^{-1}(P^{-1}(m - m') / gamma - m + mu), and then the scale
+update is determined: C' = prox_{gamma h}(C - gamma tril(r u^T)) (Def. 5, Lemma 31) or
+C' = proj_{W_M}(C - gamma (sym(r u^T) - C^{-1})) (Def. 8, Lemma 32), r = (m - m') / gamma.  So the statement checks,
+from the iterates the driver reports:
+
+* every C' against that update (the estimator, the prox or projection and the step size the driver ran);
+* that the implied samples are i.i.d. N(0, I): mean 0, second moments I, and no correlation between consecutive
+  steps (a reused or mis-scaled sample shows);
+* the step sizes: the constant given, or the default 1/M (Prox-SGD) / 1/(2M) (Proj-SGD) halved k >= 0 times;
+* the returned (m, C) is the declared average of the iterates (last, uniform over w^1..w^T, or the last ceil(T/2)),
+  and (m_last, C_last) = w^T, with w^0 = (0, I).
+
+Statements: 000.claim-fit.
+"""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+from refvi.verification.protocol import targets as specs
+from refvi.verification.statement import statement
+
+
+def _prox(C, gamma):
+    """Lemma 31 on the diagonal, the stable root for negative entries."""
+    out = np.array(C, dtype=np.float64)
+    c = np.diag(out).copy()
+    r = np.sqrt(c * c + 4.0 * gamma)
+    np.fill_diagonal(out, np.where(c >= 0, 0.5 * (c + r), 2.0 * gamma / (r - c)))
+    return out
+
+
+def _clip(C, M):
+    """Lemma 32: eigenvalues of a symmetric C clipped below at 1/sqrt(M)."""
+    lam, Q = np.linalg.eigh(0.5 * (C + C.T))
+    return (Q * np.maximum(lam, 1.0 / math.sqrt(M))) @ Q.T
+
+
+def _weights(average, T):
+    w = np.zeros(T + 1)
+    if average == "last":
+        w[T] = 1.0
+    elif average == "uniform":
+        w[1:] = 1.0 / T
+    else:                                                 # "tail": the last ceil(T/2) iterates
+        k = math.ceil(T / 2)
+        w[T - k + 1:] = 1.0 / k
+    return w
+
+
+def _gaussian(rng, d):
+    B = rng.standard_normal((d, d))
+    P = B @ B.T / d + np.diag(rng.uniform(0.5, 2.0, d))
+    return specs.gaussian(rng.standard_normal(d), P), P
+
+
+def _replay(ctx, run, target, P, method, what):
+    """Check every step of ``run`` and return the implied samples (T, d)."""
+    mu, Pinv = np.asarray(target.params["mean"]), np.linalg.inv(P)
+    M = float(np.linalg.eigvalsh(P)[-1])
+    ms, Cs, gam = np.asarray(run.ms), np.asarray(run.Cs), np.asarray(run.step_sizes, dtype=np.float64)
+    d = mu.size
+    ctx.close(ms[0], np.zeros(d), label=f"{what}: m^0 = 0")
+    ctx.close(Cs[0], np.eye(d), label=f"{what}: C^0 = I")
+    U = []
+    for t in range(gam.size):
+        m, C, m1, C1, g = ms[t], Cs[t], ms[t + 1], Cs[t + 1], gam[t]
+        r = (m - m1) / g
+        u = np.linalg.solve(C, Pinv @ r - m + mu)
+        if method == "prox-sgd":
+            want = _prox(C - g * np.tril(np.outer(r, u)), g)
+        else:
+            G = np.outer(r, u)
+            want = _clip(C - g * (0.5 * (G + G.T) - np.linalg.inv(C)), M)
+        scale = 1.0 + float(np.abs(C).max()) + g * float(np.abs(np.outer(r, u)).max())
+        ctx.close(C1, want, atol=1e-9 * scale, label=f"{what}: step {t}: C^(t+1) = the {method} update")
+        U.append(u)
+    return np.array(U)
+
+
+@statement("000.claim-fit")
+def claim_fit(ctx):
+    rng = ctx.rng("targets")
+    T = 240 if ctx.profile.name == "ci" else 800
+    samples = []
+    for i, (method, step, average, d) in enumerate([
+            ("prox-sgd", None, "tail", 2), ("prox-sgd", 0.5, "uniform", 3), ("prox-sgd", 0.05, "last", 1),
+            ("proj-sgd", None, "tail", 3), ("proj-sgd", 0.1, "uniform", 2), ("proj-sgd", 0.02, "last", 1)]):
+        target, P = _gaussian(rng, d)
+        M = float(np.linalg.eigvalsh(P)[-1])
+        gamma = None if step is None else step / M
+        run = ctx.impl.fit(target, method, steps=T, step_size=gamma, average=average, seed=100 + i)
+        what = f"{method}, d = {d}, {'default step' if step is None else f'gamma = {step}/M'}, {average} average"
+        ms, Cs = np.asarray(run.ms), np.asarray(run.Cs)
+        ctx.true(ms.shape == (T + 1, d) and Cs.shape == (T + 1, d, d), label=f"{what}: T + 1 iterates reported")
+        gam = np.asarray(run.step_sizes, dtype=np.float64)
+        if step is None:
+            base = 1.0 / M if method == "prox-sgd" else 1.0 / (2.0 * M)
+            k = round(math.log2(base / gam[0])) if gam[0] > 0 else -1
+            ctx.true(k >= 0 and np.allclose(gam, base / 2.0 ** k, rtol=1e-12, atol=0.0),
+                     label=f"{what}: default steps = {'1/M' if method == 'prox-sgd' else '1/(2M)'} / 2^k, k >= 0")
+        else:
+            ctx.close(gam, np.full(T, gamma), rtol=1e-15, label=f"{what}: the constant step as given")
+        samples.append(_replay(ctx, run, target, P, method, what))
+        w = _weights(average, T)
+        ctx.close(run.m, w @ ms, rtol=1e-12, atol=1e-12, label=f"{what}: returned m = the {average} average")
+        ctx.close(run.C, np.tensordot(w, Cs, 1), rtol=1e-12, atol=1e-12,
+                  label=f"{what}: returned C = the {average} average")
+        ctx.close(run.m_last, ms[-1], label=f"{what}: m_last = m^T")
+        ctx.close(run.C_last, Cs[-1], label=f"{what}: C_last = C^T")
+        ctx.count()
+    # the implied samples: i.i.d. N(0, I) (a reused, shared or mis-scaled sample fails here)
+    u = np.concatenate([s.ravel() for s in samples])
+    ctx.mean_close(u[:, None], [0.0], label=f"implied samples: E u = 0 ({u.size} coordinates)")
+    ctx.mean_close((u * u)[:, None], [1.0], label="implied samples: E u^2 = 1")
+    lag = np.concatenate([(s[1:] * s[:-1]).ravel() for s in samples])
+    ctx.mean_close(lag[:, None], [0.0], label="implied samples: E u_t u_(t+1) = 0 (fresh draws every step)")
