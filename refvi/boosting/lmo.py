@@ -91,7 +91,7 @@ class StochasticLMO:
     of the problem's finite set.  Deterministic for a given ``rng`` seed.
     """
 
-    def __init__(self, n_samples: int = 64, n_steps: int = 50, lr: float = 0.05, rng=0, init: str = "best_of_8"):
+    def __init__(self, n_samples: int = 64, n_steps: int = 50, lr: float = 0.05, rng=0):
         if int(n_samples) != n_samples or n_samples < 2:
             raise ValueError(f"n_samples must be an integer >= 2, got {n_samples!r}")
         if int(n_steps) != n_steps or n_steps < 0:
@@ -99,7 +99,6 @@ class StochasticLMO:
         self.n_samples, self.n_steps = int(n_samples), int(n_steps)
         self.lr = positive_scalar(lr, "lr")
         self.rng = np.random.default_rng(rng)
-        self.init = init
         self.delta = None
 
     def grad_f_at(self, problem, alpha, Z) -> np.ndarray:
@@ -121,8 +120,8 @@ class StochasticLMO:
                              f"[{atoms.scales.min():.4g}, {atoms.scales.max():.4g}]); use ExactLMO / ApproxLMO, or "
                              f"an atom set with a common scale")
         rng = self.rng
-        # initialization: the best of a few random means by a cheap Monte Carlo estimate (Alg 2 line 1)
-        cands = rng.uniform(box.lo, box.hi, size=(8 if self.init == "best_of_8" else 1, box.dim))
+        # initialization: the best of 8 random means by a cheap Monte Carlo estimate (Alg 2 line 1)
+        cands = rng.uniform(box.lo, box.hi, size=(8, box.dim))
         est = []
         for mu in cands:
             k = _nearest(atoms, mu)

@@ -328,11 +328,14 @@ class NumpyImplementation(NumpyFamilies):
         return self._sgd(lambda Y, g: self.project_wm(Y, M, structure), target, m0, C0, gammas, U, estimator,
                          structure, weights)
 
-    def fit(self, target, method="prox-sgd", steps=200, step_size=None, average="tail", seed=0):
-        """Def. 5 / Def. 8 from (0, I) with one fresh sample per step; the average over the kept iterates."""
+    def fit(self, target, method="prox-sgd", steps=200, step_size=None, average="tail", seed=0, frame=None):
+        """Def. 5 / Def. 8 from (0, I) with one fresh sample per step; the average over the kept iterates.  In a
+        frame: the same run on the framed target (its energy by ``framed_energy``), mapped back."""
         from types import SimpleNamespace
 
         need(method in ("prox-sgd", "proj-sgd"), f"unknown method {method!r}")
+        if frame is not None:
+            return self._fit_framed(target, method, steps, step_size, average, seed, frame)
         M = _constants(target)[1]
         gamma = (1 / M if method == "prox-sgd" else 1 / (2 * M)) if step_size is None else _positive(step_size, "step")
         U = np.random.default_rng(seed).standard_normal((steps, target.dim))
@@ -350,6 +353,39 @@ class NumpyImplementation(NumpyFamilies):
         ms, Cs = np.array(ms), np.array(Cs)
         return SimpleNamespace(m=w @ ms, C=np.tensordot(w, Cs, 1), m_last=ms[-1], C_last=Cs[-1],
                                step_sizes=np.full(steps, gamma), ms=ms, Cs=Cs)
+
+    def _fit_framed(self, target, method, steps, step_size, average, seed, kind):
+        from types import SimpleNamespace
+
+        z0, L, M, mu = self.frame(target, kind)
+        a = self.noise_constants("energy" if method == "prox-sgd" else "entropy", target.dim, M, 0.0)[0]
+        # default: Thm 6's constant phase mu'/(2a) in the well-conditioned frame (1/M' lets the last iterate blow up)
+        gamma = mu / (2 * a) if step_size is None else _positive(step_size, "step")
+        structure = "tril" if method == "prox-sgd" else "sym"
+        U = np.random.default_rng(seed).standard_normal((steps, target.dim))
+        ms, Cs = [np.zeros(target.dim)], [np.eye(target.dim)]
+        for u in U:
+            gm, gC = self.framed_energy(target, z0, L, ms[-1], Cs[-1], u[None, :], structure)
+            if method == "prox-sgd":
+                C = self.entropy_prox(Cs[-1] - gamma * gC, gamma)
+            else:
+                C = self.project_wm(Cs[-1] - gamma * (gC + self.grad_neg_entropy(Cs[-1], "sym")), M, "sym")
+            ms.append(ms[-1] - gamma * gm)
+            Cs.append(C)
+
+        def back(m, C):                      # z = z0 + L x; C the factor in V of L C C^T L^T
+            if structure == "tril":          # L lower triangular: L C is already in V
+                return z0 + L @ m, L @ C
+            S = L @ C @ C.T @ L.T
+            lam, Q = np.linalg.eigh(0.5 * (S + S.T))
+            return z0 + L @ m, (Q * np.sqrt(np.maximum(lam, 0.0))) @ Q.T
+
+        w = self.average_weights(average, steps)
+        pairs = [back(m, C) for m, C in zip(ms, Cs)]
+        avg = back(w @ np.array(ms), np.tensordot(w, np.array(Cs), 1))
+        return SimpleNamespace(m=avg[0], C=avg[1], m_last=pairs[-1][0], C_last=pairs[-1][1],
+                               step_sizes=np.full(steps, gamma), ms=np.array([p[0] for p in pairs]),
+                               Cs=np.array([p[1] for p in pairs]))
 
     def gradient_descent(self, grad_l, m0, C0, step, steps, method, M=None):
         """Seed 002 §5.3: naive, proximal (triangular C) and projected (full C) gradient descent."""

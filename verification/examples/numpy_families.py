@@ -104,7 +104,8 @@ class NumpyFamilies:
 
     def exact_optimum(self, target, structure="tril"):
         """The stationarity conditions of Gaussian VI iterated to a fixed point: Sigma^{-1} = E_q Hess(-log p) and
-        m <- m - Sigma E_q grad(-log p) (one step for quadratic targets); C* the Cholesky factor of Sigma."""
+        m <- m - Sigma E_q grad(-log p) (one step for quadratic targets); C* the Cholesky factor of Sigma ("tril"),
+        or its symmetric root ("sym")."""
         d = target.dim
         m, S = np.zeros(d), np.eye(d)
         for _ in range(200):
@@ -119,7 +120,12 @@ class NumpyFamilies:
             m, S = m_new, 0.5 * (S_new + S_new.T)
             if done:
                 break
-        L = np.linalg.cholesky(S)
+        if structure == "sym":
+            lam, Q = np.linalg.eigh(S)
+            L = (Q * np.sqrt(lam)) @ Q.T
+            L = 0.5 * (L + L.T)
+        else:
+            L = np.linalg.cholesky(S)
         return m, L, self.exact_energy(target, m, L)[0] - np.linalg.slogdet(L)[1]
 
     def base_charfun(self, base, K):

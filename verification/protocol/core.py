@@ -169,14 +169,18 @@ class Implementation(Protocol):
     def proj_sgd(self, target, m0, C0, gammas, U, M, estimator="entropy", structure="sym", weights=None):
         """Proj-SGD (seed 000 Def. 8) onto W_M: w^{t+1} = proj_{W_M}(w^t - gamma_t g^t); returns as prox_sgd."""
 
-    def fit(self, target, method="prox-sgd", steps=200, step_size=None, average="tail", seed=0) -> FitRun:
+    def fit(self, target, method="prox-sgd", steps=200, step_size=None, average="tail", seed=0,
+            frame=None) -> FitRun:
         """The implementation's end-to-end driver, as a user calls it: "prox-sgd" (Def. 5: lower-triangular C, the
         energy estimator, the prox of h) or "proj-sgd" (Def. 8: symmetric C, the entropy estimator, the projection
         onto W_M with M = the target's smoothness), from m = 0, C = I, ``steps`` steps with one fresh base sample
         u_t ~ N(0, I) each (seeded by ``seed``), in the target's own coordinates (no preconditioning);
         ``step_size`` a constant, or None for the default 1/M ("prox-sgd") or 1/(2M) ("proj-sgd"), which a
         divergence guard may halve k times (then every step is the default / 2^k); ``average`` "last", "uniform"
-        (w^1..w^T) or "tail" (the last ceil(T/2) iterates).  Returns a :class:`FitRun` with every iterate."""
+        (w^1..w^T) or "tail" (the last ceil(T/2) iterates).  Returns a :class:`FitRun` with every iterate.
+        ``frame="laplace"`` runs the same algorithm on the framed target p(z0 + L x) of :meth:`frame` (M' for the
+        projection, any default step schedule) and reports everything mapped back to z: m = z0 + L m_x and C the
+        factor of L C_x C_x^T L^T in V."""
 
     def gradient_descent(self, grad_l, m0, C0, step, steps, method, M=None):
         """Seed 002 §5.3 with the exact energy gradient ``grad_l(m, C) -> (gm, gC)`` (full-matrix gC) supplied by

@@ -604,3 +604,15 @@ def _(orig, owner):
             step_size = 2.0 / owner.smoothness(target)
         return orig(target, method, steps, step_size, average, seed)
     return fit
+
+
+@corrupts("fit-frame-average-not-mapped-back", "000", "fit",
+          "a run in the Laplace frame returns its average mean in frame coordinates (x, not z0 + L x)")
+def _(out, target, method, steps, step_size, average, seed, frame):
+    if frame is None:
+        return out
+    from types import SimpleNamespace
+
+    from refvi.verification.examples.numpy_adapter import IMPL
+    z0, L, _, _ = IMPL.frame(target, frame)
+    return SimpleNamespace(**{**vars(out), "m": np.linalg.solve(L, out.m - z0)})

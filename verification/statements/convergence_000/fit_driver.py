@@ -14,6 +14,11 @@ from the iterates the driver reports:
 * the returned (m, C) is the declared average of the iterates (last, uniform over w^1..w^T, or the last ceil(T/2)),
   and (m_last, C_last) = w^T, with w^0 = (0, I).
 
+Runs in the implementation's Laplace frame z = z0 + L x (``frame="laplace"``, on Gaussian targets with covariance
+condition numbers up to 1e4) are replayed the same way in frame coordinates: the framed target is N(L^-1(mu - z0),
+(L^T P L)^-1), each reported iterate maps to x-coordinates as m_x = L^-1(m - z0) and C_x = the factor in V of
+L^-1 C C^T L^-T, the projection uses the frame's M', and the average is taken in the frame.
+
 Statements: 000.claim-fit.
 """
 
@@ -59,14 +64,22 @@ def _gaussian(rng, d):
     return specs.gaussian(rng.standard_normal(d), P), P
 
 
-def _replay(ctx, run, target, P, method, what):
-    """Check every step of ``run`` and return the implied samples (T, d)."""
-    mu, Pinv = np.asarray(target.params["mean"]), np.linalg.inv(P)
-    M = float(np.linalg.eigvalsh(P)[-1])
-    ms, Cs, gam = np.asarray(run.ms), np.asarray(run.Cs), np.asarray(run.step_sizes, dtype=np.float64)
+def _to_frame(Li, C, method):
+    """C_x in V with C_x C_x^T = Li C C^T Li^T: Li C for lower-triangular Li and C (Prox-SGD), else the symmetric
+    root (Proj-SGD)."""
+    if method == "prox-sgd" and not np.any(np.triu(Li, 1)):
+        return Li @ C
+    S = Li @ C @ C.T @ Li.T
+    lam, Q = np.linalg.eigh(0.5 * (S + S.T))
+    return (Q * np.sqrt(np.maximum(lam, 0.0))) @ Q.T
+
+
+def _replay(ctx, ms, Cs, gam, mu, P, M, method, what):
+    """Check every step of the iterates (ms, Cs) of a run on N(mu, P^-1) and return the implied samples (T, d)."""
+    Pinv = np.linalg.inv(P)
     d = mu.size
-    ctx.close(ms[0], np.zeros(d), label=f"{what}: m^0 = 0")
-    ctx.close(Cs[0], np.eye(d), label=f"{what}: C^0 = I")
+    ctx.close(ms[0], np.zeros(d), atol=1e-9, label=f"{what}: m^0 = 0")
+    ctx.close(Cs[0], np.eye(d), atol=1e-9, label=f"{what}: C^0 = I")
     U = []
     for t in range(gam.size):
         m, C, m1, C1, g = ms[t], Cs[t], ms[t + 1], Cs[t + 1], gam[t]
@@ -106,13 +119,38 @@ def claim_fit(ctx):
                      label=f"{what}: default steps = {'1/M' if method == 'prox-sgd' else '1/(2M)'} / 2^k, k >= 0")
         else:
             ctx.close(gam, np.full(T, gamma), rtol=1e-15, label=f"{what}: the constant step as given")
-        samples.append(_replay(ctx, run, target, P, method, what))
+        samples.append(_replay(ctx, ms, Cs, gam, np.asarray(target.params["mean"]), P, M, method, what))
         w = _weights(average, T)
         ctx.close(run.m, w @ ms, rtol=1e-12, atol=1e-12, label=f"{what}: returned m = the {average} average")
         ctx.close(run.C, np.tensordot(w, Cs, 1), rtol=1e-12, atol=1e-12,
                   label=f"{what}: returned C = the {average} average")
         ctx.close(run.m_last, ms[-1], label=f"{what}: m_last = m^T")
         ctx.close(run.C_last, Cs[-1], label=f"{what}: C_last = C^T")
+        ctx.count()
+    # in the implementation's Laplace frame: badly conditioned Gaussians, replayed in frame coordinates
+    for i, (method, average, d, cond) in enumerate([("prox-sgd", "tail", 2, 1e4), ("proj-sgd", "uniform", 3, 1e3)]):
+        Q = np.linalg.qr(rng.standard_normal((d, d)))[0]
+        P = (Q * np.geomspace(1.0, cond, d)) @ Q.T
+        P = 0.5 * (P + P.T)
+        mu = rng.standard_normal(d) * 3.0
+        target = specs.gaussian(mu, P)
+        z0, L, Mx, _ = (np.asarray(x, dtype=np.float64) for x in ctx.impl.frame(target, "laplace"))
+        run = ctx.impl.fit(target, method, steps=T, average=average, seed=200 + i, frame="laplace")
+        what = f"{method} in the Laplace frame, d = {d}, condition number {cond:g}, {average} average"
+        ms, Cs = np.asarray(run.ms), np.asarray(run.Cs)
+        ctx.true(ms.shape == (T + 1, d) and Cs.shape == (T + 1, d, d), label=f"{what}: T + 1 iterates reported")
+        Li = np.linalg.inv(L)
+        mx = (ms - z0) @ Li.T
+        Cx = np.array([_to_frame(Li, C, method) for C in Cs])
+        gam = np.asarray(run.step_sizes, dtype=np.float64)
+        samples.append(_replay(ctx, mx, Cx, gam, Li @ (mu - z0), L.T @ P @ L, float(Mx), method, what))
+        w = _weights(average, T)
+        ctx.close(run.m, z0 + L @ (w @ mx), rtol=1e-9, atol=1e-9, label=f"{what}: returned m = z0 + L (average)")
+        Cw = np.tensordot(w, Cx, 1)
+        ctx.close(run.C @ np.asarray(run.C).T, L @ Cw @ Cw.T @ L.T, rtol=1e-9, atol=1e-9 * float(np.abs(P).max()) ** -1,
+                  label=f"{what}: returned C C^T = L (average C_x)(average C_x)^T L^T")
+        ctx.close(run.m_last, ms[-1], rtol=1e-12, atol=1e-12, label=f"{what}: m_last = m^T")
+        ctx.close(run.C_last, Cs[-1], rtol=1e-12, atol=1e-12, label=f"{what}: C_last = C^T")
         ctx.count()
     # the implied samples: i.i.d. N(0, I) (a reused, shared or mis-scaled sample fails here)
     u = np.concatenate([s.ravel() for s in samples])

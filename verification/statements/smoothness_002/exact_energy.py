@@ -65,14 +65,20 @@ def claim_exact_energy(ctx):
     # the optimum of f = l + h (h = -log|det C|) against the oracle's solver (closed form; Newton for logistic,
     # gradient norm <= 1e-9): f* to 1e-9, the optimal covariance C* C*^T and mean to 1e-6
     def optimum(source):
-        model, _, _ = _instance(rng_of(source))
-        m, C, f = ctx.impl.exact_optimum(specs.from_model(model), "tril")
+        rng = rng_of(source)
+        model, _, _ = _instance(rng)
+        structure = ("tril", "sym")[int(rng.integers(0, 2))]
+        m, C, f = ctx.impl.exact_optimum(specs.from_model(model), structure)
         mo, Co, fo = vo.solve(model, "tril")
-        what = f"{model['kind']}, d = {mo.size}: the VI optimum"
+        what = f"{model['kind']}, d = {mo.size}, {structure}: the VI optimum"
         ctx.close(float(f), fo, rtol=1e-9, atol=1e-9, label=f"{what}: f*")
         C = np.asarray(C, dtype=np.float64)
         ctx.close(np.asarray(m, dtype=np.float64), mo, rtol=1e-6, atol=1e-6, label=f"{what}: m*")
         ctx.close(C @ C.T, Co @ Co.T, rtol=1e-6, atol=1e-6, label=f"{what}: C* C*^T")
+        # C* in V: the Cholesky factor (positive diagonal) or the symmetric positive-definite root
+        in_V = (np.allclose(C, C.T, rtol=0, atol=1e-12 * np.abs(C).max()) and np.linalg.eigvalsh(0.5 * (C + C.T))[0] > 0
+                if structure == "sym" else not np.any(np.triu(C, 1)) and np.all(np.diag(C) > 0))
+        ctx.true(in_V, label=f"{what}: C* in V ({'symmetric positive definite' if structure == 'sym' else 'lower triangular, positive diagonal'})")
 
     ctx.forall(RNG, optimum, fixed=list(range(6)), max_examples=max(10, ctx.profile.max_examples // 3))
 
