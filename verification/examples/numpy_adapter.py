@@ -336,11 +336,16 @@ class NumpyImplementation(NumpyFamilies):
         need(method in ("prox-sgd", "proj-sgd"), f"unknown method {method!r}")
         if frame is not None:
             return self._fit_framed(target, method, steps, step_size, average, seed, frame)
-        M = _constants(target)[1]
-        gamma = (1 / M if method == "prox-sgd" else 1 / (2 * M)) if step_size is None else _positive(step_size, "step")
+        mu, M = _constants(target)
+        a = self.noise_constants("energy" if method == "prox-sgd" else "entropy", target.dim, M, 0.0)[0]
+        if isinstance(step_size, str):
+            gammas = self.step_sizes(step_size, steps, M=M, mu=mu, a=a)
+        else:
+            gammas = np.full(steps, (1 / M if method == "prox-sgd" else 1 / (2 * M)) if step_size is None
+                             else _positive(step_size, "step"))
         U = np.random.default_rng(seed).standard_normal((steps, target.dim))
         ms, Cs = [np.zeros(target.dim)], [np.eye(target.dim)]
-        for u in U:
+        for gamma, u in zip(gammas, U):
             if method == "prox-sgd":
                 gm, gC = self.energy(target, ms[-1], Cs[-1], u, "tril")
                 C = self.entropy_prox(Cs[-1] - gamma * gC, gamma)
@@ -349,10 +354,14 @@ class NumpyImplementation(NumpyFamilies):
                 C = self.project_wm(Cs[-1] - gamma * gC, M, "sym")
             ms.append(ms[-1] - gamma * gm)
             Cs.append(C)
-        w = self.average_weights(average, steps)                   # "tail": the last half, tail_fraction 0.5
+        if average == "theta":
+            need(np.all(gammas == gammas[0]), "the theta average needs a constant step")
+            w = self.average_weights("theta7" if method == "prox-sgd" else "theta10", steps, a=a, gamma=gammas[0])
+        else:
+            w = self.average_weights(average, steps)               # "tail": the last half, tail_fraction 0.5
         ms, Cs = np.array(ms), np.array(Cs)
         return SimpleNamespace(m=w @ ms, C=np.tensordot(w, Cs, 1), m_last=ms[-1], C_last=Cs[-1],
-                               step_sizes=np.full(steps, gamma), ms=ms, Cs=Cs)
+                               step_sizes=gammas, ms=ms, Cs=Cs)
 
     def _fit_framed(self, target, method, steps, step_size, average, seed, kind):
         from types import SimpleNamespace

@@ -175,9 +175,12 @@ class Implementation(Protocol):
         energy estimator, the prox of h) or "proj-sgd" (Def. 8: symmetric C, the entropy estimator, the projection
         onto W_M with M = the target's smoothness), from m = 0, C = I, ``steps`` steps with one fresh base sample
         u_t ~ N(0, I) each (seeded by ``seed``), in the target's own coordinates (no preconditioning);
-        ``step_size`` a constant, or None for the default 1/M ("prox-sgd") or 1/(2M) ("proj-sgd"), which a
-        divergence guard may halve k times (then every step is the default / 2^k); ``average`` "last", "uniform"
-        (w^1..w^T) or "tail" (the last ceil(T/2) iterates).  Returns a :class:`FitRun` with every iterate.
+        ``step_size`` a constant, a rule name of :meth:`step_sizes` ("thm6", "thm9", "1/(M sqrt T)", ...: M and mu
+        the target's, a = Thm 26's for the method's estimator), or None for the default 1/M ("prox-sgd") or 1/(2M)
+        ("proj-sgd"), which a divergence guard may halve k times (then every step is the default / 2^k);
+        ``average`` "last", "uniform" (w^1..w^T), "tail" (the last ceil(T/2) iterates) or "theta" (with a constant
+        step: Thm 7's weights theta^(t+1) on w^1..w^T for "prox-sgd", Thm 10's on w^0..w^(T-1) for "proj-sgd", as
+        :meth:`average_weights` "theta7" / "theta10").  Returns a :class:`FitRun` with every iterate.
         ``frame="laplace"`` runs the same algorithm on the framed target p(z0 + L x) of :meth:`frame` (M' for the
         projection, any default step schedule) and reports everything mapped back to z: m = z0 + L m_x and C the
         factor of L C_x C_x^T L^T in V."""

@@ -616,3 +616,17 @@ def _(out, target, method, steps, step_size, average, seed, frame):
     from refvi.verification.examples.numpy_adapter import IMPL
     z0, L, _, _ = IMPL.frame(target, frame)
     return SimpleNamespace(**{**vars(out), "m": np.linalg.solve(L, out.m - z0)})
+
+
+@mutant("fit-theta-average-thm7-for-proj", "000", "fit",
+        "Proj-SGD's theta average takes Thm 7's weights (theta = 1/(1 + 2 a g^2), on w^1..w^T), not Thm 10's")
+def _(orig, owner):
+    def fit(target, method="prox-sgd", steps=200, step_size=None, average="tail", seed=0, frame=None):
+        out = orig(target, method, steps, step_size, average, seed, frame)
+        if average != "theta" or method != "proj-sgd":
+            return out
+        from types import SimpleNamespace
+        a = owner.noise_constants("entropy", target.dim, owner.smoothness(target), 0.0)[0]
+        w = owner.average_weights("theta7", steps, a=a, gamma=float(out.step_sizes[0]))
+        return SimpleNamespace(**{**vars(out), "m": w @ out.ms, "C": np.tensordot(w, out.Cs, 1)})
+    return fit

@@ -10,9 +10,11 @@ from the iterates the driver reports:
 * every C' against that update (the estimator, the prox or projection and the step size the driver ran);
 * that the implied samples are i.i.d. N(0, I): mean 0, second moments I, and no correlation between consecutive
   steps (a reused or mis-scaled sample shows);
-* the step sizes: the constant given, or the default 1/M (Prox-SGD) / 1/(2M) (Proj-SGD) halved k >= 0 times;
-* the returned (m, C) is the declared average of the iterates (last, uniform over w^1..w^T, or the last ceil(T/2)),
-  and (m_last, C_last) = w^T, with w^0 = (0, I).
+* the step sizes: the constant given, a named rule (Eq. 11's "thm6", Cor 11's "1/(M sqrt T)", with Thm 26's a), or
+  the default 1/M (Prox-SGD) / 1/(2M) (Proj-SGD) halved k >= 0 times;
+* the returned (m, C) is the declared average of the iterates (last, uniform over w^1..w^T, the last ceil(T/2), or
+  the theta-weighted averages of Thm 7 (Prox-SGD) and Thm 10 (Proj-SGD)), and (m_last, C_last) = w^T, with
+  w^0 = (0, I).
 
 Runs in the implementation's Laplace frame z = z0 + L x (``frame="laplace"``, on Gaussian targets with covariance
 condition numbers up to 1e4) are replayed the same way in frame coordinates: the framed target is N(L^-1(mu - z0),
@@ -46,8 +48,14 @@ def _clip(C, M):
     return (Q * np.maximum(lam, 1.0 / math.sqrt(M))) @ Q.T
 
 
-def _weights(average, T):
+def _weights(average, T, method=None, a=None, gamma=None):
     w = np.zeros(T + 1)
+    if average == "theta" and method == "prox-sgd":     # Thm 7: theta^(t+1) on w^t, t = 1..T, theta = 1/(1 + 2 a g^2)
+        w[1:] = (1.0 + 2.0 * a * gamma ** 2) ** -np.arange(2.0, T + 2.0)
+        return w / w.sum()
+    if average == "theta":                              # Thm 10: theta^(t+1) on w^t, t = 0..T-1, theta = 1/(1 + a g^2)
+        w[:T] = (1.0 + a * gamma ** 2) ** -np.arange(1.0, T + 1.0)
+        return w / w.sum()
     if average == "last":
         w[T] = 1.0
     elif average == "uniform":
@@ -103,12 +111,17 @@ def claim_fit(ctx):
     samples = []
     for i, (method, step, average, d) in enumerate([
             ("prox-sgd", None, "tail", 2), ("prox-sgd", 0.5, "uniform", 3), ("prox-sgd", 0.05, "last", 1),
-            ("proj-sgd", None, "tail", 3), ("proj-sgd", 0.1, "uniform", 2), ("proj-sgd", 0.02, "last", 1)]):
+            ("prox-sgd", 0.02, "theta", 3), ("prox-sgd", "thm6", "tail", 2),
+            ("proj-sgd", None, "tail", 3), ("proj-sgd", 0.1, "uniform", 2), ("proj-sgd", 0.02, "last", 1),
+            ("proj-sgd", 0.05, "theta", 2), ("proj-sgd", "1/(M sqrt T)", "uniform", 3)]):
         target, P = _gaussian(rng, d)
-        M = float(np.linalg.eigvalsh(P)[-1])
-        gamma = None if step is None else step / M
+        lam = np.linalg.eigvalsh(P)
+        mu, M = float(lam[0]), float(lam[-1])
+        a = (2.0 if method == "prox-sgd" else 4.0) * (d + 3) * M * M          # Thm 26 (energy / entropy)
+        gamma = step if step is None or isinstance(step, str) else step / M
         run = ctx.impl.fit(target, method, steps=T, step_size=gamma, average=average, seed=100 + i)
-        what = f"{method}, d = {d}, {'default step' if step is None else f'gamma = {step}/M'}, {average} average"
+        what = (f"{method}, d = {d}, {'default step' if step is None else step if isinstance(step, str) else f'gamma = {step}/M'}, "
+                f"{average} average")
         ms, Cs = np.asarray(run.ms), np.asarray(run.Cs)
         ctx.true(ms.shape == (T + 1, d) and Cs.shape == (T + 1, d, d), label=f"{what}: T + 1 iterates reported")
         gam = np.asarray(run.step_sizes, dtype=np.float64)
@@ -117,10 +130,15 @@ def claim_fit(ctx):
             k = round(math.log2(base / gam[0])) if gam[0] > 0 else -1
             ctx.true(k >= 0 and np.allclose(gam, base / 2.0 ** k, rtol=1e-12, atol=0.0),
                      label=f"{what}: default steps = {'1/M' if method == 'prox-sgd' else '1/(2M)'} / 2^k, k >= 0")
+        elif isinstance(step, str):
+            t = np.arange(T)
+            want = (np.minimum(mu / (2 * a), (2 * t + 1) / (mu * (t + 1) ** 2)) if step == "thm6"
+                    else np.full(T, 1.0 / (M * math.sqrt(T))))
+            ctx.close(gam, want, rtol=1e-12, label=f"{what}: the steps of the rule (Eq. 11 / Cor 11)")
         else:
             ctx.close(gam, np.full(T, gamma), rtol=1e-15, label=f"{what}: the constant step as given")
         samples.append(_replay(ctx, ms, Cs, gam, np.asarray(target.params["mean"]), P, M, method, what))
-        w = _weights(average, T)
+        w = _weights(average, T, method, a, gam[0])
         ctx.close(run.m, w @ ms, rtol=1e-12, atol=1e-12, label=f"{what}: returned m = the {average} average")
         ctx.close(run.C, np.tensordot(w, Cs, 1), rtol=1e-12, atol=1e-12,
                   label=f"{what}: returned C = the {average} average")
