@@ -206,8 +206,8 @@ def _history_points(T, history):
 
 
 def stochastic_ngd_blr(problem: BLRProblem, T: int, batch_size: int | None = None, *, rng=None, indices=None,
-                       steps=None, init=None, average: bool = True, history=None, use_kernel: bool = True,
-                       replace: bool = True, progress: bool = False) -> NGVIResult:
+                       steps=None, init=None, average: bool = True, history=None, replace: bool = True,
+                       progress: bool = False) -> NGVIResult:
     """Stochastic NGD (Eq. 8) with the mini-batch estimator (15) on Bayesian linear regression.
 
     * ``indices`` (T, m) pre-drawn batches, or ``batch_size`` m and ``rng`` (seed / Generator) to draw them
@@ -254,15 +254,8 @@ def stochastic_ngd_blr(problem: BLRProblem, T: int, batch_size: int | None = Non
     from tqdm.auto import tqdm
     start = 0
     for stop in tqdm(bounds, disable=not progress, desc="stochastic NGD"):
-        if use_kernel:
-            lam, Lam, xb, Xb = _k.ngd_blr_loop(lam, Lam, xb, Xb, problem.X, problem.y, idx[start:stop],
-                                               np.ascontiguousarray(gam[start:stop]), c, lam_p, Lam_p, average)
-        else:
-            for t in range(start, stop):
-                lam, Lam = natural_update((lam, Lam), problem.noisy_posterior_natural(idx[t]), gam[t])
-                if average:
-                    xi, Xi = expfam.expectation_from_natural(lam, Lam)
-                    xb, Xb = (1 - gam[t]) * xb + gam[t] * xi, (1 - gam[t]) * Xb + gam[t] * Xi
+        lam, Lam, xb, Xb = _k.ngd_blr_loop(lam, Lam, xb, Xb, problem.X, problem.y, idx[start:stop],
+                                           np.ascontiguousarray(gam[start:stop]), c, lam_p, Lam_p, average)
         expfam.check_natural(lam, Lam)      # the domain is kept (Remark 2); a violation would be a bug
         if stop in pts:
             hist["iteration"].append(stop)

@@ -154,7 +154,7 @@ def test_three_forms_agree_and_md_average():
 def test_theorem1_average_recursion_equals_weighted_sum():
     p = _problem(4, n=8, d=2)
     idx = np.random.default_rng(0).integers(0, 8, (5, 2))
-    r = ngvi.stochastic_ngd_blr(p, 5, indices=idx, use_kernel=False)
+    r = ngvi.stochastic_ngd_blr(p, 5, indices=idx)
     omegas, eta = [], (np.zeros(2), -0.5 * np.eye(2))
     for t in range(5):
         eta = ngvi.natural_update(eta, p.noisy_posterior_natural(idx[t]), 2 / (t + 2))
@@ -163,8 +163,7 @@ def test_theorem1_average_recursion_equals_weighted_sum():
     np.testing.assert_allclose(r.Xi_bar, Xb, rtol=1e-12)
 
 
-@pytest.mark.parametrize("use_kernel", [True, False])
-def test_omega_average_is_a_proper_weighted_average_for_any_steps(use_kernel):
+def test_omega_average_is_a_proper_weighted_average_for_any_steps():
     """The omega average starts at omega(q_0): for steps gamma_0 != 1 its weights (on omega_0, ..., omega_T) still sum
     to 1 (one step gamma = 0.5 gives (omega_0 + omega_1)/2, not omega_1 / 2), and with Theorem 1's steps it is
     bit-identical to the old zero-started recursion."""
@@ -172,7 +171,7 @@ def test_omega_average_is_a_proper_weighted_average_for_any_steps(use_kernel):
     idx = np.random.default_rng(1).integers(0, 10, (4, 3))
     init = (np.array([0.3, -0.2]), -0.5 * np.array([[2.0, 0.3], [0.3, 1.5]]))
     steps = np.array([0.5, 0.3, 0.9, 0.2])
-    r = ngvi.stochastic_ngd_blr(p, 4, indices=idx, steps=steps, init=init, use_kernel=use_kernel)
+    r = ngvi.stochastic_ngd_blr(p, 4, indices=idx, steps=steps, init=init)
     # independent: the iterates and the explicit weights w_0 = prod(1 - g), w_{t+1} = g_t prod_{s>t}(1 - g_s)
     eta, omegas = init, [expfam.expectation_from_natural(*init)]
     for t in range(4):
@@ -187,13 +186,13 @@ def test_omega_average_is_a_proper_weighted_average_for_any_steps(use_kernel):
     np.testing.assert_allclose(r.Xi_bar, Xb, rtol=1e-13, atol=1e-14)
     # one step gamma_0 = 0.5 from N(0, I): the average's mean is half the iterate's, and its second moment is
     # (I + Xi_1)/2, so the average is a valid distribution (Xi - xi xi^T positive definite)
-    r1 = ngvi.stochastic_ngd_blr(p, 1, indices=idx[:1], steps=[0.5], use_kernel=use_kernel)
+    r1 = ngvi.stochastic_ngd_blr(p, 1, indices=idx[:1], steps=[0.5])
     x1, X1 = expfam.expectation_from_natural(r1.lam, r1.Lam)
     np.testing.assert_allclose(r1.xi_bar, 0.5 * x1, rtol=1e-14, atol=1e-15)
     np.testing.assert_allclose(r1.Xi_bar, 0.5 * (np.eye(2) + X1), rtol=1e-14, atol=1e-15)
     assert np.all(np.linalg.eigvalsh(r1.Xi_bar - np.outer(r1.xi_bar, r1.xi_bar)) > 0)
     # gamma_0 = 1 (Theorem 1's steps): omega_0 gets weight exactly 0, so the average is the old one bit for bit
-    r2 = ngvi.stochastic_ngd_blr(p, 4, indices=idx, init=init, use_kernel=use_kernel)
+    r2 = ngvi.stochastic_ngd_blr(p, 4, indices=idx, init=init)
     omegas2, eta = [], init
     for t in range(4):
         eta = ngvi.natural_update(eta, p.noisy_posterior_natural(idx[t]), 2 / (t + 2))
@@ -205,8 +204,7 @@ def test_omega_average_is_a_proper_weighted_average_for_any_steps(use_kernel):
     c = p.n / (3 * p.sigma2)
     *_, xz, Xz = kn.ngd_blr_loop(lam0, Lam0, np.zeros(2), np.zeros((2, 2)), p.X, p.y, idx, 2 / (np.arange(4) + 2.0),
                                 c, *p.prior_natural, True)
-    if use_kernel:
-        assert np.array_equal(r2.xi_bar, xz) and np.array_equal(r2.Xi_bar, Xz)
+    assert np.array_equal(r2.xi_bar, xz) and np.array_equal(r2.Xi_bar, Xz)
 
 
 # ---- estimators, variance, GLMs, baselines ------------------------------------------------------------------------
