@@ -161,7 +161,8 @@ def claim_affine_frame_constants(ctx):
 
 
 # ---- the implementation's own frame (refvi's preconditioning) -------------------------------------------------------
-_FRAME_KINDS = ("gaussian", "linear", "logistic", "hierarchical_logistic")     # log-concave with a proper prior
+_FRAME_KINDS = ("gaussian", "linear", "logistic", "hierarchical_logistic", "callable")   # log-concave; "callable" has
+# no Hessian: the implementation differentiates its gradient
 
 
 @statement("000.claim-implementation-frame")
