@@ -630,3 +630,4 @@ def _(orig, owner):
         w = owner.average_weights("theta7", steps, a=a, gamma=float(out.step_sizes[0]))
         return SimpleNamespace(**{**vars(out), "m": w @ out.ms, "C": np.tensordot(w, out.Cs, 1)})
     return fit
+

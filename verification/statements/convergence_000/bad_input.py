@@ -2,7 +2,7 @@
 answered with a wrong number.
 
 Each probe sits exactly on the boundary of a hypothesis (M = 0, gamma < 0, a zero on the diagonal of C, one entry
-above the diagonal of a "tril" C, a NaN in the base samples, a tail fraction of 0 or just above 1, ...), where a
+above the diagonal of a "tril" C, a NaN in the base samples, a tail fraction of 0 or just above 1, a first step that overflows, ...), where a
 check written with the wrong comparison lets the input through.  The protocol's convention is a ``ValueError`` or
 ``TypeError``; where the input still has a right answer (the prox with gamma = 0 is the identity; the projection of
 an asymmetric C onto the symmetric W_M is the clip of its symmetric part; an estimator at a C outside V is the
@@ -96,3 +96,8 @@ def claim_bad_input(ctx):
     ctx.refuses(lambda: impl.prox_sgd(target, m, C, np.array([0.1, -0.1]), U3), label="prox_sgd: a step < 0")
     ctx.refuses(lambda: impl.prox_sgd(target, m, C, np.array([0.1, 0.0]), U3), label="prox_sgd: a step = 0")
     ctx.refuses(lambda: impl.proj_sgd(target, m, S, np.array([0.1, 0.1]), U3, 0.0), label="proj_sgd: M = 0")
+    # a run that diverges says so: a step so large that the very first update overflows (w^1 not finite)
+    ctx.refuses(lambda: impl.prox_sgd(target, 1e300 * m, C, np.array([1e300, 0.1]), U3),
+                label="prox_sgd: the first update overflows (divergence at step 0)")
+    ctx.refuses(lambda: impl.proj_sgd(target, 1e300 * m, S, np.array([1e300, 0.1]), U3, 1.0),
+                label="proj_sgd: the first update overflows (divergence at step 0)")
