@@ -320,7 +320,8 @@ class NumpyImplementation(NumpyFamilies):
         return (m, C, m, C) if w is None else (m, C, m_avg, C_avg)
 
     def prox_sgd(self, target, m0, C0, gammas, U, estimator="energy", structure="tril", weights=None):
-        """w <- prox_{gamma h}(w - gamma g), the prox acting on the diagonal of C (Lemma 31)."""
+        """w <- prox_{gamma h}(w - gamma g), the prox acting on the diagonal of C (Lemma 31); g estimates grad l."""
+        need(estimator in ("energy", "score"), f"Prox-SGD needs an estimator of grad l, not {estimator!r}")
         return self._sgd(self.entropy_prox, target, m0, C0, gammas, U, estimator, structure, weights)
 
     def proj_sgd(self, target, m0, C0, gammas, U, M, estimator="entropy", structure="sym", weights=None):

@@ -631,3 +631,8 @@ def _(orig, owner):
         return SimpleNamespace(**{**vars(out), "m": w @ out.ms, "C": np.tensordot(w, out.Cs, 1)})
     return fit
 
+
+
+substitutes("proj-sgd-stl-runs-entropy", "000", "proj_sgd",
+            "Proj-SGD asked for the STL estimator runs the entropy one (an estimator code shared by two names)",
+            "estimator", "stl", "entropy")

@@ -99,12 +99,14 @@ def start_point(inst, rng, structure, scale=1.0):
     return m, C
 
 
-def run(ctx, kind, inst, m0, C0, gammas, U, weights=None):
-    """The optimizer under test (``ctx.impl``): returns (m_T, C_T, m_avg, C_avg)."""
+def run(ctx, kind, inst, m0, C0, gammas, U, weights=None, estimator=None):
+    """The optimizer under test (``ctx.impl``): returns (m_T, C_T, m_avg, C_avg); ``estimator`` defaults to the
+    paper's (energy for Prox-SGD, entropy for Proj-SGD)."""
     if kind == "prox":
-        out = ctx.impl.prox_sgd(inst.target, m0, C0, gammas, U, "energy", inst.structure, weights)
+        out = ctx.impl.prox_sgd(inst.target, m0, C0, gammas, U, estimator or "energy", inst.structure, weights)
     else:
-        out = ctx.impl.proj_sgd(inst.target, m0, C0, gammas, U, inst.M, "entropy", inst.structure, weights)
+        out = ctx.impl.proj_sgd(inst.target, m0, C0, gammas, U, inst.M, estimator or "entropy", inst.structure,
+                                weights)
     return tuple(np.asarray(x, dtype=np.float64) for x in out)
 
 

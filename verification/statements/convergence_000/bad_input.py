@@ -94,6 +94,9 @@ def claim_bad_input(ctx):
     ctx.refuses(lambda: impl.noise_constants("no-such-estimator", 2, 1.0, 1.0),
                 label="noise_constants: an unknown estimator")
     ctx.refuses(lambda: impl.prox_sgd(target, m, C, np.array([0.1, -0.1]), U3), label="prox_sgd: a step < 0")
+    for est in ("entropy", "stl"):      # estimators of grad f = grad l + grad h: the prox would count h twice (Def 5)
+        ctx.refuses(lambda: impl.prox_sgd(target, m, C, np.array([0.1, 0.1]), U3, est),
+                    label=f"prox_sgd: the {est} estimator (of grad f, not grad l)")
     ctx.refuses(lambda: impl.prox_sgd(target, m, C, np.array([0.1, 0.0]), U3), label="prox_sgd: a step = 0")
     ctx.refuses(lambda: impl.proj_sgd(target, m, S, np.array([0.1, 0.1]), U3, 0.0), label="proj_sgd: M = 0")
     # a run that diverges says so: a step so large that the very first update overflows (w^1 not finite)
