@@ -15,8 +15,6 @@ import numpy as np
 
 from refvi.targets.ridge import ridge_expectations
 
-LOG_2PI = float(np.log(2.0 * np.pi))
-
 
 def supports(target) -> bool:
     """Whether ``target`` has a closed-form energy (built in: Gaussian, linear and logistic regression)."""
