@@ -433,6 +433,14 @@ class NumpyBoosting:
         """§5: q^0 = argmin of the sample-average objective on the draws U (see numpy_boosting_mc)."""
         return numpy_boosting_mc.mean_field(target, U)
 
+    def mc_predictive(self, X, y, draws):
+        """Figure 3's metrics: mean sigmoid over draws; log of the mean of sigmoid(y x^T w) by a max-shifted sum."""
+        T = np.asarray(X, dtype=float) @ np.asarray(draws, dtype=float).T
+        prob = np.where(T >= 0, 1 / (1 + np.exp(-np.abs(T))), np.exp(-np.abs(T)) / (1 + np.exp(-np.abs(T))))
+        L = -np.logaddexp(0.0, -T * np.asarray(y, dtype=float)[:, None])          # log sigmoid(y x^T w)
+        top = L.max(axis=1, keepdims=True)
+        return prob.mean(axis=1), float(np.mean(top[:, 0] + np.log(np.exp(L - top).mean(axis=1))))
+
     def mc_boost(self, target, n_iter, rule="corrective", *, init, n_samples=16, mean_box=1.0, seed=0):
         """§5, Figure 3: Frank-Wolfe with Monte Carlo expectations on fixed draws (see numpy_boosting_mc)."""
         return numpy_boosting_mc.boost(target, int(n_iter), rule, init, int(n_samples), float(mean_box), seed)

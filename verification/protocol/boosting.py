@@ -250,6 +250,11 @@ class BoostingProtocol(Protocol):
         average -(1/S) sum_s log p(m + sigma * u_s) - sum_j log sigma_j on the given draws U (S, d); ``target`` is a
         :class:`~refvi.verification.protocol.targets.TargetSpec`."""
 
+    def mc_predictive(self, X, y, draws) -> tuple[np.ndarray, float]:
+        """§5 (Figure 3)'s test metrics for Bayesian logistic regression from posterior ``draws`` (S, d): the
+        predictive probabilities p(y = +1 | x_n) = (1/S) sum_s sigmoid(x_n^T w_s), shape (n,), and the mean over
+        data points of log (1/S) sum_s sigmoid(y_n x_n^T w_s) (labels in {-1, +1}), stable for logits of any size."""
+
     def mc_boost(self, target, n_iter: int, rule: str = "corrective", *, init, n_samples: int = 16,
                  mean_box: float = 1.0, seed: int = 0):
         """§5 (Figure 3): Frank-Wolfe over untruncated atoms N(mu, diag sigma^2), sigma fixed to ``init`` = (m0, s0)'s
@@ -262,7 +267,7 @@ class BoostingProtocol(Protocol):
         ``f`` (T+1,) = f(alpha^t) on the draws of the first t+1 components."""
 
 
-METHODS = ("objective", "scores", "gram", "frank_wolfe", "stochastic_lmo", "stochastic_lmo_step", "fixed_step_weights", "corrective",
+METHODS = ("objective", "scores", "gram", "frank_wolfe", "stochastic_lmo", "stochastic_lmo_step", "fixed_step_weights", "corrective", "mc_predictive",
            "line_search", "norm_corrective_weights", "fully_corrective_weights", "score_gradient", "family_constants",
            "curvature_lower_bound", "truncation_optimum", "density_bounds", "mixture_logpdf", "mixture_moments", "mixture_norm_sq",
            "mixture_sample", "mc_mean_field", "mc_boost")

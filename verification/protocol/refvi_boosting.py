@@ -149,6 +149,10 @@ class RefviBoosting:
         from refvi.verification.protocol.refvi_core import as_refvi_target
         return mean_field_gaussian(as_refvi_target(target), base_samples=U)
 
+    def mc_predictive(self, X, y, draws):
+        from refvi.boosting.mc import log_likelihood, predictive_prob
+        return predictive_prob(X, draws), log_likelihood(X, y, draws)
+
     def mc_boost(self, target, n_iter, rule="corrective", *, init, n_samples=16, mean_box=1.0, seed=0):
         from refvi.boosting.mc import boost_mc
         from refvi.verification.protocol.refvi_core import as_refvi_target

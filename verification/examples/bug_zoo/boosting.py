@@ -340,3 +340,10 @@ def _(orig, owner):
     def fixed_step_weights(chosen, n_atoms):
         return orig([int(k) % n_atoms for k in chosen], n_atoms)
     return fixed_step_weights
+
+
+@corrupts("boosting-mc-log-predictive-of-mean-logit", "001", "boosting.mc_predictive",
+          "the log predictive taken as mean_s log sigmoid (Jensen's lower bound) instead of log mean_s sigmoid")
+def _(out, X, y, draws):
+    T = (np.asarray(X) @ np.asarray(draws).T) * np.asarray(y)[:, None]
+    return out[0], float(np.mean(-np.logaddexp(0.0, -T)))
