@@ -100,6 +100,9 @@ class NumpyImplementation(NumpyFamilies):
     ngvi = NumpyNGVI()              # seed 004 sub-adapter (numpy_ngvi.py)
 
     def log_joint(self, target, Z):                       # the spec's own callables: this adapter has no model
+        if target.kind == "hierarchical_logistic":
+            g = np.asarray(target.params["groups"])
+            need(g.size == 0 or (g.min() >= 0 and g.max() < target.params["n_groups"]), "group labels outside 0..G-1")
         return np.array([target.logp(z) for z in np.atleast_2d(Z)])
 
     def grad_log_joint(self, target, Z):

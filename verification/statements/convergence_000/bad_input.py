@@ -55,6 +55,14 @@ def claim_bad_input(ctx):
     asym_proj = (Q * np.maximum(lam, 1.0 / np.sqrt(M))) @ Q.T
     U3 = np.random.default_rng(1).standard_normal((2, 1, d))
 
+    # a model whose data are outside its definition (seed 000 §7): group labels must lie in 0..G-1
+    rng = np.random.default_rng(3)
+    Xh = rng.standard_normal((4, 2))
+    for groups in ([0, -1, 1, 0], [0, 2, 1, 0]):
+        bad_h = specs.hierarchical_logistic(Xh, np.array([1.0, -1.0, 1.0, 1.0]), groups, 2, np.eye(2), np.eye(2))
+        ctx.refuses(lambda: impl.log_joint(bad_h, np.zeros((1, bad_h.dim))),
+                    label=f"log_joint: hierarchical model with group labels {groups} for G = 2")
+
     # prox and projections (Lemmas 31-33, seed 002 Thm 7)
     ctx.refuses(lambda: impl.entropy_prox(upper, 0.1), label="entropy_prox: C with an entry above the diagonal")
     ctx.refuses(lambda: impl.entropy_prox(C, -0.1), label="entropy_prox: gamma < 0")
