@@ -11,6 +11,8 @@ import math
 import numpy as np
 from scipy.special import expit, gammaln
 
+from ._validate import need
+
 
 def _moment(lam, Lam):
     S = np.linalg.inv(-2.0 * np.asarray(Lam, float))
@@ -134,6 +136,7 @@ class NumpyNGVI:
 
     def _blr_noisy(self, X, y, s2, P, mp, idx):
         idx = np.asarray(idx)
+        need(idx.ndim == 1 and idx.size > 0 and idx.min() >= 0 and idx.max() < X.shape[0], "batch rows outside [0, n)")
         lp, Lp = _natural(mp, P)
         c = X.shape[0] / (idx.size * s2)
         return c * X[idx].T @ y[idx] + lp, Lp - 0.5 * c * X[idx].T @ X[idx]
@@ -248,7 +251,13 @@ class NumpyNGVI:
             gx += g - 2.0 * Sbar @ xi
         return gx / len(U), GX / len(U)
 
-    def price_logistic(self, X, y, xi, Xi, U):
+    def price_logistic(self, X, y, xi, Xi, U, idx=None):
+        if idx is not None:                     # Eq. (15): n/m times the sum over the batch
+            idx = np.asarray(idx)
+            need(idx.ndim == 1 and idx.size > 0 and idx.min() >= 0 and idx.max() < len(y), "idx outside [0, n)")
+            gx, G = self.price_logistic(X[idx], y[idx], xi, Xi, U)
+            return len(y) / idx.size * gx, len(y) / idx.size * G
+
         def grad_hess(Z):
             A = Z @ X.T
             s = expit(A) * expit(-A)

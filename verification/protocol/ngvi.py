@@ -118,8 +118,9 @@ class NGVIProtocol(Protocol):
     def autodiff(self, grad, xi, Xi, U):
         """The reparameterisation gradient through the Cholesky factor (Algorithm 1); ``grad(Z) -> (S, d)``."""
 
-    def price_logistic(self, X, y, xi, Xi, U):
-        """:meth:`price` for the logistic likelihood sum_n log sigmoid(y_n x_n^T z)."""
+    def price_logistic(self, X, y, xi, Xi, U, idx=None):
+        """:meth:`price` for the logistic likelihood sum_n log sigmoid(y_n x_n^T z); with ``idx`` (1-D row indices,
+        repeats allowed) the mini-batch version of Eq. (15): (n / len(idx)) times the sum over the rows idx."""
 
     # ---- GLMs (§3.2, §5, App. E) ----------------------------------------------------------------------------------
     def glm_loglik(self, kind, X, y, Z):

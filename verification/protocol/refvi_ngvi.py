@@ -74,8 +74,8 @@ class RefviNGVI:
     # estimators and GLMs
     price, autodiff = _functions_of(estimators, "price", "autodiff")
 
-    def price_logistic(self, X, y, xi, Xi, U):
-        return estimators.price_logistic(logistic_model(X, y), xi, Xi, U)
+    def price_logistic(self, X, y, xi, Xi, U, idx=None):
+        return estimators.price_logistic(logistic_model(X, y), xi, Xi, U, idx)
 
     def glm_loglik(self, kind, X, y, Z):
         return _glm(kind, X, y).loglik(Z)

@@ -159,3 +159,15 @@ mutant("ngvi-sgd-baseline-batch-not-rescaled", "004", "ngvi.glm_sgd",
 def _(out, kind, y, **_):
     from scipy.special import gammaln
     return np.asarray(out) + (float(np.sum(gammaln(np.asarray(y, float) + 1.0))) if kind == "poisson" else 0.0)
+
+
+@mutant("ngvi-price-batch-scale-n-over-n", "004", "ngvi.price_logistic",
+        "the mini-batch Price estimator not rescaled by n/m (the batch sum taken as the full-data sum)")
+def _(orig, owner):
+    def price_logistic(X, y, xi, Xi, U, idx=None):
+        if idx is None:
+            return orig(X, y, xi, Xi, U)
+        idx = np.asarray(idx)
+        gx, G = orig(X, y, xi, Xi, U, idx)
+        return idx.size / len(y) * gx, idx.size / len(y) * G
+    return price_logistic

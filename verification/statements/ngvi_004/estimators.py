@@ -73,6 +73,13 @@ def _claim_price(ctx):
         _, G = impl.price_logistic(X, y, xi, S + np.outer(xi, xi), U)
         ctx.bound(np.linalg.eigvalsh(G)[-1], 0.0, atol=1e-14 * max(1.0, float(np.max(np.abs(G)))),
                 label="logistic: lambda_max(grad_Xi) <= 0")
+        # the mini-batch version (Eq. 15), replayed sample by sample: n/m times the sum over the batch's rows
+        idx = rng.integers(0, n, size=int(rng.integers(1, n + 2)))
+        gx, G = impl.price_logistic(X, y, xi, S + np.outer(xi, xi), U, idx)
+        rx, RG = OG.price_logistic_reference(xi, np.linalg.cholesky(S), X, y, U, idx=idx, scale=n / idx.size)
+        tol = 1e-12 * (1.0 + float(np.abs(RG).max()) + float(np.abs(rx).max()))
+        ctx.close(np.concatenate([np.ravel(gx), np.ravel(G)]), np.concatenate([rx, RG.ravel()]), atol=tol,
+                  label=f"logistic, batch of {idx.size} rows of {n}: Price == (n/m) sum over the batch")
         yc = rng.poisson(2.0, n).astype(float)
         gh = lambda Z: _poisson_gh(Z, X, yc)                       # noqa: E731
         _, G = impl.price(gh, xi, S + np.outer(xi, xi), U)
@@ -112,3 +119,23 @@ def _e004_4(ctx):
     ev = np.linalg.eigvalsh(G)
     ctx.bound(ev[0], -1e-3, label="one strictly negative eigenvalue")
     ctx.close(ev[-1], 0.0, atol=0.0, label="the other eigenvalue is exactly 0: not negative definite")
+
+
+@statement("004.claim-bad-input")
+def _claim_bad_input(ctx):
+    """Inputs outside the model's definition are refused (ValueError / TypeError), never answered: mini-batch row
+    indices outside [0, n) (-1 and n, each at the boundary a wrong comparison lets through) and a covariance that is
+    not positive definite (an update that would leave D is 004.remark2's)."""
+    impl = ctx.adapter("ngvi")
+    rng = ctx.rng("bad-input")
+    n, d = 5, 2
+    X, y = rng.standard_normal((n, d)), np.where(rng.random(n) < 0.5, -1.0, 1.0)
+    xi, S = rng.standard_normal(d), rand_spd(rng, d)
+    Xi, U = S + np.outer(xi, xi), rng.standard_normal((2, d))
+    for idx in ([0, -1], [n, 1]):
+        ctx.refuses(lambda: impl.price_logistic(X, y, xi, Xi, U, np.array(idx)),
+                    label=f"price_logistic: batch rows {idx} with n = {n}")
+        ctx.refuses(lambda: impl.blr_stochastic_grad(X, y, 1.0, np.eye(d), np.zeros(d), xi, Xi, np.array(idx)),
+                    label=f"blr_stochastic_grad: batch rows {idx} with n = {n}")
+    ctx.refuses(lambda: impl.price_logistic(X, y, xi, np.outer(xi, xi), U),
+                label="price_logistic: Xi - xi xi^T = 0 (a degenerate q)")
