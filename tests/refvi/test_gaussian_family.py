@@ -10,7 +10,6 @@ STRUCTS = ("full", "tril", "sym", "diag")
 
 
 def _in_V(C, structure):
-    d = C.shape[0]
     base = np.tril(C) + np.tril(C, -1).T if structure == "sym" else C
     return G.proj_V(np.diag(np.abs(np.diag(base)) + 1.0) + (base - np.diag(np.diag(base))), structure)
 

@@ -141,7 +141,8 @@ class NumpyImplementation(NumpyFamilies):
         p = target.params
         X, y = np.asarray(p["X"], dtype=float), np.asarray(p["y"], dtype=float)
         K = p["noise_scale"] ** 2 * np.eye(len(y)) + p["prior_scale"] ** 2 * X @ X.T
-        return float(-0.5 * y @ np.linalg.solve(K, y) - 0.5 * np.linalg.slogdet(K)[1] - 0.5 * len(y) * np.log(2 * np.pi))
+        quad = y @ np.linalg.solve(K, y)
+        return float(-0.5 * quad - 0.5 * np.linalg.slogdet(K)[1] - 0.5 * len(y) * np.log(2 * np.pi))
 
     def frame(self, target, kind="laplace"):
         """Mode by BFGS polished with Newton steps on the differenced Hessian; constants of L^T H L at the mode."""

@@ -38,7 +38,8 @@ METHODS = ("energy", "entropy", "stl", "score", "grad_neg_entropy", "entropy_pro
            "prox_sgd", "proj_sgd", "gradient_descent", "gradient_descent_exact", "exact_energy", "base_charfun",
            "base_entropy", "base_moments", "to_base_params", "locscale_log_density", "locscale_entropy",
            "locscale_moments", "locscale_sample", "log_joint", "grad_log_joint", "gaussian_entropy", "gaussian_log_density",
-           "exact_optimum", "hess_log_joint", "mode", "log_evidence", "frame", "framed_energy", "fit")
+           "exact_optimum", "hess_log_joint", "mode", "log_evidence", "frame", "framed_energy",
+           "fit")
 
 
 @dataclasses.dataclass(frozen=True)

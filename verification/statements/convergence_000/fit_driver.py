@@ -120,8 +120,8 @@ def claim_fit(ctx):
         a = (2.0 if method == "prox-sgd" else 4.0) * (d + 3) * M * M          # Thm 26 (energy / entropy)
         gamma = step if step is None or isinstance(step, str) else step / M
         run = ctx.impl.fit(target, method, steps=T, step_size=gamma, average=average, seed=100 + i)
-        what = (f"{method}, d = {d}, {'default step' if step is None else step if isinstance(step, str) else f'gamma = {step}/M'}, "
-                f"{average} average")
+        rule = "default step" if step is None else step if isinstance(step, str) else f"gamma = {step}/M"
+        what = f"{method}, d = {d}, {rule}, {average} average"
         ms, Cs = np.asarray(run.ms), np.asarray(run.Cs)
         ctx.true(ms.shape == (T + 1, d) and Cs.shape == (T + 1, d, d), label=f"{what}: T + 1 iterates reported")
         gam = np.asarray(run.step_sizes, dtype=np.float64)

@@ -80,7 +80,7 @@ def claim_score_replay(ctx):
         C = proj(N, structure) + np.diag(rng.uniform(1.0, 2.0, d))
         m = rng.standard_normal(d)
         U = rng.standard_normal((int(rng.integers(1, 6)), d))
-        if len(U) > 1:        # one draw at z = 0, where every GLM margin is 0: log(1 + e^0) is where a fast log1p errs most
+        if len(U) > 1:        # one draw at z = 0: every GLM margin is 0, where a fast log1p(e^-|a|) errs most
             U[0] = np.linalg.solve(C, -m)
         Ci = np.linalg.inv(C).T
         per_m, per_C = [], []

@@ -76,9 +76,13 @@ def claim_exact_energy(ctx):
         ctx.close(np.asarray(m, dtype=np.float64), mo, rtol=1e-6, atol=1e-6, label=f"{what}: m*")
         ctx.close(C @ C.T, Co @ Co.T, rtol=1e-6, atol=1e-6, label=f"{what}: C* C*^T")
         # C* in V: the Cholesky factor (positive diagonal) or the symmetric positive-definite root
-        in_V = (np.allclose(C, C.T, rtol=0, atol=1e-12 * np.abs(C).max()) and np.linalg.eigvalsh(0.5 * (C + C.T))[0] > 0
-                if structure == "sym" else not np.any(np.triu(C, 1)) and np.all(np.diag(C) > 0))
-        ctx.true(in_V, label=f"{what}: C* in V ({'symmetric positive definite' if structure == 'sym' else 'lower triangular, positive diagonal'})")
+        if structure == "sym":
+            in_V = bool(np.allclose(C, C.T, rtol=0, atol=1e-12 * np.abs(C).max())
+                        and np.linalg.eigvalsh(0.5 * (C + C.T))[0] > 0)
+            ctx.true(in_V, label=f"{what}: C* in V (symmetric positive definite)")
+        else:
+            ctx.true(not np.any(np.triu(C, 1)) and bool(np.all(np.diag(C) > 0)),
+                     label=f"{what}: C* in V (lower triangular, positive diagonal)")
 
     ctx.forall(RNG, optimum, fixed=list(range(6)), max_examples=max(10, ctx.profile.max_examples // 3))
 
