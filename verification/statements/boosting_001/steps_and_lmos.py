@@ -163,8 +163,8 @@ def claim_fw_gap_certificate(ctx):
     runs = {
         "fixed": b.frank_wolfe(inst, T, step="fixed"),
         "fixed_delta(0.5)": b.frank_wolfe(inst, T, step="fixed_delta", delta=0.5, lmo="adversarial"),
-        "curvature": b.frank_wolfe(inst, T, step="curvature", curvature=C),
-        "local": b.frank_wolfe(inst, T, step="local"),
+        "curvature": b.frank_wolfe(inst, T, step="curvature", curvature=C, keep_weights=True),
+        "local": b.frank_wolfe(inst, T, step="local", keep_weights=True),
         "line_search": b.frank_wolfe(inst, T, step="line_search"),
         "norm(L=1/eps)": b.corrective(inst, 15, variant="norm"),
         "norm(L=5)": b.corrective(inst, 15, variant="norm", L=5.0),
@@ -176,6 +176,16 @@ def claim_fw_gap_certificate(ctx):
         ctx.bound(float(np.max(h - res.gap)), 0.0, atol=1e-12, label=f"{name}: f(q^t) - f* <= gap_t")
         ctx.geq(float(np.min(h)), 0.0, atol=1e-12, label=f"{name}: f(q^t) >= f* = -log P(A)")
         ctx.count(h.size)
+    # the adaptive steps replayed from the reported iterates: gamma_t = min(1, <grad f(q), q - s>/C) (Thm 6's
+    # curvature step) and min(1, <grad f(q), q - s>/(L ||s - q||^2)) with Variant 0's L = 1/eps (the local step)
+    for name, denom in (("curvature", lambda a, k: C), ("local", lambda a, k: oracle.sq_dist(a, k) / oracle.eps)):
+        res = runs[name]
+        want = []
+        for a, k in zip(np.asarray(res.weights_history)[:-1], np.asarray(res.atom, dtype=int)):
+            sc = oracle.scores(a)
+            want.append(min(1.0, max(float(a @ sc - sc[k]), 0.0) / denom(a, k)))
+        ctx.close(np.asarray(res.gamma, dtype=float), np.array(want), rtol=1e-7, atol=1e-10,
+                  label=f"{name}: gamma_t from the FW gap of atom t's direction")
 
 
 @statement("001.claim-mog-recovery")
