@@ -29,41 +29,21 @@ from __future__ import annotations
 import math
 
 import numpy as np
+from refvi.verification.oracles.sgd_reference import project, prox_entropy
 from refvi.verification.protocol import targets as specs
 from refvi.verification.statement import statement
-
-
-def _prox(C, gamma):
-    """Lemma 31 on the diagonal, the stable root for negative entries."""
-    out = np.array(C, dtype=np.float64)
-    c = np.diag(out).copy()
-    r = np.sqrt(c * c + 4.0 * gamma)
-    np.fill_diagonal(out, np.where(c >= 0, 0.5 * (c + r), 2.0 * gamma / (r - c)))
-    return out
-
-
-def _clip(C, M):
-    """Lemma 32: eigenvalues of a symmetric C clipped below at 1/sqrt(M)."""
-    lam, Q = np.linalg.eigh(0.5 * (C + C.T))
-    return (Q * np.maximum(lam, 1.0 / math.sqrt(M))) @ Q.T
+from refvi.verification.statements.convergence_000.schedules import (
+    printed_steps,
+    printed_weights,
+)
 
 
 def _weights(average, T, method=None, a=None, gamma=None):
-    w = np.zeros(T + 1)
-    if average == "theta" and method == "prox-sgd":     # Thm 7: theta^(t+1) on w^t, t = 1..T, theta = 1/(1 + 2 a g^2)
-        w[1:] = (1.0 + 2.0 * a * gamma ** 2) ** -np.arange(2.0, T + 2.0)
-        return w / w.sum()
-    if average == "theta":                              # Thm 10: theta^(t+1) on w^t, t = 0..T-1, theta = 1/(1 + a g^2)
-        w[:T] = (1.0 + a * gamma ** 2) ** -np.arange(1.0, T + 1.0)
-        return w / w.sum()
-    if average == "last":
-        w[T] = 1.0
-    elif average == "uniform":
-        w[1:] = 1.0 / T
-    else:                                                 # "tail": the last ceil(T/2) iterates
-        k = math.ceil(T / 2)
-        w[T - k + 1:] = 1.0 / k
-    return w
+    """The declared average over w^0..w^T (the 50-digit oracle of 000.claim-theta-averages): "theta" is Thm 7's weights for
+    Prox-SGD and Thm 10's for Proj-SGD; "tail" the last half."""
+    if average == "theta":
+        return printed_weights("theta7" if method == "prox-sgd" else "theta10", T, a=a, gamma=gamma)
+    return printed_weights(average, T, fraction=0.5)
 
 
 def _gaussian(rng, d):
@@ -94,10 +74,10 @@ def _replay(ctx, ms, Cs, gam, mu, P, M, method, what):
         r = (m - m1) / g
         u = np.linalg.solve(C, Pinv @ r - m + mu)
         if method == "prox-sgd":
-            want = _prox(C - g * np.tril(np.outer(r, u)), g)
+            want = prox_entropy(C - g * np.tril(np.outer(r, u)), g)
         else:
             G = np.outer(r, u)
-            want = _clip(C - g * (0.5 * (G + G.T) - np.linalg.inv(C)), M)
+            want = project(C - g * (0.5 * (G + G.T) - np.linalg.inv(C)), M, "sym")
         scale = 1.0 + float(np.abs(C).max()) + g * float(np.abs(np.outer(r, u)).max())
         ctx.close(C1, want, atol=1e-9 * scale, label=f"{what}: step {t}: C^(t+1) = the {method} update")
         U.append(u)
@@ -131,10 +111,8 @@ def claim_fit(ctx):
             ctx.true(k >= 0 and np.allclose(gam, base / 2.0 ** k, rtol=1e-12, atol=0.0),
                      label=f"{what}: default steps = {'1/M' if method == 'prox-sgd' else '1/(2M)'} / 2^k, k >= 0")
         elif isinstance(step, str):
-            t = np.arange(T)
-            want = (np.minimum(mu / (2 * a), (2 * t + 1) / (mu * (t + 1) ** 2)) if step == "thm6"
-                    else np.full(T, 1.0 / (M * math.sqrt(T))))
-            ctx.close(gam, want, rtol=1e-12, label=f"{what}: the steps of the rule (Eq. 11 / Cor 11)")
+            ctx.close(gam, printed_steps(step, T, M=M, mu=mu, a=a), rtol=1e-12,
+                      label=f"{what}: the steps of the rule (Eq. 11 / Cor 11)")
         else:
             ctx.close(gam, np.full(T, gamma), rtol=1e-15, label=f"{what}: the constant step as given")
         samples.append(_replay(ctx, ms, Cs, gam, np.asarray(target.params["mean"]), P, M, method, what))
