@@ -120,7 +120,7 @@ def frank_wolfe(problem: BoostingProblem, n_iter: int, *, step: str = "fixed", l
             nrm = sq_dist_to_atom(problem, alpha, k)
             g = 0.0 if nrm <= 0 else min(1.0, max(lin, 0.0) / (L * nrm))
         else:
-            g = problem.line_search(alpha, k)
+            g = problem._line_search(alpha, k)
         alpha = (1.0 - g) * alpha
         alpha[k] += g
         alpha[alpha < 0] = 0.0
@@ -140,8 +140,8 @@ class _Trace:
 
     def observe(self, alpha):
         """Record q^t = alpha; return the scores <s_k, grad f> and <q^t, grad f> the step needs."""
-        sc, qv = self.problem.scores(alpha)
-        self.f.append(self.problem.f(alpha))
+        sc, qv = self.problem._scores(alpha)             # the loop keeps alpha on the simplex: no re-validation
+        self.f.append(self.problem._f(alpha))
         self.gap.append(qv - sc.min())
         if self.keep_weights:
             self.weights.append(alpha.copy())

@@ -92,7 +92,11 @@ class BoostingProblem:
 
     def f(self, alpha) -> float:
         """f(q) = sum_n w_n q_n (log q_n - log p_n); ``alpha`` must be mixture weights (in the simplex)."""
-        return float(kb.kl_on_nodes(self.q_nodes(self.weights(alpha)), self.logp, self.w))
+        return self._f(self.weights(alpha))
+
+    def _f(self, alpha) -> float:
+        """:meth:`f` for weights already on the simplex (the algorithms' loops keep them there)."""
+        return float(kb.kl_on_nodes(self.q_nodes(alpha), self.logp, self.w))
 
     def kl(self, alpha) -> float:
         """KL(q || p_x): f + log p(x) (needs ``log_evidence`` when log p is unnormalized)."""
@@ -104,7 +108,10 @@ class BoostingProblem:
 
     def scores(self, alpha):
         """(scores, <q, grad f>): scores_k = <s_k, grad f(q)> for every atom, by the exact-LMO kernel."""
-        alpha = self.weights(alpha)
+        return self._scores(self.weights(alpha))
+
+    def _scores(self, alpha):
+        """:meth:`scores` for weights already on the simplex."""
         g = self.grad_nodes(alpha)
         q = self.q_nodes(alpha)
         v = self.w * g
@@ -115,8 +122,11 @@ class BoostingProblem:
         """argmin_{gamma in [0, 1]} f((1 - gamma) q + gamma s_k) (Algorithm 1's line-search step), by the kernel."""
         if isinstance(k, bool) or not isinstance(k, (int, np.integer)) or not 0 <= k < self.K:
             raise ValueError(f"the atom index k must be an integer in [0, {self.K}), got {k!r}")
-        return float(kb.kl_line_search(self.q_nodes(self.weights(alpha)), np.ascontiguousarray(self.T[k]), self.logp,
-                                       self.w))
+        return self._line_search(self.weights(alpha), k)
+
+    def _line_search(self, alpha, k: int) -> float:
+        """:meth:`line_search` for weights on the simplex and a valid atom index."""
+        return float(kb.kl_line_search(self.q_nodes(alpha), np.ascontiguousarray(self.T[k]), self.logp, self.w))
 
     def gap(self, alpha) -> float:
         """FW duality gap g(q) = max_s <grad f(q), q - s> >= f(q) - f* (weak duality; the certificate)."""
