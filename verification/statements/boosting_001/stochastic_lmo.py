@@ -101,4 +101,15 @@ def claim_stochastic_lmo_step(ctx):
                 tol = 1e-7 * lr * (1.0 + float(np.abs(g).max()))
                 ctx.close(got, want, atol=tol, label=f"d = {inst.d}, S = {S}, lr = {lr}: mu' = clip(mu - lr g)")
                 n += 1
+    # two narrow atoms at the ends of [-0.95, 0.95] (sigma = 0.05): at z = -0.95 their log densities differ by
+    # 800 * 0.95^2 = 722 nats, past exp's overflow at 709.8, so log q needs the log-sum-exp shifted by the larger one
+    far = BoostingInstance.grid([-0.95], [0.95], 1.9, 0.05, BoostingTarget.mixture([1.0], np.zeros((1, 1)), [1.0]))
+    Z = np.concatenate([[-0.95, -0.95], -0.95 + np.abs(0.05 * rng.standard_normal(4))])[:, None]
+    alpha, mu = np.array([0.5, 0.5]), np.array([-0.9])
+    for lr in (1e-5, 1e-3):
+        want, g = _step_oracle(far, alpha, mu, Z, lr)
+        got = np.asarray(b.stochastic_lmo_step(far, alpha, mu, Z, lr=lr), dtype=float).reshape(-1)
+        ctx.close(got, want, atol=1e-7 * lr * (1.0 + float(np.abs(g).max())),
+                  label=f"atoms 722 nats apart at the draws, lr = {lr}: mu' = clip(mu - lr g)")
+        n += 1
     ctx.count(n)

@@ -3,7 +3,7 @@ answered with a wrong number.
 
 Each probe sits exactly on the boundary of a hypothesis (M = 0, gamma < 0, a zero on the diagonal of C, one entry
 above the diagonal of a "tril" C, a NaN in the base samples, a tail fraction of 0 or just above 1, a first step that
-overflows, ...), where a check written with the wrong comparison lets the input through.  The protocol's convention is a ``ValueError`` or
+overflows, a target with zero curvature, ...), where a check written with the wrong comparison lets the input through.  The protocol's convention is a ``ValueError`` or
 ``TypeError``; where the input still has a right answer (the prox with gamma = 0 is the identity; the projection of
 an asymmetric C onto the symmetric W_M is the clip of its symmetric part; an estimator at a C outside V is the
 projected mean at that C) returning that answer also passes (:meth:`~refvi.verification.statement.Context.refuses`).
@@ -62,6 +62,12 @@ def claim_bad_input(ctx):
         bad_h = specs.hierarchical_logistic(Xh, np.array([1.0, -1.0, 1.0, 1.0]), groups, 2, np.eye(2), np.eye(2))
         ctx.refuses(lambda: impl.log_joint(bad_h, np.zeros((1, bad_h.dim))),
                     label=f"log_joint: hierarchical model with group labels {groups} for G = 2")
+
+    # the affine frame's constants M', mu' (the M of Def. 8's W_M and of the default steps): a target with no
+    # curvature anywhere (log p constant, improper) has no mode and no M > 0, so no frame can be built
+    flat = specs.from_callables(lambda z: 0.0, lambda z: np.zeros(np.shape(z)), d)
+    for kind in ("laplace", "diagonal"):
+        ctx.refuses(lambda: impl.frame(flat, kind), label=f"frame {kind}: log p constant (zero curvature everywhere)")
 
     # prox and projections (Lemmas 31-33, seed 002 Thm 7)
     ctx.refuses(lambda: impl.entropy_prox(upper, 0.1), label="entropy_prox: C with an entry above the diagonal")

@@ -103,8 +103,8 @@ def _step_args(inst):
     return inst["rule"], max(inst["T"], 2 if inst["rule"] == "A log T / T" else 1), args
 
 
-# switching points on both sides of an integer L/mu (t* = 4 floor(L/mu): 8 for L/mu = 2.999..., 12 for 3), and the
-# minimum of Thm 6 / Thm 9 changing branch inside the horizon
+# switching points on both sides of an integer L/mu (t* = 4 floor(L/mu): 8 for L/mu = 2.999..., 12 for 3), the
+# minimum of Thm 6 / Thm 9 changing branch inside the horizon, and every other rule once (Hypothesis need not draw it)
 _FIXED_STEPS = [
     {"rule": "thm27", "T": 20, "mu": 1.0, "ratio": 3.0 - 1e-9, "gamma": 0.1, "M": 1.0, "A_mult": 1.0},
     {"rule": "thm27", "T": 20, "mu": 1.0, "ratio": 3.0, "gamma": 0.1, "M": 1.0, "A_mult": 1.0},
@@ -114,6 +114,8 @@ _FIXED_STEPS = [
     {"rule": "thm9-switch", "T": 40, "mu": 1.0, "ratio": 3.25, "gamma": 0.1, "M": 1.0, "A_mult": 1.0},
     {"rule": "1/(M sqrt T)", "T": 7, "mu": 1.0, "ratio": 1.0, "gamma": 0.1, "M": 3.0, "A_mult": 1.0},
     {"rule": "A log T / T", "T": 2, "mu": 0.3, "ratio": 1.0, "gamma": 0.1, "M": 1.0, "A_mult": 2.0},
+    {"rule": "1/sqrt T", "T": 9, "mu": 1.0, "ratio": 1.0, "gamma": 0.1, "M": 1.0, "A_mult": 1.0},
+    {"rule": "constant", "T": 3, "mu": 1.0, "ratio": 1.0, "gamma": 0.37, "M": 1.0, "A_mult": 1.0},
 ]
 
 
