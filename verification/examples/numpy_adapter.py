@@ -335,7 +335,8 @@ class NumpyImplementation(NumpyFamilies):
 
     def fit(self, target, method="prox-sgd", steps=200, step_size=None, average="tail", seed=0, frame=None):
         """Def. 5 / Def. 8 from (0, I) with one fresh sample per step; the average over the kept iterates.  In a
-        frame: the same run on the framed target (its energy by ``framed_energy``), mapped back."""
+        frame ("laplace" or a pair (z0, L)): the same run on the framed target (its energy by ``framed_energy``),
+        mapped back."""
         from types import SimpleNamespace
 
         need(method in ("prox-sgd", "proj-sgd"), f"unknown method {method!r}")
@@ -371,7 +372,12 @@ class NumpyImplementation(NumpyFamilies):
     def _fit_framed(self, target, method, steps, step_size, average, seed, kind):
         from types import SimpleNamespace
 
-        z0, L, M, mu = self.frame(target, kind)
+        if isinstance(kind, tuple):                  # a given frame (z0, L): constants of L^T H L at z0
+            z0, L = (np.asarray(x, dtype=float) for x in kind)
+            ev = np.linalg.eigvalsh(L.T @ -self.hess_log_joint(target, z0) @ L)
+            M, mu = float(ev[-1]), float(ev[0])
+        else:
+            z0, L, M, mu = self.frame(target, kind)
         a = self.noise_constants("energy" if method == "prox-sgd" else "entropy", target.dim, M, 0.0)[0]
         # default: Thm 6's constant phase mu'/(2a) in the well-conditioned frame (1/M' lets the last iterate blow up)
         gamma = mu / (2 * a) if step_size is None else _positive(step_size, "step")
@@ -388,11 +394,15 @@ class NumpyImplementation(NumpyFamilies):
             Cs.append(C)
 
         def back(m, C):                      # z = z0 + L x; C the factor in V of L C C^T L^T
-            if structure == "tril":          # L lower triangular: L C is already in V
+            if structure == "tril" and not np.any(np.triu(L, 1)):     # L lower triangular: L C is already in V
                 return z0 + L @ m, L @ C
             S = L @ C @ C.T @ L.T
-            lam, Q = np.linalg.eigh(0.5 * (S + S.T))
-            return z0 + L @ m, (Q * np.sqrt(np.maximum(lam, 0.0))) @ Q.T
+            S = 0.5 * (S + S.T)
+            if structure == "tril":
+                return z0 + L @ m, np.linalg.cholesky(S)
+            lam, Q = np.linalg.eigh(S)
+            R = (Q * np.sqrt(np.maximum(lam, 0.0))) @ Q.T
+            return z0 + L @ m, 0.5 * (R + R.T)
 
         w = self.average_weights(average, steps)
         pairs = [back(m, C) for m, C in zip(ms, Cs)]

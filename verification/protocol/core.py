@@ -183,8 +183,9 @@ class Implementation(Protocol):
         step: Thm 7's weights theta^(t+1) on w^1..w^T for "prox-sgd", Thm 10's on w^0..w^(T-1) for "proj-sgd", as
         :meth:`average_weights` "theta7" / "theta10").  Returns a :class:`FitRun` with every iterate.
         ``frame="laplace"`` runs the same algorithm on the framed target p(z0 + L x) of :meth:`frame` (M' for the
-        projection, any default step schedule) and reports everything mapped back to z: m = z0 + L m_x and C the
-        factor of L C_x C_x^T L^T in V."""
+        projection, any default step schedule), and ``frame=(z0, L)`` (any invertible L) on the frame given, with
+        M' = lambda_max(L^T H L); both report everything mapped back to z: m = z0 + L m_x and C the factor of
+        L C_x C_x^T L^T in V."""
 
     def gradient_descent(self, grad_l, m0, C0, step, steps, method, M=None):
         """Seed 002 §5.3 with the exact energy gradient ``grad_l(m, C) -> (gm, gC)`` (full-matrix gC) supplied by

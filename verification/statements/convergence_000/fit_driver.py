@@ -16,10 +16,11 @@ from the iterates the driver reports:
   the theta-weighted averages of Thm 7 (Prox-SGD) and Thm 10 (Proj-SGD)), and (m_last, C_last) = w^T, with
   w^0 = (0, I).
 
-Runs in the implementation's Laplace frame z = z0 + L x (``frame="laplace"``, on Gaussian targets with covariance
-condition numbers up to 1e4) are replayed the same way in frame coordinates: the framed target is N(L^-1(mu - z0),
-(L^T P L)^-1), each reported iterate maps to x-coordinates as m_x = L^-1(m - z0) and C_x = the factor in V of
-L^-1 C C^T L^-T, the projection uses the frame's M', and the average is taken in the frame.
+Runs in an affine frame z = z0 + L x (the implementation's Laplace frame, ``frame="laplace"``, or a given pair
+(z0, L) with a symmetric or lower-triangular L; Gaussian targets with covariance condition numbers up to 1e4) are
+replayed the same way in frame coordinates: the framed target is N(L^-1(mu - z0), (L^T P L)^-1), each reported
+iterate maps to x-coordinates as m_x = L^-1(m - z0) and C_x = the factor in V of L^-1 C C^T L^-T, the projection
+uses the frame's M' = lambda_max(L^T P L), the average is taken in the frame, and every reported C is in V.
 
 Statements: 000.claim-fit.
 """
@@ -53,13 +54,21 @@ def _gaussian(rng, d):
 
 
 def _to_frame(Li, C, method):
-    """C_x in V with C_x C_x^T = Li C C^T Li^T: Li C for lower-triangular Li and C (Prox-SGD), else the symmetric
-    root (Proj-SGD)."""
-    if method == "prox-sgd" and not np.any(np.triu(Li, 1)):
-        return Li @ C
+    """C_x in V with C_x C_x^T = Li C C^T Li^T: the Cholesky factor (Prox-SGD: lower triangular, positive diagonal)
+    or the symmetric root (Proj-SGD)."""
     S = Li @ C @ C.T @ Li.T
-    lam, Q = np.linalg.eigh(0.5 * (S + S.T))
+    S = 0.5 * (S + S.T)
+    if method == "prox-sgd":
+        return np.linalg.cholesky(S)
+    lam, Q = np.linalg.eigh(S)
     return (Q * np.sqrt(np.maximum(lam, 0.0))) @ Q.T
+
+
+def _in_V(Cs, method):
+    """Every C in V: lower triangular with a positive diagonal (Prox-SGD) or symmetric (Proj-SGD)."""
+    if method == "prox-sgd":
+        return not np.any(np.triu(Cs, 1)) and bool(np.all(np.diagonal(Cs, axis1=1, axis2=2) > 0))
+    return bool(np.allclose(Cs, np.swapaxes(Cs, 1, 2), rtol=0.0, atol=1e-12 * float(np.abs(Cs).max())))
 
 
 def _replay(ctx, ms, Cs, gam, mu, P, M, method, what):
@@ -123,18 +132,35 @@ def claim_fit(ctx):
         ctx.close(run.m_last, ms[-1], label=f"{what}: m_last = m^T")
         ctx.close(run.C_last, Cs[-1], label=f"{what}: C_last = C^T")
         ctx.count()
-    # in the implementation's Laplace frame: badly conditioned Gaussians, replayed in frame coordinates
-    for i, (method, average, d, cond) in enumerate([("prox-sgd", "tail", 2, 1e4), ("proj-sgd", "uniform", 3, 1e3)]):
+    # in a frame: the implementation's Laplace frame, or one given as (z0, L) (a full L: the frame iterates' C_x
+    # in V map back to the factor in V of L C_x C_x^T L^T, no longer L C_x); badly conditioned Gaussians, replayed
+    # in frame coordinates
+    for i, (method, average, d, cond, given) in enumerate([
+            ("prox-sgd", "tail", 2, 1e4, None), ("proj-sgd", "uniform", 3, 1e3, None),
+            ("prox-sgd", "uniform", 2, 1e3, "sym"), ("proj-sgd", "tail", 2, 1e2, "tril")]):
         Q = np.linalg.qr(rng.standard_normal((d, d)))[0]
         P = (Q * np.geomspace(1.0, cond, d)) @ Q.T
         P = 0.5 * (P + P.T)
         mu = rng.standard_normal(d) * 3.0
         target = specs.gaussian(mu, P)
-        z0, L, Mx, _ = (np.asarray(x, dtype=np.float64) for x in ctx.impl.frame(target, "laplace"))
-        run = ctx.impl.fit(target, method, steps=T, average=average, seed=200 + i, frame="laplace")
-        what = f"{method} in the Laplace frame, d = {d}, condition number {cond:g}, {average} average"
+        if given is None:
+            z0, L, Mx, _ = (np.asarray(x, dtype=np.float64) for x in ctx.impl.frame(target, "laplace"))
+            frame, name = "laplace", "the Laplace frame"
+        else:       # a near-Laplace frame from a perturbed covariance: its symmetric root, or its Cholesky factor
+            E = np.eye(d) + 0.3 * rng.standard_normal((d, d))
+            lam, Q = np.linalg.eigh(E @ np.linalg.inv(P) @ E.T)
+            S = (Q * np.sqrt(lam)) @ Q.T
+            S = 0.5 * (S + S.T)
+            L = S if given == "sym" else np.linalg.cholesky(S @ S)
+            z0 = mu + 0.3 * rng.standard_normal(d)
+            Mx = float(np.linalg.eigvalsh(L.T @ P @ L)[-1])
+            frame, name = (z0, L), f"a given frame (z0, {'symmetric' if given == 'sym' else 'lower-triangular'} L)"
+        run = ctx.impl.fit(target, method, steps=T, average=average, seed=200 + i, frame=frame)
+        what = f"{method} in {name}, d = {d}, condition number {cond:g}, {average} average"
         ms, Cs = np.asarray(run.ms), np.asarray(run.Cs)
         ctx.true(ms.shape == (T + 1, d) and Cs.shape == (T + 1, d, d), label=f"{what}: T + 1 iterates reported")
+        ctx.true(_in_V(Cs, method) and _in_V(np.asarray(run.C)[None], method),
+                 label=f"{what}: every reported C is in V ({'tril' if method == 'prox-sgd' else 'sym'})")
         Li = np.linalg.inv(L)
         mx = (ms - z0) @ Li.T
         Cx = np.array([_to_frame(Li, C, method) for C in Cs])
