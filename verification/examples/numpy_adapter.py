@@ -339,10 +339,16 @@ class NumpyImplementation(NumpyFamilies):
         mapped back."""
         from types import SimpleNamespace
 
-        need(method in ("prox-sgd", "proj-sgd"), f"unknown method {method!r}")
+        need(method in ("prox-sgd", "proj-sgd", "gd-prox", "gd-projected"), f"unknown method {method!r}")
         if frame is not None:
             return self._fit_framed(target, method, steps, step_size, average, seed, frame)
         mu, M = _constants(target)
+        if method.startswith("gd-"):                   # seed 002 §5.3: exact gradient descent, the last iterate
+            ms, Cs = (np.asarray(x) for x in self.gradient_descent_exact(
+                target, np.zeros(target.dim), np.eye(target.dim), step_size, steps, method[3:], M))
+            step = (1 / M if method == "gd-prox" else 1 / (2 * M)) if step_size is None else step_size
+            return SimpleNamespace(m=ms[-1], C=Cs[-1], m_last=ms[-1], C_last=Cs[-1], step_sizes=np.full(steps, step),
+                                   ms=ms, Cs=Cs)
         a = self.noise_constants("energy" if method == "prox-sgd" else "entropy", target.dim, M, 0.0)[0]
         if isinstance(step_size, str):
             gammas = self.step_sizes(step_size, steps, M=M, mu=mu, a=a)

@@ -185,7 +185,9 @@ class Implementation(Protocol):
         ``frame="laplace"`` runs the same algorithm on the framed target p(z0 + L x) of :meth:`frame` (M' for the
         projection, any default step schedule), and ``frame=(z0, L)`` (any invertible L) on the frame given, with
         M' = lambda_max(L^T H L); both report everything mapped back to z: m = z0 + L m_x and C the factor of
-        L C_x C_x^T L^T in V."""
+        L C_x C_x^T L^T in V.  ``method`` "gd-prox" / "gd-projected" is seed 002 §5.3's exact gradient descent
+        (:meth:`gradient_descent_exact` from (0, I), ``step_size`` a constant or None for Thm 6's largest step,
+        M the target's); it returns the last iterate."""
 
     def gradient_descent(self, grad_l, m0, C0, step, steps, method, M=None):
         """Seed 002 §5.3 with the exact energy gradient ``grad_l(m, C) -> (gm, gC)`` (full-matrix gC) supplied by

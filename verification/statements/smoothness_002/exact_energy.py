@@ -103,6 +103,15 @@ def claim_gd_own_gradient(ctx):
                 b = np.asarray(b, float)
                 ctx.close(np.asarray(a, float), b, rtol=1e-8, atol=1e-8 * (1.0 + float(np.abs(b).max())),
                           label=f"{what}: {('m', 'C')[k]} trajectory, own exact gradient == oracle's")
+            # the same descent through the end-to-end driver (fit's "gd-*" methods, from (0, I), the default step)
+            run = ctx.impl.fit(target, f"gd-{method}", steps=6, average="last")
+            ref = ctx.impl.gradient_descent(_oracle_gradient(model), np.zeros(d), np.eye(d), None, 6, method, M)
+            for k, (a, b) in enumerate(zip((run.ms, run.Cs), ref)):
+                b = np.asarray(b, float)
+                ctx.close(np.asarray(a, float), b, rtol=1e-8, atol=1e-8 * (1.0 + float(np.abs(b).max())),
+                          label=f"{what}: fit('gd-{method}') {('m', 'C')[k]} trajectory == the oracle's descent")
+            ctx.close(np.asarray(run.m, float), np.asarray(ref[0][-1], float), rtol=1e-8, atol=1e-8,
+                      label=f"{what}: fit('gd-{method}') returns the last iterate")
 
     ctx.forall(RNG, descent, fixed=list(range(3)), max_examples=max(6, ctx.profile.max_examples // 5))
 
