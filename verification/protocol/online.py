@@ -14,8 +14,9 @@ max(0, 1 - y <theta, x>) with y = +-1, ``"squared"`` (y - <theta, x>)^2, ``"abso
 * ``"sva"`` (eq. 9, FTRL form): m = Pi(-eta s^2 sum_{i<=t} gm_i),
   sigma = Pi(s h(eta s sum gs_i / 2)) with h(x) = sqrt(1 + x^2) - x; hyper ``eta, s, mbox, sbox, H``;
 * ``"svb"`` (eq. 10): per coordinate a = eta_{t,j} sigma_{t,j}^2, m <- Pi(m - a gm), sigma <- Pi(sigma h(a gs /
-  (2 sigma))); ``schedule="constant"`` (a = eta sigma^2), ``"convex"`` (a = K / sqrt(t), t = 1, 2, ...; pass K),
-  ``"strong"`` (a = 2 / (H_sc t)); hyper ``schedule, eta, K, H_sc, s, sigma0, mbox, sbox, H``;
+  (2 sigma))); ``schedule="constant"`` (a = eta sigma^2), ``"convex"`` (a = K / sqrt(t), t = 1, 2, ...; pass K, or
+  Thm 3's constants D and L, then K = D sqrt(2) / L), ``"strong"`` (a = 2 / (H_sc t)); hyper ``schedule, eta, K,
+  D, L, H_sc, s, sigma0, mbox, sbox, H``;
 * ``"ngvi"`` (eq. 15 with the corrected weight beta = alpha / (alpha + eta), erratum E003-1):
   1/sigma'^2 = (1 - beta)/sigma^2 + beta/s^2 + eta beta gs/sigma, m' = m - beta sigma'^2 (eta gm + m/s^2), the
   precision floored at 1/sbox^2; hyper ``eta, alpha`` or ``beta``, ``s, mbox, sbox, H``;
