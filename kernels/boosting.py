@@ -60,18 +60,6 @@ def tn_log_normalizers(means, scales, lo, hi):
 
 
 @jit
-def tn_logpdf(z, mu, sigma, log_z, lo, hi):
-    """log s(z) of one truncated Gaussian atom; -inf outside the box."""
-    out = -log_z
-    for j in range(z.shape[0]):
-        if z[j] < lo[j] or z[j] > hi[j]:
-            return -np.inf
-        t = (z[j] - mu[j]) / sigma[j]
-        out += -0.5 * t * t - math.log(sigma[j]) - _LOG_SQRT_2PI
-    return out
-
-
-@jit
 def atom_table(means, scales, lo, hi, nodes):
     """T[k, n] = s_k(z_n) for K atoms and Q nodes (nodes inside the box)."""
     K = means.shape[0]

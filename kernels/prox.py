@@ -56,15 +56,6 @@ def project_wm_sym(C, M):
 
 
 @jit
-def project_wm_sym_rebuild(C, M):
-    """Lemma 32 in its printed form U max(D, 1/sqrt(M)) U^T (reference for ``project_wm_sym``)."""
-    lam, Q = np.linalg.eigh(C)
-    floor = 1.0 / math.sqrt(M)
-    Qs = Q * np.maximum(lam, floor)
-    return np.dot(Qs, Q.T)
-
-
-@jit
 def project_singular(C, M):
     """Seed 002 Thm 7: C = U S V^T -> U max(S, 1/sqrt(M)) V^T, applied as the rank-k correction
     C + U_k (1/sqrt(M) - S_k) V_k^T over the k clipped singular values (C itself when none is clipped)."""

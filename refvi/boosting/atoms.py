@@ -52,11 +52,6 @@ class Box:
         Z = np.atleast_2d(Z)
         return np.all((Z >= self.lo) & (Z <= self.hi), axis=1)
 
-    def corners(self) -> np.ndarray:
-        d = self.dim
-        bits = ((np.arange(2 ** d)[:, None] >> np.arange(d)) & 1).astype(bool)
-        return np.where(bits, self.hi, self.lo)
-
     def grid(self, stride: float) -> np.ndarray:
         """Means on the lattice lo + stride * k inside the box (the quantized means of §5), shape (K, d)."""
         stride = positive_scalar(stride, "stride")
@@ -66,14 +61,6 @@ class Box:
             axes.append(lo + stride * np.arange(n))
         mesh = np.meshgrid(*axes, indexing="ij")
         return np.ascontiguousarray(np.stack([m.ravel() for m in mesh], axis=1))
-
-    def quantize(self, mu, stride: float) -> np.ndarray:
-        """Nearest lattice point lo + stride * k inside the box (the projection onto quantized means)."""
-        stride = positive_scalar(stride, "stride")
-        mu = as_vector(np.atleast_1d(mu), "mu", self.dim)
-        n_max = np.floor((self.hi - self.lo) / stride * (1 + 1e-12))
-        k = np.clip(np.round((mu - self.lo) / stride), 0, n_max)
-        return self.lo + stride * k
 
 
 def as_box(box) -> Box:

@@ -25,8 +25,8 @@ from refvi._checks import as_matrix, as_vector
 __all__ = [
     "natural_from_moment", "moment_from_natural", "expectation_from_moment", "moment_from_expectation",
     "natural_from_expectation", "expectation_from_natural", "log_partition", "conjugate", "bregman_A",
-    "bregman_A_star", "kl", "kl_natural", "fisher_minimal", "to_minimal", "from_minimal", "minimal_expectation",
-    "minimal_gradient", "check_natural", "check_expectation", "check_moment", "pair",
+    "bregman_A_star", "kl", "fisher_minimal", "to_minimal", "from_minimal",
+    "check_natural", "check_expectation", "check_moment", "pair",
 ]
 
 
@@ -182,11 +182,6 @@ def kl(mu1, Sigma1, mu2, Sigma2) -> float:
     return float(val)
 
 
-def kl_natural(eta1, eta2) -> float:
-    """KL(q(eta1) || q(eta2))."""
-    return kl(*moment_from_natural(*eta1), *moment_from_natural(*eta2))
-
-
 # ---------------------------------------------------------------------------------------------------------------
 # minimal coordinates and the Fisher information (Def. 1)
 # ---------------------------------------------------------------------------------------------------------------
@@ -211,23 +206,6 @@ def from_minimal(theta, d: int):
     return lam, Lam
 
 
-def minimal_expectation(xi, Xi) -> np.ndarray:
-    """E[phi_min(z)] = (xi, diag Xi, 2 Xi_ij): the gradient of A in minimal coordinates."""
-    d = len(xi)
-    return np.concatenate([xi, np.diag(Xi), [2.0 * Xi[i, j] for i, j in _pairs(d)]])
-
-
-def minimal_gradient(g_xi, G_Xi) -> np.ndarray:
-    """Express an omega-gradient (g, G) with the Frobenius pairing in the dual of minimal expectation coordinates.
-
-    <(g, G), d omega> = g^T d xi + sum_i G_ii dXi_ii + sum_{i<j} 2 G_ij dXi_ij, and the minimal coordinate for
-    (i, j) is 2 Xi_ij, so the minimal gradient is (g, diag G, G_ij).
-    """
-    d = len(g_xi)
-    Gs = 0.5 * (np.asarray(G_Xi) + np.asarray(G_Xi).T)
-    return np.concatenate([g_xi, np.diag(Gs), [Gs[i, j] for i, j in _pairs(d)]])
-
-
 def fisher_minimal(lam, Lam) -> np.ndarray:
     """F(eta) = Cov_q[phi_min(z)] = Hess A in minimal coordinates (Def. 1), from Gaussian moment identities.
 
@@ -248,4 +226,3 @@ def fisher_minimal(lam, Lam) -> np.ndarray:
                  + mu[j] * mu[kk] * S[i, ll] + mu[j] * mu[ll] * S[i, kk])
             F[d + a, d + b] = ca * cb * c
     return F
-

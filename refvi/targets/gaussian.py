@@ -44,10 +44,6 @@ class Gaussian(Target):
     def covariance(self) -> np.ndarray:
         return np.linalg.inv(self.precision)
 
-    def optimum(self, structure: str = "tril") -> tuple[np.ndarray, np.ndarray]:
-        """The exact VI optimum (m*, C*) in the requested structure (Cholesky for tril, square root for sym)."""
-        return self.mean.copy(), _scale_for(self.covariance, structure)
-
     def _logp_batch(self, Z):
         D = Z - self.mean
         q = np.einsum("si,ij,sj->s", D, self.precision, D)
@@ -76,17 +72,3 @@ class Gaussian(Target):
                           energy_checked=(checked.gaussian_energy_checked, (self.mean, self.precision)),
                           neglogp=(neglogp.gaussian_neglogp, (self.mean, self.precision, const)),
                           sgd_loop=(optim.GAUSSIAN, self.precision, self.mean, 0.0, 0.0))
-
-
-def _scale_for(cov: np.ndarray, structure: str) -> np.ndarray:
-    """A matrix C in V with C C^T = cov."""
-    if structure in ("tril", "full"):
-        return np.linalg.cholesky(cov)
-    if structure == "sym":
-        lam, Q = np.linalg.eigh(cov)
-        return (Q * np.sqrt(lam)) @ Q.T
-    if structure == "diag":
-        if np.any(cov - np.diag(np.diag(cov))):
-            raise ValueError("a diagonal C cannot represent a correlated covariance")
-        return np.diag(np.sqrt(np.diag(cov)))
-    raise ValueError(f"unknown structure {structure!r}")
