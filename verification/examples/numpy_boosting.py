@@ -53,6 +53,8 @@ class _Problem:
     """An instance on its quadrature rule: nodes, weights, atom table, log p, and the Gram matrix."""
 
     def __init__(self, inst):
+        need(np.all(np.asarray(inst.hi) > np.asarray(inst.lo)), "the box needs hi > lo in every coordinate")
+        need(all(int(v) == v and v >= 1 for v in inst.quadrature), f"quadrature {inst.quadrature}: positive integers")
         self.nodes, self.w = _tensor_rule(inst)
         m, s = inst.means, inst.scales[:, None]
         lz = _log_mass(m, s, inst.lo, inst.hi).sum(1)                       # (K,)
@@ -203,6 +205,7 @@ class NumpyBoosting:
 
     def _init(self, P, init):
         k = int(np.argmin((P.T * (np.log(P.T) - P.logp)) @ P.w)) if init is None else int(init)
+        need(0 <= k < P.T.shape[0], f"starting atom index {k} outside [0, {P.T.shape[0]})")
         a = np.zeros(P.T.shape[0])
         a[k] = 1.0
         return a
@@ -219,6 +222,7 @@ class NumpyBoosting:
     def frank_wolfe(self, inst, n_iter, step="fixed", *, lmo="exact", delta=None, curvature=None, L=None, init=None,
                     keep_weights=False):
         P = _problem(inst)
+        need(int(n_iter) == n_iter and n_iter >= 0, f"n_iter must be a non-negative integer, got {n_iter!r}")
         a = self._init(P, init)
         delta = 1.0 if delta is None else float(delta)
         need(0 < delta <= 1, f"Eq. (9) needs 0 < delta <= 1, got {delta}")
@@ -255,6 +259,7 @@ class NumpyBoosting:
 
     def corrective(self, inst, n_iter, variant="full", *, L=None, init=None, keep_weights=False):
         P = _problem(inst)
+        need(int(n_iter) == n_iter and n_iter >= 0, f"n_iter must be a non-negative integer, got {n_iter!r}")
         a = self._init(P, init)
         L = 1.0 / P.eps if L is None else float(L)
         need(L > 0, f"L must be > 0, got {L}")
@@ -295,6 +300,7 @@ class NumpyBoosting:
         """Corners are extreme for every coordinate (the mass P(N(mu, s^2) in [lo, hi]) is smallest with mu at an
         end, the density smallest at the opposite end); eps and M scan sigma on a fine geometric grid."""
         lo, hi = np.atleast_1d(np.asarray(lo, float)), np.atleast_1d(np.asarray(hi, float))
+        need(0 < sigma_min <= sigma_max, f"need 0 < sigma_min <= sigma_max, got {sigma_min}, {sigma_max}")
         d, wdt = lo.size, hi - lo
         sig = np.unique(np.concatenate([np.geomspace(sigma_min, sigma_max, 257), [sigma_min, sigma_max]]))
         lz = np.array([_log_mass(lo, s, lo, hi).sum() for s in sig])
@@ -320,6 +326,7 @@ class NumpyBoosting:
         from scipy.stats import truncnorm
 
         need(n_samples >= 2, "the leave-one-out baseline needs n_samples >= 2")
+        need(n_steps >= 0, f"n_steps must be >= 0, got {n_steps}")
         rng = np.random.default_rng(seed)
         lo, hi, sig = inst.lo, inst.hi, float(inst.scales[0])
         a = np.asarray(alpha, dtype=float)

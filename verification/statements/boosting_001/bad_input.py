@@ -6,7 +6,8 @@ f and LMO scores are still finite (log q is about -5000 there, a careful impleme
 the implementation either refuses the instance or returns them; the oracle evaluates them with log q from scipy's
 truncated-normal log density on the instance's quadrature rule.  The other probes sit on the boundary of a
 hypothesis: delta = 0 and delta > 1 for the approximate LMO of Eq. (9), weights off the simplex, atom indices out of
-range, L = 0 for Variant 0, a single draw for Algorithm 2's leave-one-out baseline.
+range, L = 0 for Variant 0, a single draw for Algorithm 2's leave-one-out baseline, iteration counts of -1 (and 0,
+which is allowed), a starting atom out of range, sigma_min > sigma_max, a box with hi = lo, a quadrature of order 0.
 
 Statements: 001.claim-bad-input.
 """
@@ -64,3 +65,18 @@ def claim_bad_input(ctx):
     ctx.refuses(lambda: b.corrective(grid, 3, "norm", L=0.0).f, label="corrective Variant 0: L = 0")
     ctx.refuses(lambda: b.stochastic_lmo(grid, uniform, n_samples=1),
                 label="stochastic_lmo: one draw (the leave-one-out baseline needs two)")
+
+    # iteration counts, starting atoms, quadrature, boxes and scale ranges on the boundary of their domains
+    ctx.refuses(lambda: b.frank_wolfe(grid, -1).f, label="frank_wolfe: n_iter = -1")
+    ctx.true(len(np.asarray(b.frank_wolfe(grid, 0, init=0).f)) == 1,
+             label="frank_wolfe: n_iter = 0 from atom 0 (allowed: q^0 alone)")
+    for k in (-1, K):
+        ctx.refuses(lambda: b.frank_wolfe(grid, 2, init=k).f, label=f"frank_wolfe: starting atom index {k}")
+    ctx.refuses(lambda: b.corrective(grid, -1, "full").f, label="corrective: n_iter = -1")
+    ctx.refuses(lambda: b.stochastic_lmo(grid, uniform, n_steps=-1), label="stochastic_lmo: n_steps = -1")
+    ctx.refuses(lambda: b.family_constants([-1.0], [1.0], 0.3, 0.2), label="family_constants: sigma_min > sigma_max")
+    tgt = BoostingTarget.mixture([1.0], [0.0], [0.5])
+    ctx.refuses(lambda: b.objective(BoostingInstance.make(0.5, 0.5, [0.5], 0.3, tgt), np.ones(1)),
+                label="a box with hi = lo (A has no interior)")
+    ctx.refuses(lambda: b.objective(BoostingInstance.make(-1.0, 1.0, [0.0], 0.3, tgt, quadrature=(0, 20)), np.ones(1)),
+                label="a quadrature rule of order 0")
