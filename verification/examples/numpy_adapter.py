@@ -86,7 +86,9 @@ def _constants(target):
     if target.kind == "callable":                          # declared with the instance (its hypotheses)
         if p.get("smoothness") is None:
             raise ValueError("this 'callable' target declares no smoothness constant")
-        return float(p.get("strong_convexity", 0.0)), float(p["smoothness"])
+        mu, M = float(p.get("strong_convexity", 0.0)), float(p["smoothness"])
+        need(0.0 <= mu <= M, f"declared constants need 0 <= mu <= M, got mu = {mu}, M = {M}")
+        return mu, M
     raise ValueError(f"unknown target kind {target.kind!r}")
 
 
@@ -103,6 +105,9 @@ class NumpyImplementation(NumpyFamilies):
         if target.kind == "hierarchical_logistic":
             g = np.asarray(target.params["groups"])
             need(g.size == 0 or (g.min() >= 0 and g.max() < target.params["n_groups"]), "group labels outside 0..G-1")
+        if target.kind == "gaussian":
+            need(np.linalg.eigvalsh(np.asarray(target.params["precision"]))[0] > 0, "the precision must be positive "
+                 "definite")
         return np.array([target.logp(z) for z in np.atleast_2d(Z)])
 
     def grad_log_joint(self, target, Z):
@@ -241,6 +246,7 @@ class NumpyImplementation(NumpyFamilies):
 
     # ---- step-size rules and averages: seed 000 Thms 6, 7, 9, 10, 27, Cor 30 ----------------------------------
     def step_sizes(self, rule, T, gamma=None, M=None, mu=None, a=None, L=None, A=None):
+        need(int(T) == T and T >= 1, f"the horizon T must be a positive integer, got {T!r}")
         t = np.arange(T, dtype=float)
         decay = (2 * t + 1) / (t + 1) ** 2
         if rule == "constant":
@@ -262,12 +268,15 @@ class NumpyImplementation(NumpyFamilies):
         if rule == "thm9-switch":                  # ... and mu/2 for mu: t* = 4 floor(2a/mu^2), then (2/mu)(2t+1)/(t+1)^2
             return np.where(t < 4 * np.floor(2 * a / mu ** 2), mu / (2 * a), 2 * decay / mu)
         if rule == "A log T / T":
+            need(T >= 2, "A log T / T needs T >= 2 (log 1 = 0 is a zero step)")
             return np.full(T, A * np.log(T) / T)
         raise ValueError(f"unknown rule {rule!r}")
 
     def step_range_ok(self, theorem, gammas, M=None, mu=None, a=None, A=None):
         """The step hypotheses of seed 000 Thms 6, 7, 9, 10, Cor 30 and seed 002 Thm 6."""
         g = np.asarray(gammas, dtype=float)
+        if not np.all(g > 0):                          # a step must be positive under every theorem
+            return False
         same = bool(np.all(g == g[0]))
         if theorem == "000.cor30":
             T = g.size
@@ -310,6 +319,11 @@ class NumpyImplementation(NumpyFamilies):
         m, C = np.array(m0, dtype=float), np.array(C0, dtype=float)
         T = len(gammas)
         need(np.all(np.asarray(gammas) > 0), "step sizes must be > 0")
+        need(np.ndim(U) == 3 and np.shape(U)[:2] == (T, np.shape(U)[1]) and np.shape(U)[1] >= 1,
+             "U must have shape (T, S, d) with S >= 1 samples per step")
+        if weights is not None:
+            need(len(weights) == T + 1 and np.all(np.asarray(weights) >= 0) and np.sum(weights) > 0,
+                 "the average weights must be T + 1 non-negative numbers with a positive sum")
         w = np.zeros(T + 1) if weights is not None else None
         if w is not None:
             w[:] = np.asarray(weights, dtype=float) / np.sum(weights)

@@ -3,7 +3,7 @@ answered with a wrong number.
 
 Each probe sits exactly on the boundary of a hypothesis (M = 0, gamma < 0, a zero on the diagonal of C, one entry
 above the diagonal of a "tril" C, a NaN in the base samples, a tail fraction of 0 or just above 1, a first step that
-overflows, a target with zero curvature, ...), where a check written with the wrong comparison lets the input through.  The protocol's convention is a ``ValueError`` or
+overflows, a target with zero curvature, a horizon T = 0, zero samples per step, average weights summing to 0, ...), where a check written with the wrong comparison lets the input through.  The protocol's convention is a ``ValueError`` or
 ``TypeError``; where the input still has a right answer (the prox with gamma = 0 is the identity; the projection of
 an asymmetric C onto the symmetric W_M is the clip of its symmetric part; an estimator at a C outside V is the
 projected mean at that C) returning that answer also passes (:meth:`~refvi.verification.statement.Context.refuses`).
@@ -118,3 +118,19 @@ def claim_bad_input(ctx):
                 label="prox_sgd: the first update overflows (divergence at step 0)")
     ctx.refuses(lambda: impl.proj_sgd(target, 1e300 * m, S, np.array([1e300, 0.1]), U3, 1.0),
                 label="proj_sgd: the first update overflows (divergence at step 0)")
+
+    # horizons, sample counts, weights and seeds on the boundary of their domains; targets outside their definition
+    ctx.refuses(lambda: impl.step_sizes("constant", 0, gamma=0.1), label="step_sizes: T = 0")
+    ctx.refuses(lambda: impl.step_sizes("A log T / T", 1, A=2.0), label="step_sizes A log T / T: T = 1 (a zero step)")
+    ctx.true(not impl.step_range_ok("000.thm10", np.zeros(3)),
+             label="step_range_ok: Thm 10's constant step gamma = 0 is no step (outside its range)")
+    U0 = np.zeros((2, 0, d))
+    ctx.refuses(lambda: impl.prox_sgd(target, m, C, np.array([0.1, 0.1]), U0), label="prox_sgd: S = 0 samples per step")
+    ctx.refuses(lambda: impl.prox_sgd(target, m, C, np.array([0.1, 0.1]), U3, weights=np.zeros(3)),
+                label="prox_sgd: average weights summing to 0")
+    ctx.refuses(lambda: impl.fit(target, "prox-sgd", steps=4, seed=-1), label="fit: seed = -1")
+    iso = specs.from_callables(lambda z: -0.5 * float(z @ z), lambda z: -np.asarray(z), d, smoothness=1.0,
+                               strong_convexity=2.0)
+    ctx.refuses(lambda: impl.fit(iso, "proj-sgd", steps=4), label="fit: a target declaring mu = 2 > M = 1")
+    ctx.refuses(lambda: impl.log_joint(specs.gaussian(np.zeros(d), np.diag([1.0, 0.0, 1.0])), np.zeros((1, d))),
+                label="log_joint: a Gaussian target with a singular precision")
