@@ -46,6 +46,14 @@ def _kl(mu1, S1, mu2, S2):
     return 0.5 * (np.trace(P2 @ S1) + r @ P2 @ r - d + np.linalg.slogdet(S2)[1] - np.linalg.slogdet(S1)[1])
 
 
+def _rows(rows, n):
+    """A mini-batch: a non-empty 1-D array of row indices in [0, n)."""
+    rows = np.asarray(rows)
+    need(rows.ndim == 1 and rows.size > 0 and np.issubdtype(rows.dtype, np.integer) and rows.min() >= 0
+         and rows.max() < n, f"a batch must be a non-empty list of row indices in [0, {n}), got {rows.tolist()}")
+    return rows
+
+
 def _in_domain(eta):
     """Remark 2: an update whose Lam is not negative definite leaves D; refuse it rather than return it."""
     if np.linalg.eigvalsh(0.5 * (eta[1] + eta[1].T))[-1] >= 0:
@@ -80,6 +88,10 @@ class NumpyNGVI:
         return float(-0.5 * np.linalg.slogdet(np.asarray(Xi) - np.outer(xi, xi))[1] - 0.5 * len(xi))
 
     def kl(self, mu1, S1, mu2, S2):
+        for S in (S1, S2):
+            S = np.asarray(S, float)
+            need(np.allclose(S, S.T, rtol=0, atol=1e-10 * max(1.0, float(np.abs(S).max()))),
+                 "a covariance must be symmetric")
         return float(_kl(np.asarray(mu1, float), np.asarray(S1, float), np.asarray(mu2, float), np.asarray(S2, float)))
 
     def bregman_A(self, eta1, eta2):
@@ -109,6 +121,7 @@ class NumpyNGVI:
 
     # ---- steps (Eqs. 7, 8, 10) ------------------------------------------------------------------------------------
     def ngd_step(self, eta, g, gamma):                     # eta - gamma grad_omega l, refused outside D
+        need(np.isfinite(gamma) and gamma >= 0, f"gamma must be >= 0, got {gamma}")
         return _in_domain((eta[0] - gamma * np.asarray(g[0]),
                            eta[1] - gamma * 0.5 * (np.asarray(g[1]) + np.asarray(g[1]).T)))
 
@@ -278,6 +291,9 @@ class NumpyNGVI:
         return f, f1, f2
 
     def glm_loglik(self, kind, X, y, Z):
+        if kind == "poisson":
+            need(np.all(np.asarray(y) >= 0) and np.all(np.asarray(y) == np.round(y)), "Poisson counts must be "
+                 "non-negative integers")
         eta = np.atleast_2d(Z) @ np.asarray(X, float).T
         if kind == "logistic":
             return np.sum(-np.log1p(np.exp(-np.abs(y * eta))) + np.minimum(y * eta, 0.0), axis=1)
@@ -303,8 +319,9 @@ class NumpyNGVI:
         X, y = np.asarray(X, float), np.asarray(y, float)
         n, d = X.shape
         eta = (np.zeros(d), -0.5 * np.eye(d)) if init is None else init
+        need(np.ndim(U) == 3 and np.shape(U)[0] == len(gammas) and np.shape(U)[1] >= 1, "U must be (T, S >= 1, d)")
         for t, g in enumerate(gammas):
-            rows = np.arange(n) if batches is None else np.asarray(batches[t])
+            rows = np.arange(n) if batches is None else _rows(batches[t], n)
             Xb, yb, c = X[rows], y[rows], n / len(rows)
 
             def grad_hess(Z, Xb=Xb, yb=yb, c=c):
@@ -335,7 +352,9 @@ class NumpyNGVI:
         n, d = X.shape
         m, C = (np.zeros(d), np.eye(d)) if init is None else (np.array(init[0], float), np.tril(init[1]))
         Pinv = np.linalg.inv(P)
+        need(np.all(np.asarray(steps) >= 0), "step sizes must be >= 0")
         for rows, step in zip(np.asarray(indices), steps):
+            rows = _rows(rows, n)
             c, Xb, yb = n / (len(rows) * sigma2), X[rows], y[rows]
             m, C = self._sgd_step(m, C, step, -c * Xb.T @ (yb - Xb @ m), c * np.tril(Xb.T @ Xb @ C), Pinv, mp)
         return _natural(m, C @ C.T)
@@ -344,8 +363,9 @@ class NumpyNGVI:
         X, y = np.asarray(X, float), np.asarray(y, float)
         n, d = X.shape
         m, C = (np.zeros(d), np.eye(d)) if init is None else (np.array(init[0], float), np.tril(init[1]))
+        need(np.all(np.asarray(steps) >= 0), "step sizes must be >= 0")
         for t, step in enumerate(steps):
-            rows = np.arange(n) if batches is None else np.asarray(batches[t])
+            rows = np.arange(n) if batches is None else _rows(batches[t], n)
             Xb, yb, c, u = X[rows], y[rows], n / len(rows), np.atleast_2d(U[t])
             A = (m + u @ C.T) @ Xb.T
             d1, d2 = (yb * expit(-yb * A), -expit(A) * expit(-A)) if kind == "logistic" else (yb - np.exp(A),

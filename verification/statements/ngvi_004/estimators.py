@@ -124,8 +124,10 @@ def _e004_4(ctx):
 @statement("004.claim-bad-input")
 def _claim_bad_input(ctx):
     """Inputs outside the model's definition are refused (ValueError / TypeError), never answered: mini-batch row
-    indices outside [0, n) (-1 and n, each at the boundary a wrong comparison lets through) and a covariance that is
-    not positive definite (an update that would leave D is 004.remark2's)."""
+    indices outside [0, n) (-1 and n, each at the boundary a wrong comparison lets through) in the estimators and in
+    every run (NGD, GLM NGD, the SGD baseline), empty batches, no base samples, a negative step, Poisson counts that
+    are not non-negative integers, a covariance that is not positive definite or not symmetric (an update that would
+    leave D is 004.remark2's); gamma = 0 is the identity step, returned exactly or refused."""
     impl = ctx.adapter("ngvi")
     rng = ctx.rng("bad-input")
     n, d = 5, 2
@@ -139,3 +141,28 @@ def _claim_bad_input(ctx):
                     label=f"blr_stochastic_grad: batch rows {idx} with n = {n}")
     ctx.refuses(lambda: impl.price_logistic(X, y, xi, np.outer(xi, xi), U),
                 label="price_logistic: Xi - xi xi^T = 0 (a degenerate q)")
+    # the runs' batches, base samples and steps, the data and the covariances on the boundary of their domains
+    P, mp, T = np.eye(d), np.zeros(d), 3
+    for idx in ([[0], [1], [-1]], [[0], [n], [1]]):
+        ctx.refuses(lambda: impl.blr_run(X, y, 1.0, P, mp, np.array(idx)), label=f"blr_run: batch rows {idx}")
+        ctx.refuses(lambda: impl.glm_ngd("logistic", X, y, np.full(T, 0.1), rng.standard_normal((T, 2, d)),
+                                         batches=np.array(idx)), label=f"glm_ngd: batch rows {idx}")
+        ctx.refuses(lambda: impl.blr_sgd(X, y, 1.0, P, mp, np.array(idx), np.full(T, 0.01)),
+                    label=f"blr_sgd: batch rows {idx}")
+    ctx.refuses(lambda: impl.blr_run(X, y, 1.0, P, mp, np.zeros((T, 0), dtype=np.int64)),
+                label="blr_run: empty batches (m = 0)")
+    ctx.refuses(lambda: impl.glm_ngd("logistic", X, y, np.full(T, 0.1), np.zeros((T, 0, d))),
+                label="glm_ngd: no base samples per step")
+    ctx.refuses(lambda: impl.blr_sgd(X, y, 1.0, P, mp, np.zeros((T, 1), dtype=np.int64), np.array([0.01, -0.01, 0.01])),
+                label="blr_sgd: a step < 0")
+    eta = impl.natural_from_moment(xi, S)
+    ctx.refuses(lambda: impl.ngd_step(eta, (np.ones(d), np.eye(d)), -0.1), label="ngd_step: gamma < 0")
+    flat = np.concatenate([np.ravel(np.asarray(x, dtype=np.float64)) for x in eta])
+    ctx.refuses(lambda: np.concatenate([np.ravel(x) for x in impl.ngd_step(eta, (np.ones(d), np.eye(d)), 0.0)]),
+                correct=flat, rtol=0.0, atol=0.0, label="ngd_step: gamma = 0 (the identity)")
+    for yy, what in (([1.0, 2.0, -1.0, 0.0, 3.0], "a count of -1"), ([1.0, 2.0, 1.5, 0.0, 3.0], "a count of 1.5")):
+        ctx.refuses(lambda: impl.glm_loglik("poisson", X, np.array(yy), np.zeros((1, d))),
+                    label=f"glm_loglik Poisson: {what}")
+    asym = S.copy()
+    asym[0, 1] += 1e-6 * float(np.abs(S).max())
+    ctx.refuses(lambda: impl.kl(xi, asym, np.zeros(d), np.eye(d)), label="kl: a covariance asymmetric by 1e-6")
