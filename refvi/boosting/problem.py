@@ -7,7 +7,7 @@ log p(x) are constants that cancel in every <grad f, s - q>), and the linear sco
 quadrature error (~1e-13 for smooth integrands) is the floor of every reported number.
 
 ``target`` may be any object with ``logp`` on an (S, d) batch (every refvi target, :mod:`refvi.boosting.targets_1d`)
-or a plain callable; log p may be unnormalized (then f = KL - log p(x); pass ``log_evidence`` to report the KL).
+or a plain callable; log p may be unnormalized (then f = KL - log p(x)).
 """
 
 from __future__ import annotations
@@ -63,8 +63,7 @@ def logp_on(target, Z: np.ndarray) -> np.ndarray:
 class BoostingProblem:
     """Exact (quadrature) boosting problem over a finite atom set; d <= 2 recommended (Q grows as (order*panels)^d)."""
 
-    def __init__(self, atoms: AtomSet, target, *, order: int = 20, panels: int = 20, log_evidence: float | None = None,
-                 logp_shift: float = 0.0):
+    def __init__(self, atoms: AtomSet, target, *, order: int = 20, panels: int = 20, logp_shift: float = 0.0):
         if not isinstance(atoms, AtomSet):
             raise TypeError(f"atoms must be an AtomSet, got {type(atoms).__name__}")
         self.atoms = atoms
@@ -73,7 +72,6 @@ class BoostingProblem:
         self.nodes, self.w = gauss_legendre_box(self.box, order, panels)
         self.logp_shift = float(logp_shift)
         self.logp = logp_on(target, self.nodes) + self.logp_shift
-        self.log_evidence = log_evidence
         self.T = kb.atom_table(atoms.means, atoms.scales, self.box.lo, self.box.hi, self.nodes)
         if not np.all(self.T > 0):
             raise ValueError("an atom density underflows to 0 on the box (eps below 1e-308); use larger sigma or a "
@@ -97,10 +95,6 @@ class BoostingProblem:
     def _f(self, alpha) -> float:
         """:meth:`f` for weights already on the simplex (the algorithms' loops keep them there)."""
         return float(kb.kl_on_nodes(self.q_nodes(alpha), self.logp, self.w))
-
-    def kl(self, alpha) -> float:
-        """KL(q || p_x): f + log p(x) (needs ``log_evidence`` when log p is unnormalized)."""
-        return self.f(alpha) + (self.log_evidence or 0.0)
 
     def grad_nodes(self, alpha) -> np.ndarray:
         """grad f(q) on the nodes: log q - log p (constants dropped; they cancel in <grad, s - q>)."""

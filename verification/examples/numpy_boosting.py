@@ -165,6 +165,11 @@ class NumpyBoosting:
     def scores(self, inst, alpha):
         return _problem(inst).scores(simplex(alpha, inst.K))
 
+    def gap(self, inst, alpha):                         # <q, grad f> - min_k <s_k, grad f>
+        a = simplex(alpha, inst.K)
+        sc = _problem(inst).scores(a)
+        return float(a @ sc - sc.min())
+
     def gram(self, inst):
         return _problem(inst).gram
 

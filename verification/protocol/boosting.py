@@ -177,6 +177,10 @@ class BoostingProtocol(Protocol):
     def gram(self, inst: BoostingInstance) -> np.ndarray:
         """(K, K) L2 inner products <s_i, s_j> = int_A s_i s_j."""
 
+    def gap(self, inst: BoostingInstance, alpha) -> float:
+        """The Frank-Wolfe duality gap g(q) = max_k <grad f(q), q - s_k> = <q, grad f> - min_k scores_k (>= f(q) - f*,
+        the certificate Algorithms 1 and 3 report)."""
+
     def frank_wolfe(self, inst: BoostingInstance, n_iter: int, step: str = "fixed", *, lmo: str = "exact",
                     delta: float | None = None, curvature: float | None = None, L: float | None = None,
                     init: int | None = None, keep_weights: bool = False) -> BoostingRun:
@@ -267,7 +271,7 @@ class BoostingProtocol(Protocol):
         ``f`` (T+1,) = f(alpha^t) on the draws of the first t+1 components."""
 
 
-METHODS = ("objective", "scores", "gram", "frank_wolfe", "stochastic_lmo", "stochastic_lmo_step", "fixed_step_weights", "corrective", "mc_predictive",
+METHODS = ("objective", "scores", "gram", "gap", "frank_wolfe", "stochastic_lmo", "stochastic_lmo_step", "fixed_step_weights", "corrective", "mc_predictive",
            "line_search", "norm_corrective_weights", "fully_corrective_weights", "score_gradient", "family_constants",
            "curvature_lower_bound", "truncation_optimum", "density_bounds", "mixture_logpdf", "mixture_moments", "mixture_norm_sq",
            "mixture_sample", "mc_mean_field", "mc_boost")

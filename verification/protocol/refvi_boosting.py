@@ -46,6 +46,9 @@ class RefviBoosting:
     def scores(self, inst, alpha):
         return self._problem(inst).scores(np.asarray(alpha, dtype=np.float64))[0]
 
+    def gap(self, inst, alpha):
+        return self._problem(inst).gap(np.asarray(alpha, dtype=np.float64))
+
     def gram(self, inst):
         return self._problem(inst).atoms.gram()
 

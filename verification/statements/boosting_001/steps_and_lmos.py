@@ -195,6 +195,9 @@ def claim_fw_gap_certificate(ctx):
             want.append(min(1.0, max(float(a @ sc - sc[k]), 0.0) / denom(a, k)))
         ctx.close(np.asarray(res.gamma, dtype=float), np.array(want), rtol=1e-7, atol=1e-10,
                   label=f"{name}: gamma_t from the FW gap of atom t's direction")
+    # the gap of any q as the implementation computes it on its own (protocol gap), against the oracle's
+    for a in np.asarray(runs["curvature"].weights_history)[::8]:
+        ctx.close(float(b.gap(inst, a)), oracle.gap(a), rtol=1e-9, atol=1e-11, label="gap(q^t) = the oracle's gap")
 
 
 @statement("001.claim-mog-recovery")

@@ -69,6 +69,12 @@ def claim_bad_input(ctx):
     for kind in ("laplace", "diagonal"):
         ctx.refuses(lambda: impl.frame(flat, kind), label=f"frame {kind}: log p constant (zero curvature everywhere)")
 
+    # a group prior that is not positive definite (Cor 25 needs Sigma, Delta > 0)
+    singular_prior = specs.hierarchical_logistic(Xh, np.array([1.0, -1.0, 1.0, 1.0]), [0, 1, 1, 0], 2,
+                                                 np.diag([1.0, 0.0]), np.eye(2))
+    ctx.refuses(lambda: impl.log_joint(singular_prior, np.zeros((1, singular_prior.dim))),
+                label="log_joint: hierarchical model with a singular prior covariance Sigma")
+
     # prox and projections (Lemmas 31-33, seed 002 Thm 7)
     ctx.refuses(lambda: impl.entropy_prox(upper, 0.1), label="entropy_prox: C with an entry above the diagonal")
     ctx.refuses(lambda: impl.entropy_prox(C, -0.1), label="entropy_prox: gamma < 0")
