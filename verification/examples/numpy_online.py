@@ -10,6 +10,8 @@ from types import SimpleNamespace
 import numpy as np
 from scipy.special import logsumexp, ndtr
 
+from ._validate import need
+
 _SQ2PI = math.sqrt(2 * math.pi)
 
 
@@ -73,9 +75,16 @@ class _Learner:
     def __init__(self, method, d, loss, eta=None, s=1.0, mbox=np.inf, sbox=np.inf, H=1.0, schedule="convex",
                  K=None, D=None, L=None, H_sc=None, sigma0=None, alpha=None, beta=None, projection="greedy",
                  prior=None):
+        need(eta is None or eta > 0, f"eta must be > 0, got {eta}")
+        need(s > 0 and mbox > 0 and sbox > 0 and s <= sbox, f"need s, mbox, sbox > 0 and s <= sbox, got {s}, {mbox}, "
+             f"{sbox}")
+        need(beta is None or 0 < beta <= 1, f"beta must lie in (0, 1], got {beta}")
+        need(sigma0 is None or bool(np.all((np.asarray(sigma0) >= 0) & (np.asarray(sigma0) <= sbox))),
+             "sigma0 must lie in [0, sbox]")
         self.method, self.loss, self.H, self.eta, self.s = method, loss, H, eta, s
         self.mbox, self.sbox, self.schedule, self.H_sc, self.projection = mbox, sbox, schedule, H_sc, projection
         self.K = K if K is not None or D is None else D * math.sqrt(2) / L
+        need(self.K is None or self.K > 0, f"K = D sqrt(2) / L must be > 0, got {self.K}")
         self.beta = beta if alpha is None else alpha / (alpha + eta)       # corrected weight (erratum E003-1)
         self.prior = np.zeros(d) if prior is None else np.array(prior, dtype=float)
         self.m = self.prior.copy()
@@ -165,6 +174,7 @@ class _NetLearner(_Learner):
     share no code and differ in rounding, ~1e-15.)"""
 
     def __init__(self, method, h, U, **hyper):
+        need(int(h) == h and h >= 1 and U.ndim == 3 and U.shape[1] >= 1, "need h >= 1 and U of shape (T, S >= 1, d)")
         super().__init__(method, U.shape[-1], "squared", **hyper)
         self.h, self.U = h, U
 
@@ -262,6 +272,7 @@ class NumpyOnline:
     def expected_loss(self, loss, X, y, m, sigma, H=1.0):
         X = np.atleast_2d(np.asarray(X, dtype=float))
         ys = np.zeros(len(X)) if y is None else np.asarray(y, dtype=float)
+        need(np.all(np.asarray(sigma) >= 0), "sigma must be >= 0")
         out = [_expected(loss, x, yt, np.asarray(m, float), np.asarray(sigma, float), H) for x, yt in zip(X, ys)]
         return np.array([o[0] for o in out]), np.array([o[1] for o in out]), np.array([o[2] for o in out])
 
@@ -281,8 +292,9 @@ class NumpyOnline:
 
     def ewa_2d(self, loss, data, eta, lo, hi, log_prior=None, n_nodes=64):
         """p_{t+1} ∝ p_t exp(-eta ell_t) on a tensor Gauss-Legendre grid of the box."""
-        z, w = np.polynomial.legendre.leggauss(int(n_nodes))
         lo, hi = np.asarray(lo, float), np.asarray(hi, float)
+        need(np.all(hi > lo) and n_nodes >= 2, "need lo < hi and n_nodes >= 2")
+        z, w = np.polynomial.legendre.leggauss(int(n_nodes))
         gx = [lo[j] + 0.5 * (hi[j] - lo[j]) * (z + 1) for j in range(2)]
         gw = [0.5 * (hi[j] - lo[j]) * w for j in range(2)]
         nodes = np.array([[a, b] for a in gx[0] for b in gx[1]])
@@ -294,6 +306,7 @@ class NumpyOnline:
 
     def ewa_1d(self, loss, data, eta, lo, hi, log_prior=None, n_nodes=2000, breaks=()):
         """p_{t+1} ∝ p_t exp(-eta ell_t) on composite Gauss-Legendre nodes split at the loss kinks."""
+        need(lo < hi, f"need lo < hi, got [{lo}, {hi}]")
         cuts = np.unique(np.concatenate([[lo, hi], [b for b in np.ravel(breaks) if lo < b < hi]]))
         k = max(16, int(n_nodes) // (len(cuts) - 1))
         z, w = np.polynomial.legendre.leggauss(k)

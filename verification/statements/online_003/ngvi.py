@@ -85,10 +85,11 @@ def eq16(ctx):
     on = ctx.adapter("online")
 
     def check(inst):
-        X, y, eta, beta = inst["X"], inst["y"], inst["eta"], min(0.99, inst["s"] / 3)
+        X, y, eta = inst["X"], inst["y"], inst["eta"]
         lam = lambda m, s: np.concatenate([m / s ** 2, -0.5 / s ** 2])
         T, d = X.shape
-        for s in (1.0, 2.5):                 # lambda_1 = the prior N(0, s^2 I)'s natural parameters
+        # lambda_1 = the prior N(0, s^2 I)'s natural parameters; beta = 1 (the end of (0, 1]) keeps the last gradient
+        for s, beta in ((1.0, min(0.99, inst["s"] / 3)), (2.5, min(0.99, inst["s"] / 3)), (1.0, 1.0)):
             res = on.run("ngvi", X, y, eta=eta, beta=beta, s=s)
             acc = np.zeros(2 * d)
             for i in range(T):
@@ -98,7 +99,7 @@ def eq16(ctx):
             want = lam(np.zeros(d), np.full(d, s)) - eta * acc
             got = lam(res.M[T], res.S[T])
             ctx.close(got, want, rtol=1e-9, atol=1e-9 * max(1.0, float(np.max(np.abs(want)))),
-                      label=f"(16) corrected, prior scale {s}")
+                      label=f"(16) corrected, prior scale {s}, beta = {beta:.3g}")
 
     ctx.forall(sva_instances(), check)
 
