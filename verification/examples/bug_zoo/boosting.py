@@ -68,6 +68,14 @@ def _(orig, owner):
     return scores
 
 
+@mutant("boosting-gap-max-score", "001", "boosting.gap", "the FW gap <q, grad f> - max_k scores_k (max for min)")
+def _(orig, owner):
+    def gap(inst, alpha):
+        sc = np.asarray(owner.scores(inst, alpha))
+        return float(np.asarray(alpha, dtype=float) @ sc - sc.max())
+    return gap
+
+
 @mutant("boosting-objective-ignores-shift", "001", "boosting.objective", "f ignores the additive constant of log p")
 def _(orig, owner):
     def objective(inst, alpha):

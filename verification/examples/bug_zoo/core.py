@@ -568,7 +568,7 @@ def _(out, target):
 # ---- the end-to-end driver (000.claim-fit) ---------------------------------------------------------------------------
 @corrupts("fit-uniform-average-includes-start", "000", "fit",
           "the uniform average taken over w^0..w^T (the start included) instead of w^1..w^T")
-def _(out, target, method, steps, step_size, average, seed):
+def _(out, target, method, steps, step_size, average, seed, frame):
     if average != "uniform":
         return out
     from types import SimpleNamespace
@@ -577,9 +577,11 @@ def _(out, target, method, steps, step_size, average, seed):
 
 @mutant("fit-one-sample-for-all-steps", "000", "fit", "the driver draws u once and reuses it at every step")
 def _(orig, owner):
-    def fit(target, method="prox-sgd", steps=200, step_size=None, average="tail", seed=0):
+    def fit(target, method="prox-sgd", steps=200, step_size=None, average="tail", seed=0, frame=None):
         from types import SimpleNamespace
 
+        if frame is not None or method.startswith("gd-"):
+            return orig(target, method, steps, step_size, average, seed, frame)
         M = owner.smoothness(target)
         gamma = step_size or (1 / M if method == "prox-sgd" else 1 / (2 * M))
         u = np.random.default_rng(seed).standard_normal(target.dim)
@@ -599,10 +601,10 @@ def _(orig, owner):
 
 @mutant("fit-default-step-2-over-M", "000", "fit", "the driver's default step 2/M (outside Thm 7's range (0, 1/M])")
 def _(orig, owner):
-    def fit(target, method="prox-sgd", steps=200, step_size=None, average="tail", seed=0):
-        if step_size is None:
+    def fit(target, method="prox-sgd", steps=200, step_size=None, average="tail", seed=0, frame=None):
+        if step_size is None and frame is None and not method.startswith("gd-"):
             step_size = 2.0 / owner.smoothness(target)
-        return orig(target, method, steps, step_size, average, seed)
+        return orig(target, method, steps, step_size, average, seed, frame)
     return fit
 
 
@@ -614,7 +616,7 @@ def _(out, target, method, steps, step_size, average, seed, frame):
     from types import SimpleNamespace
 
     from refvi.verification.examples.numpy_adapter import IMPL
-    z0, L, _, _ = IMPL.frame(target, frame)
+    z0, L = frame if isinstance(frame, tuple) else IMPL.frame(target, frame)[:2]
     return SimpleNamespace(**{**vars(out), "m": np.linalg.solve(L, out.m - z0)})
 
 
@@ -631,6 +633,29 @@ def _(orig, owner):
         return SimpleNamespace(**{**vars(out), "m": w @ out.ms, "C": np.tensordot(w, out.Cs, 1)})
     return fit
 
+
+
+@mutant("fit-given-frame-mapped-back-by-L", "000", "fit",
+        "a run in a given frame (z0, L) maps C back as L C_x even when L is not lower triangular (C leaves V)")
+def _(orig, owner):
+    def fit(target, method="prox-sgd", steps=200, step_size=None, average="tail", seed=0, frame=None):
+        out = orig(target, method, steps, step_size, average, seed, frame)
+        if not isinstance(frame, tuple) or method != "prox-sgd":
+            return out
+        from types import SimpleNamespace
+        L = np.asarray(frame[1], dtype=float)
+        Cs = np.array([L @ np.linalg.cholesky(np.linalg.solve(L, C @ C.T) @ np.linalg.inv(L).T) for C in out.Cs])
+        return SimpleNamespace(**{**vars(out), "Cs": Cs, "C_last": Cs[-1]})
+    return fit
+
+
+@mutant("fit-gd-prox-half-step", "002", "fit", "fit's gd-prox method takes 1/(2M) as its default step, not Thm 6's 1/M")
+def _(orig, owner):
+    def fit(target, method="prox-sgd", steps=200, step_size=None, average="tail", seed=0, frame=None):
+        if method == "gd-prox" and step_size is None:
+            step_size = 0.5 / owner.smoothness(target)
+        return orig(target, method, steps, step_size, average, seed, frame)
+    return fit
 
 
 substitutes("proj-sgd-stl-runs-entropy", "000", "proj_sgd",

@@ -31,6 +31,11 @@ mutant("online-svb-schedule-index", "003", "online.run", "SVB's convex schedule 
                     and "K" in h else h))
 
 
+mutant("online-svb-D-L-no-sqrt2", "003", "online.run", "SVB given Thm 3's D and L takes K = D / L (the sqrt 2 dropped)")(
+    _hyper_override("svb", lambda h: {**{k: v for k, v in h.items() if k not in ("D", "L")}, "K": h["D"] / h["L"]}
+                    if "D" in h else h))
+
+
 @mutant("online-record-after-update", "003", "online.run", "row t of M holds the state after round t, not before")
 def _(orig, owner):
     def run(method, X, y, loss="hinge", **hyper):
