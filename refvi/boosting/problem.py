@@ -136,14 +136,6 @@ class BoostingProblem:
         A = self.atoms
         return kb.gram_matrix(A.means[idx], A.scales[idx], self.box.lo, self.box.hi)
 
-    def shifted(self, c: float) -> "BoostingProblem":
-        """The same problem with log p + c (every algorithm must be invariant; f shifts by -c)."""
-        other = object.__new__(BoostingProblem)
-        other.__dict__.update(self.__dict__)
-        other.logp = self.logp + float(c)
-        other.logp_shift = self.logp_shift + float(c)
-        return other
-
     def vertex(self, k: int) -> np.ndarray:
         a = np.zeros(self.K)
         a[int(k)] = 1.0
