@@ -7,7 +7,8 @@ the implementation either refuses the instance or returns them; the oracle evalu
 truncated-normal log density on the instance's quadrature rule.  The other probes sit on the boundary of a
 hypothesis: delta = 0 and delta > 1 for the approximate LMO of Eq. (9), weights off the simplex, atom indices out of
 range, L = 0 for Variant 0, a single draw for Algorithm 2's leave-one-out baseline, iteration counts of -1 (and 0,
-which is allowed), a starting atom out of range, sigma_min > sigma_max, a box with hi = lo, a quadrature of order 0.
+which is allowed), a starting atom out of range, sigma_min > sigma_max, a box with hi = lo, a quadrature of order 0
+(order 1, one panel, is allowed).
 
 Statements: 001.claim-bad-input.
 """
@@ -80,3 +81,6 @@ def claim_bad_input(ctx):
                 label="a box with hi = lo (A has no interior)")
     ctx.refuses(lambda: b.objective(BoostingInstance.make(-1.0, 1.0, [0.0], 0.3, tgt, quadrature=(0, 20)), np.ones(1)),
                 label="a quadrature rule of order 0")
+    one = BoostingInstance.make(-1.0, 1.0, [-0.5, 0.5], 0.3, tgt, quadrature=(1, 1))   # the midpoint rule: allowed
+    ctx.close(float(b.objective(one, np.array([0.3, 0.7]))), ob.QuadratureProblem(one).f(np.array([0.3, 0.7])),
+              rtol=1e-10, atol=1e-12, label="objective on the one-node rule (order 1, one panel) = the oracle's")
