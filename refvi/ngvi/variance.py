@@ -51,11 +51,9 @@ def _omega_difference_over_gamma(moments_a, eta_b, dlam, dLam):
     return dmu, dS + np.outer(dmu, mu_a) + np.outer(mu_b, dmu)
 
 
-def variance_term(problem: BLRProblem, eta_t, gamma, batch_size: int, *, form: str = "definition") -> float:
-    """Exact Eq. (12) at state eta_t ("definition", the omega difference taken without cancellation, so accurate for
-    any gamma in (0, 1]) or its symmetrized-KL form ("symmetrized_kl", which loses eps / gamma^2 relative)."""
-    if form not in ("definition", "symmetrized_kl"):
-        raise ValueError(f"form must be 'definition' or 'symmetrized_kl', got {form!r}")
+def variance_term(problem: BLRProblem, eta_t, gamma, batch_size: int) -> float:
+    """Exact Eq. (12) at state eta_t, the omega difference taken without cancellation, so accurate for any gamma in
+    (0, 1] (its symmetrized-KL form (KL(q_+ || q_*) + KL(q_* || q_+)) / gamma^2 loses eps / gamma^2 relative)."""
     g = check_step(gamma)
     if g == 0.0:
         raise ValueError("Eq. (12) divides by gamma: gamma must be > 0")
@@ -67,12 +65,7 @@ def variance_term(problem: BLRProblem, eta_t, gamma, batch_size: int, *, form: s
     for idx, p in zip(*batch_distribution(problem.n, batch_size)):
         lh, Lh = problem.noisy_posterior_natural(idx)
         nxt = ((1 - g) * lam + g * lh, (1 - g) * Lam + g * Lh)
-        if form == "definition":
-            val = expfam.pair((ls - lh, Ls - Lh), _omega_difference_over_gamma(m_star, nxt, ls - lh, Ls - Lh))
-        else:
-            mn = expfam.moment_from_natural(*nxt)
-            val = (expfam.kl(*mn, *m_star) + expfam.kl(*m_star, *mn)) / g ** 2
-        total += p * val
+        total += p * expfam.pair((ls - lh, Ls - Lh), _omega_difference_over_gamma(m_star, nxt, ls - lh, Ls - Lh))
     return float(total)
 
 

@@ -233,7 +233,7 @@ def test_variance_forms_and_lemma3_bound():
     eta = (np.zeros(1), -0.5 * np.eye(1))
     assert variance.variance_term(p, eta, 1.0, 1) == pytest.approx(400 / 3, rel=1e-12)
     # precision tau_{t+1} = (1 - gamma) tau_t + 3 gamma; (12) = 400 / tau_{t+1} (mean-only noise 20 gamma in lam)
-    assert variance.variance_term(p, eta, 0.5, 1, form="symmetrized_kl") == pytest.approx(400 / 2, rel=1e-12)
+    assert variance.variance_term(p, eta, 0.5, 1) == pytest.approx(400 / 2, rel=1e-12)
     assert variance.variance_term(p, (np.zeros(1), -1.5 * np.eye(1)), 0.3, 1) == pytest.approx(400 / 3, rel=1e-12)
     assert variance.lemma3_bound(p, 1) >= 400 / 3
     with pytest.raises(ValueError, match="gamma must be > 0"):
