@@ -107,6 +107,14 @@ def thm3(ctx):
         _, best = oc.best_quadratic_point(Z, H, M)
         ctx.bound(float(np.sum(res.losses)) - best, L * L * (1 + math.log(T)) / H, rtol=RTOL,
                 label="Thm 3 (14) strongly convex")
+        # the step replayed (eq. 10 with a_t = 2/(H t)): bar L = H/2 (||m - z||^2 + ||sigma||^2) has gm = H (m - z)
+        # and gs = H sigma, so m' = clip(m - a H (m - z)) and sigma' = clip(sigma h(a H / 2)), h(x) = sqrt(1+x^2) - x
+        Mt, St = np.asarray(res.M, dtype=np.float64), np.asarray(res.S, dtype=np.float64)
+        x = (1.0 / np.arange(1, T + 1))[:, None]                  # a_t H / 2 = 1/t
+        ctx.close(Mt[1:], np.clip(Mt[:-1] - 2.0 * x * (Mt[:-1] - Z), -M, M), rtol=1e-12, atol=1e-12,
+                  label="strongly convex schedule: m_(t+1) = clip(m_t - (2/(H t)) H (m_t - z_t))")
+        ctx.close(St[1:], np.clip(St[:-1] * (np.hypot(1.0, x) - x), 0.0, S), rtol=1e-12, atol=1e-14,
+                  label="strongly convex schedule: sigma_(t+1) = clip(sigma_t h(1/t))")
 
     forall_online(ctx, st.tuples(_floats(0.1, 5.0), _floats(0.1, 3.0), _floats(0.05, 2.0), _floats(0.1, 3.0),
                                  st.integers(0, 2**32 - 1), st.integers(1, 200), st.integers(1, 3)), check_sc)
