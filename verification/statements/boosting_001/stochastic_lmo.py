@@ -101,6 +101,23 @@ def claim_stochastic_lmo_step(ctx):
                 tol = 1e-7 * lr * (1.0 + float(np.abs(g).max()))
                 ctx.close(got, want, atol=tol, label=f"d = {inst.d}, S = {S}, lr = {lr}: mu' = clip(mu - lr g)")
                 n += 1
+    # Eq. (10) itself (no baseline, which cancels the normalizer's constant term from Algorithm 2's step): wide atoms
+    # off-centre, where grad_mu log Z is large (Z = Phi(b) - Phi(a) with Phi(a) far from 0)
+    for lo, hi, mu, sigma in (([-1.0], [1.0], [0.2], 1.0), ([-1.0, -1.0], [1.0, 2.0], [0.3, -0.5], 0.8)):
+        lo, hi, mu = (np.array(v) for v in (lo, hi, mu))
+        Z = np.column_stack([stats.truncnorm.rvs((a - m) / sigma, (c - m) / sigma, loc=m, scale=sigma, size=16,
+                                                 random_state=rng) for a, c, m in zip(lo, hi, mu)])
+        vals = rng.standard_normal(16)
+        grad = np.empty_like(Z)
+        for j in range(mu.size):
+            e = np.zeros(mu.size)
+            e[j] = 1e-5
+            grad[:, j] = (ob.tn_logpdf(Z, mu + e, sigma, lo, hi) - ob.tn_logpdf(Z, mu - e, sigma, lo, hi)) / 2e-5
+        want = (vals[:, None] * grad).mean(0)
+        got = np.asarray(b.score_gradient(lo, hi, mu, sigma, Z, vals), dtype=float).reshape(-1)
+        ctx.close(got, want, atol=1e-7 * (1.0 + float(np.abs(want).max())),
+                  label=f"Eq. (10) on given draws, d = {mu.size}, sigma = {sigma}: mean of v grad_mu log TN (scipy)")
+        n += 1
     # two narrow atoms at the ends of [-0.95, 0.95] (sigma = 0.05): at z = -0.95 their log densities differ by
     # 800 * 0.95^2 = 722 nats, past exp's overflow at 709.8, so log q needs the log-sum-exp shifted by the larger one
     far = BoostingInstance.grid([-0.95], [0.95], 1.9, 0.05, BoostingTarget.mixture([1.0], np.zeros((1, 1)), [1.0]))
