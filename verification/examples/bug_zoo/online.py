@@ -114,7 +114,7 @@ def _(orig, owner):
 def _(orig, owner):
     def run_adversarial(method, X, loss="hinge", **hyper):
         h = dict(hyper)
-        for k in ("eta", "K"):
+        for k in ("eta", "K", "D"):               # (SVB's K = D sqrt(2) / L when given D and L)
             if h.get(k) is not None:
                 h[k] = 1.1 * h[k]
         return orig(method, X, loss, **h)
