@@ -28,7 +28,7 @@ mutant("online-ogael-lazy-is-greedy", "003", "online.run", "OGA-EL 'lazy' runs t
     _hyper_override("ogael", lambda h: {**h, "projection": "greedy"}))
 mutant("online-svb-schedule-index", "003", "online.run", "SVB's convex schedule K/sqrt(t+1) instead of K/sqrt(t)")(
     _hyper_override("svb", lambda h: {**h, "K": h["K"] * np.sqrt(0.5)} if h.get("schedule", "convex") == "convex"
-                    and "K" in h else h))
+                    and "K" in h else {**h, "D": h["D"] * np.sqrt(0.5)} if "D" in h else h))
 
 
 mutant("online-svb-strong-half-step", "003", "online.run",
