@@ -187,6 +187,23 @@ class NumpyNGVI:
             xb, Xb = (1 - g) * xb + g * xi, (1 - g) * Xb + g * Xi
         return eta[0], eta[1], xb, Xb
 
+    def blr_history(self, X, y, sigma2, P, mp, indices, at):
+        """:meth:`blr_run` from N(0, I), the KLs to the posterior (from its natural parameters) after the steps in at."""
+        d = X.shape[1]
+        post = _moment(*self._blr_posterior(X, y, sigma2, P, mp))
+        eta, xb, Xb = (np.zeros(d), -0.5 * np.eye(d)), np.zeros(d), np.eye(d)
+        its, last, avg = [], [], []
+        for t, idx in enumerate(indices, start=1):
+            g = 2.0 / (t + 1.0)
+            eta = self.natural_update(eta, self._blr_noisy(X, y, sigma2, P, mp, idx), g)
+            xi, Xi = _expectation(*eta)
+            xb, Xb = (1 - g) * xb + g * xi, (1 - g) * Xb + g * Xi
+            if t in set(at):
+                its.append(t)
+                last.append(_kl(*_moment(*eta), *post))
+                avg.append(_kl(xb, Xb - np.outer(xb, xb), *post))
+        return np.array(its), np.array(last), np.array(avg), (eta[0], eta[1], xb, Xb)
+
     def omega_average(self, omegas):
         """Thm 1: weights 2 (t + 1) / ((T + 1)(T + 2)) on omega_{t+1}, t = 0..T."""
         T1 = len(omegas)

@@ -92,6 +92,11 @@ class NGVIProtocol(Protocol):
         (default N(0, I)); returns (lam_T, Lam_T, xi_bar, Xi_bar), the omega average started at omega(q_0) and
         updated as omega_bar <- (1 - gamma_t) omega_bar + gamma_t omega_{t+1}."""
 
+    def blr_history(self, X, y, sigma2, P, mp, indices, at):
+        """:meth:`blr_run` with Thm 1's steps from N(0, I), recording after each iteration t in ``at`` (distinct, in
+        1..T) the KL to the exact posterior of the last iterate q_t and of the omega average (the diagnostics of
+        Figure 1); returns (iterations (k,), kl_last (k,), kl_avg (k,), (lam_T, Lam_T, xi_bar, Xi_bar))."""
+
     def blr_trajectory(self, X, y, sigma2, P, mp, indices, steps, init=None):
         """The natural iterates [eta_0, eta_1, ..., eta_T] of stochastic NGD (list of (lam, Lam) pairs)."""
 
@@ -159,6 +164,6 @@ class NGVIProtocol(Protocol):
 
 METHODS = ("natural_from_moment", "expectation_from_natural", "natural_from_expectation", "log_partition",
            "conjugate", "kl", "bregman_A", "bregman_A_star", "fisher_minimal", "ngd_step", "ngd_step_fim", "md_step",
-           "natural_update", "blr_neg_elbo", "blr_log_evidence", "blr_grad", "blr_stochastic_grad", "blr_run", "blr_trajectory",
+           "natural_update", "blr_neg_elbo", "blr_log_evidence", "blr_grad", "blr_stochastic_grad", "blr_run", "blr_history", "blr_trajectory",
            "blr_variance", "blr_lemma3_bound", "omega_average", "price",
            "autodiff", "price_logistic", "glm_loglik", "glm_neg_elbo", "glm_grad", "glm_ngd_exact", "glm_ngd", "blr_sgd", "glm_sgd")

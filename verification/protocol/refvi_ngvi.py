@@ -55,6 +55,11 @@ class RefviNGVI:
                                init=init, steps=steps)
         return r.lam, r.Lam, r.xi_bar, r.Xi_bar
 
+    def blr_history(self, X, y, sigma2, P, mp, indices, at):
+        r = stochastic_ngd_blr(self._blr(X, y, sigma2, P, mp), len(indices), indices=np.asarray(indices), history=at)
+        h = r.history
+        return h["iteration"], h["kl_last"], h["kl_avg"], (r.lam, r.Lam, r.xi_bar, r.Xi_bar)
+
     def blr_trajectory(self, X, y, sigma2, P, mp, indices, steps, init=None):
         """[eta_0, eta_1, ...] of stochastic NGD (python loop over :func:`natural_update`)."""
         p = self._blr(X, y, sigma2, P, mp)

@@ -35,6 +35,13 @@ def _(orig, owner):
     return blr_log_evidence
 
 
+@corrupts("ngvi-history-avg-is-last", "004", "ngvi.blr_history",
+          "the recorded KL of the omega average is the last iterate's (the average never enters the diagnostics)")
+def _(out, **_):
+    its, kl_last, kl_avg, final = out
+    return its, kl_last, np.array(kl_last, dtype=float), final
+
+
 @mutant("ngvi-thm1-step-index", "004", "ngvi.blr_run", "Thm 1's default steps 2/(t+3) instead of 2/(t+2)")
 def _(orig, owner):
     def blr_run(X, y, sigma2, P, mp, indices, init=None, steps=None):

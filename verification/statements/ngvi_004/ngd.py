@@ -1,7 +1,8 @@
 """Wu & Gardner, *Understanding stochastic natural gradient variational inference* (seed 004): natural-gradient descent,
 mirror descent and Theorem 1.
 
-Statements: 004.lemma1, 004.lemma2, 004.example1, 004.def6, 004.thm1, 004.remark2; errata: E004-1.
+Statements: 004.lemma1, 004.lemma2, 004.example1, 004.def6, 004.thm1, 004.claim-blr-history, 004.remark2; errata:
+E004-1.
 """
 
 from __future__ import annotations
@@ -232,6 +233,38 @@ def _e004_1(ctx):
         ctx.close(V, 400.0 / 3.0, rtol=1e-12, label="V = 400/3 exactly")
         ctx.close(ekl, expect, rtol=1e-8, label="E KL by enumeration")
         ctx.geq(ekl, V / (T + 2) * 1.03, label=f"printed bound V/(T+2) violated at T={T} by > 3%")
+
+
+@statement("004.claim-blr-history")
+def _claim_blr_history(ctx):
+    """The diagnostics of Figure 1: KL(q_t || posterior) of the last iterate and of Thm 1's omega average after chosen
+    iterations, against the oracle's own run (the step in moment form, explicit inverses), and a run that records
+    them ends where the plain run does."""
+    impl = ctx.adapter("ngvi")
+    rng = ctx.rng("history")
+    for d, n, m, T, at in ((2, 6, 2, 9, [1, 4, 9]), (3, 5, 1, 12, [2, 3, 7, 11, 12])):
+        X, y, s2, P, mp = rand_blr(rng, d, n)
+        idx = rng.integers(0, n, size=(T, m))
+        its, kl_last, kl_avg, final = impl.blr_history(X, y, s2, P, mp, idx, at)
+        mu_s, S_s = OX.blr_posterior(X, y, s2, P, mp)
+        mu, S = np.zeros(d), np.eye(d)
+        xb, Xb = mu.copy(), S + np.outer(mu, mu)
+        want_last, want_avg = [], []
+        for t in range(1, T + 1):
+            g = 2.0 / (t + 1.0)                                    # Thm 1's gamma_(t-1) = 2 / ((t - 1) + 2)
+            mu, S = OX.ngd_blr_step_moments(mu, S, X, y, idx[t - 1], s2, P, mp, g)
+            xb, Xb = (1 - g) * xb + g * mu, (1 - g) * Xb + g * (S + np.outer(mu, mu))
+            if t in at:
+                want_last.append(OX.kl_gauss(mu, S, mu_s, S_s))
+                want_avg.append(OX.kl_gauss(xb, Xb - np.outer(xb, xb), mu_s, S_s))
+        what = f"d = {d}, n = {n}, m = {m}, T = {T}, after {at}"
+        ctx.true(np.array_equal(np.asarray(its), at), label=f"{what}: the iterations recorded")
+        ctx.close(np.asarray(kl_last, float), want_last, rtol=1e-8, atol=1e-10, label=f"{what}: KL of q_t")
+        ctx.close(np.asarray(kl_avg, float), want_avg, rtol=1e-8, atol=1e-10, label=f"{what}: KL of the omega average")
+        plain = impl.blr_run(X, y, s2, P, mp, idx)
+        ctx.close(np.concatenate([np.ravel(v) for v in final]), np.concatenate([np.ravel(v) for v in plain]),
+                  rtol=1e-12, atol=1e-12, label=f"{what}: the recording run ends where blr_run does")
+        ctx.count(len(at))
 
 
 # ------------------------------------------------------------------------------------------------------------------
