@@ -48,11 +48,6 @@ class AffineTarget(Target):
         X = np.asarray(X, dtype=np.float64)
         return X @ self.L.T + self.z0
 
-    def to_frame(self, Z) -> np.ndarray:
-        """x = L^{-1} (z - z0) for a point or rows."""
-        Z = np.asarray(Z, dtype=np.float64)
-        return np.linalg.solve(self.L, (Z - self.z0).T).T
-
     def params_to_original(self, m, C):
         """(z0 + L m', L C'): the pushforward of N(m', C' C'^T) is N(z0 + L m', (L C')(L C')^T)."""
         return self.z0 + self.L @ m, self.L @ C
@@ -60,11 +55,6 @@ class AffineTarget(Target):
     def params_to_frame(self, m, C):
         """(L^{-1}(m - z0), L^{-1} C): the inverse of :meth:`params_to_original`."""
         return np.linalg.solve(self.L, m - self.z0), np.linalg.solve(self.L, C)
-
-    @property
-    def mode(self):
-        mo = self.base.mode
-        return None if mo is None else self.to_frame(mo)
 
     # ---- density ----------------------------------------------------------------------------------------------
     def _logp_batch(self, X):
