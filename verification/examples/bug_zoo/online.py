@@ -95,6 +95,14 @@ def _(orig, owner):
     return kl_prior
 
 
+@corrupts("online-ewa-mix-loss-unnormalized", "003", "online.ewa_1d",
+          "the mix loss -(1/eta) log E exp(-eta l) taken against the unnormalized weights (log N_t dropped)")
+def _(out, eta, **_):
+    import dataclasses
+    ln = np.asarray(out.log_norm, dtype=float)
+    return dataclasses.replace(out, mix_loss=np.asarray(out.mix_loss, dtype=float) - ln[:-1] / eta)
+
+
 @mutant("online-ewa2d-prior-ignored", "003", "online.ewa_2d", "2-D EWA ignores the prior (uniform always)")
 def _(orig, owner):
     def ewa_2d(loss, data, eta, lo, hi, log_prior=None, n_nodes=64):

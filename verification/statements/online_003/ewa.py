@@ -145,10 +145,20 @@ def eq18(ctx):
     on = ctx.adapter("online")
 
     def check(inst):
-        data, loss, res, _ = _thm1_instance(inst, on)
+        data, loss, res, prior = _thm1_instance(inst, on)
         eta = inst[1]
         for t in range(data.size):
             ctx.bound(res.losses[t], eta / 8.0 + res.mix_loss[t], rtol=RTOL, atol=1e-9, label=f"(18) at t={t + 1}")
+        # the mix loss is the telescoping step of the normalizer, -(1/eta) log E_{p_t} e^{-eta l_t} =
+        # -(log N_{t+1} - log N_t) / eta, and log N_t halfway is the exact log partition of the first t - 1 losses
+        ln = np.asarray(res.log_norm, dtype=np.float64)
+        ctx.close(np.asarray(res.mix_loss, dtype=np.float64), -(ln[1:] - ln[:-1]) / eta, rtol=1e-10, atol=1e-10,
+                  label="mix loss = -(log N_(t+1) - log N_t) / eta")
+        h = data.size // 2
+        lse = oc.ewa_log_partition(lambda th: float(sum(loss(np.array([th]), yy)[0] for yy in data[:h])), eta, -1.0,
+                                   1.0, log_prior=None if prior is None else (lambda th: float(prior(th))),
+                                   breaks=list(data[:h]))
+        ctx.close(ln[h], lse, rtol=1e-9, atol=1e-9, label=f"log N_{h + 1} = exact log partition of {h} rounds")
 
     ctx.forall(THM1_STRAT, check, fixed=THM1_FIXED)
     # negative control: a SAMPLE of p_t instead of its mean breaks (18) (no Jensen step).  Round 1, uniform prior on
@@ -200,6 +210,9 @@ def ewa_2d_claims(ctx):
         ctx.bound(float(np.sum(res.losses)), eta * T / 8.0 - lse / eta, rtol=RTOL, atol=1e-9, label="Thm 1 (3), d = 2")
         for t in range(T):
             ctx.bound(res.losses[t], eta / 8.0 + res.mix_loss[t], rtol=RTOL, atol=1e-9, label=f"(18) at t={t + 1}")
+        ln = np.asarray(res.log_norm, dtype=np.float64)
+        ctx.close(np.asarray(res.mix_loss, dtype=np.float64), -(ln[1:] - ln[:-1]) / eta, rtol=1e-10, atol=1e-10,
+                  label="mix loss = -(log N_(t+1) - log N_t) / eta")
         # the decision of the last round is the mean of the tempered posterior given D_1..D_{T-1}
         _, mean = oc.ewa_box_moments(lambda a, b: sum(_lin_loss((a, b), D) for D in data[:-1]), eta, *box,
                                      log_prior=lp2)
