@@ -54,6 +54,8 @@ class FitRun:
     step_sizes: np.ndarray          # (T,) gamma_0..gamma_{T-1} as run
     ms: np.ndarray                  # (T+1, d) m^0..m^T
     Cs: np.ndarray                  # (T+1, d, d)
+    objective: np.ndarray | None = None   # optional (T+1,): the driver's Monte Carlo estimate of f(w^t) =
+    objective_samples: int = 0            # E_q[-log p] - log|det C| on its own fixed base samples, and how many
 
 
 @runtime_checkable
@@ -187,7 +189,9 @@ class Implementation(Protocol):
         M' = lambda_max(L^T H L); both report everything mapped back to z: m = z0 + L m_x and C the factor of
         L C_x C_x^T L^T in V.  ``method`` "gd-prox" / "gd-projected" is seed 002 §5.3's exact gradient descent
         (:meth:`gradient_descent_exact` from (0, I), ``step_size`` a constant or None for Thm 6's largest step,
-        M the target's); it returns the last iterate."""
+        M the target's); it returns the last iterate.  Optionally the run reports its objective trace
+        (``objective``, ``objective_samples``): 000.claim-fit then checks it against the closed form within Monte
+        Carlo error."""
 
     def gradient_descent(self, grad_l, m0, C0, step, steps, method, M=None):
         """Seed 002 §5.3 with the exact energy gradient ``grad_l(m, C) -> (gm, gC)`` (full-matrix gC) supplied by

@@ -150,9 +150,9 @@ class RefviCore:
         from refvi.optim.fit import fit
         from refvi.verification.protocol.core import FitRun
         r = fit(as_refvi_target(target), method, steps=steps, step_size=step_size, average=average, seed=seed,
-                keep_iterates=True, trace_every=1, frame=frame, progress=False)
+                keep_iterates=True, trace_every=1, trace_samples=4096, frame=frame, progress=False)
         return FitRun(m=r.m, C=r.C, m_last=r.m_last, C_last=r.C_last, step_sizes=r.step_sizes, ms=r.trace_m,
-                      Cs=r.trace_C)
+                      Cs=r.trace_C, objective=r.trace_objective, objective_samples=4096)
 
     def gradient_descent(self, grad_l, m0, C0, step, steps, method, M=None):
         from refvi.optim.gradient_descent import gradient_descent

@@ -93,11 +93,24 @@ def _replay(ctx, ms, Cs, gam, mu, P, M, method, what):
     return np.array(U)
 
 
+def _objective_z(run, mu, P):
+    """(reported f(w^T) - exact f(w^T)) / its Monte Carlo standard error on N(mu, P^-1): f = E -log p(C u + m) -
+    log|det C| = (tr(A) + r^T P r)/2 - log|det P|/2 + (d/2) log 2 pi - log|det C|, A = C^T P C, r = m - mu; the
+    per-sample -log p has variance tr(A^2)/2 + |C^T P r|^2."""
+    m, C = np.asarray(run.ms)[-1], np.asarray(run.Cs)[-1]
+    d, r, A = m.size, m - mu, C.T @ P @ C
+    f = 0.5 * (np.trace(A) + r @ P @ r) - 0.5 * np.linalg.slogdet(P)[1] + 0.5 * d * math.log(2 * math.pi) \
+        - np.linalg.slogdet(C)[1]
+    b = C.T @ P @ r
+    se = math.sqrt(0.5 * np.trace(A @ A) + b @ b) / math.sqrt(int(run.objective_samples))
+    return (float(np.asarray(run.objective)[-1]) - f) / se
+
+
 @statement("000.claim-fit")
 def claim_fit(ctx):
     rng = ctx.rng("targets")
     T = 240 if ctx.profile.name == "ci" else 800
-    samples = []
+    samples, zs = [], []
     for i, (method, step, average, d) in enumerate([
             ("prox-sgd", None, "tail", 2), ("prox-sgd", 0.5, "uniform", 3), ("prox-sgd", 0.05, "last", 1),
             ("prox-sgd", 0.02, "theta", 3), ("prox-sgd", "thm6", "tail", 2),
@@ -125,6 +138,8 @@ def claim_fit(ctx):
         else:
             ctx.close(gam, np.full(T, gamma), rtol=1e-15, label=f"{what}: the constant step as given")
         samples.append(_replay(ctx, ms, Cs, gam, np.asarray(target.params["mean"]), P, M, method, what))
+        if getattr(run, "objective", None) is not None:
+            zs.append(_objective_z(run, np.asarray(target.params["mean"]), P))
         w = _weights(average, T, method, a, gam[0])
         ctx.close(run.m, w @ ms, rtol=1e-12, atol=1e-12, label=f"{what}: returned m = the {average} average")
         ctx.close(run.C, np.tensordot(w, Cs, 1), rtol=1e-12, atol=1e-12,
@@ -174,6 +189,10 @@ def claim_fit(ctx):
         ctx.close(run.m_last, ms[-1], rtol=1e-12, atol=1e-12, label=f"{what}: m_last = m^T")
         ctx.close(run.C_last, Cs[-1], rtol=1e-12, atol=1e-12, label=f"{what}: C_last = C^T")
         ctx.count()
+    # the reported objective trace at w^T against the closed form, in units of its Monte Carlo standard error
+    if zs:
+        ctx.bound(float(np.max(np.abs(zs))), 6.0, label=f"objective trace at w^T: |estimate - f(w^T)| <= 6 standard "
+                                                        f"errors in every run ({len(zs)} runs)")
     # the implied samples: i.i.d. N(0, I) (a reused, shared or mis-scaled sample fails here)
     u = np.concatenate([s.ravel() for s in samples])
     ctx.mean_close(u[:, None], [0.0], label=f"implied samples: E u = 0 ({u.size} coordinates)")
