@@ -140,11 +140,13 @@ def _avg(kind, T, a=1.0, gamma=0.1, fraction=0.5):
 
 # T = 1 for every kind; theta weights over 50 steps; the tail where f T is an integer that floats round up
 # (0.07 * 100 = 7.000000000000001, 0.28 * 25: 7 iterates, not 8) or whose float f exceeds k/T (0.2 * 5: 1 iterate, not
-# 2), a half-integer (0.5 * 7: 4 iterates), all (f = 1) and one iterate
+# 2), a half-integer (0.5 * 7: 4 iterates), all (f = 1), one iterate, and f T = 3000.0000001 (within 1e-9 relative of
+# 3000, not within 1e-9 absolute: the tolerance is relative)
 _FIXED_AVERAGES = [_avg("theta7", 1, 2.0, 0.3), _avg("theta10", 1, 2.0, 0.3), _avg("theta7", 50, 1.0, 0.05),
                    _avg("theta10", 50, 1.0, 0.05), _avg("uniform", 3), _avg("tail", 100, fraction=0.07),
                    _avg("tail", 25, fraction=0.28), _avg("tail", 5, fraction=0.2), _avg("tail", 7),
-                   _avg("tail", 4, fraction=1.0), _avg("tail", 3, fraction=0.01), _avg("tail", 1)]
+                   _avg("tail", 4, fraction=1.0), _avg("tail", 3, fraction=0.01), _avg("tail", 1),
+                   _avg("tail", 10_000, fraction=0.3 + 1e-11)]
 
 
 @statement("000.claim-theta-averages")
