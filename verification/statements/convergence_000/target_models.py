@@ -65,6 +65,15 @@ def claim_target_hessians(ctx):
             H = hessian_of_gradient(target, z)
             ctx.close(np.asarray(ctx.impl.hess_log_joint(target, z), dtype=np.float64), H, rtol=1e-6,
                       atol=1e-6 * (1.0 + float(np.abs(H).max())), label=f"{target.kind}, d = {target.dim}: Hess log p")
+        if target.kind == "cosine":
+            # -Hess log p = beta I - alpha cos(b^T z + phi) b b^T: eigenvalues beta and beta - alpha cos(.) |b|^2, whose
+            # extremes over z (cos = -+1) are M = beta + |alpha| |b|^2 and mu = max(0, beta - |alpha| |b|^2)
+            p = target.params
+            curv = abs(p["alpha"]) * float(np.dot(p["b"], p["b"]))
+            ctx.close(float(ctx.impl.smoothness(target)), p["beta"] + curv, rtol=1e-12,
+                      label=f"cosine, d = {target.dim}: M = beta + |alpha| |b|^2")
+            ctx.close(float(ctx.impl.strong_convexity(target)), max(0.0, p["beta"] - curv), rtol=1e-12, atol=1e-14,
+                      label=f"cosine, d = {target.dim}: mu = max(0, beta - |alpha| |b|^2)")
 
     ctx.forall(RNG, check, fixed=_fixed(), max_examples=max(20, ctx.profile.max_examples // 2))
 
