@@ -188,7 +188,8 @@ class NumpyNGVI:
         return eta[0], eta[1], xb, Xb
 
     def blr_history(self, X, y, sigma2, P, mp, indices, at):
-        """:meth:`blr_run` from N(0, I), the KLs to the posterior (from its natural parameters) after the steps in at."""
+        """:meth:`blr_run` from N(0, I); the KLs to the posterior (from its natural parameters) after the steps in
+        ``at``."""
         d = X.shape[1]
         post = _moment(*self._blr_posterior(X, y, sigma2, P, mp))
         eta, xb, Xb = (np.zeros(d), -0.5 * np.eye(d)), np.zeros(d), np.eye(d)

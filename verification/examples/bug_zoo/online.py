@@ -34,7 +34,8 @@ mutant("online-svb-schedule-index", "003", "online.run", "SVB's convex schedule 
 mutant("online-svb-strong-half-step", "003", "online.run",
        "SVB's strongly convex schedule a = 1/(H t), the textbook OGD step, instead of 2/(H t)")(
     _hyper_override("svb", lambda h: {**h, "H_sc": 2.0 * h["H_sc"]} if h.get("schedule") == "strong" else h))
-mutant("online-svb-D-L-no-sqrt2", "003", "online.run", "SVB given Thm 3's D and L takes K = D / L (the sqrt 2 dropped)")(
+mutant("online-svb-D-L-no-sqrt2", "003", "online.run",
+       "SVB given Thm 3's D and L takes K = D / L (the sqrt 2 dropped)")(
     _hyper_override("svb", lambda h: {**{k: v for k, v in h.items() if k not in ("D", "L")}, "K": h["D"] / h["L"]}
                     if "D" in h else h))
 

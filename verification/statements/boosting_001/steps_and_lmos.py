@@ -147,14 +147,16 @@ def claim_shift_invariance(ctx):
     ctx.forall(st.tuples(mixtures(inst.K), st.floats(-50, 50)), check, fixed=[(((20, 64), (0.5, 0.5)), 12.5)],
                max_examples=n_examples(ctx, 10))
 
-    # Variant 1 on atoms that q does not use (alpha = 0 on all of S, as for a fresh active set): still argmin over conv(S)
+    # Variant 1 on atoms that q does not use (alpha = 0 on all of S, as for a fresh active set): still the argmin
+    # over conv(S)
     q = dense(inst.K, (20, 64), (0.5, 0.5))
     idx = np.array([5, 33, 70])
     a = _embed(inst.K, idx, np.asarray(b.fully_corrective_weights(inst, q, idx), dtype=float))
     sc = oracle.scores(a)[idx]
     ctx.true(bool(np.all(np.isfinite(a)) and np.all(a >= 0.0)) and abs(a.sum() - 1.0) < 1e-12,
              label="fully-corrective on atoms q does not use: weights on the simplex")
-    ctx.bound(float(a[idx] @ sc - sc.min()), 0.0, atol=1e-6, label="fully-corrective on atoms q does not use: gap on S ~ 0")
+    ctx.bound(float(a[idx] @ sc - sc.min()), 0.0, atol=1e-6,
+              label="fully-corrective on atoms q does not use: gap on S ~ 0")
 
 
 def _embed(K, idx, a):

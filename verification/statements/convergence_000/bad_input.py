@@ -3,10 +3,11 @@ answered with a wrong number.
 
 Each probe sits exactly on the boundary of a hypothesis (M = 0, gamma < 0, a zero on the diagonal of C, one entry
 above the diagonal of a "tril" C, a NaN in the base samples, a tail fraction of 0 or just above 1, a first step that
-overflows, a target with zero curvature, a horizon T = 0, zero samples per step, average weights summing to 0, ...), where a check written with the wrong comparison lets the input through.  The protocol's convention is a ``ValueError`` or
-``TypeError``; where the input still has a right answer (the prox with gamma = 0 is the identity; the projection of
-an asymmetric C onto the symmetric W_M is the clip of its symmetric part; an estimator at a C outside V is the
-projected mean at that C) returning that answer also passes (:meth:`~refvi.verification.statement.Context.refuses`).
+overflows, a target with zero curvature, a horizon T = 0, zero samples per step, average weights summing to 0, ...),
+where a check written with the wrong comparison lets the input through.  The protocol's convention is a
+``ValueError`` or ``TypeError``; where the input still has a right answer (the prox with gamma = 0 is the identity;
+the projection of an asymmetric C onto the symmetric W_M is the clip of its symmetric part; an estimator at a C
+outside V is the projected mean at that C) returning that answer also passes (:meth:`~refvi.verification.statement.Context.refuses`).
 
 Statements: 000.claim-bad-input.
 """
