@@ -148,8 +148,7 @@ class NumpyNGVI:
         return X.T @ y / s2 + lp, Lp - 0.5 * X.T @ X / s2
 
     def _blr_noisy(self, X, y, s2, P, mp, idx):
-        idx = np.asarray(idx)
-        need(idx.ndim == 1 and idx.size > 0 and idx.min() >= 0 and idx.max() < X.shape[0], "batch rows outside [0, n)")
+        idx = _rows(idx, X.shape[0])
         lp, Lp = _natural(mp, P)
         c = X.shape[0] / (idx.size * s2)
         return c * X[idx].T @ y[idx] + lp, Lp - 0.5 * c * X[idx].T @ X[idx]
@@ -177,32 +176,31 @@ class NumpyNGVI:
 
     def blr_run(self, X, y, sigma2, P, mp, indices, init=None, steps=None):
         """Stochastic NGD with gamma_t = 2/(t+2) (Thm 1) and the omega average started at omega(q_0)."""
+        *_, (eta, xb, Xb) = self._blr_states(X, y, sigma2, P, mp, indices, init, steps)
+        return eta[0], eta[1], xb, Xb
+
+    def _blr_states(self, X, y, sigma2, P, mp, indices, init=None, steps=None):
+        """(eta_t, xi_bar_t, Xi_bar_t) for t = 0..T: the iterates of :meth:`blr_run` and its omega average."""
         d, T = X.shape[1], len(indices)
         eta = (np.zeros(d), -0.5 * np.eye(d)) if init is None else init
         gam = 2.0 / (np.arange(T) + 2.0) if steps is None else np.asarray(steps, float)
         xb, Xb = _expectation(*eta)
+        yield eta, xb, Xb
         for idx, g in zip(indices, gam):
             eta = self.natural_update(eta, self._blr_noisy(X, y, sigma2, P, mp, idx), g)
             xi, Xi = _expectation(*eta)
             xb, Xb = (1 - g) * xb + g * xi, (1 - g) * Xb + g * Xi
-        return eta[0], eta[1], xb, Xb
+            yield eta, xb, Xb
 
     def blr_history(self, X, y, sigma2, P, mp, indices, at):
         """:meth:`blr_run` from N(0, I); the KLs to the posterior (from its natural parameters) after the steps in
         ``at``."""
-        d = X.shape[1]
         post = _moment(*self._blr_posterior(X, y, sigma2, P, mp))
-        eta, xb, Xb = (np.zeros(d), -0.5 * np.eye(d)), np.zeros(d), np.eye(d)
-        its, last, avg = [], [], []
-        for t, idx in enumerate(indices, start=1):
-            g = 2.0 / (t + 1.0)
-            eta = self.natural_update(eta, self._blr_noisy(X, y, sigma2, P, mp, idx), g)
-            xi, Xi = _expectation(*eta)
-            xb, Xb = (1 - g) * xb + g * xi, (1 - g) * Xb + g * Xi
-            if t in set(at):
-                its.append(t)
-                last.append(_kl(*_moment(*eta), *post))
-                avg.append(_kl(xb, Xb - np.outer(xb, xb), *post))
+        states = list(self._blr_states(X, y, sigma2, P, mp, indices))
+        its = [t for t in range(1, len(states)) if t in set(at)]
+        last = [_kl(*_moment(*states[t][0]), *post) for t in its]
+        avg = [_kl(states[t][1], states[t][2] - np.outer(states[t][1], states[t][1]), *post) for t in its]
+        eta, xb, Xb = states[-1]
         return np.array(its), np.array(last), np.array(avg), (eta[0], eta[1], xb, Xb)
 
     def omega_average(self, omegas):
@@ -213,13 +211,7 @@ class NumpyNGVI:
                 sum(wk * np.asarray(o[1], float) for wk, o in zip(w, omegas)))
 
     def blr_trajectory(self, X, y, sigma2, P, mp, indices, steps, init=None):
-        d = X.shape[1]
-        eta = (np.zeros(d), -0.5 * np.eye(d)) if init is None else init
-        out = [eta]
-        for idx, g in zip(indices, steps):
-            eta = self.natural_update(eta, self._blr_noisy(X, y, sigma2, P, mp, idx), g)
-            out.append(eta)
-        return out
+        return [eta for eta, _, _ in self._blr_states(X, y, sigma2, P, mp, indices, init, steps)]
 
     def blr_variance(self, X, y, sigma2, P, mp, eta, gamma, batch_size):
         """Eq. (12) averaged over all n^m ordered batches (each of probability n^-m).  The omega difference is
@@ -284,8 +276,7 @@ class NumpyNGVI:
 
     def price_logistic(self, X, y, xi, Xi, U, idx=None):
         if idx is not None:                     # Eq. (15): n/m times the sum over the batch
-            idx = np.asarray(idx)
-            need(idx.ndim == 1 and idx.size > 0 and idx.min() >= 0 and idx.max() < len(y), "idx outside [0, n)")
+            idx = _rows(idx, len(y))
             gx, G = self.price_logistic(X[idx], y[idx], xi, Xi, U)
             return len(y) / idx.size * gx, len(y) / idx.size * G
 
