@@ -10,6 +10,7 @@ primal active-set method.
 from __future__ import annotations
 
 import functools
+import itertools
 import math
 import weakref
 from types import SimpleNamespace
@@ -300,6 +301,14 @@ class NumpyBoosting:
                                                                   * np.exp(_log_mass(mu, sigma, lo, hi)))
         score = (np.asarray(Z, dtype=np.float64) - mu) / sigma ** 2 - dlogz
         return (np.asarray(values, dtype=np.float64)[:, None] * score).mean(0)
+
+    def grid_means(self, lo, hi, stride):
+        """The stride lattice of the box, by itertools.product over per-coordinate integer counts."""
+        lo, hi = np.atleast_1d(np.asarray(lo, dtype=float)), np.atleast_1d(np.asarray(hi, dtype=float))
+        if not stride > 0:
+            raise ValueError(f"stride must be > 0, got {stride!r}")
+        counts = [int(np.floor((b - a) / stride + 1e-9)) + 1 for a, b in zip(lo, hi)]
+        return np.array([lo + stride * np.array(k) for k in itertools.product(*map(range, counts))])
 
     def family_constants(self, lo, hi, sigma_min, sigma_max):
         """Corners are extreme for every coordinate (the mass P(N(mu, s^2) in [lo, hi]) is smallest with mu at an

@@ -81,8 +81,19 @@ def boost(target, n_iter, rule, init, n_samples, mean_box, seed):
             alpha = _simplex_argmin(f, prev, t)
         history.append(alpha)
         fs.append(f(alpha))
-    return SimpleNamespace(means=np.array(means), sigma=sigma, draws=np.array(draws), weights=alpha,
-                           weights_history=history, f=np.array(fs))
+    means = np.array(means)
+    return SimpleNamespace(means=means, sigma=sigma, draws=np.array(draws), weights=alpha, weights_history=history,
+                           f=np.array(fs), sample=sampler(means, sigma, history))
+
+
+def sampler(means, sigma, history):
+    """``sample(n, seed, t=None)``: ancestral draws from q^T (or q^t), a component k ~ alpha, then N(mu_k, sigma^2)."""
+    def sample(n, seed, t=None):
+        g = np.random.default_rng(seed)
+        a = history[-1 if t is None else t]
+        k = g.choice(a.size, size=int(n), p=a / a.sum())
+        return means[k] + sigma * g.standard_normal((int(n), sigma.size))
+    return sample
 
 
 def _simplex_argmin(f, prev, t):

@@ -221,6 +221,11 @@ class BoostingProtocol(Protocol):
         """Eq. (10): (1/S) sum_s values_s grad_mu log TN(z_s; mu, sigma^2 I; box), the truncation normaliser's
         gradient included; Z (S, d) draws from that TN, values (S,)."""
 
+    def grid_means(self, lo, hi, stride: float) -> np.ndarray:
+        """The quantized atom means (§3, §5: the means "quantized so that the atom set is finite"): every point
+        lo + stride * k (k integer, k >= 0) with lo + stride * k <= hi in each coordinate of the box [lo, hi], both
+        ends included when hi - lo is a multiple of ``stride`` (to 1e-12 relative); shape (K, d), any row order."""
+
     def family_constants(self, lo, hi, sigma_min: float, sigma_max: float) -> FamilyConstants:
         """Constants of Thm 2 / Thm 8 for the continuous family (see :class:`FamilyConstants`)."""
 
@@ -267,11 +272,13 @@ class BoostingProtocol(Protocol):
         log p(z_kj)] is the sample-average objective.  Step t adds the LMO's atom with weight gamma_t: ``"fixed"``
         2/(t+3) (t from 0: q^0 is kept), ``"line_search"`` the argmin of f on the segment, ``"corrective"`` all weights
         re-optimised over the simplex (never worse than the previous iterate).  Returns a record with ``means``
-        (K, d), ``sigma`` (d,), ``draws`` (K, S, d), ``weights_history`` (alpha^0..alpha^T, alpha^t of length t+1) and
-        ``f`` (T+1,) = f(alpha^t) on the draws of the first t+1 components."""
+        (K, d), ``sigma`` (d,), ``draws`` (K, S, d), ``weights_history`` (alpha^0..alpha^T, alpha^t of length t+1),
+        ``f`` (T+1,) = f(alpha^t) on the draws of the first t+1 components, and ``sample(n, seed, t=None)``: n
+        ancestral draws (n, d) from q^T = sum_k alpha^T_k N(mu_k, diag sigma^2) (from q^t if ``t`` is given),
+        reproducible by ``seed``."""
 
 
 METHODS = ("objective", "scores", "gram", "gap", "frank_wolfe", "stochastic_lmo", "stochastic_lmo_step", "fixed_step_weights", "corrective", "mc_predictive",
-           "line_search", "norm_corrective_weights", "fully_corrective_weights", "score_gradient", "family_constants",
+           "line_search", "norm_corrective_weights", "fully_corrective_weights", "score_gradient", "family_constants", "grid_means",
            "curvature_lower_bound", "truncation_optimum", "density_bounds", "mixture_logpdf", "mixture_moments", "mixture_norm_sq",
            "mixture_sample", "mc_mean_field", "mc_boost")

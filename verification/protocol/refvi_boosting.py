@@ -103,6 +103,10 @@ class RefviBoosting:
         return score_function_gradient(atoms, mu, sigma, np.asarray(Z, dtype=np.float64),
                                        np.asarray(values, dtype=np.float64))
 
+    def grid_means(self, lo, hi, stride):
+        from refvi.boosting import Box
+        return Box(lo, hi).grid(stride)
+
     def family_constants(self, lo, hi, sigma_min, sigma_max):
         from refvi.boosting import Box
         from refvi.boosting.constants import family_constants

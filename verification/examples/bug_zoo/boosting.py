@@ -53,6 +53,16 @@ def _delta_step_lying(orig):
     return frank_wolfe
 
 
+@mutant("boosting-grid-means-upper-end-dropped", "001", "boosting.grid_means",
+        "the quantized means lo + stride k for k < (hi - lo) / stride: the upper end hi is left out when the stride "
+        "divides the side")
+def _(orig, owner):
+    def grid_means(lo, hi, stride):
+        Z = np.asarray(orig(lo, hi, stride))
+        return Z[~np.any(np.isclose(Z, np.atleast_1d(hi), rtol=0.0, atol=1e-12), axis=1)]
+    return grid_means
+
+
 @mutant("boosting-line-search-half", "001", "boosting.line_search", "line search returns half the minimising step")
 def _(orig, owner):
     def line_search(inst, alpha, k):
@@ -220,7 +230,7 @@ def _reweighted(run, target, history):
     f = [mc._objective(a, mc._log_normal(draws[:a.size].reshape(-1, draws.shape[2]), run.means[:a.size], run.sigma),
                        logp[:a.size * S], S) for a in history]
     return SimpleNamespace(means=run.means, sigma=run.sigma, draws=run.draws, weights=history[-1],
-                           weights_history=history, f=np.array(f))
+                           weights_history=history, f=np.array(f), sample=mc.sampler(run.means, run.sigma, history))
 
 
 @corrupts("boosting-mc-fixed-step-t-plus-2", "001", "boosting.mc_boost",
@@ -253,6 +263,16 @@ def _(out, target, **_):
             lq = mc.logsumexp(mc._log_normal(Z, out.means[:a.size], out.sigma) + np.log(a)[:, None], axis=0)
         f.append(float(np.mean(lq - mc._logp(target, Z))))
     return SimpleNamespace(**{**vars(out), "f": np.array(f)})
+
+
+@corrupts("boosting-mc-sample-first-weights", "001", "boosting.mc_boost",
+          "the run's sampler draws the components with alpha^1 padded with zeros (the weights of the first step, "
+          "not of the requested iterate)")
+def _(out, **_):
+    from refvi.verification.examples import numpy_boosting_mc as mc
+    h = [np.asarray(a, dtype=float) for a in out.weights_history]
+    stale = [h[min(t, 1)] if t < 2 else np.append(h[1], np.zeros(t - 1)) for t in range(len(h))]
+    return SimpleNamespace(**{**vars(out), "sample": mc.sampler(np.asarray(out.means), out.sigma, stale)})
 
 
 @corrupts("boosting-mc-mean-field-scale", "001", "boosting.mc_mean_field",

@@ -189,6 +189,16 @@ def _(orig, owner):
     return prox_sgd
 
 
+@mutant("proj-sgd-average-unnormalised", "000", "proj_sgd",
+        "the average sum_t weights[t] w^t with the weights as given, not normalised to sum 1")
+def _(orig, owner):
+    def proj_sgd(target, m0, C0, gammas, U, M, estimator="entropy", structure="sym", weights=None):
+        m, C, m_avg, C_avg = orig(target, m0, C0, gammas, U, M, estimator, structure, weights)
+        total = 1.0 if weights is None else float(np.sum(weights))
+        return m, C, total * np.asarray(m_avg), total * np.asarray(C_avg)
+    return proj_sgd
+
+
 @mutant("proj-sgd-no-final-projection", "000", "proj_sgd", "the last iterate is not projected onto W_M")
 def _(orig, owner):
     def proj_sgd(target, m0, C0, gammas, U, M, estimator="entropy", structure="sym", weights=None):

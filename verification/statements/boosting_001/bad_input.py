@@ -76,6 +76,8 @@ def claim_bad_input(ctx):
     ctx.refuses(lambda: b.corrective(grid, -1, "full").f, label="corrective: n_iter = -1")
     ctx.refuses(lambda: b.stochastic_lmo(grid, uniform, n_steps=-1), label="stochastic_lmo: n_steps = -1")
     ctx.refuses(lambda: b.family_constants([-1.0], [1.0], 0.3, 0.2), label="family_constants: sigma_min > sigma_max")
+    for stride in (0.0, -0.25):
+        ctx.refuses(lambda: b.grid_means([-1.0], [1.0], stride), label=f"grid_means: stride {stride}")
     tgt = BoostingTarget.mixture([1.0], [0.0], [0.5])
     ctx.refuses(lambda: b.objective(BoostingInstance.make(0.5, 0.5, [0.5], 0.3, tgt), np.ones(1)),
                 label="a box with hi = lo (A has no interior)")

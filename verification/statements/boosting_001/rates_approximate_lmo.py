@@ -7,6 +7,7 @@ Statements: 001.thm4, 001.cor7, 001.thm8; errata: E001-2, E001-3, E001-4.
 from __future__ import annotations
 
 import functools
+import itertools
 import math
 
 import numpy as np
@@ -237,10 +238,35 @@ def check_family_constants(ctx, fc, lo, hi, smin, smax, label):
     return ref
 
 
+def _lattice(lo, hi, stride):
+    """The stride lattice of a box by exact rational arithmetic: lo + k stride <= hi per coordinate (k >= 0)."""
+    from fractions import Fraction
+
+    axes = []
+    for a, b in zip(lo, hi):
+        n = math.floor((Fraction(b) - Fraction(a)) / Fraction(stride) * (1 + Fraction(1, 10**12)))
+        axes.append([float(Fraction(a) + k * Fraction(stride)) for k in range(n + 1)])
+    return np.array(list(itertools.product(*axes)))
+
+
+def check_grid_means(ctx, b):
+    """The quantized set's means = the stride lattice of the box (ends included when the stride divides the side,
+    one point when it exceeds it), as sets of rows."""
+    for lo, hi, stride in (([-1.0], [1.0], 0.025), ([-1.0, 0.0], [0.5, 2.0], 0.25), ([0.0, -1.0], [0.3, 1.0], 0.7),
+                           ([-1.0, -1.0, 0.0], [1.0, 0.0, 0.3], 0.5)):
+        got = np.asarray(b.grid_means(np.array(lo), np.array(hi), stride), dtype=np.float64).reshape(-1, len(lo))
+        want = _lattice(lo, hi, stride)
+        ok = got.shape == want.shape and np.allclose(got[np.lexsort(got.T[::-1])], want[np.lexsort(want.T[::-1])],
+                                                     rtol=0.0, atol=1e-12)
+        ctx.true(bool(ok), label=f"the quantized means of [{lo}, {hi}] at stride {stride}: the {len(want)}-point "
+                                 f"lattice (got {got.shape[0]} points)")
+
+
 @statement("001.thm8")
 def thm8(ctx):
     inst, oracle, fstar = i1()
     b = ctx.adapter("boosting")
+    check_grid_means(ctx, b)
     fc = check_family_constants(ctx, b.family_constants(-1.0, 1.0, 0.5, 0.5), -1.0, 1.0, 0.5, 0.5, "I1 family")
     ctx.close(fc["eps"], oracle.eps, rtol=1e-10, label="eps of the family = eps of the quantized set (corner atoms)")
     ctx.bound(oracle.diameter_sq() / oracle.eps, fc["thm8_ldiam"], label="L diam^2 <= corrected Thm 8 constant")
