@@ -384,8 +384,36 @@ class NumpyNGVI:
             m, C = self._sgd_step(m, C, step, -G.mean(axis=0), gC, np.eye(d), np.zeros(d))
         return _natural(m, C @ C.T)
 
+    # histories (Figures 1-2): the run's prefixes, each evaluated exactly
+    def glm_ngd_history(self, kind, X, y, gammas, U, at, estimator="price", batches=None):
+        def prefix(t):
+            return self.glm_ngd(kind, X, y, gammas[:t], U[:t], estimator, None if batches is None else batches[:t])
+        its = _recorded(at, len(gammas))
+        vals = [self.glm_neg_elbo(kind, X, y, *_expectation(*prefix(t))) for t in its]
+        return its, np.array(vals), prefix(len(gammas))
+
+    def blr_sgd_history(self, X, y, sigma2, P, mp, indices, steps, at):
+        post = _moment(*self._blr_posterior(X, y, sigma2, P, mp))
+        its = _recorded(at, len(steps))
+        vals = [_kl(*_moment(*self.blr_sgd(X, y, sigma2, P, mp, indices[:t], steps[:t])), *post) for t in its]
+        return its, np.array(vals), self.blr_sgd(X, y, sigma2, P, mp, indices, steps)
+
+    def glm_sgd_history(self, kind, X, y, steps, U, at, estimator="price", batches=None):
+        def prefix(t):
+            return self.glm_sgd(kind, X, y, steps[:t], U[:t], estimator, None if batches is None else batches[:t])
+        its = _recorded(at, len(steps))
+        vals = [self.glm_neg_elbo(kind, X, y, *_expectation(*prefix(t))) for t in its]
+        return its, np.array(vals), prefix(len(steps))
+
     def glm_ngd_exact(self, kind, X, y, T, gamma, init):
         eta = init
         for _ in range(T):
             eta = self.ngd_step(eta, self.glm_grad(kind, X, y, *_expectation(*eta)), gamma)
         return eta
+
+
+def _recorded(at, T):
+    """The recorded iterations: ``at`` sorted, each in 1..T."""
+    its = np.array(sorted({int(t) for t in at}), dtype=np.int64)
+    need(its.size == 0 or (its[0] >= 1 and its[-1] <= T), f"recorded iterations must lie in 1..{T}")
+    return its

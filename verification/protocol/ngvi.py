@@ -148,6 +148,11 @@ class NGVIProtocol(Protocol):
         None), then eta_{t+1} = (1 - gamma_t) eta_t + gamma_t (grad-hat + eta_prior).  From ``init`` (lam, Lam)
         (None: N(0, I)); returns eta_T = (lam, Lam)."""
 
+    def glm_ngd_history(self, kind, X, y, gammas, U, at, estimator="price", batches=None):
+        """:meth:`glm_ngd` from N(0, I), recording after each iteration t in ``at`` (distinct, in 1..T) the exact
+        negative ELBO l(omega_t) of the iterate (log y_n! included for Poisson; Figure 2's diagnostic); returns
+        (iterations (k,), neg_elbo (k,), eta_T)."""
+
     # ---- the SGD baseline of §6 / App. F --------------------------------------------------------------------------
     def blr_sgd(self, X, y, sigma2, P, mp, indices, steps, init=None):
         """Projected SGD on the negative ELBO of BLR in (m, C), C lower triangular: with c = n / (m sigma^2),
@@ -161,9 +166,19 @@ class NGVIProtocol(Protocol):
         Hessian of log p at z_s = m + C u_s for the rows u_s of U[t], on batches[t] rescaled by n/m (all rows if
         None).  Returns (lam, Lam) as :meth:`blr_sgd`."""
 
+    def blr_sgd_history(self, X, y, sigma2, P, mp, indices, steps, at):
+        """:meth:`blr_sgd` from (0, I), recording after each iteration t in ``at`` (distinct, in 1..T) the KL from
+        q_t = N(m_t, C_t C_t^T) to the exact posterior (Figure 1's SGD curve); returns (iterations (k,), kl (k,),
+        eta_T)."""
+
+    def glm_sgd_history(self, kind, X, y, steps, U, at, estimator="price", batches=None):
+        """:meth:`glm_sgd` from (0, I), recording after each iteration t in ``at`` the exact negative ELBO of q_t (as
+        :meth:`glm_ngd_history`, Figure 2's SGD curves); returns (iterations (k,), neg_elbo (k,), eta_T)."""
+
 
 METHODS = ("natural_from_moment", "expectation_from_natural", "natural_from_expectation", "log_partition",
            "conjugate", "kl", "bregman_A", "bregman_A_star", "fisher_minimal", "ngd_step", "ngd_step_fim", "md_step",
            "natural_update", "blr_neg_elbo", "blr_log_evidence", "blr_grad", "blr_stochastic_grad", "blr_run", "blr_history", "blr_trajectory",
            "blr_variance", "blr_lemma3_bound", "omega_average", "price",
-           "autodiff", "price_logistic", "glm_loglik", "glm_neg_elbo", "glm_grad", "glm_ngd_exact", "glm_ngd", "blr_sgd", "glm_sgd")
+           "autodiff", "price_logistic", "glm_loglik", "glm_neg_elbo", "glm_grad", "glm_ngd_exact", "glm_ngd",
+           "glm_ngd_history", "blr_sgd", "blr_sgd_history", "glm_sgd", "glm_sgd_history")

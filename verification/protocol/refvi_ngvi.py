@@ -100,6 +100,12 @@ class RefviNGVI:
         r = ngd_glm(model, gammas.size, gammas, base_samples=U, batches=batches, init=init, estimator=estimator)
         return r.lam, r.Lam
 
+    def glm_ngd_history(self, kind, X, y, gammas, U, at, estimator="price", batches=None):
+        gammas = np.asarray(gammas, dtype=np.float64)
+        r = ngd_glm(_glm(kind, X, y), gammas.size, gammas, base_samples=U, batches=batches, estimator=estimator,
+                    history=at)
+        return r.history["iteration"], r.history["neg_elbo"], (r.lam, r.Lam)
+
     def blr_sgd(self, X, y, sigma2, P, mp, indices, steps, init=None):
         indices = np.asarray(indices)
         r = sgd_blr(self._blr(X, y, sigma2, P, mp), indices.shape[0], indices.shape[1], np.asarray(steps, float),
@@ -111,3 +117,15 @@ class RefviNGVI:
         r = sgd_glm(_glm(kind, X, y), steps.size, steps,
                     base_samples=U, batches=batches, init=init, estimator=estimator)
         return r.lam, r.Lam
+
+    def blr_sgd_history(self, X, y, sigma2, P, mp, indices, steps, at):
+        indices = np.asarray(indices)
+        r = sgd_blr(self._blr(X, y, sigma2, P, mp), indices.shape[0], indices.shape[1], np.asarray(steps, float),
+                    indices=indices, history=at)
+        return r.history["iteration"], r.history["kl_last"], (r.lam, r.Lam)
+
+    def glm_sgd_history(self, kind, X, y, steps, U, at, estimator="price", batches=None):
+        steps = np.asarray(steps, dtype=np.float64)
+        r = sgd_glm(_glm(kind, X, y), steps.size, steps, base_samples=U, batches=batches, estimator=estimator,
+                    history=at)
+        return r.history["iteration"], r.history["neg_elbo"], (r.lam, r.Lam)

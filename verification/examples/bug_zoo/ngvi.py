@@ -178,3 +178,28 @@ def _(orig, owner):
         gx, G = orig(X, y, xi, Xi, U, idx)
         return idx.size / len(y) * gx, idx.size / len(y) * G
     return price_logistic
+
+
+# ---- the runs' recorded diagnostics (Figures 1-2) -------------------------------------------------------------------
+@mutant("ngvi-glm-history-one-step-early", "004", "ngvi.glm_ngd_history",
+        "the negative ELBO recorded after iteration t is that of the iterate before the step (t - 1)")
+def _(orig, owner):
+    def glm_ngd_history(kind, X, y, gammas, U, at, estimator="price", batches=None):
+        T, d = len(gammas), np.shape(X)[1]
+        _, vals, eta = orig(kind, X, y, gammas, U, list(range(1, T + 1)), estimator, batches)
+        before = np.concatenate([[owner.glm_neg_elbo(kind, X, y, np.zeros(d), np.eye(d))], vals])
+        its = np.array(sorted(at), dtype=np.int64)
+        return its, before[its - 1], eta
+    return glm_ngd_history
+
+
+@mutant("ngvi-blr-sgd-history-reversed-kl", "004", "ngvi.blr_sgd_history",
+        "the SGD baseline's Figure 1 curve records KL(posterior || q_t) instead of KL(q_t || posterior)")
+def _(orig, owner):
+    def blr_sgd_history(X, y, sigma2, P, mp, indices, steps, at):
+        from refvi.verification.examples.numpy_ngvi import _moment
+        its, _, eta = orig(X, y, sigma2, P, mp, indices, steps, at)
+        post = _moment(*owner._blr_posterior(X, y, sigma2, P, mp))
+        vals = [owner.kl(*post, *_moment(*owner.blr_sgd(X, y, sigma2, P, mp, indices[:t], steps[:t]))) for t in its]
+        return its, np.array(vals), eta
+    return blr_sgd_history

@@ -78,3 +78,38 @@ def from_theta(theta, d):
             Lam[i, j] = Lam[j, i] = theta[k]
             k += 1
     return lam, Lam
+
+
+def glm_neg_elbo(kind, X, y, mu, S):
+    """The oracle's l(q) for q = N(mu, S) on the logistic / Poisson GLM with prior N(0, I): -sum_n E log p(y_n | x_n^T
+    z) + KL(q || N(0, I)), the logistic terms by 1-D adaptive quadrature, the Poisson ones in closed form (log y_n!
+    included)."""
+    from scipy.special import gammaln
+
+    from refvi.verification.oracles import ngvi_glm as OG
+
+    X, y, mu, S = (np.asarray(a, float) for a in (X, y, mu, S))
+    if kind == "poisson":
+        return OG.poisson_neg_elbo(mu, S + np.outer(mu, mu), X, y) + float(np.sum(gammaln(y + 1.0)))
+    a, v = X @ mu, np.einsum("ni,ij,nj->n", X, S, X)
+    # a point mass where x_n^T S x_n = 0 (x_n = 0): the quadrature's interval would be empty
+    ell = sum(OG.logistic_point_expectations(float(an), float(vn), float(yn))[0] if vn > 1e-300 else
+              -OG.softplus(-float(yn * an)) for an, vn, yn in zip(a, v, y))
+    return -ell + OX.kl_gauss(mu, S, np.zeros(mu.size), np.eye(mu.size))
+
+
+#: relative tolerance on a recorded negative ELBO of a GLM: the implementation's Gauss-Hermite rule for the logistic
+#: terms against the oracle's adaptive quadrature (a wrong iterate or formula moves it by far more)
+GLM_ELBO_RTOL = 1e-7
+
+
+def check_history(ctx, got, at, want, what, rtol=1e-9):
+    """A run's recorded diagnostics ``got`` = (iterations, values, ...) against the oracle's values ``want`` at the
+    iterations ``at`` (sorted)."""
+    its, vals = np.asarray(got[0]), np.asarray(got[1], float)
+    ctx.true(its.shape == (len(at),) and bool(np.all(its == np.asarray(at))),
+             label=f"{what}: history recorded after iterations {list(at)}")
+    if vals.shape == (len(at),):
+        ctx.close(vals, np.asarray(want, float), rtol=rtol, atol=rtol, label=f"{what}: the recorded values")
+    else:
+        ctx.true(False, label=f"{what}: one recorded value per iteration (got shape {vals.shape})")

@@ -12,9 +12,10 @@ import math
 import numpy as np
 from scipy.special import gammaln
 from refvi.verification.errata import erratum
+from refvi.verification.oracles import ngvi_expfam as OX
 from refvi.verification.oracles import ngvi_glm as OG
 from refvi.verification.statement import statement
-from refvi.verification.statements.ngvi_004._common import natural_of, rand_spd
+from refvi.verification.statements.ngvi_004._common import GLM_ELBO_RTOL, check_history, glm_neg_elbo, natural_of, rand_spd
 
 # ------------------------------------------------------------------------------------------------------------------
 # non-convexity (§5, App. E) and Proposition 1
@@ -172,6 +173,7 @@ def _claim_glm_ngd_replay(ctx):
         gammas = rng.uniform(0.05, 0.5, T)
         init = natural_of(0.5 * rng.standard_normal(d), rand_spd(rng, d, 0.3, 1.5)) if rng.random() < 0.5 else None
         eta = (np.zeros(d), -0.5 * np.eye(d)) if init is None else init
+        etas = []
         for t in range(T):                                 # the oracle's replay of (1 - g) eta + g (grad-hat + eta_p)
             rows = np.arange(n) if batches is None else batches[t]
             lam, Lam = eta
@@ -181,11 +183,20 @@ def _claim_glm_ngd_replay(ctx):
             eta = ((1 - gammas[t]) * lam + gammas[t] * gx, (1 - gammas[t]) * Lam + gammas[t] * (G - 0.5 * np.eye(d)))
             if np.linalg.eigvalsh(eta[1])[-1] > -1e-6:
                 return                     # the step leaves D (possible for autodiff): not an instance of the claim
+            etas.append(eta)
         lam, Lam = impl.glm_ngd(kind, X, y, gammas, U, estimator, batches, init)
         tol = 1e-9 if estimator == "price" else 1e-6        # central differences: ~1e-8 relative
         what = f"{kind}, {estimator}, d = {d}, n = {n}, T = {T}, S = {S}, batch {m or 'all'}"
         scale = 1.0 + float(np.abs(eta[1]).max())
         ctx.close(np.asarray(lam, float), eta[0], rtol=tol, atol=tol * scale, label=f"{what}: lam_T")
         ctx.close(np.asarray(Lam, float), eta[1], rtol=tol, atol=tol * scale, label=f"{what}: Lam_T")
+        if init is None:                # Figure 2's diagnostic: l(omega_t) after some iterations, from N(0, I)
+            at = sorted(int(t) for t in rng.choice(np.arange(1, T + 1), size=int(rng.integers(1, T + 1)),
+                                                   replace=False))
+            got = impl.glm_ngd_history(kind, X, y, gammas, U, at, estimator, batches)
+            want = [glm_neg_elbo(kind, X, y, *OX.moments_from_natural(*etas[t - 1])) for t in at]
+            check_history(ctx, got, at, want, what, rtol=max(tol, GLM_ELBO_RTOL))
+            ctx.close(np.asarray(got[2][1], float), eta[1], rtol=tol, atol=tol * scale,
+                      label=f"{what}: Lam_T of the recording run")
 
     ctx.forall_drawn(check, seeds=list(range(8)), max_examples=max(12, ctx.profile.max_examples // 2))

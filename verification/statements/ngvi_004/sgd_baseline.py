@@ -3,7 +3,9 @@ the experiments (§6, App. F), replayed step by step on the same batches and bas
 
 The baseline is projected SGD on the negative ELBO in (m, C), C lower triangular, with the KL to the prior
 differentiated in closed form (grad_m = P^{-1}(m - mp), grad_C = tril(P^{-1} C) - diag(1/C_ii)) and diag(C) clamped
-at 1e-10 after each step.  The replay below recomputes every gradient sample by sample and data point by data point.
+at 1e-10 after each step.  The replay below recomputes every gradient sample by sample and data point by data point;
+runs from (0, I) also record Figures 1-2's diagnostics (KL to the BLR posterior, the GLMs' exact negative ELBO) after
+a random set of iterations, checked at the replay's iterates.
 
 Statements: 004.claim-sgd-baseline-replay.
 """
@@ -13,7 +15,7 @@ from __future__ import annotations
 import numpy as np
 from refvi.verification.oracles import ngvi_expfam as OX
 from refvi.verification.statement import statement
-from refvi.verification.statements.ngvi_004._common import rand_blr, rand_spd
+from refvi.verification.statements.ngvi_004._common import GLM_ELBO_RTOL, check_history, glm_neg_elbo, rand_blr, rand_spd
 from scipy.special import expit
 
 
@@ -29,7 +31,9 @@ def _kl_step(m, C, step, gm, gC, Pinv, mp):
 
 
 def _blr_replay(X, y, s2, P, mp, indices, steps, m, C):
+    """The iterates (m_t, C_t), t = 1..T."""
     n, Pinv = X.shape[0], np.linalg.inv(P)
+    out = []
     for rows, step in zip(indices, steps):
         c = n / (len(rows) * s2)
         gm, G = np.zeros_like(m), np.zeros_like(C)
@@ -37,11 +41,14 @@ def _blr_replay(X, y, s2, P, mp, indices, steps, m, C):
             gm -= c * (y[i] - X[i] @ m) * X[i]
             G += c * np.outer(X[i], X[i])
         m, C = _kl_step(m, C, step, gm, np.tril(G @ C), Pinv, mp)
-    return m, C
+        out.append((m, C))
+    return out
 
 
 def _glm_replay(kind, X, y, steps, U, estimator, batches, m, C):
+    """The iterates (m_t, C_t), t = 1..T."""
     n, d = X.shape
+    out = []
     for t, step in enumerate(steps):
         rows = range(n) if batches is None else batches[t]
         c = n / len(rows)
@@ -59,7 +66,13 @@ def _glm_replay(kind, X, y, steps, U, estimator, batches, m, C):
             gC -= np.outer(g, u) / len(U[t])
         gC = np.tril(gC) if estimator == "reparam" else -np.tril(Hbar @ C)
         m, C = _kl_step(m, C, step, gm, gC, np.eye(d), np.zeros(d))
-    return m, C
+        out.append((m, C))
+    return out
+
+
+def _recorded(rng, T):
+    """A random non-empty set of iterations in 1..T, sorted."""
+    return sorted(int(t) for t in rng.choice(np.arange(1, T + 1), size=int(rng.integers(1, T + 1)), replace=False))
 
 
 @statement("004.claim-sgd-baseline-replay")
@@ -85,8 +98,16 @@ def _claim_sgd_baseline_replay(ctx):
             c = n / (idx.shape[1] * s2)
             L = c * float(np.linalg.eigvalsh(X.T @ X)[-1]) + 1.0 / float(np.linalg.eigvalsh(P)[0]) + 1.0
             steps = rng.uniform(0.01, 0.2, T) / L
-            m, C = _blr_replay(X, y, s2, P, mp, idx, steps, m0, C0)
-            compare(impl.blr_sgd(X, y, s2, P, mp, idx, steps, init), m, C, f"BLR d = {d}, n = {n}, T = {T}")
+            states = _blr_replay(X, y, s2, P, mp, idx, steps, m0, C0)
+            what = f"BLR d = {d}, n = {n}, T = {T}"
+            compare(impl.blr_sgd(X, y, s2, P, mp, idx, steps, init), *states[-1], what)
+            if init is None:        # Figure 1's SGD curve: KL(q_t || posterior) after some iterations
+                at = _recorded(rng, T)
+                post = OX.blr_posterior(X, y, s2, P, mp)
+                got = impl.blr_sgd_history(X, y, s2, P, mp, idx, steps, at)
+                check_history(ctx, got, at, [OX.kl_gauss(m, C @ C.T, *post) for m, C in (states[t - 1] for t in at)],
+                              what)
+                compare(got[2], *states[-1], f"{what}, recording run")
             return
         kind = ("logistic", "poisson")[int(rng.integers(0, 2))]
         estimator = ("reparam", "price")[int(rng.integers(0, 2))]
@@ -97,10 +118,17 @@ def _claim_sgd_baseline_replay(ctx):
         batches = rng.integers(0, n, size=(T, batch)) if batch else None
         c = n / (batch or n)
         steps = rng.uniform(0.01, 0.1, T) / (1.0 + c * float(np.sum(X * X)) * (1.0 + float(y.max(initial=0.0))))
-        m, C = _glm_replay(kind, X, y, steps, U, estimator, batches, m0, C0)
+        states = _glm_replay(kind, X, y, steps, U, estimator, batches, m0, C0)
+        m, C = states[-1]
         if not (np.all(np.isfinite(C)) and np.diag(C).min() > 1e-3):
             return                  # a run the steps do not keep well inside the domain: not an instance of the claim
-        compare(impl.glm_sgd(kind, X, y, steps, U, estimator, batches, init), m, C,
-                f"{kind}, {estimator}, d = {d}, n = {n}, T = {T}, batch {batch or 'all'}")
+        what = f"{kind}, {estimator}, d = {d}, n = {n}, T = {T}, batch {batch or 'all'}"
+        compare(impl.glm_sgd(kind, X, y, steps, U, estimator, batches, init), m, C, what)
+        if init is None:            # Figure 2's SGD curves: l(q_t) after some iterations
+            at = _recorded(rng, T)
+            got = impl.glm_sgd_history(kind, X, y, steps, U, at, estimator, batches)
+            check_history(ctx, got, at, [glm_neg_elbo(kind, X, y, mt, Ct @ Ct.T) for mt, Ct in
+                                         (states[t - 1] for t in at)], what, rtol=GLM_ELBO_RTOL)
+            compare(got[2], m, C, f"{what}, recording run")
 
     ctx.forall_drawn(check, seeds=list(range(8)), max_examples=max(16, ctx.profile.max_examples // 2))
