@@ -20,7 +20,8 @@ def main(argv=None) -> int:
     p.add_argument("--list", action="store_true", help="list the selected statements and exit")
     p.add_argument("--workers", type=int, metavar="N", default=None,
                    help="run statements on N worker processes (Dask distributed if installed, else local processes); "
-                        "the certificate is identical whatever N")
+                        "the certificate is identical whatever N; a statement whose worker crashes (segfault) is "
+                        "reported as an error and the run goes on")
     p.add_argument("--scheduler", metavar="ADDRESS", default=None, help="use an existing Dask cluster")
     p.add_argument("--search", metavar="STATEMENT", default=None,
                    help="search for a counterexample to a bound statement: maximise lhs/rhs over its instances")
@@ -69,6 +70,9 @@ def main(argv=None) -> int:
         print(f"error: --workers must be >= 1, got {args.workers}", file=sys.stderr)
         return 2
     parallel = args.workers is not None or args.scheduler is not None
+    if not parallel:        # a crash in the implementation kills a serial run: at least say in which statement
+        import faulthandler
+        faulthandler.enable()
     cert = runner.run(args.select, args.profile, args.impl if parallel else impl, progress=show,
                       workers=args.workers, scheduler=args.scheduler)
     print("-" * len(runner.HEADER))

@@ -5,6 +5,12 @@ The certificate does not depend on the number of workers: every statement's inst
 (:meth:`Context.rng`, Hypothesis ``derandomize=True``), each statement runs whole in one worker, and records are
 merged in the order of :func:`runner.select`.  Only ``seconds`` differs between runs.  Tasks are submitted longest
 first (by the durations of a previous certificate when one is given), which keeps the tail short.
+
+A statement whose worker process dies (a segfault or abort inside the implementation, e.g. an out-of-bounds index in
+a compiled kernel) gets an ``error`` record saying so (:func:`runner.crash_record`) and the run goes on.  Dask tries
+each task once (``allowed-failures = 0``), replaces the dead worker and re-runs alone every statement that was on it;
+the process pool, once broken, runs the statements it had not finished one at a time.  Either way the crash is pinned
+to its statement.
 """
 
 from __future__ import annotations
@@ -77,34 +83,75 @@ def map_tasks(tasks: Sequence[tuple], workers: int, scheduler: str | None = None
 def _run_processes(order, impl_spec, profile, workers, progress) -> dict[str, dict]:
     import multiprocessing as mp
     from concurrent.futures import ProcessPoolExecutor, as_completed
+    from concurrent.futures.process import BrokenProcessPool
 
-    out = {}
-    with ProcessPoolExecutor(max_workers=workers, mp_context=mp.get_context("spawn")) as pool:
+    from refvi.verification import runner
+
+    def done(sid, rec):
+        out[sid] = rec
+        if progress is not None:
+            progress(rec)
+
+    out: dict[str, dict] = {}
+    ctx = mp.get_context("spawn")
+    with ProcessPoolExecutor(max_workers=workers, mp_context=ctx) as pool:
         futures = {pool.submit(_run_one, s, impl_spec, profile): s for s in order}
-        for fut in as_completed(futures):
-            out[futures[fut]] = rec = fut.result()
-            if progress is not None:
-                progress(rec)
+        try:
+            for fut in as_completed(futures):
+                done(futures[fut], fut.result())
+        except BrokenProcessPool:
+            pass                    # a worker died: which statement killed it is found below
+    # after a crash: the unfinished statements one at a time, so that a death names its statement
+    pool = None
+    for s in [s for s in order if s not in out]:
+        pool = pool or ProcessPoolExecutor(max_workers=1, mp_context=ctx)
+        try:
+            done(s, pool.submit(_run_one, s, impl_spec, profile).result())
+        except BrokenProcessPool as exc:
+            done(s, runner.crash_record(s, f"its worker process died ({exc})"))
+            pool.shutdown(wait=False)
+            pool = None
+    if pool is not None:
+        pool.shutdown()
     return out
 
 
 def _run_dask(order, impl_spec, profile, workers, scheduler, progress) -> dict[str, dict]:
-    from distributed import Client, LocalCluster, as_completed
+    import dask
+    from distributed import Client, KilledWorker, LocalCluster, as_completed
+
+    from refvi.verification import runner
 
     cluster = None
     if scheduler is None:
-        cluster = LocalCluster(n_workers=workers, threads_per_worker=1, processes=True, dashboard_address=None,
-                               silence_logs=40)
+        # a death is not retried on other workers (it would kill them too); the suspects are re-run alone below
+        with dask.config.set({"distributed.scheduler.allowed-failures": 0}):
+            cluster = LocalCluster(n_workers=workers, threads_per_worker=1, processes=True, dashboard_address=None,
+                                   silence_logs=40)
         client = Client(cluster)
     else:
         client = Client(scheduler)
     out = {}
     try:
-        futures = [client.submit(_run_one, s, impl_spec, profile, key=f"refvi-{profile}-{s}", pure=False)
-                   for s in order]
-        for fut in as_completed(futures):
-            rec = fut.result()
+        futures = {client.submit(_run_one, s, impl_spec, profile, key=f"refvi-{profile}-{s}", pure=False): s
+                   for s in order}
+        suspects = []
+        for fut in as_completed(list(futures)):
+            try:
+                rec = fut.result()
+            except KilledWorker:            # it, or a statement queued on the same worker, crashed
+                suspects.append(futures[fut])
+                continue
             out[rec["id"]] = rec
+            if progress is not None:
+                progress(rec)
+        for s in suspects:                  # alone on the cluster: a death now is this statement's
+            try:
+                rec = client.submit(_run_one, s, impl_spec, profile, key=f"refvi-{profile}-{s}-alone",
+                                    pure=False).result()
+            except KilledWorker:
+                rec = runner.crash_record(s, "the Dask worker running it died")
+            out[s] = rec
             if progress is not None:
                 progress(rec)
     finally:

@@ -132,6 +132,18 @@ def _run_statement(st: Statement, impl, profile_name: str, search: dict | None, 
     return record
 
 
+def crash_record(sid: str, why: str) -> dict:
+    """The ``error`` record of a statement whose process died while running it (a parallel run survives it)."""
+    st = load_statements()[sid]
+    return {"id": st.id, "title": st.title, "source": st.source, "kind": st.kind, "printed": st.printed,
+            "erratum": st.erratum, "verdict": "error", "examples": 0, "worst_slack": None, "seconds": 0.0,
+            "scope": "oracle-only" if st.oracle_only else "implementation", "methods": [], "instances_skipped": 0,
+            "tightness": None, "power": None, "rates": [],
+            "detail": f"crashed: {why}; a segfault or abort inside the implementation (e.g. an out-of-bounds index in "
+                      f"a compiled kernel).  Run it alone (--select {st.id}) with PYTHONFAULTHANDLER=1 for the "
+                      f"traceback"}
+
+
 def run(patterns: Sequence[str] | None = None, profile: str = "ci", impl=None, progress=None,
         workers: int | None = None, scheduler: str | None = None, durations: dict | None = None) -> dict:
     """Run the selected statements against ``impl`` (an object, a ``module:object`` string, or None for refvi) and

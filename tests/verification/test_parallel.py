@@ -48,3 +48,38 @@ def test_bad_worker_counts_and_objects_are_refused():
     proc = subprocess.run([sys.executable, "-m", "refvi.verification", "--workers", "0"], capture_output=True,
                           text=True, timeout=300)
     assert proc.returncode == 2 and "--workers must be >= 1" in proc.stderr
+
+
+CRASHING = '''
+import os
+from refvi.verification.protocol.refvi_impl import RefviImplementation
+
+
+class Crashing(RefviImplementation):
+    """refvi, except that its Gaussian entropy kills the process (as an out-of-bounds write in a kernel would)."""
+    name = "crashing"
+
+    def gaussian_entropy(self, C, structure="tril"):
+        os._exit(3)
+
+
+IMPL = Crashing()
+'''
+
+
+@pytest.mark.parametrize("backend", ["processes", "dask"])
+def test_a_crashing_statement_is_an_error_and_the_run_goes_on(backend, tmp_path, monkeypatch):
+    """A worker that dies (segfault, abort) inside one statement: that statement gets an error record naming the
+    crash, every other statement its normal record."""
+    if backend == "dask":
+        pytest.importorskip("distributed")
+    (tmp_path / "crashing_impl.py").write_text(CRASHING)
+    monkeypatch.syspath_prepend(str(tmp_path))
+    monkeypatch.setenv("PYTHONPATH", str(tmp_path))
+    ids = ["000.lemma14", "000.lemma31", "004.lemma4"]          # 000.lemma14 calls gaussian_entropy
+    run = parallel._run_processes if backend == "processes" else \
+        (lambda order, spec, profile, workers, progress: parallel._run_dask(order, spec, profile, workers, None,
+                                                                             progress))
+    out = run(ids, "crashing_impl:IMPL", "ci", 1, None)
+    assert out["000.lemma14"]["verdict"] == "error" and out["000.lemma14"]["detail"].startswith("crashed:")
+    assert out["000.lemma31"]["verdict"] == "pass" and out["004.lemma4"]["verdict"] == "pass"
