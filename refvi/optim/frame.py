@@ -31,7 +31,7 @@ import time
 
 import numpy as np
 
-from refvi._checks import as_generator, as_matrix, as_vector
+from refvi._checks import as_generator, as_matrix, as_vector, check_scale
 from refvi.targets.affine import AffineTarget
 
 FRAMES = ("auto", "laplace", "diagonal")
@@ -234,6 +234,10 @@ def fit_in_frame(fit, target, frame_spec, kwargs: dict):
     t0 = time.perf_counter()
     frame = as_frame(frame_spec, target, start=kw.get("m0"), seed=_seed_int(kw.get("seed", 0)))
     structure = kw.get("structure") or ("tril" if kw["method"] == "prox-sgd" else "sym")
+    if kw.get("m0") is not None:            # a start is checked in z, where the user gave it, before it is mapped
+        kw["m0"] = as_vector(kw["m0"], "m0", target.dim)
+    if kw.get("C0") is not None:
+        kw["C0"] = check_scale(kw["C0"], target.dim, structure, "C0")
     T = int(kw["steps"])
     refine = (frame.radius < 1.0 and frame.kind in ("laplace", "diagonal") and kw.get("step_size") is None
               and kw.get("m0") is None and kw.get("C0") is None and T >= 4)

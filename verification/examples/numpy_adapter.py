@@ -347,19 +347,24 @@ class NumpyImplementation(NumpyFamilies):
         return self._sgd(lambda Y, g: self.project_wm(Y, M, structure), target, m0, C0, gammas, U, estimator,
                          structure, weights)
 
-    def fit(self, target, method="prox-sgd", steps=200, step_size=None, average="tail", seed=0, frame=None):
-        """Def. 5 / Def. 8 from (0, I) with one fresh sample per step; the average over the kept iterates.  In a
-        frame ("laplace" or a pair (z0, L)): the same run on the framed target (its energy by ``framed_energy``),
-        mapped back."""
+    def fit(self, target, method="prox-sgd", steps=200, step_size=None, average="tail", seed=0, frame=None,
+            init=None):
+        """Def. 5 / Def. 8 from ``init`` (default (0, I)) with one fresh sample per step; the average over the kept
+        iterates.  In a frame ("laplace" or a pair (z0, L)): the same run on the framed target (its energy by
+        ``framed_energy``) from the start mapped into the frame, mapped back."""
         from types import SimpleNamespace
 
         need(method in ("prox-sgd", "proj-sgd", "gd-prox", "gd-projected"), f"unknown method {method!r}")
+        d = target.dim
+        m0, C0 = (np.zeros(d), np.eye(d)) if init is None else (np.asarray(x, dtype=float) for x in init)
+        need(m0.shape == (d,) and C0.shape == (d, d) and np.all(np.isfinite(C0)) and abs(np.linalg.det(C0)) > 0,
+             "init must be (m0 (d,), an invertible C0 (d, d))")
         if frame is not None:
-            return self._fit_framed(target, method, steps, step_size, average, seed, frame)
+            return self._fit_framed(target, method, steps, step_size, average, seed, frame, init)
         mu, M = _constants(target)
         if method.startswith("gd-"):                   # seed 002 §5.3: exact gradient descent, the last iterate
-            ms, Cs = (np.asarray(x) for x in self.gradient_descent_exact(
-                target, np.zeros(target.dim), np.eye(target.dim), step_size, steps, method[3:], M))
+            ms, Cs = (np.asarray(x) for x in self.gradient_descent_exact(target, m0, C0, step_size, steps, method[3:],
+                                                                         M))
             step = (1 / M if method == "gd-prox" else 1 / (2 * M)) if step_size is None else step_size
             return SimpleNamespace(m=ms[-1], C=Cs[-1], m_last=ms[-1], C_last=Cs[-1], step_sizes=np.full(steps, step),
                                    ms=ms, Cs=Cs)
@@ -370,7 +375,7 @@ class NumpyImplementation(NumpyFamilies):
             gammas = np.full(steps, (1 / M if method == "prox-sgd" else 1 / (2 * M)) if step_size is None
                              else _positive(step_size, "step"))
         U = np.random.default_rng(seed).standard_normal((steps, target.dim))
-        ms, Cs = [np.zeros(target.dim)], [np.eye(target.dim)]
+        ms, Cs = [m0], [C0]
         for gamma, u in zip(gammas, U):
             if method == "prox-sgd":
                 gm, gC = self.energy(target, ms[-1], Cs[-1], u, "tril")
@@ -389,7 +394,7 @@ class NumpyImplementation(NumpyFamilies):
         return SimpleNamespace(m=w @ ms, C=np.tensordot(w, Cs, 1), m_last=ms[-1], C_last=Cs[-1],
                                step_sizes=gammas, ms=ms, Cs=Cs)
 
-    def _fit_framed(self, target, method, steps, step_size, average, seed, kind):
+    def _fit_framed(self, target, method, steps, step_size, average, seed, kind, init):
         from types import SimpleNamespace
 
         if isinstance(kind, tuple):                  # a given frame (z0, L): constants of L^T H L at z0
@@ -404,6 +409,12 @@ class NumpyImplementation(NumpyFamilies):
         structure = "tril" if method == "prox-sgd" else "sym"
         U = np.random.default_rng(seed).standard_normal((steps, target.dim))
         ms, Cs = [np.zeros(target.dim)], [np.eye(target.dim)]
+        if init is not None:                 # x0 = L^-1 (m0 - z0); C0x the factor in V of L^-1 C0 C0^T L^-T
+            Li = np.linalg.inv(L)
+            S0 = Li @ init[1] @ np.asarray(init[1]).T @ Li.T
+            lam, Q = np.linalg.eigh(0.5 * (S0 + S0.T))
+            ms[0] = Li @ (np.asarray(init[0], dtype=float) - z0)
+            Cs[0] = np.linalg.cholesky(0.5 * (S0 + S0.T)) if structure == "tril" else (Q * np.sqrt(lam)) @ Q.T
         for u in U:
             gm, gC = self.framed_energy(target, z0, L, ms[-1], Cs[-1], u[None, :], structure)
             if method == "prox-sgd":

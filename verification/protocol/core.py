@@ -173,10 +173,11 @@ class Implementation(Protocol):
         """Proj-SGD (seed 000 Def. 8) onto W_M: w^{t+1} = proj_{W_M}(w^t - gamma_t g^t); returns as prox_sgd."""
 
     def fit(self, target, method="prox-sgd", steps=200, step_size=None, average="tail", seed=0,
-            frame=None) -> FitRun:
+            frame=None, init=None) -> FitRun:
         """The implementation's end-to-end driver, as a user calls it: "prox-sgd" (Def. 5: lower-triangular C, the
         energy estimator, the prox of h) or "proj-sgd" (Def. 8: symmetric C, the entropy estimator, the projection
-        onto W_M with M = the target's smoothness), from m = 0, C = I, ``steps`` steps with one fresh base sample
+        onto W_M with M = the target's smoothness), from ``init`` = (m0, C0) (C0 in V and invertible; None: m = 0,
+        C = I), ``steps`` steps with one fresh base sample
         u_t ~ N(0, I) each (seeded by ``seed``), in the target's own coordinates (no preconditioning);
         ``step_size`` a constant, a rule name of :meth:`step_sizes` ("thm6", "thm9", "1/(M sqrt T)", ...: M and mu
         the target's, a = Thm 26's for the method's estimator), or None for the default 1/M ("prox-sgd") or 1/(2M)
@@ -186,8 +187,9 @@ class Implementation(Protocol):
         :meth:`average_weights` "theta7" / "theta10").  Returns a :class:`FitRun` with every iterate.
         ``frame="laplace"`` runs the same algorithm on the framed target p(z0 + L x) of :meth:`frame` (M' for the
         projection, any default step schedule), and ``frame=(z0, L)`` (any invertible L) on the frame given, with
-        M' = lambda_max(L^T H L); both report everything mapped back to z: m = z0 + L m_x and C the factor of
-        L C_x C_x^T L^T in V.  ``method`` "gd-prox" / "gd-projected" is seed 002 §5.3's exact gradient descent
+        M' = lambda_max(L^T H L); both start from x = L^-1(m0 - z0) and the factor in V of L^-1 C0 C0^T L^-T (with
+        no ``init``: from (0, I) in the frame) and report everything mapped back to z: m = z0 + L m_x and C the
+        factor of L C_x C_x^T L^T in V.  ``method`` "gd-prox" / "gd-projected" is seed 002 §5.3's exact gradient descent
         (:meth:`gradient_descent_exact` from (0, I), ``step_size`` a constant or None for Thm 6's largest step,
         M the target's); it returns the last iterate.  Optionally the run reports its objective trace
         (``objective``, ``objective_samples``): 000.claim-fit then checks it against the closed form within Monte

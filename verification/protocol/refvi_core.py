@@ -146,11 +146,13 @@ class RefviCore:
         r = proj_sgd(as_refvi_target(target), m0, C0, gammas, U, M, estimator=estimator, structure=structure, weights=weights)
         return r.m, r.C, r.m_avg, r.C_avg
 
-    def fit(self, target, method="prox-sgd", steps=200, step_size=None, average="tail", seed=0, frame=None):
+    def fit(self, target, method="prox-sgd", steps=200, step_size=None, average="tail", seed=0, frame=None,
+            init=None):
         from refvi.optim.fit import fit
         from refvi.verification.protocol.core import FitRun
+        m0, C0 = (None, None) if init is None else init
         r = fit(as_refvi_target(target), method, steps=steps, step_size=step_size, average=average, seed=seed,
-                keep_iterates=True, trace_every=1, trace_samples=4096, frame=frame, progress=False)
+                keep_iterates=True, trace_every=1, trace_samples=4096, frame=frame, progress=False, m0=m0, C0=C0)
         return FitRun(m=r.m, C=r.C, m_last=r.m_last, C_last=r.C_last, step_sizes=r.step_sizes, ms=r.trace_m,
                       Cs=r.trace_C, objective=r.trace_objective, objective_samples=4096)
 

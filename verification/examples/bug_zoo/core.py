@@ -578,7 +578,7 @@ def _(out, target):
 # ---- the end-to-end driver (000.claim-fit) ---------------------------------------------------------------------------
 @corrupts("fit-uniform-average-includes-start", "000", "fit",
           "the uniform average taken over w^0..w^T (the start included) instead of w^1..w^T")
-def _(out, target, method, steps, step_size, average, seed, frame):
+def _(out, target, method, steps, step_size, average, seed, frame, init=None):
     if average != "uniform":
         return out
     from types import SimpleNamespace
@@ -587,15 +587,16 @@ def _(out, target, method, steps, step_size, average, seed, frame):
 
 @mutant("fit-one-sample-for-all-steps", "000", "fit", "the driver draws u once and reuses it at every step")
 def _(orig, owner):
-    def fit(target, method="prox-sgd", steps=200, step_size=None, average="tail", seed=0, frame=None):
+    def fit(target, method="prox-sgd", steps=200, step_size=None, average="tail", seed=0, frame=None,
+            init=None):
         from types import SimpleNamespace
 
         if frame is not None or method.startswith("gd-"):
-            return orig(target, method, steps, step_size, average, seed, frame)
+            return orig(target, method, steps, step_size, average, seed, frame, init)
         M = owner.smoothness(target)
         gamma = step_size or (1 / M if method == "prox-sgd" else 1 / (2 * M))
         u = np.random.default_rng(seed).standard_normal(target.dim)
-        ms, Cs = [np.zeros(target.dim)], [np.eye(target.dim)]
+        ms, Cs = ([np.zeros(target.dim)], [np.eye(target.dim)]) if init is None else ([init[0]], [init[1]])
         for _ in range(steps):
             est, step = (("energy", lambda Y: owner.entropy_prox(Y, gamma)) if method == "prox-sgd" else
                          ("entropy", lambda Y: owner.project_wm(Y, M, "sym")))
@@ -611,16 +612,17 @@ def _(orig, owner):
 
 @mutant("fit-default-step-2-over-M", "000", "fit", "the driver's default step 2/M (outside Thm 7's range (0, 1/M])")
 def _(orig, owner):
-    def fit(target, method="prox-sgd", steps=200, step_size=None, average="tail", seed=0, frame=None):
+    def fit(target, method="prox-sgd", steps=200, step_size=None, average="tail", seed=0, frame=None,
+            init=None):
         if step_size is None and frame is None and not method.startswith("gd-"):
             step_size = 2.0 / owner.smoothness(target)
-        return orig(target, method, steps, step_size, average, seed, frame)
+        return orig(target, method, steps, step_size, average, seed, frame, init)
     return fit
 
 
 @corrupts("fit-frame-average-not-mapped-back", "000", "fit",
           "a run in the Laplace frame returns its average mean in frame coordinates (x, not z0 + L x)")
-def _(out, target, method, steps, step_size, average, seed, frame):
+def _(out, target, method, steps, step_size, average, seed, frame, init=None):
     if frame is None:
         return out
     from types import SimpleNamespace
@@ -633,8 +635,9 @@ def _(out, target, method, steps, step_size, average, seed, frame):
 @mutant("fit-theta-average-thm7-for-proj", "000", "fit",
         "Proj-SGD's theta average takes Thm 7's weights (theta = 1/(1 + 2 a g^2), on w^1..w^T), not Thm 10's")
 def _(orig, owner):
-    def fit(target, method="prox-sgd", steps=200, step_size=None, average="tail", seed=0, frame=None):
-        out = orig(target, method, steps, step_size, average, seed, frame)
+    def fit(target, method="prox-sgd", steps=200, step_size=None, average="tail", seed=0, frame=None,
+            init=None):
+        out = orig(target, method, steps, step_size, average, seed, frame, init)
         if average != "theta" or method != "proj-sgd":
             return out
         from types import SimpleNamespace
@@ -648,8 +651,9 @@ def _(orig, owner):
 @mutant("fit-given-frame-mapped-back-by-L", "000", "fit",
         "a run in a given frame (z0, L) maps C back as L C_x even when L is not lower triangular (C leaves V)")
 def _(orig, owner):
-    def fit(target, method="prox-sgd", steps=200, step_size=None, average="tail", seed=0, frame=None):
-        out = orig(target, method, steps, step_size, average, seed, frame)
+    def fit(target, method="prox-sgd", steps=200, step_size=None, average="tail", seed=0, frame=None,
+            init=None):
+        out = orig(target, method, steps, step_size, average, seed, frame, init)
         if not isinstance(frame, tuple) or method != "prox-sgd":
             return out
         from types import SimpleNamespace
@@ -659,12 +663,30 @@ def _(orig, owner):
     return fit
 
 
+@mutant("fit-start-not-mapped-into-frame", "000", "fit",
+        "a run in a frame starts from the given (m0, C0) taken as frame coordinates, not mapped by x = L^-1(z - z0)")
+def _(orig, owner):
+    def fit(target, method="prox-sgd", steps=200, step_size=None, average="tail", seed=0, frame=None,
+            init=None):
+        if frame is None or init is None:
+            return orig(target, method, steps, step_size, average, seed, frame, init)
+        z0, L = frame if isinstance(frame, tuple) else owner.frame(target, frame)[:2]
+        z0, L = np.asarray(z0, dtype=float), np.asarray(L, dtype=float)
+        m0, C0 = (np.asarray(x, dtype=float) for x in init)
+        S = L @ C0 @ C0.T @ L.T                 # the start whose frame coordinates are (m0, C0) itself
+        lam, Q = np.linalg.eigh(0.5 * (S + S.T))
+        C = np.linalg.cholesky(0.5 * (S + S.T)) if method == "prox-sgd" else (Q * np.sqrt(lam)) @ Q.T
+        return orig(target, method, steps, step_size, average, seed, frame, (z0 + L @ m0, C))
+    return fit
+
+
 @mutant("fit-gd-prox-half-step", "002", "fit", "fit's gd-prox method takes 1/(2M) as its default step, not Thm 6's 1/M")
 def _(orig, owner):
-    def fit(target, method="prox-sgd", steps=200, step_size=None, average="tail", seed=0, frame=None):
+    def fit(target, method="prox-sgd", steps=200, step_size=None, average="tail", seed=0, frame=None,
+            init=None):
         if method == "gd-prox" and step_size is None:
             step_size = 0.5 / owner.smoothness(target)
-        return orig(target, method, steps, step_size, average, seed, frame)
+        return orig(target, method, steps, step_size, average, seed, frame, init)
     return fit
 
 

@@ -136,6 +136,11 @@ def claim_bad_input(ctx):
     ctx.refuses(lambda: impl.prox_sgd(target, m, C, np.array([0.1, 0.1]), U3, weights=np.zeros(3)),
                 label="prox_sgd: average weights summing to 0")
     ctx.refuses(lambda: impl.fit(target, "prox-sgd", steps=4, seed=-1), label="fit: seed = -1")
+    Csing = np.diag([1.0, 0.0, 1.0])
+    ctx.refuses(lambda: impl.fit(target, "prox-sgd", steps=4, init=(np.zeros(d), Csing)),
+                label="fit: a start C0 with a zero on its diagonal (outside the domain)")
+    ctx.refuses(lambda: impl.fit(target, "prox-sgd", steps=4, frame="laplace", init=(np.zeros(d), Csing)),
+                label="fit in a frame: a singular start C0")
     iso = specs.from_callables(lambda z: -0.5 * float(z @ z), lambda z: -np.asarray(z), d, smoothness=1.0,
                                strong_convexity=2.0)
     ctx.refuses(lambda: impl.fit(iso, "proj-sgd", steps=4), label="fit: a target declaring mu = 2 > M = 1")

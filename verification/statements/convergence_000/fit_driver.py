@@ -14,13 +14,14 @@ from the iterates the driver reports:
   the default 1/M (Prox-SGD) / 1/(2M) (Proj-SGD) halved k >= 0 times;
 * the returned (m, C) is the declared average of the iterates (last, uniform over w^1..w^T, the last ceil(T/2), or
   the theta-weighted averages of Thm 7 (Prox-SGD) and Thm 10 (Proj-SGD)), and (m_last, C_last) = w^T, with
-  w^0 = (0, I).
+  w^0 = (0, I) or the start given.
 
 Runs in an affine frame z = z0 + L x (the implementation's Laplace frame, ``frame="laplace"``, or a given pair
 (z0, L) with a symmetric or lower-triangular L; Gaussian targets with covariance condition numbers up to 1e4) are
 replayed the same way in frame coordinates: the framed target is N(L^-1(mu - z0), (L^T P L)^-1), each reported
 iterate maps to x-coordinates as m_x = L^-1(m - z0) and C_x = the factor in V of L^-1 C C^T L^-T, the projection
-uses the frame's M' = lambda_max(L^T P L), the average is taken in the frame, and every reported C is in V.
+uses the frame's M' = lambda_max(L^T P L), the average is taken in the frame, and every reported C is in V; a given
+start (m0, C0) in z is x^0 = L^-1(m0 - z0) with C_x^0 the factor in V of L^-1 C0 C0^T L^-T.
 
 Statements: 000.claim-fit.
 """
@@ -48,6 +49,15 @@ def _weights(average, T, method=None, a=None, gamma=None):
     return printed_weights(average, T, fraction=0.5)
 
 
+def _start(rng, d, method):
+    """A start (m0, C0) away from (0, I): C0 lower triangular with a positive diagonal (Prox-SGD) or symmetric
+    positive definite (Proj-SGD)."""
+    B = 0.3 * rng.standard_normal((d, d))
+    C0 = np.tril(B, -1) + np.diag(rng.uniform(0.5, 1.5, d)) if method == "prox-sgd" else \
+        np.eye(d) * 1.2 + 0.5 * (B + B.T) / max(1.0, float(np.abs(B).sum()))
+    return rng.standard_normal(d), C0
+
+
 def _gaussian(rng, d):
     B = rng.standard_normal((d, d))
     P = B @ B.T / d + np.diag(rng.uniform(0.5, 2.0, d))
@@ -72,12 +82,14 @@ def _in_V(Cs, method):
     return bool(np.allclose(Cs, np.swapaxes(Cs, 1, 2), rtol=0.0, atol=1e-12 * float(np.abs(Cs).max())))
 
 
-def _replay(ctx, ms, Cs, gam, mu, P, M, method, what):
-    """Check every step of the iterates (ms, Cs) of a run on N(mu, P^-1) and return the implied samples (T, d)."""
+def _replay(ctx, ms, Cs, gam, mu, P, M, method, what, start=None):
+    """Check every step of the iterates (ms, Cs) of a run on N(mu, P^-1) from ``start`` = (m^0, C^0) (default
+    (0, I)) and return the implied samples (T, d)."""
     Pinv = np.linalg.inv(P)
     d = mu.size
-    ctx.close(ms[0], np.zeros(d), atol=1e-9, label=f"{what}: m^0 = 0")
-    ctx.close(Cs[0], np.eye(d), atol=1e-9, label=f"{what}: C^0 = I")
+    m0, C0 = (np.zeros(d), np.eye(d)) if start is None else start
+    ctx.close(ms[0], m0, atol=1e-9, label=f"{what}: m^0 = {'0' if start is None else 'the given start'}")
+    ctx.close(Cs[0], C0, atol=1e-9, label=f"{what}: C^0 = {'I' if start is None else 'the given start'}")
     U = []
     for t in range(gam.size):
         m, C, m1, C1, g = ms[t], Cs[t], ms[t + 1], Cs[t + 1], gam[t]
@@ -109,19 +121,21 @@ def claim_fit(ctx):
     rng = ctx.rng("targets")
     T = 240 if ctx.profile.name == "ci" else 800
     samples, zs = [], []
-    for i, (method, step, average, d) in enumerate([
-            ("prox-sgd", None, "tail", 2), ("prox-sgd", 0.5, "uniform", 3), ("prox-sgd", 0.05, "last", 1),
-            ("prox-sgd", 0.02, "theta", 3), ("prox-sgd", "thm6", "tail", 2),
-            ("proj-sgd", None, "tail", 3), ("proj-sgd", 0.1, "uniform", 2), ("proj-sgd", 0.02, "last", 1),
-            ("proj-sgd", 0.05, "theta", 2), ("proj-sgd", "1/(M sqrt T)", "uniform", 3)]):
+    for i, (method, step, average, d, given) in enumerate([
+            ("prox-sgd", None, "tail", 2, False), ("prox-sgd", 0.5, "uniform", 3, True),
+            ("prox-sgd", 0.05, "last", 1, False), ("prox-sgd", 0.02, "theta", 3, False),
+            ("prox-sgd", "thm6", "tail", 2, False), ("proj-sgd", None, "tail", 3, False),
+            ("proj-sgd", 0.1, "uniform", 2, True), ("proj-sgd", 0.02, "last", 1, False),
+            ("proj-sgd", 0.05, "theta", 2, False), ("proj-sgd", "1/(M sqrt T)", "uniform", 3, False)]):
         target, P = _gaussian(rng, d)
+        start = _start(rng, d, method) if given else None
         lam = np.linalg.eigvalsh(P)
         mu, M = float(lam[0]), float(lam[-1])
         a = (2.0 if method == "prox-sgd" else 4.0) * (d + 3) * M * M          # Thm 26 (energy / entropy)
         gamma = step if step is None or isinstance(step, str) else step / M
-        run = ctx.impl.fit(target, method, steps=T, step_size=gamma, average=average, seed=100 + i)
+        run = ctx.impl.fit(target, method, steps=T, step_size=gamma, average=average, seed=100 + i, init=start)
         rule = "default step" if step is None else step if isinstance(step, str) else f"gamma = {step}/M"
-        what = f"{method}, d = {d}, {rule}, {average} average"
+        what = f"{method}, d = {d}, {rule}, {average} average{', a given start' if given else ''}"
         ms, Cs = np.asarray(run.ms), np.asarray(run.Cs)
         ctx.true(ms.shape == (T + 1, d) and Cs.shape == (T + 1, d, d), label=f"{what}: T + 1 iterates reported")
         gam = np.asarray(run.step_sizes, dtype=np.float64)
@@ -135,7 +149,7 @@ def claim_fit(ctx):
                       label=f"{what}: the steps of the rule (Eq. 11 / Cor 11)")
         else:
             ctx.close(gam, np.full(T, gamma), rtol=1e-15, label=f"{what}: the constant step as given")
-        samples.append(_replay(ctx, ms, Cs, gam, np.asarray(target.params["mean"]), P, M, method, what))
+        samples.append(_replay(ctx, ms, Cs, gam, np.asarray(target.params["mean"]), P, M, method, what, start))
         if getattr(run, "objective", None) is not None:
             zs.append(_objective_z(run, np.asarray(target.params["mean"]), P))
         w = _weights(average, T, method, a, gam[0])
@@ -148,9 +162,9 @@ def claim_fit(ctx):
     # in a frame: the implementation's Laplace frame, or one given as (z0, L) (a full L: the frame iterates' C_x
     # in V map back to the factor in V of L C_x C_x^T L^T, no longer L C_x); badly conditioned Gaussians, replayed
     # in frame coordinates
-    for i, (method, average, d, cond, given) in enumerate([
-            ("prox-sgd", "tail", 2, 1e4, None), ("proj-sgd", "uniform", 3, 1e3, None),
-            ("prox-sgd", "uniform", 2, 1e3, "sym"), ("proj-sgd", "tail", 2, 1e2, "tril")]):
+    for i, (method, average, d, cond, given, init) in enumerate([
+            ("prox-sgd", "tail", 2, 1e4, None, False), ("proj-sgd", "uniform", 3, 1e3, None, True),
+            ("prox-sgd", "uniform", 2, 1e3, "sym", True), ("proj-sgd", "tail", 2, 1e2, "tril", False)]):
         Q = np.linalg.qr(rng.standard_normal((d, d)))[0]
         P = (Q * np.geomspace(1.0, cond, d)) @ Q.T
         P = 0.5 * (P + P.T)
@@ -168,8 +182,15 @@ def claim_fit(ctx):
             z0 = mu + 0.3 * rng.standard_normal(d)
             Mx = float(np.linalg.eigvalsh(L.T @ P @ L)[-1])
             frame, name = (z0, L), f"a given frame (z0, {'symmetric' if given == 'sym' else 'lower-triangular'} L)"
-        run = ctx.impl.fit(target, method, steps=T, average=average, seed=200 + i, frame=frame)
-        what = f"{method} in {name}, d = {d}, condition number {cond:g}, {average} average"
+        start = None
+        if init:            # a start near the posterior in z: C0 C0^T = 1.5 P^-1 (the factor in V), m0 = mu + noise
+            S0 = 1.5 * np.linalg.inv(P)
+            lam, Q = np.linalg.eigh(0.5 * (S0 + S0.T))
+            C0 = np.linalg.cholesky(S0) if method == "prox-sgd" else (Q * np.sqrt(lam)) @ Q.T
+            start = (mu + rng.standard_normal(d) * np.sqrt(np.diag(S0)), C0)
+        run = ctx.impl.fit(target, method, steps=T, average=average, seed=200 + i, frame=frame, init=start)
+        what = f"{method} in {name}, d = {d}, condition number {cond:g}, {average} average" + \
+            (", a given start" if init else "")
         ms, Cs = np.asarray(run.ms), np.asarray(run.Cs)
         ctx.true(ms.shape == (T + 1, d) and Cs.shape == (T + 1, d, d), label=f"{what}: T + 1 iterates reported")
         ctx.true(_in_V(Cs, method) and _in_V(np.asarray(run.C)[None], method),
@@ -178,7 +199,12 @@ def claim_fit(ctx):
         mx = (ms - z0) @ Li.T
         Cx = np.array([_to_frame(Li, C, method) for C in Cs])
         gam = np.asarray(run.step_sizes, dtype=np.float64)
-        samples.append(_replay(ctx, mx, Cx, gam, Li @ (mu - z0), L.T @ P @ L, float(Mx), method, what))
+        x0 = None if start is None else (Li @ (start[0] - z0), _to_frame(Li, start[1], method))
+        if start is not None:
+            ctx.close(ms[0], start[0], rtol=1e-9, atol=1e-9, label=f"{what}: the reported m^0 = m0")
+            ctx.close(Cs[0], start[1], rtol=1e-9, atol=1e-9 * float(np.abs(start[1]).max()),
+                      label=f"{what}: the reported C^0 = C0")
+        samples.append(_replay(ctx, mx, Cx, gam, Li @ (mu - z0), L.T @ P @ L, float(Mx), method, what, x0))
         w = _weights(average, T)
         ctx.close(run.m, z0 + L @ (w @ mx), rtol=1e-9, atol=1e-9, label=f"{what}: returned m = z0 + L (average)")
         Cw = np.tensordot(w, Cx, 1)
