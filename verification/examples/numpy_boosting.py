@@ -399,6 +399,11 @@ class NumpyBoosting:
             weights[hit[0]] += mass
         return fstar, weights / masses.sum()
 
+    def diameter_sq(self, inst):
+        """max over atom pairs of G_ii + G_jj - 2 G_ij."""
+        G = _problem(inst).gram
+        return float(max(G[i, i] + G[j, j] - 2 * G[i, j] for i in range(len(G)) for j in range(len(G))))
+
     def curvature_lower_bound(self, inst):
         """max over atom pairs of chi^2(s_i || s_j) = int s_i^2 / s_j - 1 (the gamma -> 0 limit of Eq. 7)."""
         P = _problem(inst)

@@ -229,6 +229,9 @@ class BoostingProtocol(Protocol):
     def family_constants(self, lo, hi, sigma_min: float, sigma_max: float) -> FamilyConstants:
         """Constants of Thm 2 / Thm 8 for the continuous family (see :class:`FamilyConstants`)."""
 
+    def diameter_sq(self, inst: BoostingInstance) -> float:
+        """diam(A)^2 = max_{i,j} ||s_i - s_j||^2 in L2 over the atoms (Cor 3, Thm 6's L diam^2 / eps)."""
+
     def curvature_lower_bound(self, inst: BoostingInstance) -> float:
         """A certified lower bound on C_f over conv(A) (e.g. the largest chi^2(s_i || s_j) over atom pairs)."""
 
@@ -280,5 +283,5 @@ class BoostingProtocol(Protocol):
 
 METHODS = ("objective", "scores", "gram", "gap", "frank_wolfe", "stochastic_lmo", "stochastic_lmo_step", "fixed_step_weights", "corrective", "mc_predictive",
            "line_search", "norm_corrective_weights", "fully_corrective_weights", "score_gradient", "family_constants", "grid_means",
-           "curvature_lower_bound", "truncation_optimum", "density_bounds", "mixture_logpdf", "mixture_moments", "mixture_norm_sq",
+           "curvature_lower_bound", "diameter_sq", "truncation_optimum", "density_bounds", "mixture_logpdf", "mixture_moments", "mixture_norm_sq",
            "mixture_sample", "mc_mean_field", "mc_boost")

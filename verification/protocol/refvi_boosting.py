@@ -114,6 +114,9 @@ class RefviBoosting:
         fc = family_constants(Box(lo, hi), sigma_min, sigma_max)
         return FamilyConstants(**{f: getattr(fc, f) for f in FamilyConstants.__dataclass_fields__})
 
+    def diameter_sq(self, inst):
+        return self._problem(inst).atoms.diameter_sq()
+
     def curvature_lower_bound(self, inst):
         from refvi.boosting.constants import curvature_lower_bound
 

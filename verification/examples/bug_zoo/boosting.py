@@ -375,3 +375,10 @@ def _(orig, owner):
 def _(out, X, y, draws):
     T = (np.asarray(X) @ np.asarray(draws).T) * np.asarray(y)[:, None]
     return out[0], float(np.mean(-np.logaddexp(0.0, -T)))
+
+
+@corrupts("boosting-diameter-sq-largest-norm", "001", "boosting.diameter_sq",
+          "diam(A)^2 taken as the largest ||s_k||^2 (the Gram's diagonal) instead of max_ij ||s_i - s_j||^2")
+def _(out, inst, **_):
+    from refvi.verification.examples.numpy_boosting import _problem
+    return float(np.max(np.diag(_problem(inst).gram)))

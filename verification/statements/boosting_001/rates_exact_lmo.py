@@ -112,6 +112,8 @@ def thm6(ctx):
     b = ctx.adapter("boosting")
     eps, M = oracle.eps, oracle.M
     Ldiam = oracle.diameter_sq() / eps
+    ctx.close(float(b.diameter_sq(inst)), oracle.diameter_sq(), rtol=1e-9,
+              label="diam(A)^2 = max_ij ||s_i - s_j||^2 (implementation vs the oracle's Gram)")
     paper = 4 * M * M * oracle.volume / eps
     ctx.bound(Ldiam, paper, label="L diam^2 <= 4 M^2 Leb(A) / eps")
     lower = float(b.curvature_lower_bound(inst))
