@@ -36,7 +36,7 @@ import numpy as np
 METHODS = ("energy", "entropy", "stl", "score", "grad_neg_entropy", "entropy_prox", "project_wm",
            "project_singular", "smoothness", "strong_convexity", "noise_constants", "step_sizes", "step_range_ok", "average_weights",
            "prox_sgd", "proj_sgd", "gradient_descent", "gradient_descent_exact", "exact_energy", "base_charfun",
-           "base_entropy", "base_moments", "to_base_params", "locscale_log_density", "locscale_entropy",
+           "base_entropy", "base_moments", "standardize", "to_base_params", "locscale_log_density", "locscale_entropy",
            "locscale_moments", "locscale_sample", "log_joint", "grad_log_joint", "gaussian_entropy", "gaussian_log_density",
            "exact_optimum", "hess_log_joint", "mode", "log_evidence", "frame", "framed_energy",
            "fit")
@@ -225,6 +225,11 @@ class Implementation(Protocol):
 
     def base_moments(self, base, d):
         """(E u (d,), V u (d, d)) of ``base`` in dimension d."""
+
+    def standardize(self, base, d):
+        """The standardized version of ``base`` in dimension d, u = R (u0 - mu) with R = Sigma^{-1/2} symmetric
+        (seed 002 §3.1), as an affine :class:`~refvi.verification.protocol.bases.BaseSpec` over a standardized law:
+        over ``base`` itself, or for an affine base over its ``inner`` law with the two maps composed."""
 
     def to_base_params(self, m, C, base):
         """(m0, C0) such that LocScale(m0, C0, base) is the law of LocScale(m, C, standardize(base)), with the

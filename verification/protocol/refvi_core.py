@@ -184,6 +184,13 @@ class RefviCore:
         b = as_refvi_base(base)
         return b.mean(d), b.cov(d)
 
+    def standardize(self, base, d):
+        from refvi.families import standardize
+        from refvi.verification.protocol.bases import affine
+        rb = as_refvi_base(base)
+        s = standardize(rb, d)
+        return affine(base if s.base is rb else base.inner, s.shift, s.scale)
+
     def to_base_params(self, m, C, base):
         from refvi.families import to_base_params
         return to_base_params(m, C, as_refvi_base(base))

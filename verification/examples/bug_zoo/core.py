@@ -376,6 +376,19 @@ def _(orig, owner):
     return to_base_params
 
 
+@mutant("standardize-cholesky-root", "002", "standardize",
+        "the standardized base uses R = L^-1 with L the Cholesky factor of Sigma (also V u = I, but not Sigma^(-1/2))")
+def _(orig, owner):
+    def standardize(base, d):
+        from refvi.verification.protocol.bases import affine
+        mu, S = owner.base_moments(base, d)
+        R = np.linalg.inv(np.linalg.cholesky(S))
+        if base.kind == "affine":
+            return affine(base.inner, R @ (base.shift - mu), R @ base.scale)
+        return affine(base, -R @ mu, R)
+    return standardize
+
+
 # ---- the step-size hypotheses of the rate theorems ------------------------------------------------------------------
 substitutes("step-range-thm9-as-thm6", "000", "step_range_ok",
             "Thm 9's range checked with Thm 6's bound min(mu/(2a), 1/mu) instead of min(mu/(2a), 2/mu)",

@@ -1,6 +1,6 @@
 """Domke, *Provable smoothness guarantees for black-box variational inference* (seed 002): the base distributions of
-location-scale families (§3.1), through the implementation's ``base_charfun``, ``base_entropy``, ``base_moments``
-and ``to_base_params``.
+location-scale families (§3.1), through the implementation's ``base_charfun``, ``base_entropy``, ``base_moments``,
+``standardize`` and ``to_base_params``.
 
 Thms 1-2 hold for a *standardized* base (E u = 0, V u = I); any base with finite variance is standardized by
 u = R (u0 - mu), R = Sigma^{-1/2}, and LocScale(m, C, standardized) = LocScale(m - C R mu, C R, s0) (§3.1).  The
@@ -63,9 +63,19 @@ def claim_base_laws(ctx):
         if not base.discrete:
             ctx.close(float(ctx.impl.base_entropy(base, d)), oracle_entropy(base, d), rtol=1e-11, atol=1e-11,
                       label=f"{what}: differential entropy")
+        R = np.linalg.inv(np.real(linalg.sqrtm(S_o)))
+        # the standardized law R (u0 - mu): mean 0, covariance I, and E exp(i k^T u) = exp(-i k^T R mu) phi(R k)
+        std = ctx.impl.standardize(base, d)
+        ctx.true(std.kind == "affine" and std.inner.kind != "affine", label=f"{what}: standardized = an affine map "
+                                                                              "of a standardized law")
+        mu_s, S_s = oracle_moments(std, d)
+        ctx.close(mu_s, np.zeros(d), atol=1e-10, label=f"{what}: the standardized base has E u = 0")
+        ctx.close(S_s, np.eye(d), atol=1e-10, label=f"{what}: the standardized base has V u = I")
+        diff = oracle_charfun(std, K) - np.exp(-1j * (K @ R @ mu_o)) * oracle_charfun(base, K @ R)
+        ctx.close(np.abs(diff), np.zeros(len(K)), atol=1e-10,
+                  label=f"{what}: the standardized base is R (u0 - mu) with R = Sigma^(-1/2) symmetric")
         if base.kind == "affine":
             m0, C0 = (np.asarray(v, dtype=np.float64) for v in ctx.impl.to_base_params(m, C, base))
-            R = np.linalg.inv(np.real(linalg.sqrtm(S_o)))
             ctx.close(m0, m - C @ R @ mu_o, rtol=1e-10, atol=1e-10, label=f"{what}: m0 = m - C R mu")
             ctx.close(C0, C @ R, rtol=1e-10, atol=1e-10, label=f"{what}: C0 = C R (R symmetric)")
             ctx.close(C0 @ mu_o + m0, m, atol=1e-10, label=f"{what}: same mean")
