@@ -281,7 +281,8 @@ class BoostingProtocol(Protocol):
         reproducible by ``seed``."""
 
 
-METHODS = ("objective", "scores", "gram", "gap", "frank_wolfe", "stochastic_lmo", "stochastic_lmo_step", "fixed_step_weights", "corrective", "mc_predictive",
-           "line_search", "norm_corrective_weights", "fully_corrective_weights", "score_gradient", "family_constants", "grid_means",
-           "curvature_lower_bound", "diameter_sq", "truncation_optimum", "density_bounds", "mixture_logpdf", "mixture_moments", "mixture_norm_sq",
-           "mixture_sample", "mc_mean_field", "mc_boost")
+METHODS = ("objective", "scores", "gram", "gap", "frank_wolfe", "stochastic_lmo", "stochastic_lmo_step",
+           "fixed_step_weights", "corrective", "mc_predictive", "line_search", "norm_corrective_weights",
+           "fully_corrective_weights", "score_gradient", "family_constants", "grid_means", "curvature_lower_bound",
+           "diameter_sq", "truncation_optimum", "density_bounds", "mixture_logpdf", "mixture_moments",
+           "mixture_norm_sq", "mixture_sample", "mc_mean_field", "mc_boost")

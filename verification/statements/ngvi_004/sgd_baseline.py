@@ -15,7 +15,8 @@ from __future__ import annotations
 import numpy as np
 from refvi.verification.oracles import ngvi_expfam as OX
 from refvi.verification.statement import statement
-from refvi.verification.statements.ngvi_004._common import GLM_ELBO_RTOL, check_history, glm_neg_elbo, rand_blr, rand_spd
+from refvi.verification.statements.ngvi_004._common import (GLM_ELBO_RTOL, check_history, glm_neg_elbo,
+                                                             rand_blr, rand_spd)
 from scipy.special import expit
 
 
