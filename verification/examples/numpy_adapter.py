@@ -369,8 +369,8 @@ class NumpyImplementation(NumpyFamilies):
             return SimpleNamespace(m=ms[-1], C=Cs[-1], m_last=ms[-1], C_last=Cs[-1], step_sizes=np.full(steps, step),
                                    ms=ms, Cs=Cs)
         a = self.noise_constants("energy" if method == "prox-sgd" else "entropy", target.dim, M, 0.0)[0]
-        if isinstance(step_size, str):
-            gammas = self.step_sizes(step_size, steps, M=M, mu=mu, a=a)
+        if isinstance(step_size, str):          # Cor 30's A: its smallest value 1/mu
+            gammas = self.step_sizes(step_size, steps, M=M, mu=mu, a=a, A=1.0 / mu)
         else:
             gammas = np.full(steps, (1 / M if method == "prox-sgd" else 1 / (2 * M)) if step_size is None
                              else _positive(step_size, "step"))

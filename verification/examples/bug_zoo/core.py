@@ -693,6 +693,17 @@ def _(orig, owner):
     return fit
 
 
+@mutant("fit-cor30-A-over-M", "000", "fit",
+        "fit's Cor 30 rule 'A log T / T' takes A = 1/M (the smoothness) instead of A = 1/mu")
+def _(orig, owner):
+    def fit(target, method="prox-sgd", steps=200, step_size=None, average="tail", seed=0, frame=None,
+            init=None):
+        if isinstance(step_size, str) and step_size == "A log T / T":
+            step_size = np.log(steps) / (steps * owner.smoothness(target))
+        return orig(target, method, steps, step_size, average, seed, frame, init)
+    return fit
+
+
 @mutant("fit-gd-prox-half-step", "002", "fit", "fit's gd-prox method takes 1/(2M) as its default step, not Thm 6's 1/M")
 def _(orig, owner):
     def fit(target, method="prox-sgd", steps=200, step_size=None, average="tail", seed=0, frame=None,

@@ -10,8 +10,9 @@ from the iterates the driver reports:
 * every C' against that update (the estimator, the prox or projection and the step size the driver ran);
 * that the implied samples are i.i.d. N(0, I): mean 0, second moments I, and no correlation between consecutive
   steps (a reused or mis-scaled sample shows);
-* the step sizes: the constant given, a named rule (Eq. 11's "thm6", Cor 11's "1/(M sqrt T)", with Thm 26's a), or
-  the default 1/M (Prox-SGD) / 1/(2M) (Proj-SGD) halved k >= 0 times;
+* the step sizes: the constant given, a named rule (Eq. 11's "thm6", Cor 11's "1/(M sqrt T)", with Thm 26's a,
+  Cor 30's "A log T / T" with A = 1/mu), or the default 1/M (Prox-SGD) / 1/(2M) (Proj-SGD) halved k >= 0 times,
+  also on short runs in d = 1 where the default needs no halving (a larger default would show as k < 0);
 * the returned (m, C) is the declared average of the iterates (last, uniform over w^1..w^T, the last ceil(T/2), or
   the theta-weighted averages of Thm 7 (Prox-SGD) and Thm 10 (Proj-SGD)), and (m_last, C_last) = w^T, with
   w^0 = (0, I) or the start given.
@@ -21,7 +22,8 @@ Runs in an affine frame z = z0 + L x (the implementation's Laplace frame, ``fram
 replayed the same way in frame coordinates: the framed target is N(L^-1(mu - z0), (L^T P L)^-1), each reported
 iterate maps to x-coordinates as m_x = L^-1(m - z0) and C_x = the factor in V of L^-1 C C^T L^-T, the projection
 uses the frame's M' = lambda_max(L^T P L), the average is taken in the frame, and every reported C is in V; a given
-start (m0, C0) in z is x^0 = L^-1(m0 - z0) with C_x^0 the factor in V of L^-1 C0 C0^T L^-T.
+start (m0, C0) in z is x^0 = L^-1(m0 - z0) with C_x^0 the factor in V of L^-1 C0 C0^T L^-T.  A reported objective trace
+(plain or framed: f is the same in any frame) is checked at w^T against the closed form.
 
 Statements: 000.claim-fit.
 """
@@ -121,23 +123,27 @@ def claim_fit(ctx):
     rng = ctx.rng("targets")
     T = 240 if ctx.profile.name == "ci" else 800
     samples, zs = [], []
-    for i, (method, step, average, d, given) in enumerate([
-            ("prox-sgd", None, "tail", 2, False), ("prox-sgd", 0.5, "uniform", 3, True),
-            ("prox-sgd", 0.05, "last", 1, False), ("prox-sgd", 0.02, "theta", 3, False),
-            ("prox-sgd", "thm6", "tail", 2, False), ("proj-sgd", None, "tail", 3, False),
-            ("proj-sgd", 0.1, "uniform", 2, True), ("proj-sgd", 0.02, "last", 1, False),
-            ("proj-sgd", 0.05, "theta", 2, False), ("proj-sgd", "1/(M sqrt T)", "uniform", 3, False)]):
+    # the default steps also on short runs in d = 1, where the default itself (not a halved one) keeps the run finite
+    for i, (method, step, average, d, given, steps) in enumerate([
+            ("prox-sgd", None, "tail", 2, False, T), ("prox-sgd", 0.5, "uniform", 3, True, T),
+            ("prox-sgd", 0.05, "last", 1, False, T), ("prox-sgd", 0.02, "theta", 3, False, T),
+            ("prox-sgd", "thm6", "tail", 2, False, T), ("proj-sgd", None, "tail", 3, False, T),
+            ("proj-sgd", 0.1, "uniform", 2, True, T), ("proj-sgd", 0.02, "last", 1, False, T),
+            ("proj-sgd", 0.05, "theta", 2, False, T), ("proj-sgd", "1/(M sqrt T)", "uniform", 3, False, T),
+            ("prox-sgd", "A log T / T", "uniform", 2, False, T), ("proj-sgd", None, "last", 1, False, 3),
+            ("prox-sgd", None, "last", 1, False, 3)]):
         target, P = _gaussian(rng, d)
         start = _start(rng, d, method) if given else None
         lam = np.linalg.eigvalsh(P)
         mu, M = float(lam[0]), float(lam[-1])
         a = (2.0 if method == "prox-sgd" else 4.0) * (d + 3) * M * M          # Thm 26 (energy / entropy)
         gamma = step if step is None or isinstance(step, str) else step / M
-        run = ctx.impl.fit(target, method, steps=T, step_size=gamma, average=average, seed=100 + i, init=start)
+        run = ctx.impl.fit(target, method, steps=steps, step_size=gamma, average=average, seed=100 + i, init=start)
         rule = "default step" if step is None else step if isinstance(step, str) else f"gamma = {step}/M"
         what = f"{method}, d = {d}, {rule}, {average} average{', a given start' if given else ''}"
         ms, Cs = np.asarray(run.ms), np.asarray(run.Cs)
-        ctx.true(ms.shape == (T + 1, d) and Cs.shape == (T + 1, d, d), label=f"{what}: T + 1 iterates reported")
+        ctx.true(ms.shape == (steps + 1, d) and Cs.shape == (steps + 1, d, d),
+                 label=f"{what}: T + 1 iterates reported")
         gam = np.asarray(run.step_sizes, dtype=np.float64)
         if step is None:
             base = 1.0 / M if method == "prox-sgd" else 1.0 / (2.0 * M)
@@ -145,14 +151,14 @@ def claim_fit(ctx):
             ctx.true(k >= 0 and np.allclose(gam, base / 2.0 ** k, rtol=1e-12, atol=0.0),
                      label=f"{what}: default steps = {'1/M' if method == 'prox-sgd' else '1/(2M)'} / 2^k, k >= 0")
         elif isinstance(step, str):
-            ctx.close(gam, printed_steps(step, T, M=M, mu=mu, a=a), rtol=1e-12,
-                      label=f"{what}: the steps of the rule (Eq. 11 / Cor 11)")
+            ctx.close(gam, printed_steps(step, steps, M=M, mu=mu, a=a, A=1.0 / mu), rtol=1e-12,
+                      label=f"{what}: the steps of the rule (Eq. 11, Cor 11, Cor 30 with A = 1/mu)")
         else:
-            ctx.close(gam, np.full(T, gamma), rtol=1e-15, label=f"{what}: the constant step as given")
+            ctx.close(gam, np.full(steps, gamma), rtol=1e-15, label=f"{what}: the constant step as given")
         samples.append(_replay(ctx, ms, Cs, gam, np.asarray(target.params["mean"]), P, M, method, what, start))
         if getattr(run, "objective", None) is not None:
             zs.append(_objective_z(run, np.asarray(target.params["mean"]), P))
-        w = _weights(average, T, method, a, gam[0])
+        w = _weights(average, steps, method, a, gam[0])
         ctx.close(run.m, w @ ms, rtol=1e-12, atol=1e-12, label=f"{what}: returned m = the {average} average")
         ctx.close(run.C, np.tensordot(w, Cs, 1), rtol=1e-12, atol=1e-12,
                   label=f"{what}: returned C = the {average} average")
@@ -205,6 +211,8 @@ def claim_fit(ctx):
             ctx.close(Cs[0], start[1], rtol=1e-9, atol=1e-9 * float(np.abs(start[1]).max()),
                       label=f"{what}: the reported C^0 = C0")
         samples.append(_replay(ctx, mx, Cx, gam, Li @ (mu - z0), L.T @ P @ L, float(Mx), method, what, x0))
+        if getattr(run, "objective", None) is not None:     # reported in z: f is the same in any frame
+            zs.append(_objective_z(run, mu, P))
         w = _weights(average, T)
         ctx.close(run.m, z0 + L @ (w @ mx), rtol=1e-9, atol=1e-9, label=f"{what}: returned m = z0 + L (average)")
         Cw = np.tensordot(w, Cx, 1)
