@@ -6,7 +6,7 @@ the box's coordinates), K = min_mu P(N(mu, sigma_max^2 I) in A) (Thm 2), P_a = P
 a, and the bounds of Thm 2, Cor 3, Thm 6 and Thm 8 (printed and corrected, errata E001-4).
 
 :func:`curvature_lower_bound` searches atom pairs for a lower bound on C_f = sup (2/gamma^2) KL(q + gamma (s - q) || q)
-(the Bregman divergence of KL(.||p) is KL(y||q) and p drops out), using the chi^2 limit at gamma -> 0.
+(the Bregman divergence of KL(.||p) is KL(y||q) and p drops out): the chi^2 limit at gamma -> 0.
 """
 
 from __future__ import annotations
@@ -89,20 +89,13 @@ def chi2_matrix(T: np.ndarray, w: np.ndarray) -> np.ndarray:
     return (T * T * w) @ (1.0 / T).T - 1.0
 
 
-def curvature_ratio(y: np.ndarray, q: np.ndarray, w: np.ndarray, gamma: float) -> float:
-    """(2/gamma^2) KL(y || q) on the nodes, y = q + gamma (s - q) (the quantity whose sup is C_f, Eq. 7)."""
-    return 2.0 / gamma ** 2 * float(np.sum(w * (y * np.log(y / q) - y + q)))
+def curvature_lower_bound(T: np.ndarray, w: np.ndarray) -> tuple[float, tuple[int, int]]:
+    """max over atom pairs of chi^2(s_i || s_j), the gamma -> 0 limit of Eq. 7's (2/gamma^2) KL(y || q) at q = s_j,
+    y = q + gamma (s_i - q): a certified lower bound on C_f (q = an atom is in conv(A)); returns (bound, (i, j)).
 
-
-def curvature_lower_bound(T: np.ndarray, w: np.ndarray, gammas=(1.0, 0.5, 0.1)) -> tuple[float, tuple[int, int, float]]:
-    """max over atom pairs (s_i, q = s_j) and gamma (and the gamma -> 0 limit chi^2) of (2/gamma^2) KL(y || q):
-    a certified lower bound on C_f for this atom set (q = an atom is in conv(A))."""
+    Finite gamma added nothing on any instance measured (the statements' boxes and five two-atom boxes): at the
+    maximising pair the ratio at gamma = 1, 1/2, 1/10 stayed below the limit (s_i puts its mass where s_j is small),
+    so the finite-gamma candidates this function once tried were dropped."""
     X = chi2_matrix(T, w)
     i, j = np.unravel_index(int(np.argmax(X)), X.shape)
-    best, arg = float(X[i, j]), (int(i), int(j), 0.0)
-    for g in gammas:
-        y = T[i] * g + (1 - g) * T[j]
-        val = curvature_ratio(y, T[j], w, g)
-        if val > best:
-            best, arg = val, (int(i), int(j), float(g))
-    return best, arg
+    return float(X[i, j]), (int(i), int(j))

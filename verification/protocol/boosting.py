@@ -233,7 +233,8 @@ class BoostingProtocol(Protocol):
         """diam(A)^2 = max_{i,j} ||s_i - s_j||^2 in L2 over the atoms (Cor 3, Thm 6's L diam^2 / eps)."""
 
     def curvature_lower_bound(self, inst: BoostingInstance) -> float:
-        """A certified lower bound on C_f over conv(A) (e.g. the largest chi^2(s_i || s_j) over atom pairs)."""
+        """The certified lower bound max_{i != j} chi^2(s_i || s_j) = int s_i^2 / s_j - 1 on C_f over conv(A) (the
+        gamma -> 0 limit of Eq. 7 at q = s_j)."""
 
     def truncation_optimum(self, inst: BoostingInstance) -> tuple[float, np.ndarray | None]:
         """Eq. (5): f* = KL(p_A || p_x) = -log P_{p_x}(A) (minus the target's ``log_shift``, as f), the infimum of f

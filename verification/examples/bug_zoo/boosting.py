@@ -141,6 +141,14 @@ def _(orig, owner):
     return curvature_lower_bound
 
 
+@mutant("boosting-curvature-bound-doubled", "001", "boosting.curvature_lower_bound",
+        "the C_f lower bound 2 chi^2: Eq. 7's factor 2 / gamma^2 carried into the gamma -> 0 limit (over C_f's chi^2)")
+def _(orig, owner):
+    def curvature_lower_bound(inst):
+        return 2.0 * orig(inst)
+    return curvature_lower_bound
+
+
 @mutant("boosting-norm-corrective-L-one", "001", "boosting.norm_corrective_weights",
         "Variant 0 solves the quadratic model with L = 1 whatever L is passed")
 def _(orig, owner):

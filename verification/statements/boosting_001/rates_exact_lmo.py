@@ -118,11 +118,11 @@ def thm6(ctx):
     ctx.bound(Ldiam, paper, label="L diam^2 <= 4 M^2 Leb(A) / eps")
     lower = float(b.curvature_lower_bound(inst))
     ctx.bound(lower, Ldiam, label="the implementation's C_f lower bound <= L diam^2")
-    # a lower bound on C_f is at least chi^2(s_i || s_j) for the worst pair (the gamma -> 0 limit of Eq. 7 with
-    # q = s_j, y = s_j + gamma (s_i - s_j)); the oracle's chi^2 on its quadrature rule
+    # the lower bound on C_f is chi^2(s_i || s_j) for the worst pair (the gamma -> 0 limit of Eq. 7 with q = s_j,
+    # y = s_j + gamma (s_i - s_j)); the oracle's chi^2 on its quadrature rule
     T, w = oracle.table, oracle.w
     chi2 = float(np.max((T * T * w) @ (1.0 / T).T - 1.0))
-    ctx.geq(lower, chi2, rtol=1e-9, label="C_f lower bound >= max_ij chi^2(s_i || s_j)")
+    ctx.close(lower, chi2, rtol=1e-9, label="C_f lower bound = max_ij chi^2(s_i || s_j)")
 
     def check(draw):
         (cq, wq), s, gam = draw
