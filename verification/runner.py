@@ -67,10 +67,7 @@ def _run_statement(st: Statement, impl, profile_name: str, search: dict | None, 
     ctx.search = search
     ctx.shrink = shrink
     refvi_itself = is_refvi(impl)
-    record = {"id": st.id, "title": st.title, "source": st.source, "kind": st.kind, "printed": st.printed,
-              "erratum": st.erratum, "verdict": "pass", "examples": 0, "worst_slack": None, "seconds": 0.0,
-              "scope": "oracle-only" if st.oracle_only else "implementation", "methods": [],
-              "instances_skipped": 0, "tightness": None, "power": None, "rates": []}
+    record = _record(st, "pass")
     t0 = time.perf_counter()
     if profile_name not in st.profiles:
         record["verdict"] = "skip"
@@ -132,13 +129,18 @@ def _run_statement(st: Statement, impl, profile_name: str, search: dict | None, 
     return record
 
 
+def _record(st: Statement, verdict: str) -> dict:
+    """A statement's certificate record before any evidence."""
+    return {"id": st.id, "title": st.title, "source": st.source, "kind": st.kind, "printed": st.printed,
+            "erratum": st.erratum, "verdict": verdict, "examples": 0, "worst_slack": None, "seconds": 0.0,
+            "scope": "oracle-only" if st.oracle_only else "implementation", "methods": [], "instances_skipped": 0,
+            "tightness": None, "power": None, "rates": []}
+
+
 def crash_record(sid: str, why: str) -> dict:
     """The ``error`` record of a statement whose process died while running it (a parallel run survives it)."""
     st = load_statements()[sid]
-    return {"id": st.id, "title": st.title, "source": st.source, "kind": st.kind, "printed": st.printed,
-            "erratum": st.erratum, "verdict": "error", "examples": 0, "worst_slack": None, "seconds": 0.0,
-            "scope": "oracle-only" if st.oracle_only else "implementation", "methods": [], "instances_skipped": 0,
-            "tightness": None, "power": None, "rates": [],
+    return {**_record(st, "error"),
             "detail": f"crashed: {why}; a segfault or abort inside the implementation (e.g. an out-of-bounds index in "
                       f"a compiled kernel).  Run it alone (--select {st.id}) with PYTHONFAULTHANDLER=1 for the "
                       f"traceback"}
