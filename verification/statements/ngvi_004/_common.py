@@ -24,6 +24,8 @@ import math
 
 import numpy as np
 from refvi.verification.oracles import ngvi_expfam as OX
+from refvi.verification.oracles import ngvi_glm as OG
+from scipy.special import gammaln
 
 
 
@@ -84,10 +86,6 @@ def glm_neg_elbo(kind, X, y, mu, S):
     """The oracle's l(q) for q = N(mu, S) on the logistic / Poisson GLM with prior N(0, I): -sum_n E log p(y_n | x_n^T
     z) + KL(q || N(0, I)), the logistic terms by 1-D adaptive quadrature, the Poisson ones in closed form (log y_n!
     included)."""
-    from scipy.special import gammaln
-
-    from refvi.verification.oracles import ngvi_glm as OG
-
     X, y, mu, S = (np.asarray(a, float) for a in (X, y, mu, S))
     if kind == "poisson":
         return OG.poisson_neg_elbo(mu, S + np.outer(mu, mu), X, y) + float(np.sum(gammaln(y + 1.0)))
@@ -101,6 +99,11 @@ def glm_neg_elbo(kind, X, y, mu, S):
 #: relative tolerance on a recorded negative ELBO of a GLM: the implementation's Gauss-Hermite rule for the logistic
 #: terms against the oracle's adaptive quadrature (a wrong iterate or formula moves it by far more)
 GLM_ELBO_RTOL = 1e-7
+
+
+def recorded_iterations(rng, T):
+    """A random non-empty set of iterations in 1..T, sorted (where a run records its diagnostics)."""
+    return sorted(int(t) for t in rng.choice(np.arange(1, T + 1), size=int(rng.integers(1, T + 1)), replace=False))
 
 
 def check_history(ctx, got, at, want, what, rtol=1e-9):

@@ -16,7 +16,7 @@ from refvi.verification.oracles import ngvi_expfam as OX
 from refvi.verification.oracles import ngvi_glm as OG
 from refvi.verification.statement import statement
 from refvi.verification.statements.ngvi_004._common import (GLM_ELBO_RTOL, check_history, glm_neg_elbo,
-                                                             natural_of, rand_spd)
+                                                             natural_of, rand_spd, recorded_iterations)
 
 # ------------------------------------------------------------------------------------------------------------------
 # non-convexity (§5, App. E) and Proposition 1
@@ -192,8 +192,7 @@ def _claim_glm_ngd_replay(ctx):
         ctx.close(np.asarray(lam, float), eta[0], rtol=tol, atol=tol * scale, label=f"{what}: lam_T")
         ctx.close(np.asarray(Lam, float), eta[1], rtol=tol, atol=tol * scale, label=f"{what}: Lam_T")
         if init is None:                # Figure 2's diagnostic: l(omega_t) after some iterations, from N(0, I)
-            at = sorted(int(t) for t in rng.choice(np.arange(1, T + 1), size=int(rng.integers(1, T + 1)),
-                                                   replace=False))
+            at = recorded_iterations(rng, T)
             got = impl.glm_ngd_history(kind, X, y, gammas, U, at, estimator, batches)
             want = [glm_neg_elbo(kind, X, y, *OX.moments_from_natural(*etas[t - 1])) for t in at]
             check_history(ctx, got, at, want, what, rtol=max(tol, GLM_ELBO_RTOL))

@@ -16,7 +16,7 @@ import numpy as np
 from refvi.verification.oracles import ngvi_expfam as OX
 from refvi.verification.statement import statement
 from refvi.verification.statements.ngvi_004._common import (GLM_ELBO_RTOL, check_history, glm_neg_elbo,
-                                                             rand_blr, rand_spd)
+                                                             rand_blr, rand_spd, recorded_iterations)
 from scipy.special import expit
 
 
@@ -71,11 +71,6 @@ def _glm_replay(kind, X, y, steps, U, estimator, batches, m, C):
     return out
 
 
-def _recorded(rng, T):
-    """A random non-empty set of iterations in 1..T, sorted."""
-    return sorted(int(t) for t in rng.choice(np.arange(1, T + 1), size=int(rng.integers(1, T + 1)), replace=False))
-
-
 @statement("004.claim-sgd-baseline-replay")
 def _claim_sgd_baseline_replay(ctx):
     impl = ctx.adapter("ngvi")
@@ -103,7 +98,7 @@ def _claim_sgd_baseline_replay(ctx):
             what = f"BLR d = {d}, n = {n}, T = {T}"
             compare(impl.blr_sgd(X, y, s2, P, mp, idx, steps, init), *states[-1], what)
             if init is None:        # Figure 1's SGD curve: KL(q_t || posterior) after some iterations
-                at = _recorded(rng, T)
+                at = recorded_iterations(rng, T)
                 post = OX.blr_posterior(X, y, s2, P, mp)
                 got = impl.blr_sgd_history(X, y, s2, P, mp, idx, steps, at)
                 check_history(ctx, got, at, [OX.kl_gauss(m, C @ C.T, *post) for m, C in (states[t - 1] for t in at)],
@@ -126,7 +121,7 @@ def _claim_sgd_baseline_replay(ctx):
         what = f"{kind}, {estimator}, d = {d}, n = {n}, T = {T}, batch {batch or 'all'}"
         compare(impl.glm_sgd(kind, X, y, steps, U, estimator, batches, init), m, C, what)
         if init is None:            # Figure 2's SGD curves: l(q_t) after some iterations
-            at = _recorded(rng, T)
+            at = recorded_iterations(rng, T)
             got = impl.glm_sgd_history(kind, X, y, steps, U, at, estimator, batches)
             check_history(ctx, got, at, [glm_neg_elbo(kind, X, y, mt, Ct @ Ct.T) for mt, Ct in
                                          (states[t - 1] for t in at)], what, rtol=GLM_ELBO_RTOL)
