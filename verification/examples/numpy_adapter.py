@@ -411,10 +411,8 @@ class NumpyImplementation(NumpyFamilies):
         ms, Cs = [np.zeros(target.dim)], [np.eye(target.dim)]
         if init is not None:                 # x0 = L^-1 (m0 - z0); C0x the factor in V of L^-1 C0 C0^T L^-T
             Li = np.linalg.inv(L)
-            S0 = Li @ init[1] @ np.asarray(init[1]).T @ Li.T
-            lam, Q = np.linalg.eigh(0.5 * (S0 + S0.T))
             ms[0] = Li @ (np.asarray(init[0], dtype=float) - z0)
-            Cs[0] = np.linalg.cholesky(0.5 * (S0 + S0.T)) if structure == "tril" else (Q * np.sqrt(lam)) @ Q.T
+            Cs[0] = factor_in_V(Li @ init[1] @ np.asarray(init[1]).T @ Li.T, structure)
         for u in U:
             gm, gC = self.framed_energy(target, z0, L, ms[-1], Cs[-1], u[None, :], structure)
             if method == "prox-sgd":
@@ -427,13 +425,7 @@ class NumpyImplementation(NumpyFamilies):
         def back(m, C):                      # z = z0 + L x; C the factor in V of L C C^T L^T
             if structure == "tril" and not np.any(np.triu(L, 1)):     # L lower triangular: L C is already in V
                 return z0 + L @ m, L @ C
-            S = L @ C @ C.T @ L.T
-            S = 0.5 * (S + S.T)
-            if structure == "tril":
-                return z0 + L @ m, np.linalg.cholesky(S)
-            lam, Q = np.linalg.eigh(S)
-            R = (Q * np.sqrt(np.maximum(lam, 0.0))) @ Q.T
-            return z0 + L @ m, 0.5 * (R + R.T)
+            return z0 + L @ m, factor_in_V(L @ C @ C.T @ L.T, structure)
 
         w = self.average_weights(average, steps)
         pairs = [back(m, C) for m, C in zip(ms, Cs)]
@@ -468,3 +460,13 @@ class NumpyImplementation(NumpyFamilies):
 
 
 IMPL = NumpyImplementation()
+
+
+def factor_in_V(S, structure):
+    """The factor C in V with C C^T = S: the Cholesky factor ("tril") or the symmetric square root ("sym")."""
+    S = 0.5 * (S + S.T)
+    if structure == "tril":
+        return np.linalg.cholesky(S)
+    lam, Q = np.linalg.eigh(S)
+    R = (Q * np.sqrt(np.maximum(lam, 0.0))) @ Q.T
+    return 0.5 * (R + R.T)

@@ -386,11 +386,7 @@ class NumpyNGVI:
 
     # histories (Figures 1-2): the run's prefixes, each evaluated exactly
     def glm_ngd_history(self, kind, X, y, gammas, U, at, estimator="price", batches=None):
-        def prefix(t):
-            return self.glm_ngd(kind, X, y, gammas[:t], U[:t], estimator, None if batches is None else batches[:t])
-        its = _recorded(at, len(gammas))
-        vals = [self.glm_neg_elbo(kind, X, y, *_expectation(*prefix(t))) for t in its]
-        return its, np.array(vals), prefix(len(gammas))
+        return self._glm_history(self.glm_ngd, kind, X, y, gammas, U, at, estimator, batches)
 
     def blr_sgd_history(self, X, y, sigma2, P, mp, indices, steps, at):
         post = _moment(*self._blr_posterior(X, y, sigma2, P, mp))
@@ -399,8 +395,12 @@ class NumpyNGVI:
         return its, np.array(vals), self.blr_sgd(X, y, sigma2, P, mp, indices, steps)
 
     def glm_sgd_history(self, kind, X, y, steps, U, at, estimator="price", batches=None):
+        return self._glm_history(self.glm_sgd, kind, X, y, steps, U, at, estimator, batches)
+
+    def _glm_history(self, run, kind, X, y, steps, U, at, estimator, batches):
+        """l(q_t) of ``run`` (glm_ngd or glm_sgd) after the iterations in ``at``, from its prefixes; and eta_T."""
         def prefix(t):
-            return self.glm_sgd(kind, X, y, steps[:t], U[:t], estimator, None if batches is None else batches[:t])
+            return run(kind, X, y, steps[:t], U[:t], estimator, None if batches is None else batches[:t])
         its = _recorded(at, len(steps))
         vals = [self.glm_neg_elbo(kind, X, y, *_expectation(*prefix(t))) for t in its]
         return its, np.array(vals), prefix(len(steps))

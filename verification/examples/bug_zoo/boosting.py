@@ -133,20 +133,17 @@ def _(out, lo, hi, sigma_max, **_):
     return SimpleNamespace(**{**d, "K": K, "thm2_diam_sq": d["thm2_diam_sq"] * (d["K"] / K) ** 2})
 
 
-@mutant("boosting-curvature-bound-halved", "001", "boosting.curvature_lower_bound",
-        "C_f lower bound at gamma = 1 only, halved (not a valid chi^2 bound)")
-def _(orig, owner):
-    def curvature_lower_bound(inst):
-        return 0.5 * orig(inst)
-    return curvature_lower_bound
+def _scaled_curvature_bound(k):
+    def make(orig, owner):
+        return lambda inst: k * orig(inst)
+    return make
 
 
-@mutant("boosting-curvature-bound-doubled", "001", "boosting.curvature_lower_bound",
-        "the C_f lower bound 2 chi^2: Eq. 7's factor 2 / gamma^2 carried into the gamma -> 0 limit (over C_f's chi^2)")
-def _(orig, owner):
-    def curvature_lower_bound(inst):
-        return 2.0 * orig(inst)
-    return curvature_lower_bound
+mutant("boosting-curvature-bound-halved", "001", "boosting.curvature_lower_bound",
+       "C_f lower bound at gamma = 1 only, halved (not a valid chi^2 bound)")(_scaled_curvature_bound(0.5))
+mutant("boosting-curvature-bound-doubled", "001", "boosting.curvature_lower_bound",
+       "the C_f lower bound 2 chi^2: Eq. 7's factor 2 / gamma^2 carried into the gamma -> 0 limit (over C_f's chi^2)")(
+    _scaled_curvature_bound(2.0))
 
 
 @mutant("boosting-norm-corrective-L-one", "001", "boosting.norm_corrective_weights",

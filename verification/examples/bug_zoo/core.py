@@ -623,14 +623,21 @@ def _(orig, owner):
     return fit
 
 
-@mutant("fit-default-step-2-over-M", "000", "fit", "the driver's default step 2/M (outside Thm 7's range (0, 1/M])")
-def _(orig, owner):
-    def fit(target, method="prox-sgd", steps=200, step_size=None, average="tail", seed=0, frame=None,
-            init=None):
-        if step_size is None and frame is None and not method.startswith("gd-"):
-            step_size = 2.0 / owner.smoothness(target)
-        return orig(target, method, steps, step_size, average, seed, frame, init)
-    return fit
+def _fit_step(change):
+    """A ``fit`` that runs with the step ``change(owner, target, method, steps, step_size, frame)`` instead."""
+    def make(orig, owner):
+        def fit(target, method="prox-sgd", steps=200, step_size=None, average="tail", seed=0, frame=None,
+                init=None):
+            step_size = change(owner, target, method, steps, step_size, frame)
+            return orig(target, method, steps, step_size, average, seed, frame, init)
+        return fit
+    return make
+
+
+mutant("fit-default-step-2-over-M", "000", "fit", "the driver's default step 2/M (outside Thm 7's range (0, 1/M])")(
+    _fit_step(lambda owner, target, method, steps, step, frame:
+              2.0 / owner.smoothness(target) if step is None and frame is None and not method.startswith("gd-")
+              else step))
 
 
 @corrupts("fit-frame-average-not-mapped-back", "000", "fit",
@@ -685,33 +692,23 @@ def _(orig, owner):
             return orig(target, method, steps, step_size, average, seed, frame, init)
         z0, L = frame if isinstance(frame, tuple) else owner.frame(target, frame)[:2]
         z0, L = np.asarray(z0, dtype=float), np.asarray(L, dtype=float)
-        m0, C0 = (np.asarray(x, dtype=float) for x in init)
-        S = L @ C0 @ C0.T @ L.T                 # the start whose frame coordinates are (m0, C0) itself
-        lam, Q = np.linalg.eigh(0.5 * (S + S.T))
-        C = np.linalg.cholesky(0.5 * (S + S.T)) if method == "prox-sgd" else (Q * np.sqrt(lam)) @ Q.T
+        from refvi.verification.examples.numpy_adapter import factor_in_V
+        m0, C0 = (np.asarray(x, dtype=float) for x in init)    # the start whose frame coordinates are (m0, C0)
+        C = factor_in_V(L @ C0 @ C0.T @ L.T, "tril" if method == "prox-sgd" else "sym")
         return orig(target, method, steps, step_size, average, seed, frame, (z0 + L @ m0, C))
     return fit
 
 
-@mutant("fit-cor30-A-over-M", "000", "fit",
-        "fit's Cor 30 rule 'A log T / T' takes A = 1/M (the smoothness) instead of A = 1/mu")
-def _(orig, owner):
-    def fit(target, method="prox-sgd", steps=200, step_size=None, average="tail", seed=0, frame=None,
-            init=None):
-        if isinstance(step_size, str) and step_size == "A log T / T":
-            step_size = np.log(steps) / (steps * owner.smoothness(target))
-        return orig(target, method, steps, step_size, average, seed, frame, init)
-    return fit
+mutant("fit-cor30-A-over-M", "000", "fit",
+       "fit's Cor 30 rule 'A log T / T' takes A = 1/M (the smoothness) instead of A = 1/mu")(
+    _fit_step(lambda owner, target, method, steps, step, frame:
+              np.log(steps) / (steps * owner.smoothness(target))
+              if isinstance(step, str) and step == "A log T / T" else step))
 
 
-@mutant("fit-gd-prox-half-step", "002", "fit", "fit's gd-prox method takes 1/(2M) as its default step, not Thm 6's 1/M")
-def _(orig, owner):
-    def fit(target, method="prox-sgd", steps=200, step_size=None, average="tail", seed=0, frame=None,
-            init=None):
-        if method == "gd-prox" and step_size is None:
-            step_size = 0.5 / owner.smoothness(target)
-        return orig(target, method, steps, step_size, average, seed, frame, init)
-    return fit
+mutant("fit-gd-prox-half-step", "002", "fit", "fit's gd-prox method takes 1/(2M) as its default step, not Thm 6's 1/M")(
+    _fit_step(lambda owner, target, method, steps, step, frame:
+              0.5 / owner.smoothness(target) if method == "gd-prox" and step is None else step))
 
 
 substitutes("proj-sgd-stl-runs-entropy", "000", "proj_sgd",

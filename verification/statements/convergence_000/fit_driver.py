@@ -191,9 +191,8 @@ def claim_fit(ctx):
         start = None
         if init:            # a start near the posterior in z: C0 C0^T = 1.5 P^-1 (the factor in V), m0 = mu + noise
             S0 = 1.5 * np.linalg.inv(P)
-            lam, Q = np.linalg.eigh(0.5 * (S0 + S0.T))
-            C0 = np.linalg.cholesky(S0) if method == "prox-sgd" else (Q * np.sqrt(lam)) @ Q.T
-            start = (mu + rng.standard_normal(d) * np.sqrt(np.diag(S0)), C0)
+            start = (mu + rng.standard_normal(d) * np.sqrt(np.diag(S0)),
+                     _to_frame(np.eye(d), np.linalg.cholesky(S0), method))
         run = ctx.impl.fit(target, method, steps=T, average=average, seed=200 + i, frame=frame, init=start)
         what = f"{method} in {name}, d = {d}, condition number {cond:g}, {average} average" + \
             (", a given start" if init else "")
