@@ -72,7 +72,7 @@ def _t_entropy(nu, k):
 
 
 class NumpyFamilies:
-    """exact_energy, base_charfun, base_entropy, base_moments, to_base_params."""
+    """exact_energy, base_charfun, base_entropy, base_moments, base_atoms, to_base_params."""
 
     def exact_energy(self, target, m, C):
         p, m, C = target.params, np.asarray(m, float), np.asarray(C, float)
@@ -150,6 +150,20 @@ class NumpyFamilies:
             mu, S = self.base_moments(base.inner, d)
             return base.scale @ mu + base.shift, base.scale @ S @ base.scale.T
         return np.zeros(d), np.eye(d)
+
+    def base_atoms(self, base, d):
+        if base.kind == "affine":
+            U0, w = self.base_atoms(base.inner, d)
+            return U0 @ base.scale.T + base.shift, w
+        if not base.discrete:
+            raise ValueError(f"a {base.kind} base has no atoms")
+        p = 0.5 if base.p is None else base.p
+        vals, probs = np.array([math.sqrt((1 - p) / p), -math.sqrt(p / (1 - p))]), np.array([p, 1 - p])
+        U, w = np.zeros((1, 0)), np.ones(1)
+        for _ in range(d):                  # the product law, one coordinate at a time
+            U = np.vstack([np.column_stack([U, np.full(len(U), v)]) for v in vals])
+            w = np.concatenate([w * q for q in probs])
+        return U, w
 
     # ---- the location-scale family z = C u + m (§3.1, Eq. 1) -------------------------------------------------------
     def _base_logpdf(self, base, U):

@@ -36,7 +36,7 @@ import numpy as np
 METHODS = ("energy", "entropy", "stl", "score", "grad_neg_entropy", "entropy_prox", "project_wm",
            "project_singular", "smoothness", "strong_convexity", "noise_constants", "step_sizes", "step_range_ok", "average_weights",
            "prox_sgd", "proj_sgd", "gradient_descent", "gradient_descent_exact", "exact_energy", "base_charfun",
-           "base_entropy", "base_moments", "standardize", "to_base_params", "locscale_log_density", "locscale_entropy",
+           "base_entropy", "base_moments", "base_atoms", "standardize", "to_base_params", "locscale_log_density", "locscale_entropy",
            "locscale_moments", "locscale_sample", "log_joint", "grad_log_joint", "gaussian_entropy", "gaussian_log_density",
            "exact_optimum", "hess_log_joint", "mode", "log_evidence", "frame", "framed_energy",
            "fit")
@@ -225,6 +225,11 @@ class Implementation(Protocol):
 
     def base_moments(self, base, d):
         """(E u (d,), V u (d, d)) of ``base`` in dimension d."""
+
+    def base_atoms(self, base, d):
+        """(U (n, d), w (n,)): the atoms and probabilities of a discrete ``base`` ("rademacher", "two_point", or an
+        affine map of one) in dimension d, the 2^d points of the product law in any order (seed 002 §3.1: every
+        expectation over the base is the finite sum sum_r w_r g(U_r)); a continuous base raises ValueError."""
 
     def standardize(self, base, d):
         """The standardized version of ``base`` in dimension d, u = R (u0 - mu) with R = Sigma^{-1/2} symmetric

@@ -184,6 +184,12 @@ class RefviCore:
         b = as_refvi_base(base)
         return b.mean(d), b.cov(d)
 
+    def base_atoms(self, base, d):
+        b = as_refvi_base(base)
+        if not hasattr(b, "atoms"):
+            raise ValueError(f"{base.kind} is not a discrete base")
+        return b.atoms(d)
+
     def standardize(self, base, d):
         from refvi.families import standardize
         from refvi.verification.protocol.bases import affine

@@ -368,6 +368,15 @@ def _(orig, owner):
     return base_moments
 
 
+@mutant("base-atoms-probabilities-swapped", "002", "base_atoms",
+        "two-point atoms weighted p^(d-k) (1-p)^k instead of p^k (1-p)^(d-k): the probabilities of hi and lo swapped")
+def _(orig, owner):
+    def base_atoms(base, d):
+        U, w = orig(base, d)
+        return U, w[::-1]              # the product law's probabilities in reversed order (= swapped for p != 1/2)
+    return base_atoms
+
+
 @mutant("to-base-params-shift-sign", "002", "to_base_params", "m0 = m + C R mu instead of m - C R mu")
 def _(orig, owner):
     def to_base_params(m, C, base):

@@ -1,6 +1,6 @@
 """Domke, *Provable smoothness guarantees for black-box variational inference* (seed 002): the base distributions of
 location-scale families (§3.1), through the implementation's ``base_charfun``, ``base_entropy``, ``base_moments``,
-``standardize`` and ``to_base_params``.
+``base_atoms``, ``standardize`` and ``to_base_params``.
 
 Thms 1-2 hold for a *standardized* base (E u = 0, V u = I); any base with finite variance is standardized by
 u = R (u0 - mu), R = Sigma^{-1/2}, and LocScale(m, C, standardized) = LocScale(m - C R mu, C R, s0) (§3.1).  The
@@ -9,12 +9,13 @@ implementation's own base laws are checked here.  Oracles: the closed-form chara
 :mod:`refvi.verification.oracles.charfun` (guide O3), enumeration of the atoms for the two-point laws
 (:mod:`.oracles.discrete`), ``scipy.stats`` entropies, ``scipy.linalg.sqrtm`` for Sigma^{1/2}.
 
-Statements: 002.claim-base-laws.
+Statements: 002.claim-base-laws, 002.claim-base-atoms.
 """
 
 from __future__ import annotations
 
 import numpy as np
+from refvi.verification.oracles import discrete as ds
 from refvi.verification.protocol.bases import BaseSpec, affine
 from refvi.verification.statement import statement
 from refvi.verification.statements.smoothness_002._bases import (oracle_charfun, oracle_entropy,
@@ -82,3 +83,51 @@ def claim_base_laws(ctx):
             ctx.close(C0 @ S_o @ C0.T, C @ C.T, rtol=1e-10, atol=1e-10, label=f"{what}: same covariance")
 
     ctx.forall(RNG.map(_instance), check, fixed=_fixed(), max_examples=max(40, ctx.profile.max_examples))
+
+
+def _atom_instance(rng):
+    """(base, d, p, shift, scale): a two-point law with p in [0.05, 0.95] in d = 1..4, behind an affine map with a
+    triangular invertible scale half the time (shift None and scale 1 otherwise)."""
+    d, p = int(rng.integers(1, 5)), float(rng.uniform(0.05, 0.95))
+    base = BaseSpec("two_point", p=p)
+    if rng.random() < 0.5:
+        A = np.tril(rng.standard_normal((d, d)), -1) + np.diag(rng.uniform(0.3, 3.0, d))
+        b = rng.standard_normal(d)
+        return affine(base, b, A), d, p, b, A
+    return base, d, p, None, None
+
+
+def _atom_fixed():
+    """Rademacher in d = 1..4, asymmetric two-point laws (p = 0.2, 0.7) and affine maps of both in d = 3."""
+    A = np.array([[1.5, 0.0, 0.0], [-0.8, 0.5, 0.0], [0.3, 2.0, 0.7]])
+    b = np.array([1.0, -2.0, 0.5])
+    out = [(BaseSpec("rademacher"), d, 0.5, None, None) for d in range(1, 5)]
+    out += [(BaseSpec("two_point", p=0.2), 3, 0.2, None, None), (BaseSpec("two_point", p=0.7), 2, 0.7, None, None),
+            (affine(BaseSpec("two_point", p=0.2), b, A), 3, 0.2, b, A),
+            (affine(BaseSpec("rademacher"), b, A), 3, 0.5, b, A)]
+    return out
+
+
+@statement("002.claim-base-atoms")
+def claim_base_atoms(ctx):
+    def check(inst):
+        base, d, p, shift, A = inst
+        what = f"{base!r}, d = {d}"
+        U, w = (np.asarray(v, dtype=np.float64) for v in ctx.impl.base_atoms(base, d))
+        Uo, wo = ds.two_point_atoms(d, p)               # itertools enumeration of the product law
+        if A is not None:
+            Uo = Uo @ A.T + shift
+        ctx.true(U.shape == Uo.shape and w.shape == wo.shape,
+                 label=f"{what}: 2^d atoms of dimension d (got U {U.shape}, w {w.shape})")
+        if U.shape != Uo.shape or w.shape != wo.shape:
+            return
+        # the atoms are distinct (A invertible, hi != lo): match each oracle atom to its nearest returned atom
+        dist = np.linalg.norm(Uo[:, None, :] - U[None, :, :], axis=2)
+        near = np.argmin(dist, axis=1)
+        ctx.true(len(set(near.tolist())) == len(near), label=f"{what}: the atoms are the 2^d points of the product law")
+        ctx.close(U[near], Uo, rtol=1e-12, atol=1e-12, label=f"{what}: atom positions")
+        ctx.close(w[near], wo, rtol=1e-12, atol=1e-15, label=f"{what}: atom probabilities")
+
+    ctx.forall(RNG.map(_atom_instance), check, fixed=_atom_fixed(), max_examples=max(30, ctx.profile.max_examples))
+    for b in (BaseSpec("gaussian"), affine(BaseSpec("uniform"), [0.5, 0.0], np.eye(2))):
+        ctx.refuses(lambda b=b: ctx.impl.base_atoms(b, 2), label=f"{b!r}: a continuous base has no atoms")
