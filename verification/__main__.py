@@ -1,5 +1,5 @@
 """Command line: ``python -m refvi.verification [--select PATTERN ...] [--profile ci|deep] [--json PATH]
-[--impl MODULE:OBJECT] [--list]``.  Exits 0 when no statement fails or errors."""
+[--impl MODULE:OBJECT] [--workers N] [--timeout SECONDS] [--list]``.  Exits 0 when no statement fails or errors."""
 
 from __future__ import annotations
 
@@ -23,6 +23,10 @@ def main(argv=None) -> int:
                         "the certificate is identical whatever N; a statement whose worker crashes (segfault) is "
                         "reported as an error and the run goes on")
     p.add_argument("--scheduler", metavar="ADDRESS", default=None, help="use an existing Dask cluster")
+    p.add_argument("--timeout", type=float, metavar="SECONDS", default=None,
+                   help="per statement (default 900 in ci, 3600 in deep; 0: none): with --workers a statement still "
+                        "running is stopped and reported as an error (timed out, where it was) and the run goes on; "
+                        "a serial run prints every thread's traceback to stderr and goes on waiting")
     p.add_argument("--search", metavar="STATEMENT", default=None,
                    help="search for a counterexample to a bound statement: maximise lhs/rhs over its instances")
     p.add_argument("--budget", type=int, default=200, help="with --search: Hypothesis examples per seed (default 200)")
@@ -69,12 +73,15 @@ def main(argv=None) -> int:
     if args.workers is not None and args.workers < 1:
         print(f"error: --workers must be >= 1, got {args.workers}", file=sys.stderr)
         return 2
+    if args.timeout is not None and not args.timeout >= 0:
+        print(f"error: --timeout must be >= 0 seconds, got {args.timeout}", file=sys.stderr)
+        return 2
     parallel = args.workers is not None or args.scheduler is not None
     if not parallel:        # a crash in the implementation kills a serial run: at least say in which statement
         import faulthandler
         faulthandler.enable()
     cert = runner.run(args.select, args.profile, args.impl if parallel else impl, progress=show,
-                      workers=args.workers, scheduler=args.scheduler)
+                      workers=args.workers, scheduler=args.scheduler, timeout=args.timeout)
     print("-" * len(runner.HEADER))
     print(runner.summary(cert))
     print("(pass* = oracle-only: checks the paper with independent oracles, not the implementation)")

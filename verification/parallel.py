@@ -11,22 +11,89 @@ a compiled kernel) gets an ``error`` record saying so (:func:`runner.crash_recor
 each task once (``allowed-failures = 0``), replaces the dead worker and re-runs alone every statement that was on it;
 the process pool, once broken, runs the statements it had not finished one at a time.  Either way the crash is pinned
 to its statement.
+
+A statement that does not return within ``timeout`` seconds (an endless loop in the implementation) is stopped the
+same way: a watchdog in its worker (``faulthandler.dump_traceback_later``, a C thread that fires even while a compiled
+kernel holds the GIL) writes where the statement was and ends the process; the statement gets an ``error`` record
+"timed out" naming that place (:func:`runner.timeout_record`), is not re-run, and the run goes on.
 """
 
 from __future__ import annotations
 
+import contextlib
+import faulthandler
 import os
+import pathlib
+import shutil
+import sys
+import tempfile
 from typing import Callable, Sequence
 
+#: the default per-statement limit of a parallel run, by profile (seconds; ``--timeout 0`` for none).  The slowest
+#: ``ci`` statement takes about 90 s on the NumPy example, refvi's about 5 s after Numba's compilation.
+DEFAULT_TIMEOUT = {"ci": 900.0, "deep": 3600.0}
 
-def _run_one(sid: str, impl_spec: str | None, profile: str, search: dict | None = None) -> dict:
-    """Worker side: load the statements and the implementation by name, run one statement."""
+
+@contextlib.contextmanager
+def watchdog(sid: str, watch: tuple[str, float] | None, exit: bool = True):
+    """Within the block, a statement running longer than ``watch = (directory, seconds)`` has its traceback written to
+    ``directory/<sid>.timeout`` and (``exit``) its process ended; nothing when ``watch`` is None."""
+    if not watch or not watch[1]:
+        yield
+        return
+    path = pathlib.Path(watch[0]) / f"{sid}.timeout"
+    path.parent.mkdir(parents=True, exist_ok=True)          # a worker on another machine (--scheduler)
+    with open(path, "w", encoding="utf-8") as fh:
+        faulthandler.dump_traceback_later(float(watch[1]), repeat=False, file=fh, exit=exit)
+        try:
+            yield
+        finally:
+            faulthandler.cancel_dump_traceback_later()
+    if path.stat().st_size == 0:
+        path.unlink()
+
+
+@contextlib.contextmanager
+def hang_report(seconds: float):
+    """Within the block: after ``seconds`` (0: never), every thread's traceback to stderr, once, and nothing stops."""
+    try:
+        fileno = sys.stderr.fileno()
+    except (AttributeError, OSError, ValueError):        # stderr captured (pytest) or replaced: no report
+        fileno = None
+    if not seconds or fileno is None:
+        yield
+        return
+    faulthandler.dump_traceback_later(float(seconds), repeat=False, file=sys.stderr, exit=False)
+    try:
+        yield
+    finally:
+        faulthandler.cancel_dump_traceback_later()
+
+
+def timed_out(sid: str, watch: tuple[str, float] | None) -> dict | None:
+    """The ``error`` record of ``sid`` if its watchdog fired, else None."""
+    from refvi.verification import runner
+
+    path = pathlib.Path(watch[0]) / f"{sid}.timeout" if watch and watch[1] else None
+    if path is None or not path.exists():
+        return None
+    text = path.read_text(encoding="utf-8", errors="replace")
+    if not text.startswith("Timeout"):
+        return None
+    return runner.timeout_record(sid, float(watch[1]), text)
+
+
+def _run_one(sid: str, impl_spec: str | None, profile: str, search: dict | None = None,
+             watch: tuple[str, float] | None = None) -> dict:
+    """Worker side: load the statements and the implementation by name, run one statement (under a watchdog)."""
     os.environ.setdefault("NUMBA_NUM_THREADS", "1")
     from refvi.verification import runner
     from refvi.verification.protocol.loading import load_implementation
 
     st = runner.load_statements()[sid]
-    rec = runner.run_statement(st, load_implementation(impl_spec), profile, search)
+    impl = load_implementation(impl_spec)
+    with watchdog(sid, watch):
+        rec = runner.run_statement(st, impl, profile, search)
     if search is not None:
         rec["search"] = search
     return rec
@@ -34,19 +101,28 @@ def _run_one(sid: str, impl_spec: str | None, profile: str, search: dict | None 
 
 def run_parallel(ids: Sequence[str], impl_spec: str | None, profile: str, workers: int,
                  scheduler: str | None = None, durations: dict[str, float] | None = None,
-                 progress: Callable[[dict], None] | None = None) -> list[dict]:
-    """Records for ``ids`` (in that order), computed on ``workers`` processes or the Dask cluster at ``scheduler``."""
+                 progress: Callable[[dict], None] | None = None, timeout: float | None = None) -> list[dict]:
+    """Records for ``ids`` (in that order), computed on ``workers`` processes or the Dask cluster at ``scheduler``;
+    a statement still running after ``timeout`` seconds (default :data:`DEFAULT_TIMEOUT`, 0: none) is an error."""
     if workers < 1:
         raise ValueError(f"--workers must be >= 1, got {workers}")
+    timeout = DEFAULT_TIMEOUT.get(profile, 3600.0) if timeout is None else float(timeout)
+    if not timeout >= 0:
+        raise ValueError(f"--timeout must be >= 0 seconds, got {timeout}")
     order = sorted(ids, key=lambda s: -(durations or {}).get(s, 0.0))
+    watch_dir = tempfile.mkdtemp(prefix="refvi-watchdog-")
+    watch = (watch_dir, timeout)
     try:
-        import distributed  # noqa: F401
-    except ImportError:
-        if scheduler is not None:
-            raise RuntimeError("--scheduler needs Dask distributed: pip install 'refvi[dask]'") from None
-        results = _run_processes(order, impl_spec, profile, workers, progress)
-    else:
-        results = _run_dask(order, impl_spec, profile, workers, scheduler, progress)
+        try:
+            import distributed  # noqa: F401
+        except ImportError:
+            if scheduler is not None:
+                raise RuntimeError("--scheduler needs Dask distributed: pip install 'refvi[dask]'") from None
+            results = _run_processes(order, impl_spec, profile, workers, progress, watch)
+        else:
+            results = _run_dask(order, impl_spec, profile, workers, scheduler, progress, watch)
+    finally:
+        shutil.rmtree(watch_dir, ignore_errors=True)
     return [results[s] for s in ids]
 
 
@@ -80,7 +156,7 @@ def map_tasks(tasks: Sequence[tuple], workers: int, scheduler: str | None = None
     return out
 
 
-def _run_processes(order, impl_spec, profile, workers, progress) -> dict[str, dict]:
+def _run_processes(order, impl_spec, profile, workers, progress, watch=None) -> dict[str, dict]:
     import multiprocessing as mp
     from concurrent.futures import ProcessPoolExecutor, as_completed
     from concurrent.futures.process import BrokenProcessPool
@@ -95,7 +171,7 @@ def _run_processes(order, impl_spec, profile, workers, progress) -> dict[str, di
     out: dict[str, dict] = {}
     ctx = mp.get_context("spawn")
     with ProcessPoolExecutor(max_workers=workers, mp_context=ctx) as pool:
-        futures = {pool.submit(_run_one, s, impl_spec, profile): s for s in order}
+        futures = {pool.submit(_run_one, s, impl_spec, profile, None, watch): s for s in order}
         try:
             for fut in as_completed(futures):
                 done(futures[fut], fut.result())
@@ -104,11 +180,14 @@ def _run_processes(order, impl_spec, profile, workers, progress) -> dict[str, di
     # after a crash: the unfinished statements one at a time, so that a death names its statement
     pool = None
     for s in [s for s in order if s not in out]:
+        if (rec := timed_out(s, watch)) is not None:
+            done(s, rec)
+            continue
         pool = pool or ProcessPoolExecutor(max_workers=1, mp_context=ctx)
         try:
-            done(s, pool.submit(_run_one, s, impl_spec, profile).result())
+            done(s, pool.submit(_run_one, s, impl_spec, profile, None, watch).result())
         except BrokenProcessPool as exc:
-            done(s, runner.crash_record(s, f"its worker process died ({exc})"))
+            done(s, timed_out(s, watch) or runner.crash_record(s, f"its worker process died ({exc})"))
             pool.shutdown(wait=False)
             pool = None
     if pool is not None:
@@ -116,7 +195,7 @@ def _run_processes(order, impl_spec, profile, workers, progress) -> dict[str, di
     return out
 
 
-def _run_dask(order, impl_spec, profile, workers, scheduler, progress) -> dict[str, dict]:
+def _run_dask(order, impl_spec, profile, workers, scheduler, progress, watch=None) -> dict[str, dict]:
     import dask
     from distributed import Client, KilledWorker, LocalCluster, as_completed
 
@@ -133,8 +212,8 @@ def _run_dask(order, impl_spec, profile, workers, scheduler, progress) -> dict[s
         client = Client(scheduler)
     out = {}
     try:
-        futures = {client.submit(_run_one, s, impl_spec, profile, key=f"refvi-{profile}-{s}", pure=False): s
-                   for s in order}
+        futures = {client.submit(_run_one, s, impl_spec, profile, None, watch, key=f"refvi-{profile}-{s}",
+                                 pure=False): s for s in order}
         suspects = []
         for fut in as_completed(list(futures)):
             try:
@@ -146,11 +225,13 @@ def _run_dask(order, impl_spec, profile, workers, scheduler, progress) -> dict[s
             if progress is not None:
                 progress(rec)
         for s in suspects:                  # alone on the cluster: a death now is this statement's
-            try:
-                rec = client.submit(_run_one, s, impl_spec, profile, key=f"refvi-{profile}-{s}-alone",
-                                    pure=False).result()
-            except KilledWorker:
-                rec = runner.crash_record(s, "the Dask worker running it died")
+            rec = timed_out(s, watch)
+            if rec is None:
+                try:
+                    rec = client.submit(_run_one, s, impl_spec, profile, None, watch,
+                                        key=f"refvi-{profile}-{s}-alone", pure=False).result()
+                except KilledWorker:
+                    rec = timed_out(s, watch) or runner.crash_record(s, "the Dask worker running it died")
             out[s] = rec
             if progress is not None:
                 progress(rec)

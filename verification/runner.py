@@ -146,12 +146,27 @@ def crash_record(sid: str, why: str) -> dict:
                       f"traceback"}
 
 
+def timeout_record(sid: str, seconds: float, dump: str) -> dict:
+    """The ``error`` record of a statement stopped by its watchdog after ``seconds`` (``dump``: the watchdog's
+    traceback of every thread; the innermost frames of the one running the statement are quoted)."""
+    blocks = [b for b in dump.split("\n\n") if "run_statement" in b] or [dump]
+    frames = [ln.strip() for ln in blocks[0].splitlines() if ln.strip().startswith("File ")][:3]
+    st = load_statements()[sid]
+    return {**_record(st, "error"), "seconds": float(seconds),
+            "detail": f"timed out: no result after {seconds:g} s (an endless loop or a hang in the implementation?); "
+                      f"it was at: {' <- '.join(frames) or 'unknown'}.  Raise the limit with --timeout if the "
+                      f"implementation is only slow"}
+
+
 def run(patterns: Sequence[str] | None = None, profile: str = "ci", impl=None, progress=None,
-        workers: int | None = None, scheduler: str | None = None, durations: dict | None = None) -> dict:
+        workers: int | None = None, scheduler: str | None = None, durations: dict | None = None,
+        timeout: float | None = None) -> dict:
     """Run the selected statements against ``impl`` (an object, a ``module:object`` string, or None for refvi) and
     return the certificate dictionary.  ``workers``/``scheduler``: run statements in parallel (:mod:`.parallel`;
     ``impl`` must then be None or a ``module:object`` string, so that each worker can load it); the certificate is
-    the same whatever the number of workers."""
+    the same whatever the number of workers.  ``timeout``: seconds per statement (None: the profile's default, 0:
+    none); a parallel run records a statement over it as an error and goes on, a serial one (which would lose the
+    certificate by stopping) prints every thread's traceback to stderr and goes on waiting."""
     import refvi
     from refvi.verification.protocol.loading import load_implementation
 
@@ -165,11 +180,15 @@ def run(patterns: Sequence[str] | None = None, profile: str = "ci", impl=None, p
         from refvi.verification.parallel import run_parallel
 
         records = run_parallel([st.id for st in chosen], impl, profile, workers or 1, scheduler, durations,
-                               progress)
+                               progress, timeout)
     else:
+        from refvi.verification.parallel import DEFAULT_TIMEOUT, hang_report
+
+        limit = DEFAULT_TIMEOUT.get(profile, 3600.0) if timeout is None else float(timeout)
         records = []
         for st in chosen:
-            rec = run_statement(st, impl_obj, profile)
+            with hang_report(limit):
+                rec = run_statement(st, impl_obj, profile)
             records.append(rec)
             if progress is not None:
                 progress(rec)

@@ -83,3 +83,53 @@ def test_a_crashing_statement_is_an_error_and_the_run_goes_on(backend, tmp_path,
     out = run(ids, "crashing_impl:IMPL", "ci", 1, None)
     assert out["000.lemma14"]["verdict"] == "error" and out["000.lemma14"]["detail"].startswith("crashed:")
     assert out["000.lemma31"]["verdict"] == "pass" and out["004.lemma4"]["verdict"] == "pass"
+
+
+HANGING = '''
+from refvi.verification.protocol.refvi_impl import RefviImplementation
+
+
+class Hanging(RefviImplementation):
+    """refvi, except that its Gaussian entropy never returns (an endless loop)."""
+    name = "hanging"
+
+    def gaussian_entropy(self, C, structure="tril"):
+        while True:
+            pass
+
+
+IMPL = Hanging()
+'''
+
+
+@pytest.mark.parametrize("backend", ["processes", "dask"])
+def test_a_hanging_statement_times_out_and_the_run_goes_on(backend, tmp_path, monkeypatch):
+    """A statement still running after the timeout: an error record saying where it hung, not re-run; every other
+    statement its normal record."""
+    if backend == "dask":
+        pytest.importorskip("distributed")
+    (tmp_path / "hanging_impl.py").write_text(HANGING)
+    monkeypatch.syspath_prepend(str(tmp_path))
+    monkeypatch.setenv("PYTHONPATH", str(tmp_path))
+    watch = (str(tmp_path / "watch"), 8.0)
+    ids = ["000.lemma14", "000.lemma31", "004.lemma4"]          # 000.lemma14 calls gaussian_entropy
+    if backend == "processes":
+        out = parallel._run_processes(ids, "hanging_impl:IMPL", "ci", 2, None, watch)
+    else:
+        out = parallel._run_dask(ids, "hanging_impl:IMPL", "ci", 2, None, None, watch)
+    rec = out["000.lemma14"]
+    assert rec["verdict"] == "error" and rec["detail"].startswith("timed out: no result after 8 s"), rec
+    assert "hanging_impl.py" in rec["detail"] and "in gaussian_entropy" in rec["detail"]
+    assert out["000.lemma31"]["verdict"] == "pass" and out["004.lemma4"]["verdict"] == "pass"
+
+
+def test_a_serial_run_reports_a_hang_and_bad_timeouts_are_refused(tmp_path):
+    """Serially the statement is not stopped (that would lose the certificate): after the timeout every thread's
+    traceback goes to stderr, once, and the run goes on."""
+    code = ("import time\nfrom refvi.verification.parallel import hang_report\n"
+            "with hang_report(0.5):\n    time.sleep(1.5)\nprint('finished')\n")
+    proc = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=120)
+    assert proc.returncode == 0 and "finished" in proc.stdout and proc.stderr.startswith("Timeout"), proc.stderr
+    proc = subprocess.run([sys.executable, "-m", "refvi.verification", "--timeout", "-1", "--select", "000.lemma31"],
+                          capture_output=True, text=True, timeout=300)
+    assert proc.returncode == 2 and "--timeout must be >= 0" in proc.stderr
