@@ -24,9 +24,9 @@ def main(argv=None) -> int:
                         "reported as an error and the run goes on")
     p.add_argument("--scheduler", metavar="ADDRESS", default=None, help="use an existing Dask cluster")
     p.add_argument("--timeout", type=float, metavar="SECONDS", default=None,
-                   help="per statement (default 900 in ci, 3600 in deep; 0: none): with --workers a statement still "
-                        "running is stopped and reported as an error (timed out, where it was) and the run goes on; "
-                        "a serial run prints every thread's traceback to stderr and goes on waiting")
+                   help="per statement (default 900 in ci, 3600 in deep; 0: none): a statement still running is "
+                        "stopped and reported as an error (timed out, where it was) and the run goes on (serially, "
+                        "compiled code that never returns to Python cannot be stopped: use --workers 1)")
     p.add_argument("--search", metavar="STATEMENT", default=None,
                    help="search for a counterexample to a bound statement: maximise lhs/rhs over its instances")
     p.add_argument("--budget", type=int, default=200, help="with --search: Hypothesis examples per seed (default 200)")

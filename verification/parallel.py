@@ -13,74 +13,18 @@ the process pool, once broken, runs the statements it had not finished one at a 
 to its statement.
 
 A statement that does not return within ``timeout`` seconds (an endless loop in the implementation) is stopped the
-same way: a watchdog in its worker (``faulthandler.dump_traceback_later``, a C thread that fires even while a compiled
-kernel holds the GIL) writes where the statement was and ends the process; the statement gets an ``error`` record
-"timed out" naming that place (:func:`runner.timeout_record`), is not re-run, and the run goes on.
+same way, by a watchdog in its worker (:func:`.timeouts.worker_watchdog`): it gets an ``error`` record "timed out"
+naming where it was, is not re-run, and the run goes on.
 """
 
 from __future__ import annotations
 
-import contextlib
-import faulthandler
 import os
-import pathlib
 import shutil
-import sys
 import tempfile
 from typing import Callable, Sequence
 
-#: the default per-statement limit of a parallel run, by profile (seconds; ``--timeout 0`` for none).  The slowest
-#: ``ci`` statement takes about 90 s on the NumPy example, refvi's about 5 s after Numba's compilation.
-DEFAULT_TIMEOUT = {"ci": 900.0, "deep": 3600.0}
-
-
-@contextlib.contextmanager
-def watchdog(sid: str, watch: tuple[str, float] | None, exit: bool = True):
-    """Within the block, a statement running longer than ``watch = (directory, seconds)`` has its traceback written to
-    ``directory/<sid>.timeout`` and (``exit``) its process ended; nothing when ``watch`` is None."""
-    if not watch or not watch[1]:
-        yield
-        return
-    path = pathlib.Path(watch[0]) / f"{sid}.timeout"
-    path.parent.mkdir(parents=True, exist_ok=True)          # a worker on another machine (--scheduler)
-    with open(path, "w", encoding="utf-8") as fh:
-        faulthandler.dump_traceback_later(float(watch[1]), repeat=False, file=fh, exit=exit)
-        try:
-            yield
-        finally:
-            faulthandler.cancel_dump_traceback_later()
-    if path.stat().st_size == 0:
-        path.unlink()
-
-
-@contextlib.contextmanager
-def hang_report(seconds: float):
-    """Within the block: after ``seconds`` (0: never), every thread's traceback to stderr, once, and nothing stops."""
-    try:
-        fileno = sys.stderr.fileno()
-    except (AttributeError, OSError, ValueError):        # stderr captured (pytest) or replaced: no report
-        fileno = None
-    if not seconds or fileno is None:
-        yield
-        return
-    faulthandler.dump_traceback_later(float(seconds), repeat=False, file=sys.stderr, exit=False)
-    try:
-        yield
-    finally:
-        faulthandler.cancel_dump_traceback_later()
-
-
-def timed_out(sid: str, watch: tuple[str, float] | None) -> dict | None:
-    """The ``error`` record of ``sid`` if its watchdog fired, else None."""
-    from refvi.verification import runner
-
-    path = pathlib.Path(watch[0]) / f"{sid}.timeout" if watch and watch[1] else None
-    if path is None or not path.exists():
-        return None
-    text = path.read_text(encoding="utf-8", errors="replace")
-    if not text.startswith("Timeout"):
-        return None
-    return runner.timeout_record(sid, float(watch[1]), text)
+from refvi.verification.timeouts import limit, timed_out, worker_watchdog
 
 
 def _run_one(sid: str, impl_spec: str | None, profile: str, search: dict | None = None,
@@ -92,7 +36,7 @@ def _run_one(sid: str, impl_spec: str | None, profile: str, search: dict | None 
 
     st = runner.load_statements()[sid]
     impl = load_implementation(impl_spec)
-    with watchdog(sid, watch):
+    with worker_watchdog(sid, watch):
         rec = runner.run_statement(st, impl, profile, search)
     if search is not None:
         rec["search"] = search
@@ -103,12 +47,11 @@ def run_parallel(ids: Sequence[str], impl_spec: str | None, profile: str, worker
                  scheduler: str | None = None, durations: dict[str, float] | None = None,
                  progress: Callable[[dict], None] | None = None, timeout: float | None = None) -> list[dict]:
     """Records for ``ids`` (in that order), computed on ``workers`` processes or the Dask cluster at ``scheduler``;
-    a statement still running after ``timeout`` seconds (default :data:`DEFAULT_TIMEOUT`, 0: none) is an error."""
+    a statement still running after ``timeout`` seconds (None: :data:`.timeouts.DEFAULT_TIMEOUT`, 0: none) is an
+    error."""
     if workers < 1:
         raise ValueError(f"--workers must be >= 1, got {workers}")
-    timeout = DEFAULT_TIMEOUT.get(profile, 3600.0) if timeout is None else float(timeout)
-    if not timeout >= 0:
-        raise ValueError(f"--timeout must be >= 0 seconds, got {timeout}")
+    timeout = limit(profile, timeout)
     order = sorted(ids, key=lambda s: -(durations or {}).get(s, 0.0))
     watch_dir = tempfile.mkdtemp(prefix="refvi-watchdog-")
     watch = (watch_dir, timeout)

@@ -10,6 +10,8 @@ import time
 import traceback
 from typing import Iterable, Sequence
 
+from refvi.verification import timeouts
+
 from refvi.verification.statement import (PROFILES, REGISTRY, CheckFailed, Context, InstanceSkipped, MissingMethod,
                                          Statement)
 
@@ -39,13 +41,15 @@ ORACLE_ONLY_DETAIL = ("oracle-only: a true fact of the paper checked by independ
 
 
 def run_statement(st: Statement, impl, profile_name: str = "ci", search: dict | None = None,
-                  shrink: bool = True) -> dict:
+                  shrink: bool = True, timeout: float = 0.0) -> dict:
     """Run one statement (and its erratum's demonstration) against ``impl`` and return its certificate record.
 
     BLAS runs single-threaded inside a statement (threadpoolctl), so the record's numbers (worst slack, tightness)
     are the same bit for bit in any process: serial, a local worker, or a Dask worker (which pins BLAS to one
     thread itself).  ``shrink=False`` reports a failure with the first failing instance Hypothesis found instead of
-    a shrunk one (the verdict is the same; the self-test only needs the verdict).
+    a shrunk one (the verdict is the same; the self-test only needs the verdict).  ``timeout`` > 0 (seconds, main
+    thread only): a statement still running then is stopped and recorded as an ``error`` "timed out"
+    (:func:`.timeouts.serial_limit`).
 
     Besides the original fields (README.md, certificate schema) the record carries ``scope`` ("implementation" or "oracle-only"),
     ``methods`` (the protocol methods the run called, by dotted name), ``instances_skipped`` (instances outside the
@@ -53,7 +57,11 @@ def run_statement(st: Statement, impl, profile_name: str = "ci", search: dict | 
     from threadpoolctl import threadpool_limits
 
     with threadpool_limits(limits=1, user_api="blas"):
-        return _run_statement(st, impl, profile_name, search, shrink)
+        try:
+            with timeouts.serial_limit(timeout):
+                return _run_statement(st, impl, profile_name, search, shrink)
+        except timeouts.StatementTimeout as exc:
+            return timeouts.timeout_record(st.id, exc.seconds, timeouts.frames_of(exc))
 
 
 def _run_statement(st: Statement, impl, profile_name: str, search: dict | None, shrink: bool = True) -> dict:
@@ -67,7 +75,7 @@ def _run_statement(st: Statement, impl, profile_name: str, search: dict | None, 
     ctx.search = search
     ctx.shrink = shrink
     refvi_itself = is_refvi(impl)
-    record = _record(st, "pass")
+    record = statement_record(st, "pass")
     t0 = time.perf_counter()
     if profile_name not in st.profiles:
         record["verdict"] = "skip"
@@ -129,7 +137,7 @@ def _run_statement(st: Statement, impl, profile_name: str, search: dict | None, 
     return record
 
 
-def _record(st: Statement, verdict: str) -> dict:
+def statement_record(st: Statement, verdict: str) -> dict:
     """A statement's certificate record before any evidence."""
     return {"id": st.id, "title": st.title, "source": st.source, "kind": st.kind, "printed": st.printed,
             "erratum": st.erratum, "verdict": verdict, "examples": 0, "worst_slack": None, "seconds": 0.0,
@@ -140,22 +148,10 @@ def _record(st: Statement, verdict: str) -> dict:
 def crash_record(sid: str, why: str) -> dict:
     """The ``error`` record of a statement whose process died while running it (a parallel run survives it)."""
     st = load_statements()[sid]
-    return {**_record(st, "error"),
+    return {**statement_record(st, "error"),
             "detail": f"crashed: {why}; a segfault or abort inside the implementation (e.g. an out-of-bounds index in "
                       f"a compiled kernel).  Run it alone (--select {st.id}) with PYTHONFAULTHANDLER=1 for the "
                       f"traceback"}
-
-
-def timeout_record(sid: str, seconds: float, dump: str) -> dict:
-    """The ``error`` record of a statement stopped by its watchdog after ``seconds`` (``dump``: the watchdog's
-    traceback of every thread; the innermost frames of the one running the statement are quoted)."""
-    blocks = [b for b in dump.split("\n\n") if "run_statement" in b] or [dump]
-    frames = [ln.strip() for ln in blocks[0].splitlines() if ln.strip().startswith("File ")][:3]
-    st = load_statements()[sid]
-    return {**_record(st, "error"), "seconds": float(seconds),
-            "detail": f"timed out: no result after {seconds:g} s (an endless loop or a hang in the implementation?); "
-                      f"it was at: {' <- '.join(frames) or 'unknown'}.  Raise the limit with --timeout if the "
-                      f"implementation is only slow"}
 
 
 def run(patterns: Sequence[str] | None = None, profile: str = "ci", impl=None, progress=None,
@@ -165,8 +161,7 @@ def run(patterns: Sequence[str] | None = None, profile: str = "ci", impl=None, p
     return the certificate dictionary.  ``workers``/``scheduler``: run statements in parallel (:mod:`.parallel`;
     ``impl`` must then be None or a ``module:object`` string, so that each worker can load it); the certificate is
     the same whatever the number of workers.  ``timeout``: seconds per statement (None: the profile's default, 0:
-    none); a parallel run records a statement over it as an error and goes on, a serial one (which would lose the
-    certificate by stopping) prints every thread's traceback to stderr and goes on waiting."""
+    none); a statement over it is an ``error`` "timed out" and the run goes on (:mod:`.timeouts`)."""
     import refvi
     from refvi.verification.protocol.loading import load_implementation
 
@@ -182,13 +177,10 @@ def run(patterns: Sequence[str] | None = None, profile: str = "ci", impl=None, p
         records = run_parallel([st.id for st in chosen], impl, profile, workers or 1, scheduler, durations,
                                progress, timeout)
     else:
-        from refvi.verification.parallel import DEFAULT_TIMEOUT, hang_report
-
-        limit = DEFAULT_TIMEOUT.get(profile, 3600.0) if timeout is None else float(timeout)
+        seconds = timeouts.limit(profile, timeout)
         records = []
         for st in chosen:
-            with hang_report(limit):
-                rec = run_statement(st, impl_obj, profile)
+            rec = run_statement(st, impl_obj, profile, timeout=seconds)
             records.append(rec)
             if progress is not None:
                 progress(rec)
