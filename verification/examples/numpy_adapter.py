@@ -404,8 +404,11 @@ class NumpyImplementation(NumpyFamilies):
         else:
             z0, L, M, mu = self.frame(target, kind)
         a = self.noise_constants("energy" if method == "prox-sgd" else "entropy", target.dim, M, 0.0)[0]
-        # default: Thm 6's constant phase mu'/(2a) in the well-conditioned frame (1/M' lets the last iterate blow up)
-        gamma = mu / (2 * a) if step_size is None else _positive(step_size, "step")
+        if step_size is None:      # the protocol's default in a frame: Eq. 11 / Eq. 13 when mu' >= M'/10, else Cor 11
+            rule = ("thm6" if method == "prox-sgd" else "thm9") if mu >= 0.1 * M else "1/(M sqrt T)"
+            gammas = self.step_sizes(rule, steps, M=M, mu=mu, a=a)
+        else:
+            gammas = np.full(steps, _positive(step_size, "step"))
         structure = "tril" if method == "prox-sgd" else "sym"
         U = np.random.default_rng(seed).standard_normal((steps, target.dim))
         ms, Cs = [np.zeros(target.dim)], [np.eye(target.dim)]
@@ -413,7 +416,7 @@ class NumpyImplementation(NumpyFamilies):
             Li = np.linalg.inv(L)
             ms[0] = Li @ (np.asarray(init[0], dtype=float) - z0)
             Cs[0] = factor_in_V(Li @ init[1] @ np.asarray(init[1]).T @ Li.T, structure)
-        for u in U:
+        for u, gamma in zip(U, gammas):
             gm, gC = self.framed_energy(target, z0, L, ms[-1], Cs[-1], u[None, :], structure)
             if method == "prox-sgd":
                 C = self.entropy_prox(Cs[-1] - gamma * gC, gamma)
@@ -431,7 +434,7 @@ class NumpyImplementation(NumpyFamilies):
         pairs = [back(m, C) for m, C in zip(ms, Cs)]
         avg = back(w @ np.array(ms), np.tensordot(w, np.array(Cs), 1))
         return SimpleNamespace(m=avg[0], C=avg[1], m_last=pairs[-1][0], C_last=pairs[-1][1],
-                               step_sizes=np.full(steps, gamma), ms=np.array([p[0] for p in pairs]),
+                               step_sizes=gammas, ms=np.array([p[0] for p in pairs]),
                                Cs=np.array([p[1] for p in pairs]))
 
     def gradient_descent(self, grad_l, m0, C0, step, steps, method, M=None):

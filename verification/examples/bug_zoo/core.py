@@ -708,6 +708,25 @@ def _(orig, owner):
     return fit
 
 
+def _frame_constant_phase(owner, target, method, steps, step, frame):
+    """Thm 6's constant phase mu'/(2a) of the frame, or ``step`` outside a frame / when one is given."""
+    if frame is None or step is not None or method.startswith("gd-"):
+        return step
+    if isinstance(frame, tuple):
+        z0, L = (np.asarray(x, dtype=float) for x in frame)
+        ev = np.linalg.eigvalsh(L.T @ -owner.hess_log_joint(target, z0) @ L)
+        M, mu = float(ev[-1]), float(ev[0])
+    else:
+        M, mu = owner.frame(target, frame)[2:]
+    a = owner.noise_constants("energy" if method == "prox-sgd" else "entropy", target.dim, M, 0.0)[0]
+    return mu / (2.0 * a)
+
+
+mutant("fit-frame-default-constant-phase", "000", "fit",
+       "in a frame the default step is Thm 6's constant phase mu'/(2a) at every step: no decay, and no switch to "
+       "1/(M' sqrt T) when mu' < M'/10")(_fit_step(_frame_constant_phase))
+
+
 mutant("fit-cor30-A-over-M", "000", "fit",
        "fit's Cor 30 rule 'A log T / T' takes A = 1/M (the smoothness) instead of A = 1/mu")(
     _fit_step(lambda owner, target, method, steps, step, frame:

@@ -18,8 +18,9 @@ from the iterates the driver reports:
   w^0 = (0, I) or the start given.
 
 Runs in an affine frame z = z0 + L x (the implementation's Laplace frame, ``frame="laplace"``, or a given pair
-(z0, L) with a symmetric or lower-triangular L; Gaussian targets with covariance condition numbers up to 1e4) are
-replayed the same way in frame coordinates: the framed target is N(L^-1(mu - z0), (L^T P L)^-1), each reported
+(z0, L) with a symmetric, lower-triangular or identity L; Gaussian targets with covariance condition numbers up to
+1e4) are replayed the same way in frame coordinates, with the frame's default steps (Eq. 11's "thm6" / Eq. 13's
+"thm9" with the frame's (M', mu') when mu' >= M'/10, else 1/(M' sqrt T), halved k >= 0 times): the framed target is N(L^-1(mu - z0), (L^T P L)^-1), each reported
 iterate maps to x-coordinates as m_x = L^-1(m - z0) and C_x = the factor in V of L^-1 C C^T L^-T, the projection
 uses the frame's M' = lambda_max(L^T P L), the average is taken in the frame, and every reported C is in V; a given
 start (m0, C0) in z is x^0 = L^-1(m0 - z0) with C_x^0 the factor in V of L^-1 C0 C0^T L^-T.  A reported objective trace
@@ -168,25 +169,29 @@ def claim_fit(ctx):
     # in a frame: the implementation's Laplace frame, or one given as (z0, L) (a full L: the frame iterates' C_x
     # in V map back to the factor in V of L C_x C_x^T L^T, no longer L C_x); badly conditioned Gaussians, replayed
     # in frame coordinates
+    # (a frame L = I on a condition number of 30 or 300 leaves mu' < M'/10: the default rule is then 1/(M' sqrt T))
     for i, (method, average, d, cond, given, init) in enumerate([
             ("prox-sgd", "tail", 2, 1e4, None, False), ("proj-sgd", "uniform", 3, 1e3, None, True),
-            ("prox-sgd", "uniform", 2, 1e3, "sym", True), ("proj-sgd", "tail", 2, 1e2, "tril", False)]):
+            ("prox-sgd", "uniform", 2, 1e3, "sym", True), ("proj-sgd", "tail", 2, 1e2, "tril", False),
+            ("prox-sgd", "uniform", 2, 30.0, "identity", False), ("proj-sgd", "tail", 3, 300.0, "identity", True)]):
         Q = np.linalg.qr(rng.standard_normal((d, d)))[0]
         P = (Q * np.geomspace(1.0, cond, d)) @ Q.T
         P = 0.5 * (P + P.T)
         mu = rng.standard_normal(d) * 3.0
         target = specs.gaussian(mu, P)
         if given is None:
-            z0, L, Mx, _ = (np.asarray(x, dtype=np.float64) for x in ctx.impl.frame(target, "laplace"))
+            z0, L, _, _ = (np.asarray(x, dtype=np.float64) for x in ctx.impl.frame(target, "laplace"))
             frame, name = "laplace", "the Laplace frame"
-        else:       # a near-Laplace frame from a perturbed covariance: its symmetric root, or its Cholesky factor
+        elif given == "identity":
+            z0, L = mu + 0.3 * rng.standard_normal(d), np.eye(d)
+            frame, name = (z0, L), "a given frame (z0, L = I)"
+        else:       # a frame from a perturbed covariance (its symmetric root or Cholesky factor; mu'/M' ~ 1e-3 here)
             E = np.eye(d) + 0.3 * rng.standard_normal((d, d))
             lam, Q = np.linalg.eigh(E @ np.linalg.inv(P) @ E.T)
             S = (Q * np.sqrt(lam)) @ Q.T
             S = 0.5 * (S + S.T)
             L = S if given == "sym" else np.linalg.cholesky(S @ S)
             z0 = mu + 0.3 * rng.standard_normal(d)
-            Mx = float(np.linalg.eigvalsh(L.T @ P @ L)[-1])
             frame, name = (z0, L), f"a given frame (z0, {'symmetric' if given == 'sym' else 'lower-triangular'} L)"
         start = None
         if init:            # a start near the posterior in z: C0 C0^T = 1.5 P^-1 (the factor in V), m0 = mu + noise
@@ -204,6 +209,16 @@ def claim_fit(ctx):
         mx = (ms - z0) @ Li.T
         Cx = np.array([_to_frame(Li, C, method) for C in Cs])
         gam = np.asarray(run.step_sizes, dtype=np.float64)
+        # the frame's constants from the oracle: the framed target's Hessian L^T P L
+        ev = np.linalg.eigvalsh(L.T @ P @ L)
+        Mx, mux = float(ev[-1]), float(ev[0])
+        rule = ("thm6" if method == "prox-sgd" else "thm9") if mux >= 0.1 * Mx else "1/(M sqrt T)"
+        a = (2.0 if method == "prox-sgd" else 4.0) * (d + 3) * Mx * Mx          # Thm 26 (energy / entropy)
+        want = printed_steps(rule, T, M=Mx, mu=mux, a=a)
+        k = round(math.log2(want[0] / gam[0])) if gam.shape == (T,) and gam[0] > 0 else -1
+        ctx.true(k >= 0 and np.allclose(gam, want / 2.0 ** k, rtol=1e-9, atol=0.0),
+                 label=f"{what}: default steps = the frame's rule {rule!r} (M' = {Mx:.3g}, mu' = {mux:.3g}) / 2^k, "
+                       f"k >= 0")
         x0 = None if start is None else (Li @ (start[0] - z0), _to_frame(Li, start[1], method))
         if start is not None:
             ctx.close(ms[0], start[0], rtol=1e-9, atol=1e-9, label=f"{what}: the reported m^0 = m0")
