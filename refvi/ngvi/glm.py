@@ -36,24 +36,14 @@ class GLM(GaussianPriorModel):
     prior_cov: np.ndarray
 
     # ---- per-sample derivatives of log p(y | z) ---------------------------------------------------------------
-    def loglik_derivs(self, Z, idx=None, scale: float = 1.0):
-        """For rows z_s of Z: (grad_z log p (S, d), Hess_z log p (S, d, d)) summed over the data (or over the batch
-        ``idx`` times ``scale``)."""
+    def loglik_grad(self, Z, idx=None, scale: float = 1.0):
+        """For rows z_s of Z: grad_z log p (S, d) summed over the data (or over the batch ``idx`` times ``scale``)."""
         Z = np.atleast_2d(np.asarray(Z, dtype=np.float64))
         X = self.X if idx is None else self.X[idx]
         y = self.y if idx is None else self.y[idx]
         Ulin = Z @ X.T                                  # (S, n)
-        if self.kind == "logistic":
-            d1 = y * expit(-y * Ulin)
-            p = expit(Ulin)
-            d2 = -p * (1.0 - p)
-        else:
-            e = np.exp(Ulin)
-            d1 = y - e
-            d2 = -e
-        G = scale * d1 @ X
-        H = scale * np.einsum("sn,ni,nj->sij", d2, X, X)
-        return G, H
+        d1 = y * expit(-y * Ulin) if self.kind == "logistic" else y - np.exp(Ulin)
+        return scale * d1 @ X
 
     def loglik_grad_meanhess(self, Z, idx=None, scale: float = 1.0):
         """(grad_z log p per row (S, d), mean over rows of Hess_z log p (d, d)) without forming S Hessians."""

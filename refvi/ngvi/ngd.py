@@ -321,7 +321,7 @@ def ngd_glm(model: GLM, T: int, gamma, *, n_samples: int = 10, rng=None, batch_s
             if estimator == "price":
                 gx, GX = est.price(est.glm_grad_hess(model, idx, scale), xi, Xi, U)
             else:
-                gx, GX = est.autodiff(lambda Z: model.loglik_derivs(Z, idx, scale)[0], xi, Xi, U)
+                gx, GX = est.autodiff(lambda Z: model.loglik_grad(Z, idx, scale), xi, Xi, U)
         lam, Lam = natural_update((lam, Lam), (gx + lam_p, GX + Lam_p), gam[t])
         if t + 1 in pts:
             hist["iteration"].append(t + 1)

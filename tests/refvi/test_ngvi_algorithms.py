@@ -221,7 +221,7 @@ def test_price_generic_equals_kernel_and_autodiff_unbiased_in_mean():
     np.testing.assert_allclose(a[1], b[1], rtol=1e-12, atol=1e-14)
     np.testing.assert_allclose(a[0], b[0], rtol=1e-12, atol=1e-14)
     ex = model.grad_expected_loglik(*w)                      # Gauss-Hermite exact expectation
-    ad = estimators.autodiff(lambda Z: model.loglik_derivs(Z)[0], *w, U)
+    ad = estimators.autodiff(lambda Z: model.loglik_grad(Z), *w, U)
     pr = estimators.price_logistic(model, *w, U)
     # 4000 draws: Monte Carlo standard error ~ 0.02 on these O(1) entries; 0.1 is > 5 se
     np.testing.assert_allclose(ad[1], ex[1], atol=0.1)
