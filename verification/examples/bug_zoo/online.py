@@ -73,6 +73,14 @@ def _(out, loss, X, sigma, **_):
     return np.asarray(out[0]) - np.sum((np.asarray(X) * np.asarray(sigma)) ** 2, axis=1), out[1], out[2]
 
 
+@mutant("online-expected-loss-full-Cx", "003", "online.expected_loss_full",
+        "the full-covariance expected loss reduces to the ridge scale ||C x|| instead of ||C^T x||")
+def _(orig, owner):
+    def expected_loss_full(loss, x, y, m, C):
+        return orig(loss, x, y, m, np.asarray(C, dtype=float).T)     # ||C^T x|| of C^T = ||C x||
+    return expected_loss_full
+
+
 @mutant("online-kl-printed-quadratic", "003", "online.kl_gaussian", "Gaussian KL with Sbar for Sbar^-1 (E003-3)")
 def _(orig, owner):
     def kl_gaussian(m, C, mbar, Cbar):
