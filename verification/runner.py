@@ -11,7 +11,6 @@ import traceback
 from typing import Iterable, Sequence
 
 from refvi.verification import timeouts
-
 from refvi.verification.statement import (PROFILES, REGISTRY, CheckFailed, Context, InstanceSkipped, MissingMethod,
                                          Statement)
 

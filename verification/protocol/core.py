@@ -189,9 +189,9 @@ class Implementation(Protocol):
         ``frame=(z0, L)`` (any invertible L) on the frame given, with the frame's constants M' = lambda_max(L^T H L)
         (for the projection) and mu' = lambda_min(L^T H L); there the default step (``step_size=None``) is Eq. 11's
         "thm6" ("prox-sgd") or Eq. 13's "thm9" ("proj-sgd") with (M', mu') and Thm 26's a when mu' >= M'/10, else
-        Cor 11's constant 1/(M' sqrt T), which a divergence guard may halve k times; both start from x = L^-1(m0 - z0) and the factor in V of L^-1 C0 C0^T L^-T (with
-        no ``init``: from (0, I) in the frame) and report everything mapped back to z: m = z0 + L m_x and C the
-        factor of L C_x C_x^T L^T in V.  ``method`` "gd-prox" / "gd-projected" is seed 002 §5.3's exact gradient descent
+        Cor 11's constant 1/(M' sqrt T), which a divergence guard may halve k times; both start from
+        x = L^-1(m0 - z0) and the factor in V of L^-1 C0 C0^T L^-T (with no ``init``: from (0, I) in the frame) and
+        report everything mapped back to z: m = z0 + L m_x and C the factor of L C_x C_x^T L^T in V.  ``method`` "gd-prox" / "gd-projected" is seed 002 §5.3's exact gradient descent
         (:meth:`gradient_descent_exact` from (0, I), ``step_size`` a constant or None for Thm 6's largest step,
         M the target's); it returns the last iterate.  Optionally the run reports its objective trace
         (``objective``, ``objective_samples``): 000.claim-fit then checks it against the closed form within Monte

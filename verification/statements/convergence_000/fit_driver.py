@@ -20,11 +20,12 @@ from the iterates the driver reports:
 Runs in an affine frame z = z0 + L x (the implementation's Laplace frame, ``frame="laplace"``, or a given pair
 (z0, L) with a symmetric, lower-triangular or identity L; Gaussian targets with covariance condition numbers up to
 1e4) are replayed the same way in frame coordinates, with the frame's default steps (Eq. 11's "thm6" / Eq. 13's
-"thm9" with the frame's (M', mu') when mu' >= M'/10, else 1/(M' sqrt T), halved k >= 0 times): the framed target is N(L^-1(mu - z0), (L^T P L)^-1), each reported
-iterate maps to x-coordinates as m_x = L^-1(m - z0) and C_x = the factor in V of L^-1 C C^T L^-T, the projection
-uses the frame's M' = lambda_max(L^T P L), the average is taken in the frame, and every reported C is in V; a given
-start (m0, C0) in z is x^0 = L^-1(m0 - z0) with C_x^0 the factor in V of L^-1 C0 C0^T L^-T.  A reported objective trace
-(plain or framed: f is the same in any frame) is checked at w^T against the closed form.
+"thm9" with the frame's (M', mu') when mu' >= M'/10, else 1/(M' sqrt T), halved k >= 0 times): the framed target
+is N(L^-1(mu - z0), (L^T P L)^-1), each reported iterate maps to x-coordinates as m_x = L^-1(m - z0) and C_x = the
+factor in V of L^-1 C C^T L^-T, the projection uses the frame's M' = lambda_max(L^T P L), the average is taken in the
+frame, and every reported C is in V; a given start (m0, C0) in z is x^0 = L^-1(m0 - z0) with C_x^0 the factor in V
+of L^-1 C0 C0^T L^-T.  A reported objective trace (plain or framed: f is the same in any frame) is checked at w^T
+against the closed form.
 
 Statements: 000.claim-fit.
 """

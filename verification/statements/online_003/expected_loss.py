@@ -96,7 +96,7 @@ def full_instances(draw, max_d=4):
         C = np.tril(C, -1) + np.diag(vec(d, 0.1, 2.0))
     if not np.linalg.norm(C.T @ x) > 1e-3:              # the ridge scale the oracle needs (b > 0)
         C = C + np.eye(d)
-    y = float(vec(1, -1, 1)[0] < 0) * -2.0 + 1.0 if loss == "hinge" else float(vec(1, -3.0, 3.0)[0])
+    y = (-1.0 if vec(1, -1, 1)[0] < 0 else 1.0) if loss == "hinge" else float(vec(1, -3.0, 3.0)[0])
     return loss, x, y, vec(d, -3.0, 3.0), C
 
 
