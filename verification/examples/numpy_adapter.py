@@ -394,15 +394,19 @@ class NumpyImplementation(NumpyFamilies):
         return SimpleNamespace(m=w @ ms, C=np.tensordot(w, Cs, 1), m_last=ms[-1], C_last=Cs[-1],
                                step_sizes=gammas, ms=ms, Cs=Cs)
 
+    def framed_constants(self, target, frame):
+        """(z0, L, M', mu') of ``frame``: a kind of :meth:`frame`, or a given pair (z0, L) with the constants of
+        L^T H L at z0."""
+        if not isinstance(frame, tuple):
+            return self.frame(target, frame)
+        z0, L = (np.asarray(x, dtype=float) for x in frame)
+        ev = np.linalg.eigvalsh(L.T @ -self.hess_log_joint(target, z0) @ L)
+        return z0, L, float(ev[-1]), float(ev[0])
+
     def _fit_framed(self, target, method, steps, step_size, average, seed, kind, init):
         from types import SimpleNamespace
 
-        if isinstance(kind, tuple):                  # a given frame (z0, L): constants of L^T H L at z0
-            z0, L = (np.asarray(x, dtype=float) for x in kind)
-            ev = np.linalg.eigvalsh(L.T @ -self.hess_log_joint(target, z0) @ L)
-            M, mu = float(ev[-1]), float(ev[0])
-        else:
-            z0, L, M, mu = self.frame(target, kind)
+        z0, L, M, mu = self.framed_constants(target, kind)
         a = self.noise_constants("energy" if method == "prox-sgd" else "entropy", target.dim, M, 0.0)[0]
         if step_size is None:      # the protocol's default in a frame: Eq. 11 / Eq. 13 when mu' >= M'/10, else Cor 11
             rule = ("thm6" if method == "prox-sgd" else "thm9") if mu >= 0.1 * M else "1/(M sqrt T)"

@@ -657,7 +657,7 @@ def _(out, target, method, steps, step_size, average, seed, frame, init=None):
     from types import SimpleNamespace
 
     from refvi.verification.examples.numpy_adapter import IMPL
-    z0, L = frame if isinstance(frame, tuple) else IMPL.frame(target, frame)[:2]
+    z0, L = IMPL.framed_constants(target, frame)[:2]
     return SimpleNamespace(**{**vars(out), "m": np.linalg.solve(L, out.m - z0)})
 
 
@@ -699,8 +699,7 @@ def _(orig, owner):
             init=None):
         if frame is None or init is None:
             return orig(target, method, steps, step_size, average, seed, frame, init)
-        z0, L = frame if isinstance(frame, tuple) else owner.frame(target, frame)[:2]
-        z0, L = np.asarray(z0, dtype=float), np.asarray(L, dtype=float)
+        z0, L = owner.framed_constants(target, frame)[:2]
         from refvi.verification.examples.numpy_adapter import factor_in_V
         m0, C0 = (np.asarray(x, dtype=float) for x in init)    # the start whose frame coordinates are (m0, C0)
         C = factor_in_V(L @ C0 @ C0.T @ L.T, "tril" if method == "prox-sgd" else "sym")
@@ -712,12 +711,7 @@ def _frame_constant_phase(owner, target, method, steps, step, frame):
     """Thm 6's constant phase mu'/(2a) of the frame, or ``step`` outside a frame / when one is given."""
     if frame is None or step is not None or method.startswith("gd-"):
         return step
-    if isinstance(frame, tuple):
-        z0, L = (np.asarray(x, dtype=float) for x in frame)
-        ev = np.linalg.eigvalsh(L.T @ -owner.hess_log_joint(target, z0) @ L)
-        M, mu = float(ev[-1]), float(ev[0])
-    else:
-        M, mu = owner.frame(target, frame)[2:]
+    M, mu = owner.framed_constants(target, frame)[2:]
     a = owner.noise_constants("energy" if method == "prox-sgd" else "entropy", target.dim, M, 0.0)[0]
     return mu / (2.0 * a)
 

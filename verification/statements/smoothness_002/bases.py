@@ -24,14 +24,20 @@ from refvi.verification.strategies import RNG
 from scipy import linalg
 
 
-def _instance(rng):
-    """(base, d, K, m, C): a standardized law, or (half the time) an affine map of one with a triangular scale whose
-    diagonal lies in [0.3, 3] (invertible), d = 1..3, six frequencies up to |k| ~ 16 plus k = 0."""
-    d = int(rng.integers(1, 4))
-    base = random_law(rng)
+def _maybe_affine(rng, base, d):
+    """``base``, or (half the time) an affine map of it with a triangular scale whose diagonal lies in [0.3, 3]
+    (invertible) and a standard-normal shift."""
     if rng.random() < 0.5:
         A = np.tril(rng.standard_normal((d, d)), -1) + np.diag(rng.uniform(0.3, 3.0, d))
-        base = affine(base, rng.standard_normal(d), A)
+        return affine(base, rng.standard_normal(d), A)
+    return base
+
+
+def _instance(rng):
+    """(base, d, K, m, C): a standardized law, or (half the time) an affine map of one (:func:`_maybe_affine`),
+    d = 1..3, six frequencies up to |k| ~ 16 plus k = 0."""
+    d = int(rng.integers(1, 4))
+    base = _maybe_affine(rng, random_law(rng), d)
     K = np.vstack([np.zeros(d), rng.standard_normal((6, d)) * float(rng.uniform(0.1, 4.0))])
     return base, d, K, rng.standard_normal(d), rng.standard_normal((d, d))
 
@@ -86,37 +92,32 @@ def claim_base_laws(ctx):
 
 
 def _atom_instance(rng):
-    """(base, d, p, shift, scale): a two-point law with p in [0.05, 0.95] in d = 1..4, behind an affine map with a
-    triangular invertible scale half the time (shift None and scale 1 otherwise)."""
+    """(base, d): a two-point law with p in [0.05, 0.95] in d = 1..4, or (half the time) an affine map of one
+    (:func:`_maybe_affine`)."""
     d, p = int(rng.integers(1, 5)), float(rng.uniform(0.05, 0.95))
-    base = BaseSpec("two_point", p=p)
-    if rng.random() < 0.5:
-        A = np.tril(rng.standard_normal((d, d)), -1) + np.diag(rng.uniform(0.3, 3.0, d))
-        b = rng.standard_normal(d)
-        return affine(base, b, A), d, p, b, A
-    return base, d, p, None, None
+    return _maybe_affine(rng, BaseSpec("two_point", p=p), d), d
 
 
 def _atom_fixed():
     """Rademacher in d = 1..4, asymmetric two-point laws (p = 0.2, 0.7) and affine maps of both in d = 3."""
     A = np.array([[1.5, 0.0, 0.0], [-0.8, 0.5, 0.0], [0.3, 2.0, 0.7]])
     b = np.array([1.0, -2.0, 0.5])
-    out = [(BaseSpec("rademacher"), d, 0.5, None, None) for d in range(1, 5)]
-    out += [(BaseSpec("two_point", p=0.2), 3, 0.2, None, None), (BaseSpec("two_point", p=0.7), 2, 0.7, None, None),
-            (affine(BaseSpec("two_point", p=0.2), b, A), 3, 0.2, b, A),
-            (affine(BaseSpec("rademacher"), b, A), 3, 0.5, b, A)]
+    out = [(BaseSpec("rademacher"), d) for d in range(1, 5)]
+    out += [(BaseSpec("two_point", p=0.2), 3), (BaseSpec("two_point", p=0.7), 2),
+            (affine(BaseSpec("two_point", p=0.2), b, A), 3), (affine(BaseSpec("rademacher"), b, A), 3)]
     return out
 
 
 @statement("002.claim-base-atoms")
 def claim_base_atoms(ctx):
     def check(inst):
-        base, d, p, shift, A = inst
+        base, d = inst
         what = f"{base!r}, d = {d}"
         U, w = (np.asarray(v, dtype=np.float64) for v in ctx.impl.base_atoms(base, d))
-        Uo, wo = ds.two_point_atoms(d, p)               # itertools enumeration of the product law
-        if A is not None:
-            Uo = Uo @ A.T + shift
+        law = base.inner if base.kind == "affine" else base
+        Uo, wo = ds.two_point_atoms(d, 0.5 if law.p is None else law.p)   # itertools enumeration of the product law
+        if base.kind == "affine":
+            Uo = Uo @ base.scale.T + base.shift
         ctx.true(U.shape == Uo.shape and w.shape == wo.shape,
                  label=f"{what}: 2^d atoms of dimension d (got U {U.shape}, w {w.shape})")
         if U.shape != Uo.shape or w.shape != wo.shape:
