@@ -1,23 +1,50 @@
-"""Command line: ``python -m refvi.verification [--select PATTERN ...] [--profile ci|deep] [--json PATH]
-[--impl MODULE:OBJECT] [--workers N] [--timeout SECONDS] [--list]``.  Exits 0 when no statement fails or errors."""
+"""Command line: ``python -m refvi.verification [--select PATTERN ...] [--select-method NAME ...] [--profile ci|deep]
+[--json PATH] [--impl MODULE:OBJECT] [--workers N] [--timeout SECONDS] [--strict | --require SEED ...] [-x]
+[--artifacts DIR] [--junit-xml PATH] [--compare CERT.json|refvi] [--resume CERT.json] [--list]``, and
+``--replay FILE``, ``--search STATEMENT``, ``--self-test``.  Exit codes: 0 nothing failed; 1 a fail or an error;
+2 nothing exercised the implementation, or a usage error; 3 ``--strict`` / ``--require`` and a paper is not
+certified; 130 / 143 interrupted by SIGINT / SIGTERM (the certificate of what finished is written, marked
+incomplete: ``--resume`` completes it)."""
 
 from __future__ import annotations
 
 import argparse
+import json
+import signal
 import sys
 
 from refvi.verification import runner
 
 
-def main(argv=None) -> int:
+def _parser() -> argparse.ArgumentParser:
     p = argparse.ArgumentParser(prog="python -m refvi.verification",
                                 description="Run the papers' lemmas and theorems as executable statements.")
     p.add_argument("--select", nargs="+", metavar="PATTERN", help="statement ids by prefix or glob, e.g. '000.*'")
+    p.add_argument("--select-method", nargs="+", metavar="NAME", dest="select_method",
+                   help="only the statements that call one of these protocol methods (dotted names or globs: "
+                        "'energy', 'online.*'); combines with --select")
     p.add_argument("--profile", choices=["ci", "deep"], default="ci", help="ci (fast, default) or deep")
     p.add_argument("--json", metavar="PATH", help="write the JSON certificate here")
     p.add_argument("--impl", metavar="MODULE:OBJECT", default=None,
                    help="implementation to verify (default: refvi itself)")
     p.add_argument("--list", action="store_true", help="list the selected statements and exit")
+    p.add_argument("--strict", action="store_true",
+                   help="exit 3 unless every selected paper is certified (see the per-paper block)")
+    p.add_argument("--require", nargs="+", metavar="SEED", default=None,
+                   help="exit 3 unless these papers (000 001 002 003 004) are certified")
+    p.add_argument("-x", "--exitfirst", action="store_true", help="stop at the first fail or error")
+    p.add_argument("--artifacts", metavar="DIR", default=None,
+                   help="write a reproducer (.npz and a runnable .py) for each fail or error into DIR")
+    p.add_argument("--replay", metavar="FILE", default=None,
+                   help="rerun the failing instance of a reproducer .npz against --impl and exit")
+    p.add_argument("--compare", metavar="CERT", default=None,
+                   help="compare this run with a certificate (a JSON path) or with refvi's own on the same selection "
+                        "('refvi'): verdicts, declines, instances and worst slacks that differ")
+    p.add_argument("--junit-xml", metavar="PATH", dest="junit_xml", default=None,
+                   help="also write the verdicts as JUnit XML (one test case per statement)")
+    p.add_argument("--resume", metavar="CERT", default=None,
+                   help="complete a partial certificate (an interrupted run): run only the statements it lacks; "
+                        "written to --json, by default back to CERT")
     p.add_argument("--workers", type=int, metavar="N", default=None,
                    help="run statements on N worker processes (Dask distributed if installed, else local processes); "
                         "the certificate is identical whatever N; a statement whose worker crashes (segfault) is "
@@ -27,6 +54,8 @@ def main(argv=None) -> int:
                    help="per statement (default 900 in ci, 3600 in deep; 0: none): a statement still running is "
                         "stopped and reported as an error (timed out, where it was) and the run goes on (serially, "
                         "compiled code that never returns to Python cannot be stopped: use --workers 1)")
+    p.add_argument("--no-progress", action="store_true", dest="no_progress",
+                   help="no progress bar on a terminal (rows are printed either way)")
     p.add_argument("--search", metavar="STATEMENT", default=None,
                    help="search for a counterexample to a bound statement: maximise lhs/rhs over its instances")
     p.add_argument("--budget", type=int, default=200, help="with --search: Hypothesis examples per seed (default 200)")
@@ -35,66 +64,203 @@ def main(argv=None) -> int:
                    help="run the certificate against the planted bugs of the public zoo (all, or those named / "
                         "matching a glob) and report which statements catch each; exit 1 if any is missed")
     p.add_argument("--first-catch", action="store_true", help="with --self-test: stop at the first catching statement")
-    args = p.parse_args(argv)
+    return p
+
+
+def _error(msg: str) -> int:
+    print(f"error: {msg}", file=sys.stderr)
+    return 2
+
+
+def main(argv=None) -> int:
+    args = _parser().parse_args(argv)
+    try:
+        sys.stdout.reconfigure(line_buffering=True)     # one flushed line per statement, on a pipe too
+    except (AttributeError, ValueError):
+        pass
 
     from refvi.verification.protocol.loading import ImplementationSpecError, load_implementation
 
-    if args.json:
+    if args.replay is not None:
+        from refvi.verification import reproducers
+
         try:
-            runner.check_writable(args.json)
-        except OSError as exc:
-            print(f"error: {exc}", file=sys.stderr)
-            return 2
+            return reproducers.replay(args.replay, args.impl)
+        except ImplementationSpecError as exc:
+            return _error(str(exc))
+    out_path = args.json or args.resume
+    for path, flag in ((out_path, "--json"), (args.junit_xml, "--junit-xml")):
+        if path:
+            try:
+                runner.check_writable(path)
+            except OSError as exc:
+                return _error(str(exc).replace("--json", flag))
     if args.self_test is not None:
         return _self_test(args)
     if args.search is not None:
         return _search(args)
     if args.list:
-        for st in runner.select(runner.load_statements().values(), args.select):
+        chosen = runner.select_methods(runner.select(runner.load_statements().values(), args.select),
+                                       args.select_method)
+        for st in chosen:
             flag = f" [{st.erratum}]" if st.erratum else ""
             uses = "oracle-only" if st.oracle_only else ", ".join(st.uses or ())
             print(f"{st.id:<28} {st.kind:<11} {st.title}{flag}\n{'':<28} uses: {uses}")
         return 0
 
+    if args.workers is not None and args.workers < 1:
+        return _error(f"--workers must be >= 1, got {args.workers}")
+    if args.timeout is not None and not args.timeout >= 0:
+        return _error(f"--timeout must be >= 0 seconds, got {args.timeout}")
     try:
         impl = load_implementation(args.impl)
     except ImplementationSpecError as exc:
-        print(f"error: {exc}", file=sys.stderr)
-        return 2
+        return _error(str(exc))
+    resume = None
+    if args.resume is not None:
+        try:
+            with open(args.resume, encoding="utf-8") as fh:
+                resume = json.load(fh)
+            import refvi
+            runner.check_resumable(resume, runner.implementation_name(impl), args.profile, refvi.__version__)
+        except (OSError, ValueError) as exc:
+            return _error(f"--resume {args.resume}: {exc}")
+    reference = None
+    if args.compare is not None and args.compare != "refvi":
+        try:
+            with open(args.compare, encoding="utf-8") as fh:
+                reference = json.load(fh)
+        except (OSError, ValueError) as exc:
+            return _error(f"--compare {args.compare}: {exc}")
 
-    print(runner.HEADER)
-    print("-" * len(runner.HEADER))
-
-    def show(rec):
-        print(runner.format_row(rec), flush=True)
-        if rec["verdict"] in ("fail", "error"):
-            print(f"    -> {rec.get('detail', '')[:500]}", flush=True)
-
-    if args.workers is not None and args.workers < 1:
-        print(f"error: --workers must be >= 1, got {args.workers}", file=sys.stderr)
-        return 2
-    if args.timeout is not None and not args.timeout >= 0:
-        print(f"error: --timeout must be >= 0 seconds, got {args.timeout}", file=sys.stderr)
-        return 2
     parallel = args.workers is not None or args.scheduler is not None
     if not parallel:        # a crash in the implementation kills a serial run: at least say in which statement
         import faulthandler
         faulthandler.enable()
-    cert = runner.run(args.select, args.profile, args.impl if parallel else impl, progress=show,
-                      workers=args.workers, scheduler=args.scheduler, timeout=args.timeout)
+    chosen = runner.select_methods(runner.select(runner.load_statements().values(), args.select), args.select_method)
+    todo = len(chosen) - (len({r["id"] for r in resume["statements"]} & {st.id for st in chosen}) if resume else 0)
+    print(f"running {todo} statement(s) against {runner.implementation_name(impl)} (profile {args.profile}"
+          f"{f', {args.workers} workers' if args.workers else ''}{', resuming ' + args.resume if resume else ''})")
+    print(runner.HEADER)
+    print("-" * len(runner.HEADER))
+    show, close_bar = _progress(todo, not args.no_progress)
+
+    previous = {sig: signal.getsignal(sig) for sig in (signal.SIGINT, signal.SIGTERM)}
+    stopping = {"signal": None}
+
+    def on_signal(signum, frame):
+        if stopping["signal"] is not None:
+            return                      # already stopping: a second Ctrl-C does not interrupt the clean-up
+        stopping["signal"] = signum
+        raise runner.Interrupted(signum)
+
+    for sig in previous:
+        signal.signal(sig, on_signal)
+    try:
+        cert = runner.run(args.select, args.profile, args.impl if parallel else impl, progress=show,
+                          workers=args.workers, scheduler=args.scheduler, timeout=args.timeout,
+                          methods=args.select_method, exitfirst=args.exitfirst, artifacts=args.artifacts,
+                          resume=resume)
+    finally:
+        close_bar()
+    try:
+        return _report(args, cert, out_path, reference)
+    finally:
+        for sig, handler in previous.items():
+            signal.signal(sig, handler)
+
+
+def _report(args, cert: dict, out_path: str | None, reference: dict | None) -> int:
+    from refvi.verification import coverage
+
     print("-" * len(runner.HEADER))
     print(runner.summary(cert))
     print("(pass* = oracle-only: checks the paper with independent oracles, not the implementation)")
-    if args.json:
-        runner.write_json(cert, args.json)
-        print(f"certificate written to {args.json}")
+    if cert.get("papers"):
+        print(coverage.format_block(cert["papers"]))
+    if args.compare is not None and cert.get("complete", True):
+        from refvi.verification import compare
+
+        if reference is None:
+            print(f"running refvi's own certificate on the same selection for --compare ...")
+            reference = runner.run(args.select, args.profile, None, workers=args.workers, scheduler=args.scheduler,
+                                   timeout=args.timeout, methods=args.select_method)
+        cert["comparison"] = compare.compare(cert, reference)
+        print(compare.format_comparison(cert["comparison"]))
+    written = []
+    try:
+        if out_path:
+            runner.write_json(cert, out_path)
+            written.append(f"certificate written to {out_path}")
+        if args.junit_xml:
+            from refvi import _atomic
+            from refvi.verification import junit
+
+            _atomic.write_text(args.junit_xml, junit.to_xml(cert))
+            written.append(f"JUnit XML written to {args.junit_xml}")
+    except OSError as exc:
+        print(f"error: {exc}", file=sys.stderr)
+        return 2
+    for line in written:
+        print(line)
+    failed = [r for r in cert["statements"] if r.get("artifacts")]
+    if failed:
+        print(f"reproducers in {args.artifacts}: replay one with "
+              f"python -m refvi.verification --replay {failed[0]['artifacts'][0]}"
+              f"{' --impl ' + args.impl if args.impl else ''}")
+    stopped = cert.get("interrupted")
+    if stopped in ("SIGINT", "SIGTERM"):
+        done, total = len(cert["statements"]), len(cert["statements"]) + len(cert["not_run"])
+        where = f"; partial certificate in {out_path} (--resume {out_path} finishes it)" if out_path else \
+            " (no --json: nothing written)"
+        print(f"interrupted by {stopped} after {done} of {total} statements{where}", file=sys.stderr)
+        return 130 if stopped == "SIGINT" else 143
+    if stopped == "exitfirst":
+        print(f"stopped at the first fail or error (-x): {len(cert['not_run'])} statement(s) not run",
+              file=sys.stderr)
     if not cert["statements"]:
         print("no statement matched the selection", file=sys.stderr)
         return 2
-    code = runner.exit_code(cert)
+    require = [] if args.strict else args.require
+    code = runner.exit_code(cert, require)
     if code == 2:
         print("no selected statement exercised the implementation (all skipped or oracle-only)", file=sys.stderr)
+    elif code == runner.EXIT_NOT_CERTIFIED:
+        missing = coverage.not_certified(cert.get("papers", {}), list(require) or None)
+        print(f"not certified: paper(s) {', '.join(missing)} (see the per-paper block)", file=sys.stderr)
     return code
+
+
+def _progress(total: int, bar: bool):
+    """(show(record), close()): rows printed and flushed as statements finish, under a progress bar on a terminal."""
+    use_bar = bar and sys.stdout.isatty() and total > 1
+    pbar = None
+    if use_bar:
+        try:
+            from tqdm import tqdm
+            pbar = tqdm(total=total, unit="stmt", leave=False, dynamic_ncols=True)
+        except ImportError:
+            pbar = None
+
+    def emit(line: str) -> None:
+        if pbar is not None:
+            pbar.write(line)
+        else:
+            print(line, flush=True)
+
+    def show(rec: dict) -> None:
+        emit(runner.format_row(rec))
+        note = runner.row_note(rec)
+        if note:
+            emit(note)
+        if pbar is not None:
+            pbar.update(1)
+
+    def close() -> None:
+        if pbar is not None:
+            pbar.close()
+
+    return show, close
 
 
 def _search(args) -> int:
@@ -116,14 +282,16 @@ def _search(args) -> int:
     for c in out["counterexamples"]:
         print(f"  COUNTEREXAMPLE (seed {c['seed']}, {c['verdict']}): {c['detail'][:800]}")
     path = args.json or f"search-{args.search}.json"
-    search.save(out, path)
+    try:
+        search.save(out, path)
+    except OSError as exc:
+        return _error(str(exc))
     print(f"search written to {path} ({out['examples']} instances)")
     return 1 if out["counterexamples"] else 0
 
 
 def _self_test(args) -> int:
     import fnmatch
-    import json
 
     from refvi.verification import selftest
     from refvi.verification.examples.bug_zoo import load_zoo
@@ -141,8 +309,12 @@ def _self_test(args) -> int:
     print(f"{len(rows) - len(missed)} of {len(rows)} planted bugs caught by the certificate alone"
           + (f"; missed: {', '.join(missed)}" if missed else ""))
     if args.json:
-        with open(args.json, "w", encoding="utf-8") as fh:
-            json.dump({"profile": args.profile, "mutants": rows}, fh, indent=2)
+        from refvi import _atomic
+
+        try:
+            _atomic.write_json(args.json, {"profile": args.profile, "mutants": rows})
+        except OSError as exc:
+            return _error(str(exc))
     return 1 if missed else 0
 
 

@@ -15,6 +15,10 @@ to its statement.
 A statement that does not return within ``timeout`` seconds (an endless loop in the implementation) is stopped the
 same way, by a watchdog in its worker (:func:`.timeouts.worker_watchdog`): it gets an ``error`` record "timed out"
 naming where it was, is not re-run, and the run goes on.
+
+An interrupt (SIGINT, SIGTERM: ``KeyboardInterrupt`` in the main process) or ``-x`` stops the run: queued statements
+are cancelled, the worker processes are terminated (the process pool) or the cluster is closed (Dask), and the
+exception propagates to the runner, which keeps the records that had finished.
 """
 
 from __future__ import annotations
@@ -28,7 +32,7 @@ from refvi.verification.timeouts import limit, timed_out, worker_watchdog
 
 
 def _run_one(sid: str, impl_spec: str | None, profile: str, search: dict | None = None,
-             watch: tuple[str, float] | None = None) -> dict:
+             watch: tuple[str, float] | None = None, artifacts: str | None = None) -> dict:
     """Worker side: load the statements and the implementation by name, run one statement (under a watchdog)."""
     os.environ.setdefault("NUMBA_NUM_THREADS", "1")
     from refvi.verification import runner
@@ -37,7 +41,7 @@ def _run_one(sid: str, impl_spec: str | None, profile: str, search: dict | None 
     st = runner.load_statements()[sid]
     impl = load_implementation(impl_spec)
     with worker_watchdog(sid, watch):
-        rec = runner.run_statement(st, impl, profile, search)
+        rec = runner.run_statement(st, impl, profile, search, artifacts=artifacts, impl_spec=impl_spec)
     if search is not None:
         rec["search"] = search
     return rec
@@ -45,10 +49,12 @@ def _run_one(sid: str, impl_spec: str | None, profile: str, search: dict | None 
 
 def run_parallel(ids: Sequence[str], impl_spec: str | None, profile: str, workers: int,
                  scheduler: str | None = None, durations: dict[str, float] | None = None,
-                 progress: Callable[[dict], None] | None = None, timeout: float | None = None) -> list[dict]:
+                 progress: Callable[[dict], None] | None = None, timeout: float | None = None,
+                 artifacts: str | None = None) -> list[dict]:
     """Records for ``ids`` (in that order), computed on ``workers`` processes or the Dask cluster at ``scheduler``;
     a statement still running after ``timeout`` seconds (None: :data:`.timeouts.DEFAULT_TIMEOUT`, 0: none) is an
-    error."""
+    error.  ``progress(record)`` is called as each statement finishes (an exception it raises, like an interrupt,
+    stops the run: see the module docstring)."""
     if workers < 1:
         raise ValueError(f"--workers must be >= 1, got {workers}")
     timeout = limit(profile, timeout)
@@ -61,9 +67,9 @@ def run_parallel(ids: Sequence[str], impl_spec: str | None, profile: str, worker
         except ImportError:
             if scheduler is not None:
                 raise RuntimeError("--scheduler needs Dask distributed: pip install 'refvi[dask]'") from None
-            results = _run_processes(order, impl_spec, profile, workers, progress, watch)
+            results = _run_processes(order, impl_spec, profile, workers, progress, watch, artifacts)
         else:
-            results = _run_dask(order, impl_spec, profile, workers, scheduler, progress, watch)
+            results = _run_dask(order, impl_spec, profile, workers, scheduler, progress, watch, artifacts)
     finally:
         shutil.rmtree(watch_dir, ignore_errors=True)
     return [results[s] for s in ids]
@@ -99,7 +105,29 @@ def map_tasks(tasks: Sequence[tuple], workers: int, scheduler: str | None = None
     return out
 
 
-def _run_processes(order, impl_spec, profile, workers, progress, watch=None) -> dict[str, dict]:
+def _worker_init() -> None:
+    """Worker processes leave SIGINT to the main process (which stops them): a Ctrl-C at a terminal reaches the
+    whole process group, and an idle worker would otherwise print a KeyboardInterrupt traceback."""
+    import signal
+
+    signal.signal(signal.SIGINT, signal.SIG_IGN)
+
+
+def _terminate(pool) -> None:
+    """Stop a process pool now: cancel what is queued, terminate the workers, wait for them to exit."""
+    processes = list((getattr(pool, "_processes", None) or {}).values())
+    pool.shutdown(wait=False, cancel_futures=True)
+    for p in processes:
+        if p.is_alive():
+            p.terminate()
+    for p in processes:
+        p.join(timeout=10)
+        if p.is_alive():
+            p.kill()
+            p.join(timeout=5)
+
+
+def _run_processes(order, impl_spec, profile, workers, progress, watch=None, artifacts=None) -> dict[str, dict]:
     import multiprocessing as mp
     from concurrent.futures import ProcessPoolExecutor, as_completed
     from concurrent.futures.process import BrokenProcessPool
@@ -113,32 +141,38 @@ def _run_processes(order, impl_spec, profile, workers, progress, watch=None) -> 
 
     out: dict[str, dict] = {}
     ctx = mp.get_context("spawn")
-    with ProcessPoolExecutor(max_workers=workers, mp_context=ctx) as pool:
-        futures = {pool.submit(_run_one, s, impl_spec, profile, None, watch): s for s in order}
+    pool = ProcessPoolExecutor(max_workers=workers, mp_context=ctx, initializer=_worker_init)
+    try:
+        futures = {pool.submit(_run_one, s, impl_spec, profile, None, watch, artifacts): s for s in order}
         try:
             for fut in as_completed(futures):
                 done(futures[fut], fut.result())
         except BrokenProcessPool:
             pass                    # a worker died: which statement killed it is found below
-    # after a crash: the unfinished statements one at a time, so that a death names its statement
-    pool = None
-    for s in [s for s in order if s not in out]:
-        if (rec := timed_out(s, watch)) is not None:
-            done(s, rec)
-            continue
-        pool = pool or ProcessPoolExecutor(max_workers=1, mp_context=ctx)
-        try:
-            done(s, pool.submit(_run_one, s, impl_spec, profile, None, watch).result())
-        except BrokenProcessPool as exc:
-            done(s, timed_out(s, watch) or runner.crash_record(s, f"its worker process died ({exc})"))
-            pool.shutdown(wait=False)
-            pool = None
+        pool.shutdown()
+        # after a crash: the unfinished statements one at a time, so that a death names its statement
+        pool = None
+        for s in [s for s in order if s not in out]:
+            if (rec := timed_out(s, watch)) is not None:
+                done(s, rec)
+                continue
+            pool = pool or ProcessPoolExecutor(max_workers=1, mp_context=ctx, initializer=_worker_init)
+            try:
+                done(s, pool.submit(_run_one, s, impl_spec, profile, None, watch, artifacts).result())
+            except BrokenProcessPool as exc:
+                done(s, timed_out(s, watch) or runner.crash_record(s, f"its worker process died ({exc})"))
+                pool.shutdown(wait=False)
+                pool = None
+    except BaseException:           # an interrupt or -x: no worker is left behind
+        if pool is not None:
+            _terminate(pool)
+        raise
     if pool is not None:
         pool.shutdown()
     return out
 
 
-def _run_dask(order, impl_spec, profile, workers, scheduler, progress, watch=None) -> dict[str, dict]:
+def _run_dask(order, impl_spec, profile, workers, scheduler, progress, watch=None, artifacts=None) -> dict[str, dict]:
     import dask
     from distributed import Client, KilledWorker, LocalCluster, as_completed
 
@@ -154,9 +188,10 @@ def _run_dask(order, impl_spec, profile, workers, scheduler, progress, watch=Non
     else:
         client = Client(scheduler)
     out = {}
+    futures: dict = {}
     try:
-        futures = {client.submit(_run_one, s, impl_spec, profile, None, watch, key=f"refvi-{profile}-{s}",
-                                 pure=False): s for s in order}
+        futures = {client.submit(_run_one, s, impl_spec, profile, None, watch, artifacts,
+                                 key=f"refvi-{profile}-{s}", pure=False): s for s in order}
         suspects = []
         for fut in as_completed(list(futures)):
             try:
@@ -171,13 +206,16 @@ def _run_dask(order, impl_spec, profile, workers, scheduler, progress, watch=Non
             rec = timed_out(s, watch)
             if rec is None:
                 try:
-                    rec = client.submit(_run_one, s, impl_spec, profile, None, watch,
+                    rec = client.submit(_run_one, s, impl_spec, profile, None, watch, artifacts,
                                         key=f"refvi-{profile}-{s}-alone", pure=False).result()
                 except KilledWorker:
                     rec = timed_out(s, watch) or runner.crash_record(s, "the Dask worker running it died")
             out[s] = rec
             if progress is not None:
                 progress(rec)
+    except BaseException:           # an interrupt or -x: cancel what is queued before the cluster closes
+        client.cancel(list(futures), force=True)
+        raise
     finally:
         client.close()
         if cluster is not None:

@@ -2,9 +2,10 @@
 
 Installed with refvi as the pytest plugin ``refvi`` (entry point ``pytest11``), it does nothing unless asked::
 
-    pytest --refvi-impl mylib.adapter:IMPL --refvi-select '000.*' --refvi-select '002.*' [--refvi-profile deep]
+    pytest --refvi-impl mylib.adapter:IMPL --refvi-select '000.*' '002.*' [--refvi-profile deep] [--refvi-strict]
 
-adds one test per selected statement, named ``refvi::<statement id>``.  A statement that skips (a protocol method
+adds one test per selected statement, named ``refvi::<statement id>``, and ends the session with the per-paper
+verdict of the certificate (``--refvi-strict``: a paper that is not certified fails the session).  A statement that skips (a protocol method
 the implementation lacks, an oracle-only check, nothing within the declared capabilities) is a pytest *skip* with the
 reason; ``fail`` and ``error`` are pytest *failures* with the evidence.  ``-k``, ``-x``, ``-n`` and the other pytest
 options apply as usual.  Without command-line options, put the statements into a test module::
@@ -25,9 +26,12 @@ def pytest_addoption(parser):
     group = parser.getgroup("refvi", "refvi verification statements")
     group.addoption("--refvi-impl", metavar="MODULE:OBJECT", default=None,
                     help="run refvi's verification statements against this implementation (one test per statement)")
-    group.addoption("--refvi-select", metavar="PATTERN", action="append", default=None,
-                    help="statement ids by prefix or glob, e.g. '000.*' (repeatable; default: all)")
+    group.addoption("--refvi-select", metavar="PATTERN", nargs="+", action="extend", default=None,
+                    help="statement ids by prefix or glob, e.g. '000.*' '002.thm2' (several, or repeat the option; "
+                         "default: all)")
     group.addoption("--refvi-profile", choices=("ci", "deep"), default="ci", help="statement profile (default ci)")
+    group.addoption("--refvi-strict", action="store_true", default=False,
+                    help="fail the session unless every paper of the selected statements is certified")
 
 
 def pytest_configure(config):
@@ -64,7 +68,9 @@ class StatementItem(pytest.Item):
         self.add_marker(pytest.mark.refvi_statement(statement.id))
 
     def runtest(self):
-        _check_record(_run(self.statement, self.parent.impl, self.parent.profile))
+        rec = _run(self.statement, self.parent.impl, self.parent.profile)
+        self.config.stash.setdefault(_RECORDS, {})[rec["id"]] = rec
+        _check_record(rec)
 
     def reportinfo(self):
         return self.path, None, f"refvi statement {self.statement.id}: {self.statement.title}"
@@ -93,7 +99,54 @@ def pytest_collection_modifyitems(session, config, items):
     collector = StatementCollector.from_parent(session, name="refvi", nodeid="refvi", impl=impl,
                                                patterns=_patterns(config.getoption("--refvi-select")),
                                                profile=config.getoption("--refvi-profile"))
-    items.extend(collector.collect())
+    from _pytest.runner import collect_one_node
+
+    report = collect_one_node(collector)                 # counted in "collected N items" like any collector's
+    config.hook.pytest_collectreport(report=report)
+    items.extend(x for x in report.result if isinstance(x, pytest.Item))
+
+
+_RECORDS = pytest.StashKey[dict]()
+
+
+def _paper_block(config) -> dict | None:
+    """The per-paper coverage of the statements run in this session (None without --refvi-impl)."""
+    records = config.stash.get(_RECORDS, None)
+    if not records or not config.getoption("--refvi-impl", default=None):
+        return None
+    from refvi.verification import coverage, runner
+    from refvi.verification.protocol.loading import load_implementation
+
+    impl = load_implementation(config.getoption("--refvi-impl"))
+    registry = runner.load_statements()
+    chosen = runner.select(registry.values(), _patterns(config.getoption("--refvi-select")))
+    not_run = [st.id for st in chosen if st.id not in records]
+    return coverage.papers(list(records.values()), registry, config.getoption("--refvi-profile"), impl, not_run)
+
+
+@pytest.hookimpl(trylast=True)
+def pytest_sessionfinish(session, exitstatus):
+    """--refvi-strict: a selected paper that is not certified fails the session."""
+    from refvi.verification import coverage
+
+    if session.config.getoption("--refvi-strict", default=False) and exitstatus == 0:
+        block = _paper_block(session.config)
+        if block is not None and coverage.not_certified(block):
+            session.exitstatus = 1
+
+
+def pytest_terminal_summary(terminalreporter, exitstatus, config):
+    """The per-paper verdict of the statements run in this session (--refvi-impl)."""
+    from refvi.verification import coverage
+
+    block = _paper_block(config)
+    if block is None:
+        return
+    terminalreporter.section("refvi certificate")
+    terminalreporter.write_line(coverage.format_block(block))
+    missing = coverage.not_certified(block)
+    if config.getoption("--refvi-strict") and missing:
+        terminalreporter.write_line(f"--refvi-strict: not certified: {', '.join(missing)} (the session fails)")
 
 
 def statement_tests(impl, select: Iterable[str] | None = None, profile: str = "ci"):

@@ -40,7 +40,8 @@ ORACLE_ONLY_DETAIL = ("oracle-only: a true fact of the paper checked by independ
 
 
 def run_statement(st: Statement, impl, profile_name: str = "ci", search: dict | None = None,
-                  shrink: bool = True, timeout: float = 0.0) -> dict:
+                  shrink: bool = True, timeout: float = 0.0, artifacts: str | None = None,
+                  impl_spec: str | None = None) -> dict:
     """Run one statement (and its erratum's demonstration) against ``impl`` and return its certificate record.
 
     BLAS runs single-threaded inside a statement (threadpoolctl), so the record's numbers (worst slack, tightness)
@@ -48,100 +49,138 @@ def run_statement(st: Statement, impl, profile_name: str = "ci", search: dict | 
     thread itself).  ``shrink=False`` reports a failure with the first failing instance Hypothesis found instead of
     a shrunk one (the verdict is the same; the self-test only needs the verdict).  ``timeout`` > 0 (seconds, main
     thread only): a statement still running then is stopped and recorded as an ``error`` "timed out"
-    (:func:`.timeouts.serial_limit`).
+    (:func:`.timeouts.serial_limit`).  ``artifacts``: a folder where a ``fail`` or ``error`` writes its reproducer
+    files (:mod:`.reproducers`; ``impl_spec`` is the ``module:object`` named in the snippet).
 
-    Besides the original fields (README.md, certificate schema) the record carries ``scope`` ("implementation" or "oracle-only"),
-    ``methods`` (the protocol methods the run called, by dotted name), ``instances_skipped`` (instances outside the
-    implementation's declared capabilities) and, for skips, fails and errors, ``detail``."""
+    The record's fields are documented in ``docs/conformance.md`` (the certificate)."""
     from threadpoolctl import threadpool_limits
 
     with threadpool_limits(limits=1, user_api="blas"):
         try:
             with timeouts.serial_limit(timeout):
-                return _run_statement(st, impl, profile_name, search, shrink)
+                return _run_statement(st, impl, profile_name, search, shrink, artifacts, impl_spec)
         except timeouts.StatementTimeout as exc:
             return timeouts.timeout_record(st.id, exc.seconds, timeouts.frames_of(exc))
 
 
-def _run_statement(st: Statement, impl, profile_name: str, search: dict | None, shrink: bool = True) -> dict:
+def _run_statement(st: Statement, impl, profile_name: str, search: dict | None, shrink: bool = True,
+                   artifacts: str | None = None, impl_spec: str | None = None) -> dict:
+    from refvi.verification import reproducers
     from refvi.verification.errata import ERRATA
     from refvi.verification.protocol import is_refvi, recording
+    from refvi.verification.protocol.capabilities import PROTOCOL_REFUSALS, Capabilities
 
     profile = PROFILES[profile_name]
     calls: dict[str, int] = {}
-    view = recording(impl, calls)
-    ctx = Context(view, profile, st.id)
-    ctx.search = search
-    ctx.shrink = shrink
+    log: list = []
+    view = recording(impl, calls, log)
     refvi_itself = is_refvi(impl)
+
+    def context(sid: str) -> Context:
+        c = Context(view, profile, sid)
+        c.search, c.shrink, c.strict_methods, c.call_log = search, shrink, refvi_itself, log
+        c.refusals = PROTOCOL_REFUSALS + Capabilities.of(impl).refusals
+        return c
+
+    ctx = context(st.id)
     record = statement_record(st, "pass")
     t0 = time.perf_counter()
     if profile_name not in st.profiles:
         record["verdict"] = "skip"
         record["detail"] = f"runs only in profiles {list(st.profiles)}"
+        record["other_profile"] = True
         return record
     if st.oracle_only and not refvi_itself:
         record["verdict"] = "skip"
         record["detail"] = ORACLE_ONLY_DETAIL
         return record
     demo = None
+    stopped = None               # a declined call outside any instance: the rest of the claim did not run
     try:
-        st.claim(ctx)
-        if st.erratum is not None:
+        try:
+            st.claim(ctx)
+        except (InstanceSkipped, MissingMethod) as exc:
+            if isinstance(exc, MissingMethod) and refvi_itself:
+                raise
+            ctx.decline(exc)
+            stopped = exc
+        ctx.raise_deferred()
+        if st.erratum is not None and stopped is None:
             if st.erratum not in ERRATA:
                 raise KeyError(f"erratum {st.erratum} is not registered")
-            demo = Context(view, profile, st.erratum)
-            # a demonstration outside the implementation's declared capabilities is a skipped instance, not a
+            demo = context(st.erratum)
+            # a demonstration outside the implementation's declared capabilities is a declined instance, not a
             # skipped statement (the statement's own instances stand)
             ran = demo.instance(lambda _: ERRATA[st.erratum].demonstrate(demo))
             if ran and not demo.evidence:
                 raise CheckFailed(f"erratum {st.erratum}: the demonstration recorded no evidence against the printed form")
-            ctx.examples += max(demo.examples, 1)
+            ctx.examples += max(demo.examples, 1) if ran else 0
+            demo.raise_deferred()
     except CheckFailed as exc:
         record["verdict"] = "fail"
         record["detail"] = _short(exc)
     except Exception as exc:  # an error is reported, never hidden
-        missing = None if refvi_itself else _missing_method(exc)
-        if missing is not None:
-            record["verdict"] = "skip"
-            record["detail"] = f"implementation lacks what this statement needs: {missing}"
-        elif isinstance(exc, InstanceSkipped) and not refvi_itself:
-            record["verdict"] = "skip"
-            record["detail"] = f"outside the implementation's declared capabilities: {exc}"
-        else:
-            record["verdict"] = "error"
-            record["detail"] = "".join(traceback.format_exception_only(type(exc), exc)).strip()[-2000:]
+        record["verdict"] = "error"
+        record["detail"] = "".join(traceback.format_exception_only(type(exc), exc)).strip()[-2000:]
+        if not (ctx.failures and ctx.failures[0].get("error")):
+            ctx.note_failure(None, error=exc)
+    failures = ctx.failures + (demo.failures if demo is not None else [])
+    counts = dict(ctx.decline_counts)
+    for reason, n in (demo.decline_counts.items() if demo is not None else ()):
+        counts[reason] = counts.get(reason, 0) + n
+    reasons = list(ctx.skip_reasons) + [r for r in (demo.skip_reasons if demo else []) if r not in ctx.skip_reasons]
     skipped = ctx.instances_skipped + (demo.instances_skipped if demo is not None else 0)
     record["examples"] = ctx.examples
     record["worst_slack"] = ctx.worst_slack
     record["methods"] = sorted(calls)
+    record["calls"] = dict(sorted(calls.items()))
     record["instances_skipped"] = skipped
+    record["declined"] = counts
+    record["instances"] = ctx.instance_log + [[f"erratum:{s}", i, o, w] for s, i, o, w in
+                                              (demo.instance_log if demo is not None else [])]
     record["tightness"] = ctx.tightness
     record["power"] = ctx.power
     record["rates"] = ctx.rates
-    if not calls and not st.oracle_only:
+    verdict = record["verdict"]
+    if verdict == "pass" and not refvi_itself and (stopped is not None or skipped) and ctx.examples == 0:
+        record["verdict"] = "skip"
+        record["detail"] = "every instance declined: " + _reasons(counts)
+    elif not calls and not st.oracle_only:
         if st.uses is None and refvi_itself:
             record["scope"] = "oracle-only"        # undeclared and called nothing: it checked the paper only
-        elif record["verdict"] == "pass" and not refvi_itself:
+        elif verdict == "pass" and not refvi_itself:
             record["verdict"] = "skip"
-            if skipped:
-                record["detail"] = (f"exercised nothing of the implementation: all {skipped} instance(s) outside "
-                                    f"its declared capabilities ({'; '.join(ctx.skip_reasons)})")
-            else:
-                record["detail"] = "exercised nothing of the implementation: " + ORACLE_ONLY_DETAIL
-    if skipped and record["verdict"] == "pass":
-        record["detail"] = f"{skipped} instance(s) skipped outside the declared capabilities: " + \
-            "; ".join(ctx.skip_reasons)
+            record["detail"] = ("exercised nothing of the implementation: " + (
+                f"all {skipped} instance(s) declined ({_reasons(counts)})" if skipped else ORACLE_ONLY_DETAIL))
+    if record["verdict"] == "pass" and skipped:
+        record["detail"] = f"{skipped} instance(s) declined: {_reasons(counts)}"
+        if stopped is not None:
+            record["detail"] += " (a call outside any instance was declined: the rest of the statement did not run)"
+            record["stopped"] = True
+    if record["verdict"] in ("fail", "error") and failures:
+        record["reproducers"] = reproducers.records(failures)
+        if artifacts:
+            record["artifacts"] = reproducers.write_artifacts(artifacts, st.id, profile_name, impl_spec, failures,
+                                                              record["verdict"], record.get("detail", ""))
     record["seconds"] = round(time.perf_counter() - t0, 4)
     return record
+
+
+def _reasons(counts: dict[str, int], limit: int = 4) -> str:
+    """``3 x frame=... not in declared [None]; 1 x lacks method 'fit'`` (the most frequent first)."""
+    items = sorted(counts.items(), key=lambda kv: -kv[1])
+    text = "; ".join(f"{n} x {r}" for r, n in items[:limit])
+    if len(items) > limit:
+        text += f"; and {len(items) - limit} other reason(s)"
+    return text or "no reason given"
 
 
 def statement_record(st: Statement, verdict: str) -> dict:
     """A statement's certificate record before any evidence."""
     return {"id": st.id, "title": st.title, "source": st.source, "kind": st.kind, "printed": st.printed,
             "erratum": st.erratum, "verdict": verdict, "examples": 0, "worst_slack": None, "seconds": 0.0,
-            "scope": "oracle-only" if st.oracle_only else "implementation", "methods": [], "instances_skipped": 0,
-            "tightness": None, "power": None, "rates": []}
+            "scope": "oracle-only" if st.oracle_only else "implementation", "methods": [], "calls": {},
+            "instances_skipped": 0, "declined": {}, "instances": [], "tightness": None, "power": None, "rates": []}
 
 
 def crash_record(sid: str, why: str) -> dict:
@@ -153,38 +192,117 @@ def crash_record(sid: str, why: str) -> dict:
                       f"traceback"}
 
 
+class Interrupted(KeyboardInterrupt):
+    """SIGINT or SIGTERM during a run (raised by the command line's signal handlers): the run stops, and the
+    certificate of what finished is written, marked incomplete."""
+
+    def __init__(self, signum: int):
+        import signal
+
+        super().__init__(signal.Signals(signum).name)
+        self.signum = int(signum)
+        self.signal_name = signal.Signals(signum).name
+
+
+class _StopEarly(Exception):
+    """``-x``: the first fail or error stops the run."""
+
+
+def select_methods(statements: Iterable[Statement], methods: Sequence[str] | None) -> list[Statement]:
+    """Keep the statements that call any of the protocol methods ``methods`` (dotted names or globs:
+    ``energy``, ``online.*``), as declared by their ``uses``."""
+    if not methods:
+        return list(statements)
+    return [st for st in statements if any(fnmatch.fnmatchcase(u, m) for u in (st.uses or ()) for m in methods)]
+
+
 def run(patterns: Sequence[str] | None = None, profile: str = "ci", impl=None, progress=None,
         workers: int | None = None, scheduler: str | None = None, durations: dict | None = None,
-        timeout: float | None = None) -> dict:
+        timeout: float | None = None, methods: Sequence[str] | None = None, exitfirst: bool = False,
+        artifacts: str | None = None, resume: dict | None = None) -> dict:
     """Run the selected statements against ``impl`` (an object, a ``module:object`` string, or None for refvi) and
-    return the certificate dictionary.  ``workers``/``scheduler``: run statements in parallel (:mod:`.parallel`;
-    ``impl`` must then be None or a ``module:object`` string, so that each worker can load it); the certificate is
-    the same whatever the number of workers.  ``timeout``: seconds per statement (None: the profile's default, 0:
-    none); a statement over it is an ``error`` "timed out" and the run goes on (:mod:`.timeouts`)."""
+    return the certificate dictionary.
+
+    ``workers``/``scheduler``: run statements in parallel (:mod:`.parallel`; ``impl`` must then be None or a
+    ``module:object`` string, so that each worker can load it); the certificate is the same whatever the number of
+    workers.  ``timeout``: seconds per statement (None: the profile's default, 0: none); a statement over it is an
+    ``error`` "timed out" and the run goes on (:mod:`.timeouts`).  ``methods``: only the statements that call one of
+    these protocol methods.  ``exitfirst``: stop at the first fail or error.  ``artifacts``: a folder for the
+    reproducers of failures (:mod:`.reproducers`).  ``resume``: a partial certificate of the same implementation,
+    profile and refvi version; only the statements it lacks are run and its records are kept
+    (:func:`check_resumable`).
+
+    The run stops early on ``exitfirst`` or on :class:`Interrupted` / ``KeyboardInterrupt``; the certificate then
+    has ``"complete": false`` and lists the statements not run in ``not_run`` (and ``interrupted`` names the
+    signal, or ``"exitfirst"``)."""
     import refvi
+    from refvi.verification import coverage
     from refvi.verification.protocol.loading import load_implementation
 
     if profile not in PROFILES:
         raise ValueError(f"profile must be one of {sorted(PROFILES)}, got {profile!r}")
+    spec = impl if isinstance(impl, str) or impl is None else None
     impl_obj = impl if (impl is not None and not isinstance(impl, str)) else load_implementation(impl)
-    chosen = select(load_statements().values(), patterns)
-    if workers is not None or scheduler is not None:
-        if impl is not None and not isinstance(impl, str):
-            raise ValueError("parallel runs load the implementation in each worker: pass it as 'module:object'")
-        from refvi.verification.parallel import run_parallel
+    registry = load_statements()
+    chosen = select_methods(select(registry.values(), patterns), methods)
+    name = implementation_name(impl_obj)
+    done: dict[str, dict] = {}
+    if resume is not None:
+        check_resumable(resume, name, profile, refvi.__version__)
+        wanted = {st.id for st in chosen}
+        done.update({r["id"]: r for r in resume.get("statements", []) if r["id"] in wanted})
+    todo = [st for st in chosen if st.id not in done]
+    stopped: str | None = None
 
-        records = run_parallel([st.id for st in chosen], impl, profile, workers or 1, scheduler, durations,
-                               progress, timeout)
-    else:
-        seconds = timeouts.limit(profile, timeout)
-        records = []
-        for st in chosen:
-            rec = run_statement(st, impl_obj, profile, timeout=seconds)
-            records.append(rec)
-            if progress is not None:
-                progress(rec)
-    return {"refvi_version": refvi.__version__, "profile": profile,
-            "implementation": str(getattr(impl_obj, "name", type(impl_obj).__name__)), "statements": records}
+    def finished(rec: dict) -> None:
+        done[rec["id"]] = rec
+        if progress is not None:
+            progress(rec)
+        if exitfirst and rec["verdict"] in ("fail", "error"):
+            raise _StopEarly(rec["id"])
+
+    try:
+        if not todo:
+            pass
+        elif workers is not None or scheduler is not None:
+            if impl is not None and not isinstance(impl, str):
+                raise ValueError("parallel runs load the implementation in each worker: pass it as 'module:object'")
+            from refvi.verification.parallel import run_parallel
+
+            run_parallel([st.id for st in todo], impl, profile, workers or 1, scheduler, durations,
+                         finished, timeout, artifacts=artifacts)
+        else:
+            seconds = timeouts.limit(profile, timeout)
+            for st in todo:
+                finished(run_statement(st, impl_obj, profile, timeout=seconds, artifacts=artifacts,
+                                       impl_spec=spec))
+    except _StopEarly:
+        stopped = "exitfirst"
+    except KeyboardInterrupt as exc:
+        stopped = getattr(exc, "signal_name", "SIGINT")
+    records = [done[st.id] for st in chosen if st.id in done]
+    not_run = [st.id for st in chosen if st.id not in done]
+    cert = {"refvi_version": refvi.__version__, "profile": profile, "implementation": name,
+            "complete": not not_run, "not_run": not_run,
+            "selection": {"patterns": list(patterns or []), "methods": list(methods or [])},
+            "statements": records,
+            "papers": coverage.papers(records, registry, profile, impl_obj, not_run)}
+    if stopped is not None:
+        cert["interrupted"] = stopped
+    return cert
+
+
+def implementation_name(impl_obj) -> str:
+    return str(getattr(impl_obj, "name", type(impl_obj).__name__))
+
+
+def check_resumable(partial: dict, name: str, profile: str, version: str) -> None:
+    """Refuse (ValueError, one line) a certificate written for another implementation, profile or refvi version."""
+    for key, want in (("implementation", name), ("profile", profile), ("refvi_version", version)):
+        if partial.get(key) != want:
+            raise ValueError(f"--resume: the certificate is for {key} {partial.get(key)!r}, this run is {want!r}")
+    if not isinstance(partial.get("statements"), list):
+        raise ValueError("--resume: not a refvi certificate (no statements list)")
 
 
 def implementation_passes(cert: dict) -> int:
@@ -192,27 +310,56 @@ def implementation_passes(cert: dict) -> int:
     return sum(1 for r in cert["statements"] if r["verdict"] == "pass" and r.get("scope") != "oracle-only")
 
 
-def exit_code(cert: dict) -> int:
+#: exit code when ``--strict`` / ``--require`` names a paper that is not certified (nothing failed)
+EXIT_NOT_CERTIFIED = 3
+
+
+def exit_code(cert: dict, require: Sequence[str] | None = None) -> int:
     """0: nothing failed and at least one statement passed on the implementation's own code; 1: a fail or an
-    error; 2: nothing matched, or nothing of the implementation was exercised (all skipped or oracle-only)."""
+    error; 2: nothing matched, or nothing of the implementation was exercised (all skipped or oracle-only);
+    3 (:data:`EXIT_NOT_CERTIFIED`): ``require`` lists papers (``[]``: every paper of the run, ``--strict``) and one
+    of them is not certified."""
+    from refvi.verification import coverage
+
     if any(r["verdict"] in ("fail", "error") for r in cert["statements"]):
         return 1
-    return 0 if implementation_passes(cert) > 0 else 2
+    if implementation_passes(cert) == 0:
+        return 2
+    if require is not None and coverage.not_certified(cert.get("papers", {}), list(require) or None):
+        return EXIT_NOT_CERTIFIED
+    return 0
 
 
 def format_row(rec: dict) -> str:
-    slack = "" if rec["worst_slack"] is None else f"{rec['worst_slack']:.3g}"
+    """One line of the table; a skipped row shows no cases, slack or tightness (nothing of it ran)."""
+    skip = rec["verdict"] == "skip"
+    slack = "" if skip or rec["worst_slack"] is None else f"{rec['worst_slack']:.3g}"
     err = rec["erratum"] or ""
     verdict = rec["verdict"] + ("*" if rec.get("scope") == "oracle-only" and rec["verdict"] == "pass" else "")
     t = rec.get("tightness")
-    tight = "" if not t else f"{t['ratio']:.2g}"
-    return (f"{rec['id']:<28} {verdict:<6} {rec['kind']:<11} {err:<8} {rec['examples']:>6} "
+    tight = "" if skip or not t else f"{t['ratio']:.2g}"
+    cases = "" if skip else str(rec["examples"])
+    declined = str(rec.get("instances_skipped") or "") if not skip else ""
+    return (f"{rec['id']:<28} {verdict:<6} {rec['kind']:<11} {err:<8} {cases:>6} {declined:>8} "
             f"{slack:>11} {tight:>6} {rec['seconds']:>8.2f}  {rec['title'][:60]}")
 
 
-#: ``tight`` = the statement's largest lhs / rhs over its bound checks (1 = attained; 0.1 = 10x headroom)
-HEADER = (f"{'statement':<28} {'verdict':<6} {'kind':<11} {'erratum':<8} {'cases':>6} {'worst slack':>11} "
-          f"{'tight':>6} {'seconds':>8}  title")
+def row_note(rec: dict) -> str | None:
+    """The line under a row that says why: the failure, the skip reason, or the declined instances' reasons."""
+    if rec["verdict"] in ("fail", "error"):
+        return f"    -> {rec.get('detail', '')[:500]}"
+    if rec["verdict"] == "skip" or rec.get("instances_skipped"):
+        return f"    ~ {rec.get('detail') or 'no reason recorded'}"[:300]
+    return None
+
+
+#: the table's columns (README.md and docs/conformance.md): ``cases`` = instances and probes checked; ``declined`` =
+#: instances declined (outside the declared capabilities or needing a missing method); ``worst slack`` = the smallest
+#: slack over the statement's evidence (inequality: rhs - lhs, >= 0 before tolerance; equality: -max|lhs - rhs|, so
+#: <= 0 and 0 is exact; a pass may be negative within the stated tolerance); ``tight`` = the statement's largest
+#: lhs / rhs over its bound checks (1 = attained; 0.1 = 10x headroom)
+HEADER = (f"{'statement':<28} {'verdict':<6} {'kind':<11} {'erratum':<8} {'cases':>6} {'declined':>8} "
+          f"{'worst slack':>11} {'tight':>6} {'seconds':>8}  title")
 
 
 def summary(cert: dict) -> str:
@@ -222,9 +369,13 @@ def summary(cert: dict) -> str:
     parts = [f"{counts.get(k, 0)} {k}" for k in ("pass", "fail", "error", "skip")]
     oracle = sum(1 for r in cert["statements"] if r["verdict"] == "pass" and r.get("scope") == "oracle-only")
     own = implementation_passes(cert)
-    return (f"{len(cert['statements'])} statements: " + ", ".join(parts) +
-            f" ({own} exercised the implementation, {oracle} oracle-only)"
+    declined = sum(int(r.get("instances_skipped") or 0) for r in cert["statements"])
+    text = (f"{len(cert['statements'])} statements: " + ", ".join(parts) +
+            f" ({own} exercised the implementation, {oracle} oracle-only; {declined} instance(s) declined)"
             f"  (profile {cert['profile']}, implementation {cert['implementation']})")
+    if not cert.get("complete", True):
+        text += f"\nINCOMPLETE: {len(cert.get('not_run', []))} selected statement(s) not run"
+    return text
 
 
 def check_writable(path: str) -> None:
@@ -241,26 +392,16 @@ def check_writable(path: str) -> None:
 
 
 def write_json(cert: dict, path: str) -> None:
-    with open(path, "w", encoding="utf-8") as fh:
-        json.dump(cert, fh, indent=2)
-        fh.write("\n")
+    """Write the certificate atomically (a reader never sees half of it; a failed write leaves the old file)."""
+    from refvi import _atomic
+
+    _atomic.write_json(path, cert)
 
 
 def _matches(sid: str, pattern: str) -> bool:
     if fnmatch.fnmatchcase(sid, pattern):
         return True
     return sid.startswith(pattern) and not (pattern[-1:].isdigit() and sid[len(pattern):len(pattern) + 1].isdigit())
-
-
-def _missing_method(exc: BaseException) -> str | None:
-    """What an outside implementation lacks, if ``exc`` says exactly that; None for any other failure.
-
-    Only the recorder's :class:`MissingMethod` (a protocol method or sub-adapter absent from the object the
-    statement called) is a skip: an AttributeError or NotImplementedError raised inside a method is a bug and is
-    reported as ``error``."""
-    if isinstance(exc, MissingMethod):
-        return str(exc)
-    return None
 
 
 def _short(exc: BaseException) -> str:

@@ -43,6 +43,7 @@ def search(statement_id: str, budget: int, seeds: Sequence[int], impl_spec: str 
 
 
 def save(result: dict, path: str) -> None:
-    with open(path, "w", encoding="utf-8") as fh:
-        json.dump(result, fh, indent=2)
-        fh.write("\n")
+    """Write the search result atomically (a reader never sees half of it)."""
+    from refvi import _atomic
+
+    _atomic.write_json(path, result)

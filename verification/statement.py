@@ -7,9 +7,15 @@ A statement is one numbered result of a paper made executable.  It is a function
 naming the left side, the right side and the tolerance.
 
 Slack convention (reported as ``worst_slack`` in the certificate): for an inequality ``lhs <= rhs`` the slack is
-``rhs - lhs`` (>= 0 when it holds before tolerance); for an equality it is ``-max|lhs - rhs|`` (0 is exact); for a
-statistical check it is the distance from the confidence bound to the claimed bound.  ``worst_slack`` is the minimum
-over all evidence of the run.
+``rhs - lhs`` (>= 0 when it holds before tolerance, negative but within the tolerance when it holds only within it);
+for an equality it is ``-max|lhs - rhs|`` (0 is exact, so a passing equality has a slack <= 0 whose magnitude is the
+largest error accepted); for a statistical check it is the distance from the confidence bound to the claimed bound.
+``worst_slack`` is the minimum over all evidence of the run: a passing statement may have a negative one.
+
+Instances: every :meth:`Context.forall` / :meth:`Context.forall_drawn` / :meth:`Context.instance` call is a *site*
+(numbered 0, 1, ... in the order the claim reaches them) and each instance run there has an index; the instance log
+(site, index, outcome, worst slack) makes certificates comparable instance by instance, and a failure names its site
+and instance so that ``--replay`` can run that one instance again (:mod:`refvi.verification.reproducers`).
 """
 
 from __future__ import annotations
@@ -45,6 +51,10 @@ PROFILES = {
 
 class CheckFailed(AssertionError):
     """A piece of evidence contradicted the claim."""
+
+
+class ReplayDone(BaseException):
+    """Raised by a :class:`Context` in replay mode once the replayed instance has run: the claim stops there."""
 
 
 from refvi.verification.protocol.recorder import InstanceSkipped, MissingMethod  # noqa: E402,F401  (re-exported)
@@ -93,8 +103,29 @@ class Context:
         self.evidence: list[Evidence] = []
         self.examples = 0
         self.worst_slack: float | None = None
-        self.instances_skipped = 0          # instances outside the implementation's declared capabilities
-        self.skip_reasons: list[str] = []
+        self.instances_skipped = 0          # declined instances: outside the declared capabilities, or a method
+        self.skip_reasons: list[str] = []   # the implementation lacks (the first few distinct reasons)
+        #: every decline reason with its count (certificate ``declined``)
+        self.decline_counts: dict[str, int] = {}
+        #: True for refvi itself: a missing method is then a bug (an error), never a decline
+        self.strict_methods = False
+        #: the exception classes that count as refusing bad input (:meth:`refuses`)
+        self.refusals: tuple[type[BaseException], ...] = (ValueError, TypeError)
+        #: per instance: [site, index, outcome ("ran" | "declined" | "fail" | "error"), worst slack or None]
+        self.instance_log: list[list] = []
+        #: the recorder's log of the last protocol calls (set by the runner; cleared at each instance)
+        self.call_log: list | None = None
+        #: failing checks with what produced them (:mod:`refvi.verification.reproducers`): the last raised one (a
+        #: Hypothesis failure is re-run shrunk, so the last is the minimal instance), then every deferred one
+        self.failures: list[dict] = []
+        #: failures of probes that do not stop the statement (:meth:`refuses`): raised together at the end
+        self.deferred: list[str] = []
+        #: replay mode (``--replay``): {"site": k, "instance": obj}; only that instance runs
+        self.replay: dict | None = None
+        self._site = -1
+        self._site_index = 0
+        self._current: tuple | None = None         # (site, index, instance) while an instance runs
+        self._probes = -1                           # refuses() probes so far
         #: the tightest paper bound seen (:meth:`bound`): {"ratio": lhs/rhs, "label", "instance"} or None
         self.tightness: dict | None = None
         #: the weakest statistical check (:meth:`mean_leq`): {"resolution", "label", "repetitions"}, where resolution
@@ -140,6 +171,8 @@ class Context:
         Draws are derandomized (same instances on every run); on failure Hypothesis shrinks to a minimal instance,
         which appears in the error message.
         """
+        if self._enter_site(check):
+            return
         for inst in fixed:
             if self._run_instance(check, inst):
                 self.examples += 1
@@ -179,21 +212,68 @@ class Context:
             _run()
         self.examples += counter["n"]
 
+    def _enter_site(self, check) -> bool:
+        """Start a new instance site; in replay mode run the replayed instance if this is its site (then stop the
+        claim) and return True to skip the site's own instances."""
+        self._site += 1
+        self._site_index = 0
+        if self.replay is None:
+            return False
+        if self._site == self.replay["site"]:
+            self._site_index = int(self.replay.get("index", 0))
+            if self._run_instance(check, self.replay["instance"]):
+                self.examples += 1
+            raise ReplayDone()
+        return True
+
     def _run_instance(self, check, inst) -> bool:
-        """Run one instance; False if it needed a call outside the implementation's declared capabilities."""
+        """Run one instance; False if it was declined (a call outside the implementation's declared capabilities, or
+        a protocol method it lacks): the statement goes on with its other instances."""
         self._instance = inst
+        index = self._site_index
+        self._site_index += 1
+        first = len(self.evidence)
+        if self.call_log is not None:
+            self.call_log.clear()
+        outer, self._current = self._current, (self._site, index, inst)
         try:
             check(inst)
-        except InstanceSkipped as exc:
-            self.instances_skipped += 1
-            if len(self.skip_reasons) < 3 and str(exc) not in self.skip_reasons:
-                self.skip_reasons.append(str(exc))
+        except (InstanceSkipped, MissingMethod) as exc:
+            if isinstance(exc, MissingMethod) and self.strict_methods:
+                raise
+            self.decline(exc)
+            self.instance_log.append([self._site, index, "declined", None])
             return False
+        except CheckFailed:
+            self.instance_log.append([self._site, index, "fail", None])
+            raise
+        except Exception as exc:
+            if not type(exc).__module__.startswith("hypothesis"):      # assume() and friends are not errors
+                self.note_failure(None, error=exc)
+                self.instance_log.append([self._site, index, "error", None])
+            raise
+        finally:
+            self._current = outer
+        slacks = [e.slack for e in self.evidence[first:] if math.isfinite(e.slack)]
+        self.instance_log.append([self._site, index, "ran", min(slacks) if slacks else None])
         return True
+
+    def decline(self, exc: BaseException) -> None:
+        """Count one declined instance or probe with its reason."""
+        reason = str(exc).strip() or type(exc).__name__
+        if isinstance(exc, MissingMethod):
+            reason = f"lacks {reason}"
+        self.instances_skipped += 1
+        self.decline_counts[reason] = self.decline_counts.get(reason, 0) + 1
+        if len(self.skip_reasons) < 3 and reason not in self.skip_reasons:
+            self.skip_reasons.append(reason)
 
     def instance(self, check: Callable[[Any], None], inst: Any = None) -> bool:
         """Run one fixed instance outside :meth:`forall` (``check(inst)``): an instance that needs a call outside the
-        implementation's declared capabilities is counted as skipped and the statement goes on; True if it ran."""
+        implementation's declared capabilities (or a method it lacks) is counted as declined and the statement goes
+        on; True if it ran."""
+        if self._enter_site(check):
+            return False
         if self._run_instance(check, inst):
             self.examples += 1
             return True
@@ -236,7 +316,7 @@ class Context:
         ok = lhs >= rhs - atol - rtol * abs(rhs)
         self._record(label, lhs, rhs, ">=", lhs - rhs, ok, f"tol atol={atol:g}, rtol={rtol:g}")
 
-    def close(self, lhs, rhs, *, rtol: float = 0.0, atol: float = 0.0, label: str = "") -> None:
+    def close(self, lhs, rhs, *, rtol: float = 0.0, atol: float = 0.0, label: str = "", defer: bool = False) -> None:
         """Claim ``lhs == rhs`` elementwise: ``|lhs - rhs| <= atol + rtol*max(|lhs|, |rhs|)`` (arrays allowed; a complex
         side is refused: casting to float would drop the imaginary part, so compare ``.real`` and ``.imag``)."""
         if np.iscomplexobj(lhs) or np.iscomplexobj(rhs):
@@ -244,7 +324,9 @@ class Context:
         a = np.asarray(lhs, dtype=np.float64)
         b = np.asarray(rhs, dtype=np.float64)
         if a.shape != b.shape:
-            raise CheckFailed(f"{label or 'close'}: shape mismatch {a.shape} vs {b.shape}")
+            self._record(label, math.nan, math.nan, "==", -math.inf, False,
+                         f"shape mismatch {a.shape} vs {b.shape}", defer=defer)
+            return
         err = np.abs(a - b)
         tol = atol + rtol * np.maximum(np.abs(a), np.abs(b))
         finite = bool(np.all(np.isfinite(a)) and np.all(np.isfinite(b)))
@@ -254,7 +336,8 @@ class Context:
             worst = math.inf
         i = int(np.argmax(err - tol)) if err.size else 0
         self._record(label, float(a.ravel()[i]) if a.size else 0.0, float(b.ravel()[i]) if b.size else 0.0,
-                     "==", -worst, ok, f"max |lhs - rhs| = {worst:.3g}, atol={atol:g}, rtol={rtol:g}")
+                     "==", -worst, ok, f"max |lhs - rhs| = {worst:.3g}, atol={atol:g}, rtol={rtol:g}", defer=defer,
+                     arrays=(a, b) if not ok else None)
 
     def true(self, condition: bool, *, label: str) -> None:
         """A boolean claim (a symbolic identity simplified to zero, a set membership, ...)."""
@@ -264,20 +347,53 @@ class Context:
     def refuses(self, call: Callable[[], Any], *, label: str, correct=None, rtol: float = 0.0,
                 atol: float = 0.0) -> None:
         """Claim that ``call()`` (a protocol call on input outside the paper's domain) does not silently return a wrong
-        answer: it raises ``ValueError`` / ``TypeError`` (the protocol's convention for bad input), or, when the
-        input has a right answer that a careful implementation can still compute (``correct``), returns that answer.
-        Any other exception propagates (an ``error``: a crash is not a clear refusal; a missing method, as
-        everywhere, makes the statement a skip naming it)."""
+        answer: it raises a refusal (``ValueError`` / ``TypeError``, the protocol's convention for bad input, or an
+        exception class the implementation declares in ``capabilities["refusals"]``), or, when the input has a right
+        answer that a careful implementation can still compute (``correct``), returns that answer.
+
+        Outside a Hypothesis draw a failing probe does not stop the statement: every probe runs, and the statement
+        fails at the end listing all failing ones (:meth:`raise_deferred`).  Another exception type is a failing
+        probe naming it; a probe declined by the capabilities, or needing a method the implementation lacks, is a
+        declined probe."""
         self.examples += 1
+        defer = not self._in_hypothesis
+        if defer and self.call_log is not None:
+            self.call_log.clear()
+        self._probes += 1
+        failures = len(self.deferred)
+        outcome = "ran"
         try:
             out = call()
-        except (ValueError, TypeError):
-            self._record(label, 1.0, 1.0, "refused", 0.0, True, "raised ValueError / TypeError")
-            return
-        if correct is None:
-            self._record(label, 0.0, 1.0, "refused", -1.0, False, "returned a value instead of raising ValueError")
-            return
-        self.close(out, correct, rtol=rtol, atol=atol, label=label + " (not refused: must then be right)")
+        except (InstanceSkipped, MissingMethod) as exc:
+            if isinstance(exc, MissingMethod) and self.strict_methods:
+                raise
+            self.examples -= 1
+            self.decline(exc)
+            outcome = "declined"
+        except self.refusals as exc:
+            self._record(label, 1.0, 1.0, "refused", 0.0, True, f"raised {type(exc).__name__}")
+        except Exception as exc:
+            self._record(label, 0.0, 1.0, "refused", -1.0, False,
+                         f"raised {type(exc).__name__}: {str(exc)[:200]!r}, which is not a refusal: the protocol's "
+                         f"refusals are {', '.join(c.__name__ for c in self.refusals)} (declare your library's own "
+                         f"in capabilities['refusals'])", defer=defer)
+        else:
+            if correct is None:
+                self._record(label, 0.0, 1.0, "refused", -1.0, False,
+                             f"returned {_short_repr(out, 120)} instead of raising "
+                             f"{' / '.join(c.__name__ for c in self.refusals)}", defer=defer)
+            else:
+                self.close(out, correct, rtol=rtol, atol=atol, label=label + " (not refused: must then be right)",
+                           defer=defer)
+        if outcome == "ran" and len(self.deferred) > failures:
+            outcome = "fail"
+        self.instance_log.append(["probe", self._probes, outcome, None])
+
+    def raise_deferred(self) -> None:
+        """Fail with every deferred failing probe, if any (the runner calls this after the claim)."""
+        if self.deferred:
+            n = len(self.deferred)
+            raise CheckFailed(f"{n} failing probe{'s' if n > 1 else ''}: " + " || ".join(self.deferred))
 
     def mean_leq(self, values, bound: float, *, alpha: float = 1e-6, label: str = "") -> None:
         """Statistical claim E[X] <= bound from i.i.d. draws ``values``.
@@ -361,12 +477,35 @@ class Context:
         if self.power is None or resolution > self.power["resolution"]:
             self.power = {"resolution": float(resolution), "label": label, "repetitions": int(repetitions)}
 
-    def _record(self, label, lhs, rhs, relation, slack, ok, detail) -> None:
+    def _record(self, label, lhs, rhs, relation, slack, ok, detail, defer: bool = False, arrays=None) -> None:
         self.evidence.append(Evidence(label, lhs, rhs, relation, float(slack), bool(ok)))
         if math.isfinite(slack):
             self.worst_slack = slack if self.worst_slack is None else min(self.worst_slack, slack)
         if not ok:
-            raise CheckFailed(f"{label or 'check'}: {lhs!r} {relation} {rhs!r} fails ({detail})")
+            message = (f"{label or 'probe'}: {detail}" if relation == "refused" else
+                       f"{label or 'check'}: {lhs!r} {relation} {rhs!r} fails ({detail})")
+            check = {"label": label, "lhs": lhs, "rhs": rhs, "relation": relation, "detail": detail}
+            if arrays is not None:
+                check["lhs_array"], check["rhs_array"] = arrays
+            self.note_failure(check, deferred=defer)
+            if defer:
+                self.deferred.append(message)
+                return
+            raise CheckFailed(message)
+
+    def note_failure(self, check: dict | None, error: BaseException | None = None, deferred: bool = False) -> None:
+        """Keep what produced a failing check (or an exception inside the implementation): the instance site and
+        index, the instance itself, the check and the protocol calls of the instance so far."""
+        site, index, inst = self._current if self._current is not None else (None, None, None)
+        rec = {"site": site, "index": index, "instance": inst, "check": check,
+               "error": None if error is None else f"{type(error).__name__}: {error}"[:1000],
+               "calls": list(self.call_log or ())}
+        if deferred:
+            rec["deferred"] = True
+            self.failures.append(rec)
+        else:
+            # a raised failure: the last one is kept first (Hypothesis re-runs the shrunk instance last)
+            self.failures = [rec] + [f for f in self.failures if f.get("deferred")]
 
 
 @dataclasses.dataclass(frozen=True)

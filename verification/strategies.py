@@ -20,13 +20,64 @@ from hypothesis import strategies as st
 _SD = 4.0
 
 
+class _Tape:
+    """The primitive draws of a ``random.Random`` (uniform, random, randrange, randint, choice, sample, shuffle),
+    recorded as they are made, or played back from a recording (``r`` None): a drawn instance pickles as its tape,
+    so ``--replay`` rebuilds the very instance that failed."""
+
+    def __init__(self, r: random.Random | None, values: list | None = None):
+        self._r = r
+        self.values: list = [] if values is None else list(values)
+        self._pos = 0
+
+    def _draw(self, name, *args):
+        if self._r is None:
+            if self._pos >= len(self.values):
+                raise IndexError("the replayed instance draws more numbers than were recorded")
+            v = self.values[self._pos]
+            self._pos += 1
+            return v
+        v = getattr(self._r, name)(*args)
+        self.values.append(v)
+        return v
+
+    def uniform(self, a, b):
+        return self._draw("uniform", a, b)
+
+    def random(self):
+        return self._draw("random")
+
+    def randrange(self, a, b):
+        return self._draw("randrange", a, b)
+
+    def randint(self, a, b):
+        return self._draw("randint", a, b)
+
+    def choice(self, pool):
+        return self._draw("choice", pool)
+
+    def sample(self, pool, n):
+        return list(self._draw("sample", pool, n))
+
+    def shuffle(self, pool):
+        if self._r is None:
+            pool[:] = self._draw("shuffle")
+        else:
+            self._r.shuffle(pool)
+            self.values.append(list(pool))
+
+
 class DrawnRNG:
     """The subset of ``numpy.random.Generator`` the statements use, driven by a Hypothesis-controlled ``Random``;
-    ``repr`` lists the draws (the instance)."""
+    ``repr`` lists the draws (the instance).  It pickles as the numbers it has drawn, and the unpickled copy draws
+    them again in the same order."""
 
-    def __init__(self, r: random.Random):
-        self._r = r
+    def __init__(self, r: random.Random | None, tape: list | None = None):
+        self._r = _Tape(r, tape)
         self._log: list[str] = []
+
+    def __reduce__(self):
+        return (DrawnRNG, (None, list(self._r.values)))
 
     def _fill(self, size, one, name):
         if size is None:

@@ -153,7 +153,10 @@ def test_cli_certificate_schema(tmp_path):
     proc = subprocess.run([sys.executable, "-m", "refvi.verification", "--select", one, "--json", str(path)],
                           capture_output=True, text=True, timeout=600)
     cert = json.loads(path.read_text())
-    assert set(cert) == {"refvi_version", "profile", "implementation", "statements"}
+    # the original contract's keys, and the documented additions (docs/conformance.md, "The certificate")
+    assert set(cert) == {"refvi_version", "profile", "implementation", "statements", "complete", "not_run",
+                         "selection", "papers"}
+    assert cert["complete"] is True and cert["not_run"] == []
     assert cert["profile"] == "ci" and cert["implementation"] == "refvi"
     assert [r["id"] for r in cert["statements"]] == [one]
     rec = cert["statements"][0]

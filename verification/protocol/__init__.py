@@ -44,9 +44,10 @@ def protocol_methods(top_level: bool = False) -> tuple[str, ...]:
     return tuple(out)
 
 
-def recording(impl, calls: dict[str, int]) -> Recorder:
-    """The view of ``impl`` a statement receives (records calls into ``calls``, enforces capabilities)."""
-    return Recorder(impl, Implementation, calls, "", SUBPROTOCOLS)
+def recording(impl, calls: dict[str, int], log: list | None = None) -> Recorder:
+    """The view of ``impl`` a statement receives (counts calls into ``calls``, keeps the last ones with their
+    arguments and results in ``log``, enforces capabilities)."""
+    return Recorder(impl, Implementation, calls, "", SUBPROTOCOLS, log=log)
 
 
 def __getattr__(name):  # REFVI, is_refvi and load_implementation import refvi's subsystems lazily

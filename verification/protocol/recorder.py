@@ -8,8 +8,10 @@ through to the implementation; a protocol method is wrapped so that
   (``methods``) and which decides whether a statement exercised the implementation at all (``scope``);
 * arguments outside the declared :class:`~.capabilities.Capabilities` (or declined by ``supports``) raise
   :class:`InstanceSkipped` *before* the call, so the statement skips that instance only;
-* a method the object does not have raises :class:`MissingMethod` naming it (a skip), while an exception raised
-  *inside* a method propagates unchanged (an error).
+* a method the object does not have raises :class:`MissingMethod` naming it (that instance, or the statement, is
+  declined), while an exception raised *inside* a method propagates unchanged (an error);
+* the last calls are kept in ``log`` (method, bound arguments, what came back or what was raised), so a failing check
+  names the protocol call that produced it (:mod:`refvi.verification.reproducers`).
 """
 
 from __future__ import annotations
@@ -17,6 +19,13 @@ from __future__ import annotations
 import functools
 import inspect
 from typing import Any
+
+import numpy as np
+
+#: calls kept in a recorder's log (the statement clears it at each instance; the failing call is among the last)
+LOG_LENGTH = 8
+#: arrays larger than this are not copied into the log (their shape is kept)
+LOG_MAX_ELEMENTS = 2_000_000
 
 
 class MissingMethod(Exception):
@@ -31,7 +40,7 @@ class Recorder:
     """Wraps an implementation (or a sub-adapter, with ``prefix`` set) for one statement run."""
 
     def __init__(self, obj: Any, protocol: type | None, calls: dict[str, int], prefix: str = "",
-                 subprotocols: dict[str, type] | None = None, supports=None):
+                 subprotocols: dict[str, type] | None = None, supports=None, log: list | None = None):
         from refvi.verification.protocol.capabilities import Capabilities
 
         object.__setattr__(self, "_obj", obj)
@@ -41,6 +50,7 @@ class Recorder:
         object.__setattr__(self, "_sub", subprotocols or {})
         object.__setattr__(self, "_caps", Capabilities.of(obj))
         object.__setattr__(self, "_supports", supports if supports is not None else getattr(obj, "supports", None))
+        object.__setattr__(self, "_log", log)
 
     @property
     def wrapped(self) -> Any:
@@ -60,7 +70,7 @@ class Recorder:
             if sub is None:
                 raise MissingMethod(f"sub-adapter {dotted!r} ({self._sub[attr].__name__})")
             return Recorder(sub, self._sub[attr], self._calls, dotted + ".", None,
-                            getattr(sub, "supports", None) or self._supports)
+                            getattr(sub, "supports", None) or self._supports, self._log)
         spec = getattr(self._protocol, attr, None) if self._protocol is not None else None
         if spec is None or not callable(spec):
             return getattr(self._obj, attr)          # plain attributes (name, capabilities, ...) pass through
@@ -91,9 +101,34 @@ class Recorder:
             if reason is not None:
                 raise InstanceSkipped(f"{dotted}: {reason}")
             self._calls[dotted] = self._calls.get(dotted, 0) + 1
-            return fn(*args, **kwargs)
+            log = self._log
+            if log is None:
+                return fn(*args, **kwargs)
+            entry = {"method": dotted, "arguments": {k: snapshot(v) for k, v in arguments.items()}}
+            if len(log) >= LOG_LENGTH:
+                del log[0]
+            log.append(entry)
+            try:
+                out = fn(*args, **kwargs)
+            except BaseException as exc:
+                entry["raised"] = f"{type(exc).__name__}: {exc}"[:500]
+                raise
+            entry["returned"] = snapshot(out)
+            return out
 
         return call
+
+
+def snapshot(value):
+    """A copy of a call's argument or result for the log: arrays copied (unless huge), containers copied one level
+    deep, anything else by reference."""
+    if isinstance(value, np.ndarray):
+        return value.copy() if value.size <= LOG_MAX_ELEMENTS else f"<array {value.shape} not kept>"
+    if isinstance(value, tuple):
+        return tuple(snapshot(v) for v in value)
+    if isinstance(value, list):
+        return [snapshot(v) for v in value]
+    return value
 
 
 @functools.lru_cache(maxsize=None)

@@ -69,6 +69,14 @@ class TargetSpec:
     def __repr__(self) -> str:
         return f"TargetSpec({self.name or self.kind}, dim={self.dim})"
 
+    def __reduce__(self):
+        """Pickled as its model (kind and params), rebuilt by :func:`from_model` (a failing instance's reproducer);
+        a ``callable`` spec pickles its callables as they are (module-level functions only)."""
+        if self.kind == "callable":
+            return (_spec, (self.kind, self.dim, dict(self.params), self.logp, self.grad_logp, self.log_evidence,
+                            self.name))
+        return (from_model, (dict(self.model), self.name))
+
 
 def _frozen(a) -> np.ndarray:
     out = np.array(a, dtype=np.float64)

@@ -1,0 +1,135 @@
+"""Per-paper coverage and verdict of a certificate: what "certified against paper 000" means.
+
+For each paper (seed) with at least one selected statement the certificate carries a record (``papers`` in the
+JSON, the last block of the table):
+
+``verdict``
+    ``certified``: every *implementation-facing* statement of the paper that runs in this profile was selected, ran,
+    passed, and declined no instance; ``failed``: at least one of the paper's statements failed or errored;
+    ``partial``: neither (the record's ``missing`` says what is missing: statements skipped with their reasons,
+    statements with declined instances, statements not selected or not run, protocol methods absent).
+``statements``
+    counts of the paper's statements by verdict (``pass``, ``fail``, ``error``, ``skip``) among those that ran,
+    ``total`` (implementation-facing statements of the paper in this profile), ``selected``, ``not_run`` (selected
+    but not run: an interrupted or ``-x`` run), ``other_profile`` (statements that run only in another profile,
+    e.g. 003.thm6 in ``deep``: listed, never counted against the verdict) and ``oracle_only`` (checks of the paper
+    alone, which never count for or against an implementation).
+``instances``
+    ``ran`` (instances and probes checked) and ``declined`` (outside the declared capabilities, or needing a method
+    the implementation lacks), summed over the paper's statements.
+``methods``
+    the protocol methods the paper's statements use, split into ``implemented`` and ``missing`` on the object under
+    test (by name; a sub-adapter's methods are dotted: ``online.run``).
+"""
+
+from __future__ import annotations
+
+from typing import Iterable
+
+PAPERS = {
+    "000": "Domke, Garrigos & Gower: provable convergence guarantees for black-box VI",
+    "001": "Locatello et al.: boosting VI, an optimization perspective",
+    "002": "Domke: provable smoothness guarantees for black-box VI",
+    "003": "Cherief-Abdellatif, Alquier & Khan: a generalization bound for online VI",
+    "004": "Wu & Gardner: understanding stochastic natural-gradient VI",
+}
+
+VERDICTS = ("certified", "partial", "failed")
+
+
+def paper_of(sid: str) -> str:
+    return sid.partition(".")[0]
+
+
+def has_method(impl, dotted: str) -> bool:
+    """Whether ``impl`` offers the protocol method ``dotted`` (``energy``, ``online.run``)."""
+    obj = impl
+    for part in dotted.split("."):
+        try:
+            obj = getattr(obj, part)
+        except Exception:  # a property that raises, a missing attribute: not offered
+            return False
+        if obj is None:
+            return False
+    return callable(obj)
+
+
+def papers(records: Iterable[dict], statements: dict, profile: str, impl, not_run: Iterable[str] = ()) -> dict:
+    """The ``papers`` block of a certificate from its statement records (see the module docstring)."""
+    records = list(records)
+    by_id = {r["id"]: r for r in records}
+    pending = set(not_run)
+    seeds = sorted({paper_of(r["id"]) for r in records} | {paper_of(s) for s in pending})
+    out = {}
+    for seed in seeds:
+        mine = [st for sid, st in statements.items() if paper_of(sid) == seed]
+        facing = [st for st in mine if not st.oracle_only and profile in st.profiles]
+        other = sorted(st.id for st in mine if profile not in st.profiles)
+        oracle = sorted(st.id for st in mine if st.oracle_only)
+        counts = {"pass": 0, "fail": 0, "error": 0, "skip": 0}
+        ran = declined = 0
+        missing: list[str] = []
+        not_selected = []
+        for st in sorted(facing, key=lambda s: s.id):
+            rec = by_id.get(st.id)
+            if rec is None:
+                if st.id not in pending:          # a pending one is listed below as not run
+                    not_selected.append(st.id)
+                continue
+            counts[rec["verdict"]] = counts.get(rec["verdict"], 0) + 1
+            if rec.get("scope") == "oracle-only":
+                continue
+            ran += int(rec.get("examples", 0))
+            declined += int(rec.get("instances_skipped", 0))
+            if rec["verdict"] == "skip":
+                missing.append(f"{st.id} skipped: {rec.get('detail', '')[:200]}")
+            elif rec["verdict"] == "pass" and rec.get("instances_skipped", 0):
+                missing.append(f"{st.id}: {rec.get('detail', '')[:200]}")
+        unrun = sorted(s for s in pending if paper_of(s) == seed)
+        if unrun:
+            missing.append(f"not run (interrupted or stopped early): {', '.join(unrun)}")
+        if not_selected:
+            missing.append(f"not selected: {len(not_selected)} of {len(facing)} statements "
+                           f"({', '.join(not_selected[:6])}{', ...' if len(not_selected) > 6 else ''})")
+        uses = sorted({m for st in facing for m in (st.uses or ())})
+        absent = [m for m in uses if not has_method(impl, m)]
+        if absent:
+            missing.append(f"methods not implemented: {', '.join(absent)}")
+        if counts["fail"] or counts["error"]:
+            verdict = "failed"
+        elif not missing:
+            verdict = "certified"
+        else:
+            verdict = "partial"
+        out[seed] = {"title": PAPERS.get(seed, seed), "verdict": verdict,
+                     "statements": {**counts, "total": len(facing), "selected": len(facing) - len(not_selected),
+                                    "not_run": len(unrun), "other_profile": other, "oracle_only": len(oracle)},
+                     "instances": {"ran": ran, "declined": declined},
+                     "methods": {"implemented": [m for m in uses if m not in absent], "missing": absent},
+                     "missing": missing}
+    return out
+
+
+def format_block(papers_block: dict) -> str:
+    """The per-paper block that ends the table."""
+    lines = ["per paper (certified: every implementation-facing statement ran, passed, and declined no instance):"]
+    for seed, p in papers_block.items():
+        s = p["statements"]
+        lines.append(f"  {seed} {p['verdict'].upper():<9} {s['pass']} pass, {s['fail']} fail, {s['error']} error, "
+                     f"{s['skip']} skip of {s['total']} statements; {p['instances']['ran']} instances ran, "
+                     f"{p['instances']['declined']} declined; methods {len(p['methods']['implemented'])} implemented,"
+                     f" {len(p['methods']['missing'])} missing  ({p['title']})")
+        if s["other_profile"]:
+            lines.append(f"      runs only in another profile (not counted): {', '.join(s['other_profile'])}")
+        for m in p["missing"][:12]:
+            lines.append(f"      - {m}")
+        if len(p["missing"]) > 12:
+            lines.append(f"      - ... and {len(p['missing']) - 12} more (see the JSON certificate)")
+    return "\n".join(lines)
+
+
+def not_certified(papers_block: dict, required: Iterable[str] | None = None) -> list[str]:
+    """The papers (of ``required``, or of every paper in the block) whose verdict is not ``certified``; a required
+    paper with no statement in the run counts as not certified."""
+    seeds = list(papers_block) if required is None else list(required)
+    return [s for s in seeds if papers_block.get(s, {}).get("verdict") != "certified"]
