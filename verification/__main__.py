@@ -151,6 +151,12 @@ def main(argv=None) -> int:
     def on_signal(signum, frame):
         if stopping["signal"] is not None:
             return                      # already stopping: a second Ctrl-C does not interrupt the clean-up
+        if _in_compiler(frame):         # never raise inside Numba / LLVM compilation (a ctypes callback: it
+            import os                   # crashes the process); ask again in a moment
+            import threading
+
+            threading.Timer(0.2, os.kill, (os.getpid(), signum)).start()
+            return
         stopping["signal"] = signum
         raise runner.Interrupted(signum)
 
@@ -161,13 +167,36 @@ def main(argv=None) -> int:
                           workers=args.workers, scheduler=args.scheduler, timeout=args.timeout,
                           methods=args.select_method, exitfirst=args.exitfirst, artifacts=args.artifacts,
                           resume=resume)
+        close_bar()
+        if args.compare == "refvi" and cert.get("complete", True):
+            print("running refvi's own certificate on the same selection for --compare ...")
+            try:
+                reference = runner.run(args.select, args.profile, None, workers=args.workers,
+                                       scheduler=args.scheduler, timeout=args.timeout, methods=args.select_method)
+            except KeyboardInterrupt:
+                reference = None
+            if reference is None or not reference.get("complete", True):
+                print("--compare refvi: interrupted, no comparison", file=sys.stderr)
+                reference = None
     finally:
         close_bar()
+        stopping["signal"] = -1         # from here on a signal does not interrupt writing the certificate
     try:
         return _report(args, cert, out_path, reference)
     finally:
         for sig, handler in previous.items():
             signal.signal(sig, handler)
+
+
+def _in_compiler(frame) -> bool:
+    """Whether the interrupted Python code is Numba's compiler or llvmlite (where an exception raised by a signal
+    handler lands in a ctypes callback of LLVM and can crash the process)."""
+    while frame is not None:
+        name = frame.f_globals.get("__name__", "")
+        if name.startswith(("numba.core", "numba.np", "numba.misc", "numba.typed", "llvmlite")):
+            return True
+        frame = frame.f_back
+    return False
 
 
 def _report(args, cert: dict, out_path: str | None, reference: dict | None) -> int:
@@ -178,13 +207,9 @@ def _report(args, cert: dict, out_path: str | None, reference: dict | None) -> i
     print("(pass* = oracle-only: checks the paper with independent oracles, not the implementation)")
     if cert.get("papers"):
         print(coverage.format_block(cert["papers"]))
-    if args.compare is not None and cert.get("complete", True):
+    if reference is not None and cert.get("complete", True):
         from refvi.verification import compare
 
-        if reference is None:
-            print(f"running refvi's own certificate on the same selection for --compare ...")
-            reference = runner.run(args.select, args.profile, None, workers=args.workers, scheduler=args.scheduler,
-                                   timeout=args.timeout, methods=args.select_method)
         cert["comparison"] = compare.compare(cert, reference)
         print(compare.format_comparison(cert["comparison"]))
     written = []
@@ -257,8 +282,10 @@ def _progress(total: int, bar: bool):
             pbar.update(1)
 
     def close() -> None:
+        nonlocal pbar
         if pbar is not None:
             pbar.close()
+            pbar = None
 
     return show, close
 

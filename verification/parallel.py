@@ -91,7 +91,7 @@ def map_tasks(tasks: Sequence[tuple], workers: int, scheduler: str | None = None
         from distributed import Client, LocalCluster
 
         cluster = None if scheduler else LocalCluster(n_workers=workers, threads_per_worker=1, processes=True,
-                                                      dashboard_address=None, silence_logs=40)
+                                                      dashboard_address=":0", silence_logs=40)
         client = Client(scheduler or cluster)
         try:
             out = client.gather([client.submit(_run_one, *t, pure=False) for t in tasks])
@@ -182,7 +182,7 @@ def _run_dask(order, impl_spec, profile, workers, scheduler, progress, watch=Non
     if scheduler is None:
         # a death is not retried on other workers (it would kill them too); the suspects are re-run alone below
         with dask.config.set({"distributed.scheduler.allowed-failures": 0}):
-            cluster = LocalCluster(n_workers=workers, threads_per_worker=1, processes=True, dashboard_address=None,
+            cluster = LocalCluster(n_workers=workers, threads_per_worker=1, processes=True, dashboard_address=":0",
                                    silence_logs=40)
         client = Client(cluster)
     else:

@@ -1,0 +1,139 @@
+"""An interrupted run keeps what it did: SIGINT / SIGTERM give a valid partial certificate, one line and exit code
+130 / 143 with no traceback and no process left behind; --resume completes it to the certificate an uninterrupted
+run writes; files are written atomically (issue: interrupted runs)."""
+
+import json
+import os
+import signal
+import subprocess
+import sys
+import time
+
+import pytest
+
+from refvi import _atomic
+
+#: quick statements (a few seconds each once compiled) in select order; the interrupt lands after the first finishes
+SELECTION = ["000.lemma31", "000.lemma32", "000.lemma33", "000.thm1", "000.thm3"]
+
+
+def _cli(*args):
+    return [sys.executable, "-m", "refvi.verification", "--select", *SELECTION, *args]
+
+
+def _strip(cert: dict) -> dict:
+    """The certificate without wall times (the only field that differs between runs)."""
+    out = json.loads(json.dumps(cert))
+    for rec in out["statements"]:
+        rec.pop("seconds", None)
+    return out
+
+
+@pytest.fixture(scope="module")
+def uninterrupted(tmp_path_factory):
+    path = tmp_path_factory.mktemp("whole") / "cert.json"
+    proc = subprocess.run(_cli("--json", str(path)), capture_output=True, text=True, timeout=1200)
+    assert proc.returncode == 0, proc.stdout + proc.stderr
+    return json.loads(path.read_text())
+
+
+def _children(pid: int) -> list[int]:
+    psutil = pytest.importorskip("psutil")
+    try:
+        return [c.pid for c in psutil.Process(pid).children(recursive=True)]
+    except psutil.NoSuchProcess:
+        return []
+
+
+def _alive(pids) -> list[int]:
+    psutil = pytest.importorskip("psutil")
+    out = []
+    for p in pids:
+        try:
+            if psutil.Process(p).status() != psutil.STATUS_ZOMBIE:
+                out.append(p)
+        except psutil.NoSuchProcess:
+            pass
+    return out
+
+
+@pytest.mark.parametrize("workers", [None, 2], ids=["serial", "workers2"])
+@pytest.mark.parametrize("sig", [signal.SIGINT, signal.SIGTERM], ids=["SIGINT", "SIGTERM"])
+def test_interrupt_then_resume(tmp_path, uninterrupted, sig, workers):
+    path = tmp_path / "cert.json"
+    extra = ["--workers", str(workers)] if workers else []
+    proc = subprocess.Popen(_cli("--json", str(path), *extra), stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+                            text=True)
+    rows = 0
+    deadline = time.monotonic() + 900
+    while rows < 1 and time.monotonic() < deadline:     # wait for the first finished statement
+        line = proc.stdout.readline()
+        if not line:
+            break
+        rows += any(line.startswith(s + " ") for s in SELECTION)
+    assert rows == 1, "no statement finished"
+    children = _children(proc.pid)
+    proc.send_signal(sig)
+    out, err = proc.communicate(timeout=300)
+    expected = 130 if sig == signal.SIGINT else 143
+    assert proc.returncode in (expected, 0), (proc.returncode, err)
+    if proc.returncode == 0:                # the run finished before the signal landed: nothing to resume
+        pytest.skip("the run finished before the signal")
+    assert "Traceback" not in err, err
+    lines = [x for x in err.strip().splitlines() if x.strip()]
+    assert len(lines) == 1 and lines[0].startswith(f"interrupted by {signal.Signals(sig).name} after "), err
+    cert = json.loads(path.read_text())
+    assert cert["complete"] is False and cert["not_run"] and cert["interrupted"] == signal.Signals(sig).name
+    assert len(cert["statements"]) + len(cert["not_run"]) == len(uninterrupted["statements"])
+    assert all(p["verdict"] != "certified" for p in cert["papers"].values())
+    time.sleep(1.0)
+    assert not _alive(children), "worker processes left behind"
+    # resume: only what is missing runs, and the result is the uninterrupted certificate
+    proc = subprocess.run(_cli("--resume", str(path), *extra), capture_output=True, text=True, timeout=1200)
+    assert proc.returncode == 0, proc.stdout + proc.stderr
+    assert f"running {len(cert['not_run'])} statement(s)" in proc.stdout
+    assert _strip(json.loads(path.read_text())) == _strip(uninterrupted)
+
+
+def test_resume_refuses_another_implementation_or_profile(tmp_path, uninterrupted):
+    for key, value in (("implementation", "mylib"), ("profile", "deep"), ("refvi_version", "0.0.0")):
+        path = tmp_path / f"{key}.json"
+        path.write_text(json.dumps({**uninterrupted, key: value}))
+        proc = subprocess.run(_cli("--resume", str(path)), capture_output=True, text=True, timeout=300)
+        assert proc.returncode == 2 and proc.stderr.count("\n") == 1 and key in proc.stderr, proc.stderr
+
+
+def test_atomic_write_survives_a_killed_writer(tmp_path):
+    path = tmp_path / "cert.json"
+    path.write_text('{"old": true}\n')
+    code = ("import sys, time\nfrom refvi import _atomic\n"
+            "with _atomic.replacing(sys.argv[1]) as fh:\n"
+            "    fh.write('{\"new\": ' + '1' * 1000000)\n    print('mid', flush=True)\n    time.sleep(60)\n")
+    proc = subprocess.Popen([sys.executable, "-c", code, str(path)], stdout=subprocess.PIPE, text=True)
+    assert proc.stdout.readline().strip() == "mid"
+    proc.kill()
+    proc.wait(timeout=30)
+    assert json.loads(path.read_text()) == {"old": True}
+
+
+def test_a_failed_write_is_one_line_and_keeps_the_old_file(tmp_path, monkeypatch):
+    path = tmp_path / "cert.json"
+    path.write_text('{"old": true}\n')
+
+    def full(fd):
+        raise OSError(28, "No space left on device")
+
+    monkeypatch.setattr(os, "fsync", full)
+    with pytest.raises(_atomic.WriteError, match=r"cannot write .*cert.json: No space left on device; the previous"):
+        _atomic.write_json(path, {"new": 1})
+    assert json.loads(path.read_text()) == {"old": True}
+    assert [p.name for p in tmp_path.iterdir()] == ["cert.json"]          # no temporary file left
+    with pytest.raises(_atomic.WriteError, match="cannot write"):
+        _atomic.write_text(tmp_path / "no-such-folder" / "x.json", "{}")
+
+
+def test_append_line_is_atomic_too(tmp_path):
+    path = tmp_path / "history.jsonl"
+    _atomic.append_line(path, '{"a": 1}')
+    _atomic.append_line(path, '{"b": 2}')
+    assert path.read_text() == '{"a": 1}\n{"b": 2}\n'
