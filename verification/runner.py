@@ -130,6 +130,7 @@ def _run_statement(st: Statement, impl, profile_name: str, search: dict | None, 
         counts[reason] = counts.get(reason, 0) + n
     reasons = list(ctx.skip_reasons) + [r for r in (demo.skip_reasons if demo else []) if r not in ctx.skip_reasons]
     skipped = ctx.instances_skipped + (demo.instances_skipped if demo is not None else 0)
+    record["declined_optional"] = ctx.optional_declines + (demo.optional_declines if demo is not None else 0)
     record["examples"] = ctx.examples
     record["worst_slack"] = ctx.worst_slack
     record["methods"] = sorted(calls)
@@ -180,7 +181,8 @@ def statement_record(st: Statement, verdict: str) -> dict:
     return {"id": st.id, "title": st.title, "source": st.source, "kind": st.kind, "printed": st.printed,
             "erratum": st.erratum, "verdict": verdict, "examples": 0, "worst_slack": None, "seconds": 0.0,
             "scope": "oracle-only" if st.oracle_only else "implementation", "methods": [], "calls": {},
-            "instances_skipped": 0, "declined": {}, "instances": [], "tightness": None, "power": None, "rates": []}
+            "instances_skipped": 0, "declined": {}, "declined_optional": 0, "instances": [], "tightness": None,
+            "power": None, "rates": []}
 
 
 def crash_record(sid: str, why: str) -> dict:

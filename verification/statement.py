@@ -107,6 +107,8 @@ class Context:
         self.skip_reasons: list[str] = []   # the implementation lacks (the first few distinct reasons)
         #: every decline reason with its count (certificate ``declined``)
         self.decline_counts: dict[str, int] = {}
+        #: declines of optional features only (refvi's affine frames): never counted against certification
+        self.optional_declines = 0
         #: True for refvi itself: a missing method is then a bug (an error), never a decline
         self.strict_methods = False
         #: the exception classes that count as refusing bad input (:meth:`refuses`)
@@ -263,6 +265,9 @@ class Context:
         reason = str(exc).strip() or type(exc).__name__
         if isinstance(exc, MissingMethod):
             reason = f"lacks {reason}"
+        if getattr(exc, "optional", False):
+            reason = f"optional: {reason}"
+            self.optional_declines += 1
         self.instances_skipped += 1
         self.decline_counts[reason] = self.decline_counts.get(reason, 0) + 1
         if len(self.skip_reasons) < 3 and reason not in self.skip_reasons:

@@ -81,6 +81,25 @@ def test_a_declined_call_outside_instances_keeps_what_ran():
     assert rec["verdict"] == "pass" and rec.get("stopped") and "did not run" in rec["detail"]
 
 
+def test_frames_are_an_optional_feature():
+    class NoFrames(_Tril):
+        capabilities = {"frame": (None,)}
+
+        def fit(self, target, method="prox-sgd", steps=200, step_size=None, average="tail", seed=0, frame=None,
+                init=None):
+            return "plain run"
+
+    def claim(ctx):
+        ctx.instance(lambda _: ctx.impl.fit(_gauss(), frame=None))
+        ctx.instance(lambda _: ctx.impl.fit(_gauss(), frame="laplace"))
+        ctx.instance(lambda _: ctx.impl.frame(_gauss()))
+
+    rec = runner.run_statement(_stmt(claim, ("fit", "frame")), NoFrames())
+    assert rec["verdict"] == "pass" and rec["instances_skipped"] == 2 and rec["declined_optional"] == 2
+    assert "optional: fit: frame='laplace' not in declared [None]" in rec["detail"]
+    assert "optional: lacks method 'frame'" in rec["detail"]
+
+
 def test_capabilities_name_target_kinds():
     caps = Capabilities.of(_Tril())
     assert caps.declines({"target": _gauss()}) is None
@@ -138,6 +157,10 @@ def test_per_paper_verdicts():
     assert blk["001"]["verdict"] == "certified", blk["001"]["missing"]
     records[0]["instances_skipped"], records[0]["detail"] = 1, "1 instance(s) declined: x"
     assert coverage.papers(records, STATEMENTS, "ci", REFVI)["001"]["verdict"] == "partial"
+    records[0]["declined_optional"] = 1          # declined for refvi's affine frames only: not counted
+    blk = coverage.papers(records, STATEMENTS, "ci", REFVI)["001"]
+    assert blk["verdict"] == "certified" and blk["optional"]
+    records[0]["declined_optional"] = 0
     records[1]["verdict"] = "fail"
     assert coverage.papers(records, STATEMENTS, "ci", REFVI)["001"]["verdict"] == "failed"
     deep_only = [st.id for st in STATEMENTS.values() if "ci" not in st.profiles]

@@ -36,6 +36,17 @@ PROTOCOL_REFUSALS: tuple[type[BaseException], ...] = (ValueError, TypeError)
 #: keys of a capabilities dict that are not protocol argument names
 SPECIAL_KEYS = ("targets", "refusals")
 
+#: optional protocol features: refvi's affine frames (preconditioning, not a paper result).  Instances declined for
+#: them (the methods absent, or a ``frame`` argument declined) are counted and listed, but never count against a
+#: paper's certification (:mod:`refvi.verification.coverage`)
+OPTIONAL_METHODS = ("frame", "framed_energy")
+OPTIONAL_ARGUMENTS = ("frame",)
+
+
+def is_optional(dotted: str, declined_argument: str | None = None) -> bool:
+    """Whether declining a call of ``dotted`` (for ``declined_argument``) concerns an optional feature only."""
+    return dotted.rpartition(".")[2] in OPTIONAL_METHODS or declined_argument in OPTIONAL_ARGUMENTS
+
 
 @dataclasses.dataclass(frozen=True)
 class Capabilities:
@@ -67,14 +78,19 @@ class Capabilities:
 
     def declines(self, arguments: Mapping[str, Any]) -> str | None:
         """Why a call with these bound arguments is outside the declared capabilities, or None if it is inside."""
+        found = self.declined(arguments)
+        return None if found is None else found[1]
+
+    def declined(self, arguments: Mapping[str, Any]) -> tuple[str, str] | None:
+        """(the argument declined, why) for a call outside the declared capabilities, or None if it is inside."""
         for name, allowed in self.accepts.items():
             if name in arguments and not _member(arguments[name], allowed):
-                return f"{name}={_short(arguments[name])} not in declared {list(allowed)}"
+                return name, f"{name}={_short(arguments[name])} not in declared {list(allowed)}"
         if self.targets is not None:
             for name, value in arguments.items():
                 kind = _target_kind(value)
                 if kind is not None and kind not in self.targets:
-                    return f"{name}: target kind {kind!r} not in declared targets {list(self.targets)}"
+                    return name, f"{name}: target kind {kind!r} not in declared targets {list(self.targets)}"
         return None
 
 

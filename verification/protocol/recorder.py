@@ -29,11 +29,22 @@ LOG_MAX_ELEMENTS = 2_000_000
 
 
 class MissingMethod(Exception):
-    """The implementation under test lacks a protocol method (or sub-adapter) a statement needs: verdict ``skip``."""
+    """The implementation under test lacks a protocol method (or sub-adapter) a statement needs: the instance that
+    called it is declined (the statement is a ``skip`` when nothing else ran).  ``optional``: the method is an
+    optional feature (:data:`.capabilities.OPTIONAL_METHODS`)."""
+
+    def __init__(self, message: str, optional: bool = False):
+        super().__init__(message)
+        self.optional = optional
 
 
 class InstanceSkipped(Exception):
-    """One instance needs a call outside the implementation's declared capabilities: that instance is skipped."""
+    """One instance needs a call outside the implementation's declared capabilities: that instance is declined.
+    ``optional``: the declined argument is an optional feature (:data:`.capabilities.OPTIONAL_ARGUMENTS`)."""
+
+    def __init__(self, message: str, optional: bool = False):
+        super().__init__(message)
+        self.optional = optional
 
 
 class Recorder:
@@ -74,14 +85,16 @@ class Recorder:
         spec = getattr(self._protocol, attr, None) if self._protocol is not None else None
         if spec is None or not callable(spec):
             return getattr(self._obj, attr)          # plain attributes (name, capabilities, ...) pass through
+        from refvi.verification.protocol.capabilities import is_optional
+
         try:
             fn = getattr(self._obj, attr)
         except AttributeError as exc:
             if getattr(exc, "obj", self._obj) is self._obj:
-                raise MissingMethod(f"method {dotted!r}") from None
+                raise MissingMethod(f"method {dotted!r}", is_optional(dotted)) from None
             raise
         if fn is None:
-            raise MissingMethod(f"method {dotted!r}")
+            raise MissingMethod(f"method {dotted!r}", is_optional(dotted))
         return self._wrap(dotted, spec, fn)
 
     def __setattr__(self, attr, value):
@@ -90,16 +103,21 @@ class Recorder:
     def _wrap(self, dotted: str, spec, fn):
         sig = _signature(spec)
 
+        from refvi.verification.protocol.capabilities import is_optional
+
         @functools.wraps(fn)
         def call(*args, **kwargs):
             arguments = _bind(sig, args, kwargs)
-            reason = self._caps.declines(arguments)
+            found = self._caps.declined(arguments)
+            name, reason = found if found is not None else (None, None)
             if reason is None and self._supports is not None:
                 verdict = self._supports(dotted, arguments)
                 if verdict is not True and verdict is not None:
                     reason = verdict if isinstance(verdict, str) else "declined by supports()"
+                    # supports() declining a call that carries a frame is taken as declining frames
+                    name = "frame" if arguments.get("frame") is not None else None
             if reason is not None:
-                raise InstanceSkipped(f"{dotted}: {reason}")
+                raise InstanceSkipped(f"{dotted}: {reason}", is_optional(dotted, name))
             self._calls[dotted] = self._calls.get(dotted, 0) + 1
             log = self._log
             if log is None:
