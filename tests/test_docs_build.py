@@ -132,9 +132,11 @@ def _mini_project(tmp_path: pathlib.Path, guide: str) -> pathlib.Path:
     docs = tmp_path / "docs"
     docs.mkdir()
     (docs / "conf.py").write_text(MINI_CONF.format(ext=str(DOCS / "_ext"), catalogues=str(cats.parent)))
-    (docs / "index.md").write_text("# Home\n\n```{toctree}\n:glob:\n\n*\n```\n")
-    (docs / "architecture.md").write_text("```{include} ../ARCHITECTURE.md\n:relative-docs: docs/\n```\n")
-    (docs / "contributing.md").write_text("```{include} ../CONTRIBUTING.md\n:relative-docs: docs/\n```\n")
+    (docs / "index.md").write_text("# Home\n\n```{toctree}\n:glob:\n\n*\nproject/*\n```\n")
+    (docs / "project").mkdir()
+    for name in ("ARCHITECTURE", "CONTRIBUTING"):
+        include = f"```{{include}} ../../{name}.md\n:relative-docs: docs/\n```\n"
+        (docs / "project" / f"{name.lower()}.md").write_text(include)
     (docs / "catalogue.md").write_text("# Catalogue\n\n```{refvi-catalogue}\n```\n")
     (docs / "guide.md").write_text(guide)
     return docs
@@ -145,15 +147,15 @@ def test_link_to_a_top_level_file_builds(tmp_path):
                                    "(../ARCHITECTURE.md#statements).\n")
     proc = sphinx_build(docs, tmp_path / "out")
     assert proc.returncode == 0, proc.stderr
-    assert 'href="architecture.html#statements"' in (tmp_path / "out" / "guide.html").read_text()
-    contributing = (tmp_path / "out" / "contributing.html").read_text()      # links of a top-level file, included
-    assert 'href="architecture.html#statements"' in contributing and 'href="guide.html"' in contributing
+    assert 'href="project/architecture.html#statements"' in (tmp_path / "out" / "guide.html").read_text()
+    contributing = (tmp_path / "out" / "project" / "contributing.html").read_text()   # a top-level file, included
+    assert 'href="architecture.html#statements"' in contributing and 'href="../guide.html"' in contributing
     catalogue = (tmp_path / "out" / "catalogue.html").read_text()
     assert "<th class=\"head\"><p>strength</p></th>" in catalogue and "<p>tight</p>" in catalogue
     assert "|x| &lt;= 1 for *every* x" in catalogue            # row text is shown as written, never parsed
 
 
-@pytest.mark.parametrize("link", ["missing.md", "../MISSING.md", "architecture.md#no-such-heading"])
+@pytest.mark.parametrize("link", ["missing.md", "../MISSING.md", "project/architecture.md#no-such-heading"])
 def test_broken_link_fails_the_build(tmp_path, link):
     docs = _mini_project(tmp_path, f"# Guide\n\nA [broken link]({link}).\n")
     proc = sphinx_build(docs, tmp_path / "out")

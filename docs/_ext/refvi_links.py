@@ -2,10 +2,10 @@
 
 A guide in ``docs/`` links ``[ARCHITECTURE.md](../ARCHITECTURE.md)``, which works when the file is read on GitHub or
 in an editor; on the site that file is outside the source folder, so MyST reports an unknown document.  The
-top-level files the site carries are included by pages of their own (``docs/architecture.md`` includes
-``../ARCHITECTURE.md``, and so on); this post-transform points such links at those pages, before MyST resolves
-them.  Every other link is left alone, so a link to a page or heading that does not exist still fails the strict
-build.  Inside an included top-level file, links are relative to the repository root (``ARCHITECTURE.md``,
+top-level files the site carries are included by pages of their own (``docs/project/architecture.md``
+includes ``../../ARCHITECTURE.md``, and so on); this post-transform points such links at those pages, before MyST
+resolves them.  Every other link is left alone, so a link to a page or heading that does not exist still fails the
+strict build.  Inside an included top-level file, links are relative to the repository root (``ARCHITECTURE.md``,
 ``docs/conformance.md``): the include pages pass ``:relative-docs: docs/`` for the second kind, and this transform
 handles the first.
 """
@@ -19,8 +19,8 @@ from sphinx.application import Sphinx
 from sphinx.transforms.post_transforms import SphinxPostTransform
 
 #: top-level file (without .md) -> the site page that shows it
-ROOT_PAGES = {"README": "index", "ARCHITECTURE": "architecture", "CONTRIBUTING": "contributing",
-              "CHANGELOG": "changelog"}
+ROOT_PAGES = {"README": "index", "ARCHITECTURE": "project/architecture", "CONTRIBUTING": "project/contributing",
+              "CHANGELOG": "project/changelog"}
 
 
 def root_page(target: str, srcdir: pathlib.Path, refdoc: str) -> str | None:
@@ -28,14 +28,14 @@ def root_page(target: str, srcdir: pathlib.Path, refdoc: str) -> str | None:
 
     ``target`` is MyST's document name for the link, relative to the source folder or absolute; it names a
     top-level file when it lies in the repository root, or, inside one of the pages that include a top-level file
-    (whose links are relative to the root), when it lies in the source folder itself."""
+    (whose links are relative to the root), when it lies beside that page."""
     path = pathlib.Path(target)
     path = (path if path.is_absolute() else srcdir / path).resolve()
     if path.name not in ROOT_PAGES:
         return None
     if path.parent == srcdir.parent.resolve():
         return ROOT_PAGES[path.name]
-    if path.parent == srcdir.resolve() and refdoc in ROOT_PAGES.values():
+    if refdoc in ROOT_PAGES.values() and path.parent == (srcdir / refdoc).parent.resolve():
         return ROOT_PAGES[path.name]
     return None
 
