@@ -75,11 +75,5 @@ def dataclass_factory_defaults(app, what, name, obj, options, signature, return_
     return signature, return_annotation
 
 
-def drop_object_base(app, name, obj, options, bases):
-    """``Bases: object`` says nothing: list only real base classes."""
-    bases[:] = [base for base in bases if base is not object]
-
-
 def setup(app):
     app.connect("autodoc-process-signature", dataclass_factory_defaults)
-    app.connect("autodoc-process-bases", drop_object_base)

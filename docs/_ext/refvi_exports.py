@@ -17,6 +17,7 @@ from __future__ import annotations
 
 import importlib
 import inspect
+import re
 
 from docutils import nodes
 from sphinx import addnodes
@@ -44,11 +45,16 @@ def objtype(obj: object) -> str:
 
 
 def summary(obj: object) -> str:
-    """The first line of ``obj``'s own docstring (empty for plain data)."""
+    """The first sentence of ``obj``'s docstring (empty for plain data), never cut inside inline markup."""
     if canonical_name(obj) is None:
         return ""
-    doc = inspect.getdoc(obj) or ""
-    return doc.strip().splitlines()[0] if doc.strip() else ""
+    doc = (inspect.getdoc(obj) or "").strip()
+    paragraph = " ".join(doc.split("\n\n")[0].split())
+    for match in re.finditer(r"\.(\s|$)", paragraph):
+        head = paragraph[:match.start() + 1]
+        if head.count("``") % 2 == 0 and head.replace("``", "").count("`") % 2 == 0:
+            return head
+    return paragraph
 
 
 class ExportsDirective(SphinxDirective):
@@ -81,7 +87,18 @@ class ExportsDirective(SphinxDirective):
                                             refexplicit=True, refwarn=True)
                 ref += nodes.literal(name, name)
                 first += ref
-            second = nodes.paragraph(text=summary(obj) if target else f"data ({type(obj).__name__})")
+            second = nodes.paragraph()
+            if target:   # the docstring's own inline markup, its references read in the defining module
+                saved = self.env.ref_context.get("py:module")
+                self.env.ref_context["py:module"] = obj.__module__
+                try:
+                    parsed, messages = self.state.inline_text(summary(obj), self.lineno)
+                finally:
+                    self.env.ref_context["py:module"] = saved
+                second += parsed
+                second += messages
+            else:
+                second += nodes.Text(f"data ({type(obj).__name__})")
             row = nodes.row(ids=[nodes.make_id(f"export-{modname}.{name}")])
             domain.note_object(f"{modname}.{name}", objtype(obj), row["ids"][0], aliased=True,
                                location=self.get_location())
