@@ -4,7 +4,7 @@ kernel at small sizes).
 
 ``<target>_energy_checked(m, C, U, d, code, ...)`` returns ``(status, gm, gC)`` with ``gC`` projected onto V
 (``code``: TRIL or DIAG; other structures take the Python path, whose checks need LAPACK).  ``status`` is
-:data:`OK`, or the first check that failed: a wrong shape, a non-finite entry of m, C or U, an entry of C outside V, a
+``OK``, or the first check that failed: a wrong shape, a non-finite entry of m, C or U, an entry of C outside V, a
 diagonal entry <= 0 (outside the domain W of seed 000 §2), a non-finite gradient.  On any failure the caller re-runs
 its full Python validation, which raises the error naming the problem: the checks are the same, only compiled.
 """

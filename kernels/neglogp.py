@@ -1,7 +1,8 @@
 """-log p(z_s) for each row z_s of Z (S x d), one kernel per built-in target (used by the score estimator).
 
 ``const`` is the target's normalizing constant (log p = const + the z-dependent part); see
-:func:`refvi.kernels.dispatch` for how it is computed from a target's public attributes.
+the target's :meth:`~refvi.targets.base.Target.kernels` (its ``neglogp`` entry) for how it is computed from the
+target's public attributes.
 """
 
 from __future__ import annotations

@@ -93,7 +93,7 @@ def price_logistic(mu, L, X, y, U, idx, scale):
     empty), g = scale/S sum_s sum_i y_i sigmoid(-y_i x_i^T z_s) x_i, H = -scale/S sum_s sum_i sigmoid'(x_i^T z_s)
     x_i x_i^T; returns (g - H mu, H / 2).
 
-    Three passes: the S x n linear predictors, one vectorized exp per predictor (sigmoid(|t|) with the foundation's
+    Three passes: the S x n linear predictors, one vectorized exp per predictor (``sigmoid(|t|)`` with the foundation's
     ``exp_nonpos``; sigmoid(-y t) and sigmoid'(t) both follow from it), then g and the upper triangle of H as
     contiguous dot products over the (transposed) data."""
     S, d = U.shape

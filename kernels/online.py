@@ -3,7 +3,7 @@ and OGA-EL over a whole stream.  Inputs are validated by :mod:`refvi.online`; ev
 the mean before each update into ``losses`` and, when ``record`` is true, the iterates into ``M_hist`` / ``S_hist``
 (row t = state used at round t, row T = state after the stream).
 
-Loss ids (``LOSS_*``): hinge (1 - y <theta, x>)_+, squared (y - <theta, x>)^2, absolute |y - <theta, x>|, and the
+Loss ids (``LOSS_*``): hinge (1 - y <theta, x>)_+, squared (y - <theta, x>)^2, absolute ``|y - <theta, x>|``, and the
 strongly convex quadratic (H/2) ||theta - x||^2 (y unused).  For a mean-field Gaussian q = N(m, diag sigma^2) the
 linear predictor <theta, x> ~ N(a, b^2) with a = <m, x>, b = ||sigma * x||.
 """
@@ -92,13 +92,14 @@ def point_grad(loss_id, x, y, theta, H, g):
 
 @jit
 def expected_loss_grad(loss_id, x, y, m, sigma, H, gm, gs):
-    """Closed-form bar L = E_{N(m, diag sigma^2)} ell and its gradients (d/dm into gm, d/dsigma into gs).
+    """Closed-form bar L = E_{N(m, diag sigma^2)} ell and its gradients (d/dm into gm, d/dsigma into gs)::
 
-    hinge (c = 1 - y a):  bar L = c Phi(c/b) + b phi(c/b), gm = -y x Phi(c/b), gs = phi(c/b) sigma x^2 / b;
-    squared:              bar L = (y - a)^2 + b^2,       gm = -2 (y - a) x,   gs = 2 sigma x^2;
-    absolute (r = y - a): bar L = 2 b phi(r/b) + r (2 Phi(r/b) - 1), gm = -(2 Phi(r/b) - 1) x,
-                          gs = 2 phi(r/b) sigma x^2 / b;
-    quadratic:            bar L = H/2 (||m - x||^2 + ||sigma||^2), gm = H (m - x), gs = H sigma.
+        hinge (c = 1 - y a):  bar L = c Phi(c/b) + b phi(c/b), gm = -y x Phi(c/b), gs = phi(c/b) sigma x^2 / b;
+        squared:              bar L = (y - a)^2 + b^2,       gm = -2 (y - a) x,   gs = 2 sigma x^2;
+        absolute (r = y - a): bar L = 2 b phi(r/b) + r (2 Phi(r/b) - 1), gm = -(2 Phi(r/b) - 1) x,
+                              gs = 2 phi(r/b) sigma x^2 / b;
+        quadratic:            bar L = H/2 (||m - x||^2 + ||sigma||^2), gm = H (m - x), gs = H sigma.
+
     At b = 0 the limits are taken explicitly (the point loss and a subgradient, gs = 0)."""
     d = x.shape[0]
     if loss_id == LOSS_QUADRATIC:

@@ -58,3 +58,10 @@ def test_pyproject_lists_no_package_by_hand():
         cfg = tomllib.load(fh)["tool"]["setuptools"]
     assert "packages" not in cfg or "find" in cfg["packages"], "packages are discovered, not listed"
     assert "package-dir" not in cfg
+
+
+def test_py_typed_is_installed():
+    """PEP 561: the installed package carries its py.typed marker, so type checkers read refvi's annotations."""
+    from importlib import resources
+
+    assert resources.files("refvi").joinpath("py.typed").is_file()

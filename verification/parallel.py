@@ -2,15 +2,16 @@
 single-threaded worker processes, or an existing cluster with ``--scheduler ADDRESS``), else on N local processes.
 
 The certificate does not depend on the number of workers: every statement's instances are derandomized by its id
-(:meth:`Context.rng`, Hypothesis ``derandomize=True``), each statement runs whole in one worker, and records are
-merged in the order of :func:`runner.select`.  Only ``seconds`` differs between runs.  Tasks are submitted longest
-first (by the durations of a previous certificate when one is given), which keeps the tail short.
+(:meth:`~refvi.verification.statement.Context.rng`, Hypothesis ``derandomize=True``), each statement runs whole in
+one worker, and records are merged in the order of :func:`~refvi.verification.runner.select`.  Only ``seconds``
+differs between runs.  Tasks are submitted longest first (by the durations of a previous certificate when one is
+given), which keeps the tail short.
 
 A statement whose worker process dies (a segfault or abort inside the implementation, e.g. an out-of-bounds index in
-a compiled kernel) gets an ``error`` record saying so (:func:`runner.crash_record`) and the run goes on.  Dask tries
-each task once (``allowed-failures = 0``), replaces the dead worker and re-runs alone every statement that was on it;
-the process pool, once broken, runs the statements it had not finished one at a time.  Either way the crash is pinned
-to its statement.
+a compiled kernel) gets an ``error`` record saying so (:func:`~refvi.verification.runner.crash_record`) and the run
+goes on.  Dask tries each task once (``allowed-failures = 0``), replaces the dead worker and re-runs alone every
+statement that was on it; the process pool, once broken, runs the statements it had not finished one at a time.
+Either way the crash is pinned to its statement.
 
 A statement that does not return within ``timeout`` seconds (an endless loop in the implementation) is stopped the
 same way, by a watchdog in its worker (:func:`.timeouts.worker_watchdog`): it gets an ``error`` record "timed out"

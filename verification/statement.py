@@ -455,7 +455,7 @@ class Context:
     def mean_close(self, values, target, *, alpha: float = 1e-6, atol: float = 0.0, label: str = "") -> None:
         """Statistical claim E[X] == target for vector draws (rows = draws), per-coordinate z-tests with a
         Bonferroni correction so that the joint false-alarm rate is at most ``alpha``.  Its power is recorded: the
-        smallest bias, relative to max |target| (or to the draws' magnitude for a zero target), detected with
+        smallest bias, relative to ``max |target|`` (or to the draws' magnitude for a zero target), detected with
         probability >= 80% (:attr:`power`)."""
         X = np.asarray(values, dtype=np.float64)
         X = X.reshape(X.shape[0], -1)

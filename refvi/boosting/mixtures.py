@@ -15,7 +15,7 @@ WEIGHT_TOL = 1e-9
 
 
 def check_weights(alpha, K: int, name: str = "weights") -> np.ndarray:
-    """Mixture weights: length K, finite, >= 0 and summing to 1 (|sum - 1| <= 1e-9); returned renormalized."""
+    """Mixture weights: length K, finite, >= 0 and summing to 1 (``|sum - 1| <= 1e-9``); returned renormalized."""
     a = as_vector(alpha, name, K)
     if np.any(a < 0):
         raise ValueError(f"{name} must be non-negative (min {a.min():.3g}): a mixture lies in the simplex")

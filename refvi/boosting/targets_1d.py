@@ -2,7 +2,8 @@
 
 * :class:`GaussianMixtureTarget`: p_x = sum_k w_k N(m_k, diag tau_k^2) (normalized, any d).  When every component
   is an admissible atom ("MoG-in-family"), p_A = sum_k [w_k P_k(A)/P(A)] TN_k lies in conv(A) and
-  f* = KL(p_A || p_x) = -log P_{p_x}(A) exactly (Eq. 5): :meth:`log_prob_box` and :meth:`optimal_weights`.
+  f* = KL(p_A || p_x) = -log P_{p_x}(A) exactly (Eq. 5): :meth:`GaussianMixtureTarget.log_prob_box` and
+  :meth:`GaussianMixtureTarget.optimal_weights`.
 * :class:`CauchyTarget`: the 1-D Cauchy(x0, scale) density; P(A) by arctan.
 
 Both expose ``logp(Z)`` on an (S, d) batch like every refvi target, and ``dim``.

@@ -162,7 +162,7 @@ class UniformBase(ProductBase):
 
 
 class LaplaceBase(ProductBase):
-    """Laplace(0, 1/sqrt2): density exp(-sqrt2 |u|) / sqrt2, psi(k) = 1 / (1 + k^2/2), entropy 1 + log(2)/2."""
+    """Laplace(0, 1/sqrt2): density ``exp(-sqrt2 |u|) / sqrt2``, psi(k) = 1 / (1 + k^2/2), entropy 1 + log(2)/2."""
 
     name = "laplace"
 

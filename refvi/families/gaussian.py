@@ -54,7 +54,7 @@ def neg_entropy(C: np.ndarray, structure: str = "tril") -> float:
 
 
 def entropy(C: np.ndarray, structure: str = "tril") -> float:
-    """Differential entropy of N(m, C C^T): (d/2)(1 + log 2 pi) + log |det C|."""
+    """Differential entropy of N(m, C C^T): ``(d/2)(1 + log 2 pi) + log |det C|``."""
     d = np.shape(C)[0]
     check_scale(C, d, structure)
     return 0.5 * d * (1.0 + LOG_2PI) - neg_entropy(C, structure)

@@ -1,8 +1,8 @@
 """Location-scale families q(w) = LocScale(m, C, s): z = C u + m, u ~ s (seed 002 §3.1, Eq. 1).
 
 With a standardized base s (E u = 0, V u = I) the energy l(w) = E f(C u + m) keeps the smoothness and strong
-convexity constants of f (seed 002 Thms 1-2).  Density: q(z) = s(C^{-1}(z - m)) / |det C|; entropy
-Entropy[s] + log|det C|; h(w) = -Entropy[q] has grad_C h = -proj_V(C^{-T}) and grad_m h = 0 for every base.
+convexity constants of f (seed 002 Thms 1-2).  Density: ``q(z) = s(C^{-1}(z - m)) / |det C|``; entropy
+``Entropy[s] + log|det C|``; h(w) = -Entropy[q] has grad_C h = -proj_V(C^{-T}) and grad_m h = 0 for every base.
 
 The reparameterization map, its adjoint and the projection onto V are those of :mod:`refvi.families.gaussian`
 (shared, not duplicated).  The energy and entropy estimators of :mod:`refvi.estimators` take pre-drawn base

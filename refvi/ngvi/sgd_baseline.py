@@ -2,6 +2,7 @@
 (m, C), C lower triangular, followed by clamping diag(C) >= 1e-10 ("effectively a projection step").
 
 Gradients (choices the paper leaves open, made explicit here):
+
 * KL(q, p) is differentiated in closed form: grad_m = P^{-1}(m - mu_p), grad_C = tril(P^{-1} C) - diag(1/C_ii);
 * BLR: the expected log-likelihood is closed form, only mini-batch noise remains (n/m rescaled);
 * GLM: "reparam" uses grad_C E log p ~ tril(mean_s g_s u_s^T); "price" uses tril(mean_s H_s C) (App. F "(p)");

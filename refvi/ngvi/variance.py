@@ -3,10 +3,14 @@
 
 For BLR the stochastic and exact gradients differ by eta* - eta_hat (the likelihood gradient does not depend on
 omega), so Eq. (12) at the state eta_t with step gamma is
+
     V_t = (1/gamma) E <eta* - eta_hat, omega_{t+1,*} - omega_{t+1}>,
+
 with eta_{t+1,*} = (1 - gamma) eta_t + gamma eta*, eta_{t+1} = (1 - gamma) eta_t + gamma eta_hat.  By the identity
 <eta_a - eta_b, grad A(eta_a) - grad A(eta_b)> = D_A(eta_a, eta_b) + D_A(eta_b, eta_a) it also equals
+
     (1/gamma^2) E [KL(q_{t+1}, q_{t+1,*}) + KL(q_{t+1,*}, q_{t+1})].
+
 The expectation over the n^m with-replacement batches is exact: sum over count vectors with multinomial weights.
 """
 

@@ -56,7 +56,7 @@ def ewa_1d(loss: Callable[[np.ndarray, float], np.ndarray], data, eta: float, lo
     """Run EWA with prior density exp(log_prior) (uniform if None) on Theta = [lo, hi] over the stream ``data``.
 
     ``loss(theta_nodes, D_t)`` must return the finite losses at the nodes; ``breaks`` lists the kinks of the losses
-    (e.g. ``data`` for |theta - D_t|) so that the composite rule integrates every panel of smoothness exactly."""
+    (e.g. ``data`` for ``|theta - D_t|``) so that the composite rule integrates every panel of smoothness exactly."""
     eta = positive_scalar(eta, "eta")
     data = as_vector(data, "data")
     if not (np.isfinite(lo) and np.isfinite(hi) and lo < hi):

@@ -9,7 +9,7 @@ Methods:
   w^1, so it is available, not the default.  Divergence guard (default step only): the energy estimator's second
   moment grows like (d+3)M^2 ||w - wbar||^2 (Thm 1), so at gamma = 1/M the last iterate can blow up on a target
   whose curvature is M in many directions (diabetes linear regression: the factor 1 - 2 gamma M + (d+2) gamma^2 M^2
-  exceeds 1); when the objective estimate at a trace point is non-finite or above f(w^0) + 1 + |f(w^0)|/10 (the
+  exceeds 1); when the objective estimate at a trace point is non-finite or above ``f(w^0) + 1 + |f(w^0)|/10`` (the
   run climbed above its start), ``fit`` restarts with half the step,
   replaying the same base samples, and says so in ``notes``.  An explicit ``step_size`` is never changed.
 * ``"proj-sgd"`` seed 000 Def. 8 / Cor 12: symmetric C, entropy-corrected estimator, projection onto W_M.

@@ -1,8 +1,8 @@
-"""The cos-plus-quadratic test target of seed 002 (non-convex when |alpha| ||b||^2 > beta).
+"""The cos-plus-quadratic test target of seed 002 (non-convex when ``|alpha| ||b||^2 > beta``).
 
 -log p(z) = alpha cos(b^T z + phi) + (beta/2) ||z - z0||^2.  Its Hessian eigenvalues are beta (on b's orthogonal
-complement) and beta - alpha ||b||^2 cos(b^T z + phi), so exactly M = beta + |alpha| ||b||^2, and
-mu = beta - |alpha| ||b||^2 when that is positive (strongly convex), else the target is non-convex (mu = 0).
+complement) and beta - alpha ||b||^2 cos(b^T z + phi), so exactly ``M = beta + |alpha| ||b||^2``, and
+``mu = beta - |alpha| ||b||^2`` when that is positive (strongly convex), else the target is non-convex (mu = 0).
 """
 
 from __future__ import annotations

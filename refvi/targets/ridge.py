@@ -4,9 +4,10 @@ a = y x^T m and beta = ||C^T x||).
 
 Integrated in the variable s (not t) by 16-point Gauss-Legendre on panels whose breakpoints merge a dyadic grid around
 s = 0 (where the integrands bend, on scale 1) with the grid a + k beta, k = -9..9 (the Gaussian weight), over
-[a - 9 beta, a + 9 beta] (outside: mass < 3e-19); beta <= 1e-12 max(1, |a|) is a point mass.  Agreement with the
+[a - 9 beta, a + 9 beta] (outside: mass < 3e-19); ``beta <= 1e-12 max(1, |a|)`` is a point mass.  Agreement with the
 quadrature oracle is tested at 1e-11 relative (tests/refvi/test_optim_gd.py) and in 002.claim-exact-energy.
-Used by :meth:`refvi.targets.LogisticRegression.exact_energy` and the exact solver :func:`refvi.optim.exact.solve`.
+Used by :meth:`refvi.targets.regression.LogisticRegression.exact_energy` and the exact solver
+:func:`refvi.optim.exact.solve`.
 """
 
 from __future__ import annotations

@@ -2,5 +2,5 @@
 
 Each oracle reaches a number by another road than the kernel it checks: symbolic algebra (:mod:`.symbolic`),
 quadrature (:mod:`.quadrature`), exact enumeration over discrete bases (:mod:`.discrete`), closed forms
-(:mod:`.closed_form`, :mod:`.charfun`).
+(e.g. :mod:`.charfun`).
 """

@@ -3,7 +3,7 @@
 numpy / scipy only — never refvi.  Bases are named by strings and described here from scratch.
 
 **O3, cos + quadratic target.**  f(z) = alpha cos(b^T z + phi) + beta/2 ||z - z0||^2
-(exactly M = beta + |alpha| ||b||^2).
+(exactly ``M = beta + |alpha| ||b||^2``).
 For a standardized base with characteristic function P(k) = E exp(i k^T u), k = C^T b, a = b^T m + phi:
 
     l = alpha Re[e^{ia} P(k)] + beta/2 (||m - z0||^2 + ||C||_F^2)

@@ -4,18 +4,18 @@ Seed 002 §3.1: a location-scale family draws z = C u + m with u from a base s. 
 law (no refvi object inside); every law except ``affine`` is *standardized* (E u = 0, V u = I):
 
 ==================  ======================================================================  ====================
-kind                law of one coordinate (iid coordinates unless stated)                    fields
+kind                law of one coordinate (iid coordinates unless stated)                   fields
 ==================  ======================================================================  ====================
 ``gaussian``        N(0, 1)
 ``uniform``         Uniform[-sqrt 3, sqrt 3]
-``laplace``         Laplace(0, 1/sqrt 2): density exp(-sqrt2 |u|) / sqrt2
+``laplace``         Laplace(0, 1/sqrt 2): density ``exp(-sqrt2 |u|) / sqrt2``
 ``exponential``     Exp(1) - 1 (skewed)
 ``rademacher``      +-1 with probability 1/2 (discrete: no density, no entropy)
-``two_point``       sqrt((1-p)/p) with probability p, else -sqrt(p/(1-p)) (discrete)       p
+``two_point``       sqrt((1-p)/p) with probability p, else -sqrt(p/(1-p)) (discrete)        p
 ``student_t``       u = g sqrt((nu - 2) / W), g ~ N(0, I), W ~ chi2_nu: ONE W for the       nu (> 2), product
                     whole vector (elliptical, the default) or one per coordinate
                     (``product=True``)
-``affine``          u = scale @ u0 + shift with u0 from ``inner`` (fixed dimension            inner, shift, scale
+``affine``          u = scale @ u0 + shift with u0 from ``inner`` (fixed dimension          inner, shift, scale
                     len(shift); not standardized in general)
 ==================  ======================================================================  ====================
 

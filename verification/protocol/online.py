@@ -6,7 +6,7 @@ the prior pi = N(0, s^2 I) (m = 0, sigma = s).  At round t (0-based) a learner p
 suffers ell_t(m_t), then updates from the expected loss bar L_t(m, sigma) = E_{theta ~ q} ell_t(theta) and its
 gradients (gm, gs) at the current state.  Projections are per-coordinate boxes applied after each step:
 m_j in [-mbox, mbox], sigma_j in [0, sbox] (``inf`` = no box).  Losses: ``"hinge"``
-max(0, 1 - y <theta, x>) with y = +-1, ``"squared"`` (y - <theta, x>)^2, ``"absolute"`` |y - <theta, x>|,
+max(0, 1 - y <theta, x>) with y = +-1, ``"squared"`` (y - <theta, x>)^2, ``"absolute"`` ``|y - <theta, x>|``,
 ``"quadratic"`` H/2 ||theta - x||^2 (y unused, pass None).
 
 ``run(method, X, y, loss, **hyper)`` runs a whole stream; ``method`` and its hyperparameters:

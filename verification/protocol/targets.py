@@ -23,7 +23,8 @@ kind                        log p(z, x)                                         
 ==========================  ==================================================================  ===================
 
 ``spec.model`` is the same content as the plain dict the oracles take (:mod:`refvi.verification.oracles`), and
-:func:`from_model` builds the spec back from such a dict; :mod:`.datasets` gives the scikit-learn data sets as specs.
+:func:`from_model` builds the spec back from such a dict; :mod:`refvi.verification.protocol.datasets` gives the
+scikit-learn data sets as specs.
 A spec carries no model constants (M, mu): implementations compute their own, the statements take the oracle's.
 A spec is hashable by identity: cache per-target compiled code on it (``functools.lru_cache`` or a dict keyed by
 ``id(spec)`` kept alive by the spec).

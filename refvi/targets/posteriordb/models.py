@@ -1,7 +1,7 @@
 """The ten posteriordb models: data loading, design matrices, priors, the target class and the pushforward moments.
 
 Each model is written from the posterior's Stan program (summarized in ``README.md`` of the database copy; the
-densities are in :mod:`._kernels`).  Linear regressions y ~ Normal(X beta, sigma) are fitted on (beta, log sigma);
+densities are in ``_kernels``).  Linear regressions y ~ Normal(X beta, sigma) are fitted on (beta, log sigma);
 eight schools on (theta_trans, mu, log tau); the GP on (log rho, log alpha, f_tilde).
 """
 
@@ -20,6 +20,7 @@ from refvi.targets.posteriordb import _kernels as K
 
 HERE = pathlib.Path(__file__).resolve().parent
 DATA = HERE / "data"
+#: the names of the ten posteriors, as ``load`` takes them
 POSTERIORS = ("sblrc-blr", "kidiq-kidscore_momhs", "kidiq-kidscore_interaction", "mesquite-logmesquite",
               "earnings-logearn_interaction", "nes1972-nes", "arK-arK", "diamonds-diamonds",
               "eight_schools-eight_schools_noncentered", "gp_pois_regr-gp_pois_regr")
@@ -79,6 +80,8 @@ class PosteriorTarget(Target):
 
     @property
     def reference(self) -> dict:
+        """The gold-standard reference moments: ``names``, ``mean``, ``sd``, ``mcse_mean``, ``ess_bulk`` on the
+        constrained scale, ``u_names``, ``u_mean``, ``u_sd``, ``u_cov`` on the unconstrained one, and ``draws``."""
         ref = _reference_table()[self.name]
         return {k: np.asarray(v) if k != "names" else tuple(v) for k, v in ref.items()}
 
