@@ -71,6 +71,13 @@ def write_json(path: str | os.PathLike, obj: Any, indent: int | None = 2) -> Non
         fh.write("\n")
 
 
+def save_figure(fig, path: str | os.PathLike, **savefig_kwargs) -> None:
+    """``fig.savefig(path)`` atomically (the format from the file's extension)."""
+    fmt = os.path.splitext(os.fspath(path))[1].lstrip(".") or "png"
+    with replacing(path, "wb") as fh:
+        fig.savefig(fh, format=fmt, **savefig_kwargs)
+
+
 def append_line(path: str | os.PathLike, line: str) -> None:
     """Append one line to a text file atomically (the whole file is rewritten beside it and renamed)."""
     path = os.fspath(path)

@@ -15,6 +15,8 @@ import matplotlib
 matplotlib.use("Agg")
 import matplotlib.pyplot as plt  # noqa: E402
 
+from refvi import _atomic  # noqa: E402
+
 SMALL = os.environ.get("REFVI_SMALL", "0") == "1"
 FIG_DIR = os.environ.get("REFVI_FIGURE_DIR",
                          os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file__))), "figures"))
@@ -27,6 +29,6 @@ def save(fig, name: str, title: str | None = None, dpi: int = 120) -> str:
         fig.suptitle(title)
     fig.tight_layout()
     path = os.path.join(FIG_DIR, name)
-    fig.savefig(path, dpi=dpi)
+    _atomic.save_figure(fig, path, dpi=dpi)
     plt.close(fig)
     return path

@@ -24,6 +24,8 @@ import subprocess
 import sys
 from pathlib import Path
 
+from refvi import _atomic
+
 HERE = Path(__file__).resolve().parent
 ROOT = HERE.parents[1]
 BASELINE = HERE / "baseline.json"
@@ -112,8 +114,7 @@ def _commit() -> str:
 def append_history(ratios: dict) -> None:
     entry = {"commit": _commit(), "date": datetime.datetime.now(datetime.timezone.utc).isoformat(timespec="seconds"),
              "ratios": {g: r["numpy"] for g, r in sorted(ratios.items())}}
-    with open(HISTORY, "a", encoding="utf-8") as fh:
-        fh.write(json.dumps(entry) + "\n")
+    _atomic.append_line(HISTORY, json.dumps(entry))
 
 
 def plot_history(path: Path = FIGURE) -> Path:
@@ -136,7 +137,7 @@ def plot_history(path: Path = FIGURE) -> Path:
     ax.legend(fontsize=6, ncol=3, loc="upper center", bbox_to_anchor=(0.5, -0.12))
     fig.subplots_adjust(left=0.08, right=0.98, top=0.95, bottom=0.42)
     path.parent.mkdir(parents=True, exist_ok=True)
-    fig.savefig(path, dpi=120)
+    _atomic.save_figure(fig, path, dpi=120)
     return path
 
 
@@ -158,7 +159,7 @@ def main(argv=None) -> int:
         ratios = group_ratios(run_benchmarks(HERE / ".last-run.json"))
         append_history(ratios)
     if args.cmd == "update-baseline":
-        BASELINE.write_text(json.dumps(ratios, indent=1, sort_keys=True) + "\n")
+        _atomic.write_text(BASELINE, json.dumps(ratios, indent=1, sort_keys=True) + "\n")
         print(f"baseline updated: {len(ratios)} groups -> {BASELINE.relative_to(ROOT)}")
         return 0
     if not BASELINE.exists():

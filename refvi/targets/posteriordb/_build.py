@@ -75,9 +75,9 @@ def main(src: str) -> None:
                        "u_names": list(target.param_names), "u_mean": U.mean(axis=0).tolist(),
                        "u_sd": U.std(axis=0, ddof=1).tolist(), "u_cov": np.cov(U.T).tolist(),
                        "draws": int(D.shape[0])}
-    with open(HERE / "reference_moments.json", "w") as fh:
-        json.dump(table, fh, indent=1)
-        fh.write("\n")
+    from refvi import _atomic
+
+    _atomic.write_json(HERE / "reference_moments.json", table, indent=1)
 
 
 if __name__ == "__main__":
