@@ -31,7 +31,7 @@ LOG_MAX_ELEMENTS = 2_000_000
 class MissingMethod(Exception):
     """The implementation under test lacks a protocol method (or sub-adapter) a statement needs: the instance that
     called it is declined (the statement is a ``skip`` when nothing else ran).  ``optional``: the method is an
-    optional feature (:data:`.capabilities.OPTIONAL_METHODS`)."""
+    optional feature (``capabilities.OPTIONAL_METHODS``)."""
 
     def __init__(self, message: str, optional: bool = False):
         super().__init__(message)
@@ -40,7 +40,7 @@ class MissingMethod(Exception):
 
 class InstanceSkipped(Exception):
     """One instance needs a call outside the implementation's declared capabilities: that instance is declined.
-    ``optional``: the declined argument is an optional feature (:data:`.capabilities.OPTIONAL_ARGUMENTS`)."""
+    ``optional``: the declined argument is an optional feature (``capabilities.OPTIONAL_ARGUMENTS``)."""
 
     def __init__(self, message: str, optional: bool = False):
         super().__init__(message)
