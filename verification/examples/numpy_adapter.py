@@ -13,6 +13,9 @@ Copy this file, replace each method body with a call into your library, and keep
 
 from __future__ import annotations
 
+import functools
+import math
+
 import numpy as np
 
 from ._validate import need
@@ -23,12 +26,20 @@ from .numpy_online import NumpyOnline
 from .numpy_targets import model_of
 
 
+@functools.lru_cache(maxsize=None)
+def _lower(d):
+    """The (d, d) mask of the lower triangle, diagonal included (read-only, built once per d)."""
+    mask = np.tri(d, dtype=bool)
+    mask.setflags(write=False)
+    return mask
+
+
 def proj_V(X, structure):
     """The projection onto the subspace V of the structure (full, tril, sym, diag) (seed 000 §2)."""
     if structure == "full":
         return X
     if structure == "tril":
-        return np.tril(X)
+        return np.where(_lower(X.shape[0]), X, 0.0)
     if structure == "sym":
         return (X + X.T) / 2
     if structure == "diag":
@@ -39,12 +50,12 @@ def proj_V(X, structure):
 def _inverse(C):
     """C^{-1}, refusing a C that is not finite or not invertible (1-norm condition number >= 1e15)."""
     C = np.asarray(C, dtype=float)
-    need(np.all(np.isfinite(C)), "C must be finite and invertible")
+    need(np.isfinite(C).all(), "C must be finite and invertible")
     try:
         Ci = np.linalg.inv(C)
     except np.linalg.LinAlgError:
         Ci = np.full_like(C, np.inf)
-    need(np.all(np.isfinite(Ci)) and np.abs(C).sum(0).max() * np.abs(Ci).sum(0).max() < 1e15,
+    need(np.isfinite(Ci).all() and np.abs(C).sum(0).max() * np.abs(Ci).sum(0).max() < 1e15,
          "C must be finite and invertible")
     return Ci
 
@@ -57,12 +68,12 @@ def _invertible(C):
 def _samples(m, C, U):
     U = np.atleast_2d(U)
     need(len(m) == len(C) == U.shape[1], f"m, C and U must agree in d, got {len(m)}, {len(C)}, {U.shape[1]}")
-    need(np.all(np.isfinite(U)), "U must be finite")
+    need(np.isfinite(U).all(), "U must be finite")
     return U
 
 
 def _positive(x, name):
-    need(x is not None and np.isfinite(x) and x > 0, f"{name} must be > 0, got {x!r}")
+    need(x is not None and math.isfinite(x) and x > 0, f"{name} must be > 0, got {x!r}")
     return float(x)
 
 
@@ -188,7 +199,7 @@ class NumpyImplementation(NumpyFamilies):
     def energy(self, target, m, C, U, structure="tril"):
         U = _samples(m, C, U)
         G = self._neg_grads(target, m, C, U)                    # g_energy(u) = T*(-grad log p(Cu + m))
-        return G.mean(axis=0), proj_V(G.T @ U / len(U), structure)
+        return G.sum(axis=0) / len(U), proj_V(G.T @ U / len(U), structure)
 
     def entropy(self, target, m, C, U, structure="sym"):
         gm, gC = self.energy(target, m, C, U, structure)
@@ -213,19 +224,20 @@ class NumpyImplementation(NumpyFamilies):
 
     def entropy_prox(self, C, gamma):
         out = np.array(C, dtype=float)
-        need(np.all(np.isfinite(out)) and not np.any(np.triu(out, 1)), "C must be finite and lower triangular")
+        need(out.ndim == 2 and out.shape[0] == out.shape[1], f"C must be square, got shape {out.shape}")
+        need(np.isfinite(out).all() and not out[~_lower(len(out))].any(), "C must be finite and lower triangular")
         gamma = _positive(gamma, "gamma")
-        c = np.diag(out).copy()
+        c = out.diagonal().copy()
         r = np.sqrt(c * c + 4 * gamma)
         # (c + r)/2 as printed for c >= 0; the same root 2 gamma/(r - c) for c < 0 (no cancellation)
-        out[np.diag_indices_from(out)] = np.where(c >= 0, (c + r) / 2, 2 * gamma / (r - np.minimum(c, 0)))
+        out.flat[::len(out) + 1] = np.where(c >= 0, (c + r) / 2, 2 * gamma / (r - np.minimum(c, 0)))
         return out
 
     def project_wm(self, C, M, structure="sym"):
         if structure == "full":
             return self.project_singular(C, M)
         lam, Q = np.linalg.eigh(0.5 * (C + C.T))      # W_M lies in the symmetric matrices: project the part there
-        return Q @ np.diag(np.maximum(lam, 1 / np.sqrt(_positive(M, "M")))) @ Q.T
+        return (Q * np.maximum(lam, 1 / math.sqrt(_positive(M, "M")))) @ Q.T
 
     def project_singular(self, C, M):
         U, s, Vt = np.linalg.svd(C)
@@ -322,9 +334,9 @@ class NumpyImplementation(NumpyFamilies):
             w[:] = np.asarray(weights, dtype=float) / np.sum(weights)
             m_avg, C_avg = w[0] * m, w[0] * C
         for t in range(T):
-            gm, gC = self._estimate(estimator, target, m, C, np.atleast_2d(U[t]), structure)
+            gm, gC = self._estimate(estimator, target, m, C, U[t], structure)
             m, C = m - gammas[t] * gm, update(C - gammas[t] * gC, gammas[t])
-            if not (np.all(np.isfinite(m)) and np.all(np.isfinite(C))):
+            if not (np.isfinite(m).all() and np.isfinite(C).all()):
                 raise ValueError(f"non-finite iterate at step {t}")
             if w is not None:
                 m_avg, C_avg = m_avg + w[t + 1] * m, C_avg + w[t + 1] * C
