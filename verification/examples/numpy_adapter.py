@@ -1,8 +1,10 @@
 """An outside implementation written only from the papers, in plain NumPy, wrapped for ``--impl``.
 
-It imports nothing from refvi: it reads only the plain target records it is handed (``kind``, ``params``, ``logp``,
-``grad_logp``; see ``docs/protocol-core.md``) and computes the model constants M, mu itself from the papers' formulas,
-so running the verification suite against it shows how to verify your own code::
+It imports nothing from refvi: it reads only the plain target records it is handed (``kind`` and ``params``; see
+``docs/protocol-core.md``), evaluates every target with its own model of log p (``numpy_targets.py``: the record's
+``logp`` / ``grad_logp`` callables are used only for kind ``"callable"``, which has nothing else), and computes the
+model constants M, mu itself from the papers' formulas, so running the verification suite against it shows how to
+verify your own code::
 
     python -m refvi.verification --impl refvi.verification.examples.numpy_adapter:IMPL
 
@@ -11,6 +13,9 @@ Copy this file, replace each method body with a call into your library, and keep
 
 from __future__ import annotations
 
+import functools
+import math
+
 import numpy as np
 
 from ._validate import need
@@ -18,6 +23,15 @@ from .numpy_boosting import NumpyBoosting
 from .numpy_families import NumpyFamilies
 from .numpy_ngvi import NumpyNGVI
 from .numpy_online import NumpyOnline
+from .numpy_targets import model_of
+
+
+@functools.lru_cache(maxsize=None)
+def _lower(d):
+    """The (d, d) mask of the lower triangle, diagonal included (read-only, built once per d)."""
+    mask = np.tri(d, dtype=bool)
+    mask.setflags(write=False)
+    return mask
 
 
 def proj_V(X, structure):
@@ -25,7 +39,7 @@ def proj_V(X, structure):
     if structure == "full":
         return X
     if structure == "tril":
-        return np.tril(X)
+        return np.where(_lower(X.shape[0]), X, 0.0)
     if structure == "sym":
         return (X + X.T) / 2
     if structure == "diag":
@@ -33,20 +47,33 @@ def proj_V(X, structure):
     raise ValueError(f"unknown structure {structure!r}")
 
 
+def _inverse(C):
+    """C^{-1}, refusing a C that is not finite or not invertible (1-norm condition number >= 1e15)."""
+    C = np.asarray(C, dtype=float)
+    need(np.isfinite(C).all(), "C must be finite and invertible")
+    try:
+        Ci = np.linalg.inv(C)
+    except np.linalg.LinAlgError:
+        Ci = np.full_like(C, np.inf)
+    need(np.isfinite(Ci).all() and np.abs(C).sum(0).max() * np.abs(Ci).sum(0).max() < 1e15,
+         "C must be finite and invertible")
+    return Ci
+
+
 def _invertible(C):
-    need(np.all(np.isfinite(C)) and np.linalg.cond(C) < 1e15, "C must be finite and invertible")
+    _inverse(C)
     return C
 
 
 def _samples(m, C, U):
     U = np.atleast_2d(U)
     need(len(m) == len(C) == U.shape[1], f"m, C and U must agree in d, got {len(m)}, {len(C)}, {U.shape[1]}")
-    need(np.all(np.isfinite(U)), "U must be finite")
+    need(np.isfinite(U).all(), "U must be finite")
     return U
 
 
 def _positive(x, name):
-    need(x is not None and np.isfinite(x) and x > 0, f"{name} must be > 0, got {x!r}")
+    need(x is not None and math.isfinite(x) and x > 0, f"{name} must be > 0, got {x!r}")
     return float(x)
 
 
@@ -93,31 +120,22 @@ def _constants(target):
 
 
 class NumpyImplementation(NumpyFamilies):
-    """Seed 000 Eqs. 4, 6, 8, Lemmas 16, 31, 32 and seed 002 Thm 7, one sample at a time (seed 002 §3.1 bases and
-    §6 exact energies in numpy_families.py)."""
+    """Seed 000 Eqs. 4, 6, 8, Lemmas 16, 31, 32 and seed 002 Thm 7, all samples of a call at once (seed 002 §3.1
+    bases and §6 exact energies in numpy_families.py, the target models in numpy_targets.py)."""
 
     name = "numpy-adapter"
     boosting = NumpyBoosting()      # seed 001 sub-adapter (numpy_boosting.py)
     online = NumpyOnline()          # seed 003 sub-adapter (numpy_online.py)
     ngvi = NumpyNGVI()              # seed 004 sub-adapter (numpy_ngvi.py)
 
-    def log_joint(self, target, Z):                       # the spec's own callables: this adapter has no model
-        if target.kind == "hierarchical_logistic":
-            g = np.asarray(target.params["groups"])
-            need(g.size == 0 or (g.min() >= 0 and g.max() < target.params["n_groups"]), "group labels outside 0..G-1")
-        if target.kind == "gaussian":
-            need(np.linalg.eigvalsh(np.asarray(target.params["precision"]))[0] > 0, "the precision must be positive "
-                 "definite")
-        return np.array([target.logp(z) for z in np.atleast_2d(Z)])
+    def log_joint(self, target, Z):                       # this adapter's own model of the target (numpy_targets)
+        return model_of(target).logp(Z)
 
     def grad_log_joint(self, target, Z):
-        return np.array([target.grad_logp(z) for z in np.atleast_2d(Z)])
+        return model_of(target).grad(Z)
 
-    def hess_log_joint(self, target, z):                   # central differences of the spec's gradient
-        z, h = np.asarray(z, dtype=float), 1e-5
-        cols = [(target.grad_logp(z + h * e) - target.grad_logp(z - h * e)) / (2 * h) for e in np.eye(z.size)]
-        H = np.array(cols).T
-        return 0.5 * (H + H.T)
+    def hess_log_joint(self, target, z):                   # closed form ("callable": differences of its gradient)
+        return model_of(target).hess(z)
 
     def mode(self, target):
         """Closed forms for the Gaussian and the linear model; Newton on the logistic log joint (seed 000 §7)."""
@@ -150,25 +168,22 @@ class NumpyImplementation(NumpyFamilies):
         return float(-0.5 * quad - 0.5 * np.linalg.slogdet(K)[1] - 0.5 * len(y) * np.log(2 * np.pi))
 
     def frame(self, target, kind="laplace"):
-        """Mode by BFGS polished with Newton steps on the differenced Hessian; constants of L^T H L at the mode."""
+        """Mode by BFGS polished with Newton steps on the Hessian; constants of L^T H L at the mode."""
         from scipy import optimize
-        d = target.dim
-        z = optimize.minimize(lambda z: -target.logp(z), np.zeros(d), jac=lambda z: -target.grad_logp(z),
+        model = model_of(target)
+        z = optimize.minimize(lambda z: -model.logp(z)[0], np.zeros(target.dim), jac=lambda z: -model.grad(z)[0],
                               method="BFGS", options={"gtol": 1e-10}).x
         for _ in range(5):
-            z = z + np.linalg.solve(-self.hess_log_joint(target, z), target.grad_logp(z))
-        H = -self.hess_log_joint(target, z)
+            z = z + np.linalg.solve(-model.hess(z), model.grad(z)[0])
+        H = -model.hess(z)
         L = np.linalg.cholesky(np.linalg.inv(H)) if kind == "laplace" else np.diag(1.0 / np.sqrt(np.diag(H)))
         ev = np.linalg.eigvalsh(L.T @ H @ L)
         return z, L, float(ev[-1]), float(ev[0])
 
     def framed_energy(self, target, z0, L, m, C, U, structure="full"):
-        U = np.atleast_2d(U)
-        gm, gC = np.zeros(len(m)), np.zeros((len(m), len(m)))
-        for u in U:
-            g = -L.T @ np.asarray(target.grad_logp(z0 + L @ (C @ u + m)), dtype=float)
-            gm, gC = gm + g, gC + np.outer(g, u)
-        return gm / len(U), proj_V(gC / len(U), structure)
+        U, L = np.atleast_2d(U), np.asarray(L, dtype=float)
+        G = -model_of(target).grad(z0 + (U @ np.asarray(C).T + m) @ L.T) @ L       # rows L^T (-grad log p(z))
+        return G.mean(axis=0), proj_V(G.T @ U / len(U), structure)
 
     def gaussian_entropy(self, C, structure="tril"):            # (d/2)(1 + log 2 pi) + log|det C|
         _invertible(C)
@@ -178,61 +193,51 @@ class NumpyImplementation(NumpyFamilies):
         U = np.linalg.solve(_invertible(C), (np.atleast_2d(Z) - m).T).T
         return -0.5 * np.sum(U * U, axis=1) - np.linalg.slogdet(C)[1] - 0.5 * len(C) * np.log(2 * np.pi)
 
-    def _per_sample(self, target, m, C, U):
-        for u in np.atleast_2d(U):
-            z = C @ u + m
-            yield u, z, -np.asarray(target.grad_logp(z), dtype=float)
+    def _neg_grads(self, target, m, C, U):                # rows -grad log p(C u + m), one per sample u
+        return -model_of(target).grad(U @ np.asarray(C, dtype=float).T + m)
 
     def energy(self, target, m, C, U, structure="tril"):
         U = _samples(m, C, U)
-        gm, gC = np.zeros_like(m, dtype=float), np.zeros_like(C, dtype=float)
-        for u, _, g in self._per_sample(target, m, C, U):       # g_energy(u) = T*(-grad log p(Cu + m))
-            gm += g
-            gC += np.outer(g, u)
-        return gm / len(U), proj_V(gC / len(U), structure)
+        G = self._neg_grads(target, m, C, U)                    # g_energy(u) = T*(-grad log p(Cu + m))
+        return G.sum(axis=0) / len(U), proj_V(G.T @ U / len(U), structure)
 
     def entropy(self, target, m, C, U, structure="sym"):
-        _invertible(C)
         gm, gC = self.energy(target, m, C, U, structure)
         return gm, gC + self.grad_neg_entropy(C, structure)
 
     def stl(self, target, m, C, U, structure="tril"):
         U = _samples(m, _invertible(C), U)
-        gm, gC = np.zeros_like(m, dtype=float), np.zeros_like(C, dtype=float)
-        for u, _, g in self._per_sample(target, m, C, U):
-            v = g - np.linalg.solve(C.T, u)                    # -grad log p(z) + grad_z log q(z)
-            gm += v
-            gC += np.outer(v, u)
-        return gm / len(U), proj_V(gC / len(U), structure)
+        V = self._neg_grads(target, m, C, U) - np.linalg.solve(C.T, U.T).T    # -grad log p(z) + grad_z log q(z)
+        return V.mean(axis=0), proj_V(V.T @ U / len(U), structure)
 
     def score(self, target, m, C, U, structure="tril"):
-        U = _samples(m, _invertible(C), U)
-        gm, gC = np.zeros_like(m, dtype=float), np.zeros_like(C, dtype=float)
-        Cit = np.linalg.inv(C).T
-        for u in U:
-            f = -float(target.logp(C @ u + m))
-            gm += f * (Cit @ u)
-            gC += f * (Cit @ (np.outer(u, u) - np.eye(len(u))))
-        return gm / len(U), proj_V(gC / len(U), structure)
+        U = _samples(m, C, U)
+        Cit = _inverse(C).T
+        f = -model_of(target).logp(U @ np.asarray(C, dtype=float).T + m)          # -log p(C u + m)
+        S = len(U)
+        gm = Cit @ (U.T @ f) / S                                                  # mean of f C^-T u
+        gC = Cit @ ((U.T * f) @ U - f.sum() * np.eye(U.shape[1])) / S             # mean of f C^-T (u u^T - I)
+        return gm, proj_V(gC, structure)
 
     def grad_neg_entropy(self, C, structure="tril"):
-        return -proj_V(np.linalg.inv(_invertible(C)).T, structure)
+        return -proj_V(_inverse(C).T, structure)
 
     def entropy_prox(self, C, gamma):
         out = np.array(C, dtype=float)
-        need(np.all(np.isfinite(out)) and not np.any(np.triu(out, 1)), "C must be finite and lower triangular")
+        need(out.ndim == 2 and out.shape[0] == out.shape[1], f"C must be square, got shape {out.shape}")
+        need(np.isfinite(out).all() and not out[~_lower(len(out))].any(), "C must be finite and lower triangular")
         gamma = _positive(gamma, "gamma")
-        c = np.diag(out).copy()
+        c = out.diagonal().copy()
         r = np.sqrt(c * c + 4 * gamma)
         # (c + r)/2 as printed for c >= 0; the same root 2 gamma/(r - c) for c < 0 (no cancellation)
-        out[np.diag_indices_from(out)] = np.where(c >= 0, (c + r) / 2, 2 * gamma / (r - np.minimum(c, 0)))
+        out.flat[::len(out) + 1] = np.where(c >= 0, (c + r) / 2, 2 * gamma / (r - np.minimum(c, 0)))
         return out
 
     def project_wm(self, C, M, structure="sym"):
         if structure == "full":
             return self.project_singular(C, M)
         lam, Q = np.linalg.eigh(0.5 * (C + C.T))      # W_M lies in the symmetric matrices: project the part there
-        return Q @ np.diag(np.maximum(lam, 1 / np.sqrt(_positive(M, "M")))) @ Q.T
+        return (Q * np.maximum(lam, 1 / math.sqrt(_positive(M, "M")))) @ Q.T
 
     def project_singular(self, C, M):
         U, s, Vt = np.linalg.svd(C)
@@ -329,9 +334,9 @@ class NumpyImplementation(NumpyFamilies):
             w[:] = np.asarray(weights, dtype=float) / np.sum(weights)
             m_avg, C_avg = w[0] * m, w[0] * C
         for t in range(T):
-            gm, gC = self._estimate(estimator, target, m, C, np.atleast_2d(U[t]), structure)
+            gm, gC = self._estimate(estimator, target, m, C, U[t], structure)
             m, C = m - gammas[t] * gm, update(C - gammas[t] * gC, gammas[t])
-            if not (np.all(np.isfinite(m)) and np.all(np.isfinite(C))):
+            if not (np.isfinite(m).all() and np.isfinite(C).all()):
                 raise ValueError(f"non-finite iterate at step {t}")
             if w is not None:
                 m_avg, C_avg = m_avg + w[t + 1] * m, C_avg + w[t + 1] * C

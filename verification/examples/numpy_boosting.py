@@ -20,6 +20,7 @@ from scipy.special import ndtr
 
 from . import numpy_boosting_mc
 from ._validate import need, simplex
+from .numpy_targets import boosting_logp
 
 _LOG_SQ2PI = 0.5 * math.log(2 * math.pi)
 
@@ -62,7 +63,7 @@ class _Problem:
         t = (self.nodes[None, :, :] - m[:, None, :]) / s[:, :, None]
         self.T = np.exp(-0.5 * (t * t).sum(2) - inst.d * (np.log(s) + _LOG_SQ2PI) - lz[:, None])
         need(np.all(self.T > 0), "an atom density underflows to 0 on the box (A2 needs q >= eps > 0)")
-        self.logp = np.asarray(inst.target.logp(self.nodes), dtype=np.float64)
+        self.logp = boosting_logp(inst.target, self.nodes)
         self.inst, self.lz = inst, lz
         far = np.where(m - inst.lo > inst.hi - m, inst.lo, inst.hi)
         z = (far - m) / s
@@ -352,7 +353,7 @@ class NumpyBoosting:
                                  random_state=rng)
 
         def log_ratio(Z):                       # log q(z) - log p(z), q the mixture of truncated Gaussians
-            return self.mixture_logpdf(inst, a, Z) - np.asarray(inst.target.logp(Z), dtype=float)
+            return self.mixture_logpdf(inst, a, Z) - boosting_logp(inst.target, Z)
 
         cands = rng.uniform(lo, hi, size=(8, inst.d))
         mu = cands[int(np.argmin([log_ratio(draw(nearest(c))).mean() for c in cands]))].copy()
@@ -364,7 +365,7 @@ class NumpyBoosting:
         """mu' = clip(mu - lr g): g Eq. (10) at the nearest atom's mean, leave-one-out baseline on log q - log p."""
         mu = np.atleast_1d(np.asarray(mu, dtype=float))
         k = int(np.argmin(((inst.means - mu) ** 2).sum(1)))
-        v = self.mixture_logpdf(inst, alpha, Z) - np.asarray(inst.target.logp(Z), dtype=float)
+        v = self.mixture_logpdf(inst, alpha, Z) - boosting_logp(inst.target, Z)
         v = v - (v.sum() - v) / (v.size - 1)
         return np.clip(mu - lr * self.score_gradient(inst.lo, inst.hi, inst.means[k], float(inst.scales[k]), Z, v),
                        inst.lo, inst.hi)

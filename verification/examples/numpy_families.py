@@ -216,14 +216,14 @@ class NumpyFamilies:
         return self._base_sample(base, np.random.default_rng(seed), int(n), C.shape[0]) @ C.T + np.asarray(m, float)
 
     def standardize(self, base, d):
-        """R (u0 - mu), R = V^{-1/2} by eigh; an affine base's map composed with R."""
-        from refvi.verification.protocol.bases import affine
+        """R (u0 - mu), R = V^{-1/2} by eigh; an affine base's map composed with R (the record built with the
+        class of the one handed in: nothing of refvi imported)."""
         mu, S = self.base_moments(base, d)
         lam, Q = np.linalg.eigh(S)
         R = (Q / np.sqrt(lam)) @ Q.T
         if base.kind == "affine":
-            return affine(base.inner, R @ (base.shift - mu), R @ base.scale)
-        return affine(base, -R @ mu, R)
+            return type(base)("affine", inner=base.inner, shift=R @ (base.shift - mu), scale=R @ base.scale)
+        return type(base)("affine", inner=base, shift=-R @ mu, scale=R)
 
     def to_base_params(self, m, C, base):
         m, C = np.asarray(m, float), np.asarray(C, float)

@@ -4,6 +4,7 @@
 
 from __future__ import annotations
 
+import functools
 import math
 from types import SimpleNamespace
 
@@ -190,22 +191,38 @@ class _NetLearner(_Learner):
         return np.mean(grads, axis=0), np.mean([gk * u for gk, u in zip(grads, U)], axis=0)
 
 
+@functools.lru_cache(maxsize=64)
+def _gauss_legendre(k):
+    """The k-point Gauss-Legendre rule on [-1, 1], computed once per k (an O(k^3) eigenproblem: k reaches 2000)."""
+    z, w = np.polynomial.legendre.leggauss(k)
+    z.setflags(write=False)
+    w.setflags(write=False)
+    return z, w
+
+
+def _logsumexp(a):
+    top = a.max()
+    return top + math.log(np.exp(a - top).sum())
+
+
 def _ewa_on_nodes(loss, data, eta, nodes, logw):
     """EWA p_{t+1} ∝ p_t exp(-eta ell_t) on quadrature nodes (rows of ``nodes``, log weights ``logw`` summing to one):
     the posterior means, the losses at the means, the mix losses and log normalisers (seed 003 §2)."""
     T = len(data)
     cum = np.zeros(len(nodes))
     means, losses, mix, log_norm = np.empty((T,) + nodes.shape[1:]), np.empty(T), np.empty(T), np.zeros(T + 1)
+    lpost = logw
+    norm = _logsumexp(lpost)                     # log Z_t of the unnormalised log posterior logw - eta cum
     for t in range(T):
-        lpost = logw - eta * cum
-        post = np.exp(lpost - logsumexp(lpost))
+        post = np.exp(lpost - norm)
         means[t] = post @ nodes
         lt = np.asarray(loss(nodes, data[t]), dtype=float)
         losses[t] = float(np.asarray(loss(np.asarray(means[t])[None, ...], data[t]), dtype=float)[0])
-        mix[t] = -logsumexp(lpost - logsumexp(lpost) - eta * lt) / eta
         cum = cum + lt
-        log_norm[t + 1] = logsumexp(logw - eta * cum)
-    lpost = logw - eta * cum
+        lpost = logw - eta * cum
+        log_norm[t + 1] = _logsumexp(lpost)
+        mix[t] = -(log_norm[t + 1] - norm) / eta     # -log E_{p_t} exp(-eta ell_t) / eta = -(log Z_{t+1} - log Z_t)
+        norm = log_norm[t + 1]
     return SimpleNamespace(means=means, losses=losses, log_norm=log_norm, mix_loss=mix, nodes=nodes,
                            log_post=lpost - logsumexp(lpost))
 
@@ -294,7 +311,7 @@ class NumpyOnline:
         """p_{t+1} ∝ p_t exp(-eta ell_t) on a tensor Gauss-Legendre grid of the box."""
         lo, hi = np.asarray(lo, float), np.asarray(hi, float)
         need(np.all(hi > lo) and n_nodes >= 2, "need lo < hi and n_nodes >= 2")
-        z, w = np.polynomial.legendre.leggauss(int(n_nodes))
+        z, w = _gauss_legendre(int(n_nodes))
         gx = [lo[j] + 0.5 * (hi[j] - lo[j]) * (z + 1) for j in range(2)]
         gw = [0.5 * (hi[j] - lo[j]) * w for j in range(2)]
         nodes = np.array([[a, b] for a in gx[0] for b in gx[1]])
@@ -309,7 +326,7 @@ class NumpyOnline:
         need(lo < hi, f"need lo < hi, got [{lo}, {hi}]")
         cuts = np.unique(np.concatenate([[lo, hi], [b for b in np.ravel(breaks) if lo < b < hi]]))
         k = max(16, int(n_nodes) // (len(cuts) - 1))
-        z, w = np.polynomial.legendre.leggauss(k)
+        z, w = _gauss_legendre(k)
         nodes = np.concatenate([a + 0.5 * (b - a) * (z + 1) for a, b in zip(cuts[:-1], cuts[1:])])
         wts = np.concatenate([0.5 * (b - a) * w for a, b in zip(cuts[:-1], cuts[1:])])
         logw = np.log(wts) + (0.0 if log_prior is None else np.asarray(log_prior(nodes), float))

@@ -72,9 +72,11 @@ def _(orig, owner):
 
 @mutant("boosting-scores-drop-logp", "001", "boosting.scores", "LMO scores <s_k, log q> without the target term")
 def _(orig, owner):
-    def scores(inst, alpha):
-        flat = dataclasses.replace(inst.target, logp=lambda Z: np.zeros(len(Z)))
-        return orig(dataclasses.replace(inst, target=flat), alpha)
+    from refvi.verification.examples.numpy_boosting import _problem
+
+    def scores(inst, alpha):                  # <s_k, log q - log p> + <s_k, log p>: the example's own log p table
+        P = _problem(inst)
+        return np.asarray(orig(inst, alpha)) + P.T @ (P.w * P.logp)
     return scores
 
 
