@@ -387,3 +387,16 @@ def _(out, X, y, draws):
 def _(out, inst, **_):
     from refvi.verification.examples.numpy_boosting import _problem
     return float(np.max(np.diag(_problem(inst).gram)))
+
+
+@mutant("boosting-variant1-step-over-delta", "001", "boosting.frank_wolfe",
+        "Variant 1 with an approximate LMO divides the curvature step by delta, min(1, gap / (delta C)) (Thm 4's "
+        "C/delta carried into the step); exact-LMO runs are unaffected")
+def _(orig, owner):
+    def frank_wolfe(inst, n_iter, step="fixed", *, lmo="exact", delta=None, curvature=None, L=None, init=None,
+                    keep_weights=False):
+        if step == "curvature" and lmo != "exact" and delta is not None and curvature is not None:
+            curvature = curvature * delta
+        return orig(inst, n_iter, step, lmo=lmo, delta=delta, curvature=curvature, L=L, init=init,
+                    keep_weights=keep_weights)
+    return frank_wolfe
