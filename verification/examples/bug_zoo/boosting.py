@@ -400,3 +400,11 @@ def _(orig, owner):
         return orig(inst, n_iter, step, lmo=lmo, delta=delta, curvature=curvature, L=L, init=init,
                     keep_weights=keep_weights)
     return frank_wolfe
+
+
+@corrupts("boosting-thm8-one-dimensional-factor", "001", "boosting.family_constants",
+          "Thm 8's corrected constant with the d = 1 factor 2^(-1/2) in every dimension (2^(-d/2) hard-coded at d = 1)")
+def _(out, lo, **_):
+    d = _fields(out)
+    dim = np.atleast_1d(lo).size
+    return SimpleNamespace(**{**d, "thm8_ldiam": d["thm8_ldiam"] * 2 ** (dim / 2 - 0.5)})
