@@ -119,7 +119,7 @@ def adversarial_runs(ctx, inst, deltas, T, step="fixed_delta", oracle=None, **kw
     out = {}
     for dl in deltas:
         n = T[dl] if isinstance(T, dict) else T
-        res = b.frank_wolfe(inst, n, step=step, lmo="adversarial", delta=dl, keep_weights=oracle is not None, **kw)
+        res = b.frank_wolfe(inst, n, step=step, lmo="adversarial", delta=dl, keep_weights=True, **kw)
         check_step_rule(ctx, res, step, dl, f"{step} run, delta = {dl}")
         if oracle is not None:
             check_run_records(ctx, oracle, res, f"delta = {dl}")
@@ -187,7 +187,7 @@ def cor7(ctx):
     inst, oracle, fstar = i1()
     C = 4 * oracle.M ** 2 * oracle.volume / oracle.eps
     T = 60 if ctx.profile.name == "ci" else 300
-    for dl, res in adversarial_runs(ctx, inst, (1.0, 0.5, 0.25), T).items():
+    for dl, res in adversarial_runs(ctx, inst, (1.0, 0.5, 0.25), T, oracle=oracle).items():
         h = res.f - fstar
         t = np.arange(h.size)
         _bound_along(ctx, h, 2 * C / (dl ** 2 * t + 2 * dl) + 2 * h[0] / (dl * t + 2), f"delta = {dl}")
@@ -206,7 +206,7 @@ def cor7(ctx):
     ctx.bound(diam2, (M3 - eps3) ** 2 * leb3, rtol=1e-9, label="I3: exact diam^2 <= (M - eps)^2 Leb")
     constants = (("printed C = 4 M^2 Leb / eps", C3), ("tight C = (M - eps)^2 Leb / eps", (M3 - eps3) ** 2 * leb3 / eps3),
                  ("tight C = diam^2 / eps", diam2 / eps3))
-    for dl, res in adversarial_runs(ctx, inst3, (1.0, 0.5), 3000, init=0).items():
+    for dl, res in adversarial_runs(ctx, inst3, (1.0, 0.5), 3000, init=0, oracle=oracle3).items():
         h = res.f - fstar3
         t = np.arange(h.size)
         for name, C in constants:
@@ -299,7 +299,7 @@ def thm8(ctx):
     T = 60 if ctx.profile.name == "ci" else 300
     d = 1
     first = 8 * 2 ** (-d / 2) * fc["P_a"] * math.exp(fc["diam_box"] ** 2 / (2 * 0.25)) / fc["K"] ** 2
-    for dl, res in adversarial_runs(ctx, inst, (1.0, 0.5), T).items():
+    for dl, res in adversarial_runs(ctx, inst, (1.0, 0.5), T, oracle=oracle).items():
         t = np.arange(res.f.size)
         h = res.f - fstar
         _bound_along(ctx, h, first / (dl ** 2 * t + 2 * dl) + 2 * h[0] / (dl * t + 2),
@@ -311,7 +311,7 @@ def thm8(ctx):
                                  I3_SIGMA, "I3 family")
     ctx.close(fc3["eps"], oracle3.eps, rtol=1e-10, label="I3: eps of the family = eps of the quantized set")
     first3 = 8 * 2 ** (-d / 2) * fc3["P_a"] * math.exp(fc3["diam_box"] ** 2 / (2 * I3_SIGMA ** 2)) / fc3["K"] ** 2
-    for dl, res in adversarial_runs(ctx, inst3, (1.0, 0.5), 3000, init=0).items():
+    for dl, res in adversarial_runs(ctx, inst3, (1.0, 0.5), 3000, init=0, oracle=oracle3).items():
         t = np.arange(res.f.size)
         h = res.f - fstar3
         bound = first3 / (dl ** 2 * t + 2 * dl) + 2 * h[0] / (dl * t + 2)
