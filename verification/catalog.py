@@ -23,6 +23,7 @@ moved check or a stale row is an error at import.  Other implementations can rea
 from __future__ import annotations
 
 import functools
+import re
 import tomllib
 from importlib import resources
 
@@ -30,9 +31,44 @@ FILENAME = "catalog.toml"
 
 #: the keys a row must have and the ones it may have, per section
 _KEYS = {
-    "statement": ({"module", "title", "source", "kind", "uses"}, {"erratum", "profiles"}),
-    "erratum": ({"module", "where", "printed", "corrected", "instance"}, set()),
+    "statement": ({"module", "title", "source", "kind", "strength", "uses"}, {"erratum", "profiles"}),
+    "erratum": ({"module", "where", "printed", "corrected", "status", "instance"}, set()),
 }
+
+#: a statement's ``strength``: what it checks against what the paper states.  ``as printed``; ``corrected (E...)``
+#: (the corrected form of the erratum the row names); ``weaker: <what and why>``; or ``corrected (E...); weaker: ...``
+STRENGTHS = ("as printed", "corrected", "weaker")
+_STRENGTH = re.compile(r"^(as printed|corrected \((E\d{3}-\d+)\)(; weaker: \S.*)?|weaker: \S.*)$", re.S)
+
+#: an erratum's ``status``: the printed form was ``refuted`` (its ``instance`` is a counterexample) or is only
+#: ``not proven`` (its ``instance`` shows the failing proof step; no counterexample to the printed claim is known)
+STATUSES = ("refuted", "not proven")
+
+
+def strength_kind(strength: str) -> str:
+    """The kind of a row's ``strength``: ``weaker`` if any part of the claim is checked weaker than printed, else
+    ``corrected`` or ``as printed``."""
+    m = _STRENGTH.match(strength)
+    if m is None:
+        raise ValueError(f"strength {strength!r}: expected 'as printed', 'corrected (E...)' "
+                         "(optionally '; weaker: <what and why>') or 'weaker: <what and why>'")
+    return "weaker" if "weaker: " in strength else ("corrected" if strength.startswith("corrected") else "as printed")
+
+
+def _check_fields(where: str, section: str, row: dict) -> None:
+    if section == "statement":
+        try:
+            strength_kind(row["strength"])
+        except (ValueError, TypeError) as exc:
+            raise ValueError(f"{where}: {exc}") from None
+        named = _STRENGTH.match(row["strength"]).group(2)
+        if "erratum" in row and named != row["erratum"]:
+            raise ValueError(f"{where}: the row corrects {row['erratum']}, so its strength must start with "
+                             f"'corrected ({row['erratum']})', not {row['strength']!r}")
+        if named and "erratum" not in row:
+            raise ValueError(f"{where}: strength names {named} but the row has no erratum = {named!r}")
+    elif row["status"] not in STATUSES:
+        raise ValueError(f"{where}: status must be one of {STATUSES}, not {row['status']!r}")
 
 
 @functools.cache
@@ -52,6 +88,7 @@ def catalog(package: str) -> dict:
                 raise ValueError(f"{package}/{FILENAME} [{section}.\"{ident}\"]: "
                                  + (f"missing {sorted(missing)} " if missing else "")
                                  + (f"unknown {sorted(unknown)}" if unknown else ""))
+            _check_fields(f"{package}/{FILENAME} [{section}.\"{ident}\"]", section, row)
     return data
 
 
@@ -73,3 +110,12 @@ def row(section: str, ident: str, module: str) -> dict:
 def rows(package: str, section: str) -> dict[str, dict]:
     """All rows of one section of a package's catalogue (for the test that every row has a check)."""
     return dict(catalog(package).get(section, {}))
+
+
+def strength_counts(packages) -> dict[str, int]:
+    """How many statement rows of the given packages check their result as printed, corrected or weaker."""
+    counts = dict.fromkeys(STRENGTHS, 0)
+    for package in packages:
+        for entry in rows(package, "statement").values():
+            counts[strength_kind(entry["strength"])] += 1
+    return counts

@@ -52,14 +52,14 @@ def _fake_package(tmp_path, monkeypatch, text):
 
 def test_rows_are_validated(tmp_path, monkeypatch):
     module = _fake_package(tmp_path, monkeypatch, 'citation = "X (seed 999)"\n[statement."999.thm1"]\nmodule = "topic"\n'
-                                                  'title = "t"\nkind = "exact"\nuses = []\ncolour = "red"\n')
+                                                  'title = "t"\nkind = "exact"\nstrength = "as printed"\nuses = []\ncolour = "red"\n')
     with pytest.raises(ValueError, match=r"missing \['source'\].*unknown \['colour'\]"):
         catalog.row("statement", "999.thm1", module)
 
 
 def test_a_missing_or_misplaced_row_is_an_error(tmp_path, monkeypatch):
     module = _fake_package(tmp_path, monkeypatch, 'citation = "X (seed 999)"\n[erratum."E999-1"]\nmodule = "other"\n'
-                                                  'where = "w"\nprinted = "p"\ncorrected = "c"\ninstance = "i"\n')
+                                                  'where = "w"\nprinted = "p"\ncorrected = "c"\nstatus = "refuted"\ninstance = "i"\n')
     with pytest.raises(LookupError, match="no row"):
         catalog.row("statement", "999.thm2", module)
     with pytest.raises(ValueError, match="names module 'other'"):
@@ -71,3 +71,39 @@ def test_metadata_is_all_inline_or_all_from_the_catalogue():
         statement("999.thm3", title="only a title")
     with pytest.raises(TypeError, match="inline"):
         erratum("E999-9", where="only where")
+
+
+@pytest.mark.parametrize("package", PACKAGES)
+def test_every_row_states_its_strength_and_every_erratum_its_status(package):
+    full = f"refvi.verification.statements.{package}"
+    for ident, row in catalog.rows(full, "statement").items():
+        kind = catalog.strength_kind(row["strength"])
+        assert kind in catalog.STRENGTHS
+        if "erratum" in row:
+            assert row["strength"].startswith(f"corrected ({row['erratum']})"), ident
+        if kind == "weaker":
+            assert len(row["strength"].split("weaker: ", 1)[1]) > 20, f"{ident}: say what is weaker and why"
+    for ident, row in catalog.rows(full, "erratum").items():
+        assert row["status"] in catalog.STATUSES, ident
+    counts = catalog.strength_counts([full])
+    assert sum(counts.values()) == len(catalog.rows(full, "statement"))
+
+
+@pytest.mark.parametrize("strength, message", [
+    ('', "expected 'as printed'"), ('weaker', "expected 'as printed'"), ('as printed, mostly', "expected"),
+    ('corrected (E999-2)', "must start with 'corrected \\(E999-1\\)'"),
+])
+def test_a_bad_strength_is_an_error(tmp_path, monkeypatch, strength, message):
+    module = _fake_package(tmp_path, monkeypatch, 'citation = "X (seed 999)"\n[statement."999.thm1"]\nmodule = "topic"\n'
+                                                  f'title = "t"\nsource = "s"\nkind = "exact"\nstrength = "{strength}"\n'
+                                                  'erratum = "E999-1"\nuses = []\n')
+    with pytest.raises(ValueError, match=message):
+        catalog.row("statement", "999.thm1", module)
+
+
+def test_a_bad_status_is_an_error(tmp_path, monkeypatch):
+    module = _fake_package(tmp_path, monkeypatch, 'citation = "X (seed 999)"\n[erratum."E999-1"]\nmodule = "topic"\n'
+                                                  'where = "w"\nprinted = "p"\ncorrected = "c"\nstatus = "wrong"\n'
+                                                  'instance = "i"\n')
+    with pytest.raises(ValueError, match="status must be one of"):
+        catalog.row("erratum", "E999-1", module)

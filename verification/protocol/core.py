@@ -181,7 +181,8 @@ class Implementation(Protocol):
         u_t ~ N(0, I) each (seeded by ``seed``), in the target's own coordinates (no preconditioning);
         ``step_size`` a constant, a rule name of :meth:`step_sizes` ("thm6", "thm9", "1/(M sqrt T)", ...: M and mu
         the target's, a = Thm 26's for the method's estimator, A = 1/mu for Cor 30's "A log T / T"), or None for the default 1/M ("prox-sgd") or 1/(2M)
-        ("proj-sgd"), which a divergence guard may halve k times (then every step is the default / 2^k);
+        ("proj-sgd"), which a divergence guard may halve k times (then every step is the default / 2^k; a restart
+        replays the same base samples, and each halving must follow a run that blew up on them);
         ``average`` "last", "uniform" (w^1..w^T), "tail" (the last ceil(T/2) iterates) or "theta" (with a constant
         step: Thm 7's weights theta^(t+1) on w^1..w^T for "prox-sgd", Thm 10's on w^0..w^(T-1) for "proj-sgd", as
         :meth:`average_weights` "theta7" / "theta10").  Returns a :class:`FitRun` with every iterate.

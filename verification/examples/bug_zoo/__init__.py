@@ -90,11 +90,17 @@ def _override(owner, path: list[str], m: Mutant):
         setattr(clone, head, _override(getattr(owner, head), path[1:], m))
         return clone
     buggy = m.make(getattr(owner, head), owner)
+    # a bug in code two methods share (a learner's update behind both run and run_adversarial) returns a dict
+    # {method name: replacement}, the protocol method first
+    buggy = buggy if isinstance(buggy, dict) else {head: buggy}
 
-    def method(self, *args, **kwargs):
-        return buggy(*args, **kwargs)
+    def bound(fn):
+        def method(self, *args, **kwargs):
+            return fn(*args, **kwargs)
+        return method
 
-    clone.__class__ = type(f"{type(owner).__name__}_{m.id.replace('-', '_')}", (type(owner),), {head: method})
+    clone.__class__ = type(f"{type(owner).__name__}_{m.id.replace('-', '_')}", (type(owner),),
+                           {name: bound(fn) for name, fn in buggy.items()})
     return clone
 
 

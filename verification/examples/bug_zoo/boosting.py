@@ -389,3 +389,35 @@ def _(out, X, y, draws):
 def _(out, inst, **_):
     from refvi.verification.examples.numpy_boosting import _problem
     return float(np.max(np.diag(_problem(inst).gram)))
+
+
+@mutant("boosting-variant1-step-over-delta", "001", "boosting.frank_wolfe",
+        "Variant 1 with an approximate LMO divides the curvature step by delta, min(1, gap / (delta C)) (Thm 4's "
+        "C/delta carried into the step); exact-LMO runs are unaffected")
+def _(orig, owner):
+    def frank_wolfe(inst, n_iter, step="fixed", *, lmo="exact", delta=None, curvature=None, L=None, init=None,
+                    keep_weights=False):
+        if step == "curvature" and lmo != "exact" and delta is not None and curvature is not None:
+            curvature = curvature * delta
+        return orig(inst, n_iter, step, lmo=lmo, delta=delta, curvature=curvature, L=L, init=init,
+                    keep_weights=keep_weights)
+    return frank_wolfe
+
+
+@corrupts("boosting-thm8-one-dimensional-factor", "001", "boosting.family_constants",
+          "Thm 8's corrected constant with the d = 1 factor 2^(-1/2) in every dimension (2^(-d/2) hard-coded at d = 1)")
+def _(out, lo, **_):
+    d = _fields(out)
+    dim = np.atleast_1d(lo).size
+    return SimpleNamespace(**{**d, "thm8_ldiam": d["thm8_ldiam"] * 2 ** (dim / 2 - 0.5)})
+
+
+@corrupts("boosting-fw-trace-coarse-quadrature", "001", "boosting.frank_wolfe",
+          "Frank-Wolfe with an approximate LMO evaluates the intermediate f(q^t) of its trace with a coarse quadrature "
+          "(a relative error of 2e-7, low), only the returned final value with the fine rule")
+def _(out, lmo="exact", **_):
+    if lmo == "exact":
+        return out
+    d = _fields(out)
+    f = np.asarray(d["f"], dtype=float)
+    return SimpleNamespace(**{**d, "f": np.concatenate([f[:-1] * (1.0 - 2e-7), f[-1:]])})

@@ -736,3 +736,9 @@ mutant("fit-gd-prox-half-step", "002", "fit", "fit's gd-prox method takes 1/(2M)
 substitutes("proj-sgd-stl-runs-entropy", "000", "proj_sgd",
             "Proj-SGD asked for the STL estimator runs the entropy one (an estimator code shared by two names)",
             "estimator", "stl", "entropy")
+
+
+mutant("fit-proj-default-quarter-over-M", "000", "fit",
+       "the driver's default Proj-SGD step 1/(4M) instead of 1/(2M) (a power of two off, inside every theorem's range)")(
+    _fit_step(lambda owner, target, method, steps, step, frame:
+              0.25 / owner.smoothness(target) if method == "proj-sgd" and step is None and frame is None else step))

@@ -203,3 +203,14 @@ def _(orig, owner):
         vals = [owner.kl(*post, *_moment(*owner.blr_sgd(X, y, sigma2, P, mp, indices[:t], steps[:t]))) for t in its]
         return its, np.array(vals), eta
     return blr_sgd_history
+
+
+@mutant("ngvi-blr-run-step-floor", "004", "ngvi.blr_run",
+        "stochastic NGD floors its step at 0.1, gamma_t = max(2/(t+2), 0.1) (a minimum learning rate; the same as "
+        "Thm 1's for t <= 18, a constant step after: the average stops converging)")
+def _(orig, owner):
+    def blr_run(X, y, sigma2, P, mp, indices, init=None, steps=None):
+        if steps is None:
+            steps = np.maximum(2.0 / (np.arange(len(indices)) + 2.0), 0.1)
+        return orig(X, y, sigma2, P, mp, indices, init, steps)
+    return blr_run

@@ -190,3 +190,91 @@ def _(orig, owner):
             hyper = {**hyper, "s": 1.0 / hyper["s"]}
         return orig(method, X, y, loss, **hyper)
     return run
+
+
+@mutant("online-svb-loss-after-update", "003", "online.run",
+        "SVB reports the hinge loss of round t at the updated mean m_(t+1), not at the m_t it predicted with (an "
+        "under-reported loss: the update has already moved towards the label)")
+def _(orig, owner):
+    def run(method, X, y, loss="hinge", **hyper):
+        r = orig(method, X, y, loss, **hyper)
+        if method != "svb" or loss != "hinge":
+            return r
+        M, X_ = np.asarray(r.M, dtype=float), np.asarray(X, dtype=float)
+        losses = np.maximum(0.0, 1.0 - np.asarray(y, dtype=float) * np.einsum("td,td->t", M[1:], X_))
+        return SimpleNamespace(**{**vars(r), "losses": losses}) if hasattr(r, "__dict__") else \
+            SimpleNamespace(losses=losses, M=r.M, S=r.S, m=r.m, sigma=r.sigma)
+    return run
+
+
+@mutant("online-full-second-round-newton-root", "003", "online.run_full",
+        "full-covariance SVA (d >= 2; d = 1 delegates to the mean-field closed form) solves the diagonal root "
+        "c^2 + g c - s^2 = 0 of C_2 by one Newton step warm-started at C_1 instead of exactly (an iterative root "
+        "stopped early); the running sums, and every other iterate, stay right")
+def _(orig, owner):
+    import math
+
+    from refvi.verification.examples.numpy_online import _expected
+
+    def run_full(X, y, loss="hinge", *, eta, s=1.0):
+        X, y = np.asarray(X, dtype=float), np.asarray(y, dtype=float)
+        T, d = X.shape
+        m, C = np.zeros(d), s * np.eye(d)
+        Gm, GC = np.zeros(d), np.zeros((d, d))
+        M, Cs, losses = [m.copy()], [C.copy()], []
+        low = np.tril(np.ones((d, d)), -1).astype(bool)
+        for t in range(T):
+            x = X[t]
+            losses.append(float(_expected(loss, x, y[t], m, np.zeros(d), 1.0)[0]))
+            v = C.T @ x
+            b = math.sqrt(v @ v)
+            _, ga, gb = _expected(loss, np.array([1.0]), y[t], np.array([m @ x]), np.array([b]), 1.0)
+            g_t = np.tril(np.outer(x, v)) * (gb[0] / b if b > 0 else 0.0)
+            Gm += ga[0] * x
+            GC += g_t
+            m = -eta * s * s * Gm
+            C = np.where(low, -eta * s * s * GC, 0.0)
+            g = eta * s * s * np.diag(GC)
+            c_prev = np.diag(Cs[-1])
+            np.fill_diagonal(C, c_prev - (c_prev ** 2 + g * c_prev - s * s) / (2 * c_prev + g) if t == 1 and d >= 2
+                             else (-g + np.sqrt(g * g + 4 * s * s)) / 2)
+            M.append(m.copy())
+            Cs.append(C.copy())
+        return SimpleNamespace(losses=np.array(losses), M=np.array(M), Cs=np.array(Cs), m=m, C=C)
+    return run_full
+
+
+@mutant("online-svb-convex-m-step-next-index", "003", "online.run",
+        "SVB's convex schedule moves m with K / sqrt(t + 1) (the next round's step) while sigma keeps K / sqrt(t)")
+def _(orig, owner):
+    from refvi.verification.examples.numpy_online import _h, _Learner
+
+    class _Late(_Learner):
+        def update(self, x, y):
+            if self.method != "svb" or self.schedule != "convex":
+                return super().update(x, y)
+            lt = self.point_loss(x, y)
+            self.t += 1
+            gm, gs = self.expected_gradients(x, y)
+            a = self.K / np.sqrt(self.t)
+            self.m = np.clip(self.m - self.K / np.sqrt(self.t + 1) * gm, -self.mbox, self.mbox)
+            self.sigma = np.clip(_h(self.sigma, 0.5 * a * gs), 0, self.sbox)
+            return lt
+
+    def run(method, X, y, loss="hinge", **hyper):
+        if method != "svb":
+            return orig(method, X, y, loss, **hyper)
+        X = np.asarray(X, dtype=float)
+        return _Late(method, X.shape[1], loss, **hyper).record(X, np.zeros(len(X)) if y is None
+                                                                  else np.asarray(y, dtype=float))
+
+    def run_adversarial(method, X, loss="hinge", **hyper):      # the same learner answers the adversary
+        if method != "svb":
+            return owner.run_adversarial(method, X, loss, **hyper)
+        X = np.asarray(X, dtype=float)
+        lr, y = _Late(method, X.shape[1], loss, **hyper), np.empty(len(X))
+        for t in range(len(X)):
+            y[t] = -1.0 if float(lr.m @ X[t]) > 0 else 1.0
+            lr.update(X[t], y[t])
+        return y
+    return {"run": run, "run_adversarial": run_adversarial}

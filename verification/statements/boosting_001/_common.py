@@ -62,11 +62,25 @@ def i1(stride: float = 0.025):
 
 def check_run_records(ctx, oracle, res, label: str):
     """A run's records are what they claim: the final weights lie on the simplex, and the reported f(q^T) and FW
-    gap are the oracle's f and gap of those weights (quadrature accuracy ~1e-12; atol 1e-10)."""
+    gap are the oracle's f and gap of those weights (quadrature accuracy ~1e-12; atol 1e-10).  When the run kept its
+    weights (``weights_history``), the whole traces are recomputed: f(q^t) and gap_t at every iterate t (the rate
+    statements bound h_t = f(q^t) - f* at every t, so no entry of the trace is taken on trust)."""
     a = np.asarray(res.weights, dtype=float)
     ctx.true(bool(np.all(a >= 0) and abs(a.sum() - 1.0) < 1e-12), label=f"{label}: final weights on the simplex")
     ctx.close(res.f[-1], oracle.f(a), rtol=1e-10, atol=1e-10, label=f"{label}: reported f(q^T) = f(weights)")
     ctx.close(res.gap[-1], oracle.gap(a), rtol=1e-8, atol=1e-10, label=f"{label}: reported gap = FW gap(weights)")
+    W = getattr(res, "weights_history", None)
+    if W is None:
+        return
+    W = np.asarray(W, dtype=float)
+    f, gap = np.asarray(res.f, dtype=float), np.asarray(res.gap, dtype=float)
+    ctx.true(W.shape[0] == f.shape[0] == gap.shape[0], label=f"{label}: one weight vector per reported f and gap")
+    ctx.true(bool(np.all(W >= -1e-15) and np.all(np.abs(W.sum(1) - 1.0) < 1e-12)),
+             label=f"{label}: every iterate's weights on the simplex")
+    ctx.close(f, [oracle.f(w) for w in W], rtol=1e-10, atol=1e-10,
+              label=f"{label}: the reported trace f(q^t) = f(weights^t), every t")
+    ctx.close(gap, [oracle.gap(w) for w in W], rtol=1e-8, atol=1e-10,
+              label=f"{label}: the reported gap_t = FW gap(weights^t), every t")
 
 
 def mixtures(n_atoms: int, max_components: int = 3):

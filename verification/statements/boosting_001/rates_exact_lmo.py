@@ -163,7 +163,7 @@ def thm5(ctx):
     wopt = optimal_weights(inst)
     ctx.true(bool(np.all(wopt > 0.05)), label="q* has all 4 weights > 0 (relative interior)")
     ctx.true(bool(np.linalg.eigvalsh(oracle.gram)[0] > 0), label="atoms affinely independent in L2")
-    res = b.frank_wolfe(inst, 80, step="line_search")
+    res = b.frank_wolfe(inst, 80, step="line_search", keep_weights=True)
     check_run_records(ctx, oracle, res, "I2 line search")
     h = res.f - fstar
     floor = 1e-12                                        # quadrature / rounding floor of f - f*

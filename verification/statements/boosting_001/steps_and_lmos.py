@@ -172,14 +172,14 @@ def claim_fw_gap_certificate(ctx):
     C = oracle.diameter_sq() / oracle.eps
     T = 40 if ctx.profile.name == "ci" else 200
     runs = {
-        "fixed": b.frank_wolfe(inst, T, step="fixed"),
-        "fixed_delta(0.5)": b.frank_wolfe(inst, T, step="fixed_delta", delta=0.5, lmo="adversarial"),
+        "fixed": b.frank_wolfe(inst, T, step="fixed", keep_weights=True),
+        "fixed_delta(0.5)": b.frank_wolfe(inst, T, step="fixed_delta", delta=0.5, lmo="adversarial", keep_weights=True),
         "curvature": b.frank_wolfe(inst, T, step="curvature", curvature=C, keep_weights=True),
         "local": b.frank_wolfe(inst, T, step="local", keep_weights=True),
-        "line_search": b.frank_wolfe(inst, T, step="line_search"),
-        "norm(L=1/eps)": b.corrective(inst, 15, variant="norm"),
-        "norm(L=5)": b.corrective(inst, 15, variant="norm", L=5.0),
-        "full": b.corrective(inst, 10, variant="full"),
+        "line_search": b.frank_wolfe(inst, T, step="line_search", keep_weights=True),
+        "norm(L=1/eps)": b.corrective(inst, 15, variant="norm", keep_weights=True),
+        "norm(L=5)": b.corrective(inst, 15, variant="norm", L=5.0, keep_weights=True),
+        "full": b.corrective(inst, 10, variant="full", keep_weights=True),
     }
     for name, res in runs.items():
         check_run_records(ctx, oracle, res, name)

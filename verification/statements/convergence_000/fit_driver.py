@@ -11,8 +11,14 @@ from the iterates the driver reports:
 * that the implied samples are i.i.d. N(0, I): mean 0, second moments I, and no correlation between consecutive
   steps (a reused or mis-scaled sample shows);
 * the step sizes: the constant given, a named rule (Eq. 11's "thm6", Cor 11's "1/(M sqrt T)", with Thm 26's a,
-  Cor 30's "A log T / T" with A = 1/mu), or the default 1/M (Prox-SGD) / 1/(2M) (Proj-SGD) halved k >= 0 times,
-  also on short runs in d = 1 where the default needs no halving (a larger default would show as k < 0);
+  Cor 30's "A log T / T" with A = 1/mu), or the default 1/M (Prox-SGD, seed 002 Thm 6's largest step) / 1/(2M)
+  (Proj-SGD, seed 002 Thm 6) halved k >= 0 times, also on short runs in d = 1 where the default needs no halving (a
+  larger default would show as k < 0);
+* every halving is tied to the climb that justifies it: a divergence guard restarts on the same base samples, so the
+  run at the step before the j-th halving (default / 2^(j-1), j = 1..k) is replayed with the oracle's update on the
+  samples the reported run implies, from the same start, and must blow up (a non-finite iterate, or the exact
+  objective above f(w^0) + 1/2 at some step, half the least margin of a guard).  A default off by a power of two
+  (1/(4M) for 1/(2M)) reads as one halving that no climb justifies;
 * the returned (m, C) is the declared average of the iterates (last, uniform over w^1..w^T, the last ceil(T/2), or
   the theta-weighted averages of Thm 7 (Prox-SGD) and Thm 10 (Proj-SGD)), and (m_last, C_last) = w^T, with
   w^0 = (0, I) or the start given.
@@ -27,6 +33,10 @@ frame, and every reported C is in V; a given start (m0, C0) in z is x^0 = L^-1(m
 of L^-1 C0 C0^T L^-T.  A reported objective trace (plain or framed: f is the same in any frame) is checked at w^T
 against the closed form.
 
+Frames are optional: every run is one instance (``ctx.instance``), so an implementation without affine frames (its
+``capabilities`` decline ``frame``, its ``supports`` declines it, or it has no ``frame`` method) gets its plain
+Prox-SGD / Proj-SGD runs checked and its framed instances counted as skipped.
+
 Statements: 000.claim-fit.
 """
 
@@ -38,7 +48,7 @@ import numpy as np
 from refvi.verification.oracles import vi_objective as vo
 from refvi.verification.oracles.sgd_reference import project, prox_entropy
 from refvi.verification.protocol import targets as specs
-from refvi.verification.statement import statement
+from refvi.verification.statement import InstanceSkipped, MissingMethod, statement
 from refvi.verification.statements.convergence_000.schedules import (
     printed_steps,
     printed_weights,
@@ -110,6 +120,51 @@ def _replay(ctx, ms, Cs, gam, mu, P, M, method, what, start=None):
     return np.array(U)
 
 
+def _blows_up(gammas, U, start, mu, P, M, method, margin=0.5):
+    """Whether Prox-SGD / Proj-SGD with the steps ``gammas`` on N(mu, P^-1), from ``start`` on the base samples
+    U (T, d), blows up: an iterate not finite, or the exact objective above f(w^0) + ``margin`` at some step (the
+    update of :func:`_replay`, run forwards with the oracle's energy / entropy gradient)."""
+    m, C = (np.array(x, dtype=np.float64) for x in start)
+    model = {"kind": "gaussian", "mean": mu, "precision": P}
+    f0 = vo.objective(model, m, C)
+    with np.errstate(all="ignore"):
+        for gamma, u in zip(gammas, U):
+            r = P @ (C @ u + m - mu)
+            G = np.outer(r, u)
+            if method == "prox-sgd":
+                C = prox_entropy(C - gamma * np.tril(G), gamma)
+            else:
+                try:
+                    C = project(C - gamma * (0.5 * (G + G.T) - np.linalg.inv(C)), M, "sym")
+                except np.linalg.LinAlgError:
+                    return True
+            m = m - gamma * r
+            if not (np.all(np.isfinite(m)) and np.all(np.isfinite(C))):
+                return True
+            try:
+                if not vo.objective(model, m, C) <= f0 + margin:
+                    return True
+            except (ValueError, np.linalg.LinAlgError):
+                return True
+    return False
+
+
+def _check_halvings(ctx, gam, base, U, start, mu, P, M, method, what):
+    """The default steps are base / 2^k with k >= 0, and each of the k halvings is justified: the run at
+    base / 2^(j-1) blows up on the same samples (:func:`_blows_up`), j = 1..k."""
+    k = round(math.log2(base[0] / gam[0])) if gam.shape == base.shape and gam[0] > 0 else -1
+    ctx.true(k >= 0 and np.allclose(gam, base / 2.0 ** k, rtol=1e-9, atol=0.0),
+             label=f"{what}: default steps = the rule's / 2^k, k >= 0 (k = {k})")
+    if k < 1:
+        return
+    d = mu.size
+    start = (np.zeros(d), np.eye(d)) if start is None else start
+    unjustified = [j for j in range(1, k + 1)
+                   if not _blows_up(base / 2.0 ** (j - 1), U, start, mu, P, M, method)]
+    ctx.true(not unjustified, label=f"{what}: each of the {k} halving(s) follows a run that blew up on the same "
+                                    f"samples (unjustified: the halvings {unjustified})")
+
+
 def _objective_z(run, mu, P):
     """(reported f(w^T) - exact f(w^T)) / its Monte Carlo standard error on N(mu, P^-1): f from the exact objective
     oracle; the per-sample -log p(C u + m) has variance tr(A^2)/2 + |C^T P (m - mu)|^2, A = C^T P C."""
@@ -125,15 +180,9 @@ def claim_fit(ctx):
     rng = ctx.rng("targets")
     T = 240 if ctx.profile.name == "ci" else 800
     samples, zs = [], []
-    # the default steps also on short runs in d = 1, where the default itself (not a halved one) keeps the run finite
-    for i, (method, step, average, d, given, steps) in enumerate([
-            ("prox-sgd", None, "tail", 2, False, T), ("prox-sgd", 0.5, "uniform", 3, True, T),
-            ("prox-sgd", 0.05, "last", 1, False, T), ("prox-sgd", 0.02, "theta", 3, False, T),
-            ("prox-sgd", "thm6", "tail", 2, False, T), ("proj-sgd", None, "tail", 3, False, T),
-            ("proj-sgd", 0.1, "uniform", 2, True, T), ("proj-sgd", 0.02, "last", 1, False, T),
-            ("proj-sgd", 0.05, "theta", 2, False, T), ("proj-sgd", "1/(M sqrt T)", "uniform", 3, False, T),
-            ("prox-sgd", "A log T / T", "uniform", 2, False, T), ("proj-sgd", None, "last", 1, False, 3),
-            ("prox-sgd", None, "last", 1, False, 3)]):
+
+    def plain(spec):
+        i, method, step, average, d, given, steps = spec
         target, P = _gaussian(rng, d)
         start = _start(rng, d, method) if given else None
         lam = np.linalg.eigvalsh(P)
@@ -147,41 +196,54 @@ def claim_fit(ctx):
         ctx.true(ms.shape == (steps + 1, d) and Cs.shape == (steps + 1, d, d),
                  label=f"{what}: T + 1 iterates reported")
         gam = np.asarray(run.step_sizes, dtype=np.float64)
+        mean = np.asarray(target.params["mean"])
+        U = _replay(ctx, ms, Cs, gam, mean, P, M, method, what, start)
+        samples.append(U)
         if step is None:
-            base = 1.0 / M if method == "prox-sgd" else 1.0 / (2.0 * M)
-            k = round(math.log2(base / gam[0])) if gam[0] > 0 else -1
-            ctx.true(k >= 0 and np.allclose(gam, base / 2.0 ** k, rtol=1e-12, atol=0.0),
-                     label=f"{what}: default steps = {'1/M' if method == 'prox-sgd' else '1/(2M)'} / 2^k, k >= 0")
+            base = np.full(steps, 1.0 / M if method == "prox-sgd" else 1.0 / (2.0 * M))
+            _check_halvings(ctx, gam, base, U, start, mean, P, M, method,
+                            f"{what} ({'1/M' if method == 'prox-sgd' else '1/(2M)'})")
         elif isinstance(step, str):
             ctx.close(gam, printed_steps(step, steps, M=M, mu=mu, a=a, A=1.0 / mu), rtol=1e-12,
                       label=f"{what}: the steps of the rule (Eq. 11, Cor 11, Cor 30 with A = 1/mu)")
         else:
             ctx.close(gam, np.full(steps, gamma), rtol=1e-15, label=f"{what}: the constant step as given")
-        samples.append(_replay(ctx, ms, Cs, gam, np.asarray(target.params["mean"]), P, M, method, what, start))
         if getattr(run, "objective", None) is not None:
-            zs.append(_objective_z(run, np.asarray(target.params["mean"]), P))
+            zs.append(_objective_z(run, mean, P))
         w = _weights(average, steps, method, a, gam[0])
         ctx.close(run.m, w @ ms, rtol=1e-12, atol=1e-12, label=f"{what}: returned m = the {average} average")
         ctx.close(run.C, np.tensordot(w, Cs, 1), rtol=1e-12, atol=1e-12,
                   label=f"{what}: returned C = the {average} average")
         ctx.close(run.m_last, ms[-1], label=f"{what}: m_last = m^T")
         ctx.close(run.C_last, Cs[-1], label=f"{what}: C_last = C^T")
-        ctx.count()
+
+    # the default steps also on short runs in d = 1, where the default itself (not a halved one) keeps the run finite
+    for i, spec in enumerate([
+            ("prox-sgd", None, "tail", 2, False, T), ("prox-sgd", 0.5, "uniform", 3, True, T),
+            ("prox-sgd", 0.05, "last", 1, False, T), ("prox-sgd", 0.02, "theta", 3, False, T),
+            ("prox-sgd", "thm6", "tail", 2, False, T), ("proj-sgd", None, "tail", 3, False, T),
+            ("proj-sgd", 0.1, "uniform", 2, True, T), ("proj-sgd", 0.02, "last", 1, False, T),
+            ("proj-sgd", 0.05, "theta", 2, False, T), ("proj-sgd", "1/(M sqrt T)", "uniform", 3, False, T),
+            ("prox-sgd", "A log T / T", "uniform", 2, False, T), ("proj-sgd", None, "last", 1, False, 3),
+            ("prox-sgd", None, "last", 1, False, 3)]):
+        ctx.instance(plain, (i, *spec))
+
     # in a frame: the implementation's Laplace frame, or one given as (z0, L) (a full L: the frame iterates' C_x
     # in V map back to the factor in V of L C_x C_x^T L^T, no longer L C_x); badly conditioned Gaussians, replayed
     # in frame coordinates
     # (a frame L = I on a condition number of 30 or 300 leaves mu' < M'/10: the default rule is then 1/(M' sqrt T))
-    for i, (method, average, d, cond, given, init) in enumerate([
-            ("prox-sgd", "tail", 2, 1e4, None, False), ("proj-sgd", "uniform", 3, 1e3, None, True),
-            ("prox-sgd", "uniform", 2, 1e3, "sym", True), ("proj-sgd", "tail", 2, 1e2, "tril", False),
-            ("prox-sgd", "uniform", 2, 30.0, "identity", False), ("proj-sgd", "tail", 3, 300.0, "identity", True)]):
+    def framed(spec):
+        i, method, average, d, cond, given, init = spec
         Q = np.linalg.qr(rng.standard_normal((d, d)))[0]
         P = (Q * np.geomspace(1.0, cond, d)) @ Q.T
         P = 0.5 * (P + P.T)
         mu = rng.standard_normal(d) * 3.0
         target = specs.gaussian(mu, P)
         if given is None:
-            z0, L, _, _ = (np.asarray(x, dtype=np.float64) for x in ctx.impl.frame(target, "laplace"))
+            try:
+                z0, L, _, _ = (np.asarray(x, dtype=np.float64) for x in ctx.impl.frame(target, "laplace"))
+            except MissingMethod as exc:          # no frames at all: this instance, not the statement
+                raise InstanceSkipped(str(exc)) from None
             frame, name = "laplace", "the Laplace frame"
         elif given == "identity":
             z0, L = mu + 0.3 * rng.standard_normal(d), np.eye(d)
@@ -211,21 +273,21 @@ def claim_fit(ctx):
         Cx = np.array([_to_frame(Li, C, method) for C in Cs])
         gam = np.asarray(run.step_sizes, dtype=np.float64)
         # the frame's constants from the oracle: the framed target's Hessian L^T P L
-        ev = np.linalg.eigvalsh(L.T @ P @ L)
+        Px = L.T @ P @ L
+        ev = np.linalg.eigvalsh(Px)
         Mx, mux = float(ev[-1]), float(ev[0])
         rule = ("thm6" if method == "prox-sgd" else "thm9") if mux >= 0.1 * Mx else "1/(M sqrt T)"
         a = (2.0 if method == "prox-sgd" else 4.0) * (d + 3) * Mx * Mx          # Thm 26 (energy / entropy)
         want = printed_steps(rule, T, M=Mx, mu=mux, a=a)
-        k = round(math.log2(want[0] / gam[0])) if gam.shape == (T,) and gam[0] > 0 else -1
-        ctx.true(k >= 0 and np.allclose(gam, want / 2.0 ** k, rtol=1e-9, atol=0.0),
-                 label=f"{what}: default steps = the frame's rule {rule!r} (M' = {Mx:.3g}, mu' = {mux:.3g}) / 2^k, "
-                       f"k >= 0")
         x0 = None if start is None else (Li @ (start[0] - z0), _to_frame(Li, start[1], method))
         if start is not None:
             ctx.close(ms[0], start[0], rtol=1e-9, atol=1e-9, label=f"{what}: the reported m^0 = m0")
             ctx.close(Cs[0], start[1], rtol=1e-9, atol=1e-9 * float(np.abs(start[1]).max()),
                       label=f"{what}: the reported C^0 = C0")
-        samples.append(_replay(ctx, mx, Cx, gam, Li @ (mu - z0), L.T @ P @ L, float(Mx), method, what, x0))
+        U = _replay(ctx, mx, Cx, gam, Li @ (mu - z0), Px, float(Mx), method, what, x0)
+        samples.append(U)
+        _check_halvings(ctx, gam, want, U, x0, Li @ (mu - z0), Px, float(Mx), method,
+                        f"{what}, the frame's rule {rule!r} (M' = {Mx:.3g}, mu' = {mux:.3g})")
         if getattr(run, "objective", None) is not None:     # reported in z: f is the same in any frame
             zs.append(_objective_z(run, mu, P))
         w = _weights(average, T)
@@ -235,7 +297,12 @@ def claim_fit(ctx):
                   label=f"{what}: returned C C^T = L (average C_x)(average C_x)^T L^T")
         ctx.close(run.m_last, ms[-1], rtol=1e-12, atol=1e-12, label=f"{what}: m_last = m^T")
         ctx.close(run.C_last, Cs[-1], rtol=1e-12, atol=1e-12, label=f"{what}: C_last = C^T")
-        ctx.count()
+
+    for i, spec in enumerate([
+            ("prox-sgd", "tail", 2, 1e4, None, False), ("proj-sgd", "uniform", 3, 1e3, None, True),
+            ("prox-sgd", "uniform", 2, 1e3, "sym", True), ("proj-sgd", "tail", 2, 1e2, "tril", False),
+            ("prox-sgd", "uniform", 2, 30.0, "identity", False), ("proj-sgd", "tail", 3, 300.0, "identity", True)]):
+        ctx.instance(framed, (i, *spec))
     # the reported objective trace at w^T against the closed form, in units of its Monte Carlo standard error
     if zs:
         ctx.bound(float(np.max(np.abs(zs))), 6.0, label=f"objective trace at w^T: |estimate - f(w^T)| <= 6 standard "

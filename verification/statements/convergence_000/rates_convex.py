@@ -94,6 +94,9 @@ def thm10(ctx):
 
     forall_one_step(ctx, "thm10", "proj", "sym", one_step, kappa=3.0,
                     step=lambda inst, a, rng: float(rng.uniform(0.05, 1.0)))
+    # the theorem allows any gamma > 0: the same one-step inequality at gamma in [1.5, 6] (far above 1/M here)
+    forall_one_step(ctx, "thm10-large", "proj", "sym", one_step, kappa=3.0, few=2,
+                    step=lambda inst, a, rng: float(rng.uniform(1.5, 6.0)))
 
     # (ii) the theta-average bound at gamma = 1/(2M), and at gamma = 1/sqrt T for three horizons T with Eq. (14)
     # (corrected) and its O(1/sqrt T) exponent, statistically

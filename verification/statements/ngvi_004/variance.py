@@ -216,3 +216,21 @@ def _e004_3(ctx):
     xi1 = float(impl.expectation_from_natural(*traj[1])[0][0])
     ctx.close(xi1, 5.0, rtol=1e-12, label="xi_1 = 5")
     ctx.geq(xi1, 10 * 0.1, label="printed Cor. 2 bound nu b n = 0.1 violated (xi_1 = 5)")
+    # Lemma 3's printed V_2 (b, not b / sigma^2) itself fails, by 82x: d = 1, n = 2, m = 1, P = 1, sigma2 = 0.01,
+    # x = (0.1, 0.05), y = (1, 2), at q_0 = N(0, 1) with gamma_0 = 1, Eq. (12) = 25.0625 (exact over the 2 batches)
+    X, y, s2, m = np.array([[0.1], [0.05]]), np.array([1.0, 2.0]), 0.01, 1
+    nu, b, s1, s2d = _constants(X, y, P, s2)
+    n = X.shape[0]
+
+    def v2(bb):
+        return (nu * s1 + 0.5 * nu**2 * s2d + 2 * nu**2 * bb * math.sqrt(s1 * s2d) * n + nu**3 * bb**2 * s2d * n**2) \
+            * n**2 / (s2**2 * m)
+
+    eta0 = (np.zeros(1), -0.5 * np.eye(1))
+    v = OX.variance12(*eta0, 1.0, X, y, s2, P, mp, m)
+    ctx.close(v, 25.0625, rtol=1e-12, label="Eq. (12) at q_0 = N(0, 1), gamma_0 = 1 (oracle, exact) = 25.0625")
+    ctx.close(float(impl.blr_variance(X, y, s2, P, mp, eta0, 1.0, m)), v, rtol=1e-9,
+              label="the implementation's Eq. (12) agrees")
+    ctx.close(v2(b), 0.30375, rtol=1e-12, label="printed V_2 (b = max ||y_i x_i||) = 0.30375")
+    ctx.geq(v, 80 * v2(b), label="printed Lemma 3 fails: Eq. (12) = 25.06 > 80 x printed V_2 = 0.304 (82x)")
+    ctx.bound(v, v2(b / s2), label="the corrected V_2 = 225.3 (b / sigma^2) holds")

@@ -122,3 +122,54 @@ def _lower_tri(rng, d):
     C = np.tril(rng.normal(0, 0.7, (d, d)))
     C[np.diag_indices(d)] = np.abs(C[np.diag_indices(d)]) + 0.05
     return C
+
+
+# ------------------------------------------------------------------------------------------------------------------
+# recompute, never trust: what a run reports, rebuilt from its iterates and the data
+# ------------------------------------------------------------------------------------------------------------------
+
+def point_losses(loss, X, y, M, H=1.0):
+    """ell_t(theta_t) for the rows theta_t of M (the states used in rounds t = 0..T-1), from the losses' definitions
+    (protocol: hinge, squared, absolute, quadratic H/2 ||theta - x||^2 with y unused)."""
+    X, M = np.asarray(X, dtype=np.float64), np.asarray(M, dtype=np.float64)
+    if loss == "quadratic":
+        return 0.5 * H * np.sum((M - X) ** 2, axis=1)
+    pred = np.einsum("td,td->t", M, X)
+    y = np.asarray(y, dtype=np.float64)
+    if loss == "hinge":
+        return np.maximum(0.0, 1.0 - y * pred)
+    if loss == "squared":
+        return (y - pred) ** 2
+    if loss == "absolute":
+        return np.abs(y - pred)
+    raise ValueError(f"point_losses: unknown loss {loss!r}")
+
+
+def check_losses(ctx, loss, X, y, res, H=1.0, what=""):
+    """The run's reported losses are ell_t at its own reported states m_t, at every round (a learner that
+    under-reports its losses, or reports them at another state, fails here rather than passing a regret bound)."""
+    M = np.asarray(res.M, dtype=np.float64)
+    want = point_losses(loss, X, y, M[:-1], H)
+    got = np.asarray(res.losses, dtype=np.float64)
+    ctx.true(got.shape == want.shape, label=f"{what}: one reported loss per round")
+    ctx.close(got, want, rtol=1e-12, atol=1e-14, label=f"{what}: reported loss of round t = ell_t(m_t), every t")
+
+
+def oracle_hinge_grads(X, y, M, S):
+    """(values, gm, gs) of the hinge's bar L_t at the recorded states (M[t], S[t]), t = 0..T-1, from the oracle's
+    closed form (scipy's ndtr; never the implementation's expected loss)."""
+    from refvi.verification.oracles import online_comparators as oc
+    T, d = np.asarray(X).shape
+    val, gm, gs = np.empty(T), np.empty((T, d)), np.empty((T, d))
+    for t in range(T):
+        val[t], gm[t], gs[t] = oc.hinge_value(X[t:t + 1], y[t:t + 1], M[t], S[t])
+    return val, gm, gs
+
+
+def sigma_step(sig, a, gs):
+    """SVB's sigma step sigma h(a gs / (2 sigma)), h(x) = sqrt(1 + x^2) - x, written as sigma^2 / (sqrt(sigma^2 +
+    (a gs / 2)^2) + a gs / 2) (exact; no cancellation for gs >= 0, and 0 at sigma = 0)."""
+    u = a * gs / 2.0
+    root = np.sqrt(sig ** 2 + u ** 2)
+    with np.errstate(divide="ignore", invalid="ignore"):
+        return np.where(u >= 0, np.where(root + u > 0, sig ** 2 / (root + u), 0.0), root - u)

@@ -122,6 +122,15 @@ THM1_FIXED = [([1.0, -1.0] * 10, 2.0, "absolute", "uniform"), ([1.0] * 25, 0.1, 
 # terms bounded by 1 is the oracle's accuracy with margin.
 
 
+def _check_ewa_losses(ctx, loss, data, res):
+    """The reported losses are ell_t at the reported decisions hat theta_t, every round (recomputed, not trusted)."""
+    means = np.asarray(res.means, dtype=np.float64)
+    want = np.array([float(np.ravel(loss(means[t] if means.ndim > 1 else np.array([means[t]]), data[t]))[0])
+                     for t in range(len(data))])
+    ctx.close(np.asarray(res.losses, dtype=np.float64), want, rtol=1e-12, atol=1e-14,
+              label="reported loss of round t = ell_t(hat theta_t), every t")
+
+
 @statement("003.thm1")
 def thm1(ctx):
     on = ctx.adapter("online")
@@ -133,6 +142,7 @@ def thm1(ctx):
                                    log_prior=None if prior is None else (lambda t: float(prior(t))),
                                    breaks=list(data))
         rhs = eta * T / 8.0 - lse / eta
+        _check_ewa_losses(ctx, loss, data, res)
         ctx.bound(float(np.sum(res.losses)), rhs, rtol=RTOL, atol=1e-9, label="Thm 1 (3), B = 1")
         # the telescoping normalizer of the proof: log N_{T+1} = log E_pi exp(-eta sum l)
         ctx.close(res.log_norm[-1], lse, rtol=1e-9, atol=1e-9, label="log N_{T+1} = exact log partition")
@@ -147,6 +157,7 @@ def eq18(ctx):
     def check(inst):
         data, loss, res, prior = _thm1_instance(inst, on)
         eta = inst[1]
+        _check_ewa_losses(ctx, loss, data, res)
         for t in range(data.size):
             ctx.bound(res.losses[t], eta / 8.0 + res.mix_loss[t], rtol=RTOL, atol=1e-9, label=f"(18) at t={t + 1}")
         # the mix loss is the telescoping step of the normalizer, -(1/eta) log E_{p_t} e^{-eta l_t} =
@@ -204,6 +215,7 @@ def ewa_2d_claims(ctx):
         prior = (lambda th: _tilted_log_prior(th[:, 0]) + _tilted_log_prior(th[:, 1])) if tilted else None
         res = on.ewa_2d(_lin_loss, data, eta, *box, log_prior=prior, n_nodes=48)
         T = len(data)
+        _check_ewa_losses(ctx, _lin_loss, data, res)
         lp2 = (lambda a, b: float(_tilted_log_prior(a) + _tilted_log_prior(b))) if tilted else None
         lse, _ = oc.ewa_box_moments(lambda a, b: sum(_lin_loss((a, b), D) for D in data), eta, *box, log_prior=lp2)
         ctx.close(res.log_norm[-1], lse, rtol=1e-9, atol=1e-9, label="log N_{T+1} = exact log partition (dblquad)")

@@ -11,8 +11,8 @@ from hypothesis import strategies as st
 from refvi.verification.errata import erratum
 from refvi.verification.oracles import online_comparators as oc
 from refvi.verification.statement import statement
-from refvi.verification.statements.online_003._common import (RTOL, _floats, _labels, check_run_consistency,
-                                                              grads_along, hinge_L, sva_instances)
+from refvi.verification.statements.online_003._common import (RTOL, _floats, _labels, check_losses,
+                                                              check_run_consistency, grads_along, hinge_L, sva_instances)
 from scipy import optimize
 
 # ------------------------------------------------------------------------------------------------------------------
@@ -37,6 +37,7 @@ def check_thm4(ctx, on, inst, const=1.0, eta_factor=1.0):
     y = _labels(on, "ogael", inst, **kw)
     res = on.run("ogael", X, y, **kw)
     check_run_consistency(ctx, inst, X, y, res, kw)
+    check_losses(ctx, "hinge", X, y, res, what="OGA-EL")
     T, d = X.shape
     L, alpha = hinge_L(X), 1.0 / s ** 2
     lhs = float(np.sum(res.losses))
@@ -62,6 +63,7 @@ def e003_5(ctx):
     on = ctx.adapter("online")
     X, y, eta, s = np.full((2, 1), 0.5), np.ones(2), 0.1, 1.0
     res = on.run("ogael", X, y, eta=eta, s=s)
+    check_losses(ctx, "hinge", X, y, res, what="OGA-EL")
     L, alpha = hinge_L(X), 1.0 / s ** 2
     m, sg, v = oc.sva_comparator(X, y, 2.0 * eta / alpha, s)        # sum bar L + alpha KL / (2 eta) at its argmin
     # RHS evaluated at a feasible comparator: the inf is no larger, so LHS > value proves the printed bound false

@@ -14,6 +14,7 @@ from hypothesis import strategies as st
 from refvi.verification.errata import erratum
 from refvi.verification.oracles import online_comparators as oc
 from refvi.verification.statement import statement
+from refvi.verification.statements.online_003._common import check_losses, point_losses
 
 # ------------------------------------------------------------------------------------------------------------------
 # Online-to-batch: Thm 5, Thm 6 (EWA, corrected), the SVA corollary
@@ -39,6 +40,7 @@ def thm5(ctx):
         method, seed, T = inst
         X, y = oc.toy_sample(np.random.default_rng(seed), T)
         res = on.run(method, X, y, **METHODS_TOY[method](T))
+        check_losses(ctx, "hinge", X, y, res, what=method)
         risks = np.array([oc.toy_hinge_risk(m) for m in res.M[:-1]])
         ctx.bound(oc.toy_hinge_risk(res.M[:-1].mean(0)), float(risks.mean()), rtol=1e-12, atol=1e-14,
                 label=f"Jensen: E_*(bar theta_T) <= mean E_*(hat theta_t) ({method})")
@@ -53,12 +55,16 @@ def thm5(ctx):
     T, R = 30, 1000 * ctx.profile.mc_scale
     rng = ctx.rng("thm5")
     diff, gap = np.empty(R), np.empty(R)
+    bad_losses = 0
     for r in range(R):
         X, y = oc.toy_sample(rng, T)
         res = on.run("sva", X, y, **METHODS_TOY["sva"](T))
         risks = np.array([oc.toy_hinge_risk(m) for m in res.M[:-1]])
-        diff[r] = float(np.mean(res.losses - risks))
-        gap[r] = oc.toy_hinge_risk(res.M[:-1].mean(0)) - float(np.mean(res.losses))
+        losses = point_losses("hinge", X, y, np.asarray(res.M)[:-1])     # recomputed from the iterates
+        bad_losses += int(not np.allclose(res.losses, losses, rtol=1e-12, atol=1e-14))
+        diff[r] = float(np.mean(losses - risks))
+        gap[r] = oc.toy_hinge_risk(res.M[:-1].mean(0)) - float(np.mean(losses))
+    ctx.true(bad_losses == 0, label=f"reported losses = ell_t(m_t) in every round of all {R} runs ({bad_losses} not)")
     ctx.mean_close(diff[:, None], [0.0], alpha=1e-6, label="E[l_t(hat theta_t) - E_*(hat theta_t)] = 0")
     ctx.mean_leq(gap, 0.0, alpha=1e-6, label="E E_*(bar theta_T) <= E (1/T) sum l_t(hat theta_t)")
     ctx.count(R)

@@ -14,8 +14,9 @@ from refvi.verification.errata import erratum
 from refvi.verification.oracles import online_comparators as oc
 from refvi.verification.oracles import online_quadrature as oq
 from refvi.verification.statement import statement
-from refvi.verification.statements.online_003._common import (RTOL, _floats, _labels, check_run_consistency,
-                                                              forall_online, grads_along, hinge_L, hinge_streams, sva_instances)
+from refvi.verification.statements.online_003._common import (RTOL, _floats, _labels, check_losses,
+                                                              check_run_consistency, forall_online, grads_along, hinge_L,
+                                                              hinge_streams, oracle_hinge_grads, sva_instances)
 from scipy import optimize
 
 # ------------------------------------------------------------------------------------------------------------------
@@ -66,6 +67,7 @@ def check_thm2(ctx, on, inst, const=1.0, eta_factor=1.0):
     y = _labels(on, "sva", inst, **kw)
     res = on.run("sva", X, y, **kw)
     check_run_consistency(ctx, inst, X, y, res, kw)
+    check_losses(ctx, "hinge", X, y, res, what="SVA")
     T = X.shape[0]
     alpha, L = 1.0 / s ** 2, hinge_L(X)
     lhs = float(np.sum(res.losses))
@@ -93,6 +95,17 @@ def thm2(ctx):
         vals, gm, gs = grads_along(on, "hinge", X, y, res.M, res.S)
         G = np.hstack([gm, gs])
         MU = np.hstack([res.M, res.S])
+        # every iterate is the closed form (9) of the gradient sums at the recorded iterates (oracle gradients):
+        # m_(t+1) = Pi(-eta s^2 sum_(i<=t) gm_i), sigma_(t+1) = Pi(s h(eta s sum_(i<=t) gs_i / 2)), lazy box
+        _, om, osg = oracle_hinge_grads(X, y, np.asarray(res.M, dtype=np.float64), np.asarray(res.S, dtype=np.float64))
+        Gm, Gs = np.cumsum(om, axis=0), np.cumsum(osg, axis=0)
+        x = eta * s * Gs / 2.0
+        want_m = np.clip(-eta * s * s * Gm, -inst["mbox"], inst["mbox"])
+        want_s = np.minimum(s / (np.sqrt(1.0 + x * x) + x), inst["sbox"])     # s h(x), h(x) = 1/(sqrt(1+x^2) + x)
+        ctx.close(np.asarray(res.M, dtype=np.float64)[1:], want_m, rtol=1e-9, atol=1e-11,
+                  label="m_(t+1) = closed form (9) of the recorded gradient sums, every t")
+        ctx.close(np.asarray(res.S, dtype=np.float64)[1:], want_s, rtol=1e-9, atol=1e-11,
+                  label="sigma_(t+1) = closed form (9) of the recorded gradient sums, every t")
         # (19) first step: Jensen l_t(m_t) <= bar L_t(mu_t)
         ctx.bound(float(np.max(res.losses - vals)), 0.0, atol=1e-12, label="(19) Jensen per step")
         # (22), sharpened: ||mu_{t+1} - mu_t|| <= eta ||grad_t|| / alpha
@@ -144,7 +157,7 @@ def claim_sva_full(ctx):
         # every iterate against the FTRL argmin computed numerically (L-BFGS-B) from the oracle's quadrature
         # gradients at the recorded iterates: the closed form is never used on this side (agreement ~1e-10)
         vals, gm, gC = _full_grads(X, y, M, Cs)
-        for t in sorted({0, T // 2, T - 1}):
+        for t in range(T):
             m_ref, C_ref = oc.ftrl_full_argmin(gm[:t + 1].sum(0), gC[:t + 1].sum(0), eta, s)
             ctx.close(M[t + 1], m_ref, rtol=1e-6, atol=1e-8, label=f"m_{t + 1} = FTRL argmin (6)")
             ctx.close(Cs[t + 1], C_ref, rtol=1e-6, atol=1e-8, label=f"C_{t + 1} = FTRL argmin (6)")

@@ -14,8 +14,10 @@ from hypothesis import strategies as st
 from refvi.verification.errata import erratum
 from refvi.verification.oracles import online_comparators as oc
 from refvi.verification.statement import statement
-from refvi.verification.statements.online_003._common import (RTOL, _floats, _labels, check_run_consistency,
-                                                              forall_online, grads_along, hinge_L, hinge_streams, sva_instances)
+from refvi.verification.statements.online_003._common import (RTOL, _floats, _labels, check_losses,
+                                                              check_run_consistency, forall_online, grads_along, hinge_L,
+                                                              hinge_streams, oracle_hinge_grads, sigma_step,
+                                                              sva_instances)
 from scipy import optimize
 
 # ------------------------------------------------------------------------------------------------------------------
@@ -67,6 +69,7 @@ def check_thm3(ctx, on, inst, K_factor=1.0, const=3.0 / math.sqrt(2.0), label="T
     y = _labels(on, "svb", inst, **run_kw)
     res = on.run("svb", X, y, **run_kw)
     check_run_consistency(ctx, inst, X, y, res, kw)
+    check_losses(ctx, "hinge", X, y, res, what="SVB (convex schedule)")
     _, best = oc.best_hinge_point(X, y, M)
     regret = float(np.sum(res.losses)) - best
     ctx.bound(regret, const * D * L * math.sqrt(T), rtol=RTOL, atol=1e-9, label=label)
@@ -93,6 +96,15 @@ def thm3(ctx):
         rhs = sig ** 2 + 0.5 * a ** 2 * gs ** 2 - a * gs * root
         scale = np.maximum(1.0, sig ** 2 + (a * gs) ** 2)
         ctx.close(sig1 ** 2 / scale, rhs / scale, atol=1e-10, label="sigma-step identity")
+        # both steps replayed from the recorded state with the oracle's gradients (never the implementation's):
+        # m_(t+1) = Pi(m_t - a_t gm_t), sigma_(t+1) = Pi(sigma_t h(a_t gs_t / (2 sigma_t))), a_t = K / sqrt(t)
+        X = inst["X"]
+        Mt, St = np.asarray(res.M, dtype=np.float64), np.asarray(res.S, dtype=np.float64)
+        _, om, osg = oracle_hinge_grads(X, y, Mt, St)
+        ctx.close(Mt[1:], np.clip(Mt[:-1] - a * om, -kw["mbox"], kw["mbox"]), rtol=1e-10, atol=1e-12,
+                  label="convex schedule: m_(t+1) = Pi(m_t - (K / sqrt t) gm_t), every t")
+        ctx.close(St[1:], np.clip(sigma_step(St[:-1], a, osg), 0.0, kw["sbox"]), rtol=1e-10, atol=1e-12,
+                  label="convex schedule: sigma_(t+1) = Pi(sigma_t h(a_t gs_t / (2 sigma_t))), every t")
 
     forall_online(ctx, svb_instances(), check, fixed=[dict(X=np.array([[1.0, 2.0], [-1.0, 0.5]] * 20),
                                                            y=np.ones(40), adv=True, M=1.0, S=1.0, s=1.0)])
@@ -103,6 +115,7 @@ def thm3(ctx):
         rng = np.random.default_rng(seed)
         Z = rng.uniform(-Zb, Zb, size=(T, d))
         res = on.run("svb", Z, None, loss="quadratic", H=H, schedule="strong", H_sc=H, s=S, mbox=M, sbox=S)
+        check_losses(ctx, "quadratic", Z, None, res, H=H, what="SVB (strongly convex schedule)")
         L = H * math.sqrt(d * ((M + Zb) ** 2 + S ** 2))      # sup ||grad bar L|| over the box and the data
         _, best = oc.best_quadratic_point(Z, H, M)
         ctx.bound(float(np.sum(res.losses)) - best, L * L * (1 + math.log(T)) / H, rtol=RTOL,
