@@ -1,0 +1,57 @@
+"""Energy and -log p kernels built from other compiled functions (passed as first-class functions).
+
+* ``joint_energy(m, C, U, kernel, args)``: for a batched kernel ``kernel(Z, *args) -> (log p (S,), grad (S, d))``
+  (the posteriordb models, :mod:`refvi.targets.posteriordb._kernels`): the mean over rows of
+  (-grad log p(z_s), -grad log p(z_s) u_s^T), z_s = C u_s + m (seed 000 Eq. 6, before the projection onto V);
+* ``joint_neglogp(Z, kernel, args)``: -log p on the rows of Z from the same kernel;
+* ``affine_energy(m, C, U, z0, L, energy, args)``: the energy gradient of p_x(x) = p(z0 + L x) from the energy
+  kernel of p: x_s = C u_s + m maps to z_s = (z0 + L m) + (L C) u_s and grad_x log p_x = L^T grad_z log p, so
+  (gm_x, gC_x) = (L^T gm_z, L^T gC_z) with (gm_z, gC_z) = energy(z0 + L m, L C, U, *args)
+  (:class:`refvi.targets.affine.AffineTarget`);
+* ``affine_neglogp(Z, z0, L, neglogp, args)``: -log p_x on the rows of Z.
+
+Like :func:`refvi.kernels.energy.callable_energy`, they are compiled per function argument in each process.
+"""
+
+from __future__ import annotations
+
+import warnings
+
+import numpy as np
+
+from refvi.kernels._jit import jit_nocache
+from refvi.kernels.energy import mean_outer, transform
+
+# a compiled function inside an argument tuple is typed as Numba's first-class function type, which Numba flags as
+# experimental at every compilation; its use here is covered by the tests (tests/refvi/test_fused_loop.py)
+warnings.filterwarnings("ignore", message="First-class function type feature is experimental")
+
+
+@jit_nocache
+def joint_energy(m, C, U, kernel, args):
+    Z = transform(m, C, U)
+    _, G = kernel(Z, *args)
+    return mean_outer(-G, U)
+
+
+@jit_nocache
+def joint_neglogp(Z, kernel, args):
+    lp, _ = kernel(Z, *args)
+    return -lp
+
+
+@jit_nocache
+def affine_energy(m, C, U, z0, L, energy, args):
+    gm, gC = energy(z0 + np.dot(L, m), np.dot(L, C), U, *args)
+    LT = np.ascontiguousarray(L.T)
+    return np.dot(LT, gm), np.dot(LT, gC)
+
+
+@jit_nocache
+def affine_neglogp(Z, z0, L, neglogp, args):
+    X = np.dot(Z, L.T)
+    S, d = X.shape
+    for s in range(S):
+        for i in range(d):
+            X[s, i] += z0[i]
+    return neglogp(X, *args)
