@@ -206,7 +206,7 @@ def callable_energy(m, C, U, grad_logp):
     S, d = Z.shape
     G = np.empty((S, d))
     for s in range(S):
-        g = np.asarray(grad_logp(Z[s].copy()), dtype=np.float64)
+        g = np.asarray(grad_logp(Z[s]), dtype=np.float64)
         if g.ndim != 1 or g.shape[0] != d:
             raise ValueError("user grad_logp must return an array of shape (dim,)")
         for j in range(d):

@@ -16,7 +16,9 @@ the same kernels in the same order, so the two agree bit for bit:
 4. the averages accumulate weights[t + 1] w^{t+1}.
 
 The kernel is compiled once per energy kernel and argument types in each process (a function argument cannot be
-cached on disk by Numba); its helpers are cached.
+cached on disk by Numba); its helpers are cached.  ``step_from_raw`` (steps 1-4 from a raw gradient computed
+elsewhere) is what :func:`refvi.optim.fastpath.run` calls per step for targets whose gradient is Python code (a
+batched NumPy or JAX function): one call of the user's function and one compiled call per step.
 """
 
 from __future__ import annotations
@@ -76,6 +78,23 @@ def accept(m, C, m_new, C_new, w, acc_m, acc_C):
             acc_C[i, j] += w * C_new[i, j]
 
 
+@jit
+def step_from_raw(method, estimator, code, m, C, U, gm_raw, gC_raw, gamma, M, w, acc_m, acc_C):
+    """Steps 1-4 of the module docstring from the raw energy gradient of base samples U; False (state unchanged)
+    when a step is not finite."""
+    if not _all_finite(gm_raw, gC_raw):              # the generic path's NonFiniteError on the raw gradient
+        return False
+    gm, gC = tail(estimator, code, gm_raw, gC_raw, C, U)
+    m_new, Y = descend(m, C, gm, gC, gamma)
+    if not _all_finite(m_new, Y):
+        return False
+    C_new = regularize(method, code, Y, gamma, M)
+    if not _all_finite(m_new, C_new):
+        return False
+    accept(m, C, m_new, C_new, w, acc_m, acc_C)
+    return True
+
+
 @jit_nocache
 def energy_loop(method, estimator, code, m, C, U, gammas, weights, acc_m, acc_C, M, energy, args):
     """Run len(gammas) steps in place with the energy kernel ``energy(m, C, U[t], *args)``; returns -1 or the index
@@ -83,14 +102,7 @@ def energy_loop(method, estimator, code, m, C, U, gammas, weights, acc_m, acc_C,
     T = gammas.shape[0]
     for t in range(T):
         gm_raw, gC_raw = energy(m, C, U[t], *args)
-        if not _all_finite(gm_raw, gC_raw):          # the generic path's NonFiniteError on the raw gradient
+        if not step_from_raw(method, estimator, code, m, C, U[t], gm_raw, gC_raw, gammas[t], M, weights[t + 1],
+                             acc_m, acc_C):
             return t
-        gm, gC = tail(estimator, code, gm_raw, gC_raw, C, U[t])
-        m_new, Y = descend(m, C, gm, gC, gammas[t])
-        if not _all_finite(m_new, Y):
-            return t
-        C_new = regularize(method, code, Y, gammas[t], M)
-        if not _all_finite(m_new, C_new):
-            return t
-        accept(m, C, m_new, C_new, weights[t + 1], acc_m, acc_C)
     return -1

@@ -4,9 +4,10 @@ Two compiled loops: targets whose kernel plan has an ``sgd_loop`` entry (built i
 LogisticRegression) run :func:`refvi.kernels.optim.sgd_loop`; every other target whose plan has an ``energy`` kernel
 (the posteriordb models, CosineQuadratic, HierarchicalLogisticRegression, CallableTargets around ``numba.njit``
 functions, and the affine frames of all of these) runs :func:`refvi.kernels.fused.energy_loop`, the same loop with
-the energy kernel passed as a first-class function.  Both cover the energy, entropy and STL estimators.  The rest
-(targets without compiled kernels, the score estimator) runs the generic loop, one validated estimator call per step
-(:mod:`refvi.estimators`, :mod:`refvi.prox`).  All compute the same update from the same pre-drawn base samples;
+the energy kernel passed as a first-class function.  Both cover the energy, entropy and STL estimators.  A target
+whose gradient is Python code (NumPy or JAX callables, batched or not) runs a Python loop with one gradient call and
+one compiled call per step (``_python_gradient_loop``).  ``fast=False`` and the score estimator run the generic loop,
+one validated estimator call per step (:mod:`refvi.estimators`, :mod:`refvi.prox`).  All compute the same update from the same pre-drawn base samples;
 ``energy_loop`` and the generic loop agree bit for bit (``tests/refvi/test_fused_loop.py``).
 """
 
@@ -82,6 +83,8 @@ def run(method, target, estimator, structure, m, C, U, gammas, weights, acc_m, a
         return int(_entry.call(_kf.energy_loop, (_METHOD_CODES[method], _EST_CODES[estimator],
                                                  structure_code(structure), m, C, U, gammas, weights, acc_m, acc_C,
                                                  float(M)), energy))
+    if fast and estimator in _EST_CODES:
+        return _python_gradient_loop(method, target, estimator, structure, m, C, U, gammas, weights, acc_m, acc_C, M)
     for t in range(gammas.shape[0]):
         try:
             m_new, C_new = generic_step(method, target, estimator, structure, m, C, U[t], gammas[t], M)
@@ -92,4 +95,22 @@ def run(method, target, estimator, structure, m, C, U, gammas, weights, acc_m, a
         m[:], C[:] = m_new, C_new
         acc_m += weights[t + 1] * m
         acc_C += weights[t + 1] * C
+    return -1
+
+
+def _python_gradient_loop(method, target, estimator, structure, m, C, U, gammas, weights, acc_m, acc_C, M):
+    """The loop for a target whose gradient is Python code (NumPy, JAX, a batched callable): per step one call of
+    ``target.grad_logp`` on all S points (the generic estimator's own raw-gradient code) and one compiled call for
+    the rest of the step (:func:`refvi.kernels.fused.step_from_raw`): the generic path's arithmetic, bit for bit,
+    without its per-step validation."""
+    head = (_METHOD_CODES[method], _EST_CODES[estimator], structure_code(structure), m, C)
+    for t in range(gammas.shape[0]):
+        Ut = U[t]
+        try:
+            gm, gC = _est._energy_raw_numpy(target, m, C, Ut)
+        except NonFiniteError:          # overflow at a finite iterate: the run diverged here (bad input propagates)
+            return t
+        if not _entry.call(_kf.step_from_raw, head + (Ut, gm, gC, float(gammas[t]), float(M), float(weights[t + 1]),
+                                                     acc_m, acc_C), ()):
+            return t
     return -1
