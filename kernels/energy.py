@@ -200,16 +200,15 @@ def cosine_energy(m, C, U, alpha, b, phi, beta, z0):
 def callable_energy(m, C, U, grad_logp):
     """A user target whose ``grad_logp(z) -> (d,)`` is itself numba-compiled (called once per row, in-kernel).
 
-    Raises ValueError if the user function returns a wrong shape or a non-finite value."""
+    Raises ValueError if the user function returns a wrong shape; a non-finite value is passed on (the caller
+    reports it: the estimator as ``NonFiniteError``, the fused loop as divergence at that step)."""
     Z = transform(m, C, U)
     S, d = Z.shape
     G = np.empty((S, d))
     for s in range(S):
-        g = np.asarray(grad_logp(Z[s].copy()), dtype=np.float64)
+        g = np.asarray(grad_logp(Z[s]), dtype=np.float64)
         if g.ndim != 1 or g.shape[0] != d:
             raise ValueError("user grad_logp must return an array of shape (dim,)")
         for j in range(d):
-            if not math.isfinite(g[j]):
-                raise ValueError("grad_logp returned non-finite values at the sampled points")
             G[s, j] = -g[j]
     return mean_outer(G, U)

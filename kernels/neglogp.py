@@ -103,7 +103,7 @@ def callable_neglogp(Z, logp):
     S = Z.shape[0]
     f = np.empty(S)
     for s in range(S):
-        v = float(logp(Z[s].copy()))
+        v = float(logp(Z[s]))
         if not math.isfinite(v):
             raise ValueError("logp returned non-finite values at the sampled points")
         f[s] = -v

@@ -1,9 +1,14 @@
-"""Dispatch of an SGD run to the whole-loop Numba kernel (:mod:`refvi.kernels.optim`) or to the generic loop.
+"""Dispatch of an SGD run to a whole-loop Numba kernel or to the generic loop.
 
-The fast path covers targets whose kernel plan has an ``sgd_loop`` entry (built in: Gaussian, LinearRegression and
-LogisticRegression) with the energy, entropy and STL estimators; every other combination (other targets, the score
-estimator) runs the generic loop, one validated estimator call per step (:mod:`refvi.estimators`,
-:mod:`refvi.prox`).  Both paths compute the same update from the same pre-drawn base samples.
+Two compiled loops: targets whose kernel plan has an ``sgd_loop`` entry (built in: Gaussian, LinearRegression and
+LogisticRegression) run :func:`refvi.kernels.optim.sgd_loop`; every other target whose plan has an ``energy`` kernel
+(the posteriordb models, CosineQuadratic, HierarchicalLogisticRegression, CallableTargets around ``numba.njit``
+functions, and the affine frames of all of these) runs :func:`refvi.kernels.fused.energy_loop`, the same loop with
+the energy kernel passed as a first-class function.  Both cover the energy, entropy and STL estimators.  A target
+whose gradient is Python code (NumPy or JAX callables, batched or not) runs a Python loop with one gradient call and
+one compiled call per step (``_python_gradient_loop``).  ``fast=False`` and the score estimator run the generic loop,
+one validated estimator call per step (:mod:`refvi.estimators`, :mod:`refvi.prox`).  All compute the same update from the same pre-drawn base samples;
+``energy_loop`` and the generic loop agree bit for bit (``tests/refvi/test_fused_loop.py``).
 """
 
 from __future__ import annotations
@@ -13,6 +18,8 @@ import numpy as np
 from refvi import estimators as _est
 from refvi._checks import NonFiniteError
 from refvi import prox as _prox
+from refvi.kernels import _entry
+from refvi.kernels import fused as _kf
 from refvi.kernels import optim as _ko
 from refvi.kernels.structure import structure_code
 from refvi.targets.base import Target
@@ -41,8 +48,14 @@ def kernel_plan(target):
     return target.kernels().sgd_loop if isinstance(target, Target) else None
 
 
+def energy_plan(target):
+    """(energy kernel, extra args) for :func:`refvi.kernels.fused.energy_loop`, or None (no compiled energy)."""
+    return target.kernels().energy if isinstance(target, Target) else None
+
+
 def has_fast_path(target, estimator: str) -> bool:
-    return kernel_plan(target) is not None and estimator in _EST_CODES
+    """Whether a run with ``estimator`` takes one of the compiled whole-loop kernels."""
+    return estimator in _EST_CODES and (kernel_plan(target) is not None or energy_plan(target) is not None)
 
 
 def generic_step(method, target, estimator, structure, m, C, U, gamma, M):
@@ -65,6 +78,13 @@ def run(method, target, estimator, structure, m, C, U, gammas, weights, acc_m, a
         code, P2, P1, s1, s2 = plan
         return int(_ko.sgd_loop(_METHOD_CODES[method], code, _EST_CODES[estimator], structure_code(structure),
                                 m, C, U, gammas, weights, acc_m, acc_C, float(M), P2, P1, float(s1), float(s2)))
+    energy = energy_plan(target) if fast and estimator in _EST_CODES else None
+    if energy is not None:
+        return int(_entry.call(_kf.energy_loop, (_METHOD_CODES[method], _EST_CODES[estimator],
+                                                 structure_code(structure), m, C, U, gammas, weights, acc_m, acc_C,
+                                                 float(M)), energy))
+    if fast and estimator in _EST_CODES:
+        return _python_gradient_loop(method, target, estimator, structure, m, C, U, gammas, weights, acc_m, acc_C, M)
     for t in range(gammas.shape[0]):
         try:
             m_new, C_new = generic_step(method, target, estimator, structure, m, C, U[t], gammas[t], M)
@@ -75,4 +95,22 @@ def run(method, target, estimator, structure, m, C, U, gammas, weights, acc_m, a
         m[:], C[:] = m_new, C_new
         acc_m += weights[t + 1] * m
         acc_C += weights[t + 1] * C
+    return -1
+
+
+def _python_gradient_loop(method, target, estimator, structure, m, C, U, gammas, weights, acc_m, acc_C, M):
+    """The loop for a target whose gradient is Python code (NumPy, JAX, a batched callable): per step one call of
+    ``target.grad_logp`` on all S points (the generic estimator's own raw-gradient code) and one compiled call for
+    the rest of the step (:func:`refvi.kernels.fused.step_from_raw`): the generic path's arithmetic, bit for bit,
+    without its per-step validation."""
+    head = (_METHOD_CODES[method], _EST_CODES[estimator], structure_code(structure), m, C)
+    for t in range(gammas.shape[0]):
+        Ut = U[t]
+        try:
+            gm, gC = _est._energy_raw_numpy(target, m, C, Ut)
+        except NonFiniteError:          # overflow at a finite iterate: the run diverged here (bad input propagates)
+            return t
+        if not _entry.call(_kf.step_from_raw, head + (Ut, gm, gC, float(gammas[t]), float(M), float(weights[t + 1]),
+                                                     acc_m, acc_C), ()):
+            return t
     return -1

@@ -69,20 +69,78 @@ def _neg_hessian(target, z):
     return 0.5 * (H + H.T)
 
 
-def _mode(target, start):
-    from scipy.optimize import minimize
+def _objective(target):
+    """z -> (-log p(z), -grad log p(z)), (inf, 0) where the target is not finite (the searches back off there)."""
+    both = getattr(target, "logp_and_grad", None)
 
     def fun(z):
         with np.errstate(all="ignore"):
             try:
-                v = float(target.logp(z))
-                g = np.asarray(target.grad_logp(z), dtype=np.float64)
+                if both is not None:
+                    v, g = both(z)
+                    v, g = float(v), np.asarray(g, dtype=np.float64)
+                else:
+                    v = float(target.logp(z))
+                    g = np.asarray(target.grad_logp(z), dtype=np.float64)
             except ValueError:              # a non-finite value from the target: tell the line search to back off
                 return np.inf, np.zeros_like(z)
         if not (np.isfinite(v) and np.all(np.isfinite(g))):
             return np.inf, np.zeros_like(z)
         return -v, -g
 
+    return fun
+
+
+_NEWTON_ITERATIONS = 60
+_NEWTON_DONE = 1e-10        # Newton decrement g^T H^{-1} g (nats) at which the mode is taken as found
+_NEWTON_STALL = 1e-8        # ... or at which a line search that finds no decrease is rounding, not a bad direction
+
+
+def _newton_mode(fun, target, start):
+    """Damped Newton on -log p from ``start`` with the curvature of :func:`_neg_hessian` (eigenvalues taken in
+    absolute value and floored, so every step descends) and backtracking; (z, iterations) once the Newton decrement
+    g^T H^{-1} g is below 1e-10 nats (z within ~1e-5 sd of the Laplace approximation from the mode; the decrement
+    then stalls near 1e-13 on rounding), else None (the caller falls back to L-BFGS).  On the bundled posteriors it
+    needs 5 to 30 iterations where L-BFGS needs hundreds of evaluations (diamonds: ~1,000, condition number ~1e6)."""
+    z = np.array(start, dtype=np.float64)
+    f, g = fun(z)
+    if not np.isfinite(f):
+        return None
+    for k in range(1, _NEWTON_ITERATIONS + 1):
+        with np.errstate(all="ignore"):
+            try:
+                lam, Q = np.linalg.eigh(_neg_hessian(target, z))
+            except (ValueError, np.linalg.LinAlgError):
+                return None
+        if not np.all(np.isfinite(lam)):
+            return None
+        lam = np.maximum(np.abs(lam), 1e-12 * max(np.max(np.abs(lam)), 1e-300))
+        step = -(Q @ ((Q.T @ g) / lam))
+        dec = float(-(g @ step))
+        if not np.isfinite(dec):
+            return None
+        if dec <= _NEWTON_DONE:
+            return z, k
+        t = 1.0
+        while t > 1e-10:
+            f_new, g_new = fun(z + t * step)
+            if f_new <= f - 1e-4 * t * dec:
+                break
+            t *= 0.5
+        else:
+            return (z, k) if dec <= _NEWTON_STALL else None    # no descent: rounding, or a direction for L-BFGS
+        z, f, g = z + t * step, f_new, g_new
+    return None
+
+
+def _mode(target, start):
+    """(mode, description of the search): damped Newton first, L-BFGS then a Newton polish when it fails."""
+    from scipy.optimize import minimize
+
+    fun = _objective(target)
+    found = _newton_mode(fun, target, start)
+    if found is not None:
+        return found[0], f"Newton ({found[1]} iterations)"
     r = minimize(fun, start, jac=True, method="L-BFGS-B", options={"maxiter": 20_000, "maxfun": 40_000,
                                                                    "gtol": 1e-8, "ftol": 1e-13})
     if not np.all(np.isfinite(r.x)) or not np.isfinite(r.fun):
@@ -103,7 +161,7 @@ def _mode(target, start):
         if t <= 1e-4:
             break
         z, f = z + t * step, fun(z + t * step)[0]
-    return z, r
+    return z, f"L-BFGS ({r.nit} iterations)"
 
 
 def find_frame(target, kind: str = "laplace", *, start=None, probes: int = 8, seed: int = 0,
@@ -114,7 +172,8 @@ def find_frame(target, kind: str = "laplace", *, start=None, probes: int = 8, se
     t0 = time.perf_counter()
     d = target.dim
     start = np.zeros(d) if start is None else as_vector(start, "m0", d)
-    z0, res = _mode(target, start)
+    z0, how = _mode(target, start)
+    t_mode = time.perf_counter() - t0
     notes = []
     gnorm = float(np.linalg.norm(target.grad_logp(z0)))
     H = _neg_hessian(target, z0)
@@ -137,10 +196,11 @@ def find_frame(target, kind: str = "laplace", *, start=None, probes: int = 8, se
         if frame.mu > 0:
             break
     frame.seconds = time.perf_counter() - t0
-    notes.insert(0, f"{kind} frame: mode found by L-BFGS ({res.nit} iterations, |grad log p| = {gnorm:.2g}), "
+    notes.insert(0, f"{kind} frame: mode found by {how[:-1]}, |grad log p| = {gnorm:.2g}), "
                     f"curvature eigenvalues {lam[0]:.3g} .. {lam[-1]:.3g} (condition number {lam[-1] / lam[0]:.3g}); "
                     f"in the frame M' = {frame.M:.3g}, mu' = {frame.mu:.3g}, estimated from the Hessian at the mode "
-                    f"and {int(probes)} points x ~ N(0, {frame.radius:g}^2 I), not bounded")
+                    f"and {int(probes)} points x ~ N(0, {frame.radius:g}^2 I), not bounded; frame search "
+                    f"{1e3 * frame.seconds:.1f} ms (mode {1e3 * t_mode:.1f} ms)")
     if frame.radius < 1.0:
         notes.append(f"-log p is not convex within one Laplace sd of the mode: the run starts from the narrower "
                      f"q = N(0, {frame.radius:g}^2 I) in the frame, where the constants were probed; the iterates "

@@ -16,7 +16,7 @@ from __future__ import annotations
 import numpy as np
 
 from refvi._checks import as_matrix, as_vector, positive_scalar
-from refvi.targets.base import Target
+from refvi.targets.base import KernelPlan, Target
 
 
 class AffineTarget(Target):
@@ -55,6 +55,19 @@ class AffineTarget(Target):
     def params_to_frame(self, m, C):
         """(L^{-1}(m - z0), L^{-1} C): the inverse of :meth:`params_to_original`."""
         return np.linalg.solve(self.L, m - self.z0), np.linalg.solve(self.L, C)
+
+    def _kernel_plan(self):
+        """The base target's compiled energy and -log p kernels seen through the frame
+        (:mod:`refvi.kernels.composed`), so a framed fit runs the fused loop whenever the base target has kernels."""
+        from refvi.kernels import composed
+        base = self.base.kernels()
+        z0, L = self.z0, np.ascontiguousarray(self.L)
+        energy = None if base.energy is None else (composed.affine_energy, (z0, L) + (base.energy[0], base.energy[1]))
+        neglogp = None if base.neglogp is None else (composed.affine_neglogp, (z0, L, base.neglogp[0],
+                                                                                base.neglogp[1]))
+        if energy is None and neglogp is None:
+            return None
+        return KernelPlan(energy=energy, neglogp=neglogp)
 
     # ---- density ----------------------------------------------------------------------------------------------
     def _logp_batch(self, X):

@@ -9,23 +9,35 @@ from refvi.targets.base import KernelPlan, Target
 
 
 class CallableTarget(Target):
-    """Wrap ``logp(z) -> float`` and ``grad_logp(z) -> (d,)`` for a single point z of shape (d,).
+    """A target from your own log density and gradient: ``logp(z) -> float`` and ``grad_logp(z) -> (d,)`` for one
+    point z of shape (d,), or batched, ``logp_batch(Z) -> (S,)`` and ``grad_batch(Z) -> (S, d)`` for the rows of Z
+    (S, d), called once per step for all S samples (a vectorized NumPy density, a JAX ``jit(vmap(grad(logp)))``).
 
     ``smoothness`` (M) and ``strong_convexity`` (mu) are what you know about -log p; schedules that need M
-    refuse a target without it.  Functions compiled with ``numba.njit`` are called from refvi's Numba kernels
-    directly (no Python call per sample).  Non-finite values returned by your functions raise ``ValueError``.
+    refuse a target without it.  Functions compiled with ``numba.njit`` (per point or batched) are called from
+    refvi's Numba kernels directly: ``refvi.fit`` runs its whole loop in one compiled call
+    (:mod:`refvi.kernels.fused`).  Python functions run one call per step.  Non-finite values returned by your
+    functions raise ``ValueError`` (or end a run as divergence at that step).
     """
 
     name = "callable"
 
-    def __init__(self, logp, grad_logp, dim: int, *, smoothness: float | None = None,
-                 strong_convexity: float = 0.0, convex: bool = False, hess_logp=None, mode=None):
-        if not callable(logp) or not callable(grad_logp):
-            raise TypeError("logp and grad_logp must be callables taking z of shape (dim,)")
-        if isinstance(dim, bool) or not isinstance(dim, (int, np.integer)) or dim < 1:
+    def __init__(self, logp=None, grad_logp=None, dim: int | None = None, *, logp_batch=None, grad_batch=None,
+                 smoothness: float | None = None, strong_convexity: float = 0.0, convex: bool = False,
+                 hess_logp=None, mode=None):
+        if (logp is None and logp_batch is None) or (grad_logp is None and grad_batch is None):
+            raise TypeError("give the log density and its gradient: logp and grad_logp (one point z of shape (dim,)) "
+                            "or logp_batch and grad_batch (rows of Z, shape (S, dim))")
+        for fn, what in ((logp, "logp"), (grad_logp, "grad_logp"), (logp_batch, "logp_batch"),
+                         (grad_batch, "grad_batch")):
+            if fn is not None and not callable(fn):
+                shape = "Z of shape (S, dim)" if what.endswith("batch") else "z of shape (dim,)"
+                raise TypeError(f"{what} must be a callable taking {shape}, got {type(fn).__name__}")
+        if dim is None or isinstance(dim, bool) or not isinstance(dim, (int, np.integer)) or dim < 1:
             raise ValueError(f"dim must be a positive integer, got {dim!r}")
         self.dim = int(dim)
         self.logp_fn, self.grad_logp_fn, self._h = logp, grad_logp, hess_logp
+        self.logp_batch_fn, self.grad_batch_fn = logp_batch, grad_batch
         self.smoothness = None if smoothness is None else positive_scalar(smoothness, "smoothness")
         self.strong_convexity = positive_scalar(strong_convexity, "strong_convexity", allow_zero=True)
         if self.smoothness is not None and self.strong_convexity > self.smoothness:
@@ -33,7 +45,11 @@ class CallableTarget(Target):
                              f"(M = {self.smoothness:g}): mu <= M for any -log p")
         self.convex = bool(convex or self.strong_convexity > 0)
         self._mode = None if mode is None else as_vector(mode, "mode", self.dim).copy()
-        self.is_numba = _is_numba(logp) and _is_numba(grad_logp)
+        # the function each side uses (batched when given) and whether it is numba-compiled
+        self._lp = (logp_batch, True) if logp_batch is not None else (logp, False)
+        self._gr = (grad_batch, True) if grad_batch is not None else (grad_logp, False)
+        self.is_numba = _is_numba(self._lp[0]) and _is_numba(self._gr[0])
+        self._logp_args, self._grad_args = (self._lp[0],), (self._gr[0],)
 
     @property
     def mode(self):
@@ -43,23 +59,47 @@ class CallableTarget(Target):
         """numba-compiled functions are called from the kernels directly; plain Python ones run the NumPy path."""
         if not self.is_numba:
             return None
-        from refvi.kernels import energy, neglogp
-        return KernelPlan(energy=(energy.callable_energy, (self.grad_logp_fn,)),
-                          neglogp=(neglogp.callable_neglogp, (self.logp_fn,)))
+        from refvi.kernels import composed, energy, neglogp
+        grad, batched = self._gr
+        en = (composed.batch_energy, self._grad_args) if batched else (energy.callable_energy, self._grad_args)
+        lp, batched = self._lp
+        nl = (composed.batch_neglogp, self._logp_args) if batched else (neglogp.callable_neglogp, self._logp_args)
+        return KernelPlan(energy=en, neglogp=nl)
 
     def _logp_batch(self, Z):
-        out = np.array([_real_number(self.logp_fn(z)) for z in Z])
+        fn, batched = self._lp
+        if batched:
+            out = np.asarray(fn(Z))
+            if out.shape != (Z.shape[0],) or not np.issubdtype(out.dtype, np.number) or np.iscomplexobj(out):
+                raise ValueError(f"user logp_batch must return {Z.shape[0]} real numbers for Z of shape {Z.shape}, "
+                                 f"got {type(out).__name__} of shape {out.shape}")
+            out = out.astype(np.float64)
+        elif self.is_numba:                     # one compiled call over the rows (the frame search's hot path)
+            from refvi.kernels import _entry, composed
+            out = _entry.call(composed.callable_values, (np.ascontiguousarray(Z),), self._logp_args)
+        else:
+            out = np.array([_real_number(fn(z)) for z in Z])
         if not np.all(np.isfinite(out)):
             raise NonFiniteError("user logp returned a non-finite value")
         return out
 
     def _grad_batch(self, Z):
-        out = np.empty_like(Z)
-        for s, z in enumerate(Z):
-            g = np.asarray(self.grad_logp_fn(z), dtype=np.float64)
-            if g.shape != (self.dim,):
-                raise ValueError(f"user grad_logp must return shape ({self.dim},), got {g.shape}")
-            out[s] = g
+        fn, batched = self._gr
+        if batched:
+            out = np.asarray(fn(Z), dtype=np.float64)
+            if out.shape != Z.shape:
+                raise ValueError(f"user grad_batch must return shape {Z.shape} for Z of shape {Z.shape}, got "
+                                 f"{out.shape}")
+        elif self.is_numba:
+            from refvi.kernels import _entry, composed
+            out = _entry.call(composed.callable_rows, (np.ascontiguousarray(Z),), self._grad_args)
+        else:
+            out = np.empty_like(Z)
+            for s, z in enumerate(Z):
+                g = np.asarray(self.grad_logp_fn(z), dtype=np.float64)
+                if g.shape != (self.dim,):
+                    raise ValueError(f"user grad_logp must return shape ({self.dim},), got {g.shape}")
+                out[s] = g
         if not np.all(np.isfinite(out)):
             raise NonFiniteError("user grad_logp returned a non-finite value")
         return out

@@ -32,7 +32,7 @@ BASELINE = HERE / "baseline.json"
 HISTORY = HERE / "history.jsonl"
 FIGURE = ROOT / "docs" / "figures" / "benchmark-history.png"
 SUBJECTS = ("kernel", "refvi", "numba_loop")
-REFERENCES = ("numpy", "numpy_loop")
+REFERENCES = ("numpy", "numpy_loop", "builtin")   # "builtin": refvi's own fused loop, the user-model group's reference
 #: a ratio may exceed its baseline by this much (relative) before it counts as a regression
 TOLERANCE = 0.5
 SPREAD_NOTE = ("three back-to-back runs of the whole suite (45 groups) on a 2-core machine whose other core was busy "

@@ -58,7 +58,9 @@ def test_a_target_defined_in_one_module_runs_its_kernel_the_exact_solver_and_fit
     t, ref = IsoGaussian(2.5, [1.0, -2.0, 0.5]), Gaussian([1.0, -2.0, 0.5], 2.5 * np.eye(3))
     rng = np.random.default_rng(0)
     m, C, U = rng.standard_normal(3), np.tril(rng.standard_normal((3, 3))) + 2 * np.eye(3), rng.standard_normal((7, 3))
-    assert E._energy_kernel(t)[0] is iso_energy and fastpath.kernel_plan(t) is None   # its kernel; the generic loop
+    # its kernel, and the fused loop of any energy kernel (no sgd_loop code of its own)
+    assert E._energy_kernel(t)[0] is iso_energy and fastpath.kernel_plan(t) is None
+    assert fastpath.energy_plan(t)[0] is iso_energy and fastpath.has_fast_path(t, "energy")
     for est in ("energy", "entropy", "stl", "score"):
         for a, b in zip(E.ESTIMATORS[est](t, m, C, U, "tril"), E.ESTIMATORS[est](ref, m, C, U, "tril")):
             np.testing.assert_allclose(a, b, rtol=1e-12, atol=1e-12)

@@ -15,7 +15,7 @@ import pathlib
 import numpy as np
 
 from refvi._checks import as_generator, as_vector, check_scale
-from refvi.targets.base import Target
+from refvi.targets.base import KernelPlan, Target
 from refvi.targets.posteriordb import _kernels as K
 
 HERE = pathlib.Path(__file__).resolve().parent
@@ -66,6 +66,13 @@ class PosteriorTarget(Target):
         Z, single = self._batch(Z)
         lp, G = self._kernel(Z, *self._args)
         return (float(lp[0]), G[0]) if single else (lp, G)
+
+    def _kernel_plan(self):
+        """The model's batched Numba kernel as the energy and -log p kernels (:mod:`refvi.kernels.composed`): fits
+        run the fused loop (:mod:`refvi.kernels.fused`)."""
+        from refvi.kernels import composed
+        return KernelPlan(energy=(composed.joint_energy, (self._kernel, self._args)),
+                          neglogp=(composed.joint_neglogp, (self._kernel, self._args)))
 
     def _logp_batch(self, Z):
         return self._kernel(Z, *self._args)[0]

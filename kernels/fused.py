@@ -1,0 +1,108 @@
+"""The whole Prox-SGD / Proj-SGD loop (seed 000 Defs. 5, 8) for ANY compiled energy kernel, in one Numba call.
+
+:func:`refvi.kernels.optim.sgd_loop` knows three targets by code.  ``energy_loop`` takes the target's energy kernel
+itself as a first-class function, ``energy(m, C, U_t, *args) -> (gm, gC_raw)`` (the ``energy`` entry of a
+:class:`~refvi.targets.base.KernelPlan`: built-in targets, posteriordb models, affine frames of them, and
+``CallableTarget``s around ``numba.njit`` functions), and runs every step inside the compiled call.
+
+Each step is exactly the generic path's (:func:`refvi.optim.fastpath.generic_step`) on the same base samples, with
+the same kernels in the same order, so the two agree bit for bit:
+
+1. the raw gradient must be finite (else the loop stops at t, as the generic path's ``NonFiniteError``);
+   (gm, gC) = the estimator tail (energy / entropy / STL, :mod:`refvi.kernels.estimators`) of the raw gradient;
+2. m' = m - gamma gm, Y = C - gamma gC; if any entry is not finite the loop stops and returns the step index t
+   (m, C keep the last finite state w^t: the divergence the generic loop reports);
+3. C' = prox_{gamma h}(Y) (Lemma 31) or the projection onto W_M (Lemma 32, seed 002 Thm 7);
+4. the averages accumulate weights[t + 1] w^{t+1}.
+
+The kernel is compiled once per energy kernel and argument types in each process (a function argument cannot be
+cached on disk by Numba); its helpers are cached.  ``step_from_raw`` (steps 1-4 from a raw gradient computed
+elsewhere) is what :func:`refvi.optim.fastpath.run` calls per step for targets whose gradient is Python code (a
+batched NumPy or JAX function): one call of the user's function and one compiled call per step.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from refvi.kernels import composed as _composed  # noqa: F401  (its warning filter: first-class function types)
+from refvi.kernels._jit import jit, jit_nocache
+from refvi.kernels.estimators import finish_energy, finish_entropy, finish_stl
+from refvi.kernels.optim import ENERGY, ENTROPY, PROX, _all_finite
+from refvi.kernels.prox import entropy_prox, project_singular, project_wm_sym
+from refvi.kernels.structure import SYM
+
+
+@jit
+def tail(estimator, code, gm, gC, C, U):
+    """The estimator from the raw energy gradient (gm, gC): (gm, gC) projected onto V."""
+    if estimator == ENERGY:
+        return finish_energy(gm, gC, code)
+    if estimator == ENTROPY:
+        return finish_entropy(gm, gC, C, code)
+    return finish_stl(gm, gC, C, U, code)
+
+
+@jit
+def descend(m, C, gm, gC, gamma):
+    """(m - gamma gm, C - gamma gC) as new arrays (elementwise, the same rounding as NumPy's expressions)."""
+    d = m.shape[0]
+    m_new = np.empty(d)
+    Y = np.empty((d, d))
+    for i in range(d):
+        m_new[i] = m[i] - gamma * gm[i]
+        for j in range(d):
+            Y[i, j] = C[i, j] - gamma * gC[i, j]
+    return m_new, Y
+
+
+@jit
+def regularize(method, code, Y, gamma, M):
+    """Prox of the entropy (PROX) or the projection onto W_M (PROJ: eigenvalue clip for sym, singular-value clip)."""
+    if method == PROX:
+        return entropy_prox(Y, gamma)
+    if code == SYM:
+        return project_wm_sym(Y, M)
+    return project_singular(Y, M)
+
+
+@jit
+def accept(m, C, m_new, C_new, w, acc_m, acc_C):
+    """w^{t+1} becomes the state; the averages gain weight w times it."""
+    d = m.shape[0]
+    for i in range(d):
+        m[i] = m_new[i]
+        acc_m[i] += w * m_new[i]
+        for j in range(d):
+            C[i, j] = C_new[i, j]
+            acc_C[i, j] += w * C_new[i, j]
+
+
+@jit
+def step_from_raw(method, estimator, code, m, C, U, gm_raw, gC_raw, gamma, M, w, acc_m, acc_C):
+    """Steps 1-4 of the module docstring from the raw energy gradient of base samples U; False (state unchanged)
+    when a step is not finite."""
+    if not _all_finite(gm_raw, gC_raw):              # the generic path's NonFiniteError on the raw gradient
+        return False
+    gm, gC = tail(estimator, code, gm_raw, gC_raw, C, U)
+    m_new, Y = descend(m, C, gm, gC, gamma)
+    if not _all_finite(m_new, Y):
+        return False
+    C_new = regularize(method, code, Y, gamma, M)
+    if not _all_finite(m_new, C_new):
+        return False
+    accept(m, C, m_new, C_new, w, acc_m, acc_C)
+    return True
+
+
+@jit_nocache
+def energy_loop(method, estimator, code, m, C, U, gammas, weights, acc_m, acc_C, M, energy, args):
+    """Run len(gammas) steps in place with the energy kernel ``energy(m, C, U[t], *args)``; returns -1 or the index
+    of the first step whose update is not finite (see the module docstring)."""
+    T = gammas.shape[0]
+    for t in range(T):
+        gm_raw, gC_raw = energy(m, C, U[t], *args)
+        if not step_from_raw(method, estimator, code, m, C, U[t], gm_raw, gC_raw, gammas[t], M, weights[t + 1],
+                             acc_m, acc_C):
+            return t
+    return -1

@@ -1,0 +1,111 @@
+"""The fused loop of any compiled energy kernel (refvi.kernels.fused.energy_loop) against the generic path.
+
+The generic path (fastpath.generic_step: the public, validating estimators and prox, one Python round trip per step)
+calls the same kernels in the same order on the same base samples, so the two must agree bit for bit: iterates,
+averages and the index of a divergent step.  Targets: a CallableTarget around numba.njit functions, a posteriordb
+model (batched Numba kernel), and both seen through an affine frame (the path refvi.fit takes by default)."""
+
+import numba
+import numpy as np
+import pytest
+
+import refvi
+from refvi.optim import fastpath
+from refvi.optim.frame import find_frame
+from refvi.targets import CallableTarget, posteriordb
+from refvi.targets.affine import AffineTarget
+
+
+@numba.njit
+def _logp(z):
+    return -0.5 * np.sum(z * z) - np.cos(z[0]) - 0.1 * z[1] ** 4
+
+
+@numba.njit
+def _grad(z):
+    g = -z.copy()
+    g[0] += np.sin(z[0])
+    g[1] -= 0.4 * z[1] ** 3
+    return g
+
+
+@numba.njit
+def _grad_nan_far(z):                     # finite near 0, NaN once |z_0| > 3: a run that wanders there diverges
+    g = -z.copy()
+    if abs(z[0]) > 3.0:
+        g[0] = np.nan
+    return g
+
+
+def _targets():
+    user = CallableTarget(_logp, _grad, 3, smoothness=5.0)
+    pdb = posteriordb.load("kidiq-kidscore_interaction")
+    z0 = np.asarray(pdb.reference["u_mean"])
+    frame = find_frame(pdb)                                # the frame refvi.fit uses by default
+    return [("user", user, 0.05, None), ("posteriordb", pdb, 1e-8, z0),
+            ("user-framed", AffineTarget(user, 0.1 * np.ones(3), np.tril(np.ones((3, 3))) + np.eye(3)), 0.005, None),
+            ("posteriordb-framed", frame.target(pdb), 0.1, None)]
+
+
+CASES = [("prox", "energy", "tril"), ("prox", "energy", "diag"), ("proj", "entropy", "sym"),
+         ("proj", "stl", "sym"), ("proj", "entropy", "full"), ("prox", "stl", "tril")]
+
+
+def _run(target, method, estimator, structure, U, gamma, fast, M=25.0, m0=None):
+    d = target.dim
+    T = U.shape[0]
+    m = np.zeros(d) if m0 is None else m0.copy()
+    C = np.eye(d) * (1.0 if method == "prox" else 0.9)
+    w = np.linspace(0.0, 1.0, T + 1)
+    w /= w.sum()
+    am, aC = w[0] * m, w[0] * C
+    status = fastpath.run(method, target, estimator, structure, m, C, U, np.full(T, gamma), w, am, aC, M=M,
+                          fast=fast)
+    return status, m, C, am, aC
+
+
+@pytest.mark.parametrize("method,estimator,structure", CASES)
+@pytest.mark.parametrize("S", [1, 4])
+def test_fused_loop_equals_generic_path_bit_for_bit(method, estimator, structure, S):
+    for name, target, gamma, m0 in _targets():
+        assert fastpath.has_fast_path(target, estimator) and fastpath.kernel_plan(target) is None, name
+        U = np.random.default_rng([S, len(structure)]).standard_normal((40, S, target.dim))
+        fused = _run(target, method, estimator, structure, U, gamma, True, m0=m0)
+        generic = _run(target, method, estimator, structure, U, gamma, False, m0=m0)
+        assert fused[0] == generic[0] == -1, (name, fused[0], generic[0])
+        for a, b in zip(fused[1:], generic[1:]):
+            assert np.array_equal(a, b), (name, np.max(np.abs(a - b)))
+
+
+@pytest.mark.parametrize("method,estimator,structure", CASES[:3])
+def test_divergence_is_reported_at_the_same_step_with_the_same_state(method, estimator, structure):
+    target = CallableTarget(_logp, _grad, 3, smoothness=5.0)
+    U = np.random.default_rng(1).standard_normal((60, 2, 3))
+    if method == "prox":    # (Proj-SGD at such a step loses positive definiteness to rounding first: both raise)
+        fused = _run(target, method, estimator, structure, U, 3.0, True)        # step 3 >> 1/M: blows up
+        generic = _run(target, method, estimator, structure, U, 3.0, False)
+        assert 0 <= fused[0] == generic[0] < 60
+        for a, b in zip(fused[1:], generic[1:]):
+            assert np.array_equal(a, b) and np.all(np.isfinite(a))              # the last finite state w^t
+    # a user gradient that turns NaN where the iterates go: divergence at that step, not an exception
+    nan_far = CallableTarget(_logp, _grad_nan_far, 3, smoothness=1.0)
+    m0 = np.array([2.5, 0.0, 0.0])
+    drift = np.zeros((60, 1, 3))
+    drift[:, 0, 0] = 1.0                                                    # z_0 = m_0 + C_00 > 3 from step 0
+    fused = _run(nan_far, method, estimator, structure, drift, 0.1, True, m0=m0)
+    generic = _run(nan_far, method, estimator, structure, drift, 0.1, False, m0=m0)
+    assert fused[0] == generic[0] == 0
+
+
+def test_fit_takes_the_fused_loop_for_njit_callables_and_posteriordb():
+    user = CallableTarget(_logp, _grad, 3, smoothness=5.0)
+    a = refvi.fit(user, steps=300, seed=2)
+    b = refvi.fit(user, steps=300, seed=2, fast=False)
+    assert a.fast_path and not b.fast_path
+    assert np.array_equal(a.m, b.m) and np.array_equal(a.C, b.C)
+    assert np.array_equal(a.trace_objective, b.trace_objective)
+    pdb = posteriordb.load("arK-arK")
+    r = refvi.fit(pdb, steps=300, seed=0)
+    assert r.fast_path and r.frame is not None
+    plain = CallableTarget(lambda z: _logp.py_func(z), lambda z: _grad.py_func(z), 3, smoothness=5.0)
+    assert not refvi.fit(plain, steps=10).fast_path                        # plain Python: the generic loop
