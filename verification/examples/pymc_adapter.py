@@ -63,10 +63,10 @@ from pymc.variational.opvi import Operator
 #: protocol structure -> PyMC approximation
 FAMILIES = {"tril": "fullrank", "diag": "meanfield"}
 KINDS = ("gaussian", "linear", "logistic", "hierarchical_logistic", "cosine")
-#: PyTensor's FAST_COMPILE rewrites and its Python linker: the statements call many small shapes, and compiling C
-#: code (gcc) with the full ``fast_run`` rewrites costs seconds per function.  The graph and its gradients are PyMC's
-#: and PyTensor's either way; the estimators agree with fast_run's to rounding (tests/verification/test_pymc_adapter.py).
-MODE = pytensor.compile.mode.Mode(linker="py", optimizer="fast_compile")
+#: PyTensor's ``fast_run`` rewrites (those ``pm.fit`` compiles with, including the stabilisations of log-sigmoid
+#: terms) with the Python linker: the statements call many small shapes, and generating and compiling C code (gcc)
+#: for each would dominate the run.  The linker only chooses who executes each rewritten node.
+MODE = pytensor.compile.mode.Mode(linker="py", optimizer="fast_run")
 
 
 class _Energy(Operator):
@@ -123,6 +123,17 @@ def pymc_model(kind, params):
     return model, data
 
 
+def _set_data(target, data):
+    """Load the target's data into the shared variables.  PyTensor indexes like NumPy, so a negative group label
+    would silently pick the last group: the labels are checked here (PyMC does not)."""
+    if target.kind == "hierarchical_logistic":
+        g, G = np.asarray(target.params["groups"]), int(target.params["n_groups"])
+        if g.size and (g.min() < 0 or g.max() >= G):
+            raise ValueError(f"group labels must lie in 0..{G - 1}, got labels from {g.min()} to {g.max()}")
+    for k, var in data.items():
+        var.set_value(np.asarray(target.params[k], dtype=var.dtype))
+
+
 def shape_key(target):
     """What the compiled functions depend on: the kind, d, G and every parameter's rank (the data's shared
     variables have no static shape, so targets with another number of observations reuse the same functions)."""
@@ -140,8 +151,8 @@ def _solve_lower(L, R):
 class _Compiled:
     """PyMC's approximation of one model and family, with one compiled gradient per (estimator, S == 1)."""
 
-    def __init__(self, model, family):
-        self.model, self.family = model, family
+    def __init__(self, model, family, mode=None):
+        self.model, self.family, self.mode = model, family, MODE if mode is None else mode
         with model:
             self.approx = pm.FullRank() if family == "fullrank" else pm.MeanField()
         self.group = self.approx.groups[0]
@@ -197,7 +208,7 @@ class _Compiled:
                 grads = pm.updates.get_or_compute_grads(loss, params)
             ins = [pt.vector("mu_in"), pt.vector("cov_in")]
             self.fns[key] = pytensor.function([self.U, *ins], [loss, *grads], givens=list(zip(params, ins)),
-                                              mode=MODE, on_unused_input="ignore")
+                                              mode=self.mode, on_unused_input="ignore")
         return self.fns[key]
 
 
@@ -233,9 +244,11 @@ class PyMCImplementation:
     name = "pymc"
     capabilities = {"structure": tuple(FAMILIES)}
 
-    def __init__(self):
+    def __init__(self, mode=None):
+        """``mode``: the PyTensor compile mode (default :data:`MODE`; ``"FAST_RUN"`` is what ``pm.fit`` uses)."""
         self._cache = weakref.WeakKeyDictionary()
         self._compiled = {}
+        self.mode = mode
 
     def supports(self, method, arguments):
         """Target kinds PyMC can express as a model; C that PyMC can represent (tril / diag, positive diagonal)."""
@@ -262,10 +275,9 @@ class PyMCImplementation:
         entry = self._compiled.get(key)
         if entry is None:
             model, data = pymc_model(target.kind, dict(target.params))
-            entry = self._compiled[key] = (_Compiled(model, family), data)
+            entry = self._compiled[key] = (_Compiled(model, family, self.mode), data)
         compiled, data = entry
-        for k, var in data.items():
-            var.set_value(np.asarray(target.params[k], dtype=var.dtype))
+        _set_data(target, data)
         if target not in self._cache:
             self._cache[target] = set()
         if family not in self._cache[target]:
@@ -280,6 +292,27 @@ class PyMCImplementation:
         mu, cov = to_pymc(m, C, family)
         _, g_mu, g_cov = compiled.fn(which, U.shape[0])(U, mu, cov)
         return from_pymc_gradient(g_mu, g_cov, C, family)
+
+    def _value_grad(self, target):
+        """PyMC's ``model.logp_dlogp_function(ravel_inputs=True)`` (what its samplers call), per shape key."""
+        key = ("logp", shape_key(target))
+        if key not in self._compiled:
+            model, data = pymc_model(target.kind, dict(target.params))
+            kw = {} if self.mode is None else {"mode": self.mode}
+            fn = model.logp_dlogp_function(ravel_inputs=True, **kw)
+            fn.set_extra_values({})
+            self._compiled[key] = (fn, data)
+        fn, data = self._compiled[key]
+        _set_data(target, data)
+        return fn
+
+    def log_joint(self, target, Z):
+        fn = self._value_grad(target)
+        return np.array([float(fn(np.asarray(z, dtype=np.float64))[0]) for z in np.atleast_2d(Z)])
+
+    def grad_log_joint(self, target, Z):
+        fn = self._value_grad(target)
+        return np.array([np.asarray(fn(np.asarray(z, dtype=np.float64))[1]) for z in np.atleast_2d(Z)])
 
     def energy(self, target, m, C, U, structure="tril"):
         return self._call("energy", target, m, C, U, structure)
