@@ -109,6 +109,17 @@ class FitResult:
     def covariance(self) -> np.ndarray:
         return self.C @ self.C.T
 
+    def to_inference_data(self, draws: int = 1000, *, target=None, seed=0, chains: int = 1):
+        """ArviZ ``InferenceData`` of ``draws`` iid draws from N(m, C C^T) in ``chains`` equal chains: the model's own
+        variables for a target of ``refvi.targets.from_pymc`` (pass it as ``target``), else the unconstrained ``z``."""
+        if target is not None and hasattr(target, "inference_data"):
+            return target.inference_data(self.m, self.C, draws, seed, chains)
+        if isinstance(draws, bool) or not isinstance(draws, (int, np.integer)) or draws < 2 or draws % chains:
+            raise ValueError(f"draws must be an integer >= 2 divisible by chains = {chains!r}, got {draws!r}")
+        import arviz as az
+        Z = np.random.default_rng(seed).standard_normal((int(draws), self.m.size)) @ self.C.T + self.m
+        return az.from_dict(posterior={"z": Z.reshape(chains, -1, self.m.size)})
+
     def summary(self) -> str:
         f = self.trace_objective[-1] if self.trace_objective.size else float("nan")
         lines = [f"method={self.method} estimator={self.estimator} structure={self.structure} steps={self.steps} "

@@ -6,7 +6,8 @@ from refvi.targets.custom import CallableTarget
 from refvi.targets.datasets import DATASETS, load_dataset, target_for
 from refvi.targets.gaussian import Gaussian
 from refvi.targets.hierarchical import HierarchicalLogisticRegression
+from refvi.targets.pymc import from_pymc
 from refvi.targets.regression import LinearRegression, LogisticRegression
 
 __all__ = ["Target", "Gaussian", "LinearRegression", "LogisticRegression", "HierarchicalLogisticRegression",
-           "CosineQuadratic", "CallableTarget", "load_dataset", "target_for", "DATASETS"]
+           "CosineQuadratic", "CallableTarget", "from_pymc", "load_dataset", "target_for", "DATASETS"]
