@@ -306,6 +306,8 @@ def markdown(report: dict) -> str:
         out.append(f"| {r['who']} | {r['budget_s']:.2f} s | {r['steps']:,} | {r['us_per_step']:.1f} | "
                    f"{r['gap']:.3g} nats |")
     if report.get("own_model"):
+        if report.get("own_model_measured"):
+            out += ["", f"Own-model rows measured {report['own_model_measured']}."]
         out += ["", "| your own model: sblrc-blr on (β, log σ), d = 6, 10,000 steps | wall | steps | µs per step | "
                 "max \\|mean err\\| / sd | sd / reference sd |", "|---|---|---|---|---|---|"]
         for r in report["own_model"]:
@@ -343,8 +345,16 @@ def main(argv=None) -> int:
     ap.add_argument("--markdown", action="store_true", help="print the Markdown tables")
     ap.add_argument("--update-readme", action="store_true", help="rewrite the README's peer-report block")
     ap.add_argument("--readme", type=Path, default=README, help=argparse.SUPPRESS)
+    ap.add_argument("--only-own-model", action="store_true",
+                    help="measure only the own-model rows and merge them into --from-json's report")
     a = ap.parse_args(argv)
-    report = json.loads(a.from_json.read_text()) if a.from_json else run(a.quick)
+    report = json.loads(a.from_json.read_text()) if a.from_json else None
+    if a.only_own_model:
+        report = report or {}
+        report["own_model"] = own_model(a.quick)
+        report["own_model_measured"] = f"{time.strftime('%Y-%m-%d')} on {os.cpu_count()} cores"
+    elif report is None:
+        report = run(a.quick)
     if a.json:
         a.json.write_text(json.dumps(report, indent=1) + "\n")
     block = markdown(report)
