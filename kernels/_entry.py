@@ -37,3 +37,12 @@ def call(kernel, args: tuple, plan_args: tuple):
             _ENTRIES.clear()
         _ENTRIES[key] = (plan_args, overload.entry_point)
     return out
+
+
+def resolve(kernel, args: tuple, plan_args: tuple):
+    """The callable that :func:`call` would use for arguments of these types: the compiled entry point (after one
+    call through the dispatcher, whose result is returned too) or the dispatcher.  For loops that call a kernel
+    many times with arguments of fixed types: ``(fn, first result)``."""
+    out = call(kernel, args, plan_args)
+    hit = _ENTRIES.get((kernel, id(plan_args), tuple(_describe(a) for a in args)))
+    return (hit[1] if hit is not None and hit[0] is plan_args else kernel), out

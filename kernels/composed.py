@@ -3,7 +3,8 @@
 * ``joint_energy(m, C, U, kernel, args)``: for a batched kernel ``kernel(Z, *args) -> (log p (S,), grad (S, d))``
   (the posteriordb models, :mod:`refvi.targets.posteriordb._kernels`): the mean over rows of
   (-grad log p(z_s), -grad log p(z_s) u_s^T), z_s = C u_s + m (seed 000 Eq. 6, before the projection onto V);
-* ``joint_neglogp(Z, kernel, args)``: -log p on the rows of Z from the same kernel;
+* ``joint_neglogp(Z, kernel, args)``: -log p on the rows of Z from the same kernel (``values_neglogp`` from a
+  kernel returning log p alone);
 * ``affine_energy(m, C, U, z0, L, energy, args)``: the energy gradient of p_x(x) = p(z0 + L x) from the energy
   kernel of p: x_s = C u_s + m maps to z_s = (z0 + L m) + (L C) u_s and grad_x log p_x = L^T grad_z log p, so
   (gm_x, gC_x) = (L^T gm_z, L^T gC_z) with (gm_z, gC_z) = energy(z0 + L m, L C, U, *args)
@@ -82,6 +83,12 @@ def _frame_out(gm, gC, L):
 
 
 @jit_nocache
+def values_neglogp(Z, kernel, args):
+    """-log p on the rows of Z from a kernel ``kernel(Z, *args) -> log p (S,)`` (no gradient)."""
+    return -kernel(Z, *args)
+
+
+@jit_nocache
 def affine_energy(m, C, U, z0, L, energy, args):
     mz, Cz = _frame_in(m, C, z0, L)
     gm, gC = energy(mz, Cz, U, *args)
@@ -96,30 +103,6 @@ def affine_neglogp(Z, z0, L, neglogp, args):
         for i in range(d):
             X[s, i] += z0[i]
     return neglogp(X, *args)
-
-
-@jit_nocache
-def callable_rows(Z, grad_logp):
-    """grad_logp(z) on every row of Z (S x d) for a numba-compiled user function of one point (ValueError if it
-    returns another shape; non-finite values are passed on to the caller)."""
-    S, d = Z.shape
-    G = np.empty((S, d))
-    for s in range(S):
-        g = np.asarray(grad_logp(Z[s]), dtype=np.float64)
-        if g.ndim != 1 or g.shape[0] != d:
-            raise ValueError("user grad_logp must return an array of shape (dim,)")
-        G[s] = g
-    return G
-
-
-@jit_nocache
-def callable_values(Z, logp):
-    """logp(z) on every row of Z for a numba-compiled user function of one point."""
-    S = Z.shape[0]
-    out = np.empty(S)
-    for s in range(S):
-        out[s] = float(logp(Z[s]))
-    return out
 
 
 @jit_nocache

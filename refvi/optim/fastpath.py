@@ -104,13 +104,20 @@ def _python_gradient_loop(method, target, estimator, structure, m, C, U, gammas,
     the rest of the step (:func:`refvi.kernels.fused.step_from_raw`): the generic path's arithmetic, bit for bit,
     without its per-step validation."""
     head = (_METHOD_CODES[method], _EST_CODES[estimator], structure_code(structure), m, C)
+    step = None
     for t in range(gammas.shape[0]):
         Ut = U[t]
         try:
             gm, gC = _est._energy_raw_numpy(target, m, C, Ut)
         except NonFiniteError:          # overflow at a finite iterate: the run diverged here (bad input propagates)
             return t
-        if not _entry.call(_kf.step_from_raw, head + (Ut, gm, gC, float(gammas[t]), float(M), float(weights[t + 1]),
-                                                     acc_m, acc_C), ()):
+        # (every argument is a float64 C-contiguous array or a Python number: typed once, on the first step)
+        args = head + (Ut, np.ascontiguousarray(gm), np.ascontiguousarray(gC), float(gammas[t]), float(M),
+                       float(weights[t + 1]), acc_m, acc_C)
+        if step is None:
+            step, ok = _entry.resolve(_kf.step_from_raw, args, ())
+        else:
+            ok = step(*args)
+        if not ok:
             return t
     return -1

@@ -74,9 +74,6 @@ class CallableTarget(Target):
                 raise ValueError(f"user logp_batch must return {Z.shape[0]} real numbers for Z of shape {Z.shape}, "
                                  f"got {type(out).__name__} of shape {out.shape}")
             out = out.astype(np.float64)
-        elif self.is_numba:                     # one compiled call over the rows (the frame search's hot path)
-            from refvi.kernels import _entry, composed
-            out = _entry.call(composed.callable_values, (np.ascontiguousarray(Z),), self._logp_args)
         else:
             out = np.array([_real_number(fn(z)) for z in Z])
         if not np.all(np.isfinite(out)):
@@ -90,9 +87,6 @@ class CallableTarget(Target):
             if out.shape != Z.shape:
                 raise ValueError(f"user grad_batch must return shape {Z.shape} for Z of shape {Z.shape}, got "
                                  f"{out.shape}")
-        elif self.is_numba:
-            from refvi.kernels import _entry, composed
-            out = _entry.call(composed.callable_rows, (np.ascontiguousarray(Z),), self._grad_args)
         else:
             out = np.empty_like(Z)
             for s, z in enumerate(Z):

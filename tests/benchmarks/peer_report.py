@@ -13,6 +13,15 @@
    f(m, C) - f* (refvi's oracle: the objective by one-dimensional quadrature, f* by a Newton solve), so no estimator
    noise enters the comparison.  JIT compilation is excluded from the budgets and reported separately.
 
+3. Your own model (issue 28): the README's own-model example, sblrc-blr's Bayesian linear regression on
+   (beta, log sigma) written by a user (``user_model.py``).  ``refvi.fit`` with defaults, 10,000 steps, end to end,
+   on its ``numba.njit`` per-point version (the fused loop) and on a JAX ``jit(vmap(grad))`` batched version
+   (``CallableTarget(logp_batch=, grad_batch=)``); refvi's built-in linear regression on the same X, y with sigma
+   fixed for the per-step speed of refvi's own loop; NumPyro ``AutoMultivariateNormal`` + Adam (lr 0.01) on the same
+   density in JAX (``posteriordb_benchmark.jax_logp``) for refvi's wall time and for 10,000 steps.  Scored against
+   the posteriordb reference moments: max over constrained parameters of |mean - reference| / reference sd, and the
+   range of sd / reference sd.
+
 A peer that is not installed is skipped with a message.  ``--update-readme`` rewrites the block between the markers
 ``<!-- peer-report:start -->`` and ``<!-- peer-report:end -->`` of README.md from the report.
 """
@@ -222,6 +231,64 @@ def fit_comparison(quick: bool) -> list[dict]:
     return rows
 
 
+# ------------------------------------------------------------------------------------------------ 3. own model
+def _fit_timed(target, steps: int = 10_000, repeats: int = 3) -> tuple:
+    """(best wall of ``repeats`` end-to-end refvi.fit calls after a warm-up call, the result)."""
+    import refvi
+
+    refvi.fit(target, steps=steps, progress=False)            # compile (excluded)
+    best, res = float("inf"), None
+    for _ in range(repeats):
+        t0 = time.perf_counter()
+        res = refvi.fit(target, steps=steps, progress=False)
+        best = min(best, time.perf_counter() - t0)
+    return best, res
+
+
+def _jax_batched_user_target():
+    import jax
+
+    from refvi.targets import CallableTarget
+    jax.config.update("jax_enable_x64", True)
+    import posteriordb_benchmark as pb
+    logp = pb.jax_logp("sblrc-blr")
+    return CallableTarget(dim=6, logp_batch=jax.jit(jax.vmap(logp)), grad_batch=jax.jit(jax.vmap(jax.grad(logp))))
+
+
+def own_model(quick: bool) -> list[dict]:
+    import posteriordb_benchmark as pb
+    import user_model
+
+    from refvi.targets import posteriordb
+    pdb = posteriordb.load("sblrc-blr")
+    rows = []
+
+    def add(who, wall, steps, m=None, C=None, **extra):
+        row = {"who": who, "wall_s": wall, "steps": steps, "us_per_step": 1e6 * wall / steps, **extra}
+        if m is not None:
+            err, ratio = pb.score(pdb, m, C)
+            row.update(err=err, sd_ratio=[min(ratio), max(ratio)])
+        rows.append(row)
+
+    wall, res = _fit_timed(user_model.user_target())
+    add("refvi.fit, own model: numba.njit logp / grad (fused loop)", wall, res.steps, res.m, res.C)
+    budget = wall
+    if _have("jax"):
+        wall, res = _fit_timed(_jax_batched_user_target(), repeats=1 if quick else 3)
+        add("refvi.fit, own model: JAX jit(vmap(grad)) batched callable", wall, res.steps, res.m, res.C)
+    wall, res = _fit_timed(user_model.builtin_target())
+    add("refvi.fit, built-in LinearRegression, sigma fixed (d = 5; speed only)", wall, res.steps)
+    if pb.have_numpyro():
+        for label, kw in (("same wall time", {"wall": budget}), ("10,000 steps", {"steps": 10_000})):
+            r = pb.run_numpyro("sblrc-blr", **kw)
+            rows.append({"who": f"NumPyro AutoMultivariateNormal + Adam 0.01, {label}", "wall_s": r["wall"],
+                         "steps": r["steps"], "us_per_step": 1e6 * r["wall"] / r["steps"], "err": r["err"],
+                         "sd_ratio": [min(r["sd_ratio"]), max(r["sd_ratio"])]})
+    else:
+        print("peer report: numpyro is not installed; own-model row skipped", file=sys.stderr)
+    return rows
+
+
 # ------------------------------------------------------------------------------------------------ output
 def markdown(report: dict) -> str:
     out = [f"Measured {report['date']} on {report['machine']} (one run, single-threaded; `python "
@@ -238,6 +305,14 @@ def markdown(report: dict) -> str:
     for r in report["fit"]:
         out.append(f"| {r['who']} | {r['budget_s']:.2f} s | {r['steps']:,} | {r['us_per_step']:.1f} | "
                    f"{r['gap']:.3g} nats |")
+    if report.get("own_model"):
+        if report.get("own_model_measured"):
+            out += ["", f"Own-model rows measured {report['own_model_measured']}."]
+        out += ["", "| your own model: sblrc-blr on (β, log σ), d = 6, 10,000 steps | wall | steps | µs per step | "
+                "max \\|mean err\\| / sd | sd / reference sd |", "|---|---|---|---|---|---|"]
+        for r in report["own_model"]:
+            acc = (f"{r['err']:.3f} | {r['sd_ratio'][0]:.2f} – {r['sd_ratio'][1]:.2f}" if "err" in r else "— | —")
+            out.append(f"| {r['who']} | {r['wall_s']:.3f} s | {r['steps']:,} | {r['us_per_step']:.1f} | {acc} |")
     return "\n".join(out)
 
 
@@ -258,7 +333,8 @@ def run(quick: bool) -> dict:
     import platform
 
     return {"date": time.strftime("%Y-%m-%d"), "machine": f"{os.cpu_count()} cores, {platform.machine()}",
-            "quick": quick, "estimators": estimator_grid(quick), "fit": fit_comparison(quick)}
+            "quick": quick, "estimators": estimator_grid(quick), "fit": fit_comparison(quick),
+            "own_model": own_model(quick)}
 
 
 def main(argv=None) -> int:
@@ -269,8 +345,16 @@ def main(argv=None) -> int:
     ap.add_argument("--markdown", action="store_true", help="print the Markdown tables")
     ap.add_argument("--update-readme", action="store_true", help="rewrite the README's peer-report block")
     ap.add_argument("--readme", type=Path, default=README, help=argparse.SUPPRESS)
+    ap.add_argument("--only-own-model", action="store_true",
+                    help="measure only the own-model rows and merge them into --from-json's report")
     a = ap.parse_args(argv)
-    report = json.loads(a.from_json.read_text()) if a.from_json else run(a.quick)
+    report = json.loads(a.from_json.read_text()) if a.from_json else None
+    if a.only_own_model:
+        report = report or {}
+        report["own_model"] = own_model(a.quick)
+        report["own_model_measured"] = f"{time.strftime('%Y-%m-%d')} on {os.cpu_count()} cores"
+    elif report is None:
+        report = run(a.quick)
     if a.json:
         a.json.write_text(json.dumps(report, indent=1) + "\n")
     block = markdown(report)

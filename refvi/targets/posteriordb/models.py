@@ -54,8 +54,10 @@ class PosteriorTarget(Target):
     strong_convexity = 0.0
     convex = False
 
-    def __init__(self, name, kernel, args, param_names, draw_names, constrain, description, lognormal_last=False):
+    def __init__(self, name, kernel, args, param_names, draw_names, constrain, description, lognormal_last=False,
+                 logp_kernel=None):
         self.name, self._kernel, self._args = name, kernel, args
+        self._logp_kernel = logp_kernel            # log p alone, where the gradient costs much more (the GP)
         self.param_names, self.draw_names = tuple(param_names), tuple(draw_names)
         self.dim = len(self.param_names)
         self._constrain, self.description = constrain, description
@@ -71,10 +73,13 @@ class PosteriorTarget(Target):
         """The model's batched Numba kernel as the energy and -log p kernels (:mod:`refvi.kernels.composed`): fits
         run the fused loop (:mod:`refvi.kernels.fused`)."""
         from refvi.kernels import composed
-        return KernelPlan(energy=(composed.joint_energy, (self._kernel, self._args)),
-                          neglogp=(composed.joint_neglogp, (self._kernel, self._args)))
+        neglogp = ((composed.joint_neglogp, (self._kernel, self._args)) if self._logp_kernel is None else
+                   (composed.values_neglogp, (self._logp_kernel, self._args)))
+        return KernelPlan(energy=(composed.joint_energy, (self._kernel, self._args)), neglogp=neglogp)
 
     def _logp_batch(self, Z):
+        if self._logp_kernel is not None:
+            return self._logp_kernel(Z, *self._args)
         return self._kernel(Z, *self._args)[0]
 
     def _grad_batch(self, Z):
@@ -235,7 +240,8 @@ def _gp():
     return PosteriorTarget("gp_pois_regr-gp_pois_regr", K.gp_pois, (x, k, lgk),
                            ["log_rho", "log_alpha"] + [f"f_tilde[{i + 1}]" for i in range(N)],
                            ["rho", "alpha"] + [f"f[{i + 1}]" for i in range(N)], constrain,
-                           "Poisson GP regression, N=11; rho ~ Gamma(25, 4), alpha ~ half-N(0, 2)")
+                           "Poisson GP regression, N=11; rho ~ Gamma(25, 4), alpha ~ half-N(0, 2)",
+                           logp_kernel=K.gp_pois_logp)
 
 
 _BUILDERS = {"sblrc-blr": _sblrc, "kidiq-kidscore_momhs": lambda: _kidiq(False),
