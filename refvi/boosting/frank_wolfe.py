@@ -88,9 +88,19 @@ def sq_dist_to_atom(problem: BoostingProblem, alpha, k: int) -> float:
     return float(e @ G @ e)
 
 
-def frank_wolfe(problem: BoostingProblem, n_iter: int, *, step: str = "fixed", lmo=None, delta: float | None = None,
-                curvature: float | None = None, L: float | None = None, init=None, keep_weights: bool = False,
-                progress: bool = False) -> BoostingResult:
+def frank_wolfe(
+    problem: BoostingProblem,
+    n_iter: int,
+    *,
+    step: str = "fixed",
+    lmo=None,
+    delta: float | None = None,
+    curvature: float | None = None,
+    L: float | None = None,
+    init=None,
+    keep_weights: bool = False,
+    progress: bool = False,
+) -> BoostingResult:
     """Algorithm 1 of seed 001 with the step rule ``step`` (see module docstring)."""
     n_iter = _check_problem(problem, n_iter)
     if step not in STEPS:
@@ -109,7 +119,7 @@ def frank_wolfe(problem: BoostingProblem, n_iter: int, *, step: str = "fixed", l
     for t in _progress(n_iter, progress, f"FW[{step}]"):
         sc, qv = trace.observe(alpha)
         k = int(lmo(problem, alpha, sc, qv))
-        lin = qv - sc[k]                                       # <-grad f, s - q> >= 0 for an (approximate) LMO
+        lin = qv - sc[k]  # <-grad f, s - q> >= 0 for an (approximate) LMO
         if step == "fixed":
             g = 2.0 / (t + 2.0)
         elif step == "fixed_delta":
@@ -127,8 +137,15 @@ def frank_wolfe(problem: BoostingProblem, n_iter: int, *, step: str = "fixed", l
         gams.append(g)
         atoms.append(k)
     trace.observe(alpha)
-    return BoostingResult(alpha, np.array(trace.f), np.array(trace.gap), np.array(gams),
-                          np.array(atoms, dtype=np.int64), f"frank_wolfe[{step}]", trace.weights_history())
+    return BoostingResult(
+        alpha,
+        np.array(trace.f),
+        np.array(trace.gap),
+        np.array(gams),
+        np.array(atoms, dtype=np.int64),
+        f"frank_wolfe[{step}]",
+        trace.weights_history(),
+    )
 
 
 class _Trace:
@@ -140,7 +157,7 @@ class _Trace:
 
     def observe(self, alpha):
         """Record q^t = alpha; return the scores <s_k, grad f> and <q^t, grad f> the step needs."""
-        sc, qv = self.problem._scores(alpha)             # the loop keeps alpha on the simplex: no re-validation
+        sc, qv = self.problem._scores(alpha)  # the loop keeps alpha on the simplex: no re-validation
         self.f.append(self.problem._f(alpha))
         self.gap.append(qv - sc.min())
         if self.keep_weights:
@@ -174,7 +191,7 @@ def fully_corrective_weights(problem: BoostingProblem, alpha, idx, tol: float = 
         H = (T * (w / q)) @ T.T
         H = 0.5 * (H + H.T)
         b, _ = kb.qp_simplex(H, g - H @ a, a)
-        dec = float(g @ (a - b))                               # Newton decrement (>= 0 up to rounding)
+        dec = float(g @ (a - b))  # Newton decrement (>= 0 up to rounding)
         if dec <= tol:
             break
         gam = kb.kl_line_search(q, kb.mixture_on_nodes(T, b), logp, w)
@@ -186,8 +203,17 @@ def fully_corrective_weights(problem: BoostingProblem, alpha, idx, tol: float = 
     return a
 
 
-def corrective_frank_wolfe(problem: BoostingProblem, n_iter: int, *, variant: str = "full", L: float | None = None,
-                           lmo=None, init=None, keep_weights: bool = False, progress: bool = False) -> BoostingResult:
+def corrective_frank_wolfe(
+    problem: BoostingProblem,
+    n_iter: int,
+    *,
+    variant: str = "full",
+    L: float | None = None,
+    lmo=None,
+    init=None,
+    keep_weights: bool = False,
+    progress: bool = False,
+) -> BoostingResult:
     """Algorithm 3 of seed 001: Variant 0 (``"norm"``, smoothness L, default 1/eps) or Variant 1 (``"full"``)."""
     n_iter = _check_problem(problem, n_iter)
     if variant not in VARIANTS:
@@ -209,8 +235,15 @@ def corrective_frank_wolfe(problem: BoostingProblem, n_iter: int, *, variant: st
         alpha[idx] = a
         atoms.append(k)
     trace.observe(alpha)
-    return BoostingResult(alpha, np.array(trace.f), np.array(trace.gap), np.full(len(atoms), np.nan),
-                          np.array(atoms, dtype=np.int64), f"corrective[{variant}]", trace.weights_history())
+    return BoostingResult(
+        alpha,
+        np.array(trace.f),
+        np.array(trace.gap),
+        np.full(len(atoms), np.nan),
+        np.array(atoms, dtype=np.int64),
+        f"corrective[{variant}]",
+        trace.weights_history(),
+    )
 
 
 def fixed_step_weights(chosen, n_atoms: int | None = None) -> np.ndarray:

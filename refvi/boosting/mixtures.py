@@ -35,7 +35,7 @@ class Mixture:
         self.weights = check_weights(weights, len(atoms))
 
     @classmethod
-    def from_components(cls, atoms: AtomSet, indices, weights) -> "Mixture":
+    def from_components(cls, atoms: AtomSet, indices, weights) -> Mixture:
         a = np.zeros(len(atoms))
         np.add.at(a, np.asarray(indices, dtype=np.int64), np.asarray(weights, dtype=np.float64))
         return cls(atoms, a)

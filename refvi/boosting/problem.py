@@ -12,7 +12,6 @@ or a plain callable; log p may be unnormalized (then f = KL - log p(x)).
 
 from __future__ import annotations
 
-
 import numpy as np
 
 from refvi.boosting.atoms import AtomSet, Box
@@ -55,8 +54,10 @@ def logp_on(target, Z: np.ndarray) -> np.ndarray:
         raise ValueError(f"target log-density returned {out.shape[0]} values for {Z.shape[0]} points")
     if not np.all(np.isfinite(out)):
         bad = Z[int(np.argmax(~np.isfinite(out)))]
-        raise ValueError(f"the target log-density must be finite on the box (p_x(z) > 0, seed 001 §2); it is "
-                         f"{out[~np.isfinite(out)][0]} at z = {bad}")
+        raise ValueError(
+            f"the target log-density must be finite on the box (p_x(z) > 0, seed 001 §2); it is "
+            f"{out[~np.isfinite(out)][0]} at z = {bad}"
+        )
     return out
 
 
@@ -74,8 +75,10 @@ class BoostingProblem:
         self.logp = logp_on(target, self.nodes) + self.logp_shift
         self.T = kb.atom_table(atoms.means, atoms.scales, self.box.lo, self.box.hi, self.nodes)
         if not np.all(self.T > 0):
-            raise ValueError("an atom density underflows to 0 on the box (eps below 1e-308); use larger sigma or a "
-                             "smaller box (A2 needs q >= eps > 0)")
+            raise ValueError(
+                "an atom density underflows to 0 on the box (eps below 1e-308); use larger sigma or a "
+                "smaller box (A2 needs q >= eps > 0)"
+            )
         self.eps, self.M = atoms.density_bounds()
 
     @property

@@ -38,7 +38,7 @@ def batch_distribution(n: int, m: int):
         for c in counts:
             w //= math.factorial(int(c))
         batches.append(np.asarray(combo, dtype=np.int64))
-        probs.append(w / n ** m)
+        probs.append(w / n**m)
     return batches, np.asarray(probs)
 
 

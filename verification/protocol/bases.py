@@ -39,12 +39,12 @@ class BaseSpec:
     """A base law s by name and parameters (see the module table)."""
 
     kind: str
-    nu: float | None = None                 # student_t
-    p: float | None = None                  # two_point
-    product: bool = False                   # student_t: iid coordinates instead of one elliptical block
-    inner: "BaseSpec | None" = None         # affine: the law of u0
-    shift: np.ndarray | None = None         # affine: (d,)
-    scale: np.ndarray | None = None         # affine: (d, d), invertible
+    nu: float | None = None  # student_t
+    p: float | None = None  # two_point
+    product: bool = False  # student_t: iid coordinates instead of one elliptical block
+    inner: BaseSpec | None = None  # affine: the law of u0
+    shift: np.ndarray | None = None  # affine: (d,)
+    scale: np.ndarray | None = None  # affine: (d, d), invertible
 
     def __post_init__(self):
         if self.kind not in KINDS:
@@ -59,7 +59,7 @@ class BaseSpec:
 
     @property
     def discrete(self) -> bool:
-        return (self.inner.discrete if self.kind == "affine" else self.kind in DISCRETE)
+        return self.inner.discrete if self.kind == "affine" else self.kind in DISCRETE
 
     @property
     def dim(self) -> int | None:
