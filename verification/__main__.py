@@ -133,9 +133,11 @@ def _error(msg: str) -> int:
 
 def main(argv=None) -> int:
     args = _parser().parse_args(argv)
+    reconfigure = getattr(sys.stdout, "reconfigure", None)  # a TextIOWrapper's; a replaced stdout may lack it
     try:
-        sys.stdout.reconfigure(line_buffering=True)  # one flushed line per statement, on a pipe too
-    except (AttributeError, ValueError):
+        if reconfigure is not None:
+            reconfigure(line_buffering=True)  # one flushed line per statement, on a pipe too
+    except ValueError:
         pass
 
     from refvi.verification.protocol.loading import ImplementationSpecError, load_implementation
@@ -210,7 +212,7 @@ def main(argv=None) -> int:
     show, close_bar = _progress(todo, not args.no_progress)
 
     previous = {sig: signal.getsignal(sig) for sig in (signal.SIGINT, signal.SIGTERM)}
-    stopping = {"signal": None}
+    stopping: dict[str, int | None] = {"signal": None}
 
     def on_signal(signum, frame):
         if stopping["signal"] is not None:

@@ -5,7 +5,8 @@ JSON, the last block of the table):
 
 ``verdict``
     ``certified``: every *implementation-facing* statement of the paper that runs in this profile was selected, ran,
-    passed, and declined no instance (declines of an optional feature alone, refvi's affine frames, do not count); ``failed``: at least one of the paper's statements failed or errored;
+    passed, and declined no instance (declines of an optional feature alone, refvi's affine frames, do not count);
+    ``failed``: at least one of the paper's statements failed or errored;
     ``partial``: neither (the record's ``missing`` says what is missing: statements skipped with their reasons,
     statements with declined instances, statements not selected or not run, protocol methods absent).
 ``statements``

@@ -161,15 +161,16 @@ def _run_processes(order, impl_spec, profile, workers, progress, watch=None, art
 
     out: dict[str, dict] = {}
     ctx = mp.get_context("spawn")
-    pool = ProcessPoolExecutor(max_workers=workers, mp_context=ctx, initializer=_worker_init)
+    wide = ProcessPoolExecutor(max_workers=workers, mp_context=ctx, initializer=_worker_init)
+    pool: ProcessPoolExecutor | None = wide  # the pool to terminate on an interrupt
     try:
-        futures = {pool.submit(_run_one, s, impl_spec, profile, None, watch, artifacts): s for s in order}
+        futures = {wide.submit(_run_one, s, impl_spec, profile, None, watch, artifacts): s for s in order}
         try:
             for fut in as_completed(futures):
                 done(futures[fut], fut.result())
         except BrokenProcessPool:
             pass  # a worker died: which statement killed it is found below
-        pool.shutdown()
+        wide.shutdown()
         # after a crash: the unfinished statements one at a time, so that a death names its statement
         pool = None
         for s in [s for s in order if s not in out]:

@@ -5,10 +5,11 @@ Installed with refvi as the pytest plugin ``refvi`` (entry point ``pytest11``), 
     pytest --refvi-impl mylib.adapter:IMPL --refvi-select '000.*' '002.*' [--refvi-profile deep] [--refvi-strict]
 
 adds one test per selected statement, named ``refvi::<statement id>``, and ends the session with the per-paper
-verdict of the certificate (``--refvi-strict``: a paper that is not certified fails the session).  A statement that skips (a protocol method
-the implementation lacks, an oracle-only check, nothing within the declared capabilities) is a pytest *skip* with the
-reason; ``fail`` and ``error`` are pytest *failures* with the evidence.  ``-k``, ``-x``, ``-n`` and the other pytest
-options apply as usual.  Without command-line options, put the statements into a test module::
+verdict of the certificate (``--refvi-strict``: a paper that is not certified fails the session).  A statement that
+skips (a protocol method the implementation lacks, an oracle-only check, nothing within the declared capabilities)
+is a pytest *skip* with the reason; ``fail`` and ``error`` are pytest *failures* with the evidence.  ``-k``, ``-x``,
+``-n`` and the other pytest options apply as usual.  Without command-line options, put the statements into a test
+module::
 
     from refvi.verification.pytest_plugin import statement_tests
 
@@ -81,17 +82,19 @@ class StatementItem(pytest.Item):
         self.add_marker(pytest.mark.refvi_statement(statement.id))
 
     def runtest(self):
-        rec = _run(self.statement, self.parent.impl, self.parent.profile)
+        collector = self.parent
+        assert isinstance(collector, StatementCollector)  # StatementCollector.collect makes every StatementItem
+        rec = _run(self.statement, collector.impl, collector.profile)
         self.config.stash.setdefault(_RECORDS, {})[rec["id"]] = rec
         _check_record(rec)
 
     def reportinfo(self):
         return self.path, None, f"refvi statement {self.statement.id}: {self.statement.title}"
 
-    def repr_failure(self, excinfo):
+    def repr_failure(self, excinfo, style=None):
         if isinstance(excinfo.value, StatementFailed):
             return str(excinfo.value)
-        return super().repr_failure(excinfo)
+        return super().repr_failure(excinfo, style)
 
 
 class StatementFailed(AssertionError):

@@ -135,7 +135,10 @@ def write_artifacts(
         "written": time.strftime("%Y-%m-%d %H:%M:%S"),
     }
     buf = io.BytesIO()
-    np.savez(buf, meta=np.array(json.dumps(meta, default=str)), instance=instance_blob, calls=calls_blob, **arrays)
+    # the array names carry a "call<k>." / "check." prefix, so none collides with savez's allow_pickle keyword
+    members: dict[str, Any] = {"meta": np.array(json.dumps(meta, default=str)), "instance": instance_blob}
+    members.update(calls=calls_blob, **arrays)
+    np.savez(buf, **members)
     base = os.path.join(folder, _file_stem(sid))
     atomic.write_bytes(base + ".npz", buf.getvalue())
     atomic.write_text(base + ".py", _snippet(sid, os.path.basename(base) + ".npz", impl_spec, first, meta))

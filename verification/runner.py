@@ -128,12 +128,13 @@ def _run_statement(
             stopped = exc
         ctx.raise_deferred()
         if st.erratum is not None and stopped is None:
-            if st.erratum not in ERRATA:
-                raise KeyError(f"erratum {st.erratum} is not registered")
-            demo = context(st.erratum)
+            erratum = st.erratum
+            if erratum not in ERRATA:
+                raise KeyError(f"erratum {erratum} is not registered")
+            demo = context(erratum)
             # a demonstration outside the implementation's declared capabilities is a declined instance, not a
             # skipped statement (the statement's own instances stand)
-            ran = demo.instance(lambda _: ERRATA[st.erratum].demonstrate(demo))
+            ran = demo.instance(lambda _: ERRATA[erratum].demonstrate(demo))
             if ran and not demo.evidence:
                 raise CheckFailed(
                     f"erratum {st.erratum}: the demonstration recorded no evidence against the printed form"
@@ -152,7 +153,6 @@ def _run_statement(
     counts = dict(ctx.decline_counts)
     for reason, n in demo.decline_counts.items() if demo is not None else ():
         counts[reason] = counts.get(reason, 0) + n
-    reasons = list(ctx.skip_reasons) + [r for r in (demo.skip_reasons if demo else []) if r not in ctx.skip_reasons]
     skipped = ctx.instances_skipped + (demo.instances_skipped if demo is not None else 0)
     record["declined_optional"] = ctx.optional_declines + (demo.optional_declines if demo is not None else 0)
     record["examples"] = ctx.examples

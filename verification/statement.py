@@ -443,8 +443,8 @@ class Context:
 
         Fails only if the one-sided (1 - alpha) *lower* confidence bound of the mean exceeds ``bound``, so a true claim
         is rejected with probability at most ``alpha`` (CLT normal approximation; stated false-alarm rate).  Its power
-        is recorded: the smallest violation it detects with probability >= 80%, relative to the bound (or to the draws' mean
-        magnitude when the bound is 0) (:attr:`power`).
+        is recorded: the smallest violation it detects with probability >= 80%, relative to the bound (or to the draws'
+        mean magnitude when the bound is 0) (:attr:`power`).
         """
         x = np.asarray(values, dtype=np.float64).ravel()
         if x.size < 2 or not np.all(np.isfinite(x)):
@@ -635,7 +635,7 @@ def statement(
     def deco(fn: Callable[[Context], None]) -> Callable[[Context], None]:
         if id in REGISTRY:
             raise ValueError(f"statement {id} registered twice")
-        meta = inline if given else _catalog_meta(id, fn)
+        meta: dict[str, Any] = inline if given else _catalog_meta(id, fn)
         if meta["kind"] not in KINDS:
             raise ValueError(f"statement {id}: kind must be one of {KINDS}, got {meta['kind']!r}")
         used = None if meta["uses"] is None else tuple(sorted(set(meta["uses"])))

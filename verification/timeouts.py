@@ -77,8 +77,10 @@ def worker_watchdog(sid: str, watch: tuple[str, float] | None):
 
 def timed_out(sid: str, watch: tuple[str, float] | None) -> dict | None:
     """The ``error`` record of ``sid`` if its worker watchdog fired, else None."""
-    path = pathlib.Path(watch[0]) / f"{sid}.timeout" if watch and watch[1] else None
-    if path is None or not path.exists():
+    if not watch or not watch[1]:
+        return None
+    path = pathlib.Path(watch[0]) / f"{sid}.timeout"
+    if not path.exists():
         return None
     dump = path.read_text(encoding="utf-8", errors="replace")
     if not dump.startswith("Timeout"):

@@ -57,7 +57,7 @@ class Box:
         """Means on the lattice lo + stride * k inside the box (the quantized means of §5), shape (K, d)."""
         stride = positive_scalar(stride, "stride")
         axes = []
-        for lo, hi in zip(self.lo, self.hi):
+        for lo, hi in zip(self.lo, self.hi, strict=True):
             n = int(math.floor((hi - lo) / stride * (1 + 1e-12))) + 1
             axes.append(lo + stride * np.arange(n))
         mesh = np.meshgrid(*axes, indexing="ij")

@@ -59,7 +59,7 @@ def family_constants(box, sigma_min: float, sigma_max: float, n_mu: int = 4001, 
     log_eps = np.zeros(sig.size)
     log_M = np.zeros(sig.size)
     log_K = np.zeros(sig.size)
-    for lo, hi in zip(box.lo, box.hi):
+    for lo, hi in zip(box.lo, box.hi, strict=True):
         mu = np.linspace(lo, hi, n_mu)[None, :]
         s = sig[:, None]
         lz = _log_z1(mu, s, lo, hi)
@@ -71,7 +71,7 @@ def family_constants(box, sigma_min: float, sigma_max: float, n_mu: int = 4001, 
     eps, M = float(np.exp(log_eps.min())), float(np.exp(log_M.max()))
     K = float(np.exp(log_K[-1]))
     corner = box.lo
-    P_a = float(np.exp(sum(_log_z1(c, smin, lo, hi) for c, lo, hi in zip(corner, box.lo, box.hi))))
+    P_a = float(np.exp(sum(_log_z1(c, smin, lo, hi) for c, lo, hi in zip(corner, box.lo, box.hi, strict=True))))
     D = box.diameter
     leb = box.volume
     log_n_ab = -0.5 * D * D / smin**2 - d * math.log(smin) - 0.5 * d * math.log(2 * math.pi)

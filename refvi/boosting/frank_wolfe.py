@@ -112,8 +112,9 @@ def frank_wolfe(
         if curvature is None:
             raise ValueError("step='curvature' needs the curvature constant C (any C >= C_f, e.g. diam^2/eps, Thm 6)")
         curvature = positive_scalar(curvature, "curvature")
+    L_local = float("nan")  # the smoothness of the quadratic bound: step="local" only
     if step == "local":
-        L = 1.0 / problem.eps if L is None else positive_scalar(L, "L")
+        L_local = 1.0 / problem.eps if L is None else positive_scalar(L, "L")
     alpha = initial_weights(problem, init)
     trace, gams, atoms = _Trace(problem, keep_weights), [], []
     for t in _progress(n_iter, progress, f"FW[{step}]"):
@@ -128,7 +129,7 @@ def frank_wolfe(
             g = min(1.0, max(lin, 0.0) / curvature)
         elif step == "local":
             nrm = sq_dist_to_atom(problem, alpha, k)
-            g = 0.0 if nrm <= 0 else min(1.0, max(lin, 0.0) / (L * nrm))
+            g = 0.0 if nrm <= 0 else min(1.0, max(lin, 0.0) / (L_local * nrm))
         else:
             g = problem._line_search(alpha, k)
         alpha = (1.0 - g) * alpha
@@ -153,7 +154,9 @@ class _Trace:
 
     def __init__(self, problem: BoostingProblem, keep_weights: bool):
         self.problem, self.keep_weights = problem, keep_weights
-        self.f, self.gap, self.weights = [], [], []
+        self.f: list[float] = []
+        self.gap: list[float] = []
+        self.weights: list[np.ndarray] = []
 
     def observe(self, alpha):
         """Record q^t = alpha; return the scores <s_k, grad f> and <q^t, grad f> the step needs."""
@@ -218,8 +221,9 @@ def corrective_frank_wolfe(
     n_iter = _check_problem(problem, n_iter)
     if variant not in VARIANTS:
         raise ValueError(f"variant must be one of {VARIANTS}, got {variant!r}")
+    L_norm = float("nan")  # the smoothness of Variant 0's quadratic model: variant="norm" only
     if variant == "norm":
-        L = 1.0 / problem.eps if L is None else positive_scalar(L, "L")
+        L_norm = 1.0 / problem.eps if L is None else positive_scalar(L, "L")
     lmo = ExactLMO() if lmo is None else lmo
     alpha = initial_weights(problem, init)
     trace, atoms = _Trace(problem, keep_weights), []
@@ -228,7 +232,7 @@ def corrective_frank_wolfe(
         k = int(lmo(problem, alpha, sc, qv))
         idx = np.union1d(np.nonzero(alpha > 0)[0], [k])
         if variant == "norm":
-            a = norm_corrective_weights(problem, alpha, idx, sc, L)
+            a = norm_corrective_weights(problem, alpha, idx, sc, L_norm)
         else:
             a = fully_corrective_weights(problem, alpha, idx)
         alpha = np.zeros(problem.K)

@@ -168,14 +168,12 @@ def _lmo(mix, alpha, n_starts: int, rng, S_lmo: int, lo, hi, maxiter: int = 100)
         return float(np.mean(lq - lp)), (grad_lq - gp).mean(0)
 
     starts = [rng.uniform(lo, hi) for _ in range(n_starts)]
-    best = None
-    for x0 in starts:
-        res = optimize.minimize(
-            obj, x0, jac=True, method="L-BFGS-B", bounds=list(zip(lo, hi)), options={"maxiter": maxiter}
-        )
-        if best is None or res.fun < best.fun:
-            best = res
-    return best.x
+    bounds = list(zip(lo, hi, strict=True))
+    runs = [
+        optimize.minimize(obj, x0, jac=True, method="L-BFGS-B", bounds=bounds, options={"maxiter": maxiter})
+        for x0 in starts
+    ]
+    return min(runs, key=lambda res: res.fun).x  # the first of the best, as a strict '<' scan would keep
 
 
 @dataclasses.dataclass
@@ -221,6 +219,8 @@ def boost_mc(
         raise ValueError(f"rule must be one of {RULES}, got {rule!r}")
     if int(n_iter) != n_iter or n_iter < 0:
         raise ValueError(f"n_iter must be a non-negative integer, got {n_iter!r}")
+    if isinstance(n_starts, bool) or not isinstance(n_starts, (int, np.integer)) or n_starts < 1:
+        raise ValueError(f"n_starts (L-BFGS-B starts of the LMO) must be a positive integer, got {n_starts!r}")
     sigma_scale = positive_scalar(sigma_scale, "sigma_scale")
     mean_box = positive_scalar(mean_box, "mean_box")
     m0, s0 = mean_field_gaussian(target, seed=seed) if init is None else init

@@ -25,7 +25,7 @@ def gauss_legendre_box(box: Box, order: int = 20, panels: int = 20) -> tuple[np.
         raise ValueError(f"order and panels must be positive integers, got {order!r}, {panels!r}")
     x, w = np.polynomial.legendre.leggauss(int(order))
     axes, wts = [], []
-    for lo, hi in zip(box.lo, box.hi):
+    for lo, hi in zip(box.lo, box.hi, strict=True):
         edges = np.linspace(lo, hi, int(panels) + 1)
         h = 0.5 * np.diff(edges)
         mid = 0.5 * (edges[1:] + edges[:-1])

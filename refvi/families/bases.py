@@ -108,9 +108,35 @@ class Base:
     def __repr__(self) -> str:
         return f"{type(self).__name__}()"
 
+    # the law, supplied by each subclass (inputs already validated by the public methods above)
+    def _sample(self, rng: np.random.Generator, n: int, d: int) -> np.ndarray:
+        raise NotImplementedError
+
+    def _log_density(self, U: np.ndarray) -> np.ndarray:
+        raise NotImplementedError
+
+    def _entropy(self, d: int) -> float:
+        raise NotImplementedError
+
+    def _charfun(self, K: np.ndarray) -> np.ndarray:
+        raise NotImplementedError
+
 
 class ProductBase(Base):
     """iid coordinates with a scalar law: log-density, entropy and characteristic function factorize."""
+
+    # the scalar law, supplied by each subclass (discrete laws have no _logpdf1 / _entropy1)
+    def _sample1(self, rng: np.random.Generator, shape: tuple[int, int]) -> np.ndarray:
+        raise NotImplementedError
+
+    def _logpdf1(self, U: np.ndarray) -> np.ndarray:
+        raise NotImplementedError
+
+    def _entropy1(self) -> float:
+        raise NotImplementedError
+
+    def _psi(self, K: np.ndarray) -> np.ndarray:
+        raise NotImplementedError
 
     def _sample(self, rng, n, d):
         return self._sample1(rng, (n, d))

@@ -154,8 +154,8 @@ def omega_average(omegas):
         raise ValueError("omega_average needs at least one iterate")
     T1 = len(omegas)
     w = 2.0 * np.arange(1, T1 + 1) / (T1 * (T1 + 1))
-    xi = sum(wk * np.asarray(o[0], dtype=np.float64) for wk, o in zip(w, omegas))
-    Xi = sum(wk * np.asarray(o[1], dtype=np.float64) for wk, o in zip(w, omegas))
+    xi = sum(wk * np.asarray(o[0], dtype=np.float64) for wk, o in zip(w, omegas, strict=True))
+    Xi = sum(wk * np.asarray(o[1], dtype=np.float64) for wk, o in zip(w, omegas, strict=True))
     return xi, Xi
 
 
@@ -267,7 +267,7 @@ def stochastic_ngd_blr(
     xb, Xb = np.array(xb, dtype=np.float64), np.array(Xb, dtype=np.float64)
     pts = _history_points(T, history)
     bounds = sorted(set(pts + [T]))
-    hist = {"iteration": [], "kl_last": [], "kl_avg": []}
+    hist: dict[str, list[float]] = {"iteration": [], "kl_last": [], "kl_avg": []}
     post = problem.posterior() if pts else None
     from tqdm.auto import tqdm
 
@@ -289,6 +289,7 @@ def stochastic_ngd_blr(
         )
         expfam.check_natural(lam, Lam)  # the domain is kept (Remark 2); a violation would be a bug
         if stop in pts:
+            assert post is not None  # computed whenever there are history points
             hist["iteration"].append(stop)
             hist["kl_last"].append(expfam.kl(*expfam.moment_from_natural(lam, Lam), *post))
             if average:
@@ -349,7 +350,7 @@ def ngd_glm(
     lam, Lam = _init(model.d, init)
     lam_p, Lam_p = model.prior_natural
     pts = set(_history_points(T, history))
-    hist = {"iteration": [], "neg_elbo": []}
+    hist: dict[str, list[float]] = {"iteration": [], "neg_elbo": []}
     from tqdm.auto import tqdm
 
     for t in tqdm(range(T), disable=not progress, desc=f"NGD ({estimator})"):
@@ -362,7 +363,7 @@ def ngd_glm(
         if estimator == "price" and model.kind == "logistic":
             gx, GX = est.price_logistic(model, xi, Xi, U, idx)
         else:
-            scale = 1.0 if idx is None else model.n / batch_size
+            scale = 1.0 if batch_size is None else model.n / batch_size  # idx is None exactly when batch_size is
             if estimator == "price":
                 gx, GX = est.price(est.glm_grad_hess(model, idx, scale), xi, Xi, U)
             else:

@@ -72,7 +72,7 @@ def sgd_blr(
     c = problem.n / (batch_size * problem.sigma2)
     post = problem.posterior()
     pts = set(_history_points(T, history))
-    hist = {"iteration": [], "kl_last": []}
+    hist: dict[str, list[float]] = {"iteration": [], "kl_last": []}
     for t in tqdm(range(T), disable=not progress, desc="SGD (BLR)"):
         Xb, yb = problem.X[idx[t]], problem.y[idx[t]]
         gm_kl, gC_kl = _kl_grads(m, C, Pinv, problem.prior_mean)
@@ -122,7 +122,7 @@ def sgd_glm(
     m, C = (np.zeros(d), np.eye(d)) if init is None else (np.array(init[0], float), np.tril(np.array(init[1], float)))
     Pinv = np.linalg.inv(model.prior_cov)
     pts = set(_history_points(T, history))
-    hist = {"iteration": [], "neg_elbo": []}
+    hist: dict[str, list[float]] = {"iteration": [], "neg_elbo": []}
     for t in tqdm(range(T), disable=not progress, desc=f"SGD ({estimator})"):
         U = gen.standard_normal((S, d)) if base_samples is None else base_samples[t]
         if batch_size is None:

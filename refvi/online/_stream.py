@@ -140,6 +140,9 @@ class OnlineLearner:
         self.m = np.zeros(self.d)
         self.sigma = np.full(self.d, self.s)
 
+    def _advance(self, X, y, losses, record, M, S) -> tuple[int, int]:
+        raise NotImplementedError  # each learner runs its kernel over the chunk (see the class docstring)
+
     # state -----------------------------------------------------------------------------------------------------
     def predict(self) -> np.ndarray:
         """hat theta_t: the mean of the current distribution (never a sample)."""

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import dataclasses
 import functools
+import itertools
 import math
 from collections.abc import Callable
 
@@ -36,7 +37,8 @@ def _legendre(n: int):
 def gauss_legendre(lo: float, hi: float, n: int, breaks=()):
     """Nodes and weights of a composite Gauss-Legendre rule on [lo, hi]: one panel per interval between the sorted
     ``breaks`` (kinks of the losses), about n nodes in total (at least 16 per panel).  On a panel where the integrand
-    is smooth the rule converges geometrically (panel sizes are rounded up to a power of two); a kink inside a panel costs accuracy O(n^-2)."""
+    is smooth the rule converges geometrically (panel sizes are rounded up to a power of two); a kink inside a panel
+    costs accuracy O(n^-2)."""
     cuts = np.unique(
         np.concatenate([[lo, hi], [b for b in np.asarray(breaks, dtype=np.float64).ravel() if lo < b < hi]])
     )
@@ -44,7 +46,7 @@ def gauss_legendre(lo: float, hi: float, n: int, breaks=()):
     k = 1 << int(math.ceil(math.log2(want)))  # a power of two, so the cached rules are reused
     z, w = _legendre(k)
     nodes, weights = [], []
-    for a, b in zip(cuts[:-1], cuts[1:]):
+    for a, b in itertools.pairwise(cuts):
         half = 0.5 * (b - a)
         nodes.append(a + half * (z + 1.0))
         weights.append(half * w)

@@ -41,7 +41,7 @@ class NGVI(OnlineLearner):
         self.eta = check_step(eta, "eta")
         if (alpha is None) == (beta is None):
             raise ValueError("give exactly one of alpha (> 0) and beta (in (0, 1])")
-        if beta is None:
+        if alpha is not None:  # exactly one of them was given
             beta = beta_from_alpha(alpha, self.eta)
         beta = positive_scalar(beta, "beta")
         if beta > 1.0:

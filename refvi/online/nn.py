@@ -35,7 +35,8 @@ def nn_predict(theta, X, h: int) -> np.ndarray:
 
 
 def _shrink(sig, u):
-    """Vectorized sigma h(u / sigma) = sqrt(sigma^2 + u^2) - u, cancellation-free for u > 0 (as kernels.online.shrink)."""
+    """Vectorized sigma h(u / sigma) = sqrt(sigma^2 + u^2) - u, cancellation-free for u > 0 (as
+    kernels.online.shrink)."""
     r = np.hypot(sig, u)
     with np.errstate(divide="ignore", invalid="ignore"):
         return np.where(u > 0, np.where(r + u > 0, sig * sig / (r + u), 0.0), r - u)

@@ -20,7 +20,7 @@ class OGA(OnlineLearner):
         self.eta = check_step(eta, "eta")
         self.mbox = check_box(mbox, "mbox")
         self.m = np.zeros(self.d)
-        self.sigma = None
+        self.sigma = None  # type: ignore[assignment]  # OGA keeps no sigma (has_sigma = False): nothing reads it
 
     def _advance(self, X, y, losses, record, M, S):
         return ko.oga_run(self.loss_id, self.H, X, y, self.eta, self.mbox, self.m, losses, record, M)

@@ -128,7 +128,7 @@ class BoostingInstance:
         """Atoms on the lattice lo + stride * k (both ends included) in every coordinate, common scale sigma."""
         lo = np.atleast_1d(np.asarray(lo, dtype=np.float64))
         hi = np.atleast_1d(np.asarray(hi, dtype=np.float64))
-        axes = [np.linspace(a, b, int(round((b - a) / stride)) + 1) for a, b in zip(lo, hi)]
+        axes = [np.linspace(a, b, int(round((b - a) / stride)) + 1) for a, b in zip(lo, hi, strict=True)]
         mesh = np.meshgrid(*axes, indexing="ij")
         means = np.stack([m.ravel() for m in mesh], axis=1)
         return cls.make(lo, hi, means, sigma, target, quadrature)

@@ -216,8 +216,9 @@ class Implementation(Protocol):
         C = I), ``steps`` steps with one fresh base sample
         u_t ~ N(0, I) each (seeded by ``seed``), in the target's own coordinates (no preconditioning);
         ``step_size`` a constant, a rule name of :meth:`step_sizes` ("thm6", "thm9", "1/(M sqrt T)", ...: M and mu
-        the target's, a = Thm 26's for the method's estimator, A = 1/mu for Cor 30's "A log T / T"), or None for the default 1/M ("prox-sgd") or 1/(2M)
-        ("proj-sgd"), which a divergence guard may halve k times (then every step is the default / 2^k);
+        the target's, a = Thm 26's for the method's estimator, A = 1/mu for Cor 30's "A log T / T"), or None for the
+        default 1/M ("prox-sgd") or 1/(2M) ("proj-sgd"), which a divergence guard may halve k times (then every step
+        is the default / 2^k);
         ``average`` "last", "uniform" (w^1..w^T), "tail" (the last ceil(T/2) iterates) or "theta" (with a constant
         step: Thm 7's weights theta^(t+1) on w^1..w^T for "prox-sgd", Thm 10's on w^0..w^(T-1) for "proj-sgd", as
         :meth:`average_weights` "theta7" / "theta10").  Returns a :class:`FitRun` with every iterate.
@@ -227,7 +228,8 @@ class Implementation(Protocol):
         "thm6" ("prox-sgd") or Eq. 13's "thm9" ("proj-sgd") with (M', mu') and Thm 26's a when mu' >= M'/10, else
         Cor 11's constant 1/(M' sqrt T), which a divergence guard may halve k times; both start from
         x = L^-1(m0 - z0) and the factor in V of L^-1 C0 C0^T L^-T (with no ``init``: from (0, I) in the frame) and
-        report everything mapped back to z: m = z0 + L m_x and C the factor of L C_x C_x^T L^T in V.  ``method`` "gd-prox" / "gd-projected" is seed 002 §5.3's exact gradient descent
+        report everything mapped back to z: m = z0 + L m_x and C the factor of L C_x C_x^T L^T in V.  ``method``
+        "gd-prox" / "gd-projected" is seed 002 §5.3's exact gradient descent
         (:meth:`gradient_descent_exact` from (0, I), ``step_size`` a constant or None for Thm 6's largest step,
         M the target's); it returns the last iterate.  Optionally the run reports its objective trace
         (``objective``, ``objective_samples``): 000.claim-fit then checks it against the closed form within Monte

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import importlib
+from typing import Any
 
 
 class ImplementationSpecError(ValueError):
@@ -23,7 +24,7 @@ def load_implementation(spec: str | None):
         )
     mod_name, _, obj_name = spec.partition(":")
     try:
-        obj = importlib.import_module(mod_name)
+        obj: Any = importlib.import_module(mod_name)  # then an attribute of it, then maybe an instance
     except ModuleNotFoundError as exc:
         if exc.name and (mod_name == exc.name or mod_name.startswith(exc.name + ".")):
             raise ImplementationSpecError(

@@ -4,6 +4,7 @@
 from __future__ import annotations
 
 import weakref
+from typing import Any
 
 import numpy as np
 
@@ -16,7 +17,7 @@ class RefviBoosting:
     name = "refvi.boosting"
 
     def __init__(self):
-        self._problems = weakref.WeakKeyDictionary()
+        self._problems: weakref.WeakKeyDictionary[Any, Any] = weakref.WeakKeyDictionary()
 
     def _problem(self, inst):
         prob = self._problems.get(inst)
@@ -24,6 +25,7 @@ class RefviBoosting:
             from refvi.boosting import AtomSet, BoostingProblem, Box, CauchyTarget, GaussianMixtureTarget
 
             t = inst.target
+            target: GaussianMixtureTarget | CauchyTarget
             if t.kind == "mixture":
                 target = GaussianMixtureTarget(t.params["weights"], t.params["means"], t.params["scales"])
             elif t.kind == "cauchy":

@@ -96,7 +96,8 @@ class RefviNGVI:
         p = self._blr(X, y, sigma2, P, mp)
         eta = (np.zeros(p.d), -0.5 * np.eye(p.d)) if init is None else init
         out = [eta]
-        for idx, g in zip(indices, steps):
+        # one iterate per batch: a step schedule may run longer than the batches (004.thm1 passes T + 1 steps)
+        for idx, g in zip(indices, steps, strict=False):
             eta = ngd.natural_update(eta, p.noisy_posterior_natural(np.asarray(idx)), g)
             out.append(eta)
         return out

@@ -107,7 +107,7 @@ def gaussian(mean, precision, name: str = "") -> TargetSpec:
     return _spec("gaussian", d, {"mean": mean, "precision": P}, logp, grad_logp, 0.0, name)
 
 
-def _model_callables(model):
+def _model_callables(model) -> tuple[Callable[[np.ndarray], float], Callable[[np.ndarray], np.ndarray]]:
     return (lambda z: -_hb.neg_log_joint(model, z)), (lambda z: -_hb.grad_neg_log_joint(model, z))
 
 
