@@ -13,7 +13,8 @@ import contextlib
 import json
 import os
 import tempfile
-from typing import Any, Iterator
+from collections.abc import Iterator
+from typing import Any
 
 
 class WriteError(OSError):

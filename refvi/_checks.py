@@ -37,11 +37,18 @@ def check_target(target, name: str = "target"):
     """A refvi target: an object with a positive integer ``dim`` and callable ``logp`` / ``grad_logp`` (every
     refvi.targets class, a CallableTarget around your own functions)."""
     dim = getattr(target, "dim", None)
-    if (isinstance(dim, bool) or not isinstance(dim, (int, np.integer)) or dim < 1
-            or not callable(getattr(target, "logp", None)) or not callable(getattr(target, "grad_logp", None))):
-        raise TypeError(f"{name} must be a refvi target (refvi.targets: Gaussian, LinearRegression, ..., or "
-                        f"CallableTarget(logp, grad_logp, dim) around your own functions), got "
-                        f"{type(target).__name__}")
+    if (
+        isinstance(dim, bool)
+        or not isinstance(dim, (int, np.integer))
+        or dim < 1
+        or not callable(getattr(target, "logp", None))
+        or not callable(getattr(target, "grad_logp", None))
+    ):
+        raise TypeError(
+            f"{name} must be a refvi target (refvi.targets: Gaussian, LinearRegression, ..., or "
+            f"CallableTarget(logp, grad_logp, dim) around your own functions), got "
+            f"{type(target).__name__}"
+        )
     return target
 
 
@@ -114,21 +121,26 @@ def check_scale(C, dim: int, structure: str, name: str = "C", require_domain: bo
             kind = "lower triangular" if structure == "tril" else "diagonal"
             raise ValueError(f"{name} must be {kind} for structure={structure!r} (it has non-zero entries outside V)")
         if require_domain and not np.all(np.diag(C) > 0):
-            raise ValueError(f"{name} must have a strictly positive diagonal for structure={structure!r} "
-                             f"(min diagonal entry {np.min(np.diag(C)):.3g})")
+            raise ValueError(
+                f"{name} must have a strictly positive diagonal for structure={structure!r} "
+                f"(min diagonal entry {np.min(np.diag(C)):.3g})"
+            )
     elif structure == "sym":
         C = symmetric(C, name, "for structure='sym'")
         if require_domain:
             lam_min = np.linalg.eigvalsh(C)[0]
             if not lam_min > 0:
-                raise ValueError(f"{name} must be positive definite for structure='sym' "
-                                 f"(smallest eigenvalue {lam_min:.3g})")
+                raise ValueError(
+                    f"{name} must be positive definite for structure='sym' (smallest eigenvalue {lam_min:.3g})"
+                )
     elif require_domain:
         s = np.linalg.svd(C, compute_uv=False)
         # numerically singular: sigma_min below the rounding level of sigma_max (the numerical-rank test of LAPACK)
         if not s[-1] > dim * np.finfo(np.float64).eps * s[0]:
-            raise ValueError(f"{name} must be invertible for structure='full' (singular values {s[0]:.3g} ... "
-                             f"{s[-1]:.3g}: numerically singular)")
+            raise ValueError(
+                f"{name} must be invertible for structure='full' (singular values {s[0]:.3g} ... "
+                f"{s[-1]:.3g}: numerically singular)"
+            )
     return C
 
 

@@ -43,6 +43,7 @@ def _validate(target, m, C, U, structure):
 # ---------------------------------------------------------------------------------------------- kernel dispatch
 # Each target carries its own kernels (Target.kernels(), a KernelPlan); anything else takes the generic NumPy path.
 
+
 def _plan(target):
     return target.kernels() if isinstance(target, Target) else _NO_PLAN
 
@@ -77,7 +78,7 @@ _FAST_CODES = {"tril": TRIL, "diag": DIAG}
 def _checked_energy_plan(target):
     """(fused validated kernel, extra args) of a target's plan, None for anything else."""
     if isinstance(target, Target):
-        plan = target.__dict__.get(_PLAN_ATTR)           # the hit is one dict lookup (the public path's hot spot)
+        plan = target.__dict__.get(_PLAN_ATTR)  # the hit is one dict lookup (the public path's hot spot)
         return (plan if plan is not None else target.kernels()).energy_checked
     return None
 
@@ -141,6 +142,7 @@ ESTIMATORS = {"energy": energy, "entropy": entropy, "stl": stl, "score": score}
 
 # ------------------------------------------------------------------------------------------- generic NumPy path
 
+
 def _energy_raw_numpy(target, m, C, U):
     Z = U @ C.T + m
     G = -np.asarray(target.grad_logp(Z), dtype=np.float64).reshape(U.shape)
@@ -161,4 +163,3 @@ def _score_numpy(target, m, C, U, structure):
     CinvT = np.linalg.inv(C).T
     gC = (V.T * f) @ U / S - f.mean() * CinvT
     return gm, proj_V(gC, structure)
-

@@ -52,4 +52,3 @@ def project_singular_values(C, M: float) -> np.ndarray:
         raise ValueError(f"C must be square, got shape {C.shape}")
     M = positive_scalar(M, "M")
     return _kp.project_singular(C, M)
-

@@ -17,52 +17,111 @@ from refvi.verification import runner
 
 
 def _parser() -> argparse.ArgumentParser:
-    p = argparse.ArgumentParser(prog="python -m refvi.verification",
-                                description="Run the papers' lemmas and theorems as executable statements.")
+    p = argparse.ArgumentParser(
+        prog="python -m refvi.verification", description="Run the papers' lemmas and theorems as executable statements."
+    )
     p.add_argument("--select", nargs="+", metavar="PATTERN", help="statement ids by prefix or glob, e.g. '000.*'")
-    p.add_argument("--select-method", nargs="+", metavar="NAME", dest="select_method",
-                   help="only the statements that call one of these protocol methods (dotted names or globs: "
-                        "'energy', 'online.*'); combines with --select")
+    p.add_argument(
+        "--select-method",
+        nargs="+",
+        metavar="NAME",
+        dest="select_method",
+        help="only the statements that call one of these protocol methods (dotted names or globs: "
+        "'energy', 'online.*'); combines with --select",
+    )
     p.add_argument("--profile", choices=["ci", "deep"], default="ci", help="ci (fast, default) or deep")
     p.add_argument("--json", metavar="PATH", help="write the JSON certificate here")
-    p.add_argument("--impl", metavar="MODULE:OBJECT", default=None,
-                   help="implementation to verify (default: refvi itself)")
+    p.add_argument(
+        "--impl", metavar="MODULE:OBJECT", default=None, help="implementation to verify (default: refvi itself)"
+    )
     p.add_argument("--list", action="store_true", help="list the selected statements and exit")
-    p.add_argument("--strict", action="store_true",
-                   help="exit 3 unless every selected paper is certified (see the per-paper block)")
-    p.add_argument("--require", nargs="+", metavar="SEED", default=None,
-                   help="exit 3 unless these papers (000 001 002 003 004) are certified")
+    p.add_argument(
+        "--strict",
+        action="store_true",
+        help="exit 3 unless every selected paper is certified (see the per-paper block)",
+    )
+    p.add_argument(
+        "--require",
+        nargs="+",
+        metavar="SEED",
+        default=None,
+        help="exit 3 unless these papers (000 001 002 003 004) are certified",
+    )
     p.add_argument("-x", "--exitfirst", action="store_true", help="stop at the first fail or error")
-    p.add_argument("--artifacts", metavar="DIR", default=None,
-                   help="write a reproducer (.npz and a runnable .py) for each fail or error into DIR")
-    p.add_argument("--replay", metavar="FILE", default=None,
-                   help="rerun the failing instance of a reproducer .npz against --impl and exit")
-    p.add_argument("--compare", metavar="CERT", default=None,
-                   help="compare this run with a certificate (a JSON path) or with refvi's own on the same selection "
-                        "('refvi'): verdicts, declines, instances and worst slacks that differ")
-    p.add_argument("--junit-xml", metavar="PATH", dest="junit_xml", default=None,
-                   help="also write the verdicts as JUnit XML (one test case per statement)")
-    p.add_argument("--resume", metavar="CERT", default=None,
-                   help="complete a partial certificate (an interrupted run): run only the statements it lacks; "
-                        "written to --json, by default back to CERT")
-    p.add_argument("--workers", type=int, metavar="N", default=None,
-                   help="run statements on N worker processes (Dask distributed if installed, else local processes); "
-                        "the certificate is identical whatever N; a statement whose worker crashes (segfault) is "
-                        "reported as an error and the run goes on")
+    p.add_argument(
+        "--artifacts",
+        metavar="DIR",
+        default=None,
+        help="write a reproducer (.npz and a runnable .py) for each fail or error into DIR",
+    )
+    p.add_argument(
+        "--replay",
+        metavar="FILE",
+        default=None,
+        help="rerun the failing instance of a reproducer .npz against --impl and exit",
+    )
+    p.add_argument(
+        "--compare",
+        metavar="CERT",
+        default=None,
+        help="compare this run with a certificate (a JSON path) or with refvi's own on the same selection "
+        "('refvi'): verdicts, declines, instances and worst slacks that differ",
+    )
+    p.add_argument(
+        "--junit-xml",
+        metavar="PATH",
+        dest="junit_xml",
+        default=None,
+        help="also write the verdicts as JUnit XML (one test case per statement)",
+    )
+    p.add_argument(
+        "--resume",
+        metavar="CERT",
+        default=None,
+        help="complete a partial certificate (an interrupted run): run only the statements it lacks; "
+        "written to --json, by default back to CERT",
+    )
+    p.add_argument(
+        "--workers",
+        type=int,
+        metavar="N",
+        default=None,
+        help="run statements on N worker processes (Dask distributed if installed, else local processes); "
+        "the certificate is identical whatever N; a statement whose worker crashes (segfault) is "
+        "reported as an error and the run goes on",
+    )
     p.add_argument("--scheduler", metavar="ADDRESS", default=None, help="use an existing Dask cluster")
-    p.add_argument("--timeout", type=float, metavar="SECONDS", default=None,
-                   help="per statement (default 900 in ci, 3600 in deep; 0: none): a statement still running is "
-                        "stopped and reported as an error (timed out, where it was) and the run goes on (serially, "
-                        "compiled code that never returns to Python cannot be stopped: use --workers 1)")
-    p.add_argument("--no-progress", action="store_true", dest="no_progress",
-                   help="no progress bar on a terminal (rows are printed either way)")
-    p.add_argument("--search", metavar="STATEMENT", default=None,
-                   help="search for a counterexample to a bound statement: maximise lhs/rhs over its instances")
+    p.add_argument(
+        "--timeout",
+        type=float,
+        metavar="SECONDS",
+        default=None,
+        help="per statement (default 900 in ci, 3600 in deep; 0: none): a statement still running is "
+        "stopped and reported as an error (timed out, where it was) and the run goes on (serially, "
+        "compiled code that never returns to Python cannot be stopped: use --workers 1)",
+    )
+    p.add_argument(
+        "--no-progress",
+        action="store_true",
+        dest="no_progress",
+        help="no progress bar on a terminal (rows are printed either way)",
+    )
+    p.add_argument(
+        "--search",
+        metavar="STATEMENT",
+        default=None,
+        help="search for a counterexample to a bound statement: maximise lhs/rhs over its instances",
+    )
     p.add_argument("--budget", type=int, default=200, help="with --search: Hypothesis examples per seed (default 200)")
     p.add_argument("--seeds", type=int, default=None, help="with --search: independent seeds (default: workers)")
-    p.add_argument("--self-test", nargs="*", metavar="MUTANT", default=None,
-                   help="run the certificate against the planted bugs of the public zoo (all, or those named / "
-                        "matching a glob) and report which statements catch each; exit 1 if any is missed")
+    p.add_argument(
+        "--self-test",
+        nargs="*",
+        metavar="MUTANT",
+        default=None,
+        help="run the certificate against the planted bugs of the public zoo (all, or those named / "
+        "matching a glob) and report which statements catch each; exit 1 if any is missed",
+    )
     p.add_argument("--first-catch", action="store_true", help="with --self-test: stop at the first catching statement")
     return p
 
@@ -74,9 +133,11 @@ def _error(msg: str) -> int:
 
 def main(argv=None) -> int:
     args = _parser().parse_args(argv)
+    reconfigure = getattr(sys.stdout, "reconfigure", None)  # a TextIOWrapper's; a replaced stdout may lack it
     try:
-        sys.stdout.reconfigure(line_buffering=True)     # one flushed line per statement, on a pipe too
-    except (AttributeError, ValueError):
+        if reconfigure is not None:
+            reconfigure(line_buffering=True)  # one flushed line per statement, on a pipe too
+    except ValueError:
         pass
 
     from refvi.verification.protocol.loading import ImplementationSpecError, load_implementation
@@ -100,8 +161,9 @@ def main(argv=None) -> int:
     if args.search is not None:
         return _search(args)
     if args.list:
-        chosen = runner.select_methods(runner.select(runner.load_statements().values(), args.select),
-                                       args.select_method)
+        chosen = runner.select_methods(
+            runner.select(runner.load_statements().values(), args.select), args.select_method
+        )
         for st in chosen:
             flag = f" [{st.erratum}]" if st.erratum else ""
             uses = "oracle-only" if st.oracle_only else ", ".join(st.uses or ())
@@ -122,6 +184,7 @@ def main(argv=None) -> int:
             with open(args.resume, encoding="utf-8") as fh:
                 resume = json.load(fh)
             import refvi
+
             runner.check_resumable(resume, runner.implementation_name(impl), args.profile, refvi.__version__)
         except (OSError, ValueError) as exc:
             return _error(f"--resume {args.resume}: {exc}")
@@ -134,25 +197,28 @@ def main(argv=None) -> int:
             return _error(f"--compare {args.compare}: {exc}")
 
     parallel = args.workers is not None or args.scheduler is not None
-    if not parallel:        # a crash in the implementation kills a serial run: at least say in which statement
+    if not parallel:  # a crash in the implementation kills a serial run: at least say in which statement
         import faulthandler
+
         faulthandler.enable()
     chosen = runner.select_methods(runner.select(runner.load_statements().values(), args.select), args.select_method)
     todo = len(chosen) - (len({r["id"] for r in resume["statements"]} & {st.id for st in chosen}) if resume else 0)
-    print(f"running {todo} statement(s) against {runner.implementation_name(impl)} (profile {args.profile}"
-          f"{f', {args.workers} workers' if args.workers else ''}{', resuming ' + args.resume if resume else ''})")
+    print(
+        f"running {todo} statement(s) against {runner.implementation_name(impl)} (profile {args.profile}"
+        f"{f', {args.workers} workers' if args.workers else ''}{', resuming ' + args.resume if resume else ''})"
+    )
     print(runner.HEADER)
     print("-" * len(runner.HEADER))
     show, close_bar = _progress(todo, not args.no_progress)
 
     previous = {sig: signal.getsignal(sig) for sig in (signal.SIGINT, signal.SIGTERM)}
-    stopping = {"signal": None}
+    stopping: dict[str, int | None] = {"signal": None}
 
     def on_signal(signum, frame):
         if stopping["signal"] is not None:
-            return                      # already stopping: a second Ctrl-C does not interrupt the clean-up
-        if _in_compiler(frame):         # never raise inside Numba / LLVM compilation (a ctypes callback: it
-            import os                   # crashes the process); ask again in a moment
+            return  # already stopping: a second Ctrl-C does not interrupt the clean-up
+        if _in_compiler(frame):  # never raise inside Numba / LLVM compilation (a ctypes callback: it
+            import os  # crashes the process); ask again in a moment
             import threading
 
             threading.Timer(0.2, os.kill, (os.getpid(), signum)).start()
@@ -163,16 +229,32 @@ def main(argv=None) -> int:
     for sig in previous:
         signal.signal(sig, on_signal)
     try:
-        cert = runner.run(args.select, args.profile, args.impl if parallel else impl, progress=show,
-                          workers=args.workers, scheduler=args.scheduler, timeout=args.timeout,
-                          methods=args.select_method, exitfirst=args.exitfirst, artifacts=args.artifacts,
-                          resume=resume)
+        cert = runner.run(
+            args.select,
+            args.profile,
+            args.impl if parallel else impl,
+            progress=show,
+            workers=args.workers,
+            scheduler=args.scheduler,
+            timeout=args.timeout,
+            methods=args.select_method,
+            exitfirst=args.exitfirst,
+            artifacts=args.artifacts,
+            resume=resume,
+        )
         close_bar()
         if args.compare == "refvi" and cert.get("complete", True):
             print("running refvi's own certificate on the same selection for --compare ...")
             try:
-                reference = runner.run(args.select, args.profile, None, workers=args.workers,
-                                       scheduler=args.scheduler, timeout=args.timeout, methods=args.select_method)
+                reference = runner.run(
+                    args.select,
+                    args.profile,
+                    None,
+                    workers=args.workers,
+                    scheduler=args.scheduler,
+                    timeout=args.timeout,
+                    methods=args.select_method,
+                )
             except KeyboardInterrupt:
                 reference = None
             if reference is None or not reference.get("complete", True):
@@ -180,7 +262,7 @@ def main(argv=None) -> int:
                 reference = None
     finally:
         close_bar()
-        stopping["signal"] = -1         # from here on a signal does not interrupt writing the certificate
+        stopping["signal"] = -1  # from here on a signal does not interrupt writing the certificate
     try:
         return _report(args, cert, out_path, reference)
     finally:
@@ -230,19 +312,23 @@ def _report(args, cert: dict, out_path: str | None, reference: dict | None) -> i
         print(line)
     failed = [r for r in cert["statements"] if r.get("artifacts")]
     if failed:
-        print(f"reproducers in {args.artifacts}: replay one with "
-              f"python -m refvi.verification --replay {failed[0]['artifacts'][0]}"
-              f"{' --impl ' + args.impl if args.impl else ''}")
+        print(
+            f"reproducers in {args.artifacts}: replay one with "
+            f"python -m refvi.verification --replay {failed[0]['artifacts'][0]}"
+            f"{' --impl ' + args.impl if args.impl else ''}"
+        )
     stopped = cert.get("interrupted")
     if stopped in ("SIGINT", "SIGTERM"):
         done, total = len(cert["statements"]), len(cert["statements"]) + len(cert["not_run"])
-        where = f"; partial certificate in {out_path} (--resume {out_path} finishes it)" if out_path else \
-            " (no --json: nothing written)"
+        where = (
+            f"; partial certificate in {out_path} (--resume {out_path} finishes it)"
+            if out_path
+            else " (no --json: nothing written)"
+        )
         print(f"interrupted by {stopped} after {done} of {total} statements{where}", file=sys.stderr)
         return 130 if stopped == "SIGINT" else 143
     if stopped == "exitfirst":
-        print(f"stopped at the first fail or error (-x): {len(cert['not_run'])} statement(s) not run",
-              file=sys.stderr)
+        print(f"stopped at the first fail or error (-x): {len(cert['not_run'])} statement(s) not run", file=sys.stderr)
     if not cert["statements"]:
         print("no statement matched the selection", file=sys.stderr)
         return 2
@@ -263,6 +349,7 @@ def _progress(total: int, bar: bool):
     if use_bar:
         try:
             from tqdm import tqdm
+
             pbar = tqdm(total=total, unit="stmt", leave=False, dynamic_ncols=True)
         except ImportError:
             pbar = None
@@ -304,8 +391,10 @@ def _search(args) -> int:
     if best is None:
         print(f"{args.search}: no bound recorded with ctx.bound(); nothing to search")
     else:
-        print(f"{args.search}: best lhs/rhs = {best['ratio']:.6g} ({best['label']}), seed {best['seed']}, "
-              f"budget {args.budget}\n  instance: {best['instance']}")
+        print(
+            f"{args.search}: best lhs/rhs = {best['ratio']:.6g} ({best['label']}), seed {best['seed']}, "
+            f"budget {args.budget}\n  instance: {best['instance']}"
+        )
     for c in out["counterexamples"]:
         print(f"  COUNTEREXAMPLE (seed {c['seed']}, {c['verdict']}): {c['detail'][:800]}")
     path = args.json or f"search-{args.search}.json"
@@ -324,17 +413,23 @@ def _self_test(args) -> int:
     from refvi.verification.examples.bug_zoo import load_zoo
 
     zoo = load_zoo()
-    chosen = [m for mid, m in sorted(zoo.items())
-              if not args.self_test or any(fnmatch.fnmatchcase(mid, p) or mid.startswith(p) for p in args.self_test)]
+    chosen = [
+        m
+        for mid, m in sorted(zoo.items())
+        if not args.self_test or any(fnmatch.fnmatchcase(mid, p) or mid.startswith(p) for p in args.self_test)
+    ]
     if not chosen:
         print(f"no planted bug matches {args.self_test}; known: {', '.join(sorted(zoo))}", file=sys.stderr)
         return 2
     print(f"{'planted bug':<34} {'verdict':<7} {'caught/ran':<10} {'time':>7}  caught by")
-    rows = selftest.self_test(chosen, args.profile, args.first_catch,
-                              progress=lambda r: print(selftest.format_row(r), flush=True))
+    rows = selftest.self_test(
+        chosen, args.profile, args.first_catch, progress=lambda r: print(selftest.format_row(r), flush=True)
+    )
     missed = [r["id"] for r in rows if not r["caught_by"]]
-    print(f"{len(rows) - len(missed)} of {len(rows)} planted bugs caught by the certificate alone"
-          + (f"; missed: {', '.join(missed)}" if missed else ""))
+    print(
+        f"{len(rows) - len(missed)} of {len(rows)} planted bugs caught by the certificate alone"
+        + (f"; missed: {', '.join(missed)}" if missed else "")
+    )
     if args.json:
         from refvi import _atomic
 

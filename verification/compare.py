@@ -27,11 +27,16 @@ def compare(cert: dict, other: dict) -> dict:
         if a is None or b is None:
             rows.append({"id": sid, "this": a["verdict"] if a else "absent", "other": b["verdict"] if b else "absent"})
             continue
-        fields = {k: (a.get(k), b.get(k)) for k in ("verdict", "examples", "instances_skipped")
-                  if a.get(k) != b.get(k)}
+        fields = {k: (a.get(k), b.get(k)) for k in ("verdict", "examples", "instances_skipped") if a.get(k) != b.get(k)}
         if fields:
-            rows.append({"id": sid, "this": a["verdict"], "other": b["verdict"],
-                         "differs": {k: list(v) for k, v in fields.items()}})
+            rows.append(
+                {
+                    "id": sid,
+                    "this": a["verdict"],
+                    "other": b["verdict"],
+                    "differs": {k: list(v) for k, v in fields.items()},
+                }
+            )
         d = _slack_difference(a.get("worst_slack"), b.get("worst_slack"))
         if d is not None and d > SLACK_RTOL:
             slacks.append({"id": sid, "this": a.get("worst_slack"), "other": b.get("worst_slack"), "relative": d})
@@ -42,10 +47,18 @@ def compare(cert: dict, other: dict) -> dict:
             if oa != ob:
                 instances.append({"id": sid, "site": key[0], "index": key[1], "this": oa, "other": ob})
     slacks.sort(key=lambda r: -r["relative"])
-    return {"other": {"implementation": other.get("implementation"), "profile": other.get("profile"),
-                      "refvi_version": other.get("refvi_version")},
-            "statements": rows, "instances": instances, "slacks": slacks,
-            "same_selection": sorted(mine) == sorted(ref), "same_profile": cert.get("profile") == other.get("profile")}
+    return {
+        "other": {
+            "implementation": other.get("implementation"),
+            "profile": other.get("profile"),
+            "refvi_version": other.get("refvi_version"),
+        },
+        "statements": rows,
+        "instances": instances,
+        "slacks": slacks,
+        "same_selection": sorted(mine) == sorted(ref),
+        "same_profile": cert.get("profile") == other.get("profile"),
+    }
 
 
 def format_comparison(diff: dict, limit: int = 30) -> str:
@@ -55,15 +68,17 @@ def format_comparison(diff: dict, limit: int = 30) -> str:
         lines.append("  note: the profiles differ, so the instances differ")
     if not diff["same_selection"]:
         lines.append("  note: the selections differ (statements absent from one side are listed)")
-    lines.append(f"  {len(diff['statements'])} statement(s) differ in verdict, cases or declines; "
-                 f"{len(diff['instances'])} instance(s) differ in outcome; {len(diff['slacks'])} worst slack(s) "
-                 f"differ by more than {SLACK_RTOL:g} (relative)")
+    lines.append(
+        f"  {len(diff['statements'])} statement(s) differ in verdict, cases or declines; "
+        f"{len(diff['instances'])} instance(s) differ in outcome; {len(diff['slacks'])} worst slack(s) "
+        f"differ by more than {SLACK_RTOL:g} (relative)"
+    )
     for r in diff["statements"][:limit]:
         extra = "".join(f"; {k}: {v[0]} vs {v[1]}" for k, v in r.get("differs", {}).items() if k != "verdict")
         lines.append(f"  {r['id']:<28} {r['this']:<6} vs {r['other']:<6}{extra}")
     for r in diff["instances"][:limit]:
         lines.append(f"  {r['id']:<28} instance site {r['site']} #{r['index']}: {r['this']} vs {r['other']}")
-    for r in diff["slacks"][:min(limit, 10)]:
+    for r in diff["slacks"][: min(limit, 10)]:
         lines.append(f"  {r['id']:<28} worst slack {r['this']:.6g} vs {r['other']:.6g} (relative {r['relative']:.2g})")
     return "\n".join(lines)
 

@@ -5,7 +5,8 @@ JSON, the last block of the table):
 
 ``verdict``
     ``certified``: every *implementation-facing* statement of the paper that runs in this profile was selected, ran,
-    passed, and declined no instance (declines of an optional feature alone, refvi's affine frames, do not count); ``failed``: at least one of the paper's statements failed or errored;
+    passed, and declined no instance (declines of an optional feature alone, refvi's affine frames, do not count);
+    ``failed``: at least one of the paper's statements failed or errored;
     ``partial``: neither (the record's ``missing`` says what is missing: statements skipped with their reasons,
     statements with declined instances, statements not selected or not run, protocol methods absent).
 ``statements``
@@ -26,7 +27,7 @@ JSON, the last block of the table):
 
 from __future__ import annotations
 
-from typing import Iterable
+from collections.abc import Iterable
 
 from refvi.verification.protocol.capabilities import OPTIONAL_METHODS
 
@@ -78,7 +79,7 @@ def papers(records: Iterable[dict], statements: dict, profile: str, impl, not_ru
         for st in sorted(facing, key=lambda s: s.id):
             rec = by_id.get(st.id)
             if rec is None:
-                if st.id not in pending:          # a pending one is listed below as not run
+                if st.id not in pending:  # a pending one is listed below as not run
                     not_selected.append(st.id)
                 continue
             counts[rec["verdict"]] = counts.get(rec["verdict"], 0) + 1
@@ -98,8 +99,10 @@ def papers(records: Iterable[dict], statements: dict, profile: str, impl, not_ru
         if unrun:
             missing.append(f"not run (interrupted or stopped early): {', '.join(unrun)}")
         if not_selected:
-            missing.append(f"not selected: {len(not_selected)} of {len(facing)} statements "
-                           f"({', '.join(not_selected[:6])}{', ...' if len(not_selected) > 6 else ''})")
+            missing.append(
+                f"not selected: {len(not_selected)} of {len(facing)} statements "
+                f"({', '.join(not_selected[:6])}{', ...' if len(not_selected) > 6 else ''})"
+            )
         uses = sorted({m for st in facing for m in (st.uses or ())})
         absent = [m for m in uses if not has_method(impl, m)]
         required_absent = [m for m in absent if m.rpartition(".")[2] not in OPTIONAL_METHODS]
@@ -111,25 +114,39 @@ def papers(records: Iterable[dict], statements: dict, profile: str, impl, not_ru
             verdict = "certified"
         else:
             verdict = "partial"
-        out[seed] = {"title": PAPERS.get(seed, seed), "verdict": verdict,
-                     "statements": {**counts, "total": len(facing), "selected": len(facing) - len(not_selected),
-                                    "not_run": len(unrun), "other_profile": other, "oracle_only": len(oracle)},
-                     "instances": {"ran": ran, "declined": declined, "declined_optional": optional_declined},
-                     "methods": {"implemented": [m for m in uses if m not in absent], "missing": absent},
-                     "missing": missing, "optional": optional}
+        out[seed] = {
+            "title": PAPERS.get(seed, seed),
+            "verdict": verdict,
+            "statements": {
+                **counts,
+                "total": len(facing),
+                "selected": len(facing) - len(not_selected),
+                "not_run": len(unrun),
+                "other_profile": other,
+                "oracle_only": len(oracle),
+            },
+            "instances": {"ran": ran, "declined": declined, "declined_optional": optional_declined},
+            "methods": {"implemented": [m for m in uses if m not in absent], "missing": absent},
+            "missing": missing,
+            "optional": optional,
+        }
     return out
 
 
 def format_block(papers_block: dict) -> str:
     """The per-paper block that ends the table."""
-    lines = ["per paper (certified: every implementation-facing statement ran, passed, and declined no instance "
-             "outside the optional affine frames):"]
+    lines = [
+        "per paper (certified: every implementation-facing statement ran, passed, and declined no instance "
+        "outside the optional affine frames):"
+    ]
     for seed, p in papers_block.items():
         s = p["statements"]
-        lines.append(f"  {seed} {p['verdict'].upper():<9} {s['pass']} pass, {s['fail']} fail, {s['error']} error, "
-                     f"{s['skip']} skip of {s['total']} statements; {p['instances']['ran']} instances ran, "
-                     f"{p['instances']['declined']} declined; methods {len(p['methods']['implemented'])} implemented,"
-                     f" {len(p['methods']['missing'])} missing  ({p['title']})")
+        lines.append(
+            f"  {seed} {p['verdict'].upper():<9} {s['pass']} pass, {s['fail']} fail, {s['error']} error, "
+            f"{s['skip']} skip of {s['total']} statements; {p['instances']['ran']} instances ran, "
+            f"{p['instances']['declined']} declined; methods {len(p['methods']['implemented'])} implemented,"
+            f" {len(p['methods']['missing'])} missing  ({p['title']})"
+        )
         if s["other_profile"]:
             lines.append(f"      runs only in another profile (not counted): {', '.join(s['other_profile'])}")
         for m in p["missing"][:12]:
@@ -137,8 +154,10 @@ def format_block(papers_block: dict) -> str:
         if len(p["missing"]) > 12:
             lines.append(f"      - ... and {len(p['missing']) - 12} more (see the JSON certificate)")
         if p.get("optional"):
-            lines.append(f"      optional features declined (not counted: refvi's affine frames): "
-                         f"{len(p['optional'])} statement(s), {p['instances']['declined_optional']} instance(s)")
+            lines.append(
+                f"      optional features declined (not counted: refvi's affine frames): "
+                f"{len(p['optional'])} statement(s), {p['instances']['declined_optional']} instance(s)"
+            )
     return "\n".join(lines)
 
 

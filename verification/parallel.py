@@ -27,13 +27,19 @@ from __future__ import annotations
 import os
 import shutil
 import tempfile
-from typing import Callable, Sequence
+from collections.abc import Callable, Sequence
 
 from refvi.verification.timeouts import limit, timed_out, worker_watchdog
 
 
-def _run_one(sid: str, impl_spec: str | None, profile: str, search: dict | None = None,
-             watch: tuple[str, float] | None = None, artifacts: str | None = None) -> dict:
+def _run_one(
+    sid: str,
+    impl_spec: str | None,
+    profile: str,
+    search: dict | None = None,
+    watch: tuple[str, float] | None = None,
+    artifacts: str | None = None,
+) -> dict:
     """Worker side: load the statements and the implementation by name, run one statement (under a watchdog)."""
     os.environ.setdefault("NUMBA_NUM_THREADS", "1")
     from refvi.verification import runner
@@ -48,10 +54,17 @@ def _run_one(sid: str, impl_spec: str | None, profile: str, search: dict | None 
     return rec
 
 
-def run_parallel(ids: Sequence[str], impl_spec: str | None, profile: str, workers: int,
-                 scheduler: str | None = None, durations: dict[str, float] | None = None,
-                 progress: Callable[[dict], None] | None = None, timeout: float | None = None,
-                 artifacts: str | None = None) -> list[dict]:
+def run_parallel(
+    ids: Sequence[str],
+    impl_spec: str | None,
+    profile: str,
+    workers: int,
+    scheduler: str | None = None,
+    durations: dict[str, float] | None = None,
+    progress: Callable[[dict], None] | None = None,
+    timeout: float | None = None,
+    artifacts: str | None = None,
+) -> list[dict]:
     """Records for ``ids`` (in that order), computed on ``workers`` processes or the Dask cluster at ``scheduler``;
     a statement still running after ``timeout`` seconds (None: :data:`.timeouts.DEFAULT_TIMEOUT`, 0: none) is an
     error.  ``progress(record)`` is called as each statement finishes (an exception it raises, like an interrupt,
@@ -76,8 +89,9 @@ def run_parallel(ids: Sequence[str], impl_spec: str | None, profile: str, worker
     return [results[s] for s in ids]
 
 
-def map_tasks(tasks: Sequence[tuple], workers: int, scheduler: str | None = None,
-              progress: Callable[[dict], None] | None = None) -> list[dict]:
+def map_tasks(
+    tasks: Sequence[tuple], workers: int, scheduler: str | None = None, progress: Callable[[dict], None] | None = None
+) -> list[dict]:
     """``_run_one(*task)`` for each task, on Dask (if installed) or local processes; results in task order."""
     try:
         import distributed  # noqa: F401
@@ -91,8 +105,13 @@ def map_tasks(tasks: Sequence[tuple], workers: int, scheduler: str | None = None
     else:
         from distributed import Client, LocalCluster
 
-        cluster = None if scheduler else LocalCluster(n_workers=workers, threads_per_worker=1, processes=True,
-                                                      dashboard_address=":0", silence_logs=40)
+        cluster = (
+            None
+            if scheduler
+            else LocalCluster(
+                n_workers=workers, threads_per_worker=1, processes=True, dashboard_address=":0", silence_logs=40
+            )
+        )
         client = Client(scheduler or cluster)
         try:
             out = client.gather([client.submit(_run_one, *t, pure=False) for t in tasks])
@@ -142,15 +161,16 @@ def _run_processes(order, impl_spec, profile, workers, progress, watch=None, art
 
     out: dict[str, dict] = {}
     ctx = mp.get_context("spawn")
-    pool = ProcessPoolExecutor(max_workers=workers, mp_context=ctx, initializer=_worker_init)
+    wide = ProcessPoolExecutor(max_workers=workers, mp_context=ctx, initializer=_worker_init)
+    pool: ProcessPoolExecutor | None = wide  # the pool to terminate on an interrupt
     try:
-        futures = {pool.submit(_run_one, s, impl_spec, profile, None, watch, artifacts): s for s in order}
+        futures = {wide.submit(_run_one, s, impl_spec, profile, None, watch, artifacts): s for s in order}
         try:
             for fut in as_completed(futures):
                 done(futures[fut], fut.result())
         except BrokenProcessPool:
-            pass                    # a worker died: which statement killed it is found below
-        pool.shutdown()
+            pass  # a worker died: which statement killed it is found below
+        wide.shutdown()
         # after a crash: the unfinished statements one at a time, so that a death names its statement
         pool = None
         for s in [s for s in order if s not in out]:
@@ -164,7 +184,7 @@ def _run_processes(order, impl_spec, profile, workers, progress, watch=None, art
                 done(s, timed_out(s, watch) or runner.crash_record(s, f"its worker process died ({exc})"))
                 pool.shutdown(wait=False)
                 pool = None
-    except BaseException:           # an interrupt or -x: no worker is left behind
+    except BaseException:  # an interrupt or -x: no worker is left behind
         if pool is not None:
             _terminate(pool)
         raise
@@ -183,38 +203,52 @@ def _run_dask(order, impl_spec, profile, workers, scheduler, progress, watch=Non
     if scheduler is None:
         # a death is not retried on other workers (it would kill them too); the suspects are re-run alone below
         with dask.config.set({"distributed.scheduler.allowed-failures": 0}):
-            cluster = LocalCluster(n_workers=workers, threads_per_worker=1, processes=True, dashboard_address=":0",
-                                   silence_logs=40)
+            cluster = LocalCluster(
+                n_workers=workers, threads_per_worker=1, processes=True, dashboard_address=":0", silence_logs=40
+            )
         client = Client(cluster)
     else:
         client = Client(scheduler)
     out = {}
     futures: dict = {}
     try:
-        futures = {client.submit(_run_one, s, impl_spec, profile, None, watch, artifacts,
-                                 key=f"refvi-{profile}-{s}", pure=False): s for s in order}
+        futures = {
+            client.submit(
+                _run_one, s, impl_spec, profile, None, watch, artifacts, key=f"refvi-{profile}-{s}", pure=False
+            ): s
+            for s in order
+        }
         suspects = []
         for fut in as_completed(list(futures)):
             try:
                 rec = fut.result()
-            except KilledWorker:            # it, or a statement queued on the same worker, crashed
+            except KilledWorker:  # it, or a statement queued on the same worker, crashed
                 suspects.append(futures[fut])
                 continue
             out[rec["id"]] = rec
             if progress is not None:
                 progress(rec)
-        for s in suspects:                  # alone on the cluster: a death now is this statement's
+        for s in suspects:  # alone on the cluster: a death now is this statement's
             rec = timed_out(s, watch)
             if rec is None:
                 try:
-                    rec = client.submit(_run_one, s, impl_spec, profile, None, watch, artifacts,
-                                        key=f"refvi-{profile}-{s}-alone", pure=False).result()
+                    rec = client.submit(
+                        _run_one,
+                        s,
+                        impl_spec,
+                        profile,
+                        None,
+                        watch,
+                        artifacts,
+                        key=f"refvi-{profile}-{s}-alone",
+                        pure=False,
+                    ).result()
                 except KilledWorker:
                     rec = timed_out(s, watch) or runner.crash_record(s, "the Dask worker running it died")
             out[s] = rec
             if progress is not None:
                 progress(rec)
-    except BaseException:           # an interrupt or -x: cancel what is queued before the cluster closes
+    except BaseException:  # an interrupt or -x: cancel what is queued before the cluster closes
         client.cancel(list(futures), force=True)
         raise
     finally:

@@ -5,10 +5,11 @@ Installed with refvi as the pytest plugin ``refvi`` (entry point ``pytest11``), 
     pytest --refvi-impl mylib.adapter:IMPL --refvi-select '000.*' '002.*' [--refvi-profile deep] [--refvi-strict]
 
 adds one test per selected statement, named ``refvi::<statement id>``, and ends the session with the per-paper
-verdict of the certificate (``--refvi-strict``: a paper that is not certified fails the session).  A statement that skips (a protocol method
-the implementation lacks, an oracle-only check, nothing within the declared capabilities) is a pytest *skip* with the
-reason; ``fail`` and ``error`` are pytest *failures* with the evidence.  ``-k``, ``-x``, ``-n`` and the other pytest
-options apply as usual.  Without command-line options, put the statements into a test module::
+verdict of the certificate (``--refvi-strict``: a paper that is not certified fails the session).  A statement that
+skips (a protocol method the implementation lacks, an oracle-only check, nothing within the declared capabilities)
+is a pytest *skip* with the reason; ``fail`` and ``error`` are pytest *failures* with the evidence.  ``-k``, ``-x``,
+``-n`` and the other pytest options apply as usual.  Without command-line options, put the statements into a test
+module::
 
     from refvi.verification.pytest_plugin import statement_tests
 
@@ -17,21 +18,34 @@ options apply as usual.  Without command-line options, put the statements into a
 
 from __future__ import annotations
 
-from typing import Iterable
+from collections.abc import Iterable
 
 import pytest
 
 
 def pytest_addoption(parser):
     group = parser.getgroup("refvi", "refvi verification statements")
-    group.addoption("--refvi-impl", metavar="MODULE:OBJECT", default=None,
-                    help="run refvi's verification statements against this implementation (one test per statement)")
-    group.addoption("--refvi-select", metavar="PATTERN", nargs="+", action="extend", default=None,
-                    help="statement ids by prefix or glob, e.g. '000.*' '002.thm2' (several, or repeat the option; "
-                         "default: all)")
+    group.addoption(
+        "--refvi-impl",
+        metavar="MODULE:OBJECT",
+        default=None,
+        help="run refvi's verification statements against this implementation (one test per statement)",
+    )
+    group.addoption(
+        "--refvi-select",
+        metavar="PATTERN",
+        nargs="+",
+        action="extend",
+        default=None,
+        help="statement ids by prefix or glob, e.g. '000.*' '002.thm2' (several, or repeat the option; default: all)",
+    )
     group.addoption("--refvi-profile", choices=("ci", "deep"), default="ci", help="statement profile (default ci)")
-    group.addoption("--refvi-strict", action="store_true", default=False,
-                    help="fail the session unless every paper of the selected statements is certified")
+    group.addoption(
+        "--refvi-strict",
+        action="store_true",
+        default=False,
+        help="fail the session unless every paper of the selected statements is certified",
+    )
 
 
 def pytest_configure(config):
@@ -68,17 +82,19 @@ class StatementItem(pytest.Item):
         self.add_marker(pytest.mark.refvi_statement(statement.id))
 
     def runtest(self):
-        rec = _run(self.statement, self.parent.impl, self.parent.profile)
+        collector = self.parent
+        assert isinstance(collector, StatementCollector)  # StatementCollector.collect makes every StatementItem
+        rec = _run(self.statement, collector.impl, collector.profile)
         self.config.stash.setdefault(_RECORDS, {})[rec["id"]] = rec
         _check_record(rec)
 
     def reportinfo(self):
         return self.path, None, f"refvi statement {self.statement.id}: {self.statement.title}"
 
-    def repr_failure(self, excinfo):
+    def repr_failure(self, excinfo, style=None):
         if isinstance(excinfo.value, StatementFailed):
             return str(excinfo.value)
-        return super().repr_failure(excinfo)
+        return super().repr_failure(excinfo, style)
 
 
 class StatementFailed(AssertionError):
@@ -96,12 +112,17 @@ def pytest_collection_modifyitems(session, config, items):
         impl = load_implementation(spec)
     except ImplementationSpecError as exc:
         raise pytest.UsageError(str(exc)) from None
-    collector = StatementCollector.from_parent(session, name="refvi", nodeid="refvi", impl=impl,
-                                               patterns=_patterns(config.getoption("--refvi-select")),
-                                               profile=config.getoption("--refvi-profile"))
+    collector = StatementCollector.from_parent(
+        session,
+        name="refvi",
+        nodeid="refvi",
+        impl=impl,
+        patterns=_patterns(config.getoption("--refvi-select")),
+        profile=config.getoption("--refvi-profile"),
+    )
     from _pytest.runner import collect_one_node
 
-    report = collect_one_node(collector)                 # counted in "collected N items" like any collector's
+    report = collect_one_node(collector)  # counted in "collected N items" like any collector's
     config.hook.pytest_collectreport(report=report)
     items.extend(x for x in report.result if isinstance(x, pytest.Item))
 
@@ -186,6 +207,8 @@ def _check_record(rec: dict) -> None:
     if rec["verdict"] == "skip":
         pytest.skip(rec.get("detail", "skipped"))
     if rec["verdict"] in ("fail", "error"):
-        raise StatementFailed(f"{rec['id']} {rec['verdict']}: {rec.get('detail', '')}\n"
-                              f"  ({rec['source']}; methods called: {', '.join(rec['methods']) or 'none'})")
+        raise StatementFailed(
+            f"{rec['id']} {rec['verdict']}: {rec.get('detail', '')}\n"
+            f"  ({rec['source']}; methods called: {', '.join(rec['methods']) or 'none'})"
+        )
     assert rec["verdict"] == "pass" and rec["examples"] > 0, rec

@@ -52,8 +52,11 @@ def summarize(value, limit: int = 12) -> Any:
     if isinstance(value, dict):
         return {str(k): summarize(v, limit) for k, v in list(value.items())[:limit]}
     if dataclasses.is_dataclass(value) and not isinstance(value, type):
-        return {f.name: summarize(getattr(value, f.name), limit) for f in dataclasses.fields(value)
-                if not callable(getattr(value, f.name))}
+        return {
+            f.name: summarize(getattr(value, f.name), limit)
+            for f in dataclasses.fields(value)
+            if not callable(getattr(value, f.name))
+        }
     text = repr(value)
     return text if len(text) <= 200 else text[:200] + "..."
 
@@ -62,15 +65,27 @@ def record_of(failure: dict) -> dict:
     """The certificate's JSON summary of one kept failure (see the module docstring)."""
     check = failure.get("check") or {}
     calls = failure.get("calls") or []
-    out = {"site": failure.get("site"), "index": failure.get("index"),
-           "instance": _short(failure.get("instance")),
-           "calls": [{"method": c["method"], "arguments": summarize(c["arguments"]),
-                      **({"raised": c["raised"]} if "raised" in c else {"returned": summarize(c.get("returned"))})}
-                     for c in calls[-3:]]}
+    out = {
+        "site": failure.get("site"),
+        "index": failure.get("index"),
+        "instance": _short(failure.get("instance")),
+        "calls": [
+            {
+                "method": c["method"],
+                "arguments": summarize(c["arguments"]),
+                **({"raised": c["raised"]} if "raised" in c else {"returned": summarize(c.get("returned"))}),
+            }
+            for c in calls[-3:]
+        ],
+    }
     if check:
-        out["check"] = {"label": check.get("label"), "returned_side": _num(check.get("lhs")),
-                        "expected_side": _num(check.get("rhs")), "relation": check.get("relation"),
-                        "tolerance": check.get("detail")}
+        out["check"] = {
+            "label": check.get("label"),
+            "returned_side": _num(check.get("lhs")),
+            "expected_side": _num(check.get("rhs")),
+            "relation": check.get("relation"),
+            "tolerance": check.get("detail"),
+        }
     if failure.get("error"):
         out["error"] = failure["error"]
     return out
@@ -80,8 +95,9 @@ def records(failures: list[dict]) -> list[dict]:
     return [record_of(f) for f in failures[:MAX_REPRODUCERS]]
 
 
-def write_artifacts(folder: str, sid: str, profile: str, impl_spec: str | None, failures: list[dict],
-                    verdict: str, detail: str) -> list[str]:
+def write_artifacts(
+    folder: str, sid: str, profile: str, impl_spec: str | None, failures: list[dict], verdict: str, detail: str
+) -> list[str]:
     """Write ``<sid>.npz`` and ``<sid>.py`` for a failing statement into ``folder``; returns the paths written."""
     from refvi import _atomic as atomic
 
@@ -106,12 +122,23 @@ def write_artifacts(folder: str, sid: str, profile: str, impl_spec: str | None, 
             arrays[f"check.{side}"] = np.asarray(value, dtype=np.float64)
     instance_blob, replayable = _pickle(first.get("instance"))
     calls_blob, _ = _pickle([{k: v for k, v in c.items()} for c in first.get("calls") or []])
-    meta = {"statement": sid, "profile": profile, "implementation": impl_spec, "verdict": verdict,
-            "detail": detail[:2000], "site": first.get("site"), "index": first.get("index"),
-            "replayable": replayable and first.get("site") is not None,
-            "reproducer": record_of(first), "written": time.strftime("%Y-%m-%d %H:%M:%S")}
+    meta = {
+        "statement": sid,
+        "profile": profile,
+        "implementation": impl_spec,
+        "verdict": verdict,
+        "detail": detail[:2000],
+        "site": first.get("site"),
+        "index": first.get("index"),
+        "replayable": replayable and first.get("site") is not None,
+        "reproducer": record_of(first),
+        "written": time.strftime("%Y-%m-%d %H:%M:%S"),
+    }
     buf = io.BytesIO()
-    np.savez(buf, meta=np.array(json.dumps(meta, default=str)), instance=instance_blob, calls=calls_blob, **arrays)
+    # the array names carry a "call<k>." / "check." prefix, so none collides with savez's allow_pickle keyword
+    members: dict[str, Any] = {"meta": np.array(json.dumps(meta, default=str)), "instance": instance_blob}
+    members.update(calls=calls_blob, **arrays)
+    np.savez(buf, **members)
     base = os.path.join(folder, _file_stem(sid))
     atomic.write_bytes(base + ".npz", buf.getvalue())
     atomic.write_text(base + ".py", _snippet(sid, os.path.basename(base) + ".npz", impl_spec, first, meta))
@@ -162,8 +189,10 @@ def replay(path: str, impl_spec: str | None, out=print) -> int:
     st = statements[sid]
     out(f"replaying {sid} ({st.title}) against {spec or 'refvi'}, profile {art['profile']}")
     if not art.get("replayable"):
-        out("  the failure was outside any single instance (or its instance could not be pickled): running the "
-            "whole statement")
+        out(
+            "  the failure was outside any single instance (or its instance could not be pickled): running the "
+            "whole statement"
+        )
         rec = runner.run_statement(st, impl, art["profile"])
         out(f"  verdict: {rec['verdict']}" + (f": {rec.get('detail', '')[:800]}" if rec["verdict"] != "pass" else ""))
         return 0 if rec["verdict"] == "pass" else 1
@@ -199,8 +228,10 @@ def replay(path: str, impl_spec: str | None, out=print) -> int:
             out(f"    returned: {_short(summarize(c.get('returned')), 400)}")
         old = recorded.get(c["method"])
         if old is not None and not _same_arguments(old["arguments"], c["arguments"]):
-            out("    (its arguments differ from the recorded call's: the statement draws state shared between "
-                "instances; the recorded arguments are in the .npz)")
+            out(
+                "    (its arguments differ from the recorded call's: the statement draws state shared between "
+                "instances; the recorded arguments are in the .npz)"
+            )
     if ctx.failures and ctx.failures[0].get("check"):
         chk = ctx.failures[0]["check"]
         out(f"  check: {chk['label']}: {chk['lhs']!r} {chk['relation']} {chk['rhs']!r} ({chk['detail']})")
@@ -218,8 +249,12 @@ def _same_arguments(a: dict, b: dict) -> bool:
     for k in a:
         x, y = a[k], b[k]
         if isinstance(x, np.ndarray) or isinstance(y, np.ndarray):
-            if not (isinstance(x, np.ndarray) and isinstance(y, np.ndarray) and x.shape == y.shape
-                    and np.array_equal(x, y, equal_nan=True)):
+            if not (
+                isinstance(x, np.ndarray)
+                and isinstance(y, np.ndarray)
+                and x.shape == y.shape
+                and np.array_equal(x, y, equal_nan=True)
+            ):
                 return False
     return True
 
@@ -273,7 +308,7 @@ def _snippet(sid: str, npz_name: str, impl_spec: str | None, failure: dict, meta
     lines = [
         f'"""Reproducer of a failing refvi statement: {sid} ({meta["verdict"]}).',
         "",
-        f"Replay the failing instance against the oracle (about a second, plus imports):",
+        "Replay the failing instance against the oracle (about a second, plus imports):",
         f"    python -m refvi.verification --replay {npz_name} --impl {impl_spec or 'refvi'}",
         "",
         "Or run this file: it makes the failing protocol call again and prints what comes back next to what was",
@@ -289,8 +324,10 @@ def _snippet(sid: str, npz_name: str, impl_spec: str | None, failure: dict, meta
     ]
     if impl_spec:
         lines += [f"from {module} import {obj.split('.')[0]} as impl_root", ""]
-        lines += [f"impl = impl_root{''.join('.' + p for p in obj.split('.')[1:])}",
-                  "impl = impl() if isinstance(impl, type) else impl"]
+        lines += [
+            f"impl = impl_root{''.join('.' + p for p in obj.split('.')[1:])}",
+            "impl = impl() if isinstance(impl, type) else impl",
+        ]
     else:
         lines += ["from refvi.verification.protocol import REFVI as impl"]
     if last is not None:

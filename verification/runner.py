@@ -4,15 +4,21 @@ from __future__ import annotations
 
 import fnmatch
 import importlib
-import json
 import pkgutil
 import time
 import traceback
-from typing import Iterable, Sequence
+from collections.abc import Iterable, Sequence
 
 from refvi.verification import timeouts
-from refvi.verification.statement import (PROFILES, REGISTRY, CheckFailed, Context, InstanceSkipped, MissingMethod,
-                                         Statement)
+from refvi.verification.statement import (
+    PROFILES,
+    REGISTRY,
+    CheckFailed,
+    Context,
+    InstanceSkipped,
+    MissingMethod,
+    Statement,
+)
 
 
 def load_statements() -> dict[str, Statement]:
@@ -35,13 +41,22 @@ def select(statements: Iterable[Statement], patterns: Sequence[str] | None) -> l
     return sorted(out, key=lambda s: _sort_key(s.id))
 
 
-ORACLE_ONLY_DETAIL = ("oracle-only: a true fact of the paper checked by independent oracles; it exercises nothing of "
-                      "an implementation, so it never counts as a pass for one (run it against refvi)")
+ORACLE_ONLY_DETAIL = (
+    "oracle-only: a true fact of the paper checked by independent oracles; it exercises nothing of "
+    "an implementation, so it never counts as a pass for one (run it against refvi)"
+)
 
 
-def run_statement(st: Statement, impl, profile_name: str = "ci", search: dict | None = None,
-                  shrink: bool = True, timeout: float = 0.0, artifacts: str | None = None,
-                  impl_spec: str | None = None) -> dict:
+def run_statement(
+    st: Statement,
+    impl,
+    profile_name: str = "ci",
+    search: dict | None = None,
+    shrink: bool = True,
+    timeout: float = 0.0,
+    artifacts: str | None = None,
+    impl_spec: str | None = None,
+) -> dict:
     """Run one statement (and its erratum's demonstration) against ``impl`` and return its certificate record.
 
     BLAS runs single-threaded inside a statement (threadpoolctl), so the record's numbers (worst slack, tightness)
@@ -63,8 +78,15 @@ def run_statement(st: Statement, impl, profile_name: str = "ci", search: dict | 
             return timeouts.timeout_record(st.id, exc.seconds, timeouts.frames_of(exc))
 
 
-def _run_statement(st: Statement, impl, profile_name: str, search: dict | None, shrink: bool = True,
-                   artifacts: str | None = None, impl_spec: str | None = None) -> dict:
+def _run_statement(
+    st: Statement,
+    impl,
+    profile_name: str,
+    search: dict | None,
+    shrink: bool = True,
+    artifacts: str | None = None,
+    impl_spec: str | None = None,
+) -> dict:
     from refvi.verification import reproducers
     from refvi.verification.errata import ERRATA
     from refvi.verification.protocol import is_refvi, recording
@@ -95,7 +117,7 @@ def _run_statement(st: Statement, impl, profile_name: str, search: dict | None, 
         record["detail"] = ORACLE_ONLY_DETAIL
         return record
     demo = None
-    stopped = None               # a declined call outside any instance: the rest of the claim did not run
+    stopped = None  # a declined call outside any instance: the rest of the claim did not run
     try:
         try:
             st.claim(ctx)
@@ -106,14 +128,17 @@ def _run_statement(st: Statement, impl, profile_name: str, search: dict | None, 
             stopped = exc
         ctx.raise_deferred()
         if st.erratum is not None and stopped is None:
-            if st.erratum not in ERRATA:
-                raise KeyError(f"erratum {st.erratum} is not registered")
-            demo = context(st.erratum)
+            erratum = st.erratum
+            if erratum not in ERRATA:
+                raise KeyError(f"erratum {erratum} is not registered")
+            demo = context(erratum)
             # a demonstration outside the implementation's declared capabilities is a declined instance, not a
             # skipped statement (the statement's own instances stand)
-            ran = demo.instance(lambda _: ERRATA[st.erratum].demonstrate(demo))
+            ran = demo.instance(lambda _: ERRATA[erratum].demonstrate(demo))
             if ran and not demo.evidence:
-                raise CheckFailed(f"erratum {st.erratum}: the demonstration recorded no evidence against the printed form")
+                raise CheckFailed(
+                    f"erratum {st.erratum}: the demonstration recorded no evidence against the printed form"
+                )
             ctx.examples += max(demo.examples, 1) if ran else 0
             demo.raise_deferred()
     except CheckFailed as exc:
@@ -126,9 +151,8 @@ def _run_statement(st: Statement, impl, profile_name: str, search: dict | None, 
             ctx.note_failure(None, error=exc)
     failures = ctx.failures + (demo.failures if demo is not None else [])
     counts = dict(ctx.decline_counts)
-    for reason, n in (demo.decline_counts.items() if demo is not None else ()):
+    for reason, n in demo.decline_counts.items() if demo is not None else ():
         counts[reason] = counts.get(reason, 0) + n
-    reasons = list(ctx.skip_reasons) + [r for r in (demo.skip_reasons if demo else []) if r not in ctx.skip_reasons]
     skipped = ctx.instances_skipped + (demo.instances_skipped if demo is not None else 0)
     record["declined_optional"] = ctx.optional_declines + (demo.optional_declines if demo is not None else 0)
     record["examples"] = ctx.examples
@@ -137,8 +161,9 @@ def _run_statement(st: Statement, impl, profile_name: str, search: dict | None, 
     record["calls"] = dict(sorted(calls.items()))
     record["instances_skipped"] = skipped
     record["declined"] = counts
-    record["instances"] = ctx.instance_log + [[f"erratum:{s}", i, o, w] for s, i, o, w in
-                                              (demo.instance_log if demo is not None else [])]
+    record["instances"] = ctx.instance_log + [
+        [f"erratum:{s}", i, o, w] for s, i, o, w in (demo.instance_log if demo is not None else [])
+    ]
     record["tightness"] = ctx.tightness
     record["power"] = ctx.power
     record["rates"] = ctx.rates
@@ -148,11 +173,12 @@ def _run_statement(st: Statement, impl, profile_name: str, search: dict | None, 
         record["detail"] = "every instance declined: " + _reasons(counts)
     elif not calls and not st.oracle_only:
         if st.uses is None and refvi_itself:
-            record["scope"] = "oracle-only"        # undeclared and called nothing: it checked the paper only
+            record["scope"] = "oracle-only"  # undeclared and called nothing: it checked the paper only
         elif verdict == "pass" and not refvi_itself:
             record["verdict"] = "skip"
-            record["detail"] = ("exercised nothing of the implementation: " + (
-                f"all {skipped} instance(s) declined ({_reasons(counts)})" if skipped else ORACLE_ONLY_DETAIL))
+            record["detail"] = "exercised nothing of the implementation: " + (
+                f"all {skipped} instance(s) declined ({_reasons(counts)})" if skipped else ORACLE_ONLY_DETAIL
+            )
     if record["verdict"] == "pass" and skipped:
         record["detail"] = f"{skipped} instance(s) declined: {_reasons(counts)}"
         if stopped is not None:
@@ -161,8 +187,9 @@ def _run_statement(st: Statement, impl, profile_name: str, search: dict | None, 
     if record["verdict"] in ("fail", "error") and failures:
         record["reproducers"] = reproducers.records(failures)
         if artifacts:
-            record["artifacts"] = reproducers.write_artifacts(artifacts, st.id, profile_name, impl_spec, failures,
-                                                              record["verdict"], record.get("detail", ""))
+            record["artifacts"] = reproducers.write_artifacts(
+                artifacts, st.id, profile_name, impl_spec, failures, record["verdict"], record.get("detail", "")
+            )
     record["seconds"] = round(time.perf_counter() - t0, 4)
     return record
 
@@ -178,20 +205,39 @@ def _reasons(counts: dict[str, int], limit: int = 4) -> str:
 
 def statement_record(st: Statement, verdict: str) -> dict:
     """A statement's certificate record before any evidence."""
-    return {"id": st.id, "title": st.title, "source": st.source, "kind": st.kind, "printed": st.printed,
-            "erratum": st.erratum, "verdict": verdict, "examples": 0, "worst_slack": None, "seconds": 0.0,
-            "scope": "oracle-only" if st.oracle_only else "implementation", "methods": [], "calls": {},
-            "instances_skipped": 0, "declined": {}, "declined_optional": 0, "instances": [], "tightness": None,
-            "power": None, "rates": []}
+    return {
+        "id": st.id,
+        "title": st.title,
+        "source": st.source,
+        "kind": st.kind,
+        "printed": st.printed,
+        "erratum": st.erratum,
+        "verdict": verdict,
+        "examples": 0,
+        "worst_slack": None,
+        "seconds": 0.0,
+        "scope": "oracle-only" if st.oracle_only else "implementation",
+        "methods": [],
+        "calls": {},
+        "instances_skipped": 0,
+        "declined": {},
+        "declined_optional": 0,
+        "instances": [],
+        "tightness": None,
+        "power": None,
+        "rates": [],
+    }
 
 
 def crash_record(sid: str, why: str) -> dict:
     """The ``error`` record of a statement whose process died while running it (a parallel run survives it)."""
     st = load_statements()[sid]
-    return {**statement_record(st, "error"),
-            "detail": f"crashed: {why}; a segfault or abort inside the implementation (e.g. an out-of-bounds index in "
-                      f"a compiled kernel).  Run it alone (--select {st.id}) with PYTHONFAULTHANDLER=1 for the "
-                      f"traceback"}
+    return {
+        **statement_record(st, "error"),
+        "detail": f"crashed: {why}; a segfault or abort inside the implementation (e.g. an out-of-bounds index in "
+        f"a compiled kernel).  Run it alone (--select {st.id}) with PYTHONFAULTHANDLER=1 for the "
+        f"traceback",
+    }
 
 
 class Interrupted(KeyboardInterrupt):
@@ -218,10 +264,20 @@ def select_methods(statements: Iterable[Statement], methods: Sequence[str] | Non
     return [st for st in statements if any(fnmatch.fnmatchcase(u, m) for u in (st.uses or ()) for m in methods)]
 
 
-def run(patterns: Sequence[str] | None = None, profile: str = "ci", impl=None, progress=None,
-        workers: int | None = None, scheduler: str | None = None, durations: dict | None = None,
-        timeout: float | None = None, methods: Sequence[str] | None = None, exitfirst: bool = False,
-        artifacts: str | None = None, resume: dict | None = None) -> dict:
+def run(
+    patterns: Sequence[str] | None = None,
+    profile: str = "ci",
+    impl=None,
+    progress=None,
+    workers: int | None = None,
+    scheduler: str | None = None,
+    durations: dict | None = None,
+    timeout: float | None = None,
+    methods: Sequence[str] | None = None,
+    exitfirst: bool = False,
+    artifacts: str | None = None,
+    resume: dict | None = None,
+) -> dict:
     """Run the selected statements against ``impl`` (an object, a ``module:object`` string, or None for refvi) and
     return the certificate dictionary.
 
@@ -271,24 +327,37 @@ def run(patterns: Sequence[str] | None = None, profile: str = "ci", impl=None, p
                 raise ValueError("parallel runs load the implementation in each worker: pass it as 'module:object'")
             from refvi.verification.parallel import run_parallel
 
-            run_parallel([st.id for st in todo], impl, profile, workers or 1, scheduler, durations,
-                         finished, timeout, artifacts=artifacts)
+            run_parallel(
+                [st.id for st in todo],
+                impl,
+                profile,
+                workers or 1,
+                scheduler,
+                durations,
+                finished,
+                timeout,
+                artifacts=artifacts,
+            )
         else:
             seconds = timeouts.limit(profile, timeout)
             for st in todo:
-                finished(run_statement(st, impl_obj, profile, timeout=seconds, artifacts=artifacts,
-                                       impl_spec=spec))
+                finished(run_statement(st, impl_obj, profile, timeout=seconds, artifacts=artifacts, impl_spec=spec))
     except _StopEarly:
         stopped = "exitfirst"
     except KeyboardInterrupt as exc:
         stopped = getattr(exc, "signal_name", "SIGINT")
     records = [done[st.id] for st in chosen if st.id in done]
     not_run = [st.id for st in chosen if st.id not in done]
-    cert = {"refvi_version": refvi.__version__, "profile": profile, "implementation": name,
-            "complete": not not_run, "not_run": not_run,
-            "selection": {"patterns": list(patterns or []), "methods": list(methods or [])},
-            "statements": records,
-            "papers": coverage.papers(records, registry, profile, impl_obj, not_run)}
+    cert = {
+        "refvi_version": refvi.__version__,
+        "profile": profile,
+        "implementation": name,
+        "complete": not not_run,
+        "not_run": not_run,
+        "selection": {"patterns": list(patterns or []), "methods": list(methods or [])},
+        "statements": records,
+        "papers": coverage.papers(records, registry, profile, impl_obj, not_run),
+    }
     if stopped is not None:
         cert["interrupted"] = stopped
     return cert
@@ -342,8 +411,10 @@ def format_row(rec: dict) -> str:
     tight = "" if skip or not t else f"{t['ratio']:.2g}"
     cases = "" if skip else str(rec["examples"])
     declined = str(rec.get("instances_skipped") or "") if not skip else ""
-    return (f"{rec['id']:<28} {verdict:<6} {rec['kind']:<11} {err:<8} {cases:>6} {declined:>8} "
-            f"{slack:>11} {tight:>6} {rec['seconds']:>8.2f}  {rec['title'][:60]}")
+    return (
+        f"{rec['id']:<28} {verdict:<6} {rec['kind']:<11} {err:<8} {cases:>6} {declined:>8} "
+        f"{slack:>11} {tight:>6} {rec['seconds']:>8.2f}  {rec['title'][:60]}"
+    )
 
 
 def row_note(rec: dict) -> str | None:
@@ -360,8 +431,10 @@ def row_note(rec: dict) -> str | None:
 #: slack over the statement's evidence (inequality: rhs - lhs, >= 0 before tolerance; equality: -max|lhs - rhs|, so
 #: <= 0 and 0 is exact; a pass may be negative within the stated tolerance); ``tight`` = the statement's largest
 #: lhs / rhs over its bound checks (1 = attained; 0.1 = 10x headroom)
-HEADER = (f"{'statement':<28} {'verdict':<6} {'kind':<11} {'erratum':<8} {'cases':>6} {'declined':>8} "
-          f"{'worst slack':>11} {'tight':>6} {'seconds':>8}  title")
+HEADER = (
+    f"{'statement':<28} {'verdict':<6} {'kind':<11} {'erratum':<8} {'cases':>6} {'declined':>8} "
+    f"{'worst slack':>11} {'tight':>6} {'seconds':>8}  title"
+)
 
 
 def summary(cert: dict) -> str:
@@ -372,9 +445,12 @@ def summary(cert: dict) -> str:
     oracle = sum(1 for r in cert["statements"] if r["verdict"] == "pass" and r.get("scope") == "oracle-only")
     own = implementation_passes(cert)
     declined = sum(int(r.get("instances_skipped") or 0) for r in cert["statements"])
-    text = (f"{len(cert['statements'])} statements: " + ", ".join(parts) +
-            f" ({own} exercised the implementation, {oracle} oracle-only; {declined} instance(s) declined)"
-            f"  (profile {cert['profile']}, implementation {cert['implementation']})")
+    text = (
+        f"{len(cert['statements'])} statements: "
+        + ", ".join(parts)
+        + f" ({own} exercised the implementation, {oracle} oracle-only; {declined} instance(s) declined)"
+        f"  (profile {cert['profile']}, implementation {cert['implementation']})"
+    )
     if not cert.get("complete", True):
         text += f"\nINCOMPLETE: {len(cert.get('not_run', []))} selected statement(s) not run"
     return text
@@ -403,7 +479,7 @@ def write_json(cert: dict, path: str) -> None:
 def _matches(sid: str, pattern: str) -> bool:
     if fnmatch.fnmatchcase(sid, pattern):
         return True
-    return sid.startswith(pattern) and not (pattern[-1:].isdigit() and sid[len(pattern):len(pattern) + 1].isdigit())
+    return sid.startswith(pattern) and not (pattern[-1:].isdigit() and sid[len(pattern) : len(pattern) + 1].isdigit())
 
 
 def _short(exc: BaseException) -> str:
@@ -417,5 +493,5 @@ def _short(exc: BaseException) -> str:
 def _sort_key(sid: str):
     seed, _, rest = sid.partition(".")
     head = rest.rstrip("0123456789")
-    tail = rest[len(head):]
+    tail = rest[len(head) :]
     return (seed, head, int(tail) if tail.isdigit() else 0, rest)

@@ -10,12 +10,18 @@ shrunk instance, to be confirmed and recorded as an erratum.
 
 from __future__ import annotations
 
-import json
-from typing import Sequence
+from collections.abc import Sequence
 
 
-def search(statement_id: str, budget: int, seeds: Sequence[int], impl_spec: str | None = None,
-           profile: str = "ci", workers: int = 1, scheduler: str | None = None) -> dict:
+def search(
+    statement_id: str,
+    budget: int,
+    seeds: Sequence[int],
+    impl_spec: str | None = None,
+    profile: str = "ci",
+    workers: int = 1,
+    scheduler: str | None = None,
+) -> dict:
     """Run the search over ``seeds`` (one task each) and return the summary: the best ratio, its instance and seed,
     and any failing (counterexample) record."""
     from refvi.verification import runner
@@ -35,11 +41,21 @@ def search(statement_id: str, budget: int, seeds: Sequence[int], impl_spec: str 
         t = rec.get("tightness")
         if t is not None and (best is None or t["ratio"] > best["ratio"]):
             best = {**t, "seed": rec["search"]["seed"]}
-    failures = [{"seed": r["search"]["seed"], "verdict": r["verdict"], "detail": r.get("detail", "")}
-                for r in records if r["verdict"] in ("fail", "error")]
-    return {"statement": statement_id, "budget": budget, "seeds": list(seeds), "profile": profile,
-            "implementation": impl_spec or "refvi", "best": best, "counterexamples": failures,
-            "examples": sum(r["examples"] for r in records)}
+    failures = [
+        {"seed": r["search"]["seed"], "verdict": r["verdict"], "detail": r.get("detail", "")}
+        for r in records
+        if r["verdict"] in ("fail", "error")
+    ]
+    return {
+        "statement": statement_id,
+        "budget": budget,
+        "seeds": list(seeds),
+        "profile": profile,
+        "implementation": impl_spec or "refvi",
+        "best": best,
+        "counterexamples": failures,
+        "examples": sum(r["examples"] for r in records),
+    }
 
 
 def save(result: dict, path: str) -> None:

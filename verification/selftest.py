@@ -9,7 +9,7 @@ draw is not shrunk (the verdict is the same; shrinking a failure can take a minu
 from __future__ import annotations
 
 import time
-from typing import Callable, Iterable
+from collections.abc import Callable, Iterable
 
 from refvi.verification import runner
 
@@ -19,8 +19,9 @@ def statements_for(mutant, statements) -> list:
     return [st for st in statements if st.uses and mutant.method in st.uses]
 
 
-def self_test(mutants: Iterable, profile: str = "ci", first_catch: bool = False,
-              progress: Callable[[dict], None] | None = None) -> list[dict]:
+def self_test(
+    mutants: Iterable, profile: str = "ci", first_catch: bool = False, progress: Callable[[dict], None] | None = None
+) -> list[dict]:
     """One record per mutant: ``id``, ``method``, ``bug``, ``caught_by`` (statement ids with verdict fail/error),
     ``ran`` (statements run), ``seconds``."""
     statements = runner.select(runner.load_statements().values(), None)
@@ -30,14 +31,21 @@ def self_test(mutants: Iterable, profile: str = "ci", first_catch: bool = False,
         impl = mt.build()
         caught, ran = [], []
         for st in statements_for(mt, statements):
-            rec = runner.run_statement(st, impl, profile, shrink=False)     # the verdict, not a minimal instance
+            rec = runner.run_statement(st, impl, profile, shrink=False)  # the verdict, not a minimal instance
             ran.append(st.id)
             if rec["verdict"] in ("fail", "error"):
                 caught.append(st.id)
                 if first_catch:
                     break
-        row = {"id": mt.id, "seed": mt.seed, "method": mt.method, "bug": mt.bug, "caught_by": caught, "ran": ran,
-               "seconds": round(time.perf_counter() - t0, 2)}
+        row = {
+            "id": mt.id,
+            "seed": mt.seed,
+            "method": mt.method,
+            "bug": mt.bug,
+            "caught_by": caught,
+            "ran": ran,
+            "seconds": round(time.perf_counter() - t0, 2),
+        }
         out.append(row)
         if progress is not None:
             progress(row)

@@ -21,11 +21,11 @@ and instance so that ``--replay`` can run that one instance again (:mod:`refvi.v
 from __future__ import annotations
 
 import contextlib
-
 import dataclasses
 import hashlib
 import math
-from typing import Any, Callable, Iterable, Literal
+from collections.abc import Callable, Iterable
+from typing import Any, Literal
 
 import numpy as np
 
@@ -79,8 +79,9 @@ def _without_local_constants():
     try:
         from hypothesis.internal.conjecture import providers
         from hypothesis.internal.constants_ast import Constants
+
         original = providers._get_local_constants
-    except (ImportError, AttributeError):          # pragma: no cover - another Hypothesis version
+    except (ImportError, AttributeError):  # pragma: no cover - another Hypothesis version
         yield
         return
     empty = Constants()
@@ -103,8 +104,8 @@ class Context:
         self.evidence: list[Evidence] = []
         self.examples = 0
         self.worst_slack: float | None = None
-        self.instances_skipped = 0          # declined instances: outside the declared capabilities, or a method
-        self.skip_reasons: list[str] = []   # the implementation lacks (the first few distinct reasons)
+        self.instances_skipped = 0  # declined instances: outside the declared capabilities, or a method
+        self.skip_reasons: list[str] = []  # the implementation lacks (the first few distinct reasons)
         #: every decline reason with its count (certificate ``declined``)
         self.decline_counts: dict[str, int] = {}
         #: declines of optional features only (refvi's affine frames): never counted against certification
@@ -126,8 +127,8 @@ class Context:
         self.replay: dict | None = None
         self._site = -1
         self._site_index = 0
-        self._current: tuple | None = None         # (site, index, instance) while an instance runs
-        self._probes = -1                           # refuses() probes so far
+        self._current: tuple | None = None  # (site, index, instance) while an instance runs
+        self._probes = -1  # refuses() probes so far
         #: the tightest paper bound seen (:meth:`bound`): {"ratio": lhs/rhs, "label", "instance"} or None
         self.tightness: dict | None = None
         #: the weakest statistical check (:meth:`mean_leq`): {"resolution", "label", "repetitions"}, where resolution
@@ -141,7 +142,7 @@ class Context:
         self.shrink = True
         self._instance: Any = None
         self._in_hypothesis = False
-        self._targets: dict[str, float] = {}       # search mode: the best lhs/rhs per label of the current example
+        self._targets: dict[str, float] = {}  # search mode: the best lhs/rhs per label of the current example
         self._expect_failure = False
 
     # ---- randomness -------------------------------------------------------------------------------------------
@@ -157,8 +158,9 @@ class Context:
         return getattr(self.impl, attr)
 
     # ---- instances --------------------------------------------------------------------------------------------
-    def forall_drawn(self, check: Callable[[Any], None], *, seeds: Iterable[int] = (0,),
-                     max_examples: int | None = None) -> None:
+    def forall_drawn(
+        self, check: Callable[[Any], None], *, seeds: Iterable[int] = (0,), max_examples: int | None = None
+    ) -> None:
         """:meth:`forall` for a check that builds its instance from a random generator, ``check(rng)``: first
         ``numpy.random.default_rng(s)`` for each fixed seed in ``seeds``, then Hypothesis draws
         (:data:`refvi.verification.strategies.RNG`, which shrink draw by draw to a small instance, not to a seed)."""
@@ -166,8 +168,9 @@ class Context:
 
         self.forall(RNG, lambda source: check(rng_of(source)), fixed=seeds, max_examples=max_examples)
 
-    def forall(self, strategy, check: Callable[[Any], None], *, fixed: Iterable[Any] = (),
-               max_examples: int | None = None) -> None:
+    def forall(
+        self, strategy, check: Callable[[Any], None], *, fixed: Iterable[Any] = (), max_examples: int | None = None
+    ) -> None:
         """Run ``check`` on each fixed instance, then on Hypothesis draws from ``strategy``.
 
         Draws are derandomized (same instances on every run); on failure Hypothesis shrinks to a minimal instance,
@@ -191,8 +194,15 @@ class Context:
         if self.search is not None:
             phases = (Phase.explicit, Phase.generate, Phase.target, Phase.shrink)
 
-        @settings(max_examples=n, derandomize=self.search is None, database=None, deadline=None, print_blob=False,
-                  suppress_health_check=list(HealthCheck), phases=phases)
+        @settings(
+            max_examples=n,
+            derandomize=self.search is None,
+            database=None,
+            deadline=None,
+            print_blob=False,
+            suppress_health_check=list(HealthCheck),
+            phases=phases,
+        )
         @given(strategy)
         def _run(inst):
             self._in_hypothesis = True
@@ -205,6 +215,7 @@ class Context:
                 if self.search is not None:
                     # one hypothesis.target call per label and example (a check may test a bound many times)
                     from hypothesis import target
+
                     for lab, val in self._targets.items():
                         target(val, label=lab)
 
@@ -250,7 +261,7 @@ class Context:
             self.instance_log.append([self._site, index, "fail", None])
             raise
         except Exception as exc:
-            if not type(exc).__module__.startswith("hypothesis"):      # assume() and friends are not errors
+            if not type(exc).__module__.startswith("hypothesis"):  # assume() and friends are not errors
                 self.note_failure(None, error=exc)
                 self.instance_log.append([self._site, index, "error", None])
             raise
@@ -329,8 +340,9 @@ class Context:
         a = np.asarray(lhs, dtype=np.float64)
         b = np.asarray(rhs, dtype=np.float64)
         if a.shape != b.shape:
-            self._record(label, math.nan, math.nan, "==", -math.inf, False,
-                         f"shape mismatch {a.shape} vs {b.shape}", defer=defer)
+            self._record(
+                label, math.nan, math.nan, "==", -math.inf, False, f"shape mismatch {a.shape} vs {b.shape}", defer=defer
+            )
             return
         err = np.abs(a - b)
         tol = atol + rtol * np.maximum(np.abs(a), np.abs(b))
@@ -340,17 +352,26 @@ class Context:
         if not finite:
             worst = math.inf
         i = int(np.argmax(err - tol)) if err.size else 0
-        self._record(label, float(a.ravel()[i]) if a.size else 0.0, float(b.ravel()[i]) if b.size else 0.0,
-                     "==", -worst, ok, f"max |lhs - rhs| = {worst:.3g}, atol={atol:g}, rtol={rtol:g}", defer=defer,
-                     arrays=(a, b) if not ok else None)
+        self._record(
+            label,
+            float(a.ravel()[i]) if a.size else 0.0,
+            float(b.ravel()[i]) if b.size else 0.0,
+            "==",
+            -worst,
+            ok,
+            f"max |lhs - rhs| = {worst:.3g}, atol={atol:g}, rtol={rtol:g}",
+            defer=defer,
+            arrays=(a, b) if not ok else None,
+        )
 
     def true(self, condition: bool, *, label: str) -> None:
         """A boolean claim (a symbolic identity simplified to zero, a set membership, ...)."""
         ok = bool(condition)
         self._record(label, float(ok), 1.0, "is", 0.0 if ok else -1.0, ok, "")
 
-    def refuses(self, call: Callable[[], Any], *, label: str, correct=None, rtol: float = 0.0,
-                atol: float = 0.0) -> None:
+    def refuses(
+        self, call: Callable[[], Any], *, label: str, correct=None, rtol: float = 0.0, atol: float = 0.0
+    ) -> None:
         """Claim that ``call()`` (a protocol call on input outside the paper's domain) does not silently return a wrong
         answer: it raises a refusal (``ValueError`` / ``TypeError``, the protocol's convention for bad input, or an
         exception class the implementation declares in ``capabilities["refusals"]``), or, when the input has a right
@@ -378,18 +399,35 @@ class Context:
         except self.refusals as exc:
             self._record(label, 1.0, 1.0, "refused", 0.0, True, f"raised {type(exc).__name__}")
         except Exception as exc:
-            self._record(label, 0.0, 1.0, "refused", -1.0, False,
-                         f"raised {type(exc).__name__}: {str(exc)[:200]!r}, which is not a refusal: the protocol's "
-                         f"refusals are {', '.join(c.__name__ for c in self.refusals)} (declare your library's own "
-                         f"in capabilities['refusals'])", defer=defer)
+            self._record(
+                label,
+                0.0,
+                1.0,
+                "refused",
+                -1.0,
+                False,
+                f"raised {type(exc).__name__}: {str(exc)[:200]!r}, which is not a refusal: the protocol's "
+                f"refusals are {', '.join(c.__name__ for c in self.refusals)} (declare your library's own "
+                f"in capabilities['refusals'])",
+                defer=defer,
+            )
         else:
             if correct is None:
-                self._record(label, 0.0, 1.0, "refused", -1.0, False,
-                             f"returned {_short_repr(out, 120)} instead of raising "
-                             f"{' / '.join(c.__name__ for c in self.refusals)}", defer=defer)
+                self._record(
+                    label,
+                    0.0,
+                    1.0,
+                    "refused",
+                    -1.0,
+                    False,
+                    f"returned {_short_repr(out, 120)} instead of raising "
+                    f"{' / '.join(c.__name__ for c in self.refusals)}",
+                    defer=defer,
+                )
             else:
-                self.close(out, correct, rtol=rtol, atol=atol, label=label + " (not refused: must then be right)",
-                           defer=defer)
+                self.close(
+                    out, correct, rtol=rtol, atol=atol, label=label + " (not refused: must then be right)", defer=defer
+                )
         if outcome == "ran" and len(self.deferred) > failures:
             outcome = "fail"
         self.instance_log.append(["probe", self._probes, outcome, None])
@@ -405,8 +443,8 @@ class Context:
 
         Fails only if the one-sided (1 - alpha) *lower* confidence bound of the mean exceeds ``bound``, so a true claim
         is rejected with probability at most ``alpha`` (CLT normal approximation; stated false-alarm rate).  Its power
-        is recorded: the smallest violation it detects with probability >= 80%, relative to the bound (or to the draws' mean
-        magnitude when the bound is 0) (:attr:`power`).
+        is recorded: the smallest violation it detects with probability >= 80%, relative to the bound (or to the draws'
+        mean magnitude when the bound is 0) (:attr:`power`).
         """
         x = np.asarray(values, dtype=np.float64).ravel()
         if x.size < 2 or not np.all(np.isfinite(x)):
@@ -420,11 +458,19 @@ class Context:
         scale = float(bound) if bound > 0 else float(np.mean(np.abs(x)))
         if scale > 0:
             self._note_power((z + _Z_POWER) * se / scale, label, x.size)
-        self._record(label, lower, float(bound), "<= (stat)", float(bound) - lower, lower <= bound,
-                     f"mean={mean:.6g}, se={se:.3g}, z={z:.2f} (false-alarm <= {alpha:g})")
+        self._record(
+            label,
+            lower,
+            float(bound),
+            "<= (stat)",
+            float(bound) - lower,
+            lower <= bound,
+            f"mean={mean:.6g}, se={se:.3g}, z={z:.2f} (false-alarm <= {alpha:g})",
+        )
 
-    def decay(self, horizons, values, exponent: float, *, slack: float = 0.2, alpha: float = 1e-6,
-              label: str = "") -> float:
+    def decay(
+        self, horizons, values, exponent: float, *, slack: float = 0.2, alpha: float = 1e-6, label: str = ""
+    ) -> float:
         """A rate's exponent: ``E[X_T]`` measured at >= 3 horizons ``T`` (``values[i]``: the draws at ``horizons[i]``;
         one value each when exact) decays at least like ``T^exponent``.  The measured exponent is the least-squares
         slope of ``log mean`` on ``log T``; the claim fails if its one-sided (1 - alpha) lower confidence bound
@@ -446,10 +492,19 @@ class Context:
         slope = float(w @ np.log(means))
         se = math.sqrt(float(w**2 @ np.asarray(var_log)))
         lower = slope - _normal_quantile(1.0 - alpha) * se
-        self._record(label, lower, exponent + slack, "<= (stat)", exponent + slack - lower, lower <= exponent + slack,
-                     f"measured exponent {slope:.3f} (se {se:.2g}) over T = {[int(t) for t in T]}, theorem's "
-                     f"{exponent:g}, slack {slack:g}")
-        self.rates.append({"label": label, "exponent": slope, "theorem": float(exponent), "horizons": [int(t) for t in T]})
+        self._record(
+            label,
+            lower,
+            exponent + slack,
+            "<= (stat)",
+            exponent + slack - lower,
+            lower <= exponent + slack,
+            f"measured exponent {slope:.3f} (se {se:.2g}) over T = {[int(t) for t in T]}, theorem's "
+            f"{exponent:g}, slack {slack:g}",
+        )
+        self.rates.append(
+            {"label": label, "exponent": slope, "theorem": float(exponent), "horizons": [int(t) for t in T]}
+        )
         return slope
 
     def mean_close(self, values, target, *, alpha: float = 1e-6, atol: float = 0.0, label: str = "") -> None:
@@ -474,9 +529,16 @@ class Context:
             self._note_power((z + _Z_POWER) * float(np.max(se)) / scale, label, X.shape[0])
         i = int(np.argmax(excess))
         ok = bool(np.all(excess <= 0))
-        self._record(label, float(mean[i]), float(t[i]), "== (stat)", float(-np.max(excess)), ok,
-                     f"worst coordinate {i}: |mean - target| = {abs(mean[i] - t[i]):.3g}, z*se = {z * se[i]:.3g} "
-                     f"(joint false-alarm <= {alpha:g})")
+        self._record(
+            label,
+            float(mean[i]),
+            float(t[i]),
+            "== (stat)",
+            float(-np.max(excess)),
+            ok,
+            f"worst coordinate {i}: |mean - target| = {abs(mean[i] - t[i]):.3g}, z*se = {z * se[i]:.3g} "
+            f"(joint false-alarm <= {alpha:g})",
+        )
 
     def _note_power(self, resolution: float, label: str, repetitions: int) -> None:
         if self.power is None or resolution > self.power["resolution"]:
@@ -487,8 +549,11 @@ class Context:
         if math.isfinite(slack):
             self.worst_slack = slack if self.worst_slack is None else min(self.worst_slack, slack)
         if not ok:
-            message = (f"{label or 'probe'}: {detail}" if relation == "refused" else
-                       f"{label or 'check'}: {lhs!r} {relation} {rhs!r} fails ({detail})")
+            message = (
+                f"{label or 'probe'}: {detail}"
+                if relation == "refused"
+                else f"{label or 'check'}: {lhs!r} {relation} {rhs!r} fails ({detail})"
+            )
             check = {"label": label, "lhs": lhs, "rhs": rhs, "relation": relation, "detail": detail}
             if arrays is not None:
                 check["lhs_array"], check["rhs_array"] = arrays
@@ -502,9 +567,14 @@ class Context:
         """Keep what produced a failing check (or an exception inside the implementation): the instance site and
         index, the instance itself, the check and the protocol calls of the instance so far."""
         site, index, inst = self._current if self._current is not None else (None, None, None)
-        rec = {"site": site, "index": index, "instance": inst, "check": check,
-               "error": None if error is None else f"{type(error).__name__}: {error}"[:1000],
-               "calls": list(self.call_log or ())}
+        rec = {
+            "site": site,
+            "index": index,
+            "instance": inst,
+            "check": check,
+            "error": None if error is None else f"{type(error).__name__}: {error}"[:1000],
+            "calls": list(self.call_log or ()),
+        }
         if deferred:
             rec["deferred"] = True
             self.failures.append(rec)
@@ -540,8 +610,16 @@ class Statement:
 REGISTRY: dict[str, Statement] = {}
 
 
-def statement(id: str, *, title: str | None = None, source: str | None = None, kind: Kind | None = None,
-              erratum: str | None = None, profiles: tuple[str, ...] | None = None, uses: Iterable[str] | None = None):
+def statement(
+    id: str,
+    *,
+    title: str | None = None,
+    source: str | None = None,
+    kind: Kind | None = None,
+    erratum: str | None = None,
+    profiles: tuple[str, ...] | None = None,
+    uses: Iterable[str] | None = None,
+):
     """Register ``claim(ctx)`` as the statement ``id`` (``<seed>.<kind><number>``, e.g. ``000.thm3``).
 
     With the id alone (the paper packages), what the statement states -- title, source, kind, erratum, profiles and
@@ -557,12 +635,20 @@ def statement(id: str, *, title: str | None = None, source: str | None = None, k
     def deco(fn: Callable[[Context], None]) -> Callable[[Context], None]:
         if id in REGISTRY:
             raise ValueError(f"statement {id} registered twice")
-        meta = inline if given else _catalog_meta(id, fn)
+        meta: dict[str, Any] = inline if given else _catalog_meta(id, fn)
         if meta["kind"] not in KINDS:
             raise ValueError(f"statement {id}: kind must be one of {KINDS}, got {meta['kind']!r}")
         used = None if meta["uses"] is None else tuple(sorted(set(meta["uses"])))
-        REGISTRY[id] = Statement(id, meta["title"], meta["source"], meta["kind"], fn, meta["erratum"],
-                                 tuple(meta["profiles"] or ("ci", "deep")), used)
+        REGISTRY[id] = Statement(
+            id,
+            meta["title"],
+            meta["source"],
+            meta["kind"],
+            fn,
+            meta["erratum"],
+            tuple(meta["profiles"] or ("ci", "deep")),
+            used,
+        )
         return fn
 
     return deco
@@ -572,19 +658,29 @@ def _catalog_meta(sid: str, fn) -> dict:
     from refvi.verification import catalog
 
     row = catalog.row("statement", sid, fn.__module__)
-    return dict(title=row["title"], source=f"{row['citation']}, {row['source']}", kind=row["kind"],
-                erratum=row.get("erratum"), profiles=row.get("profiles"), uses=row["uses"])
+    return dict(
+        title=row["title"],
+        source=f"{row['citation']}, {row['source']}",
+        kind=row["kind"],
+        erratum=row.get("erratum"),
+        profiles=row.get("profiles"),
+        uses=row["uses"],
+    )
 
 
 def _check_id(sid: str) -> None:
     seed, _, rest = sid.partition(".")
     ok = len(seed) == 3 and seed.isdigit() and rest == rest.lower() and rest != ""
     if ok:
-        ok = any(rest.startswith(k) and (rest[len(k):].isdigit() or (k == "claim" and rest[len(k):].startswith("-")))
-                 for k in ID_KINDS)
+        ok = any(
+            rest.startswith(k) and (rest[len(k) :].isdigit() or (k == "claim" and rest[len(k) :].startswith("-")))
+            for k in ID_KINDS
+        )
     if not ok:
-        raise ValueError(f"bad statement id {sid!r}: expected '<seed>.<kind><number>' or '<seed>.claim-<name>' "
-                         f"with kind in {ID_KINDS}")
+        raise ValueError(
+            f"bad statement id {sid!r}: expected '<seed>.<kind><number>' or '<seed>.claim-<name>' "
+            f"with kind in {ID_KINDS}"
+        )
 
 
 def _short_repr(inst, limit: int = 300) -> str | None:

@@ -98,7 +98,7 @@ class DrawnRNG:
     def uniform(self, low=0.0, high=1.0, size=None):
         if np.ndim(low) or np.ndim(high):
             lo, hi = np.broadcast_arrays(np.asarray(low, float), np.asarray(high, float))
-            flat = [self._r.uniform(a, b) for a, b in zip(lo.ravel(), hi.ravel())]
+            flat = [self._r.uniform(a, b) for a, b in zip(lo.ravel(), hi.ravel(), strict=True)]
             self._log.append(f"uniform{list(lo.shape)}")
             return np.array(flat).reshape(lo.shape)
         return self._fill(size, lambda: self._r.uniform(float(low), float(high)), "uniform")

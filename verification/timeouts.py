@@ -47,10 +47,13 @@ def timeout_record(sid: str, seconds: float, frames: list[str]) -> dict:
     """The ``error`` record of statement ``sid`` stopped after ``seconds``; ``frames``: innermost first."""
     from refvi.verification.runner import load_statements, statement_record
 
-    return {**statement_record(load_statements()[sid], "error"), "seconds": float(seconds),
-            "detail": f"timed out: no result after {seconds:g} s (an endless loop or a hang in the implementation?); "
-                      f"it was at: {' <- '.join(frames[:3]) or 'unknown'}.  Raise the limit with --timeout if the "
-                      f"implementation is only slow"}
+    return {
+        **statement_record(load_statements()[sid], "error"),
+        "seconds": float(seconds),
+        "detail": f"timed out: no result after {seconds:g} s (an endless loop or a hang in the implementation?); "
+        f"it was at: {' <- '.join(frames[:3]) or 'unknown'}.  Raise the limit with --timeout if the "
+        f"implementation is only slow",
+    }
 
 
 @contextlib.contextmanager
@@ -61,7 +64,7 @@ def worker_watchdog(sid: str, watch: tuple[str, float] | None):
         yield
         return
     path = pathlib.Path(watch[0]) / f"{sid}.timeout"
-    path.parent.mkdir(parents=True, exist_ok=True)          # a worker on another machine (--scheduler)
+    path.parent.mkdir(parents=True, exist_ok=True)  # a worker on another machine (--scheduler)
     with open(path, "w", encoding="utf-8") as fh:
         faulthandler.dump_traceback_later(float(watch[1]), repeat=False, file=fh, exit=True)
         try:
@@ -74,8 +77,10 @@ def worker_watchdog(sid: str, watch: tuple[str, float] | None):
 
 def timed_out(sid: str, watch: tuple[str, float] | None) -> dict | None:
     """The ``error`` record of ``sid`` if its worker watchdog fired, else None."""
-    path = pathlib.Path(watch[0]) / f"{sid}.timeout" if watch and watch[1] else None
-    if path is None or not path.exists():
+    if not watch or not watch[1]:
+        return None
+    path = pathlib.Path(watch[0]) / f"{sid}.timeout"
+    if not path.exists():
         return None
     dump = path.read_text(encoding="utf-8", errors="replace")
     if not dump.startswith("Timeout"):
@@ -96,7 +101,7 @@ def frames_of(exc: BaseException) -> list[str]:
 def serial_limit(seconds: float):
     """Within the block (main thread of a serial run): :class:`StatementTimeout` after ``seconds`` (0: never); a
     minute later, if the interpreter never got control back, every thread's traceback to stderr, once."""
-    usable = (seconds and hasattr(signal, "SIGALRM") and threading.current_thread() is threading.main_thread())
+    usable = seconds and hasattr(signal, "SIGALRM") and threading.current_thread() is threading.main_thread()
     if not usable:
         yield
         return
@@ -107,7 +112,7 @@ def serial_limit(seconds: float):
     try:
         sys.stderr.fileno()
         report = True
-    except (AttributeError, OSError, ValueError):        # stderr captured (pytest) or replaced: no report
+    except (AttributeError, OSError, ValueError):  # stderr captured (pytest) or replaced: no report
         report = False
     previous = signal.signal(signal.SIGALRM, _raise)
     signal.setitimer(signal.ITIMER_REAL, float(seconds))

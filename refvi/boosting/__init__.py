@@ -18,15 +18,39 @@ boosting for high-dimensional targets such as Bayesian logistic regression).
 """
 
 from refvi.boosting.atoms import AtomSet, Box
-from refvi.boosting.frank_wolfe import (BoostingResult, corrective_frank_wolfe, fixed_step_weights, frank_wolfe,
-                                        fully_corrective_weights, initial_weights, norm_corrective_weights,
-                                        sq_dist_to_atom)
+from refvi.boosting.frank_wolfe import (
+    BoostingResult,
+    corrective_frank_wolfe,
+    fixed_step_weights,
+    frank_wolfe,
+    fully_corrective_weights,
+    initial_weights,
+    norm_corrective_weights,
+    sq_dist_to_atom,
+)
 from refvi.boosting.lmo import ApproxLMO, ExactLMO, StochasticLMO
 from refvi.boosting.mixtures import Mixture, check_weights
 from refvi.boosting.problem import BoostingProblem, gauss_legendre_box
 from refvi.boosting.targets_1d import CauchyTarget, GaussianMixtureTarget
 
-__all__ = ["AtomSet", "Box", "Mixture", "check_weights", "BoostingProblem", "gauss_legendre_box", "ExactLMO",
-           "ApproxLMO", "StochasticLMO", "frank_wolfe", "corrective_frank_wolfe", "fixed_step_weights",
-           "fully_corrective_weights", "norm_corrective_weights", "initial_weights", "sq_dist_to_atom",
-           "BoostingResult", "CauchyTarget", "GaussianMixtureTarget"]
+__all__ = [
+    "AtomSet",
+    "Box",
+    "Mixture",
+    "check_weights",
+    "BoostingProblem",
+    "gauss_legendre_box",
+    "ExactLMO",
+    "ApproxLMO",
+    "StochasticLMO",
+    "frank_wolfe",
+    "corrective_frank_wolfe",
+    "fixed_step_weights",
+    "fully_corrective_weights",
+    "norm_corrective_weights",
+    "initial_weights",
+    "sq_dist_to_atom",
+    "BoostingResult",
+    "CauchyTarget",
+    "GaussianMixtureTarget",
+]

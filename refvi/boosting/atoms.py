@@ -26,11 +26,12 @@ class Box:
     hi: np.ndarray
 
     def __init__(self, lo, hi):
-        lo = as_vector(np.atleast_1d(lo), "lo")             # as_vector refuses strings, None, objects by name
+        lo = as_vector(np.atleast_1d(lo), "lo")  # as_vector refuses strings, None, objects by name
         hi = as_vector(np.atleast_1d(hi), "hi", lo.shape[0])
         if not np.all(hi > lo):
-            raise ValueError(f"the box must have positive volume: need hi > lo in every dimension, got lo={lo}, "
-                             f"hi={hi}")
+            raise ValueError(
+                f"the box must have positive volume: need hi > lo in every dimension, got lo={lo}, hi={hi}"
+            )
         object.__setattr__(self, "lo", lo)
         object.__setattr__(self, "hi", hi)
 
@@ -56,7 +57,7 @@ class Box:
         """Means on the lattice lo + stride * k inside the box (the quantized means of §5), shape (K, d)."""
         stride = positive_scalar(stride, "stride")
         axes = []
-        for lo, hi in zip(self.lo, self.hi):
+        for lo, hi in zip(self.lo, self.hi, strict=True):
             n = int(math.floor((hi - lo) / stride * (1 + 1e-12))) + 1
             axes.append(lo + stride * np.arange(n))
         mesh = np.meshgrid(*axes, indexing="ij")
@@ -90,8 +91,10 @@ class AtomSet:
         outside = ~self.box.contains(means)
         if np.any(outside):
             i = int(np.argmax(outside))
-            raise ValueError(f"atom means must lie in the box [lo, hi] (A1, Thm 8): mean {means[i]} of atom {i} is "
-                             f"outside lo={self.box.lo}, hi={self.box.hi}")
+            raise ValueError(
+                f"atom means must lie in the box [lo, hi] (A1, Thm 8): mean {means[i]} of atom {i} is "
+                f"outside lo={self.box.lo}, hi={self.box.hi}"
+            )
         K = means.shape[0]
         sc = np.asarray(scales, dtype=np.float64)
         if sc.ndim == 0:
@@ -108,7 +111,7 @@ class AtomSet:
 
     # ---- construction ---------------------------------------------------------------------------------------
     @classmethod
-    def grid(cls, box, stride: float, sigma) -> "AtomSet":
+    def grid(cls, box, stride: float, sigma) -> AtomSet:
         """Atoms with means on the stride-lattice of the box and a common scale (the paper's quantized set)."""
         box = as_box(box)
         return cls(box, box.grid(stride), sigma)
@@ -120,7 +123,7 @@ class AtomSet:
     def dim(self) -> int:
         return self.box.dim
 
-    def subset(self, idx) -> "AtomSet":
+    def subset(self, idx) -> AtomSet:
         idx = np.asarray(idx, dtype=np.int64)
         return AtomSet(self.box, self.means[idx], self.scales[idx])
 
@@ -168,7 +171,7 @@ class AtomSet:
         Z = special.ndtr(b) - special.ndtr(a)
         pa, pb = np.exp(-0.5 * a * a) / math.sqrt(2 * math.pi), np.exp(-0.5 * b * b) / math.sqrt(2 * math.pi)
         m = mu + sg * (pa - pb) / Z
-        v = sg ** 2 * (1 + (a * pa - b * pb) / Z - ((pa - pb) / Z) ** 2)
+        v = sg**2 * (1 + (a * pa - b * pb) / Z - ((pa - pb) / Z) ** 2)
         return m, v
 
     # ---- constants (A2, Thm 2, Cor 3) ------------------------------------------------------------------------

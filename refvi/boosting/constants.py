@@ -26,18 +26,18 @@ class FamilyConstants:
     d: int
     sigma_min: float
     sigma_max: float
-    eps: float                 # min density over the family and the box (A2)
-    M: float                   # max density (A2)
-    K: float                   # min_mu P(N(mu, sigma_max^2 I) in A)   (Thm 2)
-    P_a: float                 # P(N(a, sigma_min^2 I) in A), a a corner (Thm 8)
-    leb: float                 # Leb(A)
-    diam_box: float            # Euclidean diameter of A (the D of Thm 8)
-    thm2_diam_sq: float        # 4 / (sigma_min^d (2 sqrt(pi))^d K^2)
-    cor3_diam_sq: float        # 4 M^2 Leb(A)
-    tight_diam_sq: float       # 2 M (||q||^2 <= M int q = M, <s, q> >= 0)
-    thm6_curvature: float      # 4 M^2 Leb(A) / eps
+    eps: float  # min density over the family and the box (A2)
+    M: float  # max density (A2)
+    K: float  # min_mu P(N(mu, sigma_max^2 I) in A)   (Thm 2)
+    P_a: float  # P(N(a, sigma_min^2 I) in A), a a corner (Thm 8)
+    leb: float  # Leb(A)
+    diam_box: float  # Euclidean diameter of A (the D of Thm 8)
+    thm2_diam_sq: float  # 4 / (sigma_min^d (2 sqrt(pi))^d K^2)
+    cor3_diam_sq: float  # 4 M^2 Leb(A)
+    tight_diam_sq: float  # 2 M (||q||^2 <= M int q = M, <s, q> >= 0)
+    thm6_curvature: float  # 4 M^2 Leb(A) / eps
     thm8_ldiam_printed: float  # 4 P_a e^{D^2/(2 sigma_min^2)} / (sigma_min^{d/2} 2^{d/2} K^2)   (as printed)
-    thm8_ldiam: float          # 4 * 2^{-d/2} P_a e^{D^2/(2 sigma_min^2)} / K^2                  (corrected, E001-4)
+    thm8_ldiam: float  # 4 * 2^{-d/2} P_a e^{D^2/(2 sigma_min^2)} / K^2                  (corrected, E001-4)
     eps_corner_formula: float  # N(b; a, sigma_min^2 I) / P(N(a, sigma_min^2 I) in A), the proof's "wlog" eps
 
 
@@ -59,7 +59,7 @@ def family_constants(box, sigma_min: float, sigma_max: float, n_mu: int = 4001, 
     log_eps = np.zeros(sig.size)
     log_M = np.zeros(sig.size)
     log_K = np.zeros(sig.size)
-    for lo, hi in zip(box.lo, box.hi):
+    for lo, hi in zip(box.lo, box.hi, strict=True):
         mu = np.linspace(lo, hi, n_mu)[None, :]
         s = sig[:, None]
         lz = _log_z1(mu, s, lo, hi)
@@ -71,17 +71,28 @@ def family_constants(box, sigma_min: float, sigma_max: float, n_mu: int = 4001, 
     eps, M = float(np.exp(log_eps.min())), float(np.exp(log_M.max()))
     K = float(np.exp(log_K[-1]))
     corner = box.lo
-    P_a = float(np.exp(sum(_log_z1(c, smin, lo, hi) for c, lo, hi in zip(corner, box.lo, box.hi))))
+    P_a = float(np.exp(sum(_log_z1(c, smin, lo, hi) for c, lo, hi in zip(corner, box.lo, box.hi, strict=True))))
     D = box.diameter
     leb = box.volume
-    log_n_ab = -0.5 * D * D / smin ** 2 - d * math.log(smin) - 0.5 * d * math.log(2 * math.pi)
+    log_n_ab = -0.5 * D * D / smin**2 - d * math.log(smin) - 0.5 * d * math.log(2 * math.pi)
     return FamilyConstants(
-        d=d, sigma_min=smin, sigma_max=smax, eps=eps, M=M, K=K, P_a=P_a, leb=leb, diam_box=D,
-        thm2_diam_sq=4.0 / (smin ** d * (2 * math.sqrt(math.pi)) ** d * K ** 2),
-        cor3_diam_sq=4 * M * M * leb, tight_diam_sq=2 * M, thm6_curvature=4 * M * M * leb / eps,
-        thm8_ldiam_printed=4 * P_a * math.exp(D * D / (2 * smin ** 2)) / (smin ** (d / 2) * 2 ** (d / 2) * K ** 2),
-        thm8_ldiam=4 * 2 ** (-d / 2) * P_a * math.exp(D * D / (2 * smin ** 2)) / K ** 2,
-        eps_corner_formula=math.exp(log_n_ab) / P_a)
+        d=d,
+        sigma_min=smin,
+        sigma_max=smax,
+        eps=eps,
+        M=M,
+        K=K,
+        P_a=P_a,
+        leb=leb,
+        diam_box=D,
+        thm2_diam_sq=4.0 / (smin**d * (2 * math.sqrt(math.pi)) ** d * K**2),
+        cor3_diam_sq=4 * M * M * leb,
+        tight_diam_sq=2 * M,
+        thm6_curvature=4 * M * M * leb / eps,
+        thm8_ldiam_printed=4 * P_a * math.exp(D * D / (2 * smin**2)) / (smin ** (d / 2) * 2 ** (d / 2) * K**2),
+        thm8_ldiam=4 * 2 ** (-d / 2) * P_a * math.exp(D * D / (2 * smin**2)) / K**2,
+        eps_corner_formula=math.exp(log_n_ab) / P_a,
+    )
 
 
 def chi2_matrix(T: np.ndarray, w: np.ndarray) -> np.ndarray:

@@ -88,9 +88,19 @@ def sq_dist_to_atom(problem: BoostingProblem, alpha, k: int) -> float:
     return float(e @ G @ e)
 
 
-def frank_wolfe(problem: BoostingProblem, n_iter: int, *, step: str = "fixed", lmo=None, delta: float | None = None,
-                curvature: float | None = None, L: float | None = None, init=None, keep_weights: bool = False,
-                progress: bool = False) -> BoostingResult:
+def frank_wolfe(
+    problem: BoostingProblem,
+    n_iter: int,
+    *,
+    step: str = "fixed",
+    lmo=None,
+    delta: float | None = None,
+    curvature: float | None = None,
+    L: float | None = None,
+    init=None,
+    keep_weights: bool = False,
+    progress: bool = False,
+) -> BoostingResult:
     """Algorithm 1 of seed 001 with the step rule ``step`` (see module docstring)."""
     n_iter = _check_problem(problem, n_iter)
     if step not in STEPS:
@@ -102,14 +112,15 @@ def frank_wolfe(problem: BoostingProblem, n_iter: int, *, step: str = "fixed", l
         if curvature is None:
             raise ValueError("step='curvature' needs the curvature constant C (any C >= C_f, e.g. diam^2/eps, Thm 6)")
         curvature = positive_scalar(curvature, "curvature")
+    L_local = float("nan")  # the smoothness of the quadratic bound: step="local" only
     if step == "local":
-        L = 1.0 / problem.eps if L is None else positive_scalar(L, "L")
+        L_local = 1.0 / problem.eps if L is None else positive_scalar(L, "L")
     alpha = initial_weights(problem, init)
     trace, gams, atoms = _Trace(problem, keep_weights), [], []
     for t in _progress(n_iter, progress, f"FW[{step}]"):
         sc, qv = trace.observe(alpha)
         k = int(lmo(problem, alpha, sc, qv))
-        lin = qv - sc[k]                                       # <-grad f, s - q> >= 0 for an (approximate) LMO
+        lin = qv - sc[k]  # <-grad f, s - q> >= 0 for an (approximate) LMO
         if step == "fixed":
             g = 2.0 / (t + 2.0)
         elif step == "fixed_delta":
@@ -118,7 +129,7 @@ def frank_wolfe(problem: BoostingProblem, n_iter: int, *, step: str = "fixed", l
             g = min(1.0, max(lin, 0.0) / curvature)
         elif step == "local":
             nrm = sq_dist_to_atom(problem, alpha, k)
-            g = 0.0 if nrm <= 0 else min(1.0, max(lin, 0.0) / (L * nrm))
+            g = 0.0 if nrm <= 0 else min(1.0, max(lin, 0.0) / (L_local * nrm))
         else:
             g = problem._line_search(alpha, k)
         alpha = (1.0 - g) * alpha
@@ -127,8 +138,15 @@ def frank_wolfe(problem: BoostingProblem, n_iter: int, *, step: str = "fixed", l
         gams.append(g)
         atoms.append(k)
     trace.observe(alpha)
-    return BoostingResult(alpha, np.array(trace.f), np.array(trace.gap), np.array(gams),
-                          np.array(atoms, dtype=np.int64), f"frank_wolfe[{step}]", trace.weights_history())
+    return BoostingResult(
+        alpha,
+        np.array(trace.f),
+        np.array(trace.gap),
+        np.array(gams),
+        np.array(atoms, dtype=np.int64),
+        f"frank_wolfe[{step}]",
+        trace.weights_history(),
+    )
 
 
 class _Trace:
@@ -136,11 +154,13 @@ class _Trace:
 
     def __init__(self, problem: BoostingProblem, keep_weights: bool):
         self.problem, self.keep_weights = problem, keep_weights
-        self.f, self.gap, self.weights = [], [], []
+        self.f: list[float] = []
+        self.gap: list[float] = []
+        self.weights: list[np.ndarray] = []
 
     def observe(self, alpha):
         """Record q^t = alpha; return the scores <s_k, grad f> and <q^t, grad f> the step needs."""
-        sc, qv = self.problem._scores(alpha)             # the loop keeps alpha on the simplex: no re-validation
+        sc, qv = self.problem._scores(alpha)  # the loop keeps alpha on the simplex: no re-validation
         self.f.append(self.problem._f(alpha))
         self.gap.append(qv - sc.min())
         if self.keep_weights:
@@ -174,7 +194,7 @@ def fully_corrective_weights(problem: BoostingProblem, alpha, idx, tol: float = 
         H = (T * (w / q)) @ T.T
         H = 0.5 * (H + H.T)
         b, _ = kb.qp_simplex(H, g - H @ a, a)
-        dec = float(g @ (a - b))                               # Newton decrement (>= 0 up to rounding)
+        dec = float(g @ (a - b))  # Newton decrement (>= 0 up to rounding)
         if dec <= tol:
             break
         gam = kb.kl_line_search(q, kb.mixture_on_nodes(T, b), logp, w)
@@ -186,14 +206,24 @@ def fully_corrective_weights(problem: BoostingProblem, alpha, idx, tol: float = 
     return a
 
 
-def corrective_frank_wolfe(problem: BoostingProblem, n_iter: int, *, variant: str = "full", L: float | None = None,
-                           lmo=None, init=None, keep_weights: bool = False, progress: bool = False) -> BoostingResult:
+def corrective_frank_wolfe(
+    problem: BoostingProblem,
+    n_iter: int,
+    *,
+    variant: str = "full",
+    L: float | None = None,
+    lmo=None,
+    init=None,
+    keep_weights: bool = False,
+    progress: bool = False,
+) -> BoostingResult:
     """Algorithm 3 of seed 001: Variant 0 (``"norm"``, smoothness L, default 1/eps) or Variant 1 (``"full"``)."""
     n_iter = _check_problem(problem, n_iter)
     if variant not in VARIANTS:
         raise ValueError(f"variant must be one of {VARIANTS}, got {variant!r}")
+    L_norm = float("nan")  # the smoothness of Variant 0's quadratic model: variant="norm" only
     if variant == "norm":
-        L = 1.0 / problem.eps if L is None else positive_scalar(L, "L")
+        L_norm = 1.0 / problem.eps if L is None else positive_scalar(L, "L")
     lmo = ExactLMO() if lmo is None else lmo
     alpha = initial_weights(problem, init)
     trace, atoms = _Trace(problem, keep_weights), []
@@ -202,15 +232,22 @@ def corrective_frank_wolfe(problem: BoostingProblem, n_iter: int, *, variant: st
         k = int(lmo(problem, alpha, sc, qv))
         idx = np.union1d(np.nonzero(alpha > 0)[0], [k])
         if variant == "norm":
-            a = norm_corrective_weights(problem, alpha, idx, sc, L)
+            a = norm_corrective_weights(problem, alpha, idx, sc, L_norm)
         else:
             a = fully_corrective_weights(problem, alpha, idx)
         alpha = np.zeros(problem.K)
         alpha[idx] = a
         atoms.append(k)
     trace.observe(alpha)
-    return BoostingResult(alpha, np.array(trace.f), np.array(trace.gap), np.full(len(atoms), np.nan),
-                          np.array(atoms, dtype=np.int64), f"corrective[{variant}]", trace.weights_history())
+    return BoostingResult(
+        alpha,
+        np.array(trace.f),
+        np.array(trace.gap),
+        np.full(len(atoms), np.nan),
+        np.array(atoms, dtype=np.int64),
+        f"corrective[{variant}]",
+        trace.weights_history(),
+    )
 
 
 def fixed_step_weights(chosen, n_atoms: int | None = None) -> np.ndarray:

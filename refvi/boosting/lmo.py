@@ -47,10 +47,10 @@ class ApproxLMO:
         self.rng = np.random.default_rng(rng)
 
     def __call__(self, problem, alpha, scores, q_score) -> int:
-        lin = scores - q_score                   # <grad, s - q>, min is -gap <= 0
+        lin = scores - q_score  # <grad, s - q>, min is -gap <= 0
         best = float(lin.min())
-        if not best < 0.0:                       # gap 0 (q optimal; >= 0 only by rounding): every s is admissible
-            return int(np.argmin(lin))           # and the exact minimizer is the only safe choice
+        if not best < 0.0:  # gap 0 (q optimal; >= 0 only by rounding): every s is admissible
+            return int(np.argmin(lin))  # and the exact minimizer is the only safe choice
         ok = np.nonzero(lin <= self.delta * best)[0]
         if self.mode == "adversarial":
             return int(ok[np.argmax(lin[ok])])
@@ -77,7 +77,7 @@ def score_function_gradient(atoms, k_mu, sigma, Z, values) -> np.ndarray:
     grad f(q)(z_s) (possibly baseline-corrected).
     """
     lo, hi = atoms.box.lo, atoms.box.hi
-    score = (Z - k_mu) / sigma ** 2 - truncation_log_normalizer_grad(k_mu, sigma, lo, hi)
+    score = (Z - k_mu) / sigma**2 - truncation_log_normalizer_grad(k_mu, sigma, lo, hi)
     return (values[:, None] * score).mean(0)
 
 
@@ -115,10 +115,12 @@ class StochasticLMO:
         sigma = atoms.scales[0]
         if not np.all(atoms.scales == sigma):
             n_sc = np.unique(atoms.scales, axis=0).shape[0]
-            raise ValueError(f"StochasticLMO (Algorithm 2) moves the mean at one fixed sigma shared by every atom, but "
-                             f"this atom set has {n_sc} different scales (sigma ranges over "
-                             f"[{atoms.scales.min():.4g}, {atoms.scales.max():.4g}]); use ExactLMO / ApproxLMO, or "
-                             f"an atom set with a common scale")
+            raise ValueError(
+                f"StochasticLMO (Algorithm 2) moves the mean at one fixed sigma shared by every atom, but "
+                f"this atom set has {n_sc} different scales (sigma ranges over "
+                f"[{atoms.scales.min():.4g}, {atoms.scales.max():.4g}]); use ExactLMO / ApproxLMO, or "
+                f"an atom set with a common scale"
+            )
         rng = self.rng
         # initialization: the best of 8 random means by a cheap Monte Carlo estimate (Alg 2 line 1)
         cands = rng.uniform(box.lo, box.hi, size=(8, box.dim))

@@ -58,11 +58,18 @@ def mean_field_gaussian(target, n_samples: int = 64, seed=0, max_iter: int = 500
         gls = -(G * U).mean(0) * s - 1.0
         return val, np.concatenate([gm, gls])
 
-    x0 = np.concatenate([np.asarray(target.mode, dtype=float) if target.mode is not None else np.zeros(d),
-                         np.full(d, -1.0)])
+    x0 = np.concatenate(
+        [np.asarray(target.mode, dtype=float) if target.mode is not None else np.zeros(d), np.full(d, -1.0)]
+    )
     # log sigma is boxed to [-30, 10]: an unbounded line search can step to exp overflow (sigma = inf, log p = nan)
-    res = optimize.minimize(obj, x0, jac=True, method="L-BFGS-B", bounds=[(None, None)] * d + [(-30.0, 10.0)] * d,
-                            options={"maxiter": max_iter})
+    res = optimize.minimize(
+        obj,
+        x0,
+        jac=True,
+        method="L-BFGS-B",
+        bounds=[(None, None)] * d + [(-30.0, 10.0)] * d,
+        options={"maxiter": max_iter},
+    )
     return res.x[:d], np.exp(res.x[d:])
 
 
@@ -113,10 +120,13 @@ def _fw_line_search(mix, alpha, k):
     Lc, lp = mix.tables()
     s = np.zeros_like(alpha)
     s[k] = 1.0
-    res = optimize.minimize_scalar(lambda g: mix.objective((1 - g) * alpha + g * s, Lc, lp), bounds=(0.0, 1.0),
-                                   method="bounded", options={"xatol": 1e-6})
-    cands = [(mix.objective(alpha, Lc, lp), 0.0), (mix.objective(s, Lc, lp), 1.0),
-             (float(res.fun), float(res.x))]
+    res = optimize.minimize_scalar(
+        lambda g: mix.objective((1 - g) * alpha + g * s, Lc, lp),
+        bounds=(0.0, 1.0),
+        method="bounded",
+        options={"xatol": 1e-6},
+    )
+    cands = [(mix.objective(alpha, Lc, lp), 0.0), (mix.objective(s, Lc, lp), 1.0), (float(res.fun), float(res.x))]
     return min(cands)[1]
 
 
@@ -125,10 +135,14 @@ def _corrective(mix, alpha):
     n = alpha.size
     x0 = np.maximum(alpha, 1e-12)
     x0 /= x0.sum()
-    res = optimize.minimize(lambda a: mix.objective(np.maximum(a, 0), Lc, lp), x0, method="SLSQP",
-                            bounds=[(0.0, 1.0)] * n,
-                            constraints=[{"type": "eq", "fun": lambda a: a.sum() - 1.0}],
-                            options={"maxiter": 200, "ftol": 1e-10})
+    res = optimize.minimize(
+        lambda a: mix.objective(np.maximum(a, 0), Lc, lp),
+        x0,
+        method="SLSQP",
+        bounds=[(0.0, 1.0)] * n,
+        constraints=[{"type": "eq", "fun": lambda a: a.sum() - 1.0}],
+        options={"maxiter": 200, "ftol": 1e-10},
+    )
     a = np.maximum(res.x, 0.0)
     a /= a.sum()
     return a if mix.objective(a, Lc, lp) <= mix.objective(alpha, Lc, lp) else alpha
@@ -141,26 +155,25 @@ def _lmo(mix, alpha, n_starts: int, rng, S_lmo: int, lo, hi, maxiter: int = 100)
     U = rng.standard_normal((S_lmo, d))
     M = np.array(mix.means)
     la = np.log(np.maximum(alpha, 1e-300))
-    s2 = mix.sigma ** 2
+    s2 = mix.sigma**2
 
     def obj(mu):
         Z = mu + mix.sigma * U
         Lc = mix.comp_logpdf(Z) + la[:, None]
         lq = logsumexp(Lc, axis=0)
-        r = np.exp(Lc - lq)                                   # responsibilities (n_comp, S)
-        grad_lq = -(Z - (r.T @ M)) / s2                       # grad_z log q(z)
+        r = np.exp(Lc - lq)  # responsibilities (n_comp, S)
+        grad_lq = -(Z - (r.T @ M)) / s2  # grad_z log q(z)
         lp = _logp(mix.target, Z)
         gp = mix.target.grad_logp(Z)
         return float(np.mean(lq - lp)), (grad_lq - gp).mean(0)
 
     starts = [rng.uniform(lo, hi) for _ in range(n_starts)]
-    best = None
-    for x0 in starts:
-        res = optimize.minimize(obj, x0, jac=True, method="L-BFGS-B", bounds=list(zip(lo, hi)),
-                                options={"maxiter": maxiter})
-        if best is None or res.fun < best.fun:
-            best = res
-    return best.x
+    bounds = list(zip(lo, hi, strict=True))
+    runs = [
+        optimize.minimize(obj, x0, jac=True, method="L-BFGS-B", bounds=bounds, options={"maxiter": maxiter})
+        for x0 in starts
+    ]
+    return min(runs, key=lambda res: res.fun).x  # the first of the best, as a strict '<' scan would keep
 
 
 @dataclasses.dataclass
@@ -168,10 +181,10 @@ class MCBoostingResult:
     means: np.ndarray
     sigma: np.ndarray
     weights: np.ndarray
-    f: np.ndarray                 # SAA objective after each iteration (t = 0: the mean-field Gaussian)
+    f: np.ndarray  # SAA objective after each iteration (t = 0: the mean-field Gaussian)
     rule: str
-    weights_history: list         # weights after iteration t (length t + 1)
-    draws: np.ndarray | None = None   # (K, S, d): the fixed draws z_kj = mu_k + sigma u_kj of each component
+    weights_history: list  # weights after iteration t (length t + 1)
+    draws: np.ndarray | None = None  # (K, S, d): the fixed draws z_kj = mu_k + sigma u_kj of each component
 
     def sample(self, n: int, rng, t: int | None = None) -> np.ndarray:
         """Ancestral draws from the final mixture, or from the iterate q^t."""
@@ -181,9 +194,21 @@ class MCBoostingResult:
         return self.means[c] + self.sigma * rng.standard_normal((int(n), self.sigma.size))
 
 
-def boost_mc(target, n_iter: int, *, rule: str = "corrective", init=None, n_samples: int = 64, n_starts: int = 3,
-             lmo_samples: int = 64, sigma_scale: float = 1.0, mean_box: float = 1.0, lmo_maxiter: int = 100,
-             seed=0, progress: bool = False) -> MCBoostingResult:
+def boost_mc(
+    target,
+    n_iter: int,
+    *,
+    rule: str = "corrective",
+    init=None,
+    n_samples: int = 64,
+    n_starts: int = 3,
+    lmo_samples: int = 64,
+    sigma_scale: float = 1.0,
+    mean_box: float = 1.0,
+    lmo_maxiter: int = 100,
+    seed=0,
+    progress: bool = False,
+) -> MCBoostingResult:
     """Boosting VI by Frank-Wolfe with Monte Carlo expectations, starting from the mean-field Gaussian ``init``
     (= (m, sigma); computed by :func:`mean_field_gaussian` if None).  ``rule`` is the weight update.
 
@@ -194,6 +219,8 @@ def boost_mc(target, n_iter: int, *, rule: str = "corrective", init=None, n_samp
         raise ValueError(f"rule must be one of {RULES}, got {rule!r}")
     if int(n_iter) != n_iter or n_iter < 0:
         raise ValueError(f"n_iter must be a non-negative integer, got {n_iter!r}")
+    if isinstance(n_starts, bool) or not isinstance(n_starts, (int, np.integer)) or n_starts < 1:
+        raise ValueError(f"n_starts (L-BFGS-B starts of the LMO) must be a positive integer, got {n_starts!r}")
     sigma_scale = positive_scalar(sigma_scale, "sigma_scale")
     mean_box = positive_scalar(mean_box, "mean_box")
     m0, s0 = mean_field_gaussian(target, seed=seed) if init is None else init
@@ -205,13 +232,15 @@ def boost_mc(target, n_iter: int, *, rule: str = "corrective", init=None, n_samp
     fs = [mix.objective(alpha)]
     hist = [alpha.copy()]
     from tqdm.auto import tqdm
-    for t in tqdm(range(int(n_iter)), desc=f"boost[{rule}]", disable=not (progress and sys.stderr.isatty()),
-                  leave=False):
+
+    for t in tqdm(
+        range(int(n_iter)), desc=f"boost[{rule}]", disable=not (progress and sys.stderr.isatty()), leave=False
+    ):
         mu = _lmo(mix, alpha, n_starts, rng, lmo_samples, lo, hi, lmo_maxiter)
         k = mix.add(mu)
         alpha = np.append(alpha, 0.0)
         if rule == "fixed":
-            g = 2.0 / (t + 3.0)            # q^0 is the mean-field solution, kept: gamma_0 = 2/3 < 1 (t counted from 1)
+            g = 2.0 / (t + 3.0)  # q^0 is the mean-field solution, kept: gamma_0 = 2/3 < 1 (t counted from 1)
         elif rule == "line_search":
             g = _fw_line_search(mix, alpha, k)
         if rule == "corrective":
@@ -219,7 +248,7 @@ def boost_mc(target, n_iter: int, *, rule: str = "corrective", init=None, n_samp
             start[k] = 1.0 / (t + 2.0)
             start[:k] *= 1.0 - start[k]
             cand = _corrective(mix, start)
-            if mix.objective(cand) <= mix.objective(alpha):      # never worse than q^t (alpha_k = 0)
+            if mix.objective(cand) <= mix.objective(alpha):  # never worse than q^t (alpha_k = 0)
                 alpha = cand
         else:
             alpha = (1.0 - g) * alpha

@@ -35,7 +35,7 @@ class Mixture:
         self.weights = check_weights(weights, len(atoms))
 
     @classmethod
-    def from_components(cls, atoms: AtomSet, indices, weights) -> "Mixture":
+    def from_components(cls, atoms: AtomSet, indices, weights) -> Mixture:
         a = np.zeros(len(atoms))
         np.add.at(a, np.asarray(indices, dtype=np.int64), np.asarray(weights, dtype=np.float64))
         return cls(atoms, a)
@@ -57,7 +57,7 @@ class Mixture:
         rng = as_generator(rng)
         act = self.active
         counts = rng.multinomial(int(n), self.weights[act])
-        out = [self.atoms.sample(k, c, rng) for k, c in zip(act, counts) if c > 0]
+        out = [self.atoms.sample(k, c, rng) for k, c in zip(act, counts, strict=True) if c > 0]
         Z = np.concatenate(out, axis=0)
         return Z[rng.permutation(Z.shape[0])]
 

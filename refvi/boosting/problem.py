@@ -12,7 +12,6 @@ or a plain callable; log p may be unnormalized (then f = KL - log p(x)).
 
 from __future__ import annotations
 
-
 import numpy as np
 
 from refvi.boosting.atoms import AtomSet, Box
@@ -26,7 +25,7 @@ def gauss_legendre_box(box: Box, order: int = 20, panels: int = 20) -> tuple[np.
         raise ValueError(f"order and panels must be positive integers, got {order!r}, {panels!r}")
     x, w = np.polynomial.legendre.leggauss(int(order))
     axes, wts = [], []
-    for lo, hi in zip(box.lo, box.hi):
+    for lo, hi in zip(box.lo, box.hi, strict=True):
         edges = np.linspace(lo, hi, int(panels) + 1)
         h = 0.5 * np.diff(edges)
         mid = 0.5 * (edges[1:] + edges[:-1])
@@ -55,8 +54,10 @@ def logp_on(target, Z: np.ndarray) -> np.ndarray:
         raise ValueError(f"target log-density returned {out.shape[0]} values for {Z.shape[0]} points")
     if not np.all(np.isfinite(out)):
         bad = Z[int(np.argmax(~np.isfinite(out)))]
-        raise ValueError(f"the target log-density must be finite on the box (p_x(z) > 0, seed 001 §2); it is "
-                         f"{out[~np.isfinite(out)][0]} at z = {bad}")
+        raise ValueError(
+            f"the target log-density must be finite on the box (p_x(z) > 0, seed 001 §2); it is "
+            f"{out[~np.isfinite(out)][0]} at z = {bad}"
+        )
     return out
 
 
@@ -74,8 +75,10 @@ class BoostingProblem:
         self.logp = logp_on(target, self.nodes) + self.logp_shift
         self.T = kb.atom_table(atoms.means, atoms.scales, self.box.lo, self.box.hi, self.nodes)
         if not np.all(self.T > 0):
-            raise ValueError("an atom density underflows to 0 on the box (eps below 1e-308); use larger sigma or a "
-                             "smaller box (A2 needs q >= eps > 0)")
+            raise ValueError(
+                "an atom density underflows to 0 on the box (eps below 1e-308); use larger sigma or a "
+                "smaller box (A2 needs q >= eps > 0)"
+            )
         self.eps, self.M = atoms.density_bounds()
 
     @property

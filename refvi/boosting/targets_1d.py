@@ -85,14 +85,13 @@ class CauchyTarget:
 
     def log_prob_box(self, box) -> float:
         lo, hi = float(box.lo[0]), float(box.hi[0])
-        return math.log((math.atan((hi - self.loc) / self.scale) - math.atan((lo - self.loc) / self.scale))
-                        / math.pi)
+        return math.log((math.atan((hi - self.loc) / self.scale) - math.atan((lo - self.loc) / self.scale)) / math.pi)
 
 
 def _log_ndtr_diff(a, b):
     """log(Phi(b) - Phi(a)) elementwise, tail-accurate (log_ndtr and log1mexp)."""
     a, b = np.broadcast_arrays(np.asarray(a, float), np.asarray(b, float))
-    upper = a > 0                                    # both in the upper tail: use symmetry
+    upper = a > 0  # both in the upper tail: use symmetry
     lo = np.where(upper, -b, a)
     hi = np.where(upper, -a, b)
     lhi, llo = special.log_ndtr(hi), special.log_ndtr(lo)

@@ -65,7 +65,7 @@ class Base:
     has_density = True
     discrete = False
     standardized = True
-    fixed_dim: int | None = None   # set when the base only exists in one dimension (AffineBase)
+    fixed_dim: int | None = None  # set when the base only exists in one dimension (AffineBase)
 
     def _d(self, d) -> int:
         d = _dim(d)
@@ -108,9 +108,35 @@ class Base:
     def __repr__(self) -> str:
         return f"{type(self).__name__}()"
 
+    # the law, supplied by each subclass (inputs already validated by the public methods above)
+    def _sample(self, rng: np.random.Generator, n: int, d: int) -> np.ndarray:
+        raise NotImplementedError
+
+    def _log_density(self, U: np.ndarray) -> np.ndarray:
+        raise NotImplementedError
+
+    def _entropy(self, d: int) -> float:
+        raise NotImplementedError
+
+    def _charfun(self, K: np.ndarray) -> np.ndarray:
+        raise NotImplementedError
+
 
 class ProductBase(Base):
     """iid coordinates with a scalar law: log-density, entropy and characteristic function factorize."""
+
+    # the scalar law, supplied by each subclass (discrete laws have no _logpdf1 / _entropy1)
+    def _sample1(self, rng: np.random.Generator, shape: tuple[int, int]) -> np.ndarray:
+        raise NotImplementedError
+
+    def _logpdf1(self, U: np.ndarray) -> np.ndarray:
+        raise NotImplementedError
+
+    def _entropy1(self) -> float:
+        raise NotImplementedError
+
+    def _psi(self, K: np.ndarray) -> np.ndarray:
+        raise NotImplementedError
 
     def _sample(self, rng, n, d):
         return self._sample1(rng, (n, d))
@@ -158,7 +184,7 @@ class UniformBase(ProductBase):
         return math.log(2.0 * SQRT3)
 
     def _psi(self, K):
-        return np.sinc(SQRT3 * K / math.pi).astype(np.complex128)   # np.sinc(x) = sin(pi x) / (pi x)
+        return np.sinc(SQRT3 * K / math.pi).astype(np.complex128)  # np.sinc(x) = sin(pi x) / (pi x)
 
 
 class LaplaceBase(ProductBase):
@@ -225,10 +251,10 @@ class TwoPointBase(ProductBase):
     def atoms(self, d: int) -> tuple[np.ndarray, np.ndarray]:
         """(atoms (2^d, d), probabilities (2^d,)) of the product law."""
         d = self._d(d)
-        bits = (np.arange(2 ** d)[:, None] >> np.arange(d)[None, :]) & 1   # 1 -> the 'hi' atom
+        bits = (np.arange(2**d)[:, None] >> np.arange(d)[None, :]) & 1  # 1 -> the 'hi' atom
         U = np.where(bits == 1, self.hi, self.lo)
         k = bits.sum(axis=1)
-        w = self.p ** k * (1.0 - self.p) ** (d - k)
+        w = self.p**k * (1.0 - self.p) ** (d - k)
         return U.astype(np.float64), w
 
     def __repr__(self) -> str:
@@ -274,8 +300,12 @@ class StudentTBase(Base):
 
     def _block_logpdf(self, sq, k):
         nu = self.nu
-        return (special.gammaln(0.5 * (nu + k)) - special.gammaln(0.5 * nu) - 0.5 * k * math.log((nu - 2.0) * math.pi)
-                - 0.5 * (nu + k) * np.log1p(sq / (nu - 2.0)))
+        return (
+            special.gammaln(0.5 * (nu + k))
+            - special.gammaln(0.5 * nu)
+            - 0.5 * k * math.log((nu - 2.0) * math.pi)
+            - 0.5 * (nu + k) * np.log1p(sq / (nu - 2.0))
+        )
 
     def _log_density(self, U):
         if self.product:
@@ -285,9 +315,13 @@ class StudentTBase(Base):
     def _block_entropy(self, k):
         nu = self.nu
         a, b = 0.5 * (nu + k), 0.5 * nu
-        h_t = (-special.gammaln(a) + special.gammaln(b) + 0.5 * k * math.log(nu * math.pi)
-               + a * (special.digamma(a) - special.digamma(b)))
-        return h_t + 0.5 * k * math.log((nu - 2.0) / nu)   # u = sqrt((nu-2)/nu) t
+        h_t = (
+            -special.gammaln(a)
+            + special.gammaln(b)
+            + 0.5 * k * math.log(nu * math.pi)
+            + a * (special.digamma(a) - special.digamma(b))
+        )
+        return h_t + 0.5 * k * math.log((nu - 2.0) / nu)  # u = sqrt((nu-2)/nu) t
 
     def _entropy(self, d):
         return d * self._block_entropy(1) if self.product else self._block_entropy(d)
@@ -301,8 +335,13 @@ class StudentTBase(Base):
         # K_v(r) = kve(v, r) exp(-r); logs keep r^{nu/2} K_{nu/2}(r) finite for large r.  K_v(r) overflows only for
         # r < 1e-308^(1/v), where r^v K_v(r) = Gamma(v) 2^(v-1) (1 + O(r^(2 min(v, 1)))) and Psi is 1 to the last bit.
         with np.errstate(over="ignore"):
-            val = np.exp(np.log(special.kve(0.5 * nu, rp)) - rp + 0.5 * nu * np.log(rp)
-                         - special.gammaln(0.5 * nu) - (0.5 * nu - 1.0) * math.log(2.0))
+            val = np.exp(
+                np.log(special.kve(0.5 * nu, rp))
+                - rp
+                + 0.5 * nu * np.log(rp)
+                - special.gammaln(0.5 * nu)
+                - (0.5 * nu - 1.0) * math.log(2.0)
+            )
         out[pos] = np.where(np.isfinite(val), val, 1.0)
         return out
 
@@ -379,7 +418,7 @@ def _sym_sqrt(S: np.ndarray, inverse: bool) -> np.ndarray:
     if not lam[0] > 0:
         raise ValueError(f"the base covariance must be positive definite (smallest eigenvalue {lam[0]:.3g})")
     p = -0.5 if inverse else 0.5
-    return (Q * lam ** p) @ Q.T
+    return (Q * lam**p) @ Q.T
 
 
 def standardize(base: Base, d: int) -> AffineBase:
@@ -392,7 +431,7 @@ def standardize(base: Base, d: int) -> AffineBase:
     d = base._d(d)
     mu, S = base.mean(d), base.cov(d)
     R = _sym_sqrt(S, inverse=True)
-    if isinstance(base, AffineBase):    # compose the affine maps rather than nest them
+    if isinstance(base, AffineBase):  # compose the affine maps rather than nest them
         return AffineBase(base.base, R @ (base.shift - mu), R @ base.scale)
     return AffineBase(base, -R @ mu, R)
 

@@ -129,8 +129,9 @@ def _invertible(C):
     """Reject numerically singular C (check_scale only tests sigma_min > 0, which rounding can satisfy)."""
     sv = np.linalg.svd(C, compute_uv=False)
     if not sv[-1] > C.shape[0] * np.finfo(np.float64).eps * sv[0]:
-        raise ValueError(f"C must be invertible: it is numerically singular (singular values {sv[0]:.3g} .. "
-                         f"{sv[-1]:.3g})")
+        raise ValueError(
+            f"C must be invertible: it is numerically singular (singular values {sv[0]:.3g} .. {sv[-1]:.3g})"
+        )
     return C
 
 

@@ -12,9 +12,37 @@ seed 004).
 
 from refvi.ngvi.blr import BLRProblem, blr_problem
 from refvi.ngvi.glm import GLM, logistic_model, poisson_model
-from refvi.ngvi.ngd import (NGVIResult, check_step, draw_batches, md_step, natural_update, ngd_exact, ngd_glm,
-                            ngd_step, ngd_step_fim, omega_average, stochastic_ngd_blr, theorem1_steps)
+from refvi.ngvi.ngd import (
+    NGVIResult,
+    check_step,
+    draw_batches,
+    md_step,
+    natural_update,
+    ngd_exact,
+    ngd_glm,
+    ngd_step,
+    ngd_step_fim,
+    omega_average,
+    stochastic_ngd_blr,
+    theorem1_steps,
+)
 
-__all__ = ["BLRProblem", "blr_problem", "GLM", "logistic_model", "poisson_model", "NGVIResult", "check_step",
-           "draw_batches", "md_step", "natural_update", "ngd_exact", "ngd_glm", "ngd_step", "ngd_step_fim",
-           "omega_average", "stochastic_ngd_blr", "theorem1_steps"]
+__all__ = [
+    "BLRProblem",
+    "blr_problem",
+    "GLM",
+    "logistic_model",
+    "poisson_model",
+    "NGVIResult",
+    "check_step",
+    "draw_batches",
+    "md_step",
+    "natural_update",
+    "ngd_exact",
+    "ngd_glm",
+    "ngd_step",
+    "ngd_step_fim",
+    "omega_average",
+    "stochastic_ngd_blr",
+    "theorem1_steps",
+]

@@ -2,12 +2,20 @@
 
 from __future__ import annotations
 
+import numpy as np
+
 from refvi.ngvi import expfam
 
 
 class GaussianPriorModel:
     """Mixin for the frozen model records :class:`~refvi.ngvi.blr.BLRProblem` and :class:`~refvi.ngvi.glm.GLM`
     (fields ``X``, ``y``, ``prior_mean``, ``prior_cov``)."""
+
+    # declared for the type checker only: the dataclasses that mix this in define the fields
+    X: np.ndarray
+    y: np.ndarray
+    prior_mean: np.ndarray
+    prior_cov: np.ndarray
 
     @property
     def n(self) -> int:

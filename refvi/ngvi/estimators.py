@@ -50,11 +50,13 @@ def autodiff(grad, xi, Xi, U):
     xi, Xi, L, U = _setup(xi, Xi, U)
     Z = xi + U @ L.T
     G = np.atleast_2d(grad(Z))
+    if G.shape != Z.shape:
+        raise ValueError(f"grad(Z) must return one gradient row per sample, shape {Z.shape}; got shape {G.shape}")
     d = xi.shape[0]
     Linv = np.linalg.solve(L, np.eye(d))
     gx = np.zeros(d)
     GX = np.zeros((d, d))
-    for g, u in zip(G, U):
+    for g, u in zip(G, U, strict=True):
         Lbar = np.tril(np.outer(g, u))
         M = Linv.T @ _phi(L.T @ Lbar) @ Linv
         Sbar = 0.5 * (M + M.T)

@@ -17,22 +17,36 @@ statistics (z, z_i^2, 2 z_i z_j).  With a full d x d Lam the FIM is singular (an
 
 from __future__ import annotations
 
-
 import numpy as np
 
 from refvi._checks import as_matrix, as_vector
 
 __all__ = [
-    "natural_from_moment", "moment_from_natural", "expectation_from_moment", "moment_from_expectation",
-    "natural_from_expectation", "expectation_from_natural", "log_partition", "conjugate", "bregman_A",
-    "bregman_A_star", "kl", "fisher_minimal", "to_minimal", "from_minimal",
-    "check_natural", "check_expectation", "check_moment", "pair",
+    "natural_from_moment",
+    "moment_from_natural",
+    "expectation_from_moment",
+    "moment_from_expectation",
+    "natural_from_expectation",
+    "expectation_from_natural",
+    "log_partition",
+    "conjugate",
+    "bregman_A",
+    "bregman_A_star",
+    "kl",
+    "fisher_minimal",
+    "to_minimal",
+    "from_minimal",
+    "check_natural",
+    "check_expectation",
+    "check_moment",
+    "pair",
 ]
 
 
 # ---------------------------------------------------------------------------------------------------------------
 # validation
 # ---------------------------------------------------------------------------------------------------------------
+
 
 def _sym(M: np.ndarray, name: str, rtol: float = 1e-10) -> np.ndarray:
     scale = max(1.0, float(np.max(np.abs(M))))
@@ -46,8 +60,9 @@ def _chol_pd(M: np.ndarray, name: str, condition: str) -> np.ndarray:
         return np.linalg.cholesky(M)
     except np.linalg.LinAlgError:
         lam_min = float(np.linalg.eigvalsh(M)[0])
-        raise ValueError(f"{name} violates {condition} (smallest eigenvalue of the PD-required matrix "
-                         f"{lam_min:.3g})") from None
+        raise ValueError(
+            f"{name} violates {condition} (smallest eigenvalue of the PD-required matrix {lam_min:.3g})"
+        ) from None
 
 
 def _vector_and_symmetric(v, M, vname: str, Mname: str):
@@ -92,6 +107,7 @@ def _chol_inv(L: np.ndarray) -> np.ndarray:
 # coordinate maps
 # ---------------------------------------------------------------------------------------------------------------
 
+
 def natural_from_moment(mu, Sigma):
     """(mu, Sigma) -> (lam, Lam) = (Sigma^{-1} mu, -1/2 Sigma^{-1})."""
     mu, Sigma, L = check_moment(mu, Sigma)
@@ -102,7 +118,7 @@ def natural_from_moment(mu, Sigma):
 def moment_from_natural(lam, Lam):
     """(lam, Lam) -> (mu, Sigma) = (-1/2 Lam^{-1} lam, -1/2 Lam^{-1})."""
     lam, Lam, L = check_natural(lam, Lam)
-    Sigma = _chol_inv(L)                    # (-2 Lam)^{-1}
+    Sigma = _chol_inv(L)  # (-2 Lam)^{-1}
     return Sigma @ lam, Sigma
 
 
@@ -133,6 +149,7 @@ def natural_from_expectation(xi, Xi):
 # potentials, Bregman divergences and KL
 # ---------------------------------------------------------------------------------------------------------------
 
+
 def pair(a, b) -> float:
     """<(v, M), (w, N)> = v^T w + tr(M^T N)."""
     return float(np.dot(a[0], b[0]) + np.sum(np.asarray(a[1]) * np.asarray(b[1])))
@@ -141,7 +158,7 @@ def pair(a, b) -> float:
 def log_partition(lam, Lam) -> float:
     """A(lam, Lam) = -1/4 lam^T Lam^{-1} lam - 1/2 logdet(-2 Lam) (seed 004 Eq. 17; (2 pi)^{-d/2} lives in h)."""
     lam, Lam, L = check_natural(lam, Lam)
-    w = np.linalg.solve(L, lam)             # lam^T (-2 Lam)^{-1} lam = |w|^2
+    w = np.linalg.solve(L, lam)  # lam^T (-2 Lam)^{-1} lam = |w|^2
     return float(0.5 * w @ w - np.sum(np.log(np.diag(L))))
 
 
@@ -186,6 +203,7 @@ def kl(mu1, Sigma1, mu2, Sigma2) -> float:
 # minimal coordinates and the Fisher information (Def. 1)
 # ---------------------------------------------------------------------------------------------------------------
 
+
 def _pairs(d: int):
     return [(i, j) for i in range(d) for j in range(i + 1, d)]
 
@@ -200,7 +218,7 @@ def to_minimal(lam, Lam) -> np.ndarray:
 def from_minimal(theta, d: int):
     theta = as_vector(theta, "theta", d + d * (d + 1) // 2)
     lam = theta[:d].copy()
-    Lam = np.diag(theta[d:2 * d])
+    Lam = np.diag(theta[d : 2 * d])
     for k, (i, j) in enumerate(_pairs(d)):
         Lam[i, j] = Lam[j, i] = theta[2 * d + k]
     return lam, Lam
@@ -222,7 +240,13 @@ def fisher_minimal(lam, Lam) -> np.ndarray:
         for r in range(d):
             F[r, d + a] = F[d + a, r] = ca * (mu[i] * S[r, j] + mu[j] * S[r, i])
         for b, (kk, ll, cb) in enumerate(quad):
-            c = (S[i, kk] * S[j, ll] + S[i, ll] * S[j, kk] + mu[i] * mu[kk] * S[j, ll] + mu[i] * mu[ll] * S[j, kk]
-                 + mu[j] * mu[kk] * S[i, ll] + mu[j] * mu[ll] * S[i, kk])
+            c = (
+                S[i, kk] * S[j, ll]
+                + S[i, ll] * S[j, kk]
+                + mu[i] * mu[kk] * S[j, ll]
+                + mu[i] * mu[ll] * S[j, kk]
+                + mu[j] * mu[kk] * S[i, ll]
+                + mu[j] * mu[ll] * S[i, kk]
+            )
             F[d + a, d + b] = ca * cb * c
     return F

@@ -41,7 +41,7 @@ class GLM(GaussianPriorModel):
         Z = np.atleast_2d(np.asarray(Z, dtype=np.float64))
         X = self.X if idx is None else self.X[idx]
         y = self.y if idx is None else self.y[idx]
-        Ulin = Z @ X.T                                  # (S, n)
+        Ulin = Z @ X.T  # (S, n)
         d1 = y * expit(-y * Ulin) if self.kind == "logistic" else y - np.exp(Ulin)
         return scale * d1 @ X
 

@@ -52,6 +52,7 @@ class NGVIResult:
 # step sizes and single steps
 # ---------------------------------------------------------------------------------------------------------------
 
+
 def theorem1_steps(T: int) -> np.ndarray:
     """gamma_t = 2 / (t + 2) for t = 0, ..., T-1 (Theorem 1; gamma_0 = 1 discards the initialization)."""
     T = _count(T, "T")
@@ -91,8 +92,10 @@ def natural_update(eta, eta_hat, gamma, *, require_unit_step: bool = True):
     try:
         expfam.check_natural(*new)
     except ValueError as exc:
-        raise ValueError(f"the NGD update with gamma={g} would leave the natural-parameter domain "
-                         f"(Lam_(t+1) not negative definite); state left unchanged: {exc}") from None
+        raise ValueError(
+            f"the NGD update with gamma={g} would leave the natural-parameter domain "
+            f"(Lam_(t+1) not negative definite); state left unchanged: {exc}"
+        ) from None
     return new
 
 
@@ -100,8 +103,10 @@ def ngd_step(eta, grad_omega, gamma, *, require_unit_step: bool = False):
     """Eq. (8): eta - gamma grad_omega l(omega(eta)), refused if it leaves D."""
     lam, Lam, _ = expfam.check_natural(*eta)
     g = check_step(gamma) if require_unit_step else _nonneg(gamma)
-    new = (lam - g * np.asarray(grad_omega[0], dtype=np.float64),
-           Lam - g * 0.5 * (np.asarray(grad_omega[1]) + np.asarray(grad_omega[1]).T))
+    new = (
+        lam - g * np.asarray(grad_omega[0], dtype=np.float64),
+        Lam - g * 0.5 * (np.asarray(grad_omega[1]) + np.asarray(grad_omega[1]).T),
+    )
     try:
         expfam.check_natural(*new)
     except ValueError as exc:
@@ -149,14 +154,15 @@ def omega_average(omegas):
         raise ValueError("omega_average needs at least one iterate")
     T1 = len(omegas)
     w = 2.0 * np.arange(1, T1 + 1) / (T1 * (T1 + 1))
-    xi = sum(wk * np.asarray(o[0], dtype=np.float64) for wk, o in zip(w, omegas))
-    Xi = sum(wk * np.asarray(o[1], dtype=np.float64) for wk, o in zip(w, omegas))
+    xi = sum(wk * np.asarray(o[0], dtype=np.float64) for wk, o in zip(w, omegas, strict=True))
+    Xi = sum(wk * np.asarray(o[1], dtype=np.float64) for wk, o in zip(w, omegas, strict=True))
     return xi, Xi
 
 
 # ---------------------------------------------------------------------------------------------------------------
 # stochastic NGD for Bayesian linear regression (Example 1, Theorem 1)
 # ---------------------------------------------------------------------------------------------------------------
+
 
 def draw_batches(rng, n: int, T: int, batch_size: int, replace: bool = True) -> np.ndarray:
     """T mini-batches of ``batch_size`` indices drawn uniformly from [0, n): i.i.d. with replacement (Example 1,
@@ -184,13 +190,14 @@ def given_base_samples(U, T: int, d: int) -> np.ndarray:
     """Base samples supplied by the caller: a finite (T, n_samples, d) array (step t uses the rows of U[t])."""
     U = np.asarray(U, dtype=np.float64)
     if U.ndim != 3 or U.shape[::2] != (T, d) or U.shape[1] < 1 or not np.all(np.isfinite(U)):
-        raise ValueError(f"base_samples must be a finite (T, n_samples, d) = ({T}, n >= 1, {d}) array, got shape "
-                         f"{U.shape}")
+        raise ValueError(
+            f"base_samples must be a finite (T, n_samples, d) = ({T}, n >= 1, {d}) array, got shape {U.shape}"
+        )
     return U
 
 
 def _init(problem_d, init):
-    if init is None:                                      # q_0 = N(0, I): lam_0 = 0, Lam_0 = -I/2 (Example 1)
+    if init is None:  # q_0 = N(0, I): lam_0 = 0, Lam_0 = -I/2 (Example 1)
         return np.zeros(problem_d), -0.5 * np.eye(problem_d)
     lam, Lam, _ = expfam.check_natural(*init)
     if lam.shape[0] != problem_d:
@@ -205,9 +212,20 @@ def _history_points(T, history):
     return pts
 
 
-def stochastic_ngd_blr(problem: BLRProblem, T: int, batch_size: int | None = None, *, rng=None, indices=None,
-                       steps=None, init=None, average: bool = True, history=None, replace: bool = True,
-                       progress: bool = False) -> NGVIResult:
+def stochastic_ngd_blr(
+    problem: BLRProblem,
+    T: int,
+    batch_size: int | None = None,
+    *,
+    rng=None,
+    indices=None,
+    steps=None,
+    init=None,
+    average: bool = True,
+    history=None,
+    replace: bool = True,
+    progress: bool = False,
+) -> NGVIResult:
     """Stochastic NGD (Eq. 8) with the mini-batch estimator (15) on Bayesian linear regression.
 
     * ``indices`` (T, m) pre-drawn batches, or ``batch_size`` m and ``rng`` (seed / Generator) to draw them
@@ -249,15 +267,29 @@ def stochastic_ngd_blr(problem: BLRProblem, T: int, batch_size: int | None = Non
     xb, Xb = np.array(xb, dtype=np.float64), np.array(Xb, dtype=np.float64)
     pts = _history_points(T, history)
     bounds = sorted(set(pts + [T]))
-    hist = {"iteration": [], "kl_last": [], "kl_avg": []}
+    hist: dict[str, list[float]] = {"iteration": [], "kl_last": [], "kl_avg": []}
     post = problem.posterior() if pts else None
     from tqdm.auto import tqdm
+
     start = 0
     for stop in tqdm(bounds, disable=not progress, desc="stochastic NGD"):
-        lam, Lam, xb, Xb = _k.ngd_blr_loop(lam, Lam, xb, Xb, problem.X, problem.y, idx[start:stop],
-                                           np.ascontiguousarray(gam[start:stop]), c, lam_p, Lam_p, average)
-        expfam.check_natural(lam, Lam)      # the domain is kept (Remark 2); a violation would be a bug
+        lam, Lam, xb, Xb = _k.ngd_blr_loop(
+            lam,
+            Lam,
+            xb,
+            Xb,
+            problem.X,
+            problem.y,
+            idx[start:stop],
+            np.ascontiguousarray(gam[start:stop]),
+            c,
+            lam_p,
+            Lam_p,
+            average,
+        )
+        expfam.check_natural(lam, Lam)  # the domain is kept (Remark 2); a violation would be a bug
         if stop in pts:
+            assert post is not None  # computed whenever there are history points
             hist["iteration"].append(stop)
             hist["kl_last"].append(expfam.kl(*expfam.moment_from_natural(lam, Lam), *post))
             if average:
@@ -271,9 +303,22 @@ def stochastic_ngd_blr(problem: BLRProblem, T: int, batch_size: int | None = Non
 # stochastic NGD for non-conjugate GLMs (§3.2, §6.2)
 # ---------------------------------------------------------------------------------------------------------------
 
-def ngd_glm(model: GLM, T: int, gamma, *, n_samples: int = 10, rng=None, batch_size: int | None = None,
-            init=None, estimator: str = "price", history=None, progress: bool = False, base_samples=None,
-            batches=None) -> NGVIResult:
+
+def ngd_glm(
+    model: GLM,
+    T: int,
+    gamma,
+    *,
+    n_samples: int = 10,
+    rng=None,
+    batch_size: int | None = None,
+    init=None,
+    estimator: str = "price",
+    history=None,
+    progress: bool = False,
+    base_samples=None,
+    batches=None,
+) -> NGVIResult:
     """Stochastic NGD on a logistic / Poisson :class:`~refvi.ngvi.glm.GLM` with a constant step (or a sequence of
     T steps) in [0, 1], ``n_samples`` Monte Carlo draws per step and optional data sub-sampling (n/m rescaled).
 
@@ -305,8 +350,9 @@ def ngd_glm(model: GLM, T: int, gamma, *, n_samples: int = 10, rng=None, batch_s
     lam, Lam = _init(model.d, init)
     lam_p, Lam_p = model.prior_natural
     pts = set(_history_points(T, history))
-    hist = {"iteration": [], "neg_elbo": []}
+    hist: dict[str, list[float]] = {"iteration": [], "neg_elbo": []}
     from tqdm.auto import tqdm
+
     for t in tqdm(range(T), disable=not progress, desc=f"NGD ({estimator})"):
         xi, Xi = expfam.expectation_from_natural(lam, Lam)
         U = gen.standard_normal((S, model.d)) if base_samples is None else base_samples[t]
@@ -317,7 +363,7 @@ def ngd_glm(model: GLM, T: int, gamma, *, n_samples: int = 10, rng=None, batch_s
         if estimator == "price" and model.kind == "logistic":
             gx, GX = est.price_logistic(model, xi, Xi, U, idx)
         else:
-            scale = 1.0 if idx is None else model.n / batch_size
+            scale = 1.0 if batch_size is None else model.n / batch_size  # idx is None exactly when batch_size is
             if estimator == "price":
                 gx, GX = est.price(est.glm_grad_hess(model, idx, scale), xi, Xi, U)
             else:

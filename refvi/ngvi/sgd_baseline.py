@@ -14,12 +14,10 @@ from __future__ import annotations
 import numpy as np
 
 from refvi._checks import as_generator
-
 from refvi.ngvi import expfam
 from refvi.ngvi.blr import BLRProblem
 from refvi.ngvi.glm import GLM
-from refvi.ngvi.ngd import (NGVIResult, _count, _history_points, _nonneg, draw_batches, given_base_samples,
-                             given_batches)
+from refvi.ngvi.ngd import NGVIResult, _count, _history_points, _nonneg, draw_batches, given_base_samples, given_batches
 
 CLAMP = 1e-10
 
@@ -48,8 +46,18 @@ def _steps(steps, T):
     return gam
 
 
-def sgd_blr(problem: BLRProblem, T: int, batch_size: int, steps, *, rng=None, init=None, history=None,
-            progress: bool = False, indices=None) -> NGVIResult:
+def sgd_blr(
+    problem: BLRProblem,
+    T: int,
+    batch_size: int,
+    steps,
+    *,
+    rng=None,
+    init=None,
+    history=None,
+    progress: bool = False,
+    indices=None,
+) -> NGVIResult:
     """Projected SGD on mini-batch BLR (Fig. 1 baseline; the paper uses steps gamma_t = 1/(1e5 + t)).  ``indices``
     (T, batch_size) gives the batches instead of drawing them from ``rng``."""
     from tqdm.auto import tqdm
@@ -64,7 +72,7 @@ def sgd_blr(problem: BLRProblem, T: int, batch_size: int, steps, *, rng=None, in
     c = problem.n / (batch_size * problem.sigma2)
     post = problem.posterior()
     pts = set(_history_points(T, history))
-    hist = {"iteration": [], "kl_last": []}
+    hist: dict[str, list[float]] = {"iteration": [], "kl_last": []}
     for t in tqdm(range(T), disable=not progress, desc="SGD (BLR)"):
         Xb, yb = problem.X[idx[t]], problem.y[idx[t]]
         gm_kl, gC_kl = _kl_grads(m, C, Pinv, problem.prior_mean)
@@ -79,8 +87,21 @@ def sgd_blr(problem: BLRProblem, T: int, batch_size: int, steps, *, rng=None, in
     return _result(m, C, hist)
 
 
-def sgd_glm(model: GLM, T: int, step, *, n_samples: int = 10, estimator: str = "price", rng=None, batch_size=None,
-            init=None, history=None, progress: bool = False, base_samples=None, batches=None) -> NGVIResult:
+def sgd_glm(
+    model: GLM,
+    T: int,
+    step,
+    *,
+    n_samples: int = 10,
+    estimator: str = "price",
+    rng=None,
+    batch_size=None,
+    init=None,
+    history=None,
+    progress: bool = False,
+    base_samples=None,
+    batches=None,
+) -> NGVIResult:
     """Projected SGD on a GLM with the reparameterization ("reparam") or Price ("price") estimator (Fig. 2).
     ``base_samples`` (T, n_samples, d) and ``batches`` (T, batch_size) replace the draws from ``rng``."""
     from tqdm.auto import tqdm
@@ -101,7 +122,7 @@ def sgd_glm(model: GLM, T: int, step, *, n_samples: int = 10, estimator: str = "
     m, C = (np.zeros(d), np.eye(d)) if init is None else (np.array(init[0], float), np.tril(np.array(init[1], float)))
     Pinv = np.linalg.inv(model.prior_cov)
     pts = set(_history_points(T, history))
-    hist = {"iteration": [], "neg_elbo": []}
+    hist: dict[str, list[float]] = {"iteration": [], "neg_elbo": []}
     for t in tqdm(range(T), disable=not progress, desc=f"SGD ({estimator})"):
         U = gen.standard_normal((S, d)) if base_samples is None else base_samples[t]
         if batch_size is None:

@@ -38,7 +38,7 @@ def batch_distribution(n: int, m: int):
         for c in counts:
             w //= math.factorial(int(c))
         batches.append(np.asarray(combo, dtype=np.int64))
-        probs.append(w / n ** m)
+        probs.append(w / n**m)
     return batches, np.asarray(probs)
 
 
@@ -66,7 +66,7 @@ def variance_term(problem: BLRProblem, eta_t, gamma, batch_size: int) -> float:
     star = ((1 - g) * lam + g * ls, (1 - g) * Lam + g * Ls)
     m_star = expfam.moment_from_natural(*star)
     total = 0.0
-    for idx, p in zip(*batch_distribution(problem.n, batch_size)):
+    for idx, p in zip(*batch_distribution(problem.n, batch_size), strict=True):
         lh, Lh = problem.noisy_posterior_natural(idx)
         nxt = ((1 - g) * lam + g * lh, (1 - g) * Lam + g * Lh)
         total += p * expfam.pair((ls - lh, Ls - Lh), _omega_difference_over_gamma(m_star, nxt, ls - lh, Ls - Lh))

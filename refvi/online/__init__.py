@@ -20,6 +20,26 @@ from refvi.online.sva import SVA
 from refvi.online.sva_full import FullCovResult, SVAFull
 from refvi.online.svb import SVB
 
-__all__ = ["LOSSES", "OnlineDivergenceWarning", "OnlineLearner", "OnlineResult", "EWAResult", "ewa_1d", "ewa_2d",
-           "expected_loss", "expected_loss_full", "kl_gaussian", "kl_meanfield", "kl_prior", "NGVI",
-           "beta_from_alpha", "OGA", "OGAEL", "SVA", "SVAFull", "FullCovResult", "SVB", "run_nn"]
+__all__ = [
+    "LOSSES",
+    "OnlineDivergenceWarning",
+    "OnlineLearner",
+    "OnlineResult",
+    "EWAResult",
+    "ewa_1d",
+    "ewa_2d",
+    "expected_loss",
+    "expected_loss_full",
+    "kl_gaussian",
+    "kl_meanfield",
+    "kl_prior",
+    "NGVI",
+    "beta_from_alpha",
+    "OGA",
+    "OGAEL",
+    "SVA",
+    "SVAFull",
+    "FullCovResult",
+    "SVB",
+    "run_nn",
+]

@@ -16,8 +16,12 @@ import numpy as np
 from refvi._checks import positive_scalar
 from refvi.kernels import online as ko
 
-LOSSES = {"hinge": ko.LOSS_HINGE, "squared": ko.LOSS_SQUARED, "absolute": ko.LOSS_ABSOLUTE,
-          "quadratic": ko.LOSS_QUADRATIC}
+LOSSES = {
+    "hinge": ko.LOSS_HINGE,
+    "squared": ko.LOSS_SQUARED,
+    "absolute": ko.LOSS_ABSOLUTE,
+    "quadratic": ko.LOSS_QUADRATIC,
+}
 CHUNK = 20000
 
 
@@ -75,8 +79,11 @@ def first_bad_row(X: np.ndarray, y: np.ndarray, loss_id: int) -> tuple[int, str]
     if idx.size == 0:
         return X.shape[0], ""
     k = int(idx[0])
-    why = {1: "x contains a non-finite value", 2: "y is not finite",
-           3: f"hinge labels must be -1 or +1, got y = {y[k]!r}"}[int(reason[k])]
+    why = {
+        1: "x contains a non-finite value",
+        2: "y is not finite",
+        3: f"hinge labels must be -1 or +1, got y = {y[k]!r}",
+    }[int(reason[k])]
     return k, why
 
 
@@ -133,6 +140,9 @@ class OnlineLearner:
         self.m = np.zeros(self.d)
         self.sigma = np.full(self.d, self.s)
 
+    def _advance(self, X, y, losses, record, M, S) -> tuple[int, int]:
+        raise NotImplementedError  # each learner runs its kernel over the chunk (see the class docstring)
+
     # state -----------------------------------------------------------------------------------------------------
     def predict(self) -> np.ndarray:
         """hat theta_t: the mean of the current distribution (never a sample)."""
@@ -160,14 +170,16 @@ class OnlineLearner:
         while done < T:
             stop = min(T, done + CHUNK)
             sl = slice(done, stop)
-            Mc = M[done:stop + 1] if record else M
-            Sc = S[done:stop + 1] if record else S
+            Mc = M[done : stop + 1] if record else M
+            Sc = S[done : stop + 1] if record else S
             n, status = self._advance(X[sl], y[sl], losses[sl], record, Mc, Sc)
             n = int(n)
             self.t += n
             if n < stop - done:
-                raise ValueError(f"stream row {done + n}: {self._failure_reason(int(status))}; the state after "
-                                 f"{done + n} rows is kept")
+                raise ValueError(
+                    f"stream row {done + n}: {self._failure_reason(int(status))}; the state after "
+                    f"{done + n} rows is kept"
+                )
             if bar is not None:
                 bar.update(stop - done)
             done = stop
@@ -177,8 +189,9 @@ class OnlineLearner:
             raise ValueError(f"stream row {k}: {why}; the state after the {k} valid rows before it is kept")
         m, sigma = self.state()
         notes = _blow_up_notes(self.loss_id, self.H, X[:T], y[:T], losses, m_start)
-        return OnlineResult(losses, m, sigma, M if record else None, (S if (record and self.has_sigma) else None),
-                            notes)
+        return OnlineResult(
+            losses, m, sigma, M if record else None, (S if (record and self.has_sigma) else None), notes
+        )
 
     def update(self, x, y=None) -> float:
         """One round: returns ell_t(hat theta_t), then updates."""
@@ -187,8 +200,10 @@ class OnlineLearner:
 
     def _failure_reason(self, status: int) -> str:
         if status == ko.STATUS_NONFINITE:
-            return ("the update gives a non-finite loss, gradient or state (overflow: rescale the data or use a "
-                    "smaller step size / a finite box)")
+            return (
+                "the update gives a non-finite loss, gradient or state (overflow: rescale the data or use a "
+                "smaller step size / a finite box)"
+            )
         return f"update failed (kernel status {status})"
 
 
@@ -211,8 +226,10 @@ def _blow_up_notes(loss_id, H, X, y, losses, m_start) -> list[str]:
     mean, ref = float(np.mean(losses)), float(np.mean(base))
     if not mean > BLOW_UP * ref + BLOW_UP:
         return []
-    msg = (f"the online run blew up: mean loss {mean:.4g} against {ref:.4g} for the starting mean held fixed (the "
-           f"step size / learning rate is far too large for this stream?)")
+    msg = (
+        f"the online run blew up: mean loss {mean:.4g} against {ref:.4g} for the starting mean held fixed (the "
+        f"step size / learning rate is far too large for this stream?)"
+    )
     warnings.warn(msg, OnlineDivergenceWarning, stacklevel=3)
     return [msg]
 

@@ -9,8 +9,9 @@ from __future__ import annotations
 
 import dataclasses
 import functools
+import itertools
 import math
-from typing import Callable
+from collections.abc import Callable
 
 import numpy as np
 from scipy.special import logsumexp
@@ -20,12 +21,12 @@ from refvi._checks import as_vector, positive_scalar
 
 @dataclasses.dataclass
 class EWAResult:
-    means: np.ndarray        # (T,) hat theta_t (decision at round t, from D_{1:t-1}); (T, 2) for ewa_2d
-    losses: np.ndarray       # (T,) ell_t(hat theta_t)
-    log_norm: np.ndarray     # (T+1,) log N_t, t = 1..T+1 (N_1 = 1)
-    mix_loss: np.ndarray     # (T,) -1/eta log E_{p_t} exp(-eta ell_t)
+    means: np.ndarray  # (T,) hat theta_t (decision at round t, from D_{1:t-1}); (T, 2) for ewa_2d
+    losses: np.ndarray  # (T,) ell_t(hat theta_t)
+    log_norm: np.ndarray  # (T+1,) log N_t, t = 1..T+1 (N_1 = 1)
+    mix_loss: np.ndarray  # (T,) -1/eta log E_{p_t} exp(-eta ell_t)
     nodes: np.ndarray
-    log_post: np.ndarray     # (K,) final normalized log-weights of p_{T+1} on the nodes
+    log_post: np.ndarray  # (K,) final normalized log-weights of p_{T+1} on the nodes
 
 
 @functools.lru_cache(maxsize=16)
@@ -36,23 +37,32 @@ def _legendre(n: int):
 def gauss_legendre(lo: float, hi: float, n: int, breaks=()):
     """Nodes and weights of a composite Gauss-Legendre rule on [lo, hi]: one panel per interval between the sorted
     ``breaks`` (kinks of the losses), about n nodes in total (at least 16 per panel).  On a panel where the integrand
-    is smooth the rule converges geometrically (panel sizes are rounded up to a power of two); a kink inside a panel costs accuracy O(n^-2)."""
-    cuts = np.unique(np.concatenate([[lo, hi], [b for b in np.asarray(breaks, dtype=np.float64).ravel()
-                                                if lo < b < hi]]))
+    is smooth the rule converges geometrically (panel sizes are rounded up to a power of two); a kink inside a panel
+    costs accuracy O(n^-2)."""
+    cuts = np.unique(
+        np.concatenate([[lo, hi], [b for b in np.asarray(breaks, dtype=np.float64).ravel() if lo < b < hi]])
+    )
     want = max(16, int(n) // (cuts.size - 1))
-    k = 1 << int(math.ceil(math.log2(want)))          # a power of two, so the cached rules are reused
+    k = 1 << int(math.ceil(math.log2(want)))  # a power of two, so the cached rules are reused
     z, w = _legendre(k)
     nodes, weights = [], []
-    for a, b in zip(cuts[:-1], cuts[1:]):
+    for a, b in itertools.pairwise(cuts):
         half = 0.5 * (b - a)
         nodes.append(a + half * (z + 1.0))
         weights.append(half * w)
     return np.concatenate(nodes), np.concatenate(weights)
 
 
-def ewa_1d(loss: Callable[[np.ndarray, float], np.ndarray], data, eta: float, lo: float, hi: float,
-           log_prior: Callable[[np.ndarray], np.ndarray] | None = None, n_nodes: int = 2000,
-           breaks=()) -> EWAResult:
+def ewa_1d(
+    loss: Callable[[np.ndarray, float], np.ndarray],
+    data,
+    eta: float,
+    lo: float,
+    hi: float,
+    log_prior: Callable[[np.ndarray], np.ndarray] | None = None,
+    n_nodes: int = 2000,
+    breaks=(),
+) -> EWAResult:
     """Run EWA with prior density exp(log_prior) (uniform if None) on Theta = [lo, hi] over the stream ``data``.
 
     ``loss(theta_nodes, D_t)`` must return the finite losses at the nodes; ``breaks`` lists the kinks of the losses
@@ -66,7 +76,7 @@ def ewa_1d(loss: Callable[[np.ndarray, float], np.ndarray], data, eta: float, lo
     if lp.shape != nodes.shape or not np.all(np.isfinite(lp)):
         raise ValueError("log_prior must return finite values at the quadrature nodes")
     logw = np.log(w) + lp
-    logw -= logsumexp(logw)                       # the prior pi as normalized weights
+    logw -= logsumexp(logw)  # the prior pi as normalized weights
     means, losses, log_norm, mix, log_post = _run(loss, data, eta, nodes, logw, lambda post: float(post @ nodes))
     return EWAResult(means, losses, log_norm, mix, nodes, log_post)
 
@@ -94,8 +104,15 @@ def _run(loss, data, eta, nodes, logw, mean_of):
     return np.array(means), losses, log_norm, mix, lpost - logsumexp(lpost)
 
 
-def ewa_2d(loss: Callable[[np.ndarray, object], np.ndarray], data, eta: float, lo, hi,
-           log_prior: Callable[[np.ndarray], np.ndarray] | None = None, n_nodes: int = 64) -> EWAResult:
+def ewa_2d(
+    loss: Callable[[np.ndarray, object], np.ndarray],
+    data,
+    eta: float,
+    lo,
+    hi,
+    log_prior: Callable[[np.ndarray], np.ndarray] | None = None,
+    n_nodes: int = 64,
+) -> EWAResult:
     """EWA on the box Theta = [lo_1, hi_1] x [lo_2, hi_2] with prior density exp(log_prior) (uniform if None), by a
     tensor Gauss-Legendre rule with ``n_nodes`` nodes per axis (smooth losses: the rule converges geometrically).
 

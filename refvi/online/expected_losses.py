@@ -47,8 +47,7 @@ def expected_loss_full(loss: str, x, y: float, m, C) -> float:
     x = as_vector(x, "x", d)
     C = as_matrix(C, "C", (d, d))
     b = float(np.linalg.norm(C.T @ x))
-    val, _, _ = expected_loss(loss, np.array([[1.0]]), np.array([float(y)]), np.array([float(m @ x)]),
-                              np.array([b]))
+    val, _, _ = expected_loss(loss, np.array([[1.0]]), np.array([float(y)]), np.array([float(m @ x)]), np.array([b]))
     return float(val[0])
 
 
@@ -60,7 +59,7 @@ def kl_meanfield(m, sigma, mbar, sbar) -> float:
     sigma, mbar, sbar = as_vector(sigma, "sigma", d), as_vector(mbar, "mbar", d), as_vector(sbar, "sbar", d)
     if np.any(sigma <= 0) or np.any(sbar <= 0):
         raise ValueError("sigma and sbar must be > 0 componentwise (the KL is infinite at sigma = 0)")
-    return float(np.sum((sigma ** 2 + (m - mbar) ** 2) / (2 * sbar ** 2) + np.log(sbar / sigma) - 0.5))
+    return float(np.sum((sigma**2 + (m - mbar) ** 2) / (2 * sbar**2) + np.log(sbar / sigma) - 0.5))
 
 
 def kl_prior(m, sigma, s: float) -> float:

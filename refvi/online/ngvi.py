@@ -24,14 +24,24 @@ def beta_from_alpha(alpha: float, eta: float) -> float:
 class NGVI(OnlineLearner):
     """Online NGVI, mean field.  Give either ``alpha`` (the proximal step of (8)) or ``beta`` in (0, 1] directly."""
 
-    def __init__(self, d: int, loss: str = "hinge", *, eta: float = 1.0, alpha: float | None = None,
-                 beta: float | None = None, s: float = 1.0, mbox: float = np.inf, sbox: float = np.inf,
-                 H: float = 1.0):
+    def __init__(
+        self,
+        d: int,
+        loss: str = "hinge",
+        *,
+        eta: float = 1.0,
+        alpha: float | None = None,
+        beta: float | None = None,
+        s: float = 1.0,
+        mbox: float = np.inf,
+        sbox: float = np.inf,
+        H: float = 1.0,
+    ):
         super().__init__(d, loss, H)
         self.eta = check_step(eta, "eta")
         if (alpha is None) == (beta is None):
             raise ValueError("give exactly one of alpha (> 0) and beta (in (0, 1])")
-        if beta is None:
+        if alpha is not None:  # exactly one of them was given
             beta = beta_from_alpha(alpha, self.eta)
         beta = positive_scalar(beta, "beta")
         if beta > 1.0:
@@ -40,11 +50,28 @@ class NGVI(OnlineLearner):
         self._start_at_prior(s, mbox, sbox)
 
     def _advance(self, X, y, losses, record, M, S):
-        return ko.ngvi_run(self.loss_id, self.H, X, y, self.eta, self.beta, self.s, self.mbox, self.sbox,
-                           self.m, self.sigma, losses, record, M, S)
+        return ko.ngvi_run(
+            self.loss_id,
+            self.H,
+            X,
+            y,
+            self.eta,
+            self.beta,
+            self.s,
+            self.mbox,
+            self.sbox,
+            self.m,
+            self.sigma,
+            losses,
+            record,
+            M,
+            S,
+        )
 
     def _failure_reason(self, status: int) -> str:
         if status == ko.STATUS_PRECISION:
-            return ("the NGVI precision update would be <= 0 (non-convex loss: bar L decreases in sigma^2); "
-                    "pass a finite sbox to floor the precision at 1/sbox^2")
+            return (
+                "the NGVI precision update would be <= 0 (non-convex loss: bar L decreases in sigma^2); "
+                "pass a finite sbox to floor the precision at 1/sbox^2"
+            )
         return super()._failure_reason(status)

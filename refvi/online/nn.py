@@ -29,21 +29,37 @@ def nn_predict(theta, X, h: int) -> np.ndarray:
     X = as_matrix(X, "X")
     p = X.shape[1]
     theta = as_vector(theta, "theta", n_params(p, h))
-    W = theta[:h * p].reshape(h, p)
-    b, v, c = theta[h * p:h * p + h], theta[h * p + h:h * p + 2 * h], theta[-1]
+    W = theta[: h * p].reshape(h, p)
+    b, v, c = theta[h * p : h * p + h], theta[h * p + h : h * p + 2 * h], theta[-1]
     return np.maximum(X @ W.T + b, 0.0) @ v + c
 
 
 def _shrink(sig, u):
-    """Vectorized sigma h(u / sigma) = sqrt(sigma^2 + u^2) - u, cancellation-free for u > 0 (as kernels.online.shrink)."""
+    """Vectorized sigma h(u / sigma) = sqrt(sigma^2 + u^2) - u, cancellation-free for u > 0 (as
+    kernels.online.shrink)."""
     r = np.hypot(sig, u)
     with np.errstate(divide="ignore", invalid="ignore"):
         return np.where(u > 0, np.where(r + u > 0, sig * sig / (r + u), 0.0), r - u)
 
 
-def run_nn(method: str, X, y, *, h: int, eta: float = 1.0, K: float = 1.0, beta: float = 0.01, s: float = 1.0,
-           mbox: float = 20.0, sbox: float = 1.0, n_samples: int = 1, seed=0, m0=None, base_samples=None,
-           record: bool = False) -> OnlineResult:
+def run_nn(
+    method: str,
+    X,
+    y,
+    *,
+    h: int,
+    eta: float = 1.0,
+    K: float = 1.0,
+    beta: float = 0.01,
+    s: float = 1.0,
+    mbox: float = 20.0,
+    sbox: float = 1.0,
+    n_samples: int = 1,
+    seed=0,
+    m0=None,
+    base_samples=None,
+    record: bool = False,
+) -> OnlineResult:
     """Run ``method`` in METHODS over the regression stream (X, y) with the squared loss of the ReLU network.
 
     ``m0`` is the prior mean and initial mean (default 0, a saddle of the ReLU network where OGA cannot move; the
@@ -70,8 +86,9 @@ def run_nn(method: str, X, y, *, h: int, eta: float = 1.0, K: float = 1.0, beta:
     if base_samples is not None:
         base_samples = np.asarray(base_samples, dtype=np.float64)
         if base_samples.ndim != 3 or base_samples.shape[0] != T or base_samples.shape[2] != d:
-            raise ValueError(f"base_samples must have shape (T, n_samples, dim theta) = ({T}, n, {d}), got "
-                             f"{base_samples.shape}")
+            raise ValueError(
+                f"base_samples must have shape (T, n_samples, dim theta) = ({T}, n, {d}), got {base_samples.shape}"
+            )
         if not np.all(np.isfinite(base_samples)):
             raise ValueError("base_samples must be finite")
     m_prior = np.zeros(d) if m0 is None else np.clip(as_vector(m0, "m0", d), -mbox, mbox)
@@ -83,7 +100,7 @@ def run_nn(method: str, X, y, *, h: int, eta: float = 1.0, K: float = 1.0, beta:
     losses = np.empty(T)
     M = np.empty((T + 1, d)) if record else None
     S = np.empty((T + 1, d)) if record and method != "oga" else None
-    floor = 1.0 / sbox ** 2 if np.isfinite(sbox) else 0.0
+    floor = 1.0 / sbox**2 if np.isfinite(sbox) else 0.0
     for t in range(T):
         if M is not None:
             M[t] = m
@@ -108,11 +125,11 @@ def run_nn(method: str, X, y, *, h: int, eta: float = 1.0, K: float = 1.0, beta:
             m = np.clip(m - a * gm, -mbox, mbox)
             sig = np.minimum(_shrink(sig, 0.5 * a * gs), sbox)
         else:  # ngvi
-            prec = np.maximum((1 - beta) / sig ** 2 + beta / s ** 2 + eta * beta * gs / sig, floor)
+            prec = np.maximum((1 - beta) / sig**2 + beta / s**2 + eta * beta * gs / sig, floor)
             if not np.all(prec > 0):
                 raise ValueError(f"stream row {t}: the NGVI precision would be <= 0; pass a finite sbox")
             v = 1.0 / prec
-            m = np.clip(m - beta * v * (eta * gm + (m - m_prior) / s ** 2), -mbox, mbox)
+            m = np.clip(m - beta * v * (eta * gm + (m - m_prior) / s**2), -mbox, mbox)
             sig = np.sqrt(v)
     if M is not None:
         M[T] = m

@@ -20,7 +20,7 @@ class OGA(OnlineLearner):
         self.eta = check_step(eta, "eta")
         self.mbox = check_box(mbox, "mbox")
         self.m = np.zeros(self.d)
-        self.sigma = None
+        self.sigma = None  # type: ignore[assignment]  # OGA keeps no sigma (has_sigma = False): nothing reads it
 
     def _advance(self, X, y, losses, record, M, S):
         return ko.oga_run(self.loss_id, self.H, X, y, self.eta, self.mbox, self.m, losses, record, M)
@@ -30,8 +30,18 @@ class OGAEL(OnlineLearner):
     """OGA-EL: mu_{t+1} = Pi(mu_t - eta grad bar L_t(mu_t)) (``projection="greedy"``) or
     Pi(mu_1 - eta sum_{i<=t} grad bar L_i(mu_i)) (``projection="lazy"``); mu_1 = (0, s 1) (the prior)."""
 
-    def __init__(self, d: int, loss: str = "hinge", *, eta: float, s: float = 1.0, projection: str = "greedy",
-                 mbox: float = np.inf, sbox: float = np.inf, H: float = 1.0):
+    def __init__(
+        self,
+        d: int,
+        loss: str = "hinge",
+        *,
+        eta: float,
+        s: float = 1.0,
+        projection: str = "greedy",
+        mbox: float = np.inf,
+        sbox: float = np.inf,
+        H: float = 1.0,
+    ):
         super().__init__(d, loss, H)
         self.eta = check_step(eta, "eta")
         if projection not in ("greedy", "lazy"):
@@ -43,5 +53,23 @@ class OGAEL(OnlineLearner):
         self.Gs = np.zeros(self.d)
 
     def _advance(self, X, y, losses, record, M, S):
-        return ko.ogael_run(self.loss_id, self.H, X, y, self.eta, self.lazy, self.m1, self.s1, self.mbox,
-                            self.sbox, self.m, self.sigma, self.Gm, self.Gs, losses, record, M, S)
+        return ko.ogael_run(
+            self.loss_id,
+            self.H,
+            X,
+            y,
+            self.eta,
+            self.lazy,
+            self.m1,
+            self.s1,
+            self.mbox,
+            self.sbox,
+            self.m,
+            self.sigma,
+            self.Gm,
+            self.Gs,
+            losses,
+            record,
+            M,
+            S,
+        )

@@ -21,8 +21,17 @@ class SVA(OnlineLearner):
     temperature), s > 0 (prior scale), mbox, sbox (box half-widths; inf = unconstrained; need s <= sbox), H (scale of
     the quadratic loss)."""
 
-    def __init__(self, d: int, loss: str = "hinge", *, eta: float, s: float = 1.0, mbox: float = np.inf,
-                 sbox: float = np.inf, H: float = 1.0):
+    def __init__(
+        self,
+        d: int,
+        loss: str = "hinge",
+        *,
+        eta: float,
+        s: float = 1.0,
+        mbox: float = np.inf,
+        sbox: float = np.inf,
+        H: float = 1.0,
+    ):
         super().__init__(d, loss, H)
         self.eta = check_step(eta, "eta")
         self._start_at_prior(s, mbox, sbox)
@@ -30,5 +39,21 @@ class SVA(OnlineLearner):
         self.Gs = np.zeros(self.d)
 
     def _advance(self, X, y, losses, record, M, S):
-        return ko.sva_run(self.loss_id, self.H, X, y, self.eta, self.s, self.mbox, self.sbox, self.m, self.sigma,
-                          self.Gm, self.Gs, losses, record, M, S)
+        return ko.sva_run(
+            self.loss_id,
+            self.H,
+            X,
+            y,
+            self.eta,
+            self.s,
+            self.mbox,
+            self.sbox,
+            self.m,
+            self.sigma,
+            self.Gm,
+            self.Gs,
+            losses,
+            record,
+            M,
+            S,
+        )

@@ -66,12 +66,15 @@ class SVAFull:
         losses = np.empty(T)
         M = np.empty((T + 1, self.d)) if record else np.empty((1, self.d))
         Cs = np.empty((T + 1, self.d, self.d)) if record else np.empty((1, self.d, self.d))
-        n, status = ko.sva_full_run(self.loss_id, X[:T], y[:T], self.eta, self.s, self.m, self.C, self.Gm, self.GC,
-                                    losses, record, M, Cs)
+        n, status = ko.sva_full_run(
+            self.loss_id, X[:T], y[:T], self.eta, self.s, self.m, self.C, self.Gm, self.GC, losses, record, M, Cs
+        )
         self.t += int(n)
         if int(n) < T:
-            raise ValueError(f"stream row {int(n)}: the update gives a non-finite loss, gradient or state (overflow: "
-                             f"rescale the data or use a smaller eta); the state after {int(n)} rows is kept")
+            raise ValueError(
+                f"stream row {int(n)}: the update gives a non-finite loss, gradient or state (overflow: "
+                f"rescale the data or use a smaller eta); the state after {int(n)} rows is kept"
+            )
         if k < X.shape[0]:
             raise ValueError(f"stream row {k}: {why}; the state after the {k} valid rows before it is kept")
         return FullCovResult(losses, self.m.copy(), self.C.copy(), M if record else None, Cs if record else None)

@@ -23,9 +23,23 @@ class SVB(OnlineLearner):
     The experiments use schedule="convex" with K = 1.  The initial state is the prior (0, s 1) unless sigma0 is given;
     sigma0 must lie in the box [0, sbox]."""
 
-    def __init__(self, d: int, loss: str = "hinge", *, schedule: str = "convex", eta: float | None = None,
-                 K: float | None = None, D: float | None = None, L: float | None = None, H_sc: float | None = None,
-                 s: float = 1.0, sigma0=None, mbox: float = np.inf, sbox: float = np.inf, H: float = 1.0):
+    def __init__(
+        self,
+        d: int,
+        loss: str = "hinge",
+        *,
+        schedule: str = "convex",
+        eta: float | None = None,
+        K: float | None = None,
+        D: float | None = None,
+        L: float | None = None,
+        H_sc: float | None = None,
+        s: float = 1.0,
+        sigma0=None,
+        mbox: float = np.inf,
+        sbox: float = np.inf,
+        H: float = 1.0,
+    ):
         super().__init__(d, loss, H)
         if schedule not in SCHEDULES:
             raise ValueError(f"schedule must be one of {SCHEDULES}, got {schedule!r}")
@@ -37,8 +51,10 @@ class SVB(OnlineLearner):
         given = dict(eta=eta, K=K, D=D, L=L, H_sc=H_sc)
         extra = [n for n in unused[schedule] if given[n] is not None]
         if extra:
-            raise ValueError(f"schedule={schedule!r} does not use {', '.join(extra)} (constant: eta; convex: K, or D "
-                             f"and L; strong: H_sc); it would be silently ignored")
+            raise ValueError(
+                f"schedule={schedule!r} does not use {', '.join(extra)} (constant: eta; convex: K, or D "
+                f"and L; strong: H_sc); it would be silently ignored"
+            )
         if schedule == "constant":
             if eta is None:
                 raise ValueError("schedule='constant' needs eta > 0")
@@ -58,13 +74,31 @@ class SVB(OnlineLearner):
         s = positive_scalar(s, "s")
         sig = np.full(self.d, s) if sigma0 is None else as_vector(sigma0, "sigma0", self.d).copy()
         if np.any(sig < 0) or np.any(sig > self.sbox):
-            raise ValueError(f"sigma0 must lie in the box [0, sbox = {self.sbox}] coordinatewise "
-                             f"(got range [{sig.min():.3g}, {sig.max():.3g}])")
+            raise ValueError(
+                f"sigma0 must lie in the box [0, sbox = {self.sbox}] coordinatewise "
+                f"(got range [{sig.min():.3g}, {sig.max():.3g}])"
+            )
         if self.mode == 0 and np.any(sig == 0):
             raise ValueError("schedule='constant' needs sigma0 > 0 (the step eta sigma^2 would vanish)")
         self.m = np.zeros(self.d)
         self.sigma = sig
 
     def _advance(self, X, y, losses, record, M, S):
-        return ko.svb_run(self.loss_id, self.H, X, y, self.mode, self.step, self.H_sc, self.t, self.mbox,
-                          self.sbox, self.m, self.sigma, losses, record, M, S)
+        return ko.svb_run(
+            self.loss_id,
+            self.H,
+            X,
+            y,
+            self.mode,
+            self.step,
+            self.H_sc,
+            self.t,
+            self.mbox,
+            self.sbox,
+            self.m,
+            self.sigma,
+            losses,
+            record,
+            M,
+            S,
+        )

@@ -220,6 +220,9 @@ def test_mc_boosting_monotone_and_deterministic(small_logistic):
     np.testing.assert_allclose(a.weights, [1 / 3 * 1 / 2, 2 / 3 * 1 / 2, 1 / 2], atol=1e-15)
     with pytest.raises(ValueError, match="rule"):
         mc.boost_mc(small_logistic, 1, rule="armijo", init=init)
+    for bad in (0, -1, 1.5, True):  # no start: the LMO would have no minimizer to return
+        with pytest.raises(ValueError, match="n_starts"):
+            mc.boost_mc(small_logistic, 1, init=init, n_starts=bad)
 
 
 def test_mc_metrics_against_direct_formulas():

@@ -307,3 +307,13 @@ def test_variance_term_is_accurate_for_tiny_steps(gamma, exact):
     # 50-digit arithmetic for gamma = 1e-10 (subtracting the two omegas in floats loses eps / gamma: 2e-6 relative)
     p = ngvi.blr_problem(np.array([[1.0], [0.0], [0.0]]), np.zeros(3), 1.0, np.eye(1), np.zeros(1))
     assert variance.variance_term(p, (np.zeros(1), -2.0 * np.eye(1)), gamma, 2) == pytest.approx(exact, rel=1e-14)
+
+
+def test_autodiff_refuses_a_gradient_of_the_wrong_shape():
+    # Algorithm 1 pairs gradient row s with base sample u_s: a grad returning fewer rows is refused, never truncated
+    model = ngvi.logistic_model(np.array([[1.0, 0.5], [-0.3, 2.0]]), np.array([1.0, -1.0]))
+    xi, Xi, U = np.zeros(2), np.eye(2), np.random.default_rng(0).standard_normal((3, 2))
+    with pytest.raises(ValueError, match="one gradient row per sample"):
+        estimators.autodiff(lambda Z: model.loglik_grad(Z)[:2], xi, Xi, U)
+    gx, GX = estimators.autodiff(model.loglik_grad, xi, Xi, U)
+    assert gx.shape == (2,) and GX.shape == (2, 2)

@@ -53,13 +53,31 @@ def recording(impl, calls: dict[str, int], log: list | None = None) -> Recorder:
 def __getattr__(name):  # REFVI, is_refvi and load_implementation import refvi's subsystems lazily
     if name in ("REFVI", "RefviImplementation", "is_refvi"):
         from refvi.verification.protocol import refvi_impl
+
         return getattr(refvi_impl, name)
     if name in ("load_implementation", "ImplementationSpecError"):
         from refvi.verification.protocol import loading
+
         return getattr(loading, name)
     raise AttributeError(name)
 
 
-__all__ = ["Implementation", "BoostingProtocol", "OnlineProtocol", "NGVIProtocol", "Capabilities", "SUBPROTOCOLS",
-           "CORE_METHODS", "protocol_methods", "recording", "Recorder", "MissingMethod", "InstanceSkipped",
-           "REFVI", "RefviImplementation", "is_refvi", "load_implementation", "ImplementationSpecError"]
+__all__ = [
+    "Implementation",
+    "BoostingProtocol",
+    "OnlineProtocol",
+    "NGVIProtocol",
+    "Capabilities",
+    "SUBPROTOCOLS",
+    "CORE_METHODS",
+    "protocol_methods",
+    "recording",
+    "Recorder",
+    "MissingMethod",
+    "InstanceSkipped",
+    "REFVI",
+    "RefviImplementation",
+    "is_refvi",
+    "load_implementation",
+    "ImplementationSpecError",
+]

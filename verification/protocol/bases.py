@@ -39,12 +39,12 @@ class BaseSpec:
     """A base law s by name and parameters (see the module table)."""
 
     kind: str
-    nu: float | None = None                 # student_t
-    p: float | None = None                  # two_point
-    product: bool = False                   # student_t: iid coordinates instead of one elliptical block
-    inner: "BaseSpec | None" = None         # affine: the law of u0
-    shift: np.ndarray | None = None         # affine: (d,)
-    scale: np.ndarray | None = None         # affine: (d, d), invertible
+    nu: float | None = None  # student_t
+    p: float | None = None  # two_point
+    product: bool = False  # student_t: iid coordinates instead of one elliptical block
+    inner: BaseSpec | None = None  # affine: the law of u0
+    shift: np.ndarray | None = None  # affine: (d,)
+    scale: np.ndarray | None = None  # affine: (d, d), invertible
 
     def __post_init__(self):
         if self.kind not in KINDS:
@@ -59,7 +59,9 @@ class BaseSpec:
 
     @property
     def discrete(self) -> bool:
-        return (self.inner.discrete if self.kind == "affine" else self.kind in DISCRETE)
+        if self.kind == "affine" and self.inner is not None:  # __post_init__ gives every affine base an inner law
+            return self.inner.discrete
+        return self.kind in DISCRETE
 
     @property
     def dim(self) -> int | None:
@@ -67,7 +69,7 @@ class BaseSpec:
         return None if self.shift is None else int(self.shift.shape[0])
 
     def __repr__(self) -> str:
-        if self.kind == "affine":
+        if self.kind == "affine" and self.shift is not None and self.scale is not None:  # always, after __post_init__
             return f"affine({self.inner!r}, shift={self.shift.tolist()}, scale={self.scale.tolist()})"
         extra = {"student_t": f"nu={self.nu}, product={self.product}", "two_point": f"p={self.p}"}.get(self.kind, "")
         return f"{self.kind}({extra})"

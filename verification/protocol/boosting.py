@@ -37,7 +37,8 @@ from __future__ import annotations
 
 import dataclasses
 import math
-from typing import Callable, Protocol, runtime_checkable
+from collections.abc import Callable
+from typing import Protocol, runtime_checkable
 
 import numpy as np
 
@@ -55,14 +56,15 @@ class BoostingTarget:
     log_shift: float = 0.0
 
     @classmethod
-    def mixture(cls, weights, means, scales, log_shift: float = 0.0) -> "BoostingTarget":
+    def mixture(cls, weights, means, scales, log_shift: float = 0.0) -> BoostingTarget:
         w = np.asarray(weights, dtype=np.float64)
         mu = np.asarray(means, dtype=np.float64)
         mu = mu[:, None] if mu.ndim == 1 else mu
         sc = np.asarray(scales, dtype=np.float64)
         if w.ndim != 1 or mu.shape[0] != w.size or sc.shape != w.shape:
-            raise ValueError(f"mixture target needs weights (J,), means (J, d), scales (J,); got {w.shape}, "
-                             f"{mu.shape}, {sc.shape}")
+            raise ValueError(
+                f"mixture target needs weights (J,), means (J, d), scales (J,); got {w.shape}, {mu.shape}, {sc.shape}"
+            )
         if np.any(w < 0) or abs(w.sum() - 1.0) > 1e-9 or np.any(sc <= 0):
             raise ValueError("mixture weights must be >= 0 and sum to one, scales > 0")
         d = mu.shape[1]
@@ -77,14 +79,14 @@ class BoostingTarget:
         return cls("mixture", dict(weights=w, means=mu, scales=sc), logp, float(log_shift))
 
     @classmethod
-    def cauchy(cls, loc: float, scale: float, log_shift: float = 0.0) -> "BoostingTarget":
+    def cauchy(cls, loc: float, scale: float, log_shift: float = 0.0) -> BoostingTarget:
         def logp(Z):
             z = np.asarray(Z, dtype=np.float64).reshape(-1)
             return -np.log(math.pi * scale * (1.0 + ((z - loc) / scale) ** 2)) + log_shift
 
         return cls("cauchy", dict(loc=float(loc), scale=float(scale)), logp, float(log_shift))
 
-    def shifted(self, c: float) -> "BoostingTarget":
+    def shifted(self, c: float) -> BoostingTarget:
         """The same target with log p + c."""
         p = self.params
         if self.kind == "mixture":
@@ -97,10 +99,10 @@ class BoostingInstance:
     """Atoms TN(means_k, scales_k^2 I; [lo, hi]) (K of them, dimension d) and a target; ``quadrature`` = (order,
     panels) per axis of the composite Gauss-Legendre rule the statements' oracle uses (a hint)."""
 
-    lo: np.ndarray              # (d,)
-    hi: np.ndarray              # (d,)
-    means: np.ndarray           # (K, d)
-    scales: np.ndarray          # (K,)
+    lo: np.ndarray  # (d,)
+    hi: np.ndarray  # (d,)
+    means: np.ndarray  # (K, d)
+    scales: np.ndarray  # (K,)
     target: BoostingTarget
     quadrature: tuple = (20, 20)
 
@@ -113,7 +115,7 @@ class BoostingInstance:
         return self.means.shape[1]
 
     @classmethod
-    def make(cls, lo, hi, means, scales, target, quadrature=(20, 20)) -> "BoostingInstance":
+    def make(cls, lo, hi, means, scales, target, quadrature=(20, 20)) -> BoostingInstance:
         lo = np.atleast_1d(np.asarray(lo, dtype=np.float64))
         hi = np.atleast_1d(np.asarray(hi, dtype=np.float64))
         means = np.asarray(means, dtype=np.float64)
@@ -122,16 +124,16 @@ class BoostingInstance:
         return cls(lo, hi, means, scales, target, tuple(quadrature))
 
     @classmethod
-    def grid(cls, lo, hi, stride, sigma, target, quadrature=(20, 20)) -> "BoostingInstance":
+    def grid(cls, lo, hi, stride, sigma, target, quadrature=(20, 20)) -> BoostingInstance:
         """Atoms on the lattice lo + stride * k (both ends included) in every coordinate, common scale sigma."""
         lo = np.atleast_1d(np.asarray(lo, dtype=np.float64))
         hi = np.atleast_1d(np.asarray(hi, dtype=np.float64))
-        axes = [np.linspace(a, b, int(round((b - a) / stride)) + 1) for a, b in zip(lo, hi)]
+        axes = [np.linspace(a, b, int(round((b - a) / stride)) + 1) for a, b in zip(lo, hi, strict=True)]
         mesh = np.meshgrid(*axes, indexing="ij")
         means = np.stack([m.ravel() for m in mesh], axis=1)
         return cls.make(lo, hi, means, sigma, target, quadrature)
 
-    def shifted(self, c: float) -> "BoostingInstance":
+    def shifted(self, c: float) -> BoostingInstance:
         """The same instance with log p + c (the shift-invariance statement)."""
         return dataclasses.replace(self, target=self.target.shifted(c))
 
@@ -140,30 +142,30 @@ class BoostingInstance:
 class BoostingRun:
     """A (corrective) Frank-Wolfe run of T steps."""
 
-    weights: np.ndarray                     # (K,) alpha^T
-    f: np.ndarray                           # (T+1,) f(q^t)
-    gap: np.ndarray                         # (T+1,) FW gap at q^t
-    gamma: np.ndarray                       # (T,) steps (NaN for corrective runs)
-    atom: np.ndarray                        # (T,) LMO atom index at step t
-    weights_history: np.ndarray | None = None   # (T+1, K) alpha^t when keep_weights
+    weights: np.ndarray  # (K,) alpha^T
+    f: np.ndarray  # (T+1,) f(q^t)
+    gap: np.ndarray  # (T+1,) FW gap at q^t
+    gamma: np.ndarray  # (T,) steps (NaN for corrective runs)
+    atom: np.ndarray  # (T,) LMO atom index at step t
+    weights_history: np.ndarray | None = None  # (T+1, K) alpha^t when keep_weights
 
 
 @dataclasses.dataclass(frozen=True)
 class FamilyConstants:
     """Constants of the continuous family {TN(mu, sigma^2 I; box): mu in box, sigma_min <= sigma <= sigma_max}."""
 
-    eps: float                  # inf of the densities over the family and the box (A2)
-    M: float                    # sup of the densities (A2)
-    K: float                    # min_mu P(N(mu, sigma_max^2 I) in box) (Thm 2)
-    P_a: float                  # P(N(a, sigma_min^2 I) in box), a a corner (Thm 8)
-    diam_box: float             # Euclidean diameter of the box (the D of Thm 8)
-    thm2_diam_sq: float         # 4 / (sigma_min^d (2 sqrt pi)^d K^2)
-    thm8_ldiam: float           # 4 * 2^{-d/2} P_a e^{D^2 / (2 sigma_min^2)} / K^2 (corrected, E001-4)
-    thm8_ldiam_printed: float   # 4 P_a e^{D^2/(2 sigma_min^2)} / (sigma_min^{d/2} 2^{d/2} K^2) (as printed)
-    eps_corner_formula: float   # N(b; a, sigma_min^2 I) / P(N(a, sigma_min^2 I) in box), a, b opposite corners
-    cor3_diam_sq: float         # Cor 3's bound on diam(conv A)^2: (2 M)^2 Leb(box)
-    tight_diam_sq: float        # the sharper 2 M (||q - q'||^2 <= ||q||^2 + ||q'||^2 <= 2 M for densities <= M)
-    thm6_curvature: float       # Thm 6's bound on C_f with Cor 3's diameter: 4 M^2 Leb(box) / eps
+    eps: float  # inf of the densities over the family and the box (A2)
+    M: float  # sup of the densities (A2)
+    K: float  # min_mu P(N(mu, sigma_max^2 I) in box) (Thm 2)
+    P_a: float  # P(N(a, sigma_min^2 I) in box), a a corner (Thm 8)
+    diam_box: float  # Euclidean diameter of the box (the D of Thm 8)
+    thm2_diam_sq: float  # 4 / (sigma_min^d (2 sqrt pi)^d K^2)
+    thm8_ldiam: float  # 4 * 2^{-d/2} P_a e^{D^2 / (2 sigma_min^2)} / K^2 (corrected, E001-4)
+    thm8_ldiam_printed: float  # 4 P_a e^{D^2/(2 sigma_min^2)} / (sigma_min^{d/2} 2^{d/2} K^2) (as printed)
+    eps_corner_formula: float  # N(b; a, sigma_min^2 I) / P(N(a, sigma_min^2 I) in box), a, b opposite corners
+    cor3_diam_sq: float  # Cor 3's bound on diam(conv A)^2: (2 M)^2 Leb(box)
+    tight_diam_sq: float  # the sharper 2 M (||q - q'||^2 <= ||q||^2 + ||q'||^2 <= 2 M for densities <= M)
+    thm6_curvature: float  # Thm 6's bound on C_f with Cor 3's diameter: 4 M^2 Leb(box) / eps
 
 
 @runtime_checkable
@@ -181,13 +183,24 @@ class BoostingProtocol(Protocol):
         """The Frank-Wolfe duality gap g(q) = max_k <grad f(q), q - s_k> = <q, grad f> - min_k scores_k (>= f(q) - f*,
         the certificate Algorithms 1 and 3 report)."""
 
-    def frank_wolfe(self, inst: BoostingInstance, n_iter: int, step: str = "fixed", *, lmo: str = "exact",
-                    delta: float | None = None, curvature: float | None = None, L: float | None = None,
-                    init: int | None = None, keep_weights: bool = False) -> BoostingRun:
+    def frank_wolfe(
+        self,
+        inst: BoostingInstance,
+        n_iter: int,
+        step: str = "fixed",
+        *,
+        lmo: str = "exact",
+        delta: float | None = None,
+        curvature: float | None = None,
+        L: float | None = None,
+        init: int | None = None,
+        keep_weights: bool = False,
+    ) -> BoostingRun:
         """Algorithm 1 (step rules and LMOs in the module docstring)."""
 
-    def stochastic_lmo(self, inst: BoostingInstance, alpha, *, n_samples: int = 64, n_steps: int = 50,
-                       lr: float = 0.05, seed: int = 0) -> int:
+    def stochastic_lmo(
+        self, inst: BoostingInstance, alpha, *, n_samples: int = 64, n_steps: int = 50, lr: float = 0.05, seed: int = 0
+    ) -> int:
         """Algorithm 2 at q = alpha (atoms with one common scale): projected SGD on the mean mu of a truncated
         Gaussian atom, ``n_steps`` steps of size ``lr`` with ``n_samples`` draws each and the score-function gradient
         of Eq. (10) of E_{s_mu} log(q/p), from the best of 8 random means; returns the index of the atom whose mean is
@@ -204,8 +217,16 @@ class BoostingProtocol(Protocol):
         chosen at step k = 0..T-1 (``chosen`` of length T, repeats allowed) gets 2(k+1)/(T(T+1)), summed per atom;
         shape (n_atoms,)."""
 
-    def corrective(self, inst: BoostingInstance, n_iter: int, variant: str = "full", *, L: float | None = None,
-                   init: int | None = None, keep_weights: bool = False) -> BoostingRun:
+    def corrective(
+        self,
+        inst: BoostingInstance,
+        n_iter: int,
+        variant: str = "full",
+        *,
+        L: float | None = None,
+        init: int | None = None,
+        keep_weights: bool = False,
+    ) -> BoostingRun:
         """Algorithm 3, Variant 0 (``"norm"``) or 1 (``"full"``)."""
 
     def line_search(self, inst: BoostingInstance, alpha, k: int) -> float:
@@ -268,8 +289,17 @@ class BoostingProtocol(Protocol):
         predictive probabilities p(y = +1 | x_n) = (1/S) sum_s sigmoid(x_n^T w_s), shape (n,), and the mean over
         data points of log (1/S) sum_s sigmoid(y_n x_n^T w_s) (labels in {-1, +1}), stable for logits of any size."""
 
-    def mc_boost(self, target, n_iter: int, rule: str = "corrective", *, init, n_samples: int = 16,
-                 mean_box: float = 1.0, seed: int = 0):
+    def mc_boost(
+        self,
+        target,
+        n_iter: int,
+        rule: str = "corrective",
+        *,
+        init,
+        n_samples: int = 16,
+        mean_box: float = 1.0,
+        seed: int = 0,
+    ):
         """§5 (Figure 3): Frank-Wolfe over untruncated atoms N(mu, diag sigma^2), sigma fixed to ``init`` = (m0, s0)'s
         scales, q^0 = N(m0, diag s0^2), atom means in the box m0 +- mean_box * s0.  Each component k owns fixed draws
         z_kj = mu_k + sigma u_kj (j < ``n_samples``), and f(alpha) = sum_k alpha_k (1/S) sum_j [log q_alpha(z_kj) -
@@ -282,8 +312,31 @@ class BoostingProtocol(Protocol):
         reproducible by ``seed``."""
 
 
-METHODS = ("objective", "scores", "gram", "gap", "frank_wolfe", "stochastic_lmo", "stochastic_lmo_step",
-           "fixed_step_weights", "corrective", "mc_predictive", "line_search", "norm_corrective_weights",
-           "fully_corrective_weights", "score_gradient", "family_constants", "grid_means", "curvature_lower_bound",
-           "diameter_sq", "truncation_optimum", "density_bounds", "mixture_logpdf", "mixture_moments",
-           "mixture_norm_sq", "mixture_sample", "mc_mean_field", "mc_boost")
+METHODS = (
+    "objective",
+    "scores",
+    "gram",
+    "gap",
+    "frank_wolfe",
+    "stochastic_lmo",
+    "stochastic_lmo_step",
+    "fixed_step_weights",
+    "corrective",
+    "mc_predictive",
+    "line_search",
+    "norm_corrective_weights",
+    "fully_corrective_weights",
+    "score_gradient",
+    "family_constants",
+    "grid_means",
+    "curvature_lower_bound",
+    "diameter_sq",
+    "truncation_optimum",
+    "density_bounds",
+    "mixture_logpdf",
+    "mixture_moments",
+    "mixture_norm_sq",
+    "mixture_sample",
+    "mc_mean_field",
+    "mc_boost",
+)

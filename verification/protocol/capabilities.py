@@ -28,7 +28,8 @@ to accept, or False / a reason string to decline.
 from __future__ import annotations
 
 import dataclasses
-from typing import Any, Mapping
+from collections.abc import Mapping
+from typing import Any
 
 #: the exception classes that count as refusing bad input for every implementation (docs/conformance.md)
 PROTOCOL_REFUSALS: tuple[type[BaseException], ...] = (ValueError, TypeError)
@@ -58,7 +59,7 @@ class Capabilities:
     refusals: tuple[type[BaseException], ...] = ()
 
     @classmethod
-    def of(cls, obj) -> "Capabilities":
+    def of(cls, obj) -> Capabilities:
         """The capabilities declared by ``obj`` (an implementation or sub-adapter); none declared: accept all."""
         raw = getattr(obj, "capabilities", None)
         if raw is None:
@@ -66,8 +67,10 @@ class Capabilities:
         if isinstance(raw, Capabilities):
             return raw
         if not isinstance(raw, Mapping):
-            raise TypeError(f"capabilities must be a Capabilities or a dict of argument -> accepted values, "
-                            f"got {type(raw).__name__}")
+            raise TypeError(
+                f"capabilities must be a Capabilities or a dict of argument -> accepted values, "
+                f"got {type(raw).__name__}"
+            )
         accepts = {str(k): _as_tuple(v) for k, v in raw.items() if k not in SPECIAL_KEYS}
         targets = None if raw.get("targets") is None else tuple(str(t) for t in _as_tuple(raw["targets"]))
         refusals = _as_tuple(raw.get("refusals", ()))

@@ -33,13 +33,48 @@ from typing import Protocol, runtime_checkable
 import numpy as np
 
 #: Every method of this protocol, in the order the docs list them.
-METHODS = ("energy", "entropy", "stl", "score", "grad_neg_entropy", "entropy_prox", "project_wm",
-           "project_singular", "smoothness", "strong_convexity", "noise_constants", "step_sizes", "step_range_ok", "average_weights",
-           "prox_sgd", "proj_sgd", "gradient_descent", "gradient_descent_exact", "exact_energy", "base_charfun",
-           "base_entropy", "base_moments", "base_atoms", "standardize", "to_base_params", "locscale_log_density", "locscale_entropy",
-           "locscale_moments", "locscale_sample", "log_joint", "grad_log_joint", "gaussian_entropy", "gaussian_log_density",
-           "exact_optimum", "hess_log_joint", "mode", "log_evidence", "frame", "framed_energy",
-           "fit")
+METHODS = (
+    "energy",
+    "entropy",
+    "stl",
+    "score",
+    "grad_neg_entropy",
+    "entropy_prox",
+    "project_wm",
+    "project_singular",
+    "smoothness",
+    "strong_convexity",
+    "noise_constants",
+    "step_sizes",
+    "step_range_ok",
+    "average_weights",
+    "prox_sgd",
+    "proj_sgd",
+    "gradient_descent",
+    "gradient_descent_exact",
+    "exact_energy",
+    "base_charfun",
+    "base_entropy",
+    "base_moments",
+    "base_atoms",
+    "standardize",
+    "to_base_params",
+    "locscale_log_density",
+    "locscale_entropy",
+    "locscale_moments",
+    "locscale_sample",
+    "log_joint",
+    "grad_log_joint",
+    "gaussian_entropy",
+    "gaussian_log_density",
+    "exact_optimum",
+    "hess_log_joint",
+    "mode",
+    "log_evidence",
+    "frame",
+    "framed_energy",
+    "fit",
+)
 
 
 @dataclasses.dataclass(frozen=True)
@@ -47,15 +82,15 @@ class FitRun:
     """An end-to-end run of :meth:`Implementation.fit`: the returned approximation (the average), the last iterate,
     the step sizes used and every iterate w^0..w^T."""
 
-    m: np.ndarray                   # (d,) the returned mean (the average of the iterates)
-    C: np.ndarray                   # (d, d)
-    m_last: np.ndarray              # (d,) w^T
+    m: np.ndarray  # (d,) the returned mean (the average of the iterates)
+    C: np.ndarray  # (d, d)
+    m_last: np.ndarray  # (d,) w^T
     C_last: np.ndarray
-    step_sizes: np.ndarray          # (T,) gamma_0..gamma_{T-1} as run
-    ms: np.ndarray                  # (T+1, d) m^0..m^T
-    Cs: np.ndarray                  # (T+1, d, d)
-    objective: np.ndarray | None = None   # optional (T+1,): the driver's Monte Carlo estimate of f(w^t) =
-    objective_samples: int = 0            # E_q[-log p] - log|det C| on its own fixed base samples, and how many
+    step_sizes: np.ndarray  # (T,) gamma_0..gamma_{T-1} as run
+    ms: np.ndarray  # (T+1, d) m^0..m^T
+    Cs: np.ndarray  # (T+1, d, d)
+    objective: np.ndarray | None = None  # optional (T+1,): the driver's Monte Carlo estimate of f(w^t) =
+    objective_samples: int = 0  # E_q[-log p] - log|det C| on its own fixed base samples, and how many
 
 
 @runtime_checkable
@@ -172,17 +207,19 @@ class Implementation(Protocol):
     def proj_sgd(self, target, m0, C0, gammas, U, M, estimator="entropy", structure="sym", weights=None):
         """Proj-SGD (seed 000 Def. 8) onto W_M: w^{t+1} = proj_{W_M}(w^t - gamma_t g^t); returns as prox_sgd."""
 
-    def fit(self, target, method="prox-sgd", steps=200, step_size=None, average="tail", seed=0,
-            frame=None, init=None) -> FitRun:
+    def fit(
+        self, target, method="prox-sgd", steps=200, step_size=None, average="tail", seed=0, frame=None, init=None
+    ) -> FitRun:
         """The implementation's end-to-end driver, as a user calls it: "prox-sgd" (Def. 5: lower-triangular C, the
         energy estimator, the prox of h) or "proj-sgd" (Def. 8: symmetric C, the entropy estimator, the projection
         onto W_M with M = the target's smoothness), from ``init`` = (m0, C0) (C0 in V and invertible; None: m = 0,
         C = I), ``steps`` steps with one fresh base sample
         u_t ~ N(0, I) each (seeded by ``seed``), in the target's own coordinates (no preconditioning);
         ``step_size`` a constant, a rule name of :meth:`step_sizes` ("thm6", "thm9", "1/(M sqrt T)", ...: M and mu
-        the target's, a = Thm 26's for the method's estimator, A = 1/mu for Cor 30's "A log T / T"), or None for the default 1/M ("prox-sgd") or 1/(2M)
-        ("proj-sgd"), which a divergence guard may halve k times (then every step is the default / 2^k; a restart
-        replays the same base samples, and each halving must follow a run that blew up on them);
+        the target's, a = Thm 26's for the method's estimator, A = 1/mu for Cor 30's "A log T / T"), or None for the
+        default 1/M ("prox-sgd") or 1/(2M) ("proj-sgd"), which a divergence guard may halve k times (then every step
+        is the default / 2^k; a restart replays the same base samples, and each halving must follow a run that blew
+        up on them);
         ``average`` "last", "uniform" (w^1..w^T), "tail" (the last ceil(T/2) iterates) or "theta" (with a constant
         step: Thm 7's weights theta^(t+1) on w^1..w^T for "prox-sgd", Thm 10's on w^0..w^(T-1) for "proj-sgd", as
         :meth:`average_weights` "theta7" / "theta10").  Returns a :class:`FitRun` with every iterate.
@@ -192,7 +229,8 @@ class Implementation(Protocol):
         "thm6" ("prox-sgd") or Eq. 13's "thm9" ("proj-sgd") with (M', mu') and Thm 26's a when mu' >= M'/10, else
         Cor 11's constant 1/(M' sqrt T), which a divergence guard may halve k times; both start from
         x = L^-1(m0 - z0) and the factor in V of L^-1 C0 C0^T L^-T (with no ``init``: from (0, I) in the frame) and
-        report everything mapped back to z: m = z0 + L m_x and C the factor of L C_x C_x^T L^T in V.  ``method`` "gd-prox" / "gd-projected" is seed 002 §5.3's exact gradient descent
+        report everything mapped back to z: m = z0 + L m_x and C the factor of L C_x C_x^T L^T in V.  ``method``
+        "gd-prox" / "gd-projected" is seed 002 §5.3's exact gradient descent
         (:meth:`gradient_descent_exact` from (0, I), ``step_size`` a constant or None for Thm 6's largest step,
         M the target's); it returns the last iterate.  Optionally the run reports its objective trace
         (``objective``, ``objective_samples``): 000.claim-fit then checks it against the closed form within Monte

@@ -56,6 +56,6 @@ def model_for(name: str) -> dict:
     return {"kind": "linear", "X": X, "y": y, "noise_scale": 1.0, "prior_scale": 1.0}
 
 
-def spec_for(name: str) -> "_targets.TargetSpec":
+def spec_for(name: str) -> _targets.TargetSpec:
     """:func:`model_for` as a :class:`~.targets.TargetSpec` (named after the data set)."""
     return _targets.from_model(model_for(name), name=name)

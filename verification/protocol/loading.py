@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import importlib
+from typing import Any
 
 
 class ImplementationSpecError(ValueError):
@@ -17,34 +18,43 @@ def load_implementation(spec: str | None):
     if spec is None or spec == "refvi":
         return REFVI
     if not isinstance(spec, str) or ":" not in spec or spec.startswith(":") or spec.endswith(":"):
-        raise ImplementationSpecError(f"--impl must look like 'module:object' (e.g. "
-                                      f"'refvi.verification.examples.numpy_adapter:IMPL'), got {spec!r}")
+        raise ImplementationSpecError(
+            f"--impl must look like 'module:object' (e.g. "
+            f"'refvi.verification.examples.numpy_adapter:IMPL'), got {spec!r}"
+        )
     mod_name, _, obj_name = spec.partition(":")
     try:
-        obj = importlib.import_module(mod_name)
+        obj: Any = importlib.import_module(mod_name)  # then an attribute of it, then maybe an instance
     except ModuleNotFoundError as exc:
         if exc.name and (mod_name == exc.name or mod_name.startswith(exc.name + ".")):
-            raise ImplementationSpecError(f"--impl {spec}: no module named {exc.name!r} (is it installed, or on "
-                                          f"PYTHONPATH?)") from None
+            raise ImplementationSpecError(
+                f"--impl {spec}: no module named {exc.name!r} (is it installed, or on PYTHONPATH?)"
+            ) from None
         raise ImplementationSpecError(f"--impl {spec}: importing {mod_name!r} failed: {exc}") from None
     except Exception as exc:  # the module itself is broken: say so in one line
-        raise ImplementationSpecError(f"--impl {spec}: importing {mod_name!r} raised "
-                                      f"{type(exc).__name__}: {exc}") from None
+        raise ImplementationSpecError(
+            f"--impl {spec}: importing {mod_name!r} raised {type(exc).__name__}: {exc}"
+        ) from None
     for part in obj_name.split("."):
         if not hasattr(obj, part):
-            raise ImplementationSpecError(f"--impl {spec}: {getattr(obj, '__name__', obj_name)!r} has no "
-                                          f"attribute {part!r}")
+            raise ImplementationSpecError(
+                f"--impl {spec}: {getattr(obj, '__name__', obj_name)!r} has no attribute {part!r}"
+            )
         obj = getattr(obj, part)
     if isinstance(obj, type):
         try:
             obj = obj()
         except Exception as exc:
-            raise ImplementationSpecError(f"--impl {spec}: instantiating {obj.__name__} raised "
-                                          f"{type(exc).__name__}: {exc}") from None
-    if not any(callable(getattr(obj, m, None)) for m in protocol_methods(top_level=True)) and \
-            not any(getattr(obj, s, None) is not None for s in SUBPROTOCOLS):
-        raise ImplementationSpecError(f"--impl {spec}: the object implements no protocol method and no sub-adapter "
-                                      f"(see refvi.verification.protocol); nothing to verify")
+            raise ImplementationSpecError(
+                f"--impl {spec}: instantiating {obj.__name__} raised {type(exc).__name__}: {exc}"
+            ) from None
+    if not any(callable(getattr(obj, m, None)) for m in protocol_methods(top_level=True)) and not any(
+        getattr(obj, s, None) is not None for s in SUBPROTOCOLS
+    ):
+        raise ImplementationSpecError(
+            f"--impl {spec}: the object implements no protocol method and no sub-adapter "
+            f"(see refvi.verification.protocol); nothing to verify"
+        )
     if not hasattr(obj, "name"):
         try:
             obj.name = spec

@@ -44,35 +44,35 @@ import numpy as np
 class OnlineRun:
     """A learner's run over a stream of T rounds."""
 
-    losses: np.ndarray          # (T,) ell_t at the state used in round t (the mean m_t; OGA: theta_t)
-    M: np.ndarray               # (T+1, d): row t = mean used in round t, row T = the state after the stream
-    S: np.ndarray | None        # (T+1, d) sigmas likewise (None for OGA)
-    m: np.ndarray               # (d,) final mean (= M[T])
-    sigma: np.ndarray | None    # (d,) final sigma (= S[T]; None for OGA)
-    average: np.ndarray | None = None   # (T,) optional: the running mean (1/t) sum_{i<=t} losses_i (Figure 1's curves)
+    losses: np.ndarray  # (T,) ell_t at the state used in round t (the mean m_t; OGA: theta_t)
+    M: np.ndarray  # (T+1, d): row t = mean used in round t, row T = the state after the stream
+    S: np.ndarray | None  # (T+1, d) sigmas likewise (None for OGA)
+    m: np.ndarray  # (d,) final mean (= M[T])
+    sigma: np.ndarray | None  # (d,) final sigma (= S[T]; None for OGA)
+    average: np.ndarray | None = None  # (T,) optional: the running mean (1/t) sum_{i<=t} losses_i (Figure 1's curves)
 
 
 @dataclasses.dataclass(frozen=True)
 class FullCovRun:
     """Full-covariance SVA over a stream of T rounds."""
 
-    losses: np.ndarray          # (T,) ell_t(m_t)
-    M: np.ndarray               # (T+1, d): row t = mean used in round t, row T = after the stream
-    Cs: np.ndarray              # (T+1, d, d) lower-triangular scales likewise
-    m: np.ndarray               # (d,) final mean
-    C: np.ndarray               # (d, d) final scale
+    losses: np.ndarray  # (T,) ell_t(m_t)
+    M: np.ndarray  # (T+1, d): row t = mean used in round t, row T = after the stream
+    Cs: np.ndarray  # (T+1, d, d) lower-triangular scales likewise
+    m: np.ndarray  # (d,) final mean
+    C: np.ndarray  # (d, d) final scale
 
 
 @dataclasses.dataclass(frozen=True)
 class EWARun:
     """Exact EWA / tempered Bayes on a 1-D interval (Algorithm 1, eq. 2), by quadrature."""
 
-    means: np.ndarray           # (T,) hat theta_t, the posterior mean used at round t ((T, 2) for ewa_2d)
-    losses: np.ndarray          # (T,) ell_t(hat theta_t)
-    log_norm: np.ndarray        # (T+1,) log N_t = log E_pi exp(-eta sum_{i<t} ell_i), t = 1..T+1 (N_1 = 1)
-    mix_loss: np.ndarray        # (T,) -1/eta log E_{p_t} exp(-eta ell_t)
-    nodes: np.ndarray           # (K,) quadrature nodes
-    log_post: np.ndarray        # (K,) normalised log-weights of p_{T+1} on the nodes (quadrature weights included)
+    means: np.ndarray  # (T,) hat theta_t, the posterior mean used at round t ((T, 2) for ewa_2d)
+    losses: np.ndarray  # (T,) ell_t(hat theta_t)
+    log_norm: np.ndarray  # (T+1,) log N_t = log E_pi exp(-eta sum_{i<t} ell_i), t = 1..T+1 (N_1 = 1)
+    mix_loss: np.ndarray  # (T,) -1/eta log E_{p_t} exp(-eta ell_t)
+    nodes: np.ndarray  # (K,) quadrature nodes
+    log_post: np.ndarray  # (K,) normalised log-weights of p_{T+1} on the nodes (quadrature weights included)
 
 
 @runtime_checkable
@@ -123,5 +123,16 @@ class OnlineProtocol(Protocol):
         Returns an :class:`EWARun` whose ``means`` are (T, 2) and ``nodes`` (K, 2)."""
 
 
-METHODS = ("run", "run_full", "run_nn", "nn_predict", "run_adversarial", "expected_loss", "expected_loss_full", "kl_prior", "kl_gaussian", "ewa_1d",
-           "ewa_2d")
+METHODS = (
+    "run",
+    "run_full",
+    "run_nn",
+    "nn_predict",
+    "run_adversarial",
+    "expected_loss",
+    "expected_loss_full",
+    "kl_prior",
+    "kl_gaussian",
+    "ewa_1d",
+    "ewa_2d",
+)

@@ -50,8 +50,16 @@ class InstanceSkipped(Exception):
 class Recorder:
     """Wraps an implementation (or a sub-adapter, with ``prefix`` set) for one statement run."""
 
-    def __init__(self, obj: Any, protocol: type | None, calls: dict[str, int], prefix: str = "",
-                 subprotocols: dict[str, type] | None = None, supports=None, log: list | None = None):
+    def __init__(
+        self,
+        obj: Any,
+        protocol: type | None,
+        calls: dict[str, int],
+        prefix: str = "",
+        subprotocols: dict[str, type] | None = None,
+        supports=None,
+        log: list | None = None,
+    ):
         from refvi.verification.protocol.capabilities import Capabilities
 
         object.__setattr__(self, "_obj", obj)
@@ -75,16 +83,24 @@ class Recorder:
                 sub = getattr(self._obj, attr)
             except AttributeError as exc:
                 if getattr(exc, "obj", self._obj) is self._obj:
-                    raise MissingMethod(f"sub-adapter {dotted!r} ({self._sub[attr].__name__}, see "
-                                        f"refvi.verification.protocol)") from None
+                    raise MissingMethod(
+                        f"sub-adapter {dotted!r} ({self._sub[attr].__name__}, see refvi.verification.protocol)"
+                    ) from None
                 raise
             if sub is None:
                 raise MissingMethod(f"sub-adapter {dotted!r} ({self._sub[attr].__name__})")
-            return Recorder(sub, self._sub[attr], self._calls, dotted + ".", None,
-                            getattr(sub, "supports", None) or self._supports, self._log)
+            return Recorder(
+                sub,
+                self._sub[attr],
+                self._calls,
+                dotted + ".",
+                None,
+                getattr(sub, "supports", None) or self._supports,
+                self._log,
+            )
         spec = getattr(self._protocol, attr, None) if self._protocol is not None else None
         if spec is None or not callable(spec):
-            return getattr(self._obj, attr)          # plain attributes (name, capabilities, ...) pass through
+            return getattr(self._obj, attr)  # plain attributes (name, capabilities, ...) pass through
         from refvi.verification.protocol.capabilities import is_optional
 
         try:
@@ -149,7 +165,7 @@ def snapshot(value):
     return value
 
 
-@functools.lru_cache(maxsize=None)
+@functools.cache
 def _signature(spec) -> inspect.Signature | None:
     try:
         sig = inspect.signature(spec)

@@ -4,6 +4,7 @@
 from __future__ import annotations
 
 import weakref
+from typing import Any
 
 import numpy as np
 
@@ -16,7 +17,7 @@ class RefviBoosting:
     name = "refvi.boosting"
 
     def __init__(self):
-        self._problems = weakref.WeakKeyDictionary()
+        self._problems: weakref.WeakKeyDictionary[Any, Any] = weakref.WeakKeyDictionary()
 
     def _problem(self, inst):
         prob = self._problems.get(inst)
@@ -24,6 +25,7 @@ class RefviBoosting:
             from refvi.boosting import AtomSet, BoostingProblem, Box, CauchyTarget, GaussianMixtureTarget
 
             t = inst.target
+            target: GaussianMixtureTarget | CauchyTarget
             if t.kind == "mixture":
                 target = GaussianMixtureTarget(t.params["weights"], t.params["means"], t.params["scales"])
             elif t.kind == "cauchy":
@@ -31,8 +33,13 @@ class RefviBoosting:
             else:
                 raise ValueError(f"unknown boosting target kind {t.kind!r}")
             order, panels = inst.quadrature
-            prob = BoostingProblem(AtomSet(Box(inst.lo, inst.hi), inst.means, inst.scales), target, order=order,
-                                   panels=panels, logp_shift=t.log_shift)
+            prob = BoostingProblem(
+                AtomSet(Box(inst.lo, inst.hi), inst.means, inst.scales),
+                target,
+                order=order,
+                panels=panels,
+                logp_shift=t.log_shift,
+            )
             self._problems[inst] = prob
         return prob
 
@@ -52,32 +59,64 @@ class RefviBoosting:
     def gram(self, inst):
         return self._problem(inst).atoms.gram()
 
-    def frank_wolfe(self, inst, n_iter, step="fixed", *, lmo="exact", delta=None, curvature=None, L=None, init=None,
-                    keep_weights=False):
+    def frank_wolfe(
+        self,
+        inst,
+        n_iter,
+        step="fixed",
+        *,
+        lmo="exact",
+        delta=None,
+        curvature=None,
+        L=None,
+        init=None,
+        keep_weights=False,
+    ):
         from refvi.boosting import ApproxLMO, frank_wolfe
 
         lmo_obj = None if lmo == "exact" else ApproxLMO(delta, mode="adversarial")
-        return self._run(frank_wolfe(self._problem(inst), n_iter, step=step, lmo=lmo_obj, delta=delta,
-                                     curvature=curvature, L=L, init=init, keep_weights=keep_weights))
+        return self._run(
+            frank_wolfe(
+                self._problem(inst),
+                n_iter,
+                step=step,
+                lmo=lmo_obj,
+                delta=delta,
+                curvature=curvature,
+                L=L,
+                init=init,
+                keep_weights=keep_weights,
+            )
+        )
 
     def stochastic_lmo(self, inst, alpha, *, n_samples=64, n_steps=50, lr=0.05, seed=0):
         from refvi.boosting import StochasticLMO
+
         return StochasticLMO(n_samples, n_steps, lr, rng=seed)(self._problem(inst), np.asarray(alpha, dtype=float))
 
     def stochastic_lmo_step(self, inst, alpha, mu, Z, lr=0.05):
         from refvi.boosting import StochasticLMO
-        return StochasticLMO(lr=lr).step(self._problem(inst), np.asarray(alpha, dtype=float),
-                                         np.atleast_1d(np.asarray(mu, dtype=float)), np.asarray(Z, dtype=float))
+
+        return StochasticLMO(lr=lr).step(
+            self._problem(inst),
+            np.asarray(alpha, dtype=float),
+            np.atleast_1d(np.asarray(mu, dtype=float)),
+            np.asarray(Z, dtype=float),
+        )
 
     def fixed_step_weights(self, chosen, n_atoms):
         from refvi.boosting import fixed_step_weights
+
         return fixed_step_weights(chosen, n_atoms)
 
     def corrective(self, inst, n_iter, variant="full", *, L=None, init=None, keep_weights=False):
         from refvi.boosting import corrective_frank_wolfe
 
-        return self._run(corrective_frank_wolfe(self._problem(inst), n_iter, variant=variant, L=L, init=init,
-                                                keep_weights=keep_weights))
+        return self._run(
+            corrective_frank_wolfe(
+                self._problem(inst), n_iter, variant=variant, L=L, init=init, keep_weights=keep_weights
+            )
+        )
 
     def line_search(self, inst, alpha, k):
         return self._problem(inst).line_search(np.asarray(alpha, dtype=np.float64), k)
@@ -100,11 +139,13 @@ class RefviBoosting:
 
         mu = np.atleast_1d(np.asarray(mu, dtype=np.float64))
         atoms = AtomSet(Box(lo, hi), mu[None, :], sigma)
-        return score_function_gradient(atoms, mu, sigma, np.asarray(Z, dtype=np.float64),
-                                       np.asarray(values, dtype=np.float64))
+        return score_function_gradient(
+            atoms, mu, sigma, np.asarray(Z, dtype=np.float64), np.asarray(values, dtype=np.float64)
+        )
 
     def grid_means(self, lo, hi, stride):
         from refvi.boosting import Box
+
         return Box(lo, hi).grid(stride)
 
     def family_constants(self, lo, hi, sigma_min, sigma_max):
@@ -130,7 +171,7 @@ class RefviBoosting:
         fstar = truncation_lower_bound(prob.target, prob.box) - prob.logp_shift
         try:
             weights = prob.target.optimal_weights(prob.atoms)
-        except (AttributeError, ValueError):         # a Cauchy target, or a component that is not an atom
+        except (AttributeError, ValueError):  # a Cauchy target, or a component that is not an atom
             weights = None
         return fstar, weights
 
@@ -139,6 +180,7 @@ class RefviBoosting:
 
     def _mixture(self, inst, alpha):
         from refvi.boosting import Mixture
+
         return Mixture(self._problem(inst).atoms, np.asarray(alpha, dtype=np.float64))
 
     def mixture_logpdf(self, inst, alpha, Z):
@@ -157,14 +199,18 @@ class RefviBoosting:
     def mc_mean_field(self, target, U):
         from refvi.boosting.mc import mean_field_gaussian
         from refvi.verification.protocol.refvi_core import as_refvi_target
+
         return mean_field_gaussian(as_refvi_target(target), base_samples=U)
 
     def mc_predictive(self, X, y, draws):
         from refvi.boosting.mc import log_likelihood, predictive_prob
+
         return predictive_prob(X, draws), log_likelihood(X, y, draws)
 
     def mc_boost(self, target, n_iter, rule="corrective", *, init, n_samples=16, mean_box=1.0, seed=0):
         from refvi.boosting.mc import boost_mc
         from refvi.verification.protocol.refvi_core import as_refvi_target
-        return boost_mc(as_refvi_target(target), n_iter, rule=rule, init=init, n_samples=n_samples,
-                        mean_box=mean_box, seed=seed)
+
+        return boost_mc(
+            as_refvi_target(target), n_iter, rule=rule, init=init, n_samples=n_samples, mean_box=mean_box, seed=seed
+        )

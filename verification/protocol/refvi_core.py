@@ -6,7 +6,7 @@ import weakref
 
 import numpy as np
 
-_TARGETS: "weakref.WeakKeyDictionary" = weakref.WeakKeyDictionary()
+_TARGETS: weakref.WeakKeyDictionary = weakref.WeakKeyDictionary()
 
 
 def as_refvi_target(target):
@@ -37,8 +37,13 @@ def _build(spec):
     if spec.kind == "cosine":
         return T.CosineQuadratic(p["alpha"], p["b"], p["phi"], p["beta"], p["z0"])
     if spec.kind == "callable":
-        return T.CallableTarget(spec.logp, spec.grad_logp, spec.dim, smoothness=p.get("smoothness"),
-                                strong_convexity=p.get("strong_convexity", 0.0))
+        return T.CallableTarget(
+            spec.logp,
+            spec.grad_logp,
+            spec.dim,
+            smoothness=p.get("smoothness"),
+            strong_convexity=p.get("strong_convexity", 0.0),
+        )
     raise ValueError(f"unknown target kind {spec.kind!r}")
 
 
@@ -62,52 +67,64 @@ class RefviCore:
 
     def frame(self, target, kind="laplace"):
         from refvi.optim.frame import find_frame
+
         f = find_frame(as_refvi_target(target), kind)
         return f.z0, f.L, f.M, f.mu
 
     def framed_energy(self, target, z0, L, m, C, U, structure="full"):
         from refvi import estimators
         from refvi.targets.affine import AffineTarget
+
         return estimators.energy(AffineTarget(as_refvi_target(target), z0, L), m, C, U, structure)
 
     def energy(self, target, m, C, U, structure="tril"):
         from refvi import estimators
+
         return estimators.energy(as_refvi_target(target), m, C, U, structure)
 
     def entropy(self, target, m, C, U, structure="sym"):
         from refvi import estimators
+
         return estimators.entropy(as_refvi_target(target), m, C, U, structure)
 
     def stl(self, target, m, C, U, structure="tril"):
         from refvi import estimators
+
         return estimators.stl(as_refvi_target(target), m, C, U, structure)
 
     def score(self, target, m, C, U, structure="tril"):
         from refvi import estimators
+
         return estimators.score(as_refvi_target(target), m, C, U, structure)
 
     def gaussian_entropy(self, C, structure="tril"):
         from refvi.families.gaussian import entropy
+
         return entropy(C, structure)
 
     def gaussian_log_density(self, m, C, Z, structure="tril"):
         from refvi.families.gaussian import log_density
+
         return log_density(np.atleast_2d(Z), m, C, structure)
 
     def grad_neg_entropy(self, C, structure="tril"):
         from refvi.families.gaussian import grad_neg_entropy
+
         return grad_neg_entropy(C, structure)
 
     def entropy_prox(self, C, gamma):
         from refvi import prox
+
         return prox.entropy_prox(C, gamma)
 
     def project_wm(self, C, M, structure="sym"):
         from refvi import prox
+
         return prox.project_wm(C, M, structure)
 
     def project_singular(self, C, M):
         from refvi import prox
+
         return prox.project_singular_values(C, M)
 
     def smoothness(self, target):
@@ -118,10 +135,12 @@ class RefviCore:
 
     def step_sizes(self, rule, T, gamma=None, M=None, mu=None, a=None, L=None, A=None):
         from refvi.optim.schedules import step_sizes
+
         return step_sizes(rule, T, gamma=gamma, M=M, mu=mu, a=a, L=L, A=A)
 
     def step_range_ok(self, theorem, gammas, M=None, mu=None, a=None, A=None):
         from refvi.optim.schedules import check_theorem
+
         try:
             check_theorem(theorem, gammas, M=M, mu=mu, a=a, A=A)
         except ValueError:
@@ -130,48 +149,82 @@ class RefviCore:
 
     def noise_constants(self, estimator, d, M, dist_sq, L=None):
         from refvi.optim.schedules import noise_constants
+
         return noise_constants(estimator, d, M, dist_sq, L)
 
     def average_weights(self, kind, T, a=None, gamma=None, **tail):
         from refvi.optim.averaging import average_weights
-        return average_weights(kind, T, a=a, gamma=gamma, **tail)      # refvi's own default tail_fraction when absent
+
+        return average_weights(kind, T, a=a, gamma=gamma, **tail)  # refvi's own default tail_fraction when absent
 
     def prox_sgd(self, target, m0, C0, gammas, U, estimator="energy", structure="tril", weights=None):
         from refvi.optim.prox_sgd import prox_sgd
-        r = prox_sgd(as_refvi_target(target), m0, C0, gammas, U, estimator=estimator, structure=structure, weights=weights)
+
+        r = prox_sgd(
+            as_refvi_target(target), m0, C0, gammas, U, estimator=estimator, structure=structure, weights=weights
+        )
         return r.m, r.C, r.m_avg, r.C_avg
 
     def proj_sgd(self, target, m0, C0, gammas, U, M, estimator="entropy", structure="sym", weights=None):
         from refvi.optim.proj_sgd import proj_sgd
-        r = proj_sgd(as_refvi_target(target), m0, C0, gammas, U, M, estimator=estimator, structure=structure, weights=weights)
+
+        r = proj_sgd(
+            as_refvi_target(target), m0, C0, gammas, U, M, estimator=estimator, structure=structure, weights=weights
+        )
         return r.m, r.C, r.m_avg, r.C_avg
 
-    def fit(self, target, method="prox-sgd", steps=200, step_size=None, average="tail", seed=0, frame=None,
-            init=None):
+    def fit(self, target, method="prox-sgd", steps=200, step_size=None, average="tail", seed=0, frame=None, init=None):
         from refvi.optim.fit import fit
         from refvi.verification.protocol.core import FitRun
+
         m0, C0 = (None, None) if init is None else init
-        r = fit(as_refvi_target(target), method, steps=steps, step_size=step_size, average=average, seed=seed,
-                keep_iterates=True, trace_every=1, trace_samples=4096, frame=frame, progress=False, m0=m0, C0=C0)
-        return FitRun(m=r.m, C=r.C, m_last=r.m_last, C_last=r.C_last, step_sizes=r.step_sizes, ms=r.trace_m,
-                      Cs=r.trace_C, objective=r.trace_objective, objective_samples=4096)
+        r = fit(
+            as_refvi_target(target),
+            method,
+            steps=steps,
+            step_size=step_size,
+            average=average,
+            seed=seed,
+            keep_iterates=True,
+            trace_every=1,
+            trace_samples=4096,
+            frame=frame,
+            progress=False,
+            m0=m0,
+            C0=C0,
+        )
+        return FitRun(
+            m=r.m,
+            C=r.C,
+            m_last=r.m_last,
+            C_last=r.C_last,
+            step_sizes=r.step_sizes,
+            ms=r.trace_m,
+            Cs=r.trace_C,
+            objective=r.trace_objective,
+            objective_samples=4096,
+        )
 
     def gradient_descent(self, grad_l, m0, C0, step, steps, method, M=None):
         from refvi.optim.gradient_descent import gradient_descent
+
         r = gradient_descent(None, method=method, steps=steps, step=step, m0=m0, C0=C0, M=M, grad_l=grad_l)
         return r.ms, r.Cs
 
     def gradient_descent_exact(self, target, m0, C0, step, steps, method, M=None):
         from refvi.optim.gradient_descent import gradient_descent
+
         r = gradient_descent(as_refvi_target(target), method=method, steps=steps, step=step, m0=m0, C0=C0, M=M)
         return r.ms, r.Cs
 
     def exact_energy(self, target, m, C):
         from refvi.optim import exact
+
         return exact.energy(as_refvi_target(target), m, C)
 
     def exact_optimum(self, target, structure="tril"):
         from refvi.optim import exact
+
         return exact.solve(as_refvi_target(target), structure)
 
     def base_charfun(self, base, K):
@@ -193,17 +246,20 @@ class RefviCore:
     def standardize(self, base, d):
         from refvi.families import standardize
         from refvi.verification.protocol.bases import affine
+
         rb = as_refvi_base(base)
         s = standardize(rb, d)
         return affine(base if s.base is rb else base.inner, s.shift, s.scale)
 
     def to_base_params(self, m, C, base):
         from refvi.families import to_base_params
+
         return to_base_params(m, C, as_refvi_base(base))
 
     @staticmethod
     def _locscale(base):
         from refvi.families import LocationScale
+
         return LocationScale(as_refvi_base(base), "full")
 
     def locscale_log_density(self, base, m, C, Z):
@@ -230,5 +286,10 @@ def as_refvi_base(spec):
         return B.TwoPointBase(spec.p)
     if spec.kind == "student_t":
         return B.StudentTBase(spec.nu, product=spec.product)
-    return {"gaussian": B.GaussianBase, "uniform": B.UniformBase, "laplace": B.LaplaceBase,
-            "exponential": B.CenteredExponentialBase, "rademacher": B.RademacherBase}[spec.kind]()
+    return {
+        "gaussian": B.GaussianBase,
+        "uniform": B.UniformBase,
+        "laplace": B.LaplaceBase,
+        "exponential": B.CenteredExponentialBase,
+        "rademacher": B.RademacherBase,
+    }[spec.kind]()

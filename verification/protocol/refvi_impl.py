@@ -16,16 +16,19 @@ class RefviImplementation(RefviCore):
     @functools.cached_property
     def boosting(self):
         from refvi.verification.protocol.refvi_boosting import RefviBoosting
+
         return RefviBoosting()
 
     @property
     def online(self):
         from refvi.verification.protocol.refvi_online import RefviOnline
+
         return RefviOnline()
 
     @property
     def ngvi(self):
         from refvi.verification.protocol.refvi_ngvi import RefviNGVI
+
         return RefviNGVI()
 
 

@@ -4,8 +4,19 @@
 from __future__ import annotations
 
 import numpy as np
-from refvi.ngvi import (blr_problem, estimators, expfam, logistic_model, ngd, ngd_exact, ngd_glm, omega_average,
-                        poisson_model, stochastic_ngd_blr)
+
+from refvi.ngvi import (
+    blr_problem,
+    estimators,
+    expfam,
+    logistic_model,
+    ngd,
+    ngd_exact,
+    ngd_glm,
+    omega_average,
+    poisson_model,
+    stochastic_ngd_blr,
+)
 from refvi.ngvi.sgd_baseline import sgd_blr, sgd_glm
 from refvi.ngvi.variance import lemma3_bound, variance_term
 
@@ -25,12 +36,31 @@ class RefviNGVI:
     name = "refvi.ngvi"
 
     # exponential-family maps (refvi.ngvi.expfam) and steps (refvi.ngvi.ngd), as they are
-    (natural_from_moment, expectation_from_natural, natural_from_expectation, log_partition, conjugate, kl, bregman_A,
-     bregman_A_star, fisher_minimal) = _functions_of(
-        expfam, "natural_from_moment", "expectation_from_natural", "natural_from_expectation", "log_partition",
-        "conjugate", "kl", "bregman_A", "bregman_A_star", "fisher_minimal")
+    (
+        natural_from_moment,
+        expectation_from_natural,
+        natural_from_expectation,
+        log_partition,
+        conjugate,
+        kl,
+        bregman_A,
+        bregman_A_star,
+        fisher_minimal,
+    ) = _functions_of(
+        expfam,
+        "natural_from_moment",
+        "expectation_from_natural",
+        "natural_from_expectation",
+        "log_partition",
+        "conjugate",
+        "kl",
+        "bregman_A",
+        "bregman_A_star",
+        "fisher_minimal",
+    )
     ngd_step, ngd_step_fim, md_step, natural_update = _functions_of(
-        ngd, "ngd_step", "ngd_step_fim", "md_step", "natural_update")
+        ngd, "ngd_step", "ngd_step_fim", "md_step", "natural_update"
+    )
     omega_average = staticmethod(omega_average)
 
     # Bayesian linear regression
@@ -51,8 +81,9 @@ class RefviNGVI:
 
     def blr_run(self, X, y, sigma2, P, mp, indices, init=None, steps=None):
         """Stochastic NGD on given batches; returns (lam, Lam, xi_bar, Xi_bar) with Theorem 1's average."""
-        r = stochastic_ngd_blr(self._blr(X, y, sigma2, P, mp), len(indices), indices=np.asarray(indices),
-                               init=init, steps=steps)
+        r = stochastic_ngd_blr(
+            self._blr(X, y, sigma2, P, mp), len(indices), indices=np.asarray(indices), init=init, steps=steps
+        )
         return r.lam, r.Lam, r.xi_bar, r.Xi_bar
 
     def blr_history(self, X, y, sigma2, P, mp, indices, at):
@@ -65,7 +96,8 @@ class RefviNGVI:
         p = self._blr(X, y, sigma2, P, mp)
         eta = (np.zeros(p.d), -0.5 * np.eye(p.d)) if init is None else init
         out = [eta]
-        for idx, g in zip(indices, steps):
+        # one iterate per batch: a step schedule may run longer than the batches (004.thm1 passes T + 1 steps)
+        for idx, g in zip(indices, steps, strict=False):
             eta = ngd.natural_update(eta, p.noisy_posterior_natural(np.asarray(idx)), g)
             out.append(eta)
         return out
@@ -102,30 +134,45 @@ class RefviNGVI:
 
     def glm_ngd_history(self, kind, X, y, gammas, U, at, estimator="price", batches=None):
         gammas = np.asarray(gammas, dtype=np.float64)
-        r = ngd_glm(_glm(kind, X, y), gammas.size, gammas, base_samples=U, batches=batches, estimator=estimator,
-                    history=at)
+        r = ngd_glm(
+            _glm(kind, X, y), gammas.size, gammas, base_samples=U, batches=batches, estimator=estimator, history=at
+        )
         return r.history["iteration"], r.history["neg_elbo"], (r.lam, r.Lam)
 
     def blr_sgd(self, X, y, sigma2, P, mp, indices, steps, init=None):
         indices = np.asarray(indices)
-        r = sgd_blr(self._blr(X, y, sigma2, P, mp), indices.shape[0], indices.shape[1], np.asarray(steps, float),
-                    indices=indices, init=init)
+        r = sgd_blr(
+            self._blr(X, y, sigma2, P, mp),
+            indices.shape[0],
+            indices.shape[1],
+            np.asarray(steps, float),
+            indices=indices,
+            init=init,
+        )
         return r.lam, r.Lam
 
     def glm_sgd(self, kind, X, y, steps, U, estimator="price", batches=None, init=None):
         steps = np.asarray(steps, dtype=np.float64)
-        r = sgd_glm(_glm(kind, X, y), steps.size, steps,
-                    base_samples=U, batches=batches, init=init, estimator=estimator)
+        r = sgd_glm(
+            _glm(kind, X, y), steps.size, steps, base_samples=U, batches=batches, init=init, estimator=estimator
+        )
         return r.lam, r.Lam
 
     def blr_sgd_history(self, X, y, sigma2, P, mp, indices, steps, at):
         indices = np.asarray(indices)
-        r = sgd_blr(self._blr(X, y, sigma2, P, mp), indices.shape[0], indices.shape[1], np.asarray(steps, float),
-                    indices=indices, history=at)
+        r = sgd_blr(
+            self._blr(X, y, sigma2, P, mp),
+            indices.shape[0],
+            indices.shape[1],
+            np.asarray(steps, float),
+            indices=indices,
+            history=at,
+        )
         return r.history["iteration"], r.history["kl_last"], (r.lam, r.Lam)
 
     def glm_sgd_history(self, kind, X, y, steps, U, at, estimator="price", batches=None):
         steps = np.asarray(steps, dtype=np.float64)
-        r = sgd_glm(_glm(kind, X, y), steps.size, steps, base_samples=U, batches=batches, estimator=estimator,
-                    history=at)
+        r = sgd_glm(
+            _glm(kind, X, y), steps.size, steps, base_samples=U, batches=batches, estimator=estimator, history=at
+        )
         return r.history["iteration"], r.history["neg_elbo"], (r.lam, r.Lam)

@@ -18,6 +18,13 @@ def _learner(method, d, loss, hyper):
     return getattr(online, _CLASSES[method])(d, loss, **hyper)
 
 
+def _recorded(a: np.ndarray | None) -> np.ndarray:
+    """A trajectory refvi.online returns when run with ``record=True`` (None only without it)."""
+    if a is None:
+        raise RuntimeError("refvi.online returned no trajectory although it was run with record=True")
+    return a
+
+
 class RefviOnline:
     """refvi.online behind the calls the seed-003 statements make."""
 
@@ -25,21 +32,24 @@ class RefviOnline:
 
     def run(self, method, X, y, loss="hinge", **hyper):
         r = _learner(method, X.shape[1], loss, hyper).run(X, y, record=True)
-        return OnlineRun(r.losses, r.M, r.S, r.m, r.sigma, r.average)
+        return OnlineRun(r.losses, _recorded(r.M), r.S, r.m, r.sigma, r.average)
 
     def run_full(self, X, y, loss="hinge", *, eta, s=1.0):
         from refvi.online import SVAFull
+
         r = SVAFull(X.shape[1], loss, eta=eta, s=s).run(X, y, record=True)
-        return FullCovRun(r.losses, r.M, r.Cs, r.m, r.C)
+        return FullCovRun(r.losses, _recorded(r.M), _recorded(r.Cs), r.m, r.C)
 
     def run_nn(self, method, X, y, h, U, **hyper):
         from refvi.online import run_nn
+
         U = np.asarray(U, dtype=np.float64)
         r = run_nn(method, X, y, h=h, n_samples=U.shape[1], base_samples=U, record=True, **hyper)
-        return OnlineRun(r.losses, r.M, r.S, r.m, r.sigma)
+        return OnlineRun(r.losses, _recorded(r.M), r.S, r.m, r.sigma)
 
     def nn_predict(self, theta, X, h):
         from refvi.online.nn import nn_predict
+
         return nn_predict(theta, X, h)
 
     def run_adversarial(self, method, X, loss="hinge", **hyper):
@@ -52,26 +62,32 @@ class RefviOnline:
 
     def expected_loss(self, loss, X, y, m, sigma, H=1.0):
         from refvi.online import expected_loss
+
         return expected_loss(loss, X, y, m, sigma, H)
 
     def expected_loss_full(self, loss, x, y, m, C):
         from refvi.online import expected_loss_full
+
         return expected_loss_full(loss, x, y, m, C)
 
     def kl_prior(self, m, sigma, s):
         from refvi.online import kl_prior
+
         return kl_prior(m, sigma, s)
 
     def kl_gaussian(self, m, C, mbar, Cbar):
         from refvi.online import kl_gaussian
+
         return kl_gaussian(m, C, mbar, Cbar)
 
     def ewa_1d(self, loss, data, eta, lo, hi, log_prior=None, n_nodes=2000, breaks=()):
         from refvi.online import ewa_1d
+
         r = ewa_1d(loss, data, eta, lo, hi, log_prior, n_nodes, breaks)
         return EWARun(r.means, r.losses, r.log_norm, r.mix_loss, r.nodes, r.log_post)
 
     def ewa_2d(self, loss, data, eta, lo, hi, log_prior=None, n_nodes=64):
         from refvi.online import ewa_2d
+
         r = ewa_2d(loss, data, eta, lo, hi, log_prior, n_nodes)
         return EWARun(r.means, r.losses, r.log_norm, r.mix_loss, r.nodes, r.log_post)

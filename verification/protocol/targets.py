@@ -34,7 +34,8 @@ from __future__ import annotations
 
 import dataclasses
 import types
-from typing import Any, Callable, Mapping
+from collections.abc import Callable, Mapping
+from typing import Any
 
 import numpy as np
 
@@ -74,8 +75,10 @@ class TargetSpec:
         """Pickled as its model (kind and params), rebuilt by :func:`from_model` (a failing instance's reproducer);
         a ``callable`` spec pickles its callables as they are (module-level functions only)."""
         if self.kind == "callable":
-            return (_spec, (self.kind, self.dim, dict(self.params), self.logp, self.grad_logp, self.log_evidence,
-                            self.name))
+            return (
+                _spec,
+                (self.kind, self.dim, dict(self.params), self.logp, self.grad_logp, self.log_evidence, self.name),
+            )
         return (from_model, (dict(self.model), self.name))
 
 
@@ -104,7 +107,7 @@ def gaussian(mean, precision, name: str = "") -> TargetSpec:
     return _spec("gaussian", d, {"mean": mean, "precision": P}, logp, grad_logp, 0.0, name)
 
 
-def _model_callables(model):
+def _model_callables(model) -> tuple[Callable[[np.ndarray], float], Callable[[np.ndarray], np.ndarray]]:
     return (lambda z: -_hb.neg_log_joint(model, z)), (lambda z: -_hb.grad_neg_log_joint(model, z))
 
 
@@ -128,11 +131,11 @@ def hierarchical_logistic(X, y, groups, n_groups: int, Sigma, Delta, name: str =
     X, y = _frozen(X), _frozen(y)
     g = np.array(groups, dtype=np.int64)
     g.setflags(write=False)
-    params = {"X": X, "y": y, "groups": g, "n_groups": int(n_groups), "Sigma": _frozen(Sigma),
-              "Delta": _frozen(Delta)}
+    params = {"X": X, "y": y, "groups": g, "n_groups": int(n_groups), "Sigma": _frozen(Sigma), "Delta": _frozen(Delta)}
     d = (int(n_groups) + 1) * X.shape[1]
-    return _spec("hierarchical_logistic", d, params,
-                 *_model_callables({"kind": "hierarchical_logistic", **params}), None, name)
+    return _spec(
+        "hierarchical_logistic", d, params, *_model_callables({"kind": "hierarchical_logistic", **params}), None, name
+    )
 
 
 def cosine(alpha: float, b, phi: float = 0.0, beta: float = 1.0, z0=None, name: str = "") -> TargetSpec:
@@ -149,15 +152,22 @@ def cosine(alpha: float, b, phi: float = 0.0, beta: float = 1.0, z0=None, name: 
         z = np.asarray(z, dtype=np.float64)
         return a * np.sin(b @ z + p) * b - k * (z - z0)
 
-    return _spec("cosine", b.shape[0], {"alpha": a, "b": b, "phi": p, "beta": k, "z0": z0}, logp, grad_logp,
-                 None, name)
+    return _spec("cosine", b.shape[0], {"alpha": a, "b": b, "phi": p, "beta": k, "z0": z0}, logp, grad_logp, None, name)
 
 
-def from_callables(logp, grad_logp, dim: int, *, smoothness: float | None = None, strong_convexity: float = 0.0,
-                   name: str = "") -> TargetSpec:
+def from_callables(
+    logp, grad_logp, dim: int, *, smoothness: float | None = None, strong_convexity: float = 0.0, name: str = ""
+) -> TargetSpec:
     """A target given only by its density: the constants are part of the instance (its hypotheses)."""
-    return _spec("callable", dim, {"smoothness": smoothness, "strong_convexity": float(strong_convexity)},
-                 logp, grad_logp, None, name)
+    return _spec(
+        "callable",
+        dim,
+        {"smoothness": smoothness, "strong_convexity": float(strong_convexity)},
+        logp,
+        grad_logp,
+        None,
+        name,
+    )
 
 
 def from_model(model: Mapping[str, Any], name: str = "") -> TargetSpec:
@@ -176,6 +186,12 @@ def from_model(model: Mapping[str, Any], name: str = "") -> TargetSpec:
     if kind == "cosine":
         return cosine(p["alpha"], p["b"], p.get("phi", 0.0), p.get("beta", 1.0), p.get("z0"), name)
     if kind == "callable":
-        return from_callables(p["logp"], p["grad_logp"], p["dim"], smoothness=p.get("smoothness"),
-                              strong_convexity=p.get("strong_convexity", 0.0), name=name)
+        return from_callables(
+            p["logp"],
+            p["grad_logp"],
+            p["dim"],
+            smoothness=p.get("smoothness"),
+            strong_convexity=p.get("strong_convexity", 0.0),
+            name=name,
+        )
     raise ValueError(f"unknown target kind {kind!r}; expected one of {KINDS}")
