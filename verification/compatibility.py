@@ -85,12 +85,6 @@ FINDINGS: dict[tuple[str, str], str] = {
         "`IMPL.energy(gaussian(zeros(2), eye(2)), zeros(2), eye(2), [[nan, 0.]], 'tril')` returns NaN. The side to "
         "fix is the adapter (refuse non-finite U before the step); on every input inside the hypotheses BlackJAX "
         "matches refvi's oracles."),
-    ("numpy", "000.thm9"): (
-        "Not a wrong result: the statement hit the ci profile's 900 s per-statement limit (an `error` \"timed out\") "
-        "while the plain-NumPy example ran its Proj-SGD replays, on a 2-core machine shared with four other jobs "
-        "(load average 14-17 during the run; refvi's own Numba Proj-SGD passes it). Rerun the column with "
-        "`--run --only numpy` on a quieter machine, or `python -m refvi.verification --impl "
-        "refvi.verification.examples.numpy_adapter:IMPL --select 000.thm9 --timeout 0`."),
 }
 
 LEGEND = """\
@@ -312,8 +306,9 @@ def render(certs: dict[str, dict], statements: dict) -> str:
         bad = sum(r["verdict"] in ("fail", "error") for r in recs)
         certified = [s for s, p in cert["papers"].items() if p["verdict"] == "certified"]
         impl = f"`{cert['impl']}`" if cert.get("impl") else "refvi (default)"
+        wall = f"{cert['seconds']:.0f} s" + (f" ({md(cert['note'])})" if cert.get("note") else "")
         out.append(f"| {column.label} | {impl} | {libs} | {cert['refvi_version']} | {cert['date']} "
-                   f"| {cert['seconds']:.0f} s | {passes} | {bad} | {', '.join(certified) or 'none'} |")
+                   f"| {wall} | {passes} | {bad} | {', '.join(certified) or 'none'} |")
     machines = sorted({certs[c.key]["machine"] for c in ran})
     out += ["", f"Profile `ci`; machine: {'; '.join(machines) or 'none'}. Wall time is the whole certificate run "
             "(`--workers 2`, all statements, Numba and XLA compilation included) on a machine shared with other jobs, "
