@@ -8,6 +8,9 @@ running anything::
     python -m refvi.verification.compatibility                 # re-render docs/compatibility.md from the certificates
     python -m refvi.verification.compatibility --check         # exit 1 when the page is not what they render
     python -m refvi.verification.compatibility --run --workers 2   # run the five certificates, then render
+    python -m refvi.verification.compatibility --run --only pymc   # rerun one column (the others are kept)
+    python -m refvi.verification.compatibility --import jax cert.json 659 --note jax "ran beside another job"
+                                                                  # slim a certificate you ran by hand (ci profile)
 
 A cell is derived from one statement record (:func:`cell`; the rules are the page's legend, :data:`LEGEND`).
 """
@@ -25,9 +28,9 @@ import subprocess
 import sys
 import tempfile
 import time
+from collections.abc import Iterable
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Iterable
 
 from refvi.verification.coverage import PAPERS, paper_of
 
@@ -87,25 +90,32 @@ FINDINGS: dict[tuple[str, str], str] = {
         "matches refvi's oracles."),
 }
 
-LEGEND = """\
-| cell | meaning (from the statement's record in that implementation's certificate) |
-|---|---|
-| `✓` | pass: every instance ran on the implementation and passed |
-| `✓ n` | pass, with *n* instances declined (outside the declared capabilities, or needing a method the implementation lacks); the note gives the reasons. Declines marked *optional* (refvi's affine frames) never count against the paper's verdict |
-| `✗` / `E` | fail / error (the note gives the detail; every one is listed under *Fails and errors*) |
-| `⊘ n` | declined: skipped because all *n* instances it reached were declined and at least one reason is a declared capability (a structure, a target kind); the note gives the reasons |
-| `—` | not implemented: skipped because every declined instance needed a protocol method the implementation does not have (the methods are listed under the paper's table) |
-| `skip` | skipped for another reason (the note says why) |
-| `o` / `o✓` | oracle-only: a fact of the paper checked by independent oracles, which exercises no implementation and counts for none; it runs once, in refvi's certificate (`o✓`: it held) |
-| `deep` | runs only in the `deep` profile (not counted in `ci`) |
-| `?` | the statement is not in this certificate: the certificate is stale, rerun `--run` |
-| not run | the whole column: the certificate was not produced (the reason is in the implementations table) |
+_LEGEND_ROWS = (
+    ('`✓`', 'pass: every instance ran on the implementation and passed'),
+    ('`✓ n`', 'pass, with *n* instances declined (outside the declared capabilities, or needing a method the '
+     "implementation lacks); the note gives the reasons. Declines marked *optional* (refvi's affine "
+     "frames) never count against the paper's verdict"),
+    ('`✗` / `E`', 'fail / error (the note gives the detail; every one is listed under *Fails and errors*)'),
+    ('`⊘ n`', 'declined: skipped because all *n* instances it reached were declined and at least one reason is '
+     'a declared capability (a structure, a target kind); the note gives the reasons'),
+    ('`—`', 'not implemented: skipped because every declined instance needed a protocol method the '
+     "implementation does not have (the methods are listed under the paper's table)"),
+    ('`skip`', 'skipped for another reason (the note says why)'),
+    ('`o` / `o✓`', 'oracle-only: a fact of the paper checked by independent oracles, which exercises no '
+     "implementation and counts for none; it runs once, in refvi's certificate (`o✓`: it held)"),
+    ('`deep`', 'runs only in the `deep` profile (not counted in `ci`)'),
+    ('`?`', 'the statement is not in this certificate: the certificate is stale, rerun `--run`'),
+    ('not run', 'the whole column: the certificate was not produced (the reason is in the implementations table)'),
+)
+
+LEGEND = ("| cell | meaning (from the statement's record in that implementation's certificate) |\n|---|---|\n"
+          + "".join(f"| {c} | {m} |\n" for c, m in _LEGEND_ROWS) + """\
 
 The verdict row is the certificate's per-paper verdict (`docs/conformance.md`, *Certified: the per-paper verdict*):
 **certified** (every implementation-facing statement of the paper ran, passed and declined no instance except
 optional ones), *partial* (nothing failed, something did not run), **failed** (a fail or an error); with the passes
 out of the paper's implementation-facing statements in this profile.
-"""
+""")
 
 
 # ---------------------------------------------------------------------------------------------- slim certificates
@@ -165,7 +175,7 @@ def run_column(column: Column, workers: int) -> dict:
     """Run one implementation's certificate (a fresh ``python -m refvi.verification`` in the repository root, so
     adapters that change process-wide settings, like JAX's x64 mode, do not leak) and return its slim form."""
     versions = library_versions()
-    date = datetime.datetime.now(datetime.timezone.utc).strftime("%Y-%m-%d %H:%M UTC")
+    date = datetime.datetime.now(datetime.UTC).strftime("%Y-%m-%d %H:%M UTC")
     if column.impl is not None:
         why = _import_error(column.impl.partition(":")[0])
         if why is not None:
@@ -289,7 +299,8 @@ def render(certs: dict[str, dict], statements: dict) -> str:
            "`tests/verification/test_compatibility.py` fails when the page is not what the committed certificates "
            "render.", "",
            "## The implementations", "",
-           "| column | implementation | libraries | refvi | date | wall time | pass | fail / error | papers certified |",
+           "| column | implementation | libraries | refvi | date | wall time | pass | fail / error "
+           "| papers certified |",
            "|---|---|---|---|---|---|---|---|---|"]
     for column in COLUMNS:
         cert = certs.get(column.key)
@@ -349,7 +360,8 @@ def render(certs: dict[str, dict], statements: dict) -> str:
                 cells.append(symbol + note(text))
             flag = f" ({st.erratum})" if st.erratum else ""
             out.append(f"| `{st.id}` | {md(_short_title(st.title))}{flag} | " + " | ".join(cells) + " |")
-        out.append(f"| **verdict** | per-paper verdict, passes / statements | " + " | ".join(verdict(c, seed) for c in COLUMNS) + " |")
+        out.append("| **verdict** | per-paper verdict, passes / statements | "
+                   + " | ".join(verdict(c, seed) for c in COLUMNS) + " |")
         out.append("")
         missing = []
         for column in ran:
@@ -392,6 +404,8 @@ def main(argv: list[str] | None = None) -> int:
                    metavar=("COLUMN", "CERT", "SECONDS"),
                    help="slim a full certificate you ran yourself (profile ci, --workers as given) into COLUMN, "
                         "with its measured wall time")
+    p.add_argument("--note", nargs=2, action="append", default=[], metavar=("COLUMN", "TEXT"),
+                   help="with --run / --import: how that column's wall time was measured (shown beside it)")
     p.add_argument("--docs", type=Path, default=DOCS, help="the docs folder (default: this checkout's docs/)")
     p.add_argument("--check", action="store_true", help="exit 1 when the page differs from what the certificates "
                                                         "render (writes nothing)")
@@ -407,6 +421,9 @@ def main(argv: list[str] | None = None) -> int:
                 continue
             print(f"{column.label}: running ...", flush=True)
             data = run_column(column, args.workers)
+            notes = dict(args.note)
+            if column.key in notes:
+                data["note"] = notes[column.key]
             write_json(data, folder / f"{column.key}.json")
             print(f"{column.label}: {data['status']}"
                   + (f" in {data['seconds']:.0f} s" if data["status"] == "run" else f" ({data['reason']})"), flush=True)
@@ -420,10 +437,13 @@ def main(argv: list[str] | None = None) -> int:
             print(f"error: --import {path}: profile {full.get('profile')!r}, the table is {PROFILE!r}", file=sys.stderr)
             return 2
         # the run's start, as --run records it: the file's time less the wall time
-        stamp = datetime.datetime.fromtimestamp(Path(path).stat().st_mtime - float(seconds), datetime.timezone.utc)
+        stamp = datetime.datetime.fromtimestamp(Path(path).stat().st_mtime - float(seconds), datetime.UTC)
         folder.mkdir(parents=True, exist_ok=True)
-        write_json(slim(full, column, float(seconds), args.workers, library_versions(),
-                        stamp.strftime("%Y-%m-%d %H:%M UTC")), folder / f"{key}.json")
+        data = slim(full, column, float(seconds), args.workers, library_versions(),
+                    stamp.strftime("%Y-%m-%d %H:%M UTC"))
+        if key in dict(args.note):
+            data["note"] = dict(args.note)[key]
+        write_json(data, folder / f"{key}.json")
     from refvi.verification.runner import load_statements
 
     page = render(load_certificates(folder), load_statements())
