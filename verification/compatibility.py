@@ -8,6 +8,9 @@ running anything::
     python -m refvi.verification.compatibility                 # re-render docs/compatibility.md from the certificates
     python -m refvi.verification.compatibility --check         # exit 1 when the page is not what they render
     python -m refvi.verification.compatibility --run --workers 2   # run the five certificates, then render
+    python -m refvi.verification.compatibility --run --only pymc   # rerun one column (the others are kept)
+    python -m refvi.verification.compatibility --import jax cert.json 659 --note jax "ran beside another job"
+                                                                  # slim a certificate you ran by hand (ci profile)
 
 A cell is derived from one statement record (:func:`cell`; the rules are the page's legend, :data:`LEGEND`).
 """
@@ -25,9 +28,9 @@ import subprocess
 import sys
 import tempfile
 import time
+from collections.abc import Iterable
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Iterable
 
 from refvi.verification.coverage import PAPERS, paper_of
 
@@ -63,25 +66,56 @@ KEPT = ("id", "verdict", "scope", "examples", "worst_slack", "instances_skipped"
         "methods", "detail", "other_profile")
 DETAIL_CHARS = 600
 
-LEGEND = """\
-| cell | meaning (from the statement's record in that implementation's certificate) |
-|---|---|
-| `✓` | pass: every instance ran on the implementation and passed |
-| `✓ n` | pass, with *n* instances declined (outside the declared capabilities, or needing a method the implementation lacks); the note gives the reasons. Declines marked *optional* (refvi's affine frames) never count against the paper's verdict |
-| `✗` / `E` | fail / error (the note gives the detail; every one is listed under *Fails and errors*) |
-| `⊘ n` | declined: skipped because all *n* instances it reached were declined and at least one reason is a declared capability (a structure, a target kind); the note gives the reasons |
-| `—` | not implemented: skipped because every declined instance needed a protocol method the implementation does not have (the methods are listed under the paper's table) |
-| `skip` | skipped for another reason (the note says why) |
-| `o` / `o✓` | oracle-only: a fact of the paper checked by independent oracles, which exercises no implementation and counts for none; it runs once, in refvi's certificate (`o✓`: it held) |
-| `deep` | runs only in the `deep` profile (not counted in `ci`) |
-| `?` | the statement is not in this certificate: the certificate is stale, rerun `--run` |
-| not run | the whole column: the certificate was not produced (the reason is in the implementations table) |
+#: what each fail or error of an outside implementation means, by (column, statement id): which side is wrong
+#: (the library, the adapter, the paper, refvi) and the smallest reproducer; a fail without one is shown as
+#: unexplained (issue 30, item 3) and fails tests/verification/test_compatibility.py
+FINDINGS: dict[tuple[str, str], str] = {
+    ("jax", "000.claim-bad-input"): (
+        "Not a wrong result: every probe that fails lies outside the papers' hypotheses (a NaN base sample; a C "
+        "with a zero on its diagonal, where log q and -log|det C| are undefined), and JAX returns NaN / -inf there "
+        "instead of raising. JAX does not check values inside traced code, by design, and the adapter "
+        "(`examples/jax_adapter.py`, refvi's code around NumPyro) adds no check, while refvi's protocol asks for a "
+        "`ValueError` / `TypeError` (docs/conformance.md). Smallest reproducer (JAX 0.10.2, NumPyro 0.22.0): "
+        "`IMPL.grad_neg_entropy(np.array([[1., 0.], [0.5, 0.]]), 'tril')` returns `[[nan, 0], [nan, -inf]]`; "
+        "`IMPL.energy(gaussian(zeros(2), eye(2)), zeros(2), eye(2), [[nan, 0.]], 'tril')` returns NaN. The side to "
+        "fix is the adapter (check finite inputs and a nonzero diagonal before calling JAX); on every input inside "
+        "the hypotheses JAX/NumPyro match refvi's oracles."),
+    ("blackjax", "000.claim-bad-input"): (
+        "Not a wrong result: the one failing probe is a NaN base sample, outside the papers' hypotheses, for which "
+        "BlackJAX's ELBO step returns a NaN gradient instead of raising (its singular-C probes are declined by the "
+        "adapter's capabilities: BlackJAX stores log C_ii). JAX does not check values inside traced code, by design; "
+        "the adapter (`examples/blackjax_adapter.py`) adds no finiteness check. Smallest reproducer (BlackJAX 1.7.1): "
+        "`IMPL.energy(gaussian(zeros(2), eye(2)), zeros(2), eye(2), [[nan, 0.]], 'tril')` returns NaN. The side to "
+        "fix is the adapter (refuse non-finite U before the step); on every input inside the hypotheses BlackJAX "
+        "matches refvi's oracles."),
+}
+
+_LEGEND_ROWS = (
+    ('`✓`', 'pass: every instance ran on the implementation and passed'),
+    ('`✓ n`', 'pass, with *n* instances declined (outside the declared capabilities, or needing a method the '
+     "implementation lacks); the note gives the reasons. Declines marked *optional* (refvi's affine "
+     "frames) never count against the paper's verdict"),
+    ('`✗` / `E`', 'fail / error (the note gives the detail; every one is listed under *Fails and errors*)'),
+    ('`⊘ n`', 'declined: skipped because all *n* instances it reached were declined and at least one reason is '
+     'a declared capability (a structure, a target kind); the note gives the reasons'),
+    ('`—`', 'not implemented: skipped because every declined instance needed a protocol method the '
+     "implementation does not have (the methods are listed under the paper's table)"),
+    ('`skip`', 'skipped for another reason (the note says why)'),
+    ('`o` / `o✓`', 'oracle-only: a fact of the paper checked by independent oracles, which exercises no '
+     "implementation and counts for none; it runs once, in refvi's certificate (`o✓`: it held)"),
+    ('`deep`', 'runs only in the `deep` profile (not counted in `ci`)'),
+    ('`?`', 'the statement is not in this certificate: the certificate is stale, rerun `--run`'),
+    ('not run', 'the whole column: the certificate was not produced (the reason is in the implementations table)'),
+)
+
+LEGEND = ("| cell | meaning (from the statement's record in that implementation's certificate) |\n|---|---|\n"
+          + "".join(f"| {c} | {m} |\n" for c, m in _LEGEND_ROWS) + """\
 
 The verdict row is the certificate's per-paper verdict (`docs/conformance.md`, *Certified: the per-paper verdict*):
 **certified** (every implementation-facing statement of the paper ran, passed and declined no instance except
 optional ones), *partial* (nothing failed, something did not run), **failed** (a fail or an error); with the passes
 out of the paper's implementation-facing statements in this profile.
-"""
+""")
 
 
 # ---------------------------------------------------------------------------------------------- slim certificates
@@ -141,7 +175,7 @@ def run_column(column: Column, workers: int) -> dict:
     """Run one implementation's certificate (a fresh ``python -m refvi.verification`` in the repository root, so
     adapters that change process-wide settings, like JAX's x64 mode, do not leak) and return its slim form."""
     versions = library_versions()
-    date = datetime.datetime.now(datetime.timezone.utc).strftime("%Y-%m-%d %H:%M UTC")
+    date = datetime.datetime.now(datetime.UTC).strftime("%Y-%m-%d %H:%M UTC")
     if column.impl is not None:
         why = _import_error(column.impl.partition(":")[0])
         if why is not None:
@@ -214,7 +248,8 @@ def _reasons(rec: dict, reasons: list[str]) -> str:
 
 
 def _detail(rec: dict) -> str:
-    return (rec.get("detail") or "no detail recorded").strip().splitlines()[0][:300]
+    text = " ".join((rec.get("detail") or "no detail recorded").split())
+    return text if len(text) <= 400 else text[:399] + "…"
 
 
 _SPECIAL = re.compile(r"([\\`*_{}\[\]<>$|#~])")
@@ -223,6 +258,11 @@ _SPECIAL = re.compile(r"([\\`*_{}\[\]<>$|#~])")
 def md(text: str) -> str:
     """Plain text safe inside a MyST table cell (no emphasis, math, links or cell breaks)."""
     return _SPECIAL.sub(r"\\\1", text.replace("\n", " "))
+
+
+def _anchor(title: str) -> str:
+    """The anchor MyST gives the heading ``<seed>: <title>`` after the seed (``myst_heading_anchors``)."""
+    return re.sub(r"[^\w\- ]", "", title.lower()).strip().replace(" ", "-")
 
 
 def _short_title(title: str, limit: int = 72) -> str:
@@ -259,7 +299,8 @@ def render(certs: dict[str, dict], statements: dict) -> str:
            "`tests/verification/test_compatibility.py` fails when the page is not what the committed certificates "
            "render.", "",
            "## The implementations", "",
-           "| column | implementation | libraries | refvi | date | wall time | pass | fail / error | papers certified |",
+           "| column | implementation | libraries | refvi | date | wall time | pass | fail / error "
+           "| papers certified |",
            "|---|---|---|---|---|---|---|---|---|"]
     for column in COLUMNS:
         cert = certs.get(column.key)
@@ -276,13 +317,29 @@ def render(certs: dict[str, dict], statements: dict) -> str:
         bad = sum(r["verdict"] in ("fail", "error") for r in recs)
         certified = [s for s, p in cert["papers"].items() if p["verdict"] == "certified"]
         impl = f"`{cert['impl']}`" if cert.get("impl") else "refvi (default)"
+        wall = f"{cert['seconds']:.0f} s" + (f" ({md(cert['note'])})" if cert.get("note") else "")
         out.append(f"| {column.label} | {impl} | {libs} | {cert['refvi_version']} | {cert['date']} "
-                   f"| {cert['seconds']:.0f} s | {passes} | {bad} | {', '.join(certified) or 'none'} |")
+                   f"| {wall} | {passes} | {bad} | {', '.join(certified) or 'none'} |")
     machines = sorted({certs[c.key]["machine"] for c in ran})
     out += ["", f"Profile `ci`; machine: {'; '.join(machines) or 'none'}. Wall time is the whole certificate run "
             "(`--workers 2`, all statements, Numba and XLA compilation included) on a machine shared with other jobs, "
             "so it varies by tens of percent from run to run. *pass* counts the statements that exercised the "
             "implementation and passed (oracle-only checks excluded).", "", "## Legend", "", LEGEND]
+
+    def verdict(column: Column, seed: str) -> str:
+        cert = certs.get(column.key)
+        paper = (cert or {}).get("papers", {}).get(seed) if (cert or {}).get("status") == "run" else None
+        if paper is None:
+            return "not run"
+        v, s = paper["verdict"], paper["statements"]
+        return (f"**{v}**" if v in ("certified", "failed") else f"*{v}*") + f" {s['pass']}/{s['total']}"
+
+    seeds = sorted({paper_of(sid) for sid in statements})
+    out += ["## Verdicts at a glance", "",
+            "| paper | " + " | ".join(c.label for c in COLUMNS) + " |", "|---|" + "---|" * len(COLUMNS)]
+    out += [f"| [{seed}](#{seed}-{_anchor(PAPERS.get(seed, seed))}) | " + " | ".join(verdict(c, seed) for c in COLUMNS)
+            + " |" for seed in seeds]
+    out.append("")
 
     header = "| statement | result | " + " | ".join(c.label for c in COLUMNS) + " |"
     rule = "|---|---|" + "---|" * len(COLUMNS)
@@ -303,17 +360,8 @@ def render(certs: dict[str, dict], statements: dict) -> str:
                 cells.append(symbol + note(text))
             flag = f" ({st.erratum})" if st.erratum else ""
             out.append(f"| `{st.id}` | {md(_short_title(st.title))}{flag} | " + " | ".join(cells) + " |")
-        verdicts = []
-        for column in COLUMNS:
-            cert = certs.get(column.key)
-            paper = (cert or {}).get("papers", {}).get(seed) if (cert or {}).get("status") == "run" else None
-            if paper is None:
-                verdicts.append("not run")
-                continue
-            v, s = paper["verdict"], paper["statements"]
-            shown = f"**{v}**" if v in ("certified", "failed") else f"*{v}*"
-            verdicts.append(f"{shown} {s['pass']}/{s['total']}")
-        out.append(f"| **verdict** | per-paper verdict, passes / statements | " + " | ".join(verdicts) + " |")
+        out.append("| **verdict** | per-paper verdict, passes / statements | "
+                   + " | ".join(verdict(c, seed) for c in COLUMNS) + " |")
         out.append("")
         missing = []
         for column in ran:
@@ -333,7 +381,10 @@ def render(certs: dict[str, dict], statements: dict) -> str:
                 "an outside library, the library computed what the paper says, within the statement's stated "
                 "tolerance.", ""]
     for column, rec in bad_rows:
-        out += [f"* **{column.label}**, `{rec['id']}` ({rec['verdict']}): {md(_detail(rec))}"]
+        finding = FINDINGS.get((column.key, rec["id"]))
+        out += [f"* **{column.label}**, `{rec['id']}` ({rec['verdict']}): {md(_detail(rec))}",
+                f"  - {finding}" if finding else
+                "  - **unexplained**: no finding recorded yet (`FINDINGS` in `verification/compatibility.py`)"]
     if bad_rows:
         out.append("")
     return "\n".join(out).rstrip() + "\n"
@@ -349,6 +400,12 @@ def main(argv: list[str] | None = None) -> int:
     p.add_argument("--only", nargs="+", metavar="COLUMN", choices=[c.key for c in COLUMNS],
                    help="with --run: only these columns (the others keep their committed certificates)")
     p.add_argument("--workers", type=int, default=2, help="with --run: workers per certificate (default 2)")
+    p.add_argument("--import", nargs=3, action="append", default=[], dest="imports",
+                   metavar=("COLUMN", "CERT", "SECONDS"),
+                   help="slim a full certificate you ran yourself (profile ci, --workers as given) into COLUMN, "
+                        "with its measured wall time")
+    p.add_argument("--note", nargs=2, action="append", default=[], metavar=("COLUMN", "TEXT"),
+                   help="with --run / --import: how that column's wall time was measured (shown beside it)")
     p.add_argument("--docs", type=Path, default=DOCS, help="the docs folder (default: this checkout's docs/)")
     p.add_argument("--check", action="store_true", help="exit 1 when the page differs from what the certificates "
                                                         "render (writes nothing)")
@@ -364,9 +421,29 @@ def main(argv: list[str] | None = None) -> int:
                 continue
             print(f"{column.label}: running ...", flush=True)
             data = run_column(column, args.workers)
+            notes = dict(args.note)
+            if column.key in notes:
+                data["note"] = notes[column.key]
             write_json(data, folder / f"{column.key}.json")
             print(f"{column.label}: {data['status']}"
                   + (f" in {data['seconds']:.0f} s" if data["status"] == "run" else f" ({data['reason']})"), flush=True)
+    for key, path, seconds in args.imports:
+        column = next((c for c in COLUMNS if c.key == key), None)
+        if column is None:
+            print(f"error: --import: no column {key!r} (one of {[c.key for c in COLUMNS]})", file=sys.stderr)
+            return 2
+        full = json.loads(Path(path).read_text(encoding="utf-8"))
+        if full.get("profile") != PROFILE:
+            print(f"error: --import {path}: profile {full.get('profile')!r}, the table is {PROFILE!r}", file=sys.stderr)
+            return 2
+        # the run's start, as --run records it: the file's time less the wall time
+        stamp = datetime.datetime.fromtimestamp(Path(path).stat().st_mtime - float(seconds), datetime.UTC)
+        folder.mkdir(parents=True, exist_ok=True)
+        data = slim(full, column, float(seconds), args.workers, library_versions(),
+                    stamp.strftime("%Y-%m-%d %H:%M UTC"))
+        if key in dict(args.note):
+            data["note"] = dict(args.note)[key]
+        write_json(data, folder / f"{key}.json")
     from refvi.verification.runner import load_statements
 
     page = render(load_certificates(folder), load_statements())

@@ -1,0 +1,122 @@
+"""docs/compatibility.md is what the committed certificates render (verification/compatibility.py), every statement
+of the registry is in it and in every certificate, and the certificates are of this refvi version and profile ci.
+Runs no certificate: it only re-renders from docs/certificates/*.json (a few seconds, mostly importing the
+statements)."""
+
+import json
+
+import pytest
+
+import refvi
+from refvi.verification import compatibility as compat
+from refvi.verification.runner import load_statements
+
+CERTS = compat.DOCS / "certificates"
+PAGE = compat.DOCS / "compatibility.md"
+
+
+@pytest.fixture(scope="module")
+def registry():
+    return load_statements()
+
+
+@pytest.fixture(scope="module")
+def certs():
+    return compat.load_certificates(CERTS)
+
+
+def test_page_is_what_the_certificates_render(certs, registry):
+    assert PAGE.read_text(encoding="utf-8") == compat.render(certs, registry), (
+        "docs/compatibility.md is stale: run `python -m refvi.verification.compatibility` (or --run to refresh "
+        "the certificates too)")
+
+
+def test_every_column_has_a_certificate_of_this_version_and_profile(certs):
+    assert set(certs) == {c.key for c in compat.COLUMNS}
+    for key, cert in certs.items():
+        assert cert["refvi_version"] == refvi.__version__, (key, cert["refvi_version"])
+        assert cert["profile"] == "ci", key
+        assert cert["date"] and cert["libraries"], key
+    # refvi and the three adapters that ship with it always run; PyMC's column may be "not run" with its reason
+    for key in ("refvi", "numpy", "jax", "blackjax"):
+        assert certs[key]["status"] == "run" and certs[key]["complete"], key
+    if certs["pymc"]["status"] != "run":
+        assert certs["pymc"]["reason"]
+
+
+def test_every_statement_of_the_registry_is_in_the_page_and_in_every_certificate(certs, registry):
+    page = PAGE.read_text(encoding="utf-8")
+    absent = [sid for sid in registry if f"| `{sid}` |" not in page]
+    assert not absent, absent
+    for key, cert in certs.items():
+        if cert["status"] == "run":
+            ids = [r["id"] for r in cert["statements"]]
+            assert sorted(ids) == sorted(registry), key
+    for seed in sorted({sid.partition(".")[0] for sid in registry}):
+        assert f"## {seed}: " in page
+
+
+def _rec(verdict, **kw):
+    return {"id": "000.thm1", "verdict": verdict, "scope": "implementation", "examples": 3, "instances_skipped": 0,
+            "declined": {}, "declined_optional": 0, **kw}
+
+
+def test_cell_rules():
+    cell = compat.cell
+    assert cell(_rec("pass"), "numpy") == ("✓", None)
+    sym, text = cell(_rec("pass", instances_skipped=4, declined={"structure='full' not in declared ['tril']": 3,
+                                                                    "lacks method 'stl'": 1}), "blackjax")
+    assert sym == "✓ 4" and text.startswith("declined: 3 × structure='full'") and "1 × lacks method 'stl'" in text
+    assert cell(_rec("fail", detail="000.thm1: lhs 2 > rhs 1\n  more"), "jax") == ("✗", "000.thm1: lhs 2 > rhs 1 more")
+    assert cell(_rec("error", detail="ValueError: boom"), "jax") == ("E", "ValueError: boom")
+    # a skip whose declines all name a missing protocol method: not implemented
+    missing = {"lacks method 'prox_sgd'": 2, "optional: lacks method 'frame'": 1}
+    assert cell(_rec("skip", examples=0, instances_skipped=3, declined=missing), "jax") == ("—", None)
+    # a skip with a capability decline among its reasons: declined, with the reasons
+    mixed = {"lacks method 'prox_sgd'": 2, "structure='sym' not in declared ['tril', 'diag']": 5}
+    sym, text = compat.cell(_rec("skip", examples=0, instances_skipped=7, declined=mixed), "blackjax")
+    assert sym == "⊘ 7" and text.index("5 ×") < text.index("2 ×")
+    assert cell(_rec("skip", examples=0, detail="exercised nothing"), "numpy") == ("skip", "exercised nothing")
+    assert cell(_rec("skip", other_profile=True, detail="runs only in profiles ['deep']"), "refvi") == ("deep", None)
+    assert cell(_rec("pass", scope="oracle-only"), "refvi") == ("o✓", None)
+    assert cell(_rec("skip", scope="oracle-only", detail="oracle-only: ..."), "pymc") == ("o", None)
+    assert cell(None, "pymc") == ("?", None)
+
+
+def test_a_column_that_did_not_run_says_so(certs, registry):
+    column = next(c for c in compat.COLUMNS if c.key == "pymc")
+    fake = dict(certs)
+    fake["pymc"] = compat.not_run(column, "the adapter does not import: ModuleNotFoundError: No module named 'x'",
+                                  compat.library_versions(["pymc"]), "2026-01-01 00:00 UTC")
+    page = compat.render(fake, registry)
+    assert "| PyMC | not run: the adapter does not import: ModuleNotFoundError" in page
+    row = next(line for line in page.splitlines() if line.startswith("| `000.thm1` |"))
+    assert row.endswith("| not run |")
+
+
+def test_slim_keeps_what_the_table_reads_and_refuses_other_json():
+    column = compat.COLUMNS[0]
+    full = {"refvi_version": "0", "profile": "ci", "implementation": "refvi", "complete": True, "papers": {},
+            "statements": [{**_rec("pass"), "instances": [["a", 0, "ran", 0.0]], "calls": {"energy": 3},
+                            "detail": "x" * 5000, "reproducers": []}]}
+    data = compat.slim(full, column, 12.34, 2, {"numpy": "2"}, "2026-01-01 00:00 UTC")
+    rec = data["statements"][0]
+    assert set(rec) <= set(compat.KEPT) and len(rec["detail"]) == compat.DETAIL_CHARS
+    assert data["seconds"] == 12.3 and data["workers"] == 2 and data["status"] == "run"
+    json.dumps(data)
+    with pytest.raises(ValueError, match="not a refvi certificate"):
+        compat.slim({"statements": []}, column, 1.0, 2, {}, "")
+
+
+def test_markdown_escaping_keeps_cells_whole():
+    assert compat.md("E||g||^2 <= a*b_c $x$ [1]") == r"E\|\|g\|\|^2 \<= a\*b\_c \$x\$ \[1\]"
+
+
+def test_every_fail_or_error_is_an_explained_finding(certs):
+    """Issue 30, item 3: a fail of an outside library is reduced, decided (which side is wrong) and written up."""
+    bad = [(key, r["id"]) for key, cert in certs.items() if cert["status"] == "run"
+           for r in cert["statements"] if r["verdict"] in ("fail", "error")]
+    unexplained = [b for b in bad if b not in compat.FINDINGS]
+    assert not unexplained, unexplained
+    stale = [f for f in compat.FINDINGS if f not in bad]
+    assert not stale, f"findings for statements that no longer fail: {stale}"
