@@ -1,4 +1,4 @@
-"""The README's Python examples run as written."""
+"""The README: its Python examples run as written, its generated blocks are current, it stays a front page."""
 
 import pathlib
 import re
@@ -13,3 +13,16 @@ def test_readme_python_blocks_run():
     for block in blocks:
         exec(compile(block, "README.md", "exec"), ns)      # blocks build on each other, in order
     assert ns["res"].m.shape == (ns["target"].dim,)
+
+
+def test_readme_papers_block_is_current():
+    from refvi.verification import summary
+
+    assert summary.current(README.read_text()), "README's papers block is stale: python -m refvi.verification.summary --update"
+
+
+def test_readme_is_a_front_page():
+    text = README.read_text()
+    assert len(text.splitlines()) <= 220
+    for link in ("docs/conformance.md", "docs/compatibility.md", "CONTRIBUTING.md", "ARCHITECTURE.md"):
+        assert f"({link})" in text

@@ -49,6 +49,8 @@ sys.path.insert(0, str(HERE))
 
 import bench_cases as bc  # noqa: E402
 
+from refvi import _atomic  # noqa: E402
+
 
 def _have(mod: str) -> bool:
     try:
@@ -325,7 +327,7 @@ def update_readme(block: str, path: Path = README) -> bool:
     _, tail = rest.split(END, 1)
     new = f"{head}{START}\n{block}\n{END}{tail}"
     if new != text:
-        path.write_text(new)
+        _atomic.write_text(path, new)
     return new != text
 
 
@@ -356,7 +358,7 @@ def main(argv=None) -> int:
     elif report is None:
         report = run(a.quick)
     if a.json:
-        a.json.write_text(json.dumps(report, indent=1) + "\n")
+        _atomic.write_text(a.json, json.dumps(report, indent=1) + "\n")
     block = markdown(report)
     if a.markdown or not (a.json or a.update_readme):
         print(block)

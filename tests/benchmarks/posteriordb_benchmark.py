@@ -25,6 +25,7 @@ import warnings
 import numpy as np
 
 import refvi
+from refvi import _atomic
 from refvi.targets import posteriordb as P
 from refvi.targets.posteriordb.models import LINEAR_REGRESSIONS
 
@@ -193,7 +194,7 @@ def figure(rows, path):
                  fontsize=10)
     a2.set_title("Spread against the reference\n(a Gaussian cannot match eight schools, the GP)", fontsize=10)
     fig.tight_layout()
-    fig.savefig(path, dpi=110)
+    _atomic.save_figure(fig, path, dpi=110)
 
 
 def main(argv=None):
@@ -227,7 +228,7 @@ def main(argv=None):
               flush=True)
     slim = {n: {k: ({kk: vv for kk, vv in v.items() if kk not in ("m", "C")} if isinstance(v, dict) else v)
                 for k, v in row.items()} for n, row in rows.items()}
-    (out / "posteriordb.json").write_text(json.dumps(slim, indent=1) + "\n")
+    _atomic.write_text(out / "posteriordb.json", json.dumps(slim, indent=1) + "\n")
     figure(rows, out / "posteriordb.png")
     print(table(rows))
     for n, row in rows.items():
