@@ -428,10 +428,11 @@ def main(argv: list[str] | None = None) -> int:
             print(f"{column.label}: {data['status']}"
                   + (f" in {data['seconds']:.0f} s" if data["status"] == "run" else f" ({data['reason']})"), flush=True)
     for key, path, seconds in args.imports:
-        column = next((c for c in COLUMNS if c.key == key), None)
-        if column is None:
-            print(f"error: --import: no column {key!r} (one of {[c.key for c in COLUMNS]})", file=sys.stderr)
+        by_key = {c.key: c for c in COLUMNS}
+        if key not in by_key:
+            print(f"error: --import: no column {key!r} (one of {list(by_key)})", file=sys.stderr)
             return 2
+        column = by_key[key]
         full = json.loads(Path(path).read_text(encoding="utf-8"))
         if full.get("profile") != PROFILE:
             print(f"error: --import {path}: profile {full.get('profile')!r}, the table is {PROFILE!r}", file=sys.stderr)
@@ -439,7 +440,7 @@ def main(argv: list[str] | None = None) -> int:
         # the run's start, as --run records it: the file's time less the wall time
         stamp = datetime.datetime.fromtimestamp(Path(path).stat().st_mtime - float(seconds), datetime.UTC)
         folder.mkdir(parents=True, exist_ok=True)
-        data = slim(full, column, float(seconds), args.workers, library_versions(),
+        data = slim(full, by_key[key], float(seconds), args.workers, library_versions(),
                     stamp.strftime("%Y-%m-%d %H:%M UTC"))
         if key in dict(args.note):
             data["note"] = dict(args.note)[key]
