@@ -289,20 +289,53 @@ def _kind_fns(key):
     return _build(key)
 
 
+def refuse_bad_input(m, C, U=None, *, invertible: bool = False) -> None:
+    """The protocol's input checks, made by the adapter: JAX does not check values inside traced code (NaN in, NaN
+    out; a singular C gives inf), so without them the adapters returned NaN where the protocol asks for a refusal
+    (docs/compatibility.md, finding on 000.claim-bad-input).  ``invertible``: the estimator needs C^-1 (the
+    entropy's gradient, STL, the score)."""
+    C = np.asarray(C, dtype=np.float64)
+    if m is not None:
+        m = np.asarray(m, dtype=np.float64)
+        if m.ndim != 1 or C.shape != (m.size, m.size):
+            raise ValueError(f"m must be (d,) and C (d, d): got {m.shape} and {C.shape}")
+        if not np.all(np.isfinite(m)):
+            raise ValueError("m must be finite")
+    if not np.all(np.isfinite(C)):
+        raise ValueError("C must be finite")
+    if U is not None:
+        U = np.atleast_2d(np.asarray(U, dtype=np.float64))
+        if U.ndim != 2 or U.shape[1] != C.shape[0] or U.shape[0] == 0:
+            raise ValueError(f"U must be (S, d) with S >= 1 and d = {C.shape[0]}: got {U.shape}")
+        if not np.all(np.isfinite(U)):
+            raise ValueError("the base samples U must be finite (NaN or inf in U)")
+    if invertible:
+        triangular = np.array_equal(C, np.tril(C)) or np.array_equal(C, np.triu(C))
+        sv = np.linalg.svd(C, compute_uv=False) if C.size else np.zeros(1)
+        singular = np.any(np.diag(C) == 0) if triangular else sv[-1] <= sv[0] * C.shape[0] * np.finfo(float).eps
+        if singular:
+            raise ValueError("C must be invertible (q is degenerate and C^-1 undefined)")
+
+
 class EstimatorsByName:
     """The four gradient estimators of the core protocol with its default structures, each one
-    ``self._call(name, target, m, C, U, structure)`` (shared by the JAX/NumPyro and the BlackJAX adapters)."""
+    ``self._call(name, target, m, C, U, structure)`` after the protocol's input checks (:func:`refuse_bad_input`;
+    shared by the JAX/NumPyro and the BlackJAX adapters)."""
 
     def energy(self, target, m, C, U, structure="tril"):
+        refuse_bad_input(m, C, U)
         return self._call("energy", target, m, C, U, structure)
 
     def entropy(self, target, m, C, U, structure="sym"):
+        refuse_bad_input(m, C, U, invertible=True)
         return self._call("entropy", target, m, C, U, structure)
 
     def stl(self, target, m, C, U, structure="tril"):
+        refuse_bad_input(m, C, U, invertible=True)
         return self._call("stl", target, m, C, U, structure)
 
     def score(self, target, m, C, U, structure="tril"):
+        refuse_bad_input(m, C, U, invertible=True)
         return self._call("score", target, m, C, U, structure)
 
 
@@ -332,6 +365,7 @@ class JaxNumpyroImplementation(EstimatorsByName):
         return np.asarray(gm), _proj(gC, structure)
 
     def grad_neg_entropy(self, C, structure="tril"):
+        refuse_bad_input(None, C, invertible=True)
         return _proj(_grad_neg_entropy(np.asarray(C, dtype=np.float64)), structure)
 
 

@@ -129,8 +129,9 @@ def claim_bad_input(ctx):
     # horizons, sample counts, weights and seeds on the boundary of their domains; targets outside their definition
     ctx.refuses(lambda: impl.step_sizes("constant", 0, gamma=0.1), label="step_sizes: T = 0")
     ctx.refuses(lambda: impl.step_sizes("A log T / T", 1, A=2.0), label="step_sizes A log T / T: T = 1 (a zero step)")
-    ctx.true(not impl.step_range_ok("000.thm10", np.zeros(3)),
-             label="step_range_ok: Thm 10's constant step gamma = 0 is no step (outside its range)")
+    ctx.instance(lambda _: ctx.true(not impl.step_range_ok("000.thm10", np.zeros(3)),
+                                    label="step_range_ok: Thm 10's constant step gamma = 0 is no step (outside "
+                                          "its range)"))
     U0 = np.zeros((2, 0, d))
     ctx.refuses(lambda: impl.prox_sgd(target, m, C, np.array([0.1, 0.1]), U0), label="prox_sgd: S = 0 samples per step")
     ctx.refuses(lambda: impl.prox_sgd(target, m, C, np.array([0.1, 0.1]), U3, weights=np.zeros(3)),
