@@ -53,7 +53,7 @@ autoclass_content = "both"                    # the class docstring and __init__
 nitpick_ignore_regex = [
     ("py:.*", r"(np|numpy|numba|scipy|sympy|mpmath|hypothesis|dask|distributed|jax)(\..*)?"),
 ]
-nitpick_ignore = [("py:class", "random.Random")]      # the standard library's, in a signature of strategies.py
+nitpick_ignore = [("py:class", "random.Random"), ("py:class", "pathlib.Path")]      # the standard library's, in a signature of strategies.py
 # the standard library's abstract types in signatures (Callable, Iterable, Sequence, ...: ruff's UP035 asks for
 # collections.abc, whose names Sphinx does not resolve without an inventory, unlike typing's)
 nitpick_ignore_regex.append(("py:class", r"collections\.abc\.\w+"))

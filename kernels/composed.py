@@ -1,13 +1,13 @@
 """Energy and -log p kernels built from other compiled functions (passed as first-class functions).
 
 * ``joint_energy(m, C, U, kernel, args)``: for a batched kernel ``kernel(Z, *args) -> (log p (S,), grad (S, d))``
-  (the posteriordb models, :mod:`refvi.targets.posteriordb._kernels`): the mean over rows of
+  (the posteriordb models, ``refvi.targets.posteriordb._kernels``): the mean over rows of
   (-grad log p(z_s), -grad log p(z_s) u_s^T), z_s = C u_s + m (seed 000 Eq. 6, before the projection onto V);
 * ``joint_neglogp(Z, kernel, args)``: -log p on the rows of Z from the same kernel (``values_neglogp`` from a
   kernel returning log p alone);
 * ``affine_energy(m, C, U, z0, L, energy, args)``: the energy gradient of p_x(x) = p(z0 + L x) from the energy
   kernel of p: x_s = C u_s + m maps to z_s = (z0 + L m) + (L C) u_s and grad_x log p_x = L^T grad_z log p, so
-  (gm_x, gC_x) = (L^T gm_z, L^T gC_z) with (gm_z, gC_z) = energy(z0 + L m, L C, U, *args)
+  (gm_x, gC_x) = (L^T gm_z, L^T gC_z) with ``(gm_z, gC_z) = energy(z0 + L m, L C, U, *args)``
   (:class:`refvi.targets.affine.AffineTarget`);
 * ``affine_neglogp(Z, z0, L, neglogp, args)``: -log p_x on the rows of Z.
 

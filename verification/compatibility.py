@@ -1,6 +1,6 @@
 """The compatibility table (issue 30): which implementation computes which result of the five papers correctly.
 
-Five implementations are certified in the ``ci`` profile (:data:`COLUMNS`); each certificate is slimmed
+Five implementations are certified in the ``ci`` profile (``COLUMNS``); each certificate is slimmed
 (:func:`slim`) and committed under ``docs/certificates/<key>.json``, and ``docs/compatibility.md`` is rendered from
 those files alone (:func:`render`), so ``tests/verification/test_compatibility.py`` keeps the page current without
 running anything::
@@ -12,7 +12,7 @@ running anything::
     python -m refvi.verification.compatibility --import jax cert.json 659 --note jax "ran beside another job"
                                                                   # slim a certificate you ran by hand (ci profile)
 
-A cell is derived from one statement record (:func:`cell`; the rules are the page's legend, :data:`LEGEND`).
+A cell is derived from one statement record (:func:`cell`; the rules are the page's legend, ``LEGEND``).
 """
 
 from __future__ import annotations
@@ -138,7 +138,7 @@ def machine() -> str:
 
 def slim(cert: dict, column: Column, seconds: float, workers: int, versions: dict[str, str], date: str) -> dict:
     """The committed form of a full certificate: per statement only the fields the table reads (:data:`KEPT`,
-    ``detail`` cut to :data:`DETAIL_CHARS`), the per-paper block, and where, when and how long it ran."""
+    ``detail`` cut to ``DETAIL_CHARS``), the per-paper block, and where, when and how long it ran."""
     if not isinstance(cert.get("statements"), list) or "papers" not in cert:
         raise ValueError(f"{column.key}: not a refvi certificate with per-paper verdicts (no statements / papers)")
     statements = []
@@ -216,7 +216,7 @@ _LACKS = re.compile(r"^(optional: )?lacks (method|sub-adapter) ")
 
 
 def cell(rec: dict | None, column_key: str) -> tuple[str, str | None]:
-    """The cell of one statement record and the text of its note (None: no note); see :data:`LEGEND`."""
+    """The cell of one statement record and the text of its note (None: no note); see ``LEGEND``."""
     if rec is None:
         return "?", None
     verdict = rec["verdict"]

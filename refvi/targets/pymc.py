@@ -88,7 +88,7 @@ class PyMCTarget(CallableTarget):
             self.shapes[name] = np.shape(value)
 
     def constrain(self, Z) -> dict:
-        """{name: (S, *shape)} constrained values of the free variables and deterministics at the rows of Z."""
+        """``{name: (S, *shape)}``: the constrained values of the free variables and deterministics at the rows of Z."""
         Z = np.atleast_2d(np.asarray(Z, dtype=np.float64))
         if Z.ndim != 2 or Z.shape[1] != self.dim:
             raise ValueError(f"Z must have shape (S, {self.dim}), got {np.shape(Z)}")
