@@ -67,6 +67,18 @@ def _h(sig, u):
     return np.where(u > 0, sig * sig / np.where(r + u > 0, r + u, 1.0), r - u)
 
 
+def to_ball(v, radius):
+    """The Euclidean projection onto the ball ||v|| <= radius: v scaled back to the sphere when outside."""
+    n = float(np.linalg.norm(v))
+    return v if n <= radius else v * (radius / n)
+
+
+def to_sigma_ball(sig, radius):
+    """The Euclidean projection onto {sigma >= 0, ||sigma|| <= radius}: the nonnegative part, then the ball (the
+    projection onto the intersection of the orthant and a centred ball is this composition)."""
+    return to_ball(np.maximum(sig, 0.0), radius)
+
+
 class _Learner:
     """State (m, sigma) and one update per round (``update(x, y)``): the loss at the mean, then the method's step
     along the gradients of the round's loss.  ``prior`` is the prior mean m0 (zero by default): the start of m, the
@@ -75,8 +87,18 @@ class _Learner:
 
     def __init__(self, method, d, loss, eta=None, s=1.0, mbox=np.inf, sbox=np.inf, H=1.0, schedule="convex",
                  K=None, D=None, L=None, H_sc=None, sigma0=None, alpha=None, beta=None, projection="greedy",
-                 prior=None):
+                 prior=None, mball=None, sball=None):
         need(eta is None or eta > 0, f"eta must be > 0, got {eta}")
+        self.ball = mball is not None or sball is not None
+        if self.ball:                  # Thm 3's ball parameter sets (SVB only), instead of the boxes
+            need(method == "svb", f"the ball parameter sets (mball, sball) are for SVB only, not {method!r}")
+            need(mbox == np.inf and sbox == np.inf, "give boxes (mbox, sbox) or balls (mball, sball), not both")
+            need(mball is not None and sball is not None and mball > 0 and sball > 0,
+                 f"need mball > 0 and sball > 0, got {mball}, {sball}")
+            start = np.full(d, float(s)) if sigma0 is None else np.asarray(sigma0, dtype=float)
+            need(bool(np.all(start >= 0)) and float(np.linalg.norm(start)) <= sball,
+                 f"the initial sigma must lie in the ball ||sigma|| <= sball = {sball}")
+        self.mball, self.sball = mball, sball
         need(s > 0 and mbox > 0 and sbox > 0 and s <= sbox, f"need s, mbox, sbox > 0 and s <= sbox, got {s}, {mbox}, "
              f"{sbox}")
         need(beta is None or 0 < beta <= 1, f"beta must lie in (0, 1], got {beta}")
@@ -120,8 +142,12 @@ class _Learner:
         elif self.method == "svb":                                         # eq. (10), a = eta_t sigma_t^2
             a = {"constant": lambda: self.eta * self.sigma ** 2, "convex": lambda: self.K / math.sqrt(self.t),
                  "strong": lambda: 2.0 / (self.H_sc * self.t)}[self.schedule]()
-            self.m = np.clip(self.m - a * gm, -M, M)
-            self.sigma = np.clip(_h(self.sigma, 0.5 * a * gs), 0, S)
+            if self.ball:
+                self.m = to_ball(self.m - a * gm, self.mball)
+                self.sigma = to_sigma_ball(_h(self.sigma, 0.5 * a * gs), self.sball)
+            else:
+                self.m = np.clip(self.m - a * gm, -M, M)
+                self.sigma = np.clip(_h(self.sigma, 0.5 * a * gs), 0, S)
         elif self.method == "ngvi":                                        # eq. (15)
             b = self.beta
             prec = (1 - b) / self.sigma ** 2 + b / self.s ** 2 + self.eta * b * gs / self.sigma

@@ -5,7 +5,10 @@ Learners are mean-field Gaussian q_t = N(m_t, diag sigma_t^2) over theta in R^d 
 the prior pi = N(0, s^2 I) (m = 0, sigma = s).  At round t (0-based) a learner predicts with its *current* mean,
 suffers ell_t(m_t), then updates from the expected loss bar L_t(m, sigma) = E_{theta ~ q} ell_t(theta) and its
 gradients (gm, gs) at the current state.  Projections are per-coordinate boxes applied after each step:
-m_j in [-mbox, mbox], sigma_j in [0, sbox] (``inf`` = no box).  Losses: ``"hinge"``
+m_j in [-mbox, mbox], sigma_j in [0, sbox] (``inf`` = no box).  SVB also takes Thm 3's ball parameter sets
+instead (hyper ``mball, sball``, never together with a box): after each step m is projected onto ||m|| <= mball
+(scaled back to the sphere) and sigma onto {sigma >= 0, ||sigma|| <= sball} (its nonnegative part, then scaled); the
+initial sigma must lie in that set.  Losses: ``"hinge"``
 max(0, 1 - y <theta, x>) with y = +-1, ``"squared"`` (y - <theta, x>)^2, ``"absolute"`` ``|y - <theta, x>|``,
 ``"quadratic"`` H/2 ||theta - x||^2 (y unused, pass None).
 
@@ -16,7 +19,7 @@ max(0, 1 - y <theta, x>) with y = +-1, ``"squared"`` (y - <theta, x>)^2, ``"abso
 * ``"svb"`` (eq. 10): per coordinate a = eta_{t,j} sigma_{t,j}^2, m <- Pi(m - a gm), sigma <- Pi(sigma h(a gs /
   (2 sigma))); ``schedule="constant"`` (a = eta sigma^2), ``"convex"`` (a = K / sqrt(t), t = 1, 2, ...; pass K, or
   Thm 3's constants D and L, then K = D sqrt(2) / L), ``"strong"`` (a = 2 / (H_sc t)); hyper ``schedule, eta, K,
-  D, L, H_sc, s, sigma0, mbox, sbox, H``;
+  D, L, H_sc, s, sigma0, mbox, sbox, mball, sball, H``;
 * ``"ngvi"`` (eq. 15 with the corrected weight beta = alpha / (alpha + eta), erratum E003-1):
   1/sigma'^2 = (1 - beta)/sigma^2 + beta/s^2 + eta beta gs/sigma, m' = m - beta sigma'^2 (eta gm + m/s^2), the
   precision floored at 1/sbox^2; hyper ``eta, alpha`` or ``beta``, ``s, mbox, sbox, H``;

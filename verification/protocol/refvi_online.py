@@ -25,12 +25,53 @@ def _recorded(a: np.ndarray | None) -> np.ndarray:
     return a
 
 
+def _ball_learner(method, d, loss, hyper):
+    """SVB on Thm 3's ball parameter sets: refvi's learner without boxes, each round followed by the Euclidean
+    projections onto ||m|| <= mball and {sigma >= 0, ||sigma|| <= sball} (SVB's rounds read only (m, sigma, t), so
+    this is projected SVB on the balls).  Returns (learner, project)."""
+    hyper = dict(hyper)
+    mball, sball = hyper.pop("mball", None), hyper.pop("sball", None)
+    if method != "svb":
+        raise ValueError(f"the ball parameter sets (mball, sball) are for SVB only, not {method!r}")
+    if "mbox" in hyper or "sbox" in hyper:
+        raise ValueError("give boxes (mbox, sbox) or balls (mball, sball), not both")
+    if mball is None or sball is None or not (mball > 0 and sball > 0):
+        raise ValueError(f"need mball > 0 and sball > 0, got {mball!r}, {sball!r}")
+    learner = _learner(method, d, loss, hyper)
+    if float(np.linalg.norm(learner.sigma)) > sball:
+        raise ValueError(f"the initial sigma must lie in the ball ||sigma|| <= sball = {sball}")
+
+    def to_ball(v, radius):
+        n = float(np.linalg.norm(v))
+        return v if n <= radius else v * (radius / n)
+
+    def project():
+        learner.m = to_ball(learner.m, mball)
+        learner.sigma = to_ball(np.maximum(learner.sigma, 0.0), sball)
+
+    return learner, project
+
+
+def _uses_ball(hyper):
+    return "mball" in hyper or "sball" in hyper
+
+
 class RefviOnline:
     """refvi.online behind the calls the seed-003 statements make."""
 
     name = "refvi.online"
 
     def run(self, method, X, y, loss="hinge", **hyper):
+        if _uses_ball(hyper):
+            learner, project = _ball_learner(method, X.shape[1], loss, hyper)
+            T, d = X.shape
+            M, S, losses = np.empty((T + 1, d)), np.empty((T + 1, d)), np.empty(T)
+            for t in range(T):
+                M[t], S[t] = learner.m, learner.sigma
+                losses[t] = learner.update(X[t], None if y is None else y[t])
+                project()
+            M[T], S[T] = learner.m, learner.sigma
+            return OnlineRun(losses, M, S, M[T].copy(), S[T].copy())
         r = _learner(method, X.shape[1], loss, hyper).run(X, y, record=True)
         return OnlineRun(r.losses, _recorded(r.M), r.S, r.m, r.sigma, r.average)
 
@@ -53,11 +94,16 @@ class RefviOnline:
         return nn_predict(theta, X, h)
 
     def run_adversarial(self, method, X, loss="hinge", **hyper):
-        learner = _learner(method, X.shape[1], loss, hyper)
+        learner, project = (
+            _ball_learner(method, X.shape[1], loss, hyper)
+            if _uses_ball(hyper)
+            else (_learner(method, X.shape[1], loss, hyper), lambda: None)
+        )
         y = np.empty(X.shape[0])
         for t in range(X.shape[0]):
             y[t] = -1.0 if float(learner.predict() @ X[t]) > 0 else 1.0
             learner.update(X[t], y[t])
+            project()
         return y
 
     def expected_loss(self, loss, X, y, m, sigma, H=1.0):

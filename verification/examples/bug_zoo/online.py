@@ -278,3 +278,21 @@ def _(orig, owner):
             lr.update(X[t], y[t])
         return y
     return {"run": run, "run_adversarial": run_adversarial}
+
+
+@mutant("online-svb-ball-as-box", "003", "online.run",
+        "SVB on Thm 3's balls projects each coordinate onto [-Mbar, Mbar] and [0, Sbar] (the box the ball sits in, the "
+        "box code reused) instead of scaling (m, sigma) back onto the balls; the adversary's learner shares the bug")
+def _(orig, owner):
+    def as_box(hyper):
+        if "mball" not in hyper:
+            return hyper
+        box = {k: v for k, v in hyper.items() if k not in ("mball", "sball")}
+        return {**box, "mbox": hyper["mball"], "sbox": hyper["sball"]}
+
+    def run(method, X, y, loss="hinge", **hyper):
+        return orig(method, X, y, loss, **(as_box(hyper) if method == "svb" else hyper))
+
+    def run_adversarial(method, X, loss="hinge", **hyper):
+        return owner.run_adversarial(method, X, loss, **(as_box(hyper) if method == "svb" else hyper))
+    return {"run": run, "run_adversarial": run_adversarial}

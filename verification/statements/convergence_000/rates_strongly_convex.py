@@ -66,16 +66,6 @@ def thm6(ctx):
                   for r in range(R // 4)]
             ctx.mean_leq(vh, (1 - gamma * inst.mu) ** Th * D0 + 2 * gamma / inst.mu * sig, alpha=ALPHA,
                          label=f"Eq. (10) on {model['kind']}, T = {Th}")
-    # tightness witness: Eq. (10) is attained within a factor 3 on the generic instance f(w) = mu w^2 / 2, g = mu w +
-    # sqrt(b) xi (xi = +-1: a = mu^2, E||g(w*)||^2 = b), gamma = min(mu/(2a), 1/mu) = 1/(2 mu); exact second moments
-    # E w_(T+1)^2 = q^(T+1) w0^2 + gamma^2 b (1 - q^(T+1)) / (1 - q), q = (1 - gamma mu)^2 (noise floor: 1/3 of (10))
-    mu_w, b_w, w0 = 1.0, 1.0, 3.0
-    g_w = min(mu_w / (2 * mu_w**2), 1 / mu_w)
-    q = (1 - g_w * mu_w) ** 2
-    for Th in (5, 20, 80, 320):
-        exact = q ** (Th + 1) * w0**2 + g_w**2 * b_w * (1 - q ** (Th + 1)) / (1 - q)
-        ctx.bound(exact, (1 - g_w * mu_w) ** Th * w0**2 + 2 * g_w / mu_w * b_w, rtol=1e-12,
-                  label=f"Eq. (10) tightness witness (generic SGD, exact moments), T = {Th}")
 
         def min_form(Tn, inst=inst, a=a):
             t = np.arange(Tn)
@@ -88,6 +78,17 @@ def thm6(ctx):
                    + sig / inst.mu**2 * 8 / Tn, -1.0, SLACK_1_OVER_T,
                    f"Eq. (11) (min-form decaying step) on {model['kind']}")
         ctx.count()
+
+    # tightness witness: Eq. (10) is attained within a factor 3 on the generic instance f(w) = mu w^2 / 2, g = mu w +
+    # sqrt(b) xi (xi = +-1: a = mu^2, E||g(w*)||^2 = b), gamma = min(mu/(2a), 1/mu) = 1/(2 mu); exact second moments
+    # E w_(T+1)^2 = q^(T+1) w0^2 + gamma^2 b (1 - q^(T+1)) / (1 - q), q = (1 - gamma mu)^2 (noise floor: 1/3 of (10))
+    mu_w, b_w, w0 = 1.0, 1.0, 3.0
+    g_w = min(mu_w / (2 * mu_w**2), 1 / mu_w)
+    q = (1 - g_w * mu_w) ** 2
+    for Th in (5, 20, 80, 320):
+        exact = q ** (Th + 1) * w0**2 + g_w**2 * b_w * (1 - q ** (Th + 1)) / (1 - q)
+        ctx.bound(exact, (1 - g_w * mu_w) ** Th * w0**2 + 2 * g_w / mu_w * b_w, rtol=1e-12,
+                  label=f"Eq. (10) tightness witness (generic SGD, exact moments), T = {Th}")
 
 
 # ---------------------------------------------------------------------------------------------------- Thm 9
