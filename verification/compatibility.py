@@ -69,26 +69,10 @@ DETAIL_CHARS = 600
 #: what each fail or error of an outside implementation means, by (column, statement id): which side is wrong
 #: (the library, the adapter, the paper, refvi) and the smallest reproducer; a fail without one is shown as
 #: unexplained (issue 30, item 3) and fails tests/verification/test_compatibility.py
-FINDINGS: dict[tuple[str, str], str] = {
-    ("jax", "000.claim-bad-input"): (
-        "Not a wrong result: every probe that fails lies outside the papers' hypotheses (a NaN base sample; a C "
-        "with a zero on its diagonal, where log q and -log|det C| are undefined), and JAX returns NaN / -inf there "
-        "instead of raising. JAX does not check values inside traced code, by design, and the adapter "
-        "(`examples/jax_adapter.py`, refvi's code around NumPyro) adds no check, while refvi's protocol asks for a "
-        "`ValueError` / `TypeError` (docs/conformance.md). Smallest reproducer (JAX 0.10.2, NumPyro 0.22.0): "
-        "`IMPL.grad_neg_entropy(np.array([[1., 0.], [0.5, 0.]]), 'tril')` returns `[[nan, 0], [nan, -inf]]`; "
-        "`IMPL.energy(gaussian(zeros(2), eye(2)), zeros(2), eye(2), [[nan, 0.]], 'tril')` returns NaN. The side to "
-        "fix is the adapter (check finite inputs and a nonzero diagonal before calling JAX); on every input inside "
-        "the hypotheses JAX/NumPyro match refvi's oracles."),
-    ("blackjax", "000.claim-bad-input"): (
-        "Not a wrong result: the one failing probe is a NaN base sample, outside the papers' hypotheses, for which "
-        "BlackJAX's ELBO step returns a NaN gradient instead of raising (its singular-C probes are declined by the "
-        "adapter's capabilities: BlackJAX stores log C_ii). JAX does not check values inside traced code, by design; "
-        "the adapter (`examples/blackjax_adapter.py`) adds no finiteness check. Smallest reproducer (BlackJAX 1.7.1): "
-        "`IMPL.energy(gaussian(zeros(2), eye(2)), zeros(2), eye(2), [[nan, 0.]], 'tril')` returns NaN. The side to "
-        "fix is the adapter (refuse non-finite U before the step); on every input inside the hypotheses BlackJAX "
-        "matches refvi's oracles."),
-}
+FINDINGS: dict[tuple[str, str], str] = {}
+# (2026-11-26: the JAX/NumPyro and BlackJAX adapters returned NaN on 000.claim-bad-input's NaN base sample and
+# singular C; JAX does not check values inside traced code. Their adapters now refuse such input themselves
+# (examples/jax_adapter.refuse_bad_input), and both pass.)
 
 _LEGEND_ROWS = (
     ('`✓`', 'pass: every instance ran on the implementation and passed'),

@@ -307,7 +307,10 @@ def claim_fit(ctx):
     if zs:
         ctx.bound(float(np.max(np.abs(zs))), 6.0, label=f"objective trace at w^T: |estimate - f(w^T)| <= 6 standard "
                                                         f"errors in every run ({len(zs)} runs)")
-    # the implied samples: i.i.d. N(0, I) (a reused, shared or mis-scaled sample fails here)
+    # the implied samples: i.i.d. N(0, I) (a reused, shared or mis-scaled sample fails here); none when every run
+    # was declined (an implementation without fit)
+    if not samples:
+        return
     u = np.concatenate([s.ravel() for s in samples])
     ctx.mean_close(u[:, None], [0.0], label=f"implied samples: E u = 0 ({u.size} coordinates)")
     ctx.mean_close((u * u)[:, None], [1.0], label="implied samples: E u^2 = 1")
