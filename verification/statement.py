@@ -194,15 +194,11 @@ class Context:
         if self.search is not None:
             phases = (Phase.explicit, Phase.generate, Phase.target, Phase.shrink)
 
-        @settings(
-            max_examples=n,
-            derandomize=self.search is None,
-            database=None,
-            deadline=None,
-            print_blob=False,
-            suppress_health_check=list(HealthCheck),
-            phases=phases,
-        )
+        # Hypothesis seeds a derandomized run from a digest of this function's source (decorators included): any
+        # change to the lines below, even by a formatter, changes every instance every statement draws
+        # fmt: off
+        @settings(max_examples=n, derandomize=self.search is None, database=None, deadline=None, print_blob=False,
+                  suppress_health_check=list(HealthCheck), phases=phases)
         @given(strategy)
         def _run(inst):
             self._in_hypothesis = True
@@ -215,9 +211,9 @@ class Context:
                 if self.search is not None:
                     # one hypothesis.target call per label and example (a check may test a bound many times)
                     from hypothesis import target
-
                     for lab, val in self._targets.items():
                         target(val, label=lab)
+        # fmt: on
 
         if self.search is not None:
             _run = hypothesis_seed(int(self.search["seed"]))(_run)
