@@ -67,15 +67,28 @@ def run_statement(
     (:func:`.timeouts.serial_limit`).  ``artifacts``: a folder where a ``fail`` or ``error`` writes its reproducer
     files (:mod:`.reproducers`; ``impl_spec`` is the ``module:object`` named in the snippet).
 
+    Warnings raised while the statement runs (an oracle's quadrature reporting round-off, a library's deprecation)
+    are kept in the record (``warnings``: up to five distinct messages) instead of interleaving with the table.
+
     The record's fields are documented in ``docs/conformance.md`` (the certificate)."""
+    import warnings
+
     from threadpoolctl import threadpool_limits
 
-    with threadpool_limits(limits=1, user_api="blas"):
+    with threadpool_limits(limits=1, user_api="blas"), warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
         try:
             with timeouts.serial_limit(timeout):
-                return _run_statement(st, impl, profile_name, search, shrink, artifacts, impl_spec)
+                record = _run_statement(st, impl, profile_name, search, shrink, artifacts, impl_spec)
         except timeouts.StatementTimeout as exc:
-            return timeouts.timeout_record(st.id, exc.seconds, timeouts.frames_of(exc))
+            record = timeouts.timeout_record(st.id, exc.seconds, timeouts.frames_of(exc))
+    seen: list[str] = []
+    for w in caught:
+        text = f"{w.category.__name__}: {str(w.message).strip()}"[:300]
+        if text not in seen:
+            seen.append(text)
+    record["warnings"] = seen[:5]
+    return record
 
 
 def _run_statement(
@@ -226,6 +239,7 @@ def statement_record(st: Statement, verdict: str) -> dict:
         "tightness": None,
         "power": None,
         "rates": [],
+        "warnings": [],
     }
 
 
