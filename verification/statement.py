@@ -104,8 +104,10 @@ class Context:
         self.evidence: list[Evidence] = []
         self.examples = 0
         self.worst_slack: float | None = None
-        self.instances_skipped = 0  # declined instances: outside the declared capabilities, or a method
-        self.skip_reasons: list[str] = []  # the implementation lacks (the first few distinct reasons)
+        #: declined instances: outside the declared capabilities, or needing a method the implementation lacks
+        self.instances_skipped = 0
+        #: the first few distinct decline reasons
+        self.skip_reasons: list[str] = []
         #: every decline reason with its count (certificate ``declined``)
         self.decline_counts: dict[str, int] = {}
         #: declines of optional features only (refvi's affine frames): never counted against certification
