@@ -87,6 +87,11 @@ class PyMCTarget(CallableTarget):
         for name, value in zip(self.var_names, self._constrain_fn(np.zeros(self.dim))):
             self.shapes[name] = np.shape(value)
 
+    def _kernel_plan(self):
+        """The compiled kernels of :class:`CallableTarget` around the model's njit log p and gradient: the density is
+        the parent's (this class adds only the constrained-space helpers), so the fused loop applies."""
+        return CallableTarget._kernel_plan(self)
+
     def constrain(self, Z) -> dict:
         """``{name: (S, *shape)}``: the constrained values of the free variables and deterministics at the rows of Z."""
         Z = np.atleast_2d(np.asarray(Z, dtype=np.float64))

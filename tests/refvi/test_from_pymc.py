@@ -94,6 +94,7 @@ def test_fit_matches_the_hand_written_target_and_the_reference(name):
     t, h = pymc_target(name), P.load(name)
     rp = refvi.fit(t, steps=10_000, seed=0)
     rh = refvi.fit(h, steps=10_000, seed=0)
+    assert rp.fast_path and rh.fast_path          # the PyMC density's njit log p / gradient run the fused loop
     err_p, ratio_p = _error(h, rp.m, rp.C)          # the same coordinates: the hand-written pushforward applies
     err_h, ratio_h = _error(h, rh.m, rh.C)
     if name in ("sblrc-blr", "kidiq-kidscore_momhs"):
