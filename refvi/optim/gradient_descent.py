@@ -57,8 +57,18 @@ def gd_step(method: str, m, C, gm, gC, step: float, M: float | None = None):
     return m - step * gm, _prox.project_singular_values(Y, M)
 
 
-def gradient_descent(target=None, *, method: str = "prox", steps: int = 100, step: float | None = None,
-                     m0=None, C0=None, M: float | None = None, grad_l=None, theorem: bool = False) -> GDResult:
+def gradient_descent(
+    target=None,
+    *,
+    method: str = "prox",
+    steps: int = 100,
+    step: float | None = None,
+    m0=None,
+    C0=None,
+    M: float | None = None,
+    grad_l=None,
+    theorem: bool = False,
+) -> GDResult:
     """Run ``steps`` iterations of seed 002's ``method`` (see the module docstring).
 
     ``step`` defaults to 1/M (prox, naive; the Figs' choice) or 1/(2M) (projected).  ``M`` defaults to the target's
@@ -85,12 +95,15 @@ def gradient_descent(target=None, *, method: str = "prox", steps: int = 100, ste
     step = positive_scalar(step, "step")
     if theorem:
         if method == "naive":
-            raise ValueError("naive gradient descent has no convergence theorem (seed 002 Thm 6 covers prox and "
-                             "projected)")
+            raise ValueError(
+                "naive gradient descent has no convergence theorem (seed 002 Thm 6 covers prox and projected)"
+            )
         hi = 1.0 / M if method == "prox" else 1.0 / (2.0 * M)
         if step > hi:
-            raise ValueError(f"seed 002 Thm 6 ({method}) needs lambda in (0, {'1/M' if method == 'prox' else '1/(2M)'}]"
-                             f" = (0, {hi:.6g}]; got {step:.6g}")
+            raise ValueError(
+                f"seed 002 Thm 6 ({method}) needs lambda in (0, {'1/M' if method == 'prox' else '1/(2M)'}]"
+                f" = (0, {hi:.6g}]; got {step:.6g}"
+            )
     d = target.dim if target is not None else np.shape(m0)[0]
     m = np.zeros(d) if m0 is None else as_vector(m0, "m0", d)
     # naive GD needs C0 in the domain (invertible); prox and projected map any start into it (prox of a real
@@ -105,10 +118,14 @@ def gradient_descent(target=None, *, method: str = "prox", steps: int = 100, ste
         with np.errstate(over="ignore", invalid="ignore"):
             gm, gC = grad_l(m, C)
         m_new, C_new = gd_step(method, m, C, np.asarray(gm, float), np.asarray(gC, float), step, M)
-        if not (np.all(np.isfinite(m_new)) and np.all(np.isfinite(C_new))) or \
-                np.linalg.svd(C_new, compute_uv=False)[-1] == 0.0:
-            raise ValueError(f"{method} gradient descent diverged at step {k}: the iterate is not finite or C is "
-                             f"singular; last finite state m = {m}, C = {C}")
+        if (
+            not (np.all(np.isfinite(m_new)) and np.all(np.isfinite(C_new)))
+            or np.linalg.svd(C_new, compute_uv=False)[-1] == 0.0
+        ):
+            raise ValueError(
+                f"{method} gradient descent diverged at step {k}: the iterate is not finite or C is "
+                f"singular; last finite state m = {m}, C = {C}"
+            )
         m, C = m_new, C_new
         ms.append(m.copy())
         Cs.append(C.copy())

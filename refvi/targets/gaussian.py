@@ -67,8 +67,11 @@ class Gaussian(Target):
 
     def _kernel_plan(self):
         from refvi.kernels import checked, energy, neglogp, optim
+
         const = 0.5 * np.linalg.slogdet(self.precision)[1] - 0.5 * self.dim * LOG_2PI
-        return KernelPlan(energy=(energy.gaussian_energy, (self.mean, self.precision)),
-                          energy_checked=(checked.gaussian_energy_checked, (self.mean, self.precision)),
-                          neglogp=(neglogp.gaussian_neglogp, (self.mean, self.precision, const)),
-                          sgd_loop=(optim.GAUSSIAN, self.precision, self.mean, 0.0, 0.0))
+        return KernelPlan(
+            energy=(energy.gaussian_energy, (self.mean, self.precision)),
+            energy_checked=(checked.gaussian_energy_checked, (self.mean, self.precision)),
+            neglogp=(neglogp.gaussian_neglogp, (self.mean, self.precision, const)),
+            sgd_loop=(optim.GAUSSIAN, self.precision, self.mean, 0.0, 0.0),
+        )

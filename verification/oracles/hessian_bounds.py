@@ -52,8 +52,12 @@ def neg_log_joint(model: dict, z) -> float:
         X, y, sn, s = model["X"], model["y"], model["noise_scale"], model["prior_scale"]
         N, d = X.shape
         r = y - X @ z
-        return float(r @ r / (2 * sn**2) + 0.5 * N * (LOG_2PI + 2 * np.log(sn))
-                     + z @ z / (2 * s**2) + 0.5 * d * (LOG_2PI + 2 * np.log(s)))
+        return float(
+            r @ r / (2 * sn**2)
+            + 0.5 * N * (LOG_2PI + 2 * np.log(sn))
+            + z @ z / (2 * s**2)
+            + 0.5 * d * (LOG_2PI + 2 * np.log(s))
+        )
     if kind == "logistic":
         X, y, s = model["X"], model["y"], model["prior_scale"]
         d = X.shape[1]
@@ -71,8 +75,11 @@ def neg_log_joint(model: dict, z) -> float:
         a = np.einsum("nd,nd->n", model["X"], zs[model["groups"]])
         out += np.sum(_log1pexp(-model["y"] * a))
         d, G = theta.size, model["n_groups"]
-        out += 0.5 * (G + 1) * d * LOG_2PI + 0.5 * np.linalg.slogdet(model["Sigma"])[1] \
+        out += (
+            0.5 * (G + 1) * d * LOG_2PI
+            + 0.5 * np.linalg.slogdet(model["Sigma"])[1]
             + 0.5 * G * np.linalg.slogdet(model["Delta"])[1]
+        )
         return float(out)
     raise ValueError(f"unknown model kind {kind!r}")
 
@@ -167,7 +174,7 @@ def hessian_sympy(model: dict, z) -> np.ndarray:
         Si = sp.Matrix(np.linalg.inv(model["Sigma"])).applyfunc(R)
         Di = sp.Matrix(np.linalg.inv(model["Delta"])).applyfunc(R)
         th = sp.Matrix(v[:d])
-        zs = [sp.Matrix(v[(g + 1) * d:(g + 2) * d]) for g in range(G)]
+        zs = [sp.Matrix(v[(g + 1) * d : (g + 2) * d]) for g in range(G)]
         expr = (th.T * Si * th)[0] / 2
         for g in range(G):
             r = zs[g] - th
@@ -236,7 +243,7 @@ def model_constants(model: dict) -> tuple[float, float]:
         B = np.zeros_like(P)
         for g in range(G):
             Xg = X[grp == g]
-            B[(g + 1) * d:(g + 2) * d, (g + 1) * d:(g + 2) * d] = 0.25 * Xg.T @ Xg
+            B[(g + 1) * d : (g + 2) * d, (g + 1) * d : (g + 2) * d] = 0.25 * Xg.T @ Xg
         return float(np.linalg.eigvalsh(P)[0]), float(np.linalg.eigvalsh(P + B)[-1])
     if kind == "cosine":
         curv = abs(model["alpha"]) * float(np.dot(model["b"], model["b"]))

@@ -50,8 +50,11 @@ def _ridge(loss: str, y: float, a: float, b: float):
     if not b > 0:
         raise ValueError("the quadrature oracle needs the ridge scale b > 0")
     f, fp, kink = _loss_fns(loss, float(y))
-    return (_split_quad(f, a, b, kink), _split_quad(fp, a, b, kink),
-            _split_quad(lambda s: fp(s) * (s - a) / b, a, b, kink))
+    return (
+        _split_quad(f, a, b, kink),
+        _split_quad(fp, a, b, kink),
+        _split_quad(lambda s: fp(s) * (s - a) / b, a, b, kink),
+    )
 
 
 def expected_loss_quad(loss: str, x, y: float, m, sigma):
@@ -59,7 +62,7 @@ def expected_loss_quad(loss: str, x, y: float, m, sigma):
     x, m, sigma = (np.asarray(v, dtype=np.float64) for v in (x, m, sigma))
     b = float(np.sqrt(np.sum((sigma * x) ** 2)))
     val, e_fp, e_fpz = _ridge(loss, y, float(m @ x), b)
-    return val, x * e_fp, sigma * x ** 2 / b * e_fpz
+    return val, x * e_fp, sigma * x**2 / b * e_fpz
 
 
 def expected_value_1d(loss: str, y: float, a: float, b: float) -> float:
@@ -86,7 +89,7 @@ def kl_gauss_hermite(m, C, mbar, Cbar, n: int = 20) -> float:
 
     def logpdf(theta, mu, A):
         z = np.linalg.solve(A, (theta - mu).T).T
-        return -0.5 * np.sum(z ** 2, axis=1) - np.log(abs(np.linalg.det(A))) - 0.5 * d * math.log(2 * math.pi)
+        return -0.5 * np.sum(z**2, axis=1) - np.log(abs(np.linalg.det(A))) - 0.5 * d * math.log(2 * math.pi)
 
     return float(W @ (logpdf(TH, m, C) - logpdf(TH, mbar, Cbar)))
 

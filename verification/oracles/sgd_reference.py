@@ -13,6 +13,7 @@ full C: singular-value clip (seed 002 Thm 7).
 from __future__ import annotations
 
 import numpy as np
+
 from refvi.verification.oracles.matrices import proj_V as _proj
 
 
@@ -27,7 +28,7 @@ def neg_grad_logp(kind, Z, params):
     X, y, inv_prior_var = params
     T = (Z @ X.T) * y
     e = np.exp(-np.abs(T))
-    R = y * np.where(T >= 0, e / (1.0 + e), 1.0 / (1.0 + e))      # y sigmoid(-y x^T z)
+    R = y * np.where(T >= 0, e / (1.0 + e), 1.0 / (1.0 + e))  # y sigmoid(-y x^T z)
     return Z * inv_prior_var - R @ X
 
 

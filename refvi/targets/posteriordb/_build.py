@@ -21,9 +21,16 @@ import numpy as np
 
 from refvi.targets.posteriordb.models import DATA, HERE, POSTERIORS
 
-_FILES = {"sblrc": "sblrc.json", "kidiq": "kidiq.json", "mesquite": "mesquite.json", "earnings": "earnings.json",
-          "nes1972": "nes1972.json", "arK": "arK.json", "eight_schools": "eight_schools.json",
-          "gp_pois_regr": "gp_pois_regr.json"}
+_FILES = {
+    "sblrc": "sblrc.json",
+    "kidiq": "kidiq.json",
+    "mesquite": "mesquite.json",
+    "earnings": "earnings.json",
+    "nes1972": "nes1972.json",
+    "arK": "arK.json",
+    "eight_schools": "eight_schools.json",
+    "gp_pois_regr": "gp_pois_regr.json",
+}
 
 
 def _unconstrain(name, names, D, data_dir):
@@ -70,11 +77,18 @@ def main(src: str) -> None:
         ess = np.array(info["effective_sample_size_bulk"], dtype=float)
         U = _unconstrain(name, names, D, src / "data")
         sd = D.std(axis=0, ddof=1)
-        table[name] = {"names": names, "mean": D.mean(axis=0).tolist(), "sd": sd.tolist(),
-                       "mcse_mean": (sd / np.sqrt(ess)).tolist(), "ess_bulk": ess.tolist(),
-                       "u_names": list(target.param_names), "u_mean": U.mean(axis=0).tolist(),
-                       "u_sd": U.std(axis=0, ddof=1).tolist(), "u_cov": np.cov(U.T).tolist(),
-                       "draws": int(D.shape[0])}
+        table[name] = {
+            "names": names,
+            "mean": D.mean(axis=0).tolist(),
+            "sd": sd.tolist(),
+            "mcse_mean": (sd / np.sqrt(ess)).tolist(),
+            "ess_bulk": ess.tolist(),
+            "u_names": list(target.param_names),
+            "u_mean": U.mean(axis=0).tolist(),
+            "u_sd": U.std(axis=0, ddof=1).tolist(),
+            "u_cov": np.cov(U.T).tolist(),
+            "draws": int(D.shape[0]),
+        }
     from refvi import _atomic
 
     _atomic.write_json(HERE / "reference_moments.json", table, indent=1)

@@ -17,12 +17,11 @@ from __future__ import annotations
 
 import numpy as np
 from hypothesis import strategies as st
+
 from refvi.verification.oracles import hessian_bounds as hb
 from refvi.verification.oracles.matrices import proj_V as proj
 from refvi.verification.protocol import datasets
 from refvi.verification.protocol import targets as specs
-
-
 
 STRUCTS = ("full", "tril", "sym", "diag")
 
@@ -113,8 +112,13 @@ def same_function(ctx, model, target, rng, label):
         v = hb.neg_log_joint(model, z)
         # both sides are closed-form sums of O(N) terms: agreement to 1e-12 relative (rounding only)
         ctx.close(-target.logp(z), v, rtol=1e-12, atol=1e-12, label=f"{label}: -log p oracle vs spec")
-        ctx.close(-np.asarray(target.grad_logp(z)), hb.grad_neg_log_joint(model, z), rtol=1e-11, atol=1e-11,
-                  label=f"{label}: grad -log p oracle vs spec")
+        ctx.close(
+            -np.asarray(target.grad_logp(z)),
+            hb.grad_neg_log_joint(model, z),
+            rtol=1e-11,
+            atol=1e-11,
+            label=f"{label}: grad -log p oracle vs spec",
+        )
 
 
 def seeds(dmax: int = 3, nmax: int = 6):

@@ -7,6 +7,7 @@ Statements: 000.lemma13, 000.lemma14, 000.lemma15, 000.lemma16, 000.lemma17, 000
 from __future__ import annotations
 
 import numpy as np
+
 from refvi.verification.errata import erratum
 from refvi.verification.oracles import vi_objective as vo
 from refvi.verification.oracles.matrices import proj_V as proj
@@ -14,11 +15,19 @@ from refvi.verification.oracles.matrices import random_orthogonal
 from refvi.verification.oracles.quadrature import degree3_cubature
 from refvi.verification.protocol import targets as specs
 from refvi.verification.statement import statement
-from refvi.verification.statements.convergence_000._structure import (STRUCTS, constants, inner, linear_case,
-                                                                      linear_instance,
-                                                                      logistic_instance, random_in_W,
-                                                                      real_data_instance, regression_case,
-                                                                      same_function, seeds)
+from refvi.verification.statements.convergence_000._structure import (
+    STRUCTS,
+    constants,
+    inner,
+    linear_case,
+    linear_instance,
+    logistic_instance,
+    random_in_W,
+    real_data_instance,
+    regression_case,
+    same_function,
+    seeds,
+)
 
 
 # ------------------------------------------------------------------------------------------------ matrix helpers
@@ -77,8 +86,12 @@ def lemma13(ctx):
         gm, gC = vo.grad_objective(model, m_t, Cbar)
         scale = 1 + np.abs(vo.quadratic_form(model)[0]).max()
         # closed forms: rounding only (1e-10 relative to the model scale)
-        ctx.close(np.concatenate([gm, gC.ravel()]), 0.0 * np.concatenate([gm, gC.ravel()]), atol=1e-9 * scale,
-                  label="w_bar = (m*, L Q) is stationary over R^d x M^d")
+        ctx.close(
+            np.concatenate([gm, gC.ravel()]),
+            0.0 * np.concatenate([gm, gC.ravel()]),
+            atol=1e-9 * scale,
+            label="w_bar = (m*, L Q) is stationary over R^d x M^d",
+        )
         # Lemma 13's construction: Cholesky factor of Cbar Cbar^T (triangular) and its square root (symmetric)
         Sig = Cbar @ Cbar.T
         Ct = np.linalg.cholesky(Sig)
@@ -89,14 +102,17 @@ def lemma13(ctx):
         ctx.true(bool(np.linalg.eigvalsh(0.5 * (Cs + Cs.T))[0] > 0), label="C* symmetric positive definite")
         for name, Cv, fv in (("tril", Ct, f_t), ("sym", Cs, f_s)):
             ctx.close(Cv @ Cv.T, Sig, rtol=1e-10, atol=1e-12, label=f"q_(m*, C*) = q_w_bar ({name})")
-            ctx.close(vo.objective(model, m_t, Cv), f_bar, rtol=1e-11, atol=1e-11,
-                      label=f"f(w*) = f(w_bar) ({name})")
+            ctx.close(vo.objective(model, m_t, Cv), f_bar, rtol=1e-11, atol=1e-11, label=f"f(w*) = f(w_bar) ({name})")
             ctx.close(fv, f_bar, rtol=1e-11, atol=1e-11, label=f"min over R^d x {name} = min over M^d")
             # the implementation's entropy-regularized gradient estimator vanishes at w* (exact with cubature)
             U, _ = degree3_cubature(d)
             gm_i, gC_i = ctx.impl.entropy(target, m_t, Cv, U, name)
-            ctx.close(np.concatenate([np.ravel(gm_i), np.ravel(gC_i)]), np.zeros(d + d * d), atol=1e-9 * scale,
-                      label=f"impl grad f = 0 at the restricted optimum ({name})")
+            ctx.close(
+                np.concatenate([np.ravel(gm_i), np.ravel(gC_i)]),
+                np.zeros(d + d * d),
+                atol=1e-9 * scale,
+                label=f"impl grad f = 0 at the restricted optimum ({name})",
+            )
         # Lemma 13 needs a subspace rich enough to hold a factor of every covariance: the diagonal (mean-field)
         # optimum is worse whenever the posterior covariance is not diagonal
         _, _, f_d = vo.solve(model, "diag")
@@ -122,8 +138,12 @@ def lemma13(ctx):
         ctx.close(f_t, f_s, rtol=1e-12, atol=1e-12, label="logistic: min over T^d = min over S^d")
         ctx.close(L @ L.T, S @ S.T, atol=1e-7, label="logistic: same optimal covariance")
         gm, gC = vo.grad_objective(model, m_t, L)
-        ctx.bound(np.sqrt(gm @ gm + np.sum(gC * gC)), 0.0, atol=1e-7,
-                label="logistic: triangular optimum stationary over R^d x M^d")
+        ctx.bound(
+            np.sqrt(gm @ gm + np.sum(gC * gC)),
+            0.0,
+            atol=1e-7,
+            label="logistic: triangular optimum stationary over R^d x M^d",
+        )
         ctx.count()
 
 
@@ -145,24 +165,36 @@ def lemma14(ctx):
             C = random_in_W(rng, d, structure, smin=0.1)
             S = C @ C.T
             diff = mu_p - m
-            kl = 0.5 * (np.trace(P @ S) + diff @ P @ diff - d + np.linalg.slogdet(Sig_p)[1]
-                        - np.linalg.slogdet(S)[1])
+            kl = 0.5 * (np.trace(P @ S) + diff @ P @ diff - d + np.linalg.slogdet(Sig_p)[1] - np.linalg.slogdet(S)[1])
             rhs = vo.objective(model, m, C) + log_px - 0.5 * d * (1 + np.log(2 * np.pi))
             # closed forms on both sides; terms up to ~1e3, rounding 1e-11 relative
             ctx.close(kl, rhs, rtol=1e-10, atol=1e-10 * (1 + abs(log_px)), label=f"KL = f + const ({structure})")
             # KL = l - Entropy[q] + log p(x), with the implementation's entropy of N(m, C C^T)
             H = float(ctx.impl.gaussian_entropy(C, structure))
-            ctx.close(kl, vo.free_energy(model, m, C)[0] - H + log_px, rtol=1e-10, atol=1e-10 * (1 + abs(log_px)),
-                      label=f"KL = l - Entropy[q] + log p(x), Entropy[q] from the implementation ({structure})")
+            ctx.close(
+                kl,
+                vo.free_energy(model, m, C)[0] - H + log_px,
+                rtol=1e-10,
+                atol=1e-10 * (1 + abs(log_px)),
+                label=f"KL = l - Entropy[q] + log p(x), Entropy[q] from the implementation ({structure})",
+            )
             # ...and q's own log density, the integrand of -Entropy[q] = E_q log q (scipy, covariance C C^T)
             Z = m + rng.standard_normal((4, d)) @ C.T * 1.5
-            ctx.close(np.asarray(ctx.impl.gaussian_log_density(m, C, Z, structure), dtype=float),
-                      multivariate_normal(m, S).logpdf(Z).reshape(-1), rtol=1e-10, atol=1e-10,
-                      label=f"log q(z) = log N(z; m, C C^T) ({structure})")
+            ctx.close(
+                np.asarray(ctx.impl.gaussian_log_density(m, C, Z, structure), dtype=float),
+                multivariate_normal(m, S).logpdf(Z).reshape(-1),
+                rtol=1e-10,
+                atol=1e-10,
+                label=f"log q(z) = log N(z; m, C C^T) ({structure})",
+            )
         # at the optimum the KL is zero
         m_s, C_s, f_s = vo.solve(model, "tril")
-        ctx.close(f_s + log_px - 0.5 * d * (1 + np.log(2 * np.pi)), 0.0, atol=1e-10 * (1 + abs(log_px)),
-                  label="KL(q_w* || posterior) = 0")
+        ctx.close(
+            f_s + log_px - 0.5 * d * (1 + np.log(2 * np.pi)),
+            0.0,
+            atol=1e-10 * (1 + abs(log_px)),
+            label="KL(q_w* || posterior) = 0",
+        )
 
     ctx.forall(seeds(3, 6), check, fixed=[(1, 1, 50), (3, 5, 51)])
 
@@ -192,16 +224,28 @@ def lemma15(ctx):
             # quadratic l: central differences exact up to rounding (1e-16 |l| / h); logistic: quadrature 1e-13
             # relative plus h^2 |l'''| / 6 with h = 1e-4 -> 1e-6 absolute covers both
             G = grad_V_by_fd(model, m, C, structure, 1e-4)
-            ctx.close(G, proj(gC, structure), atol=1e-6 * (1 + abs(l0)),
-                      label=f"15.2 grad l_V = proj_V grad l ({kind}, {structure})")
-            ctx.bound(np.linalg.norm(proj(gC, structure)), np.linalg.norm(gC), rtol=1e-15,
-                    label="15.2 ||grad phi_V|| <= ||grad phi||")
+            ctx.close(
+                G,
+                proj(gC, structure),
+                atol=1e-6 * (1 + abs(l0)),
+                label=f"15.2 grad l_V = proj_V grad l ({kind}, {structure})",
+            )
+            ctx.bound(
+                np.linalg.norm(proj(gC, structure)),
+                np.linalg.norm(gC),
+                rtol=1e-15,
+                label="15.2 ||grad phi_V|| <= ||grad phi||",
+            )
             if kind != "logistic":
                 # the implementation's estimator, averaged over an exact cubature, is the gradient of the restriction
                 gm_i, gC_i = _cubature_energy(ctx, target, m, C, structure)
                 scale = 1 + np.abs(gC).max() + np.abs(gm).max()
-                ctx.close(np.asarray(gC_i), proj(gC, structure), atol=1e-11 * scale,
-                          label=f"impl E g_energy = proj_V grad l ({structure})")
+                ctx.close(
+                    np.asarray(gC_i),
+                    proj(gC, structure),
+                    atol=1e-11 * scale,
+                    label=f"impl E g_energy = proj_V grad l ({structure})",
+                )
                 ctx.close(np.asarray(gm_i), gm, atol=1e-11 * scale, label="impl E g_energy, m-part")
             # 15.3: restricted gradients are at least as Lipschitz as the full ones, which are M-Lipschitz (16.1)
             m2, C2 = rng.standard_normal(d), random_in_W(rng, d, structure, smin=0.2)
@@ -216,8 +260,12 @@ def lemma15(ctx):
             l2 = vo.free_energy(model, m2, C2)[0]
             ctx.bound(lm, 0.5 * (l0 + l2), atol=1e-11 * (1 + abs(l0) + abs(l2)), label="15.1 midpoint convexity on V")
 
-    ctx.forall(seeds(3, 5), check, fixed=[(2, 3, 60), (3, 4, 61), (2, 4, 62)],
-               max_examples=max(6, ctx.profile.max_examples // 2))
+    ctx.forall(
+        seeds(3, 5),
+        check,
+        fixed=[(2, 3, 60), (3, 4, 61), (2, 4, 62)],
+        max_examples=max(6, ctx.profile.max_examples // 2),
+    )
 
 
 # ================================================================================= §7.2: smoothness, convexity
@@ -236,14 +284,16 @@ def lemma16(ctx):
         for _ in range(3):
             m1, m2 = rng.standard_normal(d), rng.standard_normal(d)
             C1, C2 = rng.standard_normal((d, d)), rng.standard_normal((d, d))
-            if rng.random() < 0.5:        # nearby pairs probe the local Lipschitz ratio
+            if rng.random() < 0.5:  # nearby pairs probe the local Lipschitz ratio
                 m2, C2 = m1 + 1e-3 * (m2 - m1), C1 + 1e-3 * (C2 - C1)
             _, g1m, g1C = vo.free_energy(model, m1, C1)
             _, g2m, g2C = vo.free_energy(model, m2, C2)
             lhs = np.sqrt(np.sum((g1m - g2m) ** 2) + np.sum((g1C - g2C) ** 2))
             rhs = M * np.sqrt(np.sum((m1 - m2) ** 2) + np.sum((C1 - C2) ** 2))
             # oracle gradients accurate to ~1e-13 relative: 1e-9 relative + 1e-11 absolute on a difference
-            ctx.bound(lhs, rhs, rtol=1e-9, atol=1e-11, label=f"16.1 ||grad l(w) - grad l(w')|| <= M ||w - w'|| ({kind})")
+            ctx.bound(
+                lhs, rhs, rtol=1e-9, atol=1e-11, label=f"16.1 ||grad l(w) - grad l(w')|| <= M ||w - w'|| ({kind})"
+            )
 
     def tight_linear(inst):
         d, rng, model, target = linear_case(inst)
@@ -278,16 +328,23 @@ def lemma16(ctx):
         t = 1 / np.sqrt(M)
         for structure in STRUCTS:
             C1 = random_in_W(rng, d, structure, smin=t)
-            C2 = random_in_W(rng, d, structure, smin=t) if rng.random() < 0.5 else \
-                C1 + 1e-3 * proj(rng.standard_normal((d, d)), structure)
+            C2 = (
+                random_in_W(rng, d, structure, smin=t)
+                if rng.random() < 0.5
+                else C1 + 1e-3 * proj(rng.standard_normal((d, d)), structure)
+            )
             if sigma_min(C2) < t:
                 C2 = C2 * (t / sigma_min(C2)) * (1 + 1e-9)
             G1 = np.asarray(ctx.impl.grad_neg_entropy(C1, structure))
             G2 = np.asarray(ctx.impl.grad_neg_entropy(C2, structure))
             # inverses of matrices with sigma_min >= t carry rounding ~1e-15 |G|; C2 may equal C1 up to rounding
-            ctx.bound(np.linalg.norm(G1 - G2), M * np.linalg.norm(C1 - C2), rtol=1e-10,
-                    atol=1e-14 * (np.abs(G1).max() + np.abs(G2).max()),
-                    label=f"16.3 ||grad h(C) - grad h(C')|| <= M ||C - C'|| on W_M ({structure})")
+            ctx.bound(
+                np.linalg.norm(G1 - G2),
+                M * np.linalg.norm(C1 - C2),
+                rtol=1e-10,
+                atol=1e-14 * (np.abs(G1).max() + np.abs(G2).max()),
+                label=f"16.3 ||grad h(C) - grad h(C')|| <= M ||C - C'|| on W_M ({structure})",
+            )
 
     half = max(6, ctx.profile.max_examples // 2)
     ctx.forall(seeds(3, 6), smooth_l, fixed=[(2, 4, 70), (3, 5, 71)], max_examples=half)
@@ -299,8 +356,10 @@ def lemma16(ctx):
         C1 = np.eye(2) / np.sqrt(M)
         C2 = C1 * (1 + 1e-6)
         for structure in STRUCTS:
-            r = np.linalg.norm(np.asarray(ctx.impl.grad_neg_entropy(C1, structure)) -
-                               np.asarray(ctx.impl.grad_neg_entropy(C2, structure))) / np.linalg.norm(C1 - C2)
+            r = np.linalg.norm(
+                np.asarray(ctx.impl.grad_neg_entropy(C1, structure))
+                - np.asarray(ctx.impl.grad_neg_entropy(C2, structure))
+            ) / np.linalg.norm(C1 - C2)
             ctx.close(r, M / (1 + 1e-6), rtol=1e-8, label="16.3 constant M attained at the boundary of W_M")
             # and the hypothesis C in W_M is needed: at C = I / (2 sqrt(M)) the local ratio is 4 M
             C3 = 0.5 * C1
@@ -327,8 +386,12 @@ def lemma17(ctx):
             dist2 = np.sum((m1 - m2) ** 2) + np.sum((C1 - C2) ** 2)
             # mu-strong convexity at the midpoint: l(mid) <= (l1 + l2)/2 - (mu/8)||w1 - w2||^2 (equality for the
             # quadratic part along the bottom eigenvector); oracle values accurate to 1e-13 relative
-            ctx.bound(lm, 0.5 * (l1 + l2) - mu / 8 * dist2, atol=1e-11 * (1 + abs(l1) + abs(l2)),
-                    label=f"17.1 l mu-strongly convex, midpoint ({kind})")
+            ctx.bound(
+                lm,
+                0.5 * (l1 + l2) - mu / 8 * dist2,
+                atol=1e-11 * (1 + abs(l1) + abs(l2)),
+                label=f"17.1 l mu-strongly convex, midpoint ({kind})",
+            )
 
     def sym_part(inst):
         d, _, seed = inst
@@ -347,8 +410,12 @@ def lemma17(ctx):
         h1, h2, hm = (-np.linalg.slogdet(X)[1] for X in (C1, C2, 0.5 * (C1 + C2)))
         ctx.bound(hm, 0.5 * (h1 + h2), atol=1e-12 * (1 + abs(h1) + abs(h2)), label="17.2 h convex (sym), midpoint")
         G1, G2 = np.asarray(ctx.impl.grad_neg_entropy(C1, "sym")), np.asarray(ctx.impl.grad_neg_entropy(C2, "sym"))
-        ctx.geq(inner(G1 - G2, C1 - C2), 0.0, atol=1e-12 * (1 + np.abs(G1).max() + np.abs(G2).max()) *
-                (1 + np.abs(C1 - C2).max()), label="17.2 grad h monotone (sym)")
+        ctx.geq(
+            inner(G1 - G2, C1 - C2),
+            0.0,
+            atol=1e-12 * (1 + np.abs(G1).max() + np.abs(G2).max()) * (1 + np.abs(C1 - C2).max()),
+            label="17.2 grad h monotone (sym)",
+        )
 
     def tril_part(inst):
         d, _, seed = inst
@@ -359,15 +426,29 @@ def lemma17(ctx):
         ctx.true(bool(np.all(np.diag(Cm) > 0)), label="17.3 W = positive-diagonal T^d is convex")
         # h(C) = -sum log C_ii: the log-determinant of a triangular matrix is the sum over its diagonal
         for X in (C1, C2, Cm):
-            ctx.close(-np.linalg.slogdet(X)[1], -np.sum(np.log(np.diag(X))), rtol=1e-12, atol=1e-12,
-                      label="17.3 -log det C = -sum log C_ii on T^d")
-            ctx.close(np.sort(np.linalg.eigvals(X).real), np.sort(np.diag(X)), rtol=1e-9, atol=1e-12,
-                      label="17.3 eigenvalues of triangular C = its diagonal")
+            ctx.close(
+                -np.linalg.slogdet(X)[1],
+                -np.sum(np.log(np.diag(X))),
+                rtol=1e-12,
+                atol=1e-12,
+                label="17.3 -log det C = -sum log C_ii on T^d",
+            )
+            ctx.close(
+                np.sort(np.linalg.eigvals(X).real),
+                np.sort(np.diag(X)),
+                rtol=1e-9,
+                atol=1e-12,
+                label="17.3 eigenvalues of triangular C = its diagonal",
+            )
         h1, h2, hm = (-np.sum(np.log(np.diag(X))) for X in (C1, C2, 0.5 * (C1 + C2)))
         ctx.bound(hm, 0.5 * (h1 + h2), atol=1e-13 * (1 + abs(h1) + abs(h2)), label="17.3 h convex (tril), midpoint")
         G1, G2 = np.asarray(ctx.impl.grad_neg_entropy(C1, "tril")), np.asarray(ctx.impl.grad_neg_entropy(C2, "tril"))
-        ctx.geq(inner(G1 - G2, C1 - C2), 0.0, atol=1e-12 * (1 + np.abs(G1).max() + np.abs(G2).max()),
-                label="17.3 grad h monotone (tril)")
+        ctx.geq(
+            inner(G1 - G2, C1 - C2),
+            0.0,
+            atol=1e-12 * (1 + np.abs(G1).max() + np.abs(G2).max()),
+            label="17.3 grad h monotone (tril)",
+        )
 
     half = max(6, ctx.profile.max_examples // 2)
     ctx.forall(seeds(3, 6), convex_l, fixed=[(2, 4, 80), (3, 2, 81)], max_examples=half)
@@ -403,8 +484,12 @@ def lemma18(ctx):
         if structure == "sym":
             Cs = 0.5 * (C + C.T)
             # Proj-SGD's projection leaves the optimum where it is (up to eigen-decomposition rounding)
-            ctx.close(ctx.impl.project_wm(Cs, M, "sym"), Cs, atol=1e-12 * (1 + np.abs(Cs).max()),
-                      label=f"{label}: proj_W_M(w*) = w*")
+            ctx.close(
+                ctx.impl.project_wm(Cs, M, "sym"),
+                Cs,
+                atol=1e-12 * (1 + np.abs(Cs).max()),
+                label=f"{label}: proj_W_M(w*) = w*",
+            )
 
     def check(inst):
         d, N, seed = inst

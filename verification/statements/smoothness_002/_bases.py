@@ -6,14 +6,19 @@ from __future__ import annotations
 import math
 
 import numpy as np
+from scipy import stats
+
 from refvi.verification.oracles import charfun as cf
 from refvi.verification.oracles import discrete
 from refvi.verification.protocol.bases import BaseSpec
-from scipy import stats
 
 LAWS = ("gaussian", "uniform", "laplace", "exponential", "rademacher", "two_point", "student_t")
-_SCIPY_1D = {"gaussian": stats.norm(), "uniform": stats.uniform(-math.sqrt(3.0), 2.0 * math.sqrt(3.0)),
-             "laplace": stats.laplace(scale=1.0 / math.sqrt(2.0)), "exponential": stats.expon(loc=-1.0)}
+_SCIPY_1D = {
+    "gaussian": stats.norm(),
+    "uniform": stats.uniform(-math.sqrt(3.0), 2.0 * math.sqrt(3.0)),
+    "laplace": stats.laplace(scale=1.0 / math.sqrt(2.0)),
+    "exponential": stats.expon(loc=-1.0),
+}
 
 
 def oracle_charfun(base: BaseSpec, K: np.ndarray) -> np.ndarray:

@@ -23,10 +23,9 @@ import math
 
 import numpy as np
 from hypothesis import strategies as st
-from refvi.verification.oracles.matrices import random_orthogonal
 from scipy import optimize
 
-
+from refvi.verification.oracles.matrices import random_orthogonal
 
 SEEDS = st.integers(min_value=0, max_value=2**32 - 1)
 
@@ -34,6 +33,7 @@ SEEDS = st.integers(min_value=0, max_value=2**32 - 1)
 # ------------------------------------------------------------------------------------------------------------------
 # helpers (pure NumPy; unit-tested in tests/verification/statements/test_smoothness_002_solution.py)
 # ------------------------------------------------------------------------------------------------------------------
+
 
 def neg_log_abs_det(C) -> float:
     """h(C) = -log|det C| (seed 002 §3.1, entropy constant of s dropped); +inf for singular C."""
