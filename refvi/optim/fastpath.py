@@ -7,7 +7,8 @@ functions, and the affine frames of all of these) runs :func:`refvi.kernels.fuse
 the energy kernel passed as a first-class function.  Both cover the energy, entropy and STL estimators.  A target
 whose gradient is Python code (NumPy or JAX callables, batched or not) runs a Python loop with one gradient call and
 one compiled call per step (``_python_gradient_loop``).  ``fast=False`` and the score estimator run the generic loop,
-one validated estimator call per step (:mod:`refvi.estimators`, :mod:`refvi.prox`).  All compute the same update from the same pre-drawn base samples;
+one validated estimator call per step (:mod:`refvi.estimators`, :mod:`refvi.prox`).  All compute the same update
+from the same pre-drawn base samples;
 ``energy_loop`` and the generic loop agree bit for bit (``tests/refvi/test_fused_loop.py``).
 """
 

@@ -339,7 +339,7 @@ def fit(
     guard = step_size is None
     state = main.bit_generator.state
     m0_, C0_ = m.copy(), C.copy()
-    for attempt in range(_MAX_HALVINGS + 1):
+    for _attempt in range(_MAX_HALVINGS + 1):
         main.bit_generator.state = state  # a restart replays the same base samples
         m, C = m0_.copy(), C0_.copy()
         run = _loop(
@@ -488,7 +488,8 @@ def _loop(
     guard,
 ):
     """The chunked run; returns None when ``guard`` is on and the run blew up (objective estimate non-finite or
-    above f(w^0) + 1 + |f(w^0)|/10: a stable run does not climb above its start by more than its noise), raises DivergenceError for a non-finite iterate otherwise."""
+    above f(w^0) + 1 + |f(w^0)|/10: a stable run does not climb above its start by more than its noise), raises
+    DivergenceError for a non-finite iterate otherwise."""
     acc_m, acc_C = weights[0] * m, weights[0] * C
     f0 = _objective_estimate(target, m, C, Ub)
     tr_steps, tr_obj, tr_m, tr_C = [0], [f0], [m.copy()], [C.copy()]

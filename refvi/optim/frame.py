@@ -467,7 +467,7 @@ def _map_back(res, at, frame, structure, setup):
     ml, Cl = _back(at, res.m_last, res.C_last, structure)
     tm = tC = None
     if res.trace_m is not None:
-        pairs = [_back(at, a, b, structure) for a, b in zip(res.trace_m, res.trace_C)]
+        pairs = [_back(at, a, b, structure) for a, b in zip(res.trace_m, res.trace_C, strict=True)]
         tm, tC = np.array([p[0] for p in pairs]), np.array([p[1] for p in pairs])
     rule = res.notes
     notes = (

@@ -2,7 +2,8 @@
 
 Three methods on F(w) = l(w) + h(w), h = -log|det C| (entropy constant dropped):
 
-* ``"naive"``     w <- w - lambda (grad l(w) + grad h(w)), full C (Eq. 19; no guarantee, may cycle, statement 002.claim-naive-cycle);
+* ``"naive"``     w <- w - lambda (grad l(w) + grad h(w)), full C (Eq. 19; no guarantee, may cycle, statement
+  002.claim-naive-cycle);
 * ``"prox"``      w <- prox_{lambda h}(w - lambda grad l(w)), lower-triangular C (Eq. 21, Thm 7; Thm 6 with
   lambda <= 1/M);
 * ``"projected"`` w <- proj_{W_M}(w - lambda (grad l + grad h)), full C, singular-value clip (Thm 7; Thm 6 with

@@ -4,10 +4,10 @@ theta ~ N(0, Sigma), z_g ~ N(theta, Delta) for groups g = 0..G-1, and p(y_n | z_
 The latent vector is (theta, z_0, ..., z_{G-1}) in R^{(G+1) d}.
 
 -Hess log p = P + B(z), where P is the (constant) precision of the Gaussian part,
-P_{theta theta} = Sigma^{-1} + G Delta^{-1} (the paper prints -Sigma^{-1} Delta^{-1}: E000-5), P_{theta z_g} = -Delta^{-1},
-P_{z_g z_g} = Delta^{-1}, and 0 <= B(z) <= Bbar = blockdiag(0, X_g^T X_g / 4).  Hence the explicit constants
-M = lambda_max(P + Bbar) and mu = lambda_min(P) > 0 (the joint Gaussian prior is proper, so the model is in fact
-strongly convex, which is more than Cor 25 claims).
+P_{theta theta} = Sigma^{-1} + G Delta^{-1} (the paper prints -Sigma^{-1} Delta^{-1}: E000-5),
+P_{theta z_g} = -Delta^{-1}, P_{z_g z_g} = Delta^{-1}, and 0 <= B(z) <= Bbar = blockdiag(0, X_g^T X_g / 4).
+Hence the explicit constants M = lambda_max(P + Bbar) and mu = lambda_min(P) > 0 (the joint Gaussian prior is
+proper, so the model is in fact strongly convex, which is more than Cor 25 claims).
 """
 
 from __future__ import annotations

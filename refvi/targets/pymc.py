@@ -84,7 +84,7 @@ class PyMCTarget(CallableTarget):
         self.var_names = tuple(keep)
         self.shapes = {}
         self._constrain_fn = pytensor.function([x], graph_replace(outs, replace, strict=False))
-        for name, value in zip(self.var_names, self._constrain_fn(np.zeros(self.dim))):
+        for name, value in zip(self.var_names, self._constrain_fn(np.zeros(self.dim)), strict=True):
             self.shapes[name] = np.shape(value)
 
     def constrain(self, Z) -> dict:

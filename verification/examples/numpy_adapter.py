@@ -403,7 +403,7 @@ class NumpyImplementation(NumpyFamilies):
             )
         U = np.random.default_rng(seed).standard_normal((steps, target.dim))
         ms, Cs = [m0], [C0]
-        for gamma, u in zip(gammas, U):
+        for gamma, u in zip(gammas, U, strict=True):
             if method == "prox-sgd":
                 gm, gC = self.energy(target, ms[-1], Cs[-1], u, "tril")
                 C = self.entropy_prox(Cs[-1] - gamma * gC, gamma)
@@ -448,7 +448,7 @@ class NumpyImplementation(NumpyFamilies):
             Li = np.linalg.inv(L)
             ms[0] = Li @ (np.asarray(init[0], dtype=float) - z0)
             Cs[0] = factor_in_V(Li @ init[1] @ np.asarray(init[1]).T @ Li.T, structure)
-        for u, gamma in zip(U, gammas):
+        for u, gamma in zip(U, gammas, strict=True):
             gm, gC = self.framed_energy(target, z0, L, ms[-1], Cs[-1], u[None, :], structure)
             if method == "prox-sgd":
                 C = self.entropy_prox(Cs[-1] - gamma * gC, gamma)
@@ -463,7 +463,7 @@ class NumpyImplementation(NumpyFamilies):
             return z0 + L @ m, factor_in_V(L @ C @ C.T @ L.T, structure)
 
         w = self.average_weights(average, steps)
-        pairs = [back(m, C) for m, C in zip(ms, Cs)]
+        pairs = [back(m, C) for m, C in zip(ms, Cs, strict=True)]
         avg = back(w @ np.array(ms), np.tensordot(w, np.array(Cs), 1))
         return SimpleNamespace(
             m=avg[0],

@@ -137,7 +137,7 @@ def simplex_qp(H, b, a0, max_iter=1000):
             work[j] = False
             continue
         step, block = 1.0, -1
-        for i, pi in zip(F, p):
+        for i, pi in zip(F, p, strict=True):
             if pi < 0 and -a[i] / pi < step:
                 step, block = -a[i] / pi, i
         a[F] += step * p
@@ -330,7 +330,7 @@ class NumpyBoosting:
         lo, hi = np.atleast_1d(np.asarray(lo, dtype=float)), np.atleast_1d(np.asarray(hi, dtype=float))
         if not stride > 0:
             raise ValueError(f"stride must be > 0, got {stride!r}")
-        counts = [int(np.floor((b - a) / stride + 1e-9)) + 1 for a, b in zip(lo, hi)]
+        counts = [int(np.floor((b - a) / stride + 1e-9)) + 1 for a, b in zip(lo, hi, strict=True)]
         return np.array([lo + stride * np.array(k) for k in itertools.product(*map(range, counts))])
 
     def family_constants(self, lo, hi, sigma_min, sigma_max):
@@ -425,12 +425,12 @@ class NumpyBoosting:
         masses = np.array(
             [
                 w * math.exp(float(_log_mass(m, s, lo, hi).sum()))
-                for w, m, s in zip(p["weights"], p["means"], p["scales"])
+                for w, m, s in zip(p["weights"], p["means"], p["scales"], strict=True)
             ]
         )
         fstar = -math.log(masses.sum()) - t.log_shift
         weights = np.zeros(inst.K)
-        for mass, m, s in zip(masses, p["means"], p["scales"]):
+        for mass, m, s in zip(masses, p["means"], p["scales"], strict=True):
             hit = np.nonzero(np.all(np.abs(inst.means - m) <= 1e-9, axis=1) & (np.abs(inst.scales - s) <= 1e-9))[0]
             if hit.size == 0:
                 return fstar, None

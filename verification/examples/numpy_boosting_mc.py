@@ -145,7 +145,7 @@ def _lmo(target, means, alpha, sigma, lo, hi, rng, n_draws=64, n_starts=3):
         return float(np.mean(lq - _logp(target, Z))), np.mean(grad_lq - _grad_logp(target, Z), axis=0)
 
     runs = [
-        optimize.minimize(obj, rng.uniform(lo, hi), jac=True, method="L-BFGS-B", bounds=list(zip(lo, hi)))
+        optimize.minimize(obj, rng.uniform(lo, hi), jac=True, method="L-BFGS-B", bounds=list(zip(lo, hi, strict=True)))
         for _ in range(n_starts)
     ]
     return min(runs, key=lambda r: r.fun).x

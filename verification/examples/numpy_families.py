@@ -105,7 +105,7 @@ class NumpyFamilies:
             X, y, s = np.asarray(p["X"]), np.asarray(p["y"]), p["prior_scale"]
             l = 0.5 * d * (LOG_2PI + 2 * math.log(s)) + 0.5 * (m @ m + np.sum(C * C)) / s**2
             gm, gC = m / s**2, C / s**2
-            for x, yn in zip(X, y):
+            for x, yn in zip(X, y, strict=True):
                 v = C.T @ x
                 sp, sg, ds = _ridge(float(yn * x @ m), float(math.sqrt(v @ v)))
                 l += sp

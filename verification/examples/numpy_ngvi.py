@@ -206,7 +206,7 @@ class NumpyNGVI:
         gam = 2.0 / (np.arange(T) + 2.0) if steps is None else np.asarray(steps, float)
         xb, Xb = _expectation(*eta)
         yield eta, xb, Xb
-        for idx, g in zip(indices, gam):
+        for idx, g in zip(indices, gam, strict=True):
             eta = self.natural_update(eta, self._blr_noisy(X, y, sigma2, P, mp, idx), g)
             xi, Xi = _expectation(*eta)
             xb, Xb = (1 - g) * xb + g * xi, (1 - g) * Xb + g * Xi
@@ -228,8 +228,8 @@ class NumpyNGVI:
         T1 = len(omegas)
         w = 2.0 * np.arange(1, T1 + 1) / (T1 * (T1 + 1))
         return (
-            sum(wk * np.asarray(o[0], float) for wk, o in zip(w, omegas)),
-            sum(wk * np.asarray(o[1], float) for wk, o in zip(w, omegas)),
+            sum(wk * np.asarray(o[0], float) for wk, o in zip(w, omegas, strict=True)),
+            sum(wk * np.asarray(o[1], float) for wk, o in zip(w, omegas, strict=True)),
         )
 
     def blr_trajectory(self, X, y, sigma2, P, mp, indices, steps, init=None):
@@ -287,7 +287,7 @@ class NumpyNGVI:
         U = np.atleast_2d(U)
         Linv = np.linalg.inv(L)
         gx, GX = np.zeros(len(xi)), np.zeros((len(xi),) * 2)
-        for g, u in zip(np.atleast_2d(grad(Z)), U):
+        for g, u in zip(np.atleast_2d(grad(Z)), U, strict=True):
             B = np.tril(L.T @ np.tril(np.outer(g, u)))  # dL of Sigma = L L^T through the Cholesky map
             B[np.diag_indices_from(B)] *= 0.5
             M = Linv.T @ B @ Linv
@@ -388,7 +388,7 @@ class NumpyNGVI:
         m, C = (np.zeros(d), np.eye(d)) if init is None else (np.array(init[0], float), np.tril(init[1]))
         Pinv = np.linalg.inv(P)
         need(np.all(np.asarray(steps) >= 0), "step sizes must be >= 0")
-        for rows, step in zip(np.asarray(indices), steps):
+        for rows, step in zip(np.asarray(indices), steps, strict=True):
             rows = _rows(rows, n)
             c, Xb, yb = n / (len(rows) * sigma2), X[rows], y[rows]
             m, C = self._sgd_step(m, C, step, -c * Xb.T @ (yb - Xb @ m), c * np.tril(Xb.T @ Xb @ C), Pinv, mp)

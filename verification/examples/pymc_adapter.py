@@ -211,7 +211,11 @@ class _Compiled:
                 grads = pm.updates.get_or_compute_grads(loss, params)
             ins = [pt.vector("mu_in"), pt.vector("cov_in")]
             self.fns[key] = pytensor.function(
-                [self.U, *ins], [loss, *grads], givens=list(zip(params, ins)), mode=self.mode, on_unused_input="ignore"
+                [self.U, *ins],
+                [loss, *grads],
+                givens=list(zip(params, ins, strict=True)),
+                mode=self.mode,
+                on_unused_input="ignore",
             )
         return self.fns[key]
 

@@ -27,7 +27,7 @@ from scipy import integrate, optimize, stats
 def box_probability(mu, sigma, lo, hi) -> float:
     mu, sigma, lo, hi = (np.atleast_1d(np.asarray(x, dtype=float)) for x in (mu, sigma, lo, hi))
     p = 1.0
-    for m, s, a, b in zip(mu, np.broadcast_to(sigma, mu.shape), lo, hi):
+    for m, s, a, b in zip(mu, np.broadcast_to(sigma, mu.shape), lo, hi, strict=True):
         p *= stats.norm.cdf(b, m, s) - stats.norm.cdf(a, m, s)
     return float(p)
 
@@ -101,7 +101,7 @@ def normal_square_integral_sympy():
 def mixture_pdf_1d(z, weights, mus, sigmas, lo, hi) -> np.ndarray:
     z = np.atleast_1d(np.asarray(z, dtype=float))
     out = np.zeros_like(z)
-    for w, m, s in zip(weights, mus, sigmas):
+    for w, m, s in zip(weights, mus, sigmas, strict=True):
         if w > 0:
             out += w * stats.truncnorm.pdf(z, (lo - m) / s, (hi - m) / s, loc=m, scale=s)
     return out
@@ -238,7 +238,7 @@ class QuadratureProblem:
         order, panels = inst.quadrature
         x, w = np.polynomial.legendre.leggauss(int(order))
         axes, wts = [], []
-        for a, b in zip(inst.lo, inst.hi):
+        for a, b in zip(inst.lo, inst.hi, strict=True):
             edges = np.linspace(a, b, int(panels) + 1)
             h, mid = 0.5 * np.diff(edges), 0.5 * (edges[1:] + edges[:-1])
             axes.append((mid[:, None] + h[:, None] * x[None, :]).ravel())

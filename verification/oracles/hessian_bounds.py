@@ -163,8 +163,8 @@ def hessian_sympy(model: dict, z) -> np.ndarray:
         X, y = model["X"], model["y"]
         s = R(model["prior_scale"])
         expr = sum(vi**2 for vi in v) / (2 * s**2)
-        for row, label in zip(X, y):
-            a = sum(R(xj) * vj for xj, vj in zip(row, v))
+        for row, label in zip(X, y, strict=True):
+            a = sum(R(xj) * vj for xj, vj in zip(row, v, strict=True))
             if kind == "linear":
                 expr += (R(label) - a) ** 2 / (2 * R(model["noise_scale"]) ** 2)
             else:
@@ -179,7 +179,7 @@ def hessian_sympy(model: dict, z) -> np.ndarray:
         for g in range(G):
             r = zs[g] - th
             expr += (r.T * Di * r)[0] / 2
-        for row, label, g in zip(model["X"], model["y"], model["groups"]):
+        for row, label, g in zip(model["X"], model["y"], model["groups"], strict=True):
             a = sum(R(xj) * zs[int(g)][j] for j, xj in enumerate(row))
             expr += sp.log(1 + sp.exp(-R(label) * a))
     else:

@@ -49,7 +49,7 @@ def logistic_slice_loss(s1: float, s2: float, x, y) -> float:
     """l(omega) on {xi = 0, Xi = diag(s1, s2)} for 1-D logistic regression with bias, z = (w, b), prior N(0, I):
     sum_i E softplus(-y_i (w x_i + b)) + KL(N(0, diag(s1, s2)) || N(0, I)); w x_i + b ~ N(0, x_i^2 s1 + s2)."""
     tot = 0.0
-    for xi, yi in zip(np.asarray(x, float), np.asarray(y, float)):
+    for xi, yi in zip(np.asarray(x, float), np.asarray(y, float), strict=True):
         tot += gauss_expect(lambda u, yi=yi: softplus(-yi * u), 0.0, xi * xi * s1 + s2)
     kl = 0.5 * sum(s - 1.0 - math.log(s) for s in (s1, s2))
     return float(tot + kl)
@@ -59,7 +59,7 @@ def logistic_slice_loss_mp(s1, s2, x, y, dps: int = 30):
     """The same at ``dps`` digits with mpmath (for large variances)."""
     with mpmath.workdps(dps):
         tot = mpmath.mpf(0)
-        for xi, yi in zip(x, y):
+        for xi, yi in zip(x, y, strict=True):
             v = mpmath.mpf(xi) ** 2 * mpmath.mpf(s1) + mpmath.mpf(s2)
             sd = mpmath.sqrt(v)
             dens = lambda u, yi=yi, v=v: (

@@ -80,7 +80,8 @@ def sgd(method, kind, params, m, C, U, gammas, estimator="energy", structure="tr
 
 def prox_sgd_logistic_s1(m, C, U, gamma, X, y, inv_prior_var):
     """The benchmark's plain-NumPy loop: Prox-SGD, S = 1, energy estimator, tril C, constant step, last iterate.
-    U is (T, d).  Every step: z = C u + m, t = y X z, r = y sigmoid(-t), g = z/s^2 - X^T r, C <- prox(C - gamma tril(g u^T))."""
+    U is (T, d).  Every step: z = C u + m, t = y X z, r = y sigmoid(-t), g = z/s^2 - X^T r,
+    C <- prox(C - gamma tril(g u^T))."""
     m, C = m.copy(), C.copy()
     idx = np.diag_indices_from(C)
     for u in U:

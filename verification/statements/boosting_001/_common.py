@@ -37,7 +37,7 @@ I1_TARGET = ((0.4, 0.6), (-0.5, 0.6), (0.5, 0.5))  # f* = -log P(A) = 0.2126087 
 
 def log_prob_box_mog(weights, means, scales, lo, hi) -> float:
     """log P_{p_x}(A) of a Gaussian mixture by scipy.stats (oracle side)."""
-    return math.log(sum(w * ob.box_probability(m, s, lo, hi) for w, m, s in zip(weights, means, scales)))
+    return math.log(sum(w * ob.box_probability(m, s, lo, hi) for w, m, s in zip(weights, means, scales, strict=True)))
 
 
 def optimal_weights(inst) -> np.ndarray:
@@ -45,7 +45,7 @@ def optimal_weights(inst) -> np.ndarray:
     set (oracle side, scipy.stats)."""
     p = inst.target.params
     a = np.zeros(inst.K)
-    for w, m, s in zip(p["weights"], p["means"], p["scales"]):
+    for w, m, s in zip(p["weights"], p["means"], p["scales"], strict=True):
         k = int(np.argmin(np.sum((inst.means - m) ** 2, axis=1) + (inst.scales - s) ** 2))
         a[k] += w * ob.box_probability(m, s, inst.lo, inst.hi)
     return a / a.sum()

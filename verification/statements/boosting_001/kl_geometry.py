@@ -149,7 +149,7 @@ def eq5(ctx):
             math.log((math.atan((hi - 0.3)) - math.atan((lo - 0.3))) / math.pi),
         ),
         (
-            lambda z: math.log(sum(w * stats.norm.pdf(z, m, s) for w, m, s in zip(*I1_TARGET))),
+            lambda z: math.log(sum(w * stats.norm.pdf(z, m, s) for w, m, s in zip(*I1_TARGET, strict=True))),
             log_prob_box_mog(*I1_TARGET, lo, hi),
         ),
     ]
@@ -172,7 +172,7 @@ def eq5(ctx):
     def check(draw):
         q = dense(inst.K, *draw)
         logP = -fstar
-        logp = lambda z: math.log(sum(w * stats.norm.pdf(z, m, s) for w, m, s in zip(*I1_TARGET)))  # noqa: E731
+        logp = lambda z: math.log(sum(w * stats.norm.pdf(z, m, s) for w, m, s in zip(*I1_TARGET, strict=True)))  # noqa: E731
         kl_pA = ob.kl_quad_1d(oracle.pdf(q), lambda z: logp(z) - logP, lo, hi)
         fq = b.objective(inst, q)
         ctx.close(fq, kl_pA + fstar, atol=QUAD_TOL, label="f(q) = KL(q||p_A) - log P(A)")

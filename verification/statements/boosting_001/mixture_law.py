@@ -50,9 +50,9 @@ def _marginal(inst, alpha, j):
     s = inst.scales
     comps = [
         stats.truncnorm((inst.lo[j] - m) / sk, (inst.hi[j] - m) / sk, loc=m, scale=sk)
-        for m, sk in zip(inst.means[:, j], s)
+        for m, sk in zip(inst.means[:, j], s, strict=True)
     ]
-    return [(a, c) for a, c in zip(alpha, comps) if a > 0]
+    return [(a, c) for a, c in zip(alpha, comps, strict=True) if a > 0]
 
 
 def _oracle_moments(inst, alpha):
@@ -99,15 +99,15 @@ def _events(inst, alpha):
     for j in range(inst.d):
         for t in grids[j]:
             events.append(lambda Z, j=j, t=t: Z[:, j] <= t)
-            probs.append(float(sum(a * F(t) for a, F in zip(weights, cdf[j]))))
+            probs.append(float(sum(a * F(t) for a, F in zip(weights, cdf[j], strict=True))))
     if inst.d == 2:
         for t1 in grids[0][1::3]:
             for t2 in grids[1][1::3]:
                 events.append(lambda Z, t1=t1, t2=t2: (Z[:, 0] <= t1) & (Z[:, 1] <= t2))
-                probs.append(float(sum(a * F1(t1) * F2(t2) for a, F1, F2 in zip(weights, cdf[0], cdf[1]))))
+                probs.append(float(sum(a * F1(t1) * F2(t2) for a, F1, F2 in zip(weights, cdf[0], cdf[1], strict=True))))
     probs = np.array(probs)
     keep = np.minimum(probs, 1.0 - probs) >= 0.02  # >= 80 expected hits a block: the z-test's CLT holds
-    return [e for e, k in zip(events, keep) if k], probs[keep]
+    return [e for e, k in zip(events, keep, strict=True) if k], probs[keep]
 
 
 @statement("001.claim-mixture")

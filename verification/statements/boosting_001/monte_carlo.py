@@ -192,7 +192,9 @@ def _check_lmo(ctx, rule, target, t, means, alpha, sigma, lo, hi, V):
         return float(np.mean(logsumexp(logN + la[:, None], axis=0) - _logp(target, Z)))
 
     starts = [0.5 * (lo + hi), means[t + 1]] + [np.where(np.array(c) == 1, hi, lo) for c in np.ndindex(*[2] * lo.size)]
-    best = min(optimize.minimize(value, x0, method="L-BFGS-B", bounds=list(zip(lo, hi))).fun for x0 in starts[:2])
+    best = min(
+        optimize.minimize(value, x0, method="L-BFGS-B", bounds=list(zip(lo, hi, strict=True))).fun for x0 in starts[:2]
+    )
     worst = max(value(x) for x in starts[2:])
     ctx.bound(
         value(means[t + 1]) - best,
@@ -258,7 +260,9 @@ def claim_mc_predictive(ctx):
         with mpmath.workdps(30):
             sig = [[1 / (1 + mpmath.exp(-mpmath.mpf(float(x @ w)))) for w in W] for x in X]
             want_p = np.array([float(sum(r) / S) for r in sig])
-            want_ll = float(sum(mpmath.log(sum(s if yi > 0 else 1 - s for s in r) / S) for r, yi in zip(sig, y)) / n)
+            want_ll = float(
+                sum(mpmath.log(sum(s if yi > 0 else 1 - s for s in r) / S) for r, yi in zip(sig, y, strict=True)) / n
+            )
         what = f"n = {n}, d = {d}, S = {S}, logits up to {np.abs(X @ W.T).max():.3g}"
         ctx.close(np.asarray(prob, dtype=np.float64), want_p, rtol=1e-12, atol=1e-300, label=f"{what}: p(y = +1 | x)")
         ctx.close(float(ll), want_ll, rtol=1e-12, atol=1e-12, label=f"{what}: mean log predictive")

@@ -241,7 +241,7 @@ def cor7(ctx):
             check_adversarial_lmo(ctx, oracle3, res, dl, label)
             W = np.asarray(res.weights_history, dtype=float)
             want = np.empty(len(res.atom))
-            for k, (a, j) in enumerate(zip(W[:-1], np.asarray(res.atom, dtype=int))):
+            for k, (a, j) in enumerate(zip(W[:-1], np.asarray(res.atom, dtype=int), strict=True)):
                 sc = oracle3.scores(a)
                 want[k] = min(1.0, max(0.0, -(sc[j] - a @ sc)) / C)
             ctx.close(
@@ -294,7 +294,7 @@ def _lattice(lo, hi, stride):
     from fractions import Fraction
 
     axes = []
-    for a, b in zip(lo, hi):
+    for a, b in zip(lo, hi, strict=True):
         n = math.floor((Fraction(b) - Fraction(a)) / Fraction(stride) * (1 + Fraction(1, 10**12)))
         axes.append([float(Fraction(a) + k * Fraction(stride)) for k in range(n + 1)])
     return np.array(list(itertools.product(*axes)))

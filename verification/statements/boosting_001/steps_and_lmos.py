@@ -247,7 +247,7 @@ def claim_fw_gap_certificate(ctx):
     for name, denom in (("curvature", lambda a, k: C), ("local", lambda a, k: oracle.sq_dist(a, k) / oracle.eps)):
         res = runs[name]
         want = []
-        for a, k in zip(np.asarray(res.weights_history)[:-1], np.asarray(res.atom, dtype=int)):
+        for a, k in zip(np.asarray(res.weights_history)[:-1], np.asarray(res.atom, dtype=int), strict=True):
             sc = oracle.scores(a)
             want.append(min(1.0, max(float(a @ sc - sc[k]), 0.0) / denom(a, k)))
         ctx.close(
@@ -277,7 +277,9 @@ def claim_mog_recovery(ctx):
     inst2 = BoostingInstance.grid(
         [-1.0, -1.0], [1.0, 1.0], 0.25, 0.6, BoostingTarget.mixture([0.3, 0.7], means, [0.6, 0.6]), quadrature=(10, 6)
     )
-    fstar2 = -math.log(sum(w * ob.box_probability(m, 0.6, [-1, -1], [1, 1]) for w, m in zip([0.3, 0.7], means)))
+    fstar2 = -math.log(
+        sum(w * ob.box_probability(m, 0.6, [-1, -1], [1, 1]) for w, m in zip([0.3, 0.7], means, strict=True))
+    )
     res = b.corrective(inst2, 15, variant="full")
     ctx.close(res.f[-1], fstar2, atol=1e-6, label="2-D: f(q^T) = -log P(A) to 1e-6")
     ctx.bound(float(np.max(res.f - fstar2 - res.gap)), 0.0, atol=1e-12, label="2-D: gap certificate")

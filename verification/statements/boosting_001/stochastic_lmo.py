@@ -109,7 +109,7 @@ def claim_stochastic_lmo_step(ctx):
                 Z = np.column_stack(
                     [
                         stats.truncnorm.rvs((lo - m) / s_k, (hi - m) / s_k, loc=m, scale=s_k, size=S, random_state=rng)
-                        for lo, hi, m in zip(inst.lo, inst.hi, m_k)
+                        for lo, hi, m in zip(inst.lo, inst.hi, m_k, strict=True)
                     ]
                 )
                 want, g = _step_oracle(inst, alpha, mu, Z, lr)
@@ -124,7 +124,7 @@ def claim_stochastic_lmo_step(ctx):
         Z = np.column_stack(
             [
                 stats.truncnorm.rvs((a - m) / sigma, (c - m) / sigma, loc=m, scale=sigma, size=16, random_state=rng)
-                for a, c, m in zip(lo, hi, mu)
+                for a, c, m in zip(lo, hi, mu, strict=True)
             ]
         )
         vals = rng.standard_normal(16)

@@ -155,7 +155,7 @@ def curve(ctx, kind, inst, m0, C0, Ts, schedule, R, stream, *, weights=None, met
 
 def check_rate(ctx, Ts, curves, bound_of, exponent, slack, label):
     """The theorem's bound at every horizon (``mean_leq``) and its exponent over all of them (``decay``)."""
-    for T, vals in zip(Ts, curves):
+    for T, vals in zip(Ts, curves, strict=True):
         ctx.mean_leq(vals, bound_of(T), alpha=ALPHA, label=f"{label}, T = {T}")
     ctx.decay(Ts, curves, exponent, slack=slack, alpha=ALPHA, label=f"{label}: decay exponent")
 

@@ -7,7 +7,8 @@ overflows, a target with zero curvature, a horizon T = 0, zero samples per step,
 where a check written with the wrong comparison lets the input through.  The protocol's convention is a
 ``ValueError`` or ``TypeError``; where the input still has a right answer (the prox with gamma = 0 is the identity;
 the projection of an asymmetric C onto the symmetric W_M is the clip of its symmetric part; an estimator at a C
-outside V is the projected mean at that C) returning that answer also passes (:meth:`~refvi.verification.statement.Context.refuses`).
+outside V is the projected mean at that C) returning that answer also passes
+(:meth:`~refvi.verification.statement.Context.refuses`).
 
 Statements: 000.claim-bad-input.
 """

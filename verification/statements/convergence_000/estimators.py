@@ -51,10 +51,10 @@ def def4(ctx):
                 # <= 4 in u, so the order-3 tensor Gauss-Hermite rule (exact to degree 5) gives its expectation
                 Ug, wg = gmo.hermite_tensor_rule(d, 3)
                 per = [ctx.impl.score(target, m, C, u[None, :], structure) for u in Ug]
-                cm = sum(w * np.asarray(g[0]) for w, g in zip(wg, per))
-                cC = sum(w * np.asarray(g[1]) for w, g in zip(wg, per))
+                cm = sum(w * np.asarray(g[0]) for w, g in zip(wg, per, strict=True))
+                cC = sum(w * np.asarray(g[1]) for w, g in zip(wg, per, strict=True))
                 # rounding: the weighted sum cancels terms as large as sum_k w_k |g(u_k)|
-                mag = sum(w * (np.max(np.abs(g[0])) + np.max(np.abs(g[1]))) for w, g in zip(wg, per))
+                mag = sum(w * (np.max(np.abs(g[0])) + np.max(np.abs(g[1]))) for w, g in zip(wg, per, strict=True))
                 stol = tol + 1e-12 * mag
                 ctx.close(cm, glm, atol=stol, label="E g_score,m == dl/dm (Eq. 4)")
                 ctx.close(cC, glC_V, atol=stol, label="E g_score,C == proj_V dl/dC (Eq. 4)")

@@ -57,8 +57,8 @@ from refvi.verification.statements.convergence_000.schedules import (
 
 
 def _weights(average, T, method=None, a=None, gamma=None):
-    """The declared average over w^0..w^T (the 50-digit oracle of 000.claim-theta-averages): "theta" is Thm 7's weights for
-    Prox-SGD and Thm 10's for Proj-SGD; "tail" the last half."""
+    """The declared average over w^0..w^T (the 50-digit oracle of 000.claim-theta-averages): "theta" is Thm 7's
+    weights for Prox-SGD and Thm 10's for Proj-SGD; "tail" the last half."""
     if average == "theta":
         return printed_weights("theta7" if method == "prox-sgd" else "theta10", T, a=a, gamma=gamma)
     return printed_weights(average, T, fraction=0.5)
@@ -132,7 +132,7 @@ def _blows_up(gammas, U, start, mu, P, M, method, margin=0.5):
     model = {"kind": "gaussian", "mean": mu, "precision": P}
     f0 = vo.objective(model, m, C)
     with np.errstate(all="ignore"):
-        for gamma, u in zip(gammas, U):
+        for gamma, u in zip(gammas, U, strict=True):
             r = P @ (C @ u + m - mu)
             G = np.outer(r, u)
             if method == "prox-sgd":

@@ -61,7 +61,7 @@ def cor11(ctx):
         weights=weights,
         metric="gap",
     )
-    for T, gaps in zip(Ts, curves):
+    for T, gaps in zip(Ts, curves, strict=True):
         bound = a / math.sqrt(T) * D0 * (inst.M / (2 * a) + 1 / inst.M) + b / (inst.M * math.sqrt(T))
         ctx.mean_leq(gaps, bound, alpha=ALPHA, label=f"diabetes: E gap <= C/sqrt(T), T = {T}")
         ctx.count()

@@ -77,7 +77,7 @@ def _replay(ctx, method, args):
     )
     scale = 1.0 + max(float(np.max(np.abs(x))) for x in ref)
     # two float64 evaluations of the same three updates (BLAS vs loops, eigh vs eigh): rounding only
-    for name, a, b in zip(("m_T", "C_T", "m_avg", "C_avg"), got, ref):
+    for name, a, b in zip(("m_T", "C_T", "m_avg", "C_avg"), got, ref, strict=True):
         ctx.close(
             a,
             b,

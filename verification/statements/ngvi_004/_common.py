@@ -95,7 +95,7 @@ def glm_neg_elbo(kind, X, y, mu, S):
         OG.logistic_point_expectations(float(an), float(vn), float(yn))[0]
         if vn > 1e-300
         else -OG.softplus(-float(yn * an))
-        for an, vn, yn in zip(a, v, y)
+        for an, vn, yn in zip(a, v, y, strict=True)
     )
     return -ell + OX.kl_gauss(mu, S, np.zeros(mu.size), np.eye(mu.size))
 

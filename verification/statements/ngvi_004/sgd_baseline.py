@@ -42,7 +42,7 @@ def _blr_replay(X, y, s2, P, mp, indices, steps, m, C):
     """The iterates (m_t, C_t), t = 1..T."""
     n, Pinv = X.shape[0], np.linalg.inv(P)
     out = []
-    for rows, step in zip(indices, steps):
+    for rows, step in zip(indices, steps, strict=True):
         c = n / (len(rows) * s2)
         gm, G = np.zeros_like(m), np.zeros_like(C)
         for i in rows:
@@ -87,7 +87,7 @@ def _claim_sgd_baseline_replay(ctx):
 
     def compare(lam_lam, m, C, what):
         want = OX.natural_from_moments(m, C @ C.T)
-        for k, (got, ref) in enumerate(zip(lam_lam, want)):
+        for k, (got, ref) in enumerate(zip(lam_lam, want, strict=True)):
             ref = np.asarray(ref, float)
             ctx.close(
                 np.asarray(got, float),

@@ -94,7 +94,7 @@ def _lemma3(ctx):
             rtol=1e-12,
             label=f"the implementation's V_2 = Eq. (16) with b / sigma^2 (sigma^2 = {s2:.3g})",
         )
-        for eta, g in zip(c.states, list(c.steps) + [0.5]):
+        for eta, g in zip(c.states, list(c.steps) + [0.5], strict=True):
             if g <= 0:
                 continue
             v = OX.variance12(*eta, g, X, y, s2, P, mp, m)
@@ -209,7 +209,7 @@ def _lemma1011(ctx):
 
     def check(impl, c):
         n, nu, b, ls, Ls = c.n, c.nu, c.b / c.s2, c.ls, c.Ls
-        for eta, g in zip(c.states, c.steps):
+        for eta, g in zip(c.states, c.steps, strict=False):  # eta_0..T, gamma_1..T: eta_T has no step
             if g <= 0:
                 continue
             w_star = impl.expectation_from_natural((1 - g) * eta[0] + g * ls, (1 - g) * eta[1] + g * Ls)

@@ -114,7 +114,7 @@ def claim_gd_own_gradient(ctx):
             own = ctx.impl.gradient_descent_exact(target, m0, C0, None, 6, method, M)
             ref = ctx.impl.gradient_descent(_oracle_gradient(model), m0, C0, None, 6, method, M)
             what = f"{model['kind']}, d = {d}, {method} GD"
-            for k, (a, b) in enumerate(zip(own, ref)):
+            for k, (a, b) in enumerate(zip(own, ref, strict=True)):
                 b = np.asarray(b, float)
                 ctx.close(
                     np.asarray(a, float),
@@ -126,7 +126,7 @@ def claim_gd_own_gradient(ctx):
             # the same descent through the end-to-end driver (fit's "gd-*" methods, from (0, I), the default step)
             run = ctx.impl.fit(target, f"gd-{method}", steps=6, average="last")
             ref = ctx.impl.gradient_descent(_oracle_gradient(model), np.zeros(d), np.eye(d), None, 6, method, M)
-            for k, (a, b) in enumerate(zip((run.ms, run.Cs), ref)):
+            for k, (a, b) in enumerate(zip((run.ms, run.Cs), ref, strict=True)):
                 b = np.asarray(b, float)
                 ctx.close(
                     np.asarray(a, float),

@@ -61,7 +61,7 @@ def _gaps(ctx, model, method, lam, steps, M, m0, C0):
     ms, Cs = ctx.impl.gradient_descent(_grad(model, None), m0, C0, lam, steps, method, M)
     ms, Cs = np.asarray(ms), np.asarray(Cs)
     _, _, vstar = vo.solve(model, "tril")
-    return np.array([vo.objective(model, m, C) - vstar for m, C in zip(ms, Cs)])
+    return np.array([vo.objective(model, m, C) - vstar for m, C in zip(ms, Cs, strict=True)])
 
 
 def _contraction(ctx, gaps, rate, floor, label):

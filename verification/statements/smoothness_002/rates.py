@@ -279,7 +279,7 @@ def thm7(ctx):
     # brute force in d = 2: minimize ||B - C||_F over B = R(t1) diag(s1, s2) R(t2)^T J, s_i >= 1/sqrt(M), J = I or
     # the reflection diag(1, -1) (covers both sign(det) components of W_M)
     rng = ctx.rng("brute")
-    for trial in range(3):
+    for _trial in range(3):
         M = float(np.exp(rng.uniform(-1, 2)))
         r = 1.0 / math.sqrt(M)
         C = with_singular_values(rng, r * np.exp(rng.uniform(-2, 1, size=2)))

@@ -172,7 +172,7 @@ def thm3(ctx):
         beta = rng.uniform(0.3, 1.5) if trial % 2 else 2.0 * abs(alpha) * float(b @ b)  # odd: often non-convex
         phi, z0 = rng.uniform(0, 2 * np.pi), rng.normal(size=d)
         M = model_constants({"kind": "cosine", "alpha": alpha, "b": b, "phi": phi, "beta": beta, "z0": z0})[1]
-        for start in range(2):
+        for _start in range(2):
             C0 = with_singular_values(rng, rng.uniform(0.3, 2.0, size=d))
             m, C, gnorm = minimize_free_energy(
                 lambda m_, C_: charfun.cos_quadratic("gaussian", alpha, b, phi, beta, z0, m_, C_),
