@@ -30,6 +30,8 @@ import dataclasses
 import math
 import sys
 import time
+from collections.abc import Callable
+from typing import Any
 
 import numpy as np
 
@@ -74,7 +76,11 @@ class FitTrace:
 
 def _read_through(record: str, *names: str) -> tuple[property, ...]:
     """Read-only properties returning ``self.<record>.<name>`` for each name."""
-    return tuple(property(lambda self, n=n: getattr(getattr(self, record), n), doc=f"``{record}.{n}``") for n in names)
+
+    def getter(name: str) -> Callable[[Any], Any]:
+        return lambda self: getattr(getattr(self, record), name)
+
+    return tuple(property(getter(n), doc=f"``{record}.{n}``") for n in names)
 
 
 @dataclasses.dataclass(kw_only=True)
@@ -196,7 +202,7 @@ def _objective_estimate(target, m, C, Ub):
 
 
 _BLAS_THREADS_UP_TO = 128
-_CONTROLLER = []
+_CONTROLLER: list[Any] = []  # the threadpoolctl controller, made on first use
 
 
 def _small_blas(fn):

@@ -55,6 +55,8 @@ def gd_step(method: str, m, C, gm, gC, step: float, M: float | None = None):
     Y = C - step * (gC - np.linalg.inv(C).T)
     if method == "naive":
         return m - step * gm, Y
+    if M is None:
+        raise ValueError("the projected step needs the smoothness constant M")
     return m - step * gm, _prox.project_singular_values(Y, M)
 
 
@@ -92,6 +94,7 @@ def gradient_descent(
         raise ValueError(f"method {method!r} needs the smoothness constant M (the target has none; pass M=)")
     M = None if M is None else positive_scalar(M, "M")
     if step is None:
+        assert M is not None  # the check above raised otherwise
         step = 1.0 / (2.0 * M) if method == "projected" else 1.0 / M
     step = positive_scalar(step, "step")
     if theorem:
@@ -99,6 +102,7 @@ def gradient_descent(
             raise ValueError(
                 "naive gradient descent has no convergence theorem (seed 002 Thm 6 covers prox and projected)"
             )
+        assert M is not None  # the check above raised otherwise
         hi = 1.0 / M if method == "prox" else 1.0 / (2.0 * M)
         if step > hi:
             raise ValueError(
@@ -111,6 +115,7 @@ def gradient_descent(
     # diagonal is positive; the projection clips singular values), so C0 = 0 is allowed there
     C = np.eye(d) if C0 is None else check_scale(C0, d, _STRUCT[method], "C0", require_domain=(method == "naive"))
     if method == "projected":
+        assert M is not None  # the check above raised otherwise
         C = _prox.project_singular_values(C, M)
     ms, Cs = [m.copy()], [C.copy()]
     have_obj = target is not None and exact.supports(target)
@@ -130,7 +135,7 @@ def gradient_descent(
         m, C = m_new, C_new
         ms.append(m.copy())
         Cs.append(C.copy())
-        if have_obj:
+        if objs is not None:
             with np.errstate(over="ignore", invalid="ignore"):
                 objs.append(exact.objective(target, m, C))
     return GDResult(method, step, np.array(ms), np.array(Cs), None if objs is None else np.array(objs))

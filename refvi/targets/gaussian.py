@@ -55,7 +55,7 @@ class Gaussian(Target):
     def hess_logp(self, z):
         return -self.precision.copy()
 
-    def quadratic_form(self):
+    def quadratic_form(self) -> tuple[np.ndarray, np.ndarray, float]:
         """(A, b, c) with -log p(z) = 1/2 z^T A z - b^T z + c (every constant)."""
         A = self.precision
         b = A @ self.mean

@@ -79,8 +79,8 @@ class PyMCTarget(CallableTarget):
 
         super().__init__(logp_fn, grad_logp_fn, start, smoothness=smoothness, strong_convexity=strong_convexity)
         self.model, self.param_names = model, tuple(names)
-        outs = {o.name: o for o in model.unobserved_value_vars}
-        outs = [outs[n] for n in keep]  # free variables on their own scale, deterministics
+        by_name = {o.name: o for o in model.unobserved_value_vars}
+        outs = [by_name[n] for n in keep]  # free variables on their own scale, deterministics
         self.var_names = tuple(keep)
         self.shapes = {}
         self._constrain_fn = pytensor.function([x], graph_replace(outs, replace, strict=False))

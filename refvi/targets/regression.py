@@ -87,7 +87,7 @@ class LinearRegression(Target):
     def hess_logp(self, z):
         return -self.precision.copy()
 
-    def quadratic_form(self):
+    def quadratic_form(self) -> tuple[np.ndarray, np.ndarray, float]:
         """(A, b, c) with -log p(z) = 1/2 z^T A z - b^T z + c (every constant)."""
         b = self.X.T @ self.y / self.noise_scale**2
         return self.precision, b, self.y @ self.y / (2 * self.noise_scale**2) - self._const
@@ -124,7 +124,7 @@ class LogisticRegression(Target):
         mu, M = glm_constants(self.X, 0.0, 0.25, 1.0 / self.prior_scale**2)  # Cor 23: 0 < phi'' <= 1/4
         self.strong_convexity, self.smoothness = float(mu), float(M)
         self._const = -0.5 * d * (LOG_2PI + 2 * np.log(self.prior_scale))
-        self._mode = None
+        self._mode: np.ndarray | None = None
 
     @property
     def mode(self) -> np.ndarray:

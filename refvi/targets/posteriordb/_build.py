@@ -56,18 +56,18 @@ def _unconstrain(name, names, D, data_dir):
 def main(src: str) -> None:
     from refvi.targets.posteriordb.models import load
 
-    src = pathlib.Path(src)
+    root = pathlib.Path(src)
     DATA.mkdir(exist_ok=True)
     for f in _FILES.values():
-        shutil.copyfile(src / "data" / f, DATA / f)
-    with open(src / "data" / "diamonds.json", "rb") as fh, gzip.open(DATA / "diamonds.json.gz", "wb", 9) as out:
+        shutil.copyfile(root / "data" / f, DATA / f)
+    with open(root / "data" / "diamonds.json", "rb") as fh, gzip.open(DATA / "diamonds.json.gz", "wb", 9) as out:
         out.write(fh.read())
-    shutil.copyfile(src / "LICENCE.md", HERE / "LICENCE.md")
+    shutil.copyfile(root / "LICENCE.md", HERE / "LICENCE.md")
     table = {}
     for name in POSTERIORS:
-        with open(src / "reference_draws" / f"{name}.json") as fh:
+        with open(root / "reference_draws" / f"{name}.json") as fh:
             chains = json.load(fh)
-        with open(src / "reference_draws" / f"{name}.info.json") as fh:
+        with open(root / "reference_draws" / f"{name}.info.json") as fh:
             info = json.load(fh)["diagnostics"]
         target = load(name)
         names = list(target.draw_names)
@@ -75,7 +75,7 @@ def main(src: str) -> None:
             raise ValueError(f"{name}: draw names {list(chains[0])} differ from the model's {names}")
         D = np.array([[v for c in chains for v in c[k]] for k in names]).T
         ess = np.array(info["effective_sample_size_bulk"], dtype=float)
-        U = _unconstrain(name, names, D, src / "data")
+        U = _unconstrain(name, names, D, root / "data")
         sd = D.std(axis=0, ddof=1)
         table[name] = {
             "names": names,
