@@ -63,7 +63,9 @@ def _check_fields(where: str, section: str, row: dict) -> None:
             strength_kind(row["strength"])
         except (ValueError, TypeError) as exc:
             raise ValueError(f"{where}: {exc}") from None
-        named = _STRENGTH.match(row["strength"]).group(2)
+        match = _STRENGTH.match(row["strength"])
+        assert match is not None  # strength_kind accepted it above
+        named = match.group(2)
         if "erratum" in row and named != row["erratum"]:
             raise ValueError(
                 f"{where}: the row corrects {row['erratum']}, so its strength must start with "

@@ -51,7 +51,8 @@ def erratum(
         if id in ERRATA:
             raise ValueError(f"erratum {id} registered twice")
         if where is not None:
-            text = inline
+            assert printed is not None and corrected is not None and instance is not None  # checked above
+            text = (where, printed, corrected, instance)
         else:
             row = catalog.row("erratum", id, fn.__module__)
             text = (row["where"], row["printed"], row["corrected"], row["instance"])

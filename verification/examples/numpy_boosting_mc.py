@@ -90,15 +90,15 @@ def boost(target, n_iter, rule, init, n_samples, mean_box, seed):
             alpha = _simplex_argmin(f, prev, t)
         history.append(alpha)
         fs.append(f(alpha))
-    means = np.array(means)
+    means_out = np.array(means)
     return SimpleNamespace(
-        means=means,
+        means=means_out,
         sigma=sigma,
         draws=np.array(draws),
         weights=alpha,
         weights_history=history,
         f=np.array(fs),
-        sample=sampler(means, sigma, history),
+        sample=sampler(means_out, sigma, history),
     )
 
 

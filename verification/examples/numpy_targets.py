@@ -78,6 +78,16 @@ class _Regression(_Model):
         self.dim = self.X.shape[1]
         self.prior_const = -0.5 * self.dim * (LOG_2PI + math.log(self.s2))
 
+    # the likelihood of the scores, defined by each model: rows of A (B, N) -> (B,), (B, N); a (N,) -> (N,)
+    def _loglik(self, A):
+        raise NotImplementedError
+
+    def _dloglik(self, A):
+        raise NotImplementedError
+
+    def _d2loglik(self, a):
+        raise NotImplementedError
+
     def logp(self, Z):
         Z = _batch(Z, self.dim)
         return self._loglik(Z @ self.X.T) - 0.5 * np.sum(Z * Z, axis=1) / self.s2 + self.prior_const

@@ -143,24 +143,24 @@ def line_search_1d(q_pdf, s_pdf, logp, lo: float, hi: float, points=()) -> float
 
 def simplex_qp_enumerate(H, b) -> np.ndarray:
     """Exact argmin of 1/2 a^T H a + b^T a over the simplex (H PSD, n <= 10) by enumerating supports: for each
-    support S solve the KKT equalities; keep feasible points satisfying the sign conditions; return the best."""
+    support idx solve the KKT equalities; keep feasible points satisfying the sign conditions; return the best."""
     H = np.asarray(H, dtype=float)
     b = np.asarray(b, dtype=float)
     n = H.shape[0]
     best, best_val = None, np.inf
     for r in range(1, n + 1):
-        for S in itertools.combinations(range(n), r):
-            S = list(S)
+        for support in itertools.combinations(range(n), r):
+            idx = list(support)
             A = np.zeros((r + 1, r + 1))
-            A[:r, :r] = H[np.ix_(S, S)]
+            A[:r, :r] = H[np.ix_(idx, idx)]
             A[:r, r] = 1.0
             A[r, :r] = 1.0
-            rhs = np.concatenate([-b[S], [1.0]])
+            rhs = np.concatenate([-b[idx], [1.0]])
             sol = np.linalg.lstsq(A, rhs, rcond=None)[0]
             if not np.allclose(A @ sol, rhs, atol=1e-10):
                 continue
             a = np.zeros(n)
-            a[S] = sol[:r]
+            a[idx] = sol[:r]
             if np.any(a < -1e-12):
                 continue
             a = np.maximum(a, 0)
@@ -168,6 +168,8 @@ def simplex_qp_enumerate(H, b) -> np.ndarray:
             val = 0.5 * a @ H @ a + b @ a
             if val < best_val - 1e-15:
                 best, best_val = a, val
+    if best is None:
+        raise ValueError("no support gives a feasible KKT point: H is not PSD or the input is not finite")
     return best
 
 

@@ -38,7 +38,7 @@ def mode(model) -> np.ndarray:
         H = 0.5 * (H + H.T)
         step = np.linalg.solve(H, g)
         z = z - step
-        if np.linalg.norm(g) < 1e-13 * max(1.0, np.linalg.norm(z)):
+        if np.linalg.norm(g) < 1e-13 * max(1.0, float(np.linalg.norm(z))):
             break
     return z
 

@@ -372,7 +372,7 @@ def _newton_logistic(model, d, structure, tol=1e-9, max_iter=100):
     best, stall = np.inf, 0
     Hs, prev = None, np.inf
     for _ in range(max_iter):
-        gn = np.linalg.norm(gp)
+        gn = float(np.linalg.norm(gp))
         # iterate past tol until the gradient stops shrinking (rounding floor), so the answer is well inside tol
         stall = stall + 1 if gn >= 0.5 * best else 0
         best = min(best, gn)

@@ -95,17 +95,19 @@ def _events(inst, alpha):
     grids = [inst.lo[j] + (inst.hi[j] - inst.lo[j]) * np.linspace(0.125, 0.875, 7) for j in range(inst.d)]
     cdf = [[lambda t, c=c: c.cdf(t) for _, c in _marginal(inst, alpha, j)] for j in range(inst.d)]
     weights = alpha[alpha > 0]
-    events, probs = [], []
+    events, prob_list = [], []
     for j in range(inst.d):
         for t in grids[j]:
             events.append(lambda Z, j=j, t=t: Z[:, j] <= t)
-            probs.append(float(sum(a * F(t) for a, F in zip(weights, cdf[j], strict=True))))
+            prob_list.append(float(sum(a * F(t) for a, F in zip(weights, cdf[j], strict=True))))
     if inst.d == 2:
         for t1 in grids[0][1::3]:
             for t2 in grids[1][1::3]:
                 events.append(lambda Z, t1=t1, t2=t2: (Z[:, 0] <= t1) & (Z[:, 1] <= t2))
-                probs.append(float(sum(a * F1(t1) * F2(t2) for a, F1, F2 in zip(weights, cdf[0], cdf[1], strict=True))))
-    probs = np.array(probs)
+                prob_list.append(
+                    float(sum(a * F1(t1) * F2(t2) for a, F1, F2 in zip(weights, cdf[0], cdf[1], strict=True)))
+                )
+    probs = np.array(prob_list)
     keep = np.minimum(probs, 1.0 - probs) >= 0.02  # >= 80 expected hits a block: the z-test's CLT holds
     return [e for e, k in zip(events, keep, strict=True) if k], probs[keep]
 

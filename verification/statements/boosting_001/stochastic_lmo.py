@@ -119,8 +119,8 @@ def claim_stochastic_lmo_step(ctx):
                 n += 1
     # Eq. (10) itself (no baseline, which cancels the normalizer's constant term from Algorithm 2's step): wide atoms
     # off-centre, where grad_mu log Z is large (Z = Phi(b) - Phi(a) with Phi(a) far from 0)
-    for lo, hi, mu, sigma in (([-1.0], [1.0], [0.2], 1.0), ([-1.0, -1.0], [1.0, 2.0], [0.3, -0.5], 0.8)):
-        lo, hi, mu = (np.array(v) for v in (lo, hi, mu))
+    for lo_, hi_, mu_, sigma in (([-1.0], [1.0], [0.2], 1.0), ([-1.0, -1.0], [1.0, 2.0], [0.3, -0.5], 0.8)):
+        lo, hi, mu = (np.array(v) for v in (lo_, hi_, mu_))
         Z = np.column_stack(
             [
                 stats.truncnorm.rvs((a - m) / sigma, (c - m) / sigma, loc=m, scale=sigma, size=16, random_state=rng)

@@ -11,6 +11,7 @@ sides of an integer L/mu, and theta weights over long horizons where a wrong exp
 from __future__ import annotations
 
 import math
+from typing import Any
 
 import mpmath
 import numpy as np
@@ -31,6 +32,9 @@ def _decay(t, mu, scale):
 def printed_steps(rule, T, *, gamma=None, M=None, mu=None, a=None, L=None, A=None) -> np.ndarray:
     """The rules as printed (Thm 6 Eq. 11, Thm 7, Thm 9 Eq. 13, Thm 10 Eq. 14, Thm 27, Cor 30), 50 digits."""
     with mpmath.workdps(DIGITS):
+        mu_: Any
+        a_: Any
+        L_: Any  # mpmath numbers (mpmath has no type stubs), None where the rule does not use them
         mu_, a_, L_ = (None if x is None else mpmath.mpf(x) for x in (mu, a, L))
         if rule == "constant":
             out = [mpmath.mpf(gamma)] * T

@@ -56,7 +56,7 @@ def logistic_map(X, y, prior_scale: float) -> np.ndarray:
         H = np.eye(d) / prior_scale**2 + (X.T * (sig * (1.0 - sig))) @ X
         step = np.linalg.solve(H, g)
         z = z - step
-        if np.linalg.norm(step) <= 1e-15 * max(1.0, np.linalg.norm(z)):
+        if np.linalg.norm(step) <= 1e-15 * max(1.0, float(np.linalg.norm(z))):
             break
     return z
 
@@ -259,11 +259,12 @@ def thm3(ctx):
             C0 = with_singular_values(rng, rng.uniform(0.3, 1.5, size=d))
             if start % 2:
                 C0[:, 0] *= -1.0
-            energy_fn = lambda m_, C_, name=name: charfun.cos_quadratic(name, alpha, b, phi, beta, z0, m_, C_)
-            m, C, gnorm = minimize_free_energy(energy_fn, d, rng.normal(size=d), C0, gtol=1e-9)
-            F = energy_fn(m, C)[0] + neg_log_abs_det(C)
+            cos_energy = lambda m_, C_, name=name: charfun.cos_quadratic(name, alpha, b, phi, beta, z0, m_, C_)
+            m, C, gnorm = minimize_free_energy(cos_energy, d, rng.normal(size=d), C0, gtol=1e-9)
+            F = cos_energy(m, C)[0] + neg_log_abs_det(C)
             if best is None or F < best[0]:
                 best = (F, C)
+        assert best is not None  # four starts ran
         worst = min(worst, float(np.linalg.eigvalsh(best[1] @ best[1].T)[0]) * M)
     ctx.true(
         True,
