@@ -43,6 +43,7 @@ from __future__ import annotations
 
 import functools
 import weakref
+from typing import Any
 
 import jax
 import numpy as np
@@ -169,7 +170,7 @@ class BlackJAXImplementation(EstimatorsByName):
     capabilities = {"structure": tuple(FAMILIES)}
 
     def __init__(self):
-        self._cache = weakref.WeakKeyDictionary()
+        self._cache: weakref.WeakKeyDictionary[Any, Any] = weakref.WeakKeyDictionary()
 
     def supports(self, method, arguments):
         """Only C that BlackJAX can represent: lower triangular (tril) or diagonal (diag), positive diagonal."""

@@ -35,6 +35,7 @@ from __future__ import annotations
 import functools
 import math
 import weakref
+from typing import Any
 
 import jax
 import numpy as np
@@ -214,8 +215,8 @@ def numpyro_model(key, callback=None):
             r = z - p["z0"]
             numpyro.factor("cosine", -(p["alpha"] * jnp.cos(p["b"] @ z + p["phi"]) + 0.5 * p["beta"] * r @ r))
     elif kind == "callable":
-
-        def model(p, u):  # u: the guide's base sample, here only for its shape
+        # the other variants ignore the base sample u: mypy wants one signature, numpyro passes (p, u) to each
+        def model(p, u):  # type: ignore[misc]  # u: the guide's base sample, here only for its shape
             z = numpyro.sample("z", flat(u.shape[0]))
             numpyro.factor("logp", callback(z))
     else:
@@ -331,6 +332,9 @@ class EstimatorsByName:
     def score(self, target, m, C, U, structure="tril"):
         return self._call("score", target, m, C, U, structure)
 
+    def _call(self, name, target, m, C, U, structure):
+        raise NotImplementedError  # each adapter evaluates estimator ``name`` its own way
+
 
 class JaxNumpyroImplementation(EstimatorsByName):
     """Seed 000 / 002 estimators from ``jax.grad`` and NumPyro's ``Trace_ELBO`` (see the module docstring)."""
@@ -339,7 +343,7 @@ class JaxNumpyroImplementation(EstimatorsByName):
     capabilities = {"structure": ("full", "tril", "sym", "diag")}
 
     def __init__(self):
-        self._cache = weakref.WeakKeyDictionary()
+        self._cache: weakref.WeakKeyDictionary[Any, Any] = weakref.WeakKeyDictionary()
 
     def _entry(self, target):
         entry = self._cache.get(target)

@@ -402,22 +402,22 @@ class NumpyImplementation(NumpyFamilies):
                 (1 / M if method == "prox-sgd" else 1 / (2 * M)) if step_size is None else _positive(step_size, "step"),
             )
         U = np.random.default_rng(seed).standard_normal((steps, target.dim))
-        ms, Cs = [m0], [C0]
+        m_list, C_list = [m0], [C0]
         for gamma, u in zip(gammas, U, strict=True):
             if method == "prox-sgd":
-                gm, gC = self.energy(target, ms[-1], Cs[-1], u, "tril")
-                C = self.entropy_prox(Cs[-1] - gamma * gC, gamma)
+                gm, gC = self.energy(target, m_list[-1], C_list[-1], u, "tril")
+                C = self.entropy_prox(C_list[-1] - gamma * gC, gamma)
             else:
-                gm, gC = self.entropy(target, ms[-1], Cs[-1], u, "sym")
-                C = self.project_wm(Cs[-1] - gamma * gC, M, "sym")
-            ms.append(ms[-1] - gamma * gm)
-            Cs.append(C)
+                gm, gC = self.entropy(target, m_list[-1], C_list[-1], u, "sym")
+                C = self.project_wm(C_list[-1] - gamma * gC, M, "sym")
+            m_list.append(m_list[-1] - gamma * gm)
+            C_list.append(C)
         if average == "theta":
             need(np.all(gammas == gammas[0]), "the theta average needs a constant step")
             w = self.average_weights("theta7" if method == "prox-sgd" else "theta10", steps, a=a, gamma=gammas[0])
         else:
             w = self.average_weights(average, steps)  # "tail": the last half, tail_fraction 0.5
-        ms, Cs = np.array(ms), np.array(Cs)
+        ms, Cs = np.array(m_list), np.array(C_list)
         return SimpleNamespace(
             m=w @ ms, C=np.tensordot(w, Cs, 1), m_last=ms[-1], C_last=Cs[-1], step_sizes=gammas, ms=ms, Cs=Cs
         )

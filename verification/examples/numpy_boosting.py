@@ -139,7 +139,7 @@ def simplex_qp(H, b, a0, max_iter=1000):
         step, block = 1.0, -1
         for i, pi in zip(F, p, strict=True):
             if pi < 0 and -a[i] / pi < step:
-                step, block = -a[i] / pi, i
+                step, block = -a[i] / pi, int(i)
         a[F] += step * p
         if block >= 0:
             a[block], work[block] = 0.0, True

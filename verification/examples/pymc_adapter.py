@@ -49,6 +49,7 @@ from __future__ import annotations
 
 import functools
 import weakref
+from typing import Any
 
 import numpy as np
 import pymc as pm
@@ -212,7 +213,7 @@ class _Compiled:
             ins = [pt.vector("mu_in"), pt.vector("cov_in")]
             self.fns[key] = pytensor.function(
                 [self.U, *ins],
-                [loss, *grads],
+                [loss, *grads],  # type: ignore[misc]  # pytensor.grad of a list of wrt is a list
                 givens=list(zip(params, ins, strict=True)),
                 mode=self.mode,
                 on_unused_input="ignore",
@@ -254,7 +255,7 @@ class PyMCImplementation:
 
     def __init__(self, mode=None):
         """``mode``: the PyTensor compile mode (default :data:`MODE`; ``"FAST_RUN"`` is what ``pm.fit`` uses)."""
-        self._cache = weakref.WeakKeyDictionary()
+        self._cache: weakref.WeakKeyDictionary[Any, Any] = weakref.WeakKeyDictionary()
         self._compiled = {}
         self.mode = mode
 

@@ -261,6 +261,7 @@ def claim_fit(ctx):
         P = 0.5 * (P + P.T)
         mu = rng.standard_normal(d) * 3.0
         target = specs.gaussian(mu, P)
+        frame: str | tuple[np.ndarray, np.ndarray]  # a frame name or (z0, L)
         if given is None:
             try:
                 z0, L, _, _ = (np.asarray(x, dtype=np.float64) for x in ctx.impl.frame(target, "laplace"))
@@ -345,7 +346,7 @@ def claim_fit(ctx):
         ctx.close(run.m_last, ms[-1], rtol=1e-12, atol=1e-12, label=f"{what}: m_last = m^T")
         ctx.close(run.C_last, Cs[-1], rtol=1e-12, atol=1e-12, label=f"{what}: C_last = C^T")
 
-    for i, spec in enumerate(
+    for i, case in enumerate(
         [
             ("prox-sgd", "tail", 2, 1e4, None, False),
             ("proj-sgd", "uniform", 3, 1e3, None, True),
@@ -355,7 +356,7 @@ def claim_fit(ctx):
             ("proj-sgd", "tail", 3, 300.0, "identity", True),
         ]
     ):
-        ctx.instance(framed, (i, *spec))
+        ctx.instance(framed, (i, *case))
     # the reported objective trace at w^T against the closed form, in units of its Monte Carlo standard error
     if zs:
         ctx.bound(

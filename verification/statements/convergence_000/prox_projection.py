@@ -217,6 +217,7 @@ def lemma32(ctx):
             res = minimize(obj, x0, method="BFGS", options={"gtol": 1e-12, "maxiter": 2000})
             if best is None or res.fun < best.fun:
                 best = res
+        assert best is not None  # three starts ran
         L = np.array([[best.x[0], 0.0], [best.x[1], best.x[2]]])
         X = t * np.eye(2) + L @ L.T
         P = np.asarray(ctx.impl.project_wm(C, M, "sym"))

@@ -35,8 +35,8 @@ def _fixed():
 def _draw(source):
     if isinstance(source, tuple):
         kind, seed = source
-        rng = np.random.default_rng(seed)
-        return rng, target_instance(rng, kind)
+        seeded = np.random.default_rng(seed)
+        return seeded, target_instance(seeded, kind)
     rng = rng_of(source)
     return rng, target_instance(rng)
 

@@ -164,8 +164,8 @@ def _claim_bad_input(ctx):
     )
     # the runs' batches, base samples and steps, the data and the covariances on the boundary of their domains
     P, mp, T = np.eye(d), np.zeros(d), 3
-    for idx in ([[0], [1], [-1]], [[0], [n], [1]]):
-        ctx.refuses(lambda: impl.blr_run(X, y, 1.0, P, mp, np.array(idx)), label=f"blr_run: batch rows {idx}")
+    for batches in ([[0], [1], [-1]], [[0], [n], [1]]):
+        ctx.refuses(lambda: impl.blr_run(X, y, 1.0, P, mp, np.array(batches)), label=f"blr_run: batch rows {batches}")
         ctx.refuses(
             lambda: impl.glm_ngd(
                 "logistic", X, y, np.full(T, 0.1), rng.standard_normal((T, 2, d)), batches=np.array(idx)

@@ -58,8 +58,8 @@ def _claim_logistic(ctx):
     a, m_, b = (OG.logistic_slice_loss_mp(1, s, [0], [1]) for s in (30, 50, 70))
     ctx.geq(float(m_ - (a + b) / 2), 0.01, label="W2 midpoint gap (expected +1.0294e-2)")
     # corrected second derivative vs central differences of the quad loss
-    for xs, s2 in [([0.0], 0.5), (list(np.linspace(-1, 1, 5)), 0.3)]:
-        xs = np.asarray(xs)
+    for pts, s2 in [([0.0], 0.5), (list(np.linspace(-1, 1, 5)), 0.3)]:
+        xs = np.asarray(pts)
         corr = 0.25 * sum(OG.phi_h2(xx**2 * 0.4 + s2) for xx in xs) + 1 / (2 * s2**2)
         # Richardson FD (see _slice_d2): error ~1e-7
         ctx.close(corr, _slice_d2(0.4, s2, xs), atol=1e-5, label="corrected d2 l / d s2^2 == finite differences")

@@ -8,6 +8,7 @@ E004-1.
 from __future__ import annotations
 
 import math
+from typing import Any
 
 import numpy as np
 
@@ -169,7 +170,8 @@ def _def6(ctx):
             idx = np.asarray(combo, dtype=np.int64)
             q_next = moments(impl.ngd_step(eta, impl.blr_stochastic_grad(X, y, s2, P, mp, xi, Xi, idx), g))
             v_skl += p * (impl.kl(*q_next, *q_star) + impl.kl(*q_star, *q_next)) / g**2
-        v_or = OX.variance12(*eta, g, X, y, s2, P, mp, m)
+        lam, Lam = eta
+        v_or = OX.variance12(lam, Lam, g, X, y, s2, P, mp, m)
         ctx.close(v_skl, v_or, rtol=1e-8, atol=1e-10, label="symmetrized KL / gamma^2 (impl) == Eq. (12) (oracle)")
         ctx.geq(v_skl, 0.0, atol=1e-12, label="(12) >= 0")
 
@@ -185,7 +187,9 @@ def _omega(eta):
 # Theorem 1 (exact enumeration)
 # ------------------------------------------------------------------------------------------------------------------
 
-T1CE = dict(X=np.array([[1.0], [1.0]]), y=np.array([10.0, -10.0]), s2=1.0, P=np.eye(1), mp=np.zeros(1), m=1)
+T1CE: dict[str, Any] = dict(
+    X=np.array([[1.0], [1.0]]), y=np.array([10.0, -10.0]), s2=1.0, P=np.eye(1), mp=np.zeros(1), m=1
+)
 
 
 def _thm1_instance(ctx, impl, X, y, s2, P, mp, m, T, eta0, label):
@@ -277,9 +281,11 @@ def _thm1_large_T(ctx, impl, bound):
     rng = ctx.rng("thm1/large-T")
     V = 400.0 / 3.0
     idx = rng.integers(0, X.shape[0], size=(8, m))
-    for k, eta in enumerate(impl.blr_trajectory(X, y, s2, P, mp, idx, 2.0 / (np.arange(8) + 2.0), init=eta0)[:8]):
+    for k, (lam, Lam) in enumerate(
+        impl.blr_trajectory(X, y, s2, P, mp, idx, 2.0 / (np.arange(8) + 2.0), init=eta0)[:8]
+    ):
         ctx.close(
-            OX.variance12(*eta, 2.0 / (k + 2.0), X, y, s2, P, mp, m),
+            OX.variance12(lam, Lam, 2.0 / (k + 2.0), X, y, s2, P, mp, m),
             V,
             rtol=1e-9,
             label=f"T1-CE: Eq. (12) = 400/3 at the state of step {k}",

@@ -38,10 +38,10 @@ def _kl_step(m, C, step, gm, gC, Pinv, mp):
     return m, C
 
 
-def _blr_replay(X, y, s2, P, mp, indices, steps, m, C):
+def _blr_replay(X, y, s2, P, mp, indices, steps, m, C) -> list[tuple[np.ndarray, np.ndarray]]:
     """The iterates (m_t, C_t), t = 1..T."""
     n, Pinv = X.shape[0], np.linalg.inv(P)
-    out = []
+    out: list[tuple[np.ndarray, np.ndarray]] = []
     for rows, step in zip(indices, steps, strict=True):
         c = n / (len(rows) * s2)
         gm, G = np.zeros_like(m), np.zeros_like(C)

@@ -97,7 +97,8 @@ def _lemma3(ctx):
         for eta, g in zip(c.states, list(c.steps) + [0.5], strict=True):
             if g <= 0:
                 continue
-            v = OX.variance12(*eta, g, X, y, s2, P, mp, m)
+            lam, Lam = eta
+            v = OX.variance12(lam, Lam, g, X, y, s2, P, mp, m)
             ctx.close(
                 float(impl.blr_variance(X, y, s2, P, mp, eta, g, m)),
                 v,

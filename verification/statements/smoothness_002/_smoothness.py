@@ -51,7 +51,7 @@ def _draw_C(rng, d, structure, lo=0.2, hi=1.5):
     return (Q1 * s) @ Q2.T
 
 
-def _pair(rng, d, structure, near):
+def _pair(rng, d, structure, near) -> tuple[tuple[np.ndarray, np.ndarray], tuple[np.ndarray, np.ndarray]]:
     """Two parameter points w = (m, C), v = (m', C') in the domain; ``near`` puts v at relative distance ~0.05."""
     m, C = rng.uniform(-1.5, 1.5, d), _draw_C(rng, d, structure)
     if near:

@@ -6,6 +6,8 @@ Statements: 002.thm1, 002.thm2.
 
 from __future__ import annotations
 
+from typing import Any
+
 import numpy as np
 
 from refvi.verification.oracles import charfun as cf
@@ -78,7 +80,7 @@ def _cos_grads(ctx, base, d, params, w, v, structure):
 IMPL_BASES = ("rademacher", "two_point_quarter", "gaussian", "uniform", "laplace", "exponential")
 
 
-ORACLE_BASES = (
+ORACLE_BASES: tuple[tuple[str, dict[str, Any]], ...] = (
     ("gaussian", {}),
     ("uniform", {}),
     ("laplace", {}),
