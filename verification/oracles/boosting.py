@@ -143,7 +143,7 @@ def line_search_1d(q_pdf, s_pdf, logp, lo: float, hi: float, points=()) -> float
 
 def simplex_qp_enumerate(H, b) -> np.ndarray:
     """Exact argmin of 1/2 a^T H a + b^T a over the simplex (H PSD, n <= 10) by enumerating supports: for each
-    support idx solve the KKT equalities; keep feasible points satisfying the sign conditions; return the best."""
+    support S solve the KKT equalities; keep feasible points satisfying the sign conditions; return the best."""
     H = np.asarray(H, dtype=float)
     b = np.asarray(b, dtype=float)
     n = H.shape[0]

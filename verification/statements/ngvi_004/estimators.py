@@ -168,12 +168,13 @@ def _claim_bad_input(ctx):
         ctx.refuses(lambda: impl.blr_run(X, y, 1.0, P, mp, np.array(batches)), label=f"blr_run: batch rows {batches}")
         ctx.refuses(
             lambda: impl.glm_ngd(
-                "logistic", X, y, np.full(T, 0.1), rng.standard_normal((T, 2, d)), batches=np.array(idx)
+                "logistic", X, y, np.full(T, 0.1), rng.standard_normal((T, 2, d)), batches=np.array(batches)
             ),
-            label=f"glm_ngd: batch rows {idx}",
+            label=f"glm_ngd: batch rows {batches}",
         )
         ctx.refuses(
-            lambda: impl.blr_sgd(X, y, 1.0, P, mp, np.array(idx), np.full(T, 0.01)), label=f"blr_sgd: batch rows {idx}"
+            lambda: impl.blr_sgd(X, y, 1.0, P, mp, np.array(batches), np.full(T, 0.01)),
+            label=f"blr_sgd: batch rows {batches}",
         )
     ctx.refuses(
         lambda: impl.blr_run(X, y, 1.0, P, mp, np.zeros((T, 0), dtype=np.int64)), label="blr_run: empty batches (m = 0)"
