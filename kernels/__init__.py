@@ -16,12 +16,36 @@ only the helper's file changes.  After editing such a helper, delete ``kernels/_
 """
 
 from refvi.kernels.constants import glm_constants, hierarchical_constants, hierarchical_precision
-from refvi.kernels.energy import (callable_energy, cosine_energy, gaussian_energy, hierarchical_energy,
-                                  linear_energy, logistic_energy, transform)
+from refvi.kernels.energy import (
+    callable_energy,
+    cosine_energy,
+    gaussian_energy,
+    hierarchical_energy,
+    linear_energy,
+    logistic_energy,
+    transform,
+)
 from refvi.kernels.prox import entropy_prox, project_singular, project_wm_sym
 from refvi.kernels.structure import DIAG, FULL, SYM, TRIL, project_V, structure_code
 
-__all__ = ["transform", "gaussian_energy", "linear_energy", "logistic_energy", "hierarchical_energy",
-           "cosine_energy", "callable_energy", "entropy_prox", "project_wm_sym", "project_singular",
-           "glm_constants", "hierarchical_constants", "hierarchical_precision", "project_V", "structure_code",
-           "FULL", "TRIL", "SYM", "DIAG"]
+__all__ = [
+    "transform",
+    "gaussian_energy",
+    "linear_energy",
+    "logistic_energy",
+    "hierarchical_energy",
+    "cosine_energy",
+    "callable_energy",
+    "entropy_prox",
+    "project_wm_sym",
+    "project_singular",
+    "glm_constants",
+    "hierarchical_constants",
+    "hierarchical_precision",
+    "project_V",
+    "structure_code",
+    "FULL",
+    "TRIL",
+    "SYM",
+    "DIAG",
+]

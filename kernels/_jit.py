@@ -11,4 +11,4 @@ import numba
 
 jit = numba.njit(cache=True, error_model="numpy")
 jit_reduce = numba.njit(cache=True, error_model="numpy", fastmath={"reassoc", "contract"})
-jit_nocache = numba.njit(error_model="numpy")    # for kernels that take a user's dispatcher as an argument
+jit_nocache = numba.njit(error_model="numpy")  # for kernels that take a user's dispatcher as an argument

@@ -238,7 +238,7 @@ def qp_simplex(H, b, alpha0, tol=1e-12, max_iter=1000):
     a = alpha0.copy()
     free = a > 0.0
     it = 0
-    for it in range(max_iter):
+    for it in range(max_iter):  # noqa: B007  (the iteration count is returned after the loop)
         x, nu = _eq_qp(H, b, free)
         # feasibility of the equality-constrained minimizer along the segment a -> x
         step = 1.0

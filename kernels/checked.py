@@ -11,8 +11,6 @@ its full Python validation, which raises the error naming the problem: the check
 
 from __future__ import annotations
 
-import numpy as np
-
 from refvi.kernels import energy as ke
 from refvi.kernels._jit import jit
 from refvi.kernels.structure import DIAG, project_V

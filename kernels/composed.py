@@ -41,7 +41,7 @@ def joint_neglogp(Z, kernel, args):
     return -lp
 
 
-_SMALL = 32     # up to this d the frame's products run as plain loops (a BLAS call costs more than the arithmetic)
+_SMALL = 32  # up to this d the frame's products run as plain loops (a BLAS call costs more than the arithmetic)
 
 
 @jit_reduce

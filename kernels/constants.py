@@ -66,9 +66,9 @@ def hierarchical_precision(Sigma_inv, Delta_inv, n_groups):
     P[:d, :d] = Sigma_inv + n_groups * Delta_inv
     for k in range(n_groups):
         a = (k + 1) * d
-        P[:d, a:a + d] = -Delta_inv
-        P[a:a + d, :d] = -Delta_inv
-        P[a:a + d, a:a + d] = Delta_inv
+        P[:d, a : a + d] = -Delta_inv
+        P[a : a + d, :d] = -Delta_inv
+        P[a : a + d, a : a + d] = Delta_inv
     return P
 
 

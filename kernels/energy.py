@@ -83,7 +83,7 @@ def linear_energy(m, C, U, X, y, inv_noise_var, inv_prior_var):
     N, d = X.shape
     Z = transform(m, C, U)
     S = Z.shape[0]
-    if S == 1:                                   # one fused pass over the rows of X, no temporaries
+    if S == 1:  # one fused pass over the rows of X, no temporaries
         z = Z[0]
         g = np.empty((1, d))
         for j in range(d):
@@ -96,11 +96,11 @@ def linear_energy(m, C, U, X, y, inv_noise_var, inv_prior_var):
             for j in range(d):
                 g[0, j] += r * X[n, j]
         return mean_outer(g, U)
-    L = np.dot(X, Z.T)                           # N x S
+    L = np.dot(X, Z.T)  # N x S
     for n in range(N):
         for s in range(S):
             L[n, s] = (L[n, s] - y[n]) * inv_noise_var
-    G = np.dot(L.T, X)                           # S x d
+    G = np.dot(L.T, X)  # S x d
     for s in range(S):
         for j in range(d):
             G[s, j] += Z[s, j] * inv_prior_var
@@ -115,19 +115,19 @@ def logistic_energy(m, C, U, X, y, inv_prior_var):
     S = Z.shape[0]
     if S == 1:
         return mean_outer(_logistic_grad_one(Z[0], X, y, inv_prior_var), U)
-    L = np.dot(X, Z.T)                           # logits, N x S
+    L = np.dot(X, Z.T)  # logits, N x S
     for n in range(N):
         yn = y[n]
         for s in range(S):
             L[n, s] = yn * sigmoid_neg(yn * L[n, s])
-    G = np.dot(L.T, X)                           # R^T X, S x d
+    G = np.dot(L.T, X)  # R^T X, S x d
     for s in range(S):
         for j in range(d):
             G[s, j] = Z[s, j] * inv_prior_var - G[s, j]
     return mean_outer(G, U)
 
 
-_BLOCK = 16     # rows of X per block in the S = 1 logistic pass (16 x d doubles stay in L1 between the sweeps)
+_BLOCK = 16  # rows of X per block in the S = 1 logistic pass (16 x d doubles stay in L1 between the sweeps)
 
 
 @jit_reduce

@@ -29,7 +29,7 @@ def finish_entropy(gm, gC, C, code):
 @jit
 def finish_stl(gm, gC, C, U, code):
     S, d = U.shape
-    V = np.linalg.solve(C.T, U.T).T          # rows C^{-T} u_s
+    V = np.linalg.solve(C.T, U.T).T  # rows C^{-T} u_s
     vm = np.zeros(d)
     for s in range(S):
         for i in range(d):
@@ -48,7 +48,7 @@ def score_from_values(f, C, U, code):
     for s in range(S):
         fbar += f[s]
         for i in range(d):
-            V[s, i] *= f[s]                   # V_s <- f_s V_s
+            V[s, i] *= f[s]  # V_s <- f_s V_s
             gm[i] += V[s, i]
     gm /= S
     fbar /= S

@@ -82,7 +82,7 @@ def accept(m, C, m_new, C_new, w, acc_m, acc_C):
 def step_from_raw(method, estimator, code, m, C, U, gm_raw, gC_raw, gamma, M, w, acc_m, acc_C):
     """Steps 1-4 of the module docstring from the raw energy gradient of base samples U; False (state unchanged)
     when a step is not finite."""
-    if not _all_finite(gm_raw, gC_raw):              # the generic path's NonFiniteError on the raw gradient
+    if not _all_finite(gm_raw, gC_raw):  # the generic path's NonFiniteError on the raw gradient
         return False
     gm, gC = tail(estimator, code, gm_raw, gC_raw, C, U)
     m_new, Y = descend(m, C, gm, gC, gamma)
@@ -102,7 +102,8 @@ def energy_loop(method, estimator, code, m, C, U, gammas, weights, acc_m, acc_C,
     T = gammas.shape[0]
     for t in range(T):
         gm_raw, gC_raw = energy(m, C, U[t], *args)
-        if not step_from_raw(method, estimator, code, m, C, U[t], gm_raw, gC_raw, gammas[t], M, weights[t + 1],
-                             acc_m, acc_C):
+        if not step_from_raw(
+            method, estimator, code, m, C, U[t], gm_raw, gC_raw, gammas[t], M, weights[t + 1], acc_m, acc_C
+        ):
             return t
     return -1

@@ -49,7 +49,7 @@ def linear_neglogp(Z, X, y, inv_noise_var, inv_prior_var, const):
 @jit_reduce
 def logistic_neglogp(Z, X, y, inv_prior_var, const):
     S, d = Z.shape
-    L = np.dot(Z, X.T)                      # (S, N): row s contiguous, so the loop over n vectorizes
+    L = np.dot(Z, X.T)  # (S, N): row s contiguous, so the loop over n vectorizes
     f = np.empty(S)
     for s in range(S):
         acc = 0.0

@@ -123,9 +123,9 @@ def price_logistic(mu, L, X, y, U, idx, scale):
     for q in range(n * S):
         t = Tm[q]
         e = exp_nonpos(-abs(t))
-        p = 1.0 / (1.0 + e)                                   # sigmoid(|t|)
-        A[q] = yb[q] * (1.0 - p if yb[q] * t >= 0.0 else p)   # y sigmoid(-y t)
-        W[q] = p * (1.0 - p)                                  # sigmoid(t) sigmoid(-t)
+        p = 1.0 / (1.0 + e)  # sigmoid(|t|)
+        A[q] = yb[q] * (1.0 - p if yb[q] * t >= 0.0 else p)  # y sigmoid(-y t)
+        W[q] = p * (1.0 - p)  # sigmoid(t) sigmoid(-t)
     cg = np.zeros(n)
     w = np.zeros(n)
     for k in range(n):

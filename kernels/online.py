@@ -177,8 +177,8 @@ def _record(record, M_hist, S_hist, t, m, sigma):
 
 
 STATUS_OK = 0
-STATUS_NONFINITE = 1        # the round's loss, gradient or new state is NaN / inf (overflow): state before it kept
-STATUS_PRECISION = 2        # NGVI: the precision update would be <= 0 (non-convex loss): state before it kept
+STATUS_NONFINITE = 1  # the round's loss, gradient or new state is NaN / inf (overflow): state before it kept
+STATUS_PRECISION = 2  # NGVI: the precision update would be <= 0 (non-convex loss): state before it kept
 
 
 @jit
@@ -434,8 +434,13 @@ def ogael_run(loss_id, H, X, y, eta, lazy, m1, s1, mbox, sbox, m, sigma, Gm, Gs,
             else:
                 nm[j] = _clip(m[j] - eta * gm[j], -mbox, mbox)
                 ns[j] = _clip(sigma[j] - eta * gs[j], 0.0, sbox)
-        if not (_all_finite(gm) and _all_finite(gs) and _all_finite(nGm) and _all_finite(nGs)
-                and _commit(t, lt, nm, ns, m, sigma, losses)):
+        if not (
+            _all_finite(gm)
+            and _all_finite(gs)
+            and _all_finite(nGm)
+            and _all_finite(nGs)
+            and _commit(t, lt, nm, ns, m, sigma, losses)
+        ):
             return t, STATUS_NONFINITE
         Gm[:] = nGm
         Gs[:] = nGs

@@ -34,7 +34,7 @@ def project_wm_sym(C, M):
     floor = 1.0 / math.sqrt(M)
     d = lam.shape[0]
     k = 0
-    while k < d and lam[k] < floor:         # eigenvalues ascend: only the first k are clipped
+    while k < d and lam[k] < floor:  # eigenvalues ascend: only the first k are clipped
         k += 1
     if k == 0:
         return C.copy()
@@ -63,7 +63,7 @@ def project_singular(C, M):
     floor = 1.0 / math.sqrt(M)
     d = s.shape[0]
     k0 = d
-    while k0 > 0 and s[k0 - 1] < floor:       # singular values descend: the last d - k0 are clipped
+    while k0 > 0 and s[k0 - 1] < floor:  # singular values descend: the last d - k0 are clipped
         k0 -= 1
     if k0 == d:
         return C.copy()

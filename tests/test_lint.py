@@ -1,9 +1,10 @@
 """Style and types: ``ruff check``, ``ruff format --check`` and ``mypy`` are clean over the paths in ``CLEAN``
 (the rules and the mypy settings are in pyproject.toml).
 
-``CLEAN`` grows until it is ``refvi/``, ``kernels/`` and ``verification/`` whole. mypy always checks the whole
-package (``packages = ["refvi"]``, so imports resolve as users see them) and this test fails on the errors it
-reports inside ``CLEAN``. ruff and mypy are in the ``test`` extra; without them the tests skip, except under
+``CLEAN`` is ``refvi/``, ``kernels/`` and ``verification/`` whole, less the paths in ``PENDING`` (emptied by the lead
+after merging the branches that edit them). mypy always checks the whole package (``packages = ["refvi"]``, so
+imports resolve as users see them) and this test fails on the errors it reports inside ``CLEAN`` and outside
+``PENDING``. ruff and mypy are in the ``test`` extra; without them the tests skip, except under
 ``REFVI_REQUIRE_PEERS=1`` (CI), where a missing tool is a failure.
 
 Measured on 2026-11-26 on the shared 2-core development machine (busy): ruff check and ruff format --check 0.2 s
@@ -25,32 +26,19 @@ import pytest
 ROOT = pathlib.Path(__file__).resolve().parents[1]
 
 #: paths (relative to the repository root) that are held to ruff check, ruff format --check and mypy
-CLEAN = [
-    "refvi/boosting",
-    "refvi/online",
-    "refvi/ngvi",
-    "refvi/families",
-    "refvi/estimators.py",
-    "refvi/prox.py",
-    "refvi/_checks.py",
-    "refvi/cli.py",
-    "refvi/_atomic.py",
-    "verification/__init__.py",
-    "verification/__main__.py",
-    "verification/compare.py",
-    "verification/coverage.py",
-    "verification/implementation.py",
-    "verification/junit.py",
-    "verification/parallel.py",
-    "verification/pytest_plugin.py",
-    "verification/reproducers.py",
-    "verification/runner.py",
-    "verification/search.py",
-    "verification/selftest.py",
-    "verification/statement.py",
-    "verification/strategies.py",
-    "verification/timeouts.py",
-    "verification/protocol",
+CLEAN = ["refvi", "kernels", "verification"]
+
+#: paths inside CLEAN not held to it yet (being edited on other branches when CLEAN grew to the whole tree; the lead
+#: formats and types them after merging and empties this list)
+PENDING = [
+    "verification/statements/online_003",
+    "verification/statements/convergence_000/rates_strongly_convex.py",
+    "verification/statements/convergence_000/rates_convex.py",
+    "verification/examples/bug_zoo",
+    "verification/examples/numpy_online.py",
+    "verification/protocol/online.py",
+    "verification/protocol/refvi_online.py",
+    "verification/compatibility.py",
 ]
 
 _REQUIRED = os.environ.get("REFVI_REQUIRE_PEERS") == "1"
@@ -75,23 +63,32 @@ def _in_clean(path: str) -> bool:
     for link, target in _LINKS.items():
         if path.startswith(link):
             path = target + path[len(link) :]
-    return any(path == c or path.startswith(c.rstrip("/") + "/") for c in CLEAN)
+    return _under(path, CLEAN) and not _under(path, PENDING)
+
+
+def _under(path: str, roots: list[str]) -> bool:
+    return any(path == c or path.startswith(c.rstrip("/") + "/") for c in roots)
+
+
+def _exclude_pending() -> list[str]:
+    """ruff options leaving PENDING out (added to pyproject.toml's excludes, which stay in force)."""
+    return [arg for p in PENDING for arg in ("--extend-exclude", p)]
 
 
 def test_clean_paths_exist():
-    missing = [c for c in CLEAN if not (ROOT / c).exists()]
-    assert not missing, f"tests/test_lint.py CLEAN lists paths that do not exist: {missing}"
+    missing = [c for c in CLEAN + PENDING if not (ROOT / c).exists()]
+    assert not missing, f"tests/test_lint.py CLEAN or PENDING lists paths that do not exist: {missing}"
 
 
 def test_ruff_check():
     _need("ruff")
-    proc = _run("ruff", "check", "--no-fix", *CLEAN, timeout=300)
+    proc = _run("ruff", "check", "--no-fix", *_exclude_pending(), *CLEAN, timeout=300)
     assert proc.returncode == 0, proc.stdout + proc.stderr
 
 
 def test_ruff_format():
     _need("ruff")
-    proc = _run("ruff", "format", "--check", *CLEAN, timeout=300)
+    proc = _run("ruff", "format", "--check", *_exclude_pending(), *CLEAN, timeout=300)
     assert proc.returncode == 0, "run `ruff format` on these files:\n" + proc.stdout + proc.stderr
 
 
@@ -113,9 +110,13 @@ def test_mypy():
         ("refvi/verification/runner.py", True),
         ("refvi/verification/protocol/core.py", True),
         ("refvi/ngvi/ngd.py", True),
-        ("refvi/verification/statements/ngvi_004/ngd.py", False),
-        ("refvi/optim/fit.py", False),
-        ("refvi/boostingx.py", False),
+        ("refvi/verification/statements/ngvi_004/ngd.py", True),
+        ("refvi/optim/fit.py", True),
+        ("refvi/kernels/boosting.py", True),
+        ("refvi/verification/statements/online_003/assumptions.py", False),
+        ("refvi/verification/compatibility.py", False),
+        ("verification/examples/bug_zoo/core.py", False),
+        ("tests/test_lint.py", False),
     ],
 )
 def test_clean_path_matching(path, clean):

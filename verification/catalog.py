@@ -50,8 +50,10 @@ def strength_kind(strength: str) -> str:
     ``corrected`` or ``as printed``."""
     m = _STRENGTH.match(strength)
     if m is None:
-        raise ValueError(f"strength {strength!r}: expected 'as printed', 'corrected (E...)' "
-                         "(optionally '; weaker: <what and why>') or 'weaker: <what and why>'")
+        raise ValueError(
+            f"strength {strength!r}: expected 'as printed', 'corrected (E...)' "
+            "(optionally '; weaker: <what and why>') or 'weaker: <what and why>'"
+        )
     return "weaker" if "weaker: " in strength else ("corrected" if strength.startswith("corrected") else "as printed")
 
 
@@ -61,10 +63,14 @@ def _check_fields(where: str, section: str, row: dict) -> None:
             strength_kind(row["strength"])
         except (ValueError, TypeError) as exc:
             raise ValueError(f"{where}: {exc}") from None
-        named = _STRENGTH.match(row["strength"]).group(2)
+        match = _STRENGTH.match(row["strength"])
+        assert match is not None  # strength_kind accepted it above
+        named = match.group(2)
         if "erratum" in row and named != row["erratum"]:
-            raise ValueError(f"{where}: the row corrects {row['erratum']}, so its strength must start with "
-                             f"'corrected ({row['erratum']})', not {row['strength']!r}")
+            raise ValueError(
+                f"{where}: the row corrects {row['erratum']}, so its strength must start with "
+                f"'corrected ({row['erratum']})', not {row['strength']!r}"
+            )
         if named and "erratum" not in row:
             raise ValueError(f"{where}: strength names {named} but the row has no erratum = {named!r}")
     elif row["status"] not in STATUSES:
@@ -85,10 +91,12 @@ def catalog(package: str) -> dict:
         for ident, row in data.get(section, {}).items():
             missing, unknown = required - set(row), set(row) - required - optional
             if missing or unknown:
-                raise ValueError(f"{package}/{FILENAME} [{section}.\"{ident}\"]: "
-                                 + (f"missing {sorted(missing)} " if missing else "")
-                                 + (f"unknown {sorted(unknown)}" if unknown else ""))
-            _check_fields(f"{package}/{FILENAME} [{section}.\"{ident}\"]", section, row)
+                raise ValueError(
+                    f'{package}/{FILENAME} [{section}."{ident}"]: '
+                    + (f"missing {sorted(missing)} " if missing else "")
+                    + (f"unknown {sorted(unknown)}" if unknown else "")
+                )
+            _check_fields(f'{package}/{FILENAME} [{section}."{ident}"]', section, row)
     return data
 
 
@@ -99,11 +107,14 @@ def row(section: str, ident: str, module: str) -> dict:
     data = catalog(package)
     entry = data.get(section, {}).get(ident)
     if entry is None:
-        raise LookupError(f"{section} {ident} (defined in {module}) has no row [{section}.\"{ident}\"] in "
-                          f"{package}/{FILENAME}")
+        raise LookupError(
+            f'{section} {ident} (defined in {module}) has no row [{section}."{ident}"] in {package}/{FILENAME}'
+        )
     if entry["module"] != stem:
-        raise ValueError(f"{package}/{FILENAME}: {section} {ident} names module {entry['module']!r}, but its check "
-                         f"is defined in {stem!r}")
+        raise ValueError(
+            f"{package}/{FILENAME}: {section} {ident} names module {entry['module']!r}, but its check "
+            f"is defined in {stem!r}"
+        )
     return dict(entry, citation=data["citation"])
 
 

@@ -14,5 +14,18 @@ from refvi.optim.proj_sgd import proj_sgd
 from refvi.optim.prox_sgd import prox_sgd
 from refvi.optim.schedules import noise_constants, step_sizes
 
-__all__ = ["fit", "FitResult", "FitConfig", "FitTrace", "ConvergenceWarning", "prox_sgd", "proj_sgd",
-           "gradient_descent", "GDResult", "step_sizes", "average_weights", "noise_constants", "DivergenceError"]
+__all__ = [
+    "fit",
+    "FitResult",
+    "FitConfig",
+    "FitTrace",
+    "ConvergenceWarning",
+    "prox_sgd",
+    "proj_sgd",
+    "gradient_descent",
+    "GDResult",
+    "step_sizes",
+    "average_weights",
+    "noise_constants",
+    "DivergenceError",
+]

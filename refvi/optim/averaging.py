@@ -41,8 +41,9 @@ def tail_length(fraction: float, T: int) -> int:
     return max(1, int(r) if abs(x - r) <= 1e-9 * max(1.0, x) else math.ceil(x))
 
 
-def average_weights(kind: str, T: int, *, a: float | None = None, gamma: float | None = None,
-                    tail_fraction: float = 0.5) -> np.ndarray:
+def average_weights(
+    kind: str, T: int, *, a: float | None = None, gamma: float | None = None, tail_fraction: float = 0.5
+) -> np.ndarray:
     """Normalized weights (T + 1,) over w^0..w^T for the average ``kind``."""
     T = check_steps(T)
     w = np.zeros(T + 1)
@@ -53,7 +54,7 @@ def average_weights(kind: str, T: int, *, a: float | None = None, gamma: float |
         if f > 1:
             raise ValueError(f"tail_fraction must be in (0, 1], got {f}")
         k = tail_length(f, T)
-        w[T - k + 1:] = 1.0
+        w[T - k + 1 :] = 1.0
     elif kind == "uniform":
         w[1:] = 1.0
     elif kind in ("theta7", "theta10"):
@@ -63,9 +64,9 @@ def average_weights(kind: str, T: int, *, a: float | None = None, gamma: float |
         # theta^{t+1} up to the common factor theta^2 (t = 1..T) or theta (t = 0..T-1): the average is unchanged
         e = np.arange(T, dtype=np.float64)
         if kind == "theta7":
-            w[1:] = th ** e
+            w[1:] = th**e
         else:
-            w[:T] = th ** e
+            w[:T] = th**e
     else:
         raise ValueError(f"unknown average {kind!r}; choose one of {KINDS}")
     return w / w.sum()

@@ -25,8 +25,10 @@ def supports(target) -> bool:
 def energy(target, m, C):
     """(l, grad_m l, grad_C l) with grad_C over the full matrix (project onto V yourself)."""
     if not supports(target):
-        raise TypeError(f"no exact energy for {type(target).__name__}; exact gradients exist for targets that define "
-                        f"exact_energy (Gaussian, LinearRegression and LogisticRegression)")
+        raise TypeError(
+            f"no exact energy for {type(target).__name__}; exact gradients exist for targets that define "
+            f"exact_energy (Gaussian, LinearRegression and LogisticRegression)"
+        )
     return target.exact_energy(np.asarray(m, dtype=np.float64), np.asarray(C, dtype=np.float64))
 
 
@@ -64,10 +66,12 @@ def solve(target, structure: str = "tril", tol: float = 1e-10, max_iter: int = 5
         C = _factor(np.linalg.inv(A), structure)
         return m, C, objective(target, m, C)
     if type(target).__dict__.get("ridge_likelihood") != "logistic":
-        raise TypeError(f"no exact solver for {type(target).__name__}: it needs quadratic_form() or a logistic ridge "
-                        f"likelihood (ridge_likelihood = 'logistic' with X, y, prior_scale)")
+        raise TypeError(
+            f"no exact solver for {type(target).__name__}: it needs quadratic_form() or a logistic ridge "
+            f"likelihood (ridge_likelihood = 'logistic' with X, y, prior_scale)"
+        )
     d = target.dim
-    X, y, ip = target.X, target.y, target.prior_scale ** -2
+    X, y, ip = target.X, target.y, target.prior_scale**-2
     m = np.zeros(d)
     Sigma = np.eye(d) / ip
     for _ in range(max_iter):

@@ -7,7 +7,8 @@ functions, and the affine frames of all of these) runs :func:`refvi.kernels.fuse
 the energy kernel passed as a first-class function.  Both cover the energy, entropy and STL estimators.  A target
 whose gradient is Python code (NumPy or JAX callables, batched or not) runs a Python loop with one gradient call and
 one compiled call per step (``_python_gradient_loop``).  ``fast=False`` and the score estimator run the generic loop,
-one validated estimator call per step (:mod:`refvi.estimators`, :mod:`refvi.prox`).  All compute the same update from the same pre-drawn base samples;
+one validated estimator call per step (:mod:`refvi.estimators`, :mod:`refvi.prox`).  All compute the same update
+from the same pre-drawn base samples;
 ``energy_loop`` and the generic loop agree bit for bit (``tests/refvi/test_fused_loop.py``).
 """
 
@@ -16,8 +17,8 @@ from __future__ import annotations
 import numpy as np
 
 from refvi import estimators as _est
-from refvi._checks import NonFiniteError
 from refvi import prox as _prox
+from refvi._checks import NonFiniteError
 from refvi.kernels import _entry
 from refvi.kernels import fused as _kf
 from refvi.kernels import optim as _ko
@@ -34,12 +35,16 @@ class DivergenceError(ValueError):
     def __init__(self, step: int, m: np.ndarray, C: np.ndarray, method: str, reason: str | None = None):
         self.step, self.m, self.C = step, m, C
         if reason is not None:
-            super().__init__(f"{method} diverged by step {step}: {reason}. State: m = "
-                             f"{np.array2string(m, precision=4)}, C diagonal = {np.array2string(np.diag(C), precision=4)}")
+            super().__init__(
+                f"{method} diverged by step {step}: {reason}. State: m = "
+                f"{np.array2string(m, precision=4)}, C diagonal = {np.array2string(np.diag(C), precision=4)}"
+            )
             return
-        super().__init__(f"{method} diverged at step {step}: the update from w^{step} is not finite (step size too "
-                         f"large for this target?). Last finite state w^{step}: m = {np.array2string(m, precision=4)}, "
-                         f"C diagonal = {np.array2string(np.diag(C), precision=4)}")
+        super().__init__(
+            f"{method} diverged at step {step}: the update from w^{step} is not finite (step size too "
+            f"large for this target?). Last finite state w^{step}: m = {np.array2string(m, precision=4)}, "
+            f"C diagonal = {np.array2string(np.diag(C), precision=4)}"
+        )
 
 
 def kernel_plan(target):
@@ -76,19 +81,53 @@ def run(method, target, estimator, structure, m, C, U, gammas, weights, acc_m, a
     plan = kernel_plan(target) if fast and estimator in _EST_CODES else None
     if plan is not None:
         code, P2, P1, s1, s2 = plan
-        return int(_ko.sgd_loop(_METHOD_CODES[method], code, _EST_CODES[estimator], structure_code(structure),
-                                m, C, U, gammas, weights, acc_m, acc_C, float(M), P2, P1, float(s1), float(s2)))
+        return int(
+            _ko.sgd_loop(
+                _METHOD_CODES[method],
+                code,
+                _EST_CODES[estimator],
+                structure_code(structure),
+                m,
+                C,
+                U,
+                gammas,
+                weights,
+                acc_m,
+                acc_C,
+                float(M),
+                P2,
+                P1,
+                float(s1),
+                float(s2),
+            )
+        )
     energy = energy_plan(target) if fast and estimator in _EST_CODES else None
     if energy is not None:
-        return int(_entry.call(_kf.energy_loop, (_METHOD_CODES[method], _EST_CODES[estimator],
-                                                 structure_code(structure), m, C, U, gammas, weights, acc_m, acc_C,
-                                                 float(M)), energy))
+        return int(
+            _entry.call(
+                _kf.energy_loop,
+                (
+                    _METHOD_CODES[method],
+                    _EST_CODES[estimator],
+                    structure_code(structure),
+                    m,
+                    C,
+                    U,
+                    gammas,
+                    weights,
+                    acc_m,
+                    acc_C,
+                    float(M),
+                ),
+                energy,
+            )
+        )
     if fast and estimator in _EST_CODES:
         return _python_gradient_loop(method, target, estimator, structure, m, C, U, gammas, weights, acc_m, acc_C, M)
     for t in range(gammas.shape[0]):
         try:
             m_new, C_new = generic_step(method, target, estimator, structure, m, C, U[t], gammas[t], M)
-        except NonFiniteError:          # overflow at a finite iterate: the run diverged here (bad input propagates)
+        except NonFiniteError:  # overflow at a finite iterate: the run diverged here (bad input propagates)
             return t
         if not (np.all(np.isfinite(m_new)) and np.all(np.isfinite(C_new))):
             return t
@@ -109,11 +148,19 @@ def _python_gradient_loop(method, target, estimator, structure, m, C, U, gammas,
         Ut = U[t]
         try:
             gm, gC = _est._energy_raw_numpy(target, m, C, Ut)
-        except NonFiniteError:          # overflow at a finite iterate: the run diverged here (bad input propagates)
+        except NonFiniteError:  # overflow at a finite iterate: the run diverged here (bad input propagates)
             return t
         # (every argument is a float64 C-contiguous array or a Python number: typed once, on the first step)
-        args = head + (Ut, np.ascontiguousarray(gm), np.ascontiguousarray(gC), float(gammas[t]), float(M),
-                       float(weights[t + 1]), acc_m, acc_C)
+        args = head + (
+            Ut,
+            np.ascontiguousarray(gm),
+            np.ascontiguousarray(gC),
+            float(gammas[t]),
+            float(M),
+            float(weights[t + 1]),
+            acc_m,
+            acc_C,
+        )
         if step is None:
             step, ok = _entry.resolve(_kf.step_from_raw, args, ())
         else:

@@ -30,12 +30,16 @@ import dataclasses
 import math
 import sys
 import time
+from collections.abc import Callable
+from typing import Any
 
 import numpy as np
 
 from refvi._checks import as_vector, check_scale, check_target, positive_scalar
-from refvi.optim import averaging, fastpath, gradient_descent as _gd, proj_sgd as _proj, prox_sgd as _prox
-from refvi.optim import schedules
+from refvi.optim import averaging, fastpath, schedules
+from refvi.optim import gradient_descent as _gd
+from refvi.optim import proj_sgd as _proj
+from refvi.optim import prox_sgd as _prox
 from refvi.optim._common import check_weights
 from refvi.targets.base import Target
 
@@ -72,8 +76,11 @@ class FitTrace:
 
 def _read_through(record: str, *names: str) -> tuple[property, ...]:
     """Read-only properties returning ``self.<record>.<name>`` for each name."""
-    return tuple(property(lambda self, n=n: getattr(getattr(self, record), n), doc=f"``{record}.{n}``")
-                 for n in names)
+
+    def getter(name: str) -> Callable[[Any], Any]:
+        return lambda self: getattr(getattr(self, record), name)
+
+    return tuple(property(getter(n), doc=f"``{record}.{n}``") for n in names)
 
 
 @dataclasses.dataclass(kw_only=True)
@@ -93,12 +100,13 @@ class FitResult:
     seconds: float
     fast_path: bool
     notes: list[str]
-    frame: object = None          # the affine frame of the run (refvi.optim.frame.Frame), None for the plain algorithm
-    ended_worse: bool = False     # the returned approximation's objective is far above the start's (see notes)
+    frame: object = None  # the affine frame of the run (refvi.optim.frame.Frame), None for the plain algorithm
+    ended_worse: bool = False  # the returned approximation's objective is far above the start's (see notes)
 
     # read-through names (the configuration and the trace)
     method, estimator, structure, steps, samples, step_sizes, average, seed = _read_through(
-        "config", "method", "estimator", "structure", "steps", "samples", "step_sizes", "average", "seed")
+        "config", "method", "estimator", "structure", "steps", "samples", "step_sizes", "average", "seed"
+    )
     trace_steps, trace_objective, trace_m, trace_C = _read_through("trace", "steps", "objective", "m", "C")
 
     @property
@@ -117,17 +125,20 @@ class FitResult:
         if isinstance(draws, bool) or not isinstance(draws, (int, np.integer)) or draws < 2 or draws % chains:
             raise ValueError(f"draws must be an integer >= 2 divisible by chains = {chains!r}, got {draws!r}")
         import arviz as az
+
         Z = np.random.default_rng(seed).standard_normal((int(draws), self.m.size)) @ self.C.T + self.m
         return az.from_dict(posterior={"z": Z.reshape(chains, -1, self.m.size)})
 
     def summary(self) -> str:
         f = self.trace_objective[-1] if self.trace_objective.size else float("nan")
-        lines = [f"method={self.method} estimator={self.estimator} structure={self.structure} steps={self.steps} "
-                 f"samples={self.samples} average={self.average}",
-                 f"step size: first {self.step_sizes[0]:.4g}, last {self.step_sizes[-1]:.4g}; "
-                 f"{self.seconds:.3f} s ({1e6 * self.seconds_per_step:.2f} us/step, "
-                 f"{'Numba fast path' if self.fast_path else 'generic path'})",
-                 f"objective at the last recorded iterate: {f:.6g}"]
+        lines = [
+            f"method={self.method} estimator={self.estimator} structure={self.structure} steps={self.steps} "
+            f"samples={self.samples} average={self.average}",
+            f"step size: first {self.step_sizes[0]:.4g}, last {self.step_sizes[-1]:.4g}; "
+            f"{self.seconds:.3f} s ({1e6 * self.seconds_per_step:.2f} us/step, "
+            f"{'Numba fast path' if self.fast_path else 'generic path'})",
+            f"objective at the last recorded iterate: {f:.6g}",
+        ]
         lines += [f"note: {n}" for n in self.notes]
         return "\n".join(lines)
 
@@ -171,6 +182,7 @@ def _schedule(step_size, T, target, method, estimator, M_arg):
     if arr.ndim == 0:
         return np.full(T, positive_scalar(float(arr), "step_size")), M_arg
     from refvi.optim._common import check_gammas
+
     return check_gammas(arr, T), M_arg
 
 
@@ -185,11 +197,12 @@ def _objective_estimate(target, m, C, Ub):
     if plan is None:
         return float(-np.mean(target.logp(Z)) - logdet)
     from refvi.kernels import _entry
+
     return float(np.mean(_entry.call(plan[0], (np.ascontiguousarray(Z),), plan[1])) - logdet)
 
 
 _BLAS_THREADS_UP_TO = 128
-_CONTROLLER = []
+_CONTROLLER: list[Any] = []  # the threadpoolctl controller, made on first use
 
 
 def _small_blas(fn):
@@ -204,18 +217,38 @@ def _small_blas(fn):
             return fn(target, *args, **kwargs)
         if not _CONTROLLER:
             from threadpoolctl import ThreadpoolController
+
             _CONTROLLER.append(ThreadpoolController())
         with _CONTROLLER[0].limit(limits=1, user_api="blas"):
             return fn(target, *args, **kwargs)
+
     return wrapped
 
 
 @_small_blas
-def fit(target, method: str = "prox-sgd", *, steps: int = 10_000, step_size=None, samples: int = 1, seed=0,
-        average: str | None = None, estimator: str | None = None, structure: str | None = None, m0=None, C0=None,
-        M: float | None = None, theorem: str | None = None, trace_every: int | None = None,
-        trace_samples: int = 64, keep_iterates: bool = False, progress: bool | None = None, fast: bool = True,
-        tail_fraction: float = 0.5, frame="auto") -> FitResult:
+def fit(
+    target,
+    method: str = "prox-sgd",
+    *,
+    steps: int = 10_000,
+    step_size=None,
+    samples: int = 1,
+    seed=0,
+    average: str | None = None,
+    estimator: str | None = None,
+    structure: str | None = None,
+    m0=None,
+    C0=None,
+    M: float | None = None,
+    theorem: str | None = None,
+    trace_every: int | None = None,
+    trace_samples: int = 64,
+    keep_iterates: bool = False,
+    progress: bool | None = None,
+    fast: bool = True,
+    tail_fraction: float = 0.5,
+    frame="auto",
+) -> FitResult:
     """Fit N(m, C C^T) to ``target`` (see the module docstring for methods and defaults).
 
     Errors (ValueError / TypeError naming the condition): steps <= 0; samples < 1; an unknown method, estimator,
@@ -237,11 +270,28 @@ def fit(target, method: str = "prox-sgd", *, steps: int = 10_000, step_size=None
     T = schedules.check_steps(steps)
     # ---- affine frame (refvi.optim.frame): frame=None is the plain paper algorithm, unchanged ----
     from refvi.optim import frame as _frame
+
     if _frame.wants_frame(target, frame, method=method, M=M, step_size=step_size, steps=T):
-        kwargs = dict(method=method, steps=steps, step_size=step_size, samples=samples, seed=seed, average=average,
-                      estimator=estimator, structure=structure, m0=m0, C0=C0, M=M, theorem=theorem,
-                      trace_every=trace_every, trace_samples=trace_samples, keep_iterates=keep_iterates,
-                      progress=progress, fast=fast, tail_fraction=tail_fraction)
+        kwargs = dict(
+            method=method,
+            steps=steps,
+            step_size=step_size,
+            samples=samples,
+            seed=seed,
+            average=average,
+            estimator=estimator,
+            structure=structure,
+            m0=m0,
+            C0=C0,
+            M=M,
+            theorem=theorem,
+            trace_every=trace_every,
+            trace_samples=trace_samples,
+            keep_iterates=keep_iterates,
+            progress=progress,
+            fast=fast,
+            tail_fraction=tail_fraction,
+        )
         return _frame.fit_in_frame(fit, target, frame, kwargs)
     # ---- end of the affine-frame hook ----
     if isinstance(samples, bool) or not isinstance(samples, (int, np.integer)) or samples < 1:
@@ -295,27 +345,68 @@ def fit(target, method: str = "prox-sgd", *, steps: int = 10_000, step_size=None
     guard = step_size is None
     state = main.bit_generator.state
     m0_, C0_ = m.copy(), C.copy()
-    for attempt in range(_MAX_HALVINGS + 1):
-        main.bit_generator.state = state              # a restart replays the same base samples
+    for _attempt in range(_MAX_HALVINGS + 1):
+        main.bit_generator.state = state  # a restart replays the same base samples
         m, C = m0_.copy(), C0_.copy()
-        run = _loop(target, mcode, estimator, structure, m, C, gammas, weights, main, samples, d, T, every, Ub,
-                    M_used or 0.0, fast, keep_iterates, progress, method, guard)
+        run = _loop(
+            target,
+            mcode,
+            estimator,
+            structure,
+            m,
+            C,
+            gammas,
+            weights,
+            main,
+            samples,
+            d,
+            T,
+            every,
+            Ub,
+            M_used or 0.0,
+            fast,
+            keep_iterates,
+            progress,
+            method,
+            guard,
+        )
         if run is not None:
             break
-        notes.append(f"the default step {gammas[0]:.4g} made the iterates blow up (the energy estimator's noise grows "
-                     f"like (d+3)M^2 ||w - wbar||^2, seed 000 Thm 1, so the last iterate of SGD can diverge at "
-                     f"gamma = 1/M although Thm 7's theta-average stays bounded); restarted with half the step")
+        notes.append(
+            f"the default step {gammas[0]:.4g} made the iterates blow up (the energy estimator's noise grows "
+            f"like (d+3)M^2 ||w - wbar||^2, seed 000 Thm 1, so the last iterate of SGD can diverge at "
+            f"gamma = 1/M although Thm 7's theta-average stays bounded); restarted with half the step"
+        )
         gammas = gammas / 2.0
     else:
         raise fastpath.DivergenceError(0, m0_, C0_, f"{method} (default step halved {_MAX_HALVINGS} times)")
     acc_m, acc_C, tr_steps, tr_obj, tr_m, tr_C, elapsed = run
     avg = kind != "last"
-    res = FitResult(m=acc_m if avg else m.copy(), C=acc_C if avg else C.copy(), m_last=m, C_last=C,
-                    config=FitConfig(method=method, estimator=estimator, structure=structure, steps=T,
-                                     samples=int(samples), step_sizes=gammas, average=kind, seed=seed),
-                    trace=FitTrace(steps=tr_steps, objective=tr_obj, m=np.array(tr_m) if keep_iterates else None,
-                                   C=np.array(tr_C) if keep_iterates else None),
-                    seconds=elapsed, fast_path=fast and fastpath.has_fast_path(target, estimator), notes=notes)
+    res = FitResult(
+        m=acc_m if avg else m.copy(),
+        C=acc_C if avg else C.copy(),
+        m_last=m,
+        C_last=C,
+        config=FitConfig(
+            method=method,
+            estimator=estimator,
+            structure=structure,
+            steps=T,
+            samples=int(samples),
+            step_sizes=gammas,
+            average=kind,
+            seed=seed,
+        ),
+        trace=FitTrace(
+            steps=tr_steps,
+            objective=tr_obj,
+            m=np.array(tr_m) if keep_iterates else None,
+            C=np.array(tr_C) if keep_iterates else None,
+        ),
+        seconds=elapsed,
+        fast_path=fast and fastpath.has_fast_path(target, estimator),
+        notes=notes,
+    )
     finite = bool(np.all(np.isfinite(res.m)) and np.all(np.isfinite(res.C)))
     with np.errstate(over="ignore", invalid="ignore", divide="ignore"):
         f_end = _objective_estimate(target, res.m, res.C, Ub) if finite else float("nan")
@@ -332,8 +423,10 @@ def _preflight(target, m, C, Ub):
         _objective_estimate(target, m, C, Ub[:8])
         _est.energy(target, m, C, Ub[:8], "full")
     except NonFiniteError as exc:
-        raise NonFiniteError(f"at the starting point w^0 (m0, C0), before any step: {exc}; this is a problem of the "
-                             f"target's functions, not of the step size") from exc
+        raise NonFiniteError(
+            f"at the starting point w^0 (m0, C0), before any step: {exc}; this is a problem of the "
+            f"target's functions, not of the step size"
+        ) from exc
 
 
 class ConvergenceWarning(RuntimeWarning):
@@ -346,7 +439,7 @@ def _climbed(f, f0) -> bool:
     return f > f0 + 1.0 + 0.1 * abs(f0)
 
 
-def _check_outcome(res: "FitResult", f: float, what: str) -> "FitResult":
+def _check_outcome(res: FitResult, f: float, what: str) -> FitResult:
     """Every run, whatever its step: a non-finite returned approximation (objective ``f`` at the returned (m, C)) is
     a DivergenceError; one whose objective ended far above the start's (``res.trace_objective[0]``) gets a note, a
     ConvergenceWarning and ``ended_worse = True``."""
@@ -356,12 +449,19 @@ def _check_outcome(res: "FitResult", f: float, what: str) -> "FitResult":
     if not (np.isfinite(f) and np.all(np.isfinite(res.m)) and np.all(np.isfinite(res.C))):
         bad = np.flatnonzero(~np.isfinite(res.trace_objective))
         at = f"first non-finite objective at step {int(res.trace_steps[bad[0]])}; " if bad.size else ""
-        raise fastpath.DivergenceError(res.steps, res.m, res.C, res.method,
-                                       reason=f"the returned approximation has a non-finite objective ({at}"
-                                              f"{what} {res.step_sizes[0]:.4g} too large for this target?)")
+        raise fastpath.DivergenceError(
+            res.steps,
+            res.m,
+            res.C,
+            res.method,
+            reason=f"the returned approximation has a non-finite objective ({at}"
+            f"{what} {res.step_sizes[0]:.4g} too large for this target?)",
+        )
     if np.isfinite(f0) and _climbed(f, f0):
-        msg = (f"the run ended worse than it started: objective estimate {f:.6g} at the returned approximation vs "
-               f"{f0:.6g} at w^0 ({what} {res.step_sizes[0]:.4g} too large for this target?)")
+        msg = (
+            f"the run ended worse than it started: objective estimate {f:.6g} at the returned approximation vs "
+            f"{f0:.6g} at w^0 ({what} {res.step_sizes[0]:.4g} too large for this target?)"
+        )
         res.notes.append(msg)
         res.ended_worse = True
         warnings.warn(msg, ConvergenceWarning, stacklevel=3)
@@ -371,10 +471,31 @@ def _check_outcome(res: "FitResult", f: float, what: str) -> "FitResult":
 _MAX_HALVINGS = 30
 
 
-def _loop(target, mcode, estimator, structure, m, C, gammas, weights, main, samples, d, T, every, Ub, M, fast,
-          keep_iterates, progress, method, guard):
+def _loop(
+    target,
+    mcode,
+    estimator,
+    structure,
+    m,
+    C,
+    gammas,
+    weights,
+    main,
+    samples,
+    d,
+    T,
+    every,
+    Ub,
+    M,
+    fast,
+    keep_iterates,
+    progress,
+    method,
+    guard,
+):
     """The chunked run; returns None when ``guard`` is on and the run blew up (objective estimate non-finite or
-    above f(w^0) + 1 + |f(w^0)|/10: a stable run does not climb above its start by more than its noise), raises DivergenceError for a non-finite iterate otherwise."""
+    above f(w^0) + 1 + |f(w^0)|/10: a stable run does not climb above its start by more than its noise), raises
+    DivergenceError for a non-finite iterate otherwise."""
     acc_m, acc_C = weights[0] * m, weights[0] * C
     f0 = _objective_estimate(target, m, C, Ub)
     tr_steps, tr_obj, tr_m, tr_C = [0], [f0], [m.copy()], [C.copy()]
@@ -386,8 +507,21 @@ def _loop(target, mcode, estimator, structure, m, C, gammas, weights, main, samp
             n = min(every, T - done)
             U = main.standard_normal((n, samples, d))
             s0 = time.perf_counter()
-            status = fastpath.run(mcode, target, estimator, structure, m, C, U, gammas[done:done + n],
-                                  weights[done:done + n + 1], acc_m, acc_C, M, fast)
+            status = fastpath.run(
+                mcode,
+                target,
+                estimator,
+                structure,
+                m,
+                C,
+                U,
+                gammas[done : done + n],
+                weights[done : done + n + 1],
+                acc_m,
+                acc_C,
+                M,
+                fast,
+            )
             elapsed += time.perf_counter() - s0
             if status >= 0:
                 if guard:
@@ -399,9 +533,14 @@ def _loop(target, mcode, estimator, structure, m, C, gammas, weights, main, samp
             if guard and not (np.isfinite(f) and not _climbed(f, f0)):
                 return None
             if not np.isfinite(f):
-                raise fastpath.DivergenceError(done, m, C, "Prox-SGD" if mcode == "prox" else "Proj-SGD",
-                                               reason=f"the objective estimate at w^{done} is not finite (step size "
-                                                      f"{gammas[0]:.4g} too large for this target?)")
+                raise fastpath.DivergenceError(
+                    done,
+                    m,
+                    C,
+                    "Prox-SGD" if mcode == "prox" else "Proj-SGD",
+                    reason=f"the objective estimate at w^{done} is not finite (step size "
+                    f"{gammas[0]:.4g} too large for this target?)",
+                )
             tr_steps.append(done)
             tr_obj.append(f)
             if keep_iterates:
@@ -420,9 +559,14 @@ def _progress(T, progress, desc):
         tqdm = None
     enabled = (progress is None or bool(progress)) and sys.stderr.isatty()
     if tqdm is None or not enabled:
+
         class _Null:
-            def update(self, n): pass
-            def close(self): pass
+            def update(self, n):
+                pass
+
+            def close(self):
+                pass
+
         return _Null()
     # progress=None (the default): on an interactive terminal, shown only once a run has lasted 2 s
     return tqdm(total=T, desc=desc, unit="step", leave=False, delay=2.0 if progress is None else 0.0)
@@ -433,24 +577,44 @@ def _fit_gd(target, method, T, step_size, m0, C0, M, theorem, keep_iterates, tra
     if step_size is not None and (isinstance(step_size, str) or np.ndim(step_size) != 0):
         raise ValueError("seed 002 gradient descent takes a constant step size (a number)")
     t0 = time.perf_counter()
-    r = _gd.gradient_descent(target, method=kind, steps=T, step=step_size, m0=m0, C0=C0, M=M,
-                             theorem=(theorem == "002.thm6"))
+    r = _gd.gradient_descent(
+        target, method=kind, steps=T, step=step_size, m0=m0, C0=C0, M=M, theorem=(theorem == "002.thm6")
+    )
     secs = time.perf_counter() - t0
     every = 1 if trace_every is None else max(1, int(trace_every))
     idx = np.unique(np.r_[np.arange(0, T + 1, every), T])
     obj = r.objective[idx] if r.objective is not None else np.full(idx.size, np.nan)
-    notes = ["naive gradient descent has no convergence guarantee (seed 002 §5.3; it can cycle)"] \
-        if kind == "naive" else []
+    notes = (
+        ["naive gradient descent has no convergence guarantee (seed 002 §5.3; it can cycle)"] if kind == "naive" else []
+    )
     if kind == "projected":
-        notes.append("projected gradient descent on full C: W_M is not convex, Thm 6's projected half is unproven "
-                     "(E002-4)")
-    res = FitResult(m=r.m.copy(), C=r.C.copy(), m_last=r.m.copy(), C_last=r.C.copy(),
-                    config=FitConfig(method=method, estimator=None, structure=_gd._STRUCT[kind], steps=T, samples=0,
-                                     step_sizes=np.full(T, r.step), average="last", seed=None),
-                    trace=FitTrace(steps=idx, objective=obj, m=r.ms[idx] if keep_iterates else None,
-                                   C=r.Cs[idx] if keep_iterates else None),
-                    seconds=secs, fast_path=False, notes=notes)
-    if r.objective is None:                                 # no exact objective for this target: finiteness only
-        return _check_outcome(res, 0.0 if np.all(np.isfinite(r.m)) and np.all(np.isfinite(r.C)) else float("nan"),
-                              "step size")
+        notes.append(
+            "projected gradient descent on full C: W_M is not convex, Thm 6's projected half is unproven (E002-4)"
+        )
+    res = FitResult(
+        m=r.m.copy(),
+        C=r.C.copy(),
+        m_last=r.m.copy(),
+        C_last=r.C.copy(),
+        config=FitConfig(
+            method=method,
+            estimator=None,
+            structure=_gd._STRUCT[kind],
+            steps=T,
+            samples=0,
+            step_sizes=np.full(T, r.step),
+            average="last",
+            seed=None,
+        ),
+        trace=FitTrace(
+            steps=idx, objective=obj, m=r.ms[idx] if keep_iterates else None, C=r.Cs[idx] if keep_iterates else None
+        ),
+        seconds=secs,
+        fast_path=False,
+        notes=notes,
+    )
+    if r.objective is None:  # no exact objective for this target: finiteness only
+        return _check_outcome(
+            res, 0.0 if np.all(np.isfinite(r.m)) and np.all(np.isfinite(r.C)) else float("nan"), "step size"
+        )
     return _check_outcome(res, float(r.objective[-1]), "step size")

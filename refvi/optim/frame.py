@@ -47,8 +47,8 @@ class Frame:
     M: float | None = None
     mu: float = 0.0
     kind: str = "given"
-    constants: str = "given"          # "estimated" (probed Hessians) or "given"
-    radius: float = 1.0               # the start q = N(0, radius^2 I) in the frame (probed there)
+    constants: str = "given"  # "estimated" (probed Hessians) or "given"
+    radius: float = 1.0  # the start q = N(0, radius^2 I) in the frame (probed there)
     seconds: float = 0.0
     notes: list = dataclasses.field(default_factory=list)
 
@@ -82,7 +82,7 @@ def _objective(target):
                 else:
                     v = float(target.logp(z))
                     g = np.asarray(target.grad_logp(z), dtype=np.float64)
-            except ValueError:              # a non-finite value from the target: tell the line search to back off
+            except ValueError:  # a non-finite value from the target: tell the line search to back off
                 return np.inf, np.zeros_like(z)
         if not (np.isfinite(v) and np.all(np.isfinite(g))):
             return np.inf, np.zeros_like(z)
@@ -92,8 +92,8 @@ def _objective(target):
 
 
 _NEWTON_ITERATIONS = 60
-_NEWTON_DONE = 1e-10        # Newton decrement g^T H^{-1} g (nats) at which the mode is taken as found
-_NEWTON_STALL = 1e-8        # ... or at which a line search that finds no decrease is rounding, not a bad direction
+_NEWTON_DONE = 1e-10  # Newton decrement g^T H^{-1} g (nats) at which the mode is taken as found
+_NEWTON_STALL = 1e-8  # ... or at which a line search that finds no decrease is rounding, not a bad direction
 
 
 def _newton_mode(fun, target, start):
@@ -124,8 +124,11 @@ def _newton_mode(fun, target, start):
             # rounding level (the frame's z0 is the mode, 000.claim-implementation-frame); kept only if it does not
             # climb beyond rounding and the gradient shrinks
             f_new, g_new = fun(z + step)
-            if np.isfinite(f_new) and f_new <= f + 1e-12 * max(1.0, abs(f)) and \
-                    np.linalg.norm(g_new) <= np.linalg.norm(g):
+            if (
+                np.isfinite(f_new)
+                and f_new <= f + 1e-12 * max(1.0, abs(f))
+                and np.linalg.norm(g_new) <= np.linalg.norm(g)
+            ):
                 z = z + step
             return z, k
         t = 1.0
@@ -135,7 +138,7 @@ def _newton_mode(fun, target, start):
                 break
             t *= 0.5
         else:
-            return (z, k) if dec <= _NEWTON_STALL else None    # no descent: rounding, or a direction for L-BFGS
+            return (z, k) if dec <= _NEWTON_STALL else None  # no descent: rounding, or a direction for L-BFGS
         z, f, g = z + t * step, f_new, g_new
     return None
 
@@ -148,13 +151,20 @@ def _mode(target, start):
     found = _newton_mode(fun, target, start)
     if found is not None:
         return found[0], f"Newton ({found[1]} iterations)"
-    r = minimize(fun, start, jac=True, method="L-BFGS-B", options={"maxiter": 20_000, "maxfun": 40_000,
-                                                                   "gtol": 1e-8, "ftol": 1e-13})
+    r = minimize(
+        fun,
+        start,
+        jac=True,
+        method="L-BFGS-B",
+        options={"maxiter": 20_000, "maxfun": 40_000, "gtol": 1e-8, "ftol": 1e-13},
+    )
     if not np.all(np.isfinite(r.x)) or not np.isfinite(r.fun):
-        raise ValueError("the mode search for the affine frame found no finite log density; pass m0= near the "
-                         "posterior's bulk, or frame=None / frame=(z0, L)")
+        raise ValueError(
+            "the mode search for the affine frame found no finite log density; pass m0= near the "
+            "posterior's bulk, or frame=None / frame=(z0, L)"
+        )
     z, f = r.x, r.fun
-    for _ in range(8):                # Newton polish (L-BFGS stalls on condition numbers ~1e6): backtracking steps
+    for _ in range(8):  # Newton polish (L-BFGS stalls on condition numbers ~1e6): backtracking steps
         g = -fun(z)[1]
         if not np.any(g):
             break
@@ -171,8 +181,9 @@ def _mode(target, start):
     return z, f"L-BFGS ({r.nit} iterations)"
 
 
-def find_frame(target, kind: str = "laplace", *, start=None, probes: int = 8, seed: int = 0,
-               radius: float | None = None) -> Frame:
+def find_frame(
+    target, kind: str = "laplace", *, start=None, probes: int = 8, seed: int = 0, radius: float | None = None
+) -> Frame:
     """The Laplace (or diagonal) frame of ``target`` and its estimated constants (see the module docstring)."""
     if kind not in ("laplace", "diagonal"):
         raise ValueError(f"frame kind must be 'laplace' or 'diagonal', got {kind!r}")
@@ -187,8 +198,10 @@ def find_frame(target, kind: str = "laplace", *, start=None, probes: int = 8, se
     lam, Q = np.linalg.eigh(H)
     floor = _FLOOR * max(abs(lam[-1]), 1e-300)
     if lam[0] <= floor:
-        notes.append(f"the Hessian of -log p at the mode search's end is not positive definite (smallest eigenvalue "
-                     f"{lam[0]:.3g}); its eigenvalues were floored at {floor:.3g} to build the frame")
+        notes.append(
+            f"the Hessian of -log p at the mode search's end is not positive definite (smallest eigenvalue "
+            f"{lam[0]:.3g}); its eigenvalues were floored at {floor:.3g} to build the frame"
+        )
     lam = np.maximum(lam, floor)
     if kind == "laplace":
         L = np.linalg.cholesky((Q / lam) @ Q.T)
@@ -203,18 +216,25 @@ def find_frame(target, kind: str = "laplace", *, start=None, probes: int = 8, se
         if frame.mu > 0:
             break
     frame.seconds = time.perf_counter() - t0
-    notes.insert(0, f"{kind} frame: mode found by {how[:-1]}, |grad log p| = {gnorm:.2g}), "
-                    f"curvature eigenvalues {lam[0]:.3g} .. {lam[-1]:.3g} (condition number {lam[-1] / lam[0]:.3g}); "
-                    f"in the frame M' = {frame.M:.3g}, mu' = {frame.mu:.3g}, estimated from the Hessian at the mode "
-                    f"and {int(probes)} points x ~ N(0, {frame.radius:g}^2 I), not bounded; frame search "
-                    f"{1e3 * frame.seconds:.1f} ms (mode {1e3 * t_mode:.1f} ms)")
+    notes.insert(
+        0,
+        f"{kind} frame: mode found by {how[:-1]}, |grad log p| = {gnorm:.2g}), "
+        f"curvature eigenvalues {lam[0]:.3g} .. {lam[-1]:.3g} (condition number {lam[-1] / lam[0]:.3g}); "
+        f"in the frame M' = {frame.M:.3g}, mu' = {frame.mu:.3g}, estimated from the Hessian at the mode "
+        f"and {int(probes)} points x ~ N(0, {frame.radius:g}^2 I), not bounded; frame search "
+        f"{1e3 * frame.seconds:.1f} ms (mode {1e3 * t_mode:.1f} ms)",
+    )
     if frame.radius < 1.0:
-        notes.append(f"-log p is not convex within one Laplace sd of the mode: the run starts from the narrower "
-                     f"q = N(0, {frame.radius:g}^2 I) in the frame, where the constants were probed; the iterates "
-                     f"may leave that region, where the estimates need not hold")
+        notes.append(
+            f"-log p is not convex within one Laplace sd of the mode: the run starts from the narrower "
+            f"q = N(0, {frame.radius:g}^2 I) in the frame, where the constants were probed; the iterates "
+            f"may leave that region, where the estimates need not hold"
+        )
     if frame.mu <= 0:
-        notes.append("-log p is not convex at some probed point (mu' <= 0): seed 000's rates need convexity, so the "
-                     "run has no convergence guarantee; the result is a stationary point of the VI objective")
+        notes.append(
+            "-log p is not convex at some probed point (mu' <= 0): seed 000's rates need convexity, so the "
+            "run has no convergence guarantee; the result is a stationary point of the VI objective"
+        )
     frame.notes = notes
     return frame
 
@@ -234,8 +254,10 @@ def _probe(at, probes, seed, radius):
         if np.all(np.isfinite(ev)):
             lo, hi = min(lo, ev[0]), max(hi, ev[-1])
     if not math.isfinite(hi) or hi <= 0:
-        raise ValueError("could not estimate the curvature of the target in the affine frame (no finite, positive "
-                         "Hessian at the probed points); pass frame=(z0, L) and M=, or frame=None")
+        raise ValueError(
+            "could not estimate the curvature of the target in the affine frame (no finite, positive "
+            "Hessian at the probed points); pass frame=(z0, L) and M=, or frame=None"
+        )
     return float(hi), float(lo)
 
 
@@ -250,11 +272,20 @@ def as_frame(spec, target, *, start=None, seed: int = 0) -> Frame:
     if isinstance(spec, tuple) and len(spec) == 2:
         d = target.dim
         z0, L = as_vector(spec[0], "frame z0", d), as_matrix(spec[1], "frame L", (d, d))
-        at = AffineTarget(target, z0, L)     # validates invertibility
+        at = AffineTarget(target, z0, L)  # validates invertibility
         M, mu = _probe(at, 8, seed, 1.0)
-        return Frame(z0.copy(), L.copy(), M=M, mu=mu, kind="given", constants="estimated",
-                     notes=[f"user-supplied frame (z0, L): M' = {M:.3g}, mu' = {mu:.3g} estimated from the Hessian at "
-                            f"x = 0 and 8 points x ~ N(0, I), not bounded"])
+        return Frame(
+            z0.copy(),
+            L.copy(),
+            M=M,
+            mu=mu,
+            kind="given",
+            constants="estimated",
+            notes=[
+                f"user-supplied frame (z0, L): M' = {M:.3g}, mu' = {mu:.3g} estimated from the Hessian at "
+                f"x = 0 and 8 points x ~ N(0, I), not bounded"
+            ],
+        )
     raise TypeError(f"frame must be one of {FRAMES}, None, a Frame or a pair (z0, L); got {type(spec).__name__}")
 
 
@@ -301,13 +332,19 @@ def fit_in_frame(fit, target, frame_spec, kwargs: dict):
     t0 = time.perf_counter()
     frame = as_frame(frame_spec, target, start=kw.get("m0"), seed=_seed_int(kw.get("seed", 0)))
     structure = kw.get("structure") or ("tril" if kw["method"] == "prox-sgd" else "sym")
-    if kw.get("m0") is not None:            # a start is checked in z, where the user gave it, before it is mapped
+    if kw.get("m0") is not None:  # a start is checked in z, where the user gave it, before it is mapped
         kw["m0"] = as_vector(kw["m0"], "m0", target.dim)
     if kw.get("C0") is not None:
         kw["C0"] = check_scale(kw["C0"], target.dim, structure, "C0")
     T = int(kw["steps"])
-    refine = (frame.radius < 1.0 and frame.kind in ("laplace", "diagonal") and kw.get("step_size") is None
-              and kw.get("m0") is None and kw.get("C0") is None and T >= 4)
+    refine = (
+        frame.radius < 1.0
+        and frame.kind in ("laplace", "diagonal")
+        and kw.get("step_size") is None
+        and kw.get("m0") is None
+        and kw.get("C0") is None
+        and T >= 4
+    )
     if not refine:
         return _stage(fit, target, frame, kw, structure, time.perf_counter() - t0)
     T1 = T // 2
@@ -318,10 +355,12 @@ def fit_in_frame(fit, target, frame_spec, kwargs: dict):
     r2 = _stage(fit, target, frame2, dict(kw, steps=T - T1), structure, time.perf_counter() - t1)
     notes = [f"stage 1 of 2 ({T1} steps): {n}" for n in r1.notes] + r2.notes
     trace = dataclasses.replace(
-        r2.trace, steps=np.concatenate([r1.trace_steps, r2.trace_steps[1:] + T1]),
+        r2.trace,
+        steps=np.concatenate([r1.trace_steps, r2.trace_steps[1:] + T1]),
         objective=np.concatenate([r1.trace_objective, r2.trace_objective[1:]]),
         m=None if r1.trace_m is None else np.concatenate([r1.trace_m, r2.trace_m[1:]]),
-        C=None if r1.trace_C is None else np.concatenate([r1.trace_C, r2.trace_C[1:]]))
+        C=None if r1.trace_C is None else np.concatenate([r1.trace_C, r2.trace_C[1:]]),
+    )
     config = dataclasses.replace(r2.config, steps=T, step_sizes=np.concatenate([r1.step_sizes, r2.step_sizes]))
     return dataclasses.replace(r2, config=config, trace=trace, notes=notes, seconds=r1.seconds + r2.seconds)
 
@@ -339,8 +378,10 @@ def frame_from_q(target, m, C, *, probes: int = 8, seed: int = 0) -> Frame:
         if mu > 0:
             break
     frame = Frame(m.copy(), L, M=M, mu=mu, kind="q", constants="estimated", seconds=time.perf_counter() - t0)
-    frame.notes = [f"frame of the current q (z0 = m, L = chol(C C^T)): M' = {M:.3g}, mu' = {mu:.3g}, estimated "
-                   f"from the Hessian at the mean and {probes} points x ~ N(0, {r:g}^2 I), not bounded"]
+    frame.notes = [
+        f"frame of the current q (z0 = m, L = chol(C C^T)): M' = {M:.3g}, mu' = {mu:.3g}, estimated "
+        f"from the Hessian at the mean and {probes} points x ~ N(0, {r:g}^2 I), not bounded"
+    ]
     if mu <= 0:
         frame.notes.append("-log p is not convex at some probed point (mu' <= 0): no convergence guarantee")
     return frame
@@ -367,18 +408,20 @@ def _stage(fit, target, frame, kw, structure, setup):
     if kw.get("M") is None and frame.M is not None:
         kw["M"] = frame.M
     if kw.get("step_size") is None:
-        kw["step_size"] = default_step(frame, method, kw.get("estimator") or
-                                       ("energy" if method == "prox-sgd" else "entropy"), target.dim)
+        kw["step_size"] = default_step(
+            frame, method, kw.get("estimator") or ("energy" if method == "prox-sgd" else "entropy"), target.dim
+        )
     kw["frame"] = None
     guard = isinstance(kw["step_size"], str) and kw["step_size"] in ("thm6", "thm9", "1/(M sqrt T)")
-    if guard:          # our own default rule: restart with half the steps when the run blows up (as fit's guard)
+    if guard:  # our own default rule: restart with half the steps when the run blows up (as fit's guard)
         from refvi.optim import schedules
+
         est = kw.get("estimator") or ("energy" if method == "prox-sgd" else "entropy")
         a = schedules.noise_constants(est, at.dim, kw["M"])[0]
-        kw["step_size"] = schedules.step_sizes(kw["step_size"], int(kw["steps"]), M=kw["M"], mu=frame.mu or None,
-                                               a=a)
+        kw["step_size"] = schedules.step_sizes(kw["step_size"], int(kw["steps"]), M=kw["M"], mu=frame.mu or None, a=a)
     setup += time.perf_counter() - t0
     from refvi.optim.fastpath import DivergenceError
+
     halvings = 0
     while True:
         try:
@@ -390,14 +433,17 @@ def _stage(fit, target, frame, kw, structure, setup):
             if not guard:
                 raise
         if halvings >= 30:
-            raise DivergenceError(0, np.zeros(at.dim), np.eye(at.dim), f"{method} in the affine frame (steps "
-                                  f"halved 30 times)")
+            raise DivergenceError(
+                0, np.zeros(at.dim), np.eye(at.dim), f"{method} in the affine frame (steps halved 30 times)"
+            )
         halvings += 1
         kw["step_size"] = kw["step_size"] / 2.0
     out = _map_back(res, at, frame, structure, setup)
     if halvings:
-        out.notes.append(f"the frame's step rule made the run blow up; restarted with the steps halved {halvings} "
-                         f"time(s) (the energy estimator's noise grows like (d+3)M^2 ||w - wbar||^2, seed 000 Thm 1)")
+        out.notes.append(
+            f"the frame's step rule made the run blow up; restarted with the steps halved {halvings} "
+            f"time(s) (the energy estimator's noise grows like (d+3)M^2 ||w - wbar||^2, seed 000 Thm 1)"
+        )
     return out
 
 
@@ -407,7 +453,7 @@ def _seed_int(seed):
 
 def _back(at, m, C, structure):
     m, C = at.params_to_original(m, C)
-    if structure == "sym":                   # L C' is not symmetric: return the symmetric root of the same q
+    if structure == "sym":  # L C' is not symmetric: return the symmetric root of the same q
         lam, Q = np.linalg.eigh(C @ C.T)
         C = (Q * np.sqrt(np.maximum(lam, 0.0))) @ Q.T
         C = 0.5 * (C + C.T)
@@ -421,14 +467,20 @@ def _map_back(res, at, frame, structure, setup):
     ml, Cl = _back(at, res.m_last, res.C_last, structure)
     tm = tC = None
     if res.trace_m is not None:
-        pairs = [_back(at, a, b, structure) for a, b in zip(res.trace_m, res.trace_C)]
+        pairs = [_back(at, a, b, structure) for a, b in zip(res.trace_m, res.trace_C, strict=True)]
         tm, tC = np.array([p[0] for p in pairs]), np.array([p[1] for p in pairs])
     rule = res.notes
-    notes = list(frame.notes) + [
-        f"fitted in the frame z = z0 + L x (constants M' = {frame.M if frame.M is not None else float('nan'):.3g}, "
-        f"mu' = {frame.mu:.3g}, {frame.constants}); step sizes are those of the frame, the result is mapped back "
-        f"exactly (m = z0 + L m', C C^T = L C' C'^T L^T) and trace_objective is f in the original coordinates "
-        f"(f_x - log|det L|); the guarantee rests on the estimated constants"] + list(rule)
+    notes = (
+        list(frame.notes)
+        + [
+            f"fitted in the frame z = z0 + L x (constants M' = {frame.M if frame.M is not None else float('nan'):.3g}, "
+            f"mu' = {frame.mu:.3g}, {frame.constants}); step sizes are those of the frame, the result is mapped back "
+            f"exactly (m = z0 + L m', C C^T = L C' C'^T L^T) and trace_objective is f in the original coordinates "
+            f"(f_x - log|det L|); the guarantee rests on the estimated constants"
+        ]
+        + list(rule)
+    )
     trace = dataclasses.replace(res.trace, m=tm, C=tC, objective=res.trace_objective - at.log_det_L)
-    return dataclasses.replace(res, m=m, C=C, m_last=ml, C_last=Cl, trace=trace, seconds=res.seconds + setup,
-                               notes=notes, frame=frame)
+    return dataclasses.replace(
+        res, m=m, C=C, m_last=ml, C_last=Cl, trace=trace, seconds=res.seconds + setup, notes=notes, frame=frame
+    )

@@ -2,7 +2,8 @@
 
 Three methods on F(w) = l(w) + h(w), h = -log|det C| (entropy constant dropped):
 
-* ``"naive"``     w <- w - lambda (grad l(w) + grad h(w)), full C (Eq. 19; no guarantee, may cycle, statement 002.claim-naive-cycle);
+* ``"naive"``     w <- w - lambda (grad l(w) + grad h(w)), full C (Eq. 19; no guarantee, may cycle, statement
+  002.claim-naive-cycle);
 * ``"prox"``      w <- prox_{lambda h}(w - lambda grad l(w)), lower-triangular C (Eq. 21, Thm 7; Thm 6 with
   lambda <= 1/M);
 * ``"projected"`` w <- proj_{W_M}(w - lambda (grad l + grad h)), full C, singular-value clip (Thm 7; Thm 6 with
@@ -54,11 +55,23 @@ def gd_step(method: str, m, C, gm, gC, step: float, M: float | None = None):
     Y = C - step * (gC - np.linalg.inv(C).T)
     if method == "naive":
         return m - step * gm, Y
+    if M is None:
+        raise ValueError("the projected step needs the smoothness constant M")
     return m - step * gm, _prox.project_singular_values(Y, M)
 
 
-def gradient_descent(target=None, *, method: str = "prox", steps: int = 100, step: float | None = None,
-                     m0=None, C0=None, M: float | None = None, grad_l=None, theorem: bool = False) -> GDResult:
+def gradient_descent(
+    target=None,
+    *,
+    method: str = "prox",
+    steps: int = 100,
+    step: float | None = None,
+    m0=None,
+    C0=None,
+    M: float | None = None,
+    grad_l=None,
+    theorem: bool = False,
+) -> GDResult:
     """Run ``steps`` iterations of seed 002's ``method`` (see the module docstring).
 
     ``step`` defaults to 1/M (prox, naive; the Figs' choice) or 1/(2M) (projected).  ``M`` defaults to the target's
@@ -81,22 +94,28 @@ def gradient_descent(target=None, *, method: str = "prox", steps: int = 100, ste
         raise ValueError(f"method {method!r} needs the smoothness constant M (the target has none; pass M=)")
     M = None if M is None else positive_scalar(M, "M")
     if step is None:
+        assert M is not None  # the check above raised otherwise
         step = 1.0 / (2.0 * M) if method == "projected" else 1.0 / M
     step = positive_scalar(step, "step")
     if theorem:
         if method == "naive":
-            raise ValueError("naive gradient descent has no convergence theorem (seed 002 Thm 6 covers prox and "
-                             "projected)")
+            raise ValueError(
+                "naive gradient descent has no convergence theorem (seed 002 Thm 6 covers prox and projected)"
+            )
+        assert M is not None  # the check above raised otherwise
         hi = 1.0 / M if method == "prox" else 1.0 / (2.0 * M)
         if step > hi:
-            raise ValueError(f"seed 002 Thm 6 ({method}) needs lambda in (0, {'1/M' if method == 'prox' else '1/(2M)'}]"
-                             f" = (0, {hi:.6g}]; got {step:.6g}")
+            raise ValueError(
+                f"seed 002 Thm 6 ({method}) needs lambda in (0, {'1/M' if method == 'prox' else '1/(2M)'}]"
+                f" = (0, {hi:.6g}]; got {step:.6g}"
+            )
     d = target.dim if target is not None else np.shape(m0)[0]
     m = np.zeros(d) if m0 is None else as_vector(m0, "m0", d)
     # naive GD needs C0 in the domain (invertible); prox and projected map any start into it (prox of a real
     # diagonal is positive; the projection clips singular values), so C0 = 0 is allowed there
     C = np.eye(d) if C0 is None else check_scale(C0, d, _STRUCT[method], "C0", require_domain=(method == "naive"))
     if method == "projected":
+        assert M is not None  # the check above raised otherwise
         C = _prox.project_singular_values(C, M)
     ms, Cs = [m.copy()], [C.copy()]
     have_obj = target is not None and exact.supports(target)
@@ -105,14 +124,18 @@ def gradient_descent(target=None, *, method: str = "prox", steps: int = 100, ste
         with np.errstate(over="ignore", invalid="ignore"):
             gm, gC = grad_l(m, C)
         m_new, C_new = gd_step(method, m, C, np.asarray(gm, float), np.asarray(gC, float), step, M)
-        if not (np.all(np.isfinite(m_new)) and np.all(np.isfinite(C_new))) or \
-                np.linalg.svd(C_new, compute_uv=False)[-1] == 0.0:
-            raise ValueError(f"{method} gradient descent diverged at step {k}: the iterate is not finite or C is "
-                             f"singular; last finite state m = {m}, C = {C}")
+        if (
+            not (np.all(np.isfinite(m_new)) and np.all(np.isfinite(C_new)))
+            or np.linalg.svd(C_new, compute_uv=False)[-1] == 0.0
+        ):
+            raise ValueError(
+                f"{method} gradient descent diverged at step {k}: the iterate is not finite or C is "
+                f"singular; last finite state m = {m}, C = {C}"
+            )
         m, C = m_new, C_new
         ms.append(m.copy())
         Cs.append(C.copy())
-        if have_obj:
+        if objs is not None:
             with np.errstate(over="ignore", invalid="ignore"):
                 objs.append(exact.objective(target, m, C))
     return GDResult(method, step, np.array(ms), np.array(Cs), None if objs is None else np.array(objs))

@@ -18,23 +18,29 @@ STRUCTURES = ("sym", "full")
 
 def check_combination(estimator: str, structure: str) -> list[str]:
     if estimator not in ESTIMATORS:
-        raise ValueError(f"Proj-SGD needs an estimator of grad f = grad l + grad h, one of {ESTIMATORS}; "
-                         f"{estimator!r} estimates grad l only (use Prox-SGD for it)")
+        raise ValueError(
+            f"Proj-SGD needs an estimator of grad f = grad l + grad h, one of {ESTIMATORS}; "
+            f"{estimator!r} estimates grad l only (use Prox-SGD for it)"
+        )
     if structure not in STRUCTURES:
         raise ValueError(f"Proj-SGD needs C in {STRUCTURES}; got structure={structure!r}")
     notes = []
     if estimator not in COVERED:
-        notes.append(f"estimator {estimator!r} is unbiased for grad f but seed 000 gives no quadratic bound for it "
-                     f"(Thm 26 covers 'entropy'): the rate theorems do not cover this run")
+        notes.append(
+            f"estimator {estimator!r} is unbiased for grad f but seed 000 gives no quadratic bound for it "
+            f"(Thm 26 covers 'entropy'): the rate theorems do not cover this run"
+        )
     if structure == "full":
         notes.append("full C with the singular-value clip: W_M is not convex (E002-4), no theorem covers this run")
     return notes
 
 
-def proj_sgd(target, m0, C0, gammas, U, M, *, estimator: str = "entropy", structure: str = "sym", weights=None,
-             fast: bool = True) -> SGDRun:
+def proj_sgd(
+    target, m0, C0, gammas, U, M, *, estimator: str = "entropy", structure: str = "sym", weights=None, fast: bool = True
+) -> SGDRun:
     """Run Proj-SGD onto W_M for len(gammas) steps on pre-drawn base samples U (T, S, d); see ``prox_sgd``."""
     check_combination(estimator, structure)
     M = positive_scalar(M, "M")
-    return run_sgd("proj", target, m0, C0, gammas, U, estimator=estimator, structure=structure, weights=weights,
-                   M=M, fast=fast)
+    return run_sgd(
+        "proj", target, m0, C0, gammas, U, estimator=estimator, structure=structure, weights=weights, M=M, fast=fast
+    )

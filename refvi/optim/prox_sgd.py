@@ -18,20 +18,26 @@ STRUCTURES = ("tril", "diag")
 def check_combination(estimator: str, structure: str) -> list[str]:
     """Raise for combinations that are not Prox-SGD; return notes for those the theory does not cover."""
     if estimator not in ESTIMATORS:
-        raise ValueError(f"Prox-SGD needs an estimator of grad l, one of {ESTIMATORS}; {estimator!r} estimates "
-                         f"grad f = grad l + grad h and would count the entropy twice (use Proj-SGD for it)")
+        raise ValueError(
+            f"Prox-SGD needs an estimator of grad l, one of {ESTIMATORS}; {estimator!r} estimates "
+            f"grad f = grad l + grad h and would count the entropy twice (use Proj-SGD for it)"
+        )
     if structure not in STRUCTURES:
-        raise ValueError(f"Prox-SGD needs C in {STRUCTURES} (the prox of h is Lemma 31 on triangular C); "
-                         f"got structure={structure!r}")
+        raise ValueError(
+            f"Prox-SGD needs C in {STRUCTURES} (the prox of h is Lemma 31 on triangular C); got structure={structure!r}"
+        )
     notes = []
     if estimator not in COVERED:
-        notes.append(f"estimator {estimator!r} is unbiased but has no quadratic bound in seed 000 (Thm 26 covers "
-                     f"'energy'): the rate theorems do not cover this run")
+        notes.append(
+            f"estimator {estimator!r} is unbiased but has no quadratic bound in seed 000 (Thm 26 covers "
+            f"'energy'): the rate theorems do not cover this run"
+        )
     return notes
 
 
-def prox_sgd(target, m0, C0, gammas, U, *, estimator: str = "energy", structure: str = "tril", weights=None,
-             fast: bool = True) -> SGDRun:
+def prox_sgd(
+    target, m0, C0, gammas, U, *, estimator: str = "energy", structure: str = "tril", weights=None, fast: bool = True
+) -> SGDRun:
     """Run Prox-SGD for len(gammas) steps on pre-drawn base samples U (T, S, d); step t uses U[t].
 
     ``weights`` (T + 1,) over w^0..w^T define the returned average (default: the last iterate).  Raises
@@ -39,5 +45,6 @@ def prox_sgd(target, m0, C0, gammas, U, *, estimator: str = "energy", structure:
     iterate stops being finite.
     """
     check_combination(estimator, structure)
-    return run_sgd("prox", target, m0, C0, gammas, U, estimator=estimator, structure=structure, weights=weights,
-                   fast=fast)
+    return run_sgd(
+        "prox", target, m0, C0, gammas, U, estimator=estimator, structure=structure, weights=weights, fast=fast
+    )

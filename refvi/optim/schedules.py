@@ -27,8 +27,7 @@ import numpy as np
 
 from refvi._checks import positive_scalar
 
-RULES = ("constant", "1/(M sqrt T)", "1/sqrt T", "thm6", "thm9", "thm27", "thm6-switch", "thm9-switch",
-         "A log T / T")
+RULES = ("constant", "1/(M sqrt T)", "1/sqrt T", "thm6", "thm9", "thm27", "thm6-switch", "thm9-switch", "A log T / T")
 
 THEOREMS = ("000.thm6", "000.thm7", "000.thm9", "000.thm10", "000.cor30", "002.thm6")
 
@@ -44,8 +43,10 @@ def check_steps(T) -> int:
 
 def _need(name, value, rule):
     if value is None:
-        raise ValueError(f"{rule!r} needs {name} (e.g. the target's smoothness M or strong "
-                         f"convexity mu, or the noise constant a of Thm 26); none was given")
+        raise ValueError(
+            f"{rule!r} needs {name} (e.g. the target's smoothness M or strong "
+            f"convexity mu, or the noise constant a of Thm 26); none was given"
+        )
     return positive_scalar(value, name)
 
 
@@ -59,7 +60,7 @@ def switching(T: int, L: float, mu: float) -> np.ndarray:
     """Thm 27: 1/(2L) for t < t* = 4 floor(L/mu), then (1/mu)(2t+1)/(t+1)^2."""
     t_star = 4 * math.floor(L / mu)
     g = decaying(T, mu)
-    g[:min(t_star, T)] = 1.0 / (2.0 * L)
+    g[: min(t_star, T)] = 1.0 / (2.0 * L)
     return g
 
 
@@ -93,8 +94,9 @@ def step_sizes(rule, T, *, gamma=None, M=None, mu=None, a=None, L=None, A=None) 
     raise ValueError(f"unknown step-size rule {rule!r}; choose one of {RULES}")
 
 
-def noise_constants(estimator: str, d: int, M: float, dist_sq: float | None = None,
-                    L: float | None = None) -> tuple[float, float | None]:
+def noise_constants(
+    estimator: str, d: int, M: float, dist_sq: float | None = None, L: float | None = None
+) -> tuple[float, float | None]:
     """(a, b) with E||g||^2 <= a ||w - w*||^2 + b (seed 000 Thm 26).
 
     energy: a = 2(d+3)M^2, b = 2(d+3)M^2 ||w* - wbar||^2;  entropy (on W_L): a = 4(d+3)M^2,

@@ -9,5 +9,16 @@ from refvi.targets.hierarchical import HierarchicalLogisticRegression
 from refvi.targets.pymc import from_pymc
 from refvi.targets.regression import LinearRegression, LogisticRegression
 
-__all__ = ["Target", "Gaussian", "LinearRegression", "LogisticRegression", "HierarchicalLogisticRegression",
-           "CosineQuadratic", "CallableTarget", "from_pymc", "load_dataset", "target_for", "DATASETS"]
+__all__ = [
+    "Target",
+    "Gaussian",
+    "LinearRegression",
+    "LogisticRegression",
+    "HierarchicalLogisticRegression",
+    "CosineQuadratic",
+    "CallableTarget",
+    "from_pymc",
+    "load_dataset",
+    "target_for",
+    "DATASETS",
+]

@@ -25,8 +25,16 @@ class AffineTarget(Target):
 
     name = "affine"
 
-    def __init__(self, base: Target, z0, L, *, smoothness: float | None = None, strong_convexity: float = 0.0,
-                 convex: bool | None = None):
+    def __init__(
+        self,
+        base: Target,
+        z0,
+        L,
+        *,
+        smoothness: float | None = None,
+        strong_convexity: float = 0.0,
+        convex: bool | None = None,
+    ):
         if not isinstance(base, Target):
             raise TypeError(f"base must be a refvi Target, got {type(base).__name__}")
         d = base.dim
@@ -60,11 +68,11 @@ class AffineTarget(Target):
         """The base target's compiled energy and -log p kernels seen through the frame
         (:mod:`refvi.kernels.composed`), so a framed fit runs the fused loop whenever the base target has kernels."""
         from refvi.kernels import composed
+
         base = self.base.kernels()
         z0, L = self.z0, np.ascontiguousarray(self.L)
         energy = None if base.energy is None else (composed.affine_energy, (z0, L) + (base.energy[0], base.energy[1]))
-        neglogp = None if base.neglogp is None else (composed.affine_neglogp, (z0, L, base.neglogp[0],
-                                                                                base.neglogp[1]))
+        neglogp = None if base.neglogp is None else (composed.affine_neglogp, (z0, L, base.neglogp[0], base.neglogp[1]))
         if energy is None and neglogp is None:
             return None
         return KernelPlan(energy=energy, neglogp=neglogp)

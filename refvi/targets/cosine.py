@@ -45,6 +45,10 @@ class CosineQuadratic(Target):
 
     def _kernel_plan(self):
         from refvi.kernels import checked, energy, neglogp
+
         args = (self.alpha, self.b, self.phi, self.beta, self.z0)
-        return KernelPlan(energy=(energy.cosine_energy, args), energy_checked=(checked.cosine_energy_checked, args),
-                          neglogp=(neglogp.cosine_neglogp, args))
+        return KernelPlan(
+            energy=(energy.cosine_energy, args),
+            energy_checked=(checked.cosine_energy_checked, args),
+            neglogp=(neglogp.cosine_neglogp, args),
+        )

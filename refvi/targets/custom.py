@@ -22,14 +22,31 @@ class CallableTarget(Target):
 
     name = "callable"
 
-    def __init__(self, logp=None, grad_logp=None, dim: int | None = None, *, logp_batch=None, grad_batch=None,
-                 smoothness: float | None = None, strong_convexity: float = 0.0, convex: bool = False,
-                 hess_logp=None, mode=None):
+    def __init__(
+        self,
+        logp=None,
+        grad_logp=None,
+        dim: int | None = None,
+        *,
+        logp_batch=None,
+        grad_batch=None,
+        smoothness: float | None = None,
+        strong_convexity: float = 0.0,
+        convex: bool = False,
+        hess_logp=None,
+        mode=None,
+    ):
         if (logp is None and logp_batch is None) or (grad_logp is None and grad_batch is None):
-            raise TypeError("give the log density and its gradient: logp and grad_logp (one point z of shape (dim,)) "
-                            "or logp_batch and grad_batch (rows of Z, shape (S, dim))")
-        for fn, what in ((logp, "logp"), (grad_logp, "grad_logp"), (logp_batch, "logp_batch"),
-                         (grad_batch, "grad_batch")):
+            raise TypeError(
+                "give the log density and its gradient: logp and grad_logp (one point z of shape (dim,)) "
+                "or logp_batch and grad_batch (rows of Z, shape (S, dim))"
+            )
+        for fn, what in (
+            (logp, "logp"),
+            (grad_logp, "grad_logp"),
+            (logp_batch, "logp_batch"),
+            (grad_batch, "grad_batch"),
+        ):
             if fn is not None and not callable(fn):
                 shape = "Z of shape (S, dim)" if what.endswith("batch") else "z of shape (dim,)"
                 raise TypeError(f"{what} must be a callable taking {shape}, got {type(fn).__name__}")
@@ -41,8 +58,10 @@ class CallableTarget(Target):
         self.smoothness = None if smoothness is None else positive_scalar(smoothness, "smoothness")
         self.strong_convexity = positive_scalar(strong_convexity, "strong_convexity", allow_zero=True)
         if self.smoothness is not None and self.strong_convexity > self.smoothness:
-            raise ValueError(f"strong_convexity (mu = {self.strong_convexity:g}) cannot exceed smoothness "
-                             f"(M = {self.smoothness:g}): mu <= M for any -log p")
+            raise ValueError(
+                f"strong_convexity (mu = {self.strong_convexity:g}) cannot exceed smoothness "
+                f"(M = {self.smoothness:g}): mu <= M for any -log p"
+            )
         self.convex = bool(convex or self.strong_convexity > 0)
         self._mode = None if mode is None else as_vector(mode, "mode", self.dim).copy()
         # the function each side uses (batched when given) and whether it is numba-compiled
@@ -60,6 +79,7 @@ class CallableTarget(Target):
         if not self.is_numba:
             return None
         from refvi.kernels import composed, energy, neglogp
+
         grad, batched = self._gr
         en = (composed.batch_energy, self._grad_args) if batched else (energy.callable_energy, self._grad_args)
         lp, batched = self._lp
@@ -71,8 +91,10 @@ class CallableTarget(Target):
         if batched:
             out = np.asarray(fn(Z))
             if out.shape != (Z.shape[0],) or not np.issubdtype(out.dtype, np.number) or np.iscomplexobj(out):
-                raise ValueError(f"user logp_batch must return {Z.shape[0]} real numbers for Z of shape {Z.shape}, "
-                                 f"got {type(out).__name__} of shape {out.shape}")
+                raise ValueError(
+                    f"user logp_batch must return {Z.shape[0]} real numbers for Z of shape {Z.shape}, "
+                    f"got {type(out).__name__} of shape {out.shape}"
+                )
             out = out.astype(np.float64)
         else:
             out = np.array([_real_number(fn(z)) for z in Z])
@@ -85,8 +107,9 @@ class CallableTarget(Target):
         if batched:
             out = np.asarray(fn(Z), dtype=np.float64)
             if out.shape != Z.shape:
-                raise ValueError(f"user grad_batch must return shape {Z.shape} for Z of shape {Z.shape}, got "
-                                 f"{out.shape}")
+                raise ValueError(
+                    f"user grad_batch must return shape {Z.shape} for Z of shape {Z.shape}, got {out.shape}"
+                )
         else:
             out = np.empty_like(Z)
             for s, z in enumerate(Z):
@@ -109,8 +132,9 @@ def _real_number(v) -> float:
     a = np.asarray(v) if not isinstance(v, (str, bytes)) else None
     if a is None or a.dtype == object or a.size != 1 or not np.issubdtype(a.dtype, np.number) or np.iscomplexobj(a):
         shape = "" if a is None or a.dtype == object else f" of shape {a.shape}"
-        raise ValueError(f"user logp must return one real number for a point z of shape (dim,), got "
-                         f"{type(v).__name__}{shape}")
+        raise ValueError(
+            f"user logp must return one real number for a point z of shape (dim,), got {type(v).__name__}{shape}"
+        )
     return float(a.reshape(()))
 
 

@@ -18,12 +18,18 @@ class Dataset:
     name: str
     X: np.ndarray
     y: np.ndarray
-    task: str            # "classification" (y in {-1, +1}) or "regression"
+    task: str  # "classification" (y in {-1, +1}) or "regression"
     description: str
 
 
-def load_dataset(name: str, *, standardize: bool = True, intercept: bool = True,
-                 digits_classes: tuple[int, int] = (1, 7), wine_positive: int = 0) -> Dataset:
+def load_dataset(
+    name: str,
+    *,
+    standardize: bool = True,
+    intercept: bool = True,
+    digits_classes: tuple[int, int] = (1, 7),
+    wine_positive: int = 0,
+) -> Dataset:
     """Load ``name`` from scikit-learn's bundled files.
 
     * breast_cancer: 569 x 30, malignant = -1, benign = +1;
@@ -73,6 +79,7 @@ def target_for(name: str, **kwargs):
 
     if isinstance(name, str) and name.startswith("posteriordb:"):
         from refvi.targets import posteriordb
+
         return posteriordb.load(name, **kwargs)
 
     ds = load_dataset(name)

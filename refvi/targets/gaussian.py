@@ -55,7 +55,7 @@ class Gaussian(Target):
     def hess_logp(self, z):
         return -self.precision.copy()
 
-    def quadratic_form(self):
+    def quadratic_form(self) -> tuple[np.ndarray, np.ndarray, float]:
         """(A, b, c) with -log p(z) = 1/2 z^T A z - b^T z + c (every constant)."""
         A = self.precision
         b = A @ self.mean
@@ -67,8 +67,11 @@ class Gaussian(Target):
 
     def _kernel_plan(self):
         from refvi.kernels import checked, energy, neglogp, optim
+
         const = 0.5 * np.linalg.slogdet(self.precision)[1] - 0.5 * self.dim * LOG_2PI
-        return KernelPlan(energy=(energy.gaussian_energy, (self.mean, self.precision)),
-                          energy_checked=(checked.gaussian_energy_checked, (self.mean, self.precision)),
-                          neglogp=(neglogp.gaussian_neglogp, (self.mean, self.precision, const)),
-                          sgd_loop=(optim.GAUSSIAN, self.precision, self.mean, 0.0, 0.0))
+        return KernelPlan(
+            energy=(energy.gaussian_energy, (self.mean, self.precision)),
+            energy_checked=(checked.gaussian_energy_checked, (self.mean, self.precision)),
+            neglogp=(neglogp.gaussian_neglogp, (self.mean, self.precision, const)),
+            sgd_loop=(optim.GAUSSIAN, self.precision, self.mean, 0.0, 0.0),
+        )

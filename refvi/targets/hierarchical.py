@@ -4,10 +4,10 @@ theta ~ N(0, Sigma), z_g ~ N(theta, Delta) for groups g = 0..G-1, and p(y_n | z_
 The latent vector is (theta, z_0, ..., z_{G-1}) in R^{(G+1) d}.
 
 -Hess log p = P + B(z), where P is the (constant) precision of the Gaussian part,
-P_{theta theta} = Sigma^{-1} + G Delta^{-1} (the paper prints -Sigma^{-1} Delta^{-1}: E000-5), P_{theta z_g} = -Delta^{-1},
-P_{z_g z_g} = Delta^{-1}, and 0 <= B(z) <= Bbar = blockdiag(0, X_g^T X_g / 4).  Hence the explicit constants
-M = lambda_max(P + Bbar) and mu = lambda_min(P) > 0 (the joint Gaussian prior is proper, so the model is in fact
-strongly convex, which is more than Cor 25 claims).
+P_{theta theta} = Sigma^{-1} + G Delta^{-1} (the paper prints -Sigma^{-1} Delta^{-1}: E000-5),
+P_{theta z_g} = -Delta^{-1}, P_{z_g z_g} = Delta^{-1}, and 0 <= B(z) <= Bbar = blockdiag(0, X_g^T X_g / 4).
+Hence the explicit constants M = lambda_max(P + Bbar) and mu = lambda_min(P) > 0 (the joint Gaussian prior is
+proper, so the model is in fact strongly convex, which is more than Cor 25 claims).
 """
 
 from __future__ import annotations
@@ -55,12 +55,14 @@ class HierarchicalLogisticRegression(Target):
         self.dim = (G + 1) * d
         self.Sigma = _cov(prior_scale, d, "prior_scale")
         self.Delta = _cov(group_scale, d, "group_scale")
-        P, mu, M = hierarchical_constants(self.X, self.groups, G, np.linalg.inv(self.Sigma),
-                                          np.linalg.inv(self.Delta))
+        P, mu, M = hierarchical_constants(self.X, self.groups, G, np.linalg.inv(self.Sigma), np.linalg.inv(self.Delta))
         self.prior_precision = P
         self.strong_convexity, self.smoothness = float(mu), float(M)
-        self._const = -0.5 * self.dim * LOG_2PI - 0.5 * np.linalg.slogdet(self.Sigma)[1] \
+        self._const = (
+            -0.5 * self.dim * LOG_2PI
+            - 0.5 * np.linalg.slogdet(self.Sigma)[1]
             - 0.5 * G * np.linalg.slogdet(self.Delta)[1]
+        )
 
     def _split(self, Z):
         d = self.block
@@ -77,12 +79,12 @@ class HierarchicalLogisticRegression(Target):
 
     def _grad_batch(self, Z):
         T = self._logits(Z)
-        W = self.y[None, :] / (1.0 + np.exp(np.clip(T, -700, 700)))      # y * sigmoid(-t)
+        W = self.y[None, :] / (1.0 + np.exp(np.clip(T, -700, 700)))  # y * sigmoid(-t)
         grad = -Z @ self.prior_precision
         d = self.block
         for k in range(self.n_groups):
             idx = self.groups == k
-            grad[:, (k + 1) * d:(k + 2) * d] += W[:, idx] @ self.X[idx]
+            grad[:, (k + 1) * d : (k + 2) * d] += W[:, idx] @ self.X[idx]
         return grad
 
     def hess_logp(self, z):
@@ -100,7 +102,10 @@ class HierarchicalLogisticRegression(Target):
 
     def _kernel_plan(self):
         from refvi.kernels import checked, energy, neglogp
+
         args = (self.X, self.y, self.groups, self.prior_precision)
-        return KernelPlan(energy=(energy.hierarchical_energy, args),
-                          energy_checked=(checked.hierarchical_energy_checked, args),
-                          neglogp=(neglogp.hierarchical_neglogp, args + (self._const,)))
+        return KernelPlan(
+            energy=(energy.hierarchical_energy, args),
+            energy_checked=(checked.hierarchical_energy_checked, args),
+            neglogp=(neglogp.hierarchical_neglogp, args + (self._const,)),
+        )

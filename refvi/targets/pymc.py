@@ -52,7 +52,7 @@ class PyMCTarget(CallableTarget):
         discrete = [rv.name for rv in model.free_RVs if rv.type.dtype.startswith(("int", "uint", "bool"))]
         if discrete:
             raise ValueError(f"Gaussian VI needs continuous parameters; discrete free variables: {discrete}")
-        order = [v.name for v in model.value_vars]              # the user's order (freezing may permute it)
+        order = [v.name for v in model.value_vars]  # the user's order (freezing may permute it)
         keep = [v.name for v in model.free_RVs] + [v.name for v in model.deterministics]
         model = freeze_dims_and_data(model)
         point = model.initial_point()
@@ -62,12 +62,12 @@ class PyMCTarget(CallableTarget):
         for v in (values[n] for n in order):
             shape = np.shape(point[v.name])
             size = int(np.prod(shape, dtype=np.int64))
-            replace[v] = x[start:start + size].reshape(shape)
+            replace[v] = x[start : start + size].reshape(shape)
             names += [v.name] if shape == () else [f"{v.name}[{i}]" for i in range(size)]
             start += size
         logp = graph_replace(model.logp(), replace, strict=False)
         fn = pytensor.function([x], [logp, pytensor.grad(logp, x)], mode="NUMBA")
-        joint = fn.vm.jit_fn                                    # PyTensor's numba_funcify of the whole graph
+        joint = fn.vm.jit_fn  # PyTensor's numba_funcify of the whole graph
 
         @numba.njit
         def logp_fn(z):
@@ -79,12 +79,12 @@ class PyMCTarget(CallableTarget):
 
         super().__init__(logp_fn, grad_logp_fn, start, smoothness=smoothness, strong_convexity=strong_convexity)
         self.model, self.param_names = model, tuple(names)
-        outs = {o.name: o for o in model.unobserved_value_vars}
-        outs = [outs[n] for n in keep]                          # free variables on their own scale, deterministics
+        by_name = {o.name: o for o in model.unobserved_value_vars}
+        outs = [by_name[n] for n in keep]  # free variables on their own scale, deterministics
         self.var_names = tuple(keep)
         self.shapes = {}
         self._constrain_fn = pytensor.function([x], graph_replace(outs, replace, strict=False))
-        for name, value in zip(self.var_names, self._constrain_fn(np.zeros(self.dim))):
+        for name, value in zip(self.var_names, self._constrain_fn(np.zeros(self.dim)), strict=True):
             self.shapes[name] = np.shape(value)
 
     def _kernel_plan(self):
@@ -118,6 +118,7 @@ class PyMCTarget(CallableTarget):
         """An ArviZ ``InferenceData`` of ``draws`` independent constrained draws from N(m, C C^T), split into
         ``chains`` equal chains (ArviZ's R-hat and ESS need at least 2; the draws are iid either way)."""
         import arviz as az
+
         if isinstance(chains, bool) or not isinstance(chains, (int, np.integer)) or chains < 1 or draws % chains:
             raise ValueError(f"chains must be a positive integer dividing draws = {draws!r}, got {chains!r}")
         out = self.draws(m, C, draws, seed)

@@ -31,7 +31,7 @@ def _design(X, y) -> tuple[np.ndarray, np.ndarray]:
         gram_finite = bool(np.isfinite(np.sum(X * X)))
     if not gram_finite:
         raise ValueError("X is too large: X^T X overflows float64 (rescale the features)")
-    return X.copy(), y.copy()          # the constants (M, mu, precision) depend on X: never alias the caller's array
+    return X.copy(), y.copy()  # the constants (M, mu, precision) depend on X: never alias the caller's array
 
 
 class LinearRegression(Target):
@@ -47,11 +47,12 @@ class LinearRegression(Target):
         N, d = self.X.shape
         self.dim = d
         self.precision = self.X.T @ self.X / self.noise_scale**2 + np.eye(d) / self.prior_scale**2
-        theta = 1.0 / self.noise_scale**2                    # Cor 22 (E000-2): phi'' = 1 / sigma^2
+        theta = 1.0 / self.noise_scale**2  # Cor 22 (E000-2): phi'' = 1 / sigma^2
         mu, M = glm_constants(self.X, theta, theta, 1.0 / self.prior_scale**2)
         self.strong_convexity, self.smoothness = float(mu), float(M)
-        self._const = -0.5 * N * (LOG_2PI + 2 * np.log(self.noise_scale)) \
-            - 0.5 * d * (LOG_2PI + 2 * np.log(self.prior_scale))
+        self._const = -0.5 * N * (LOG_2PI + 2 * np.log(self.noise_scale)) - 0.5 * d * (
+            LOG_2PI + 2 * np.log(self.prior_scale)
+        )
 
     @property
     def posterior_mean(self) -> np.ndarray:
@@ -73,8 +74,11 @@ class LinearRegression(Target):
 
     def _logp_batch(self, Z):
         R = self.y[None, :] - Z @ self.X.T
-        return self._const - 0.5 * np.sum(R * R, axis=1) / self.noise_scale**2 \
+        return (
+            self._const
+            - 0.5 * np.sum(R * R, axis=1) / self.noise_scale**2
             - 0.5 * np.sum(Z * Z, axis=1) / self.prior_scale**2
+        )
 
     def _grad_batch(self, Z):
         R = self.y[None, :] - Z @ self.X.T
@@ -83,7 +87,7 @@ class LinearRegression(Target):
     def hess_logp(self, z):
         return -self.precision.copy()
 
-    def quadratic_form(self):
+    def quadratic_form(self) -> tuple[np.ndarray, np.ndarray, float]:
         """(A, b, c) with -log p(z) = 1/2 z^T A z - b^T z + c (every constant)."""
         b = self.X.T @ self.y / self.noise_scale**2
         return self.precision, b, self.y @ self.y / (2 * self.noise_scale**2) - self._const
@@ -94,10 +98,14 @@ class LinearRegression(Target):
 
     def _kernel_plan(self):
         from refvi.kernels import checked, energy, neglogp, optim
-        args = (self.X, self.y, self.noise_scale ** -2, self.prior_scale ** -2)
-        return KernelPlan(energy=(energy.linear_energy, args), energy_checked=(checked.linear_energy_checked, args),
-                          neglogp=(neglogp.linear_neglogp, args + (self._const,)),
-                          sgd_loop=(optim.LINEAR, self.X, self.y, self.noise_scale ** -2, self.prior_scale ** -2))
+
+        args = (self.X, self.y, self.noise_scale**-2, self.prior_scale**-2)
+        return KernelPlan(
+            energy=(energy.linear_energy, args),
+            energy_checked=(checked.linear_energy_checked, args),
+            neglogp=(neglogp.linear_neglogp, args + (self._const,)),
+            sgd_loop=(optim.LINEAR, self.X, self.y, self.noise_scale**-2, self.prior_scale**-2),
+        )
 
 
 class LogisticRegression(Target):
@@ -105,7 +113,7 @@ class LogisticRegression(Target):
 
     name = "logistic_regression"
     convex = True
-    ridge_likelihood = "logistic"      # E_q log p reduces to 1-D Gaussian integrals along y_n x_n (refvi.targets.ridge)
+    ridge_likelihood = "logistic"  # E_q log p reduces to 1-D Gaussian integrals along y_n x_n (refvi.targets.ridge)
 
     def __init__(self, X, y, prior_scale: float = 1.0):
         self.X, _ = _design(X, y)
@@ -113,10 +121,10 @@ class LogisticRegression(Target):
         self.prior_scale = positive_scalar(prior_scale, "prior_scale")
         N, d = self.X.shape
         self.dim = d
-        mu, M = glm_constants(self.X, 0.0, 0.25, 1.0 / self.prior_scale**2)   # Cor 23: 0 < phi'' <= 1/4
+        mu, M = glm_constants(self.X, 0.0, 0.25, 1.0 / self.prior_scale**2)  # Cor 23: 0 < phi'' <= 1/4
         self.strong_convexity, self.smoothness = float(mu), float(M)
         self._const = -0.5 * d * (LOG_2PI + 2 * np.log(self.prior_scale))
-        self._mode = None
+        self._mode: np.ndarray | None = None
 
     @property
     def mode(self) -> np.ndarray:
@@ -138,8 +146,7 @@ class LogisticRegression(Target):
 
     def _logp_batch(self, Z):
         T = (Z @ self.X.T) * self.y[None, :]
-        return self._const - np.sum(np.logaddexp(0.0, -T), axis=1) \
-            - 0.5 * np.sum(Z * Z, axis=1) / self.prior_scale**2
+        return self._const - np.sum(np.logaddexp(0.0, -T), axis=1) - 0.5 * np.sum(Z * Z, axis=1) / self.prior_scale**2
 
     def _grad_batch(self, Z):
         T = (Z @ self.X.T) * self.y[None, :]
@@ -151,7 +158,7 @@ class LogisticRegression(Target):
         t = self.X @ z
         D = _sigmoid(t) * _sigmoid(-t)
         XD = self.X * np.sqrt(D)[:, None]
-        return -(XD.T @ XD) - np.eye(self.dim) / self.prior_scale**2   # X^T D X as a Gram product: exactly symmetric
+        return -(XD.T @ XD) - np.eye(self.dim) / self.prior_scale**2  # X^T D X as a Gram product: exactly symmetric
 
     def exact_energy(self, m, C):
         """(l, grad_m l, grad_C l) of l(w) = -E_q log p by the ridge reduction (seed 002 §6): E softplus(-y x^T z) =
@@ -159,7 +166,7 @@ class LogisticRegression(Target):
         grad_m = m/s^2 - X^T (y E sigmoid(-s)), grad_C = C/s^2 + X^T diag(E sigmoid'(s)) X C."""
         m = np.asarray(m, dtype=np.float64)
         C = np.asarray(C, dtype=np.float64)
-        ip = self.prior_scale ** -2
+        ip = self.prior_scale**-2
         V = self.X @ C
         sp, sg, ds = ridge_expectations(self.y * (self.X @ m), np.sqrt(np.sum(V * V, axis=1)))
         l = -self._const + 0.5 * ip * (m @ m + np.sum(C * C)) + float(np.sum(sp))
@@ -167,10 +174,14 @@ class LogisticRegression(Target):
 
     def _kernel_plan(self):
         from refvi.kernels import checked, energy, neglogp, optim
-        args = (self.X, self.y, self.prior_scale ** -2)
-        return KernelPlan(energy=(energy.logistic_energy, args), energy_checked=(checked.logistic_energy_checked, args),
-                          neglogp=(neglogp.logistic_neglogp, args + (self._const,)),
-                          sgd_loop=(optim.LOGISTIC, self.X, self.y, self.prior_scale ** -2, 0.0))
+
+        args = (self.X, self.y, self.prior_scale**-2)
+        return KernelPlan(
+            energy=(energy.logistic_energy, args),
+            energy_checked=(checked.logistic_energy_checked, args),
+            neglogp=(neglogp.logistic_neglogp, args + (self._const,)),
+            sgd_loop=(optim.LOGISTIC, self.X, self.y, self.prior_scale**-2, 0.0),
+        )
 
 
 def _sigmoid(t):

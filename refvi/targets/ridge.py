@@ -38,15 +38,20 @@ def ridge_expectations(a, beta):
     if np.any(q):
         aq, bq = a[q], beta[q]
         lo, hi = aq - 9.0 * bq, aq + 9.0 * bq
-        br = np.concatenate([np.broadcast_to(_DYADIC, (aq.size, _DYADIC.size)),
-                             aq[:, None] + bq[:, None] * _KGRID[None, :]], axis=1)
+        br = np.concatenate(
+            [np.broadcast_to(_DYADIC, (aq.size, _DYADIC.size)), aq[:, None] + bq[:, None] * _KGRID[None, :]], axis=1
+        )
         br = np.sort(np.clip(br, lo[:, None], hi[:, None]), axis=1)
         left, right = br[:, :-1], br[:, 1:]
         half = 0.5 * (right - left)
         S = (0.5 * (right + left))[:, :, None] + half[:, :, None] * _GL_X[None, None, :]
         zt = (S - aq[:, None, None]) / bq[:, None, None]
-        W = (half[:, :, None] * _GL_W[None, None, :] * np.exp(-0.5 * zt * zt)
-             / (np.sqrt(2.0 * np.pi) * bq[:, None, None]))
+        W = (
+            half[:, :, None]
+            * _GL_W[None, None, :]
+            * np.exp(-0.5 * zt * zt)
+            / (np.sqrt(2.0 * np.pi) * bq[:, None, None])
+        )
         sig_m = _sigmoid(-S)
         out[0][q] = np.sum(np.logaddexp(0.0, -S) * W, axis=(1, 2))
         out[1][q] = np.sum(sig_m * W, axis=(1, 2))

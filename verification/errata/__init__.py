@@ -12,7 +12,7 @@ from __future__ import annotations
 
 import dataclasses
 import re
-from typing import Callable
+from collections.abc import Callable
 
 from refvi.verification import catalog
 from refvi.verification.statement import Context
@@ -21,18 +21,24 @@ from refvi.verification.statement import Context
 @dataclasses.dataclass(frozen=True)
 class Erratum:
     id: str
-    where: str          # paper location, e.g. "Thm 26 table and §2.2 after Def. 4"
-    printed: str        # what the paper says
-    corrected: str      # what is true (and is what refvi encodes)
-    instance: str       # the smallest failing instance, in words
+    where: str  # paper location, e.g. "Thm 26 table and §2.2 after Def. 4"
+    printed: str  # what the paper says
+    corrected: str  # what is true (and is what refvi encodes)
+    instance: str  # the smallest failing instance, in words
     demonstrate: Callable[[Context], None]
 
 
 ERRATA: dict[str, Erratum] = {}
 
 
-def erratum(id: str, *, where: str | None = None, printed: str | None = None, corrected: str | None = None,
-            instance: str | None = None):
+def erratum(
+    id: str,
+    *,
+    where: str | None = None,
+    printed: str | None = None,
+    corrected: str | None = None,
+    instance: str | None = None,
+):
     """Register ``demonstrate(ctx)`` as the executable witness of erratum ``id``; its text is the catalogue row
     ``[erratum."id"]`` of the defining package, or given inline (all four keywords) outside the paper packages."""
     if not re.fullmatch(r"E\d{3}-\d+", id):
@@ -45,7 +51,8 @@ def erratum(id: str, *, where: str | None = None, printed: str | None = None, co
         if id in ERRATA:
             raise ValueError(f"erratum {id} registered twice")
         if where is not None:
-            text = inline
+            assert printed is not None and corrected is not None and instance is not None  # checked above
+            text = (where, printed, corrected, instance)
         else:
             row = catalog.row("erratum", id, fn.__module__)
             text = (row["where"], row["printed"], row["corrected"], row["instance"])

@@ -13,6 +13,8 @@ def need(ok, what: str) -> None:
 def simplex(alpha, K: int) -> np.ndarray:
     """Mixture weights: K of them, >= 0, summing to one."""
     a = np.asarray(alpha, dtype=np.float64)
-    need(a.shape == (K,) and np.all(a >= 0) and abs(a.sum() - 1.0) <= 1e-9, f"weights must be {K} numbers >= 0 "
-         f"summing to one")
+    need(
+        a.shape == (K,) and np.all(a >= 0) and abs(a.sum() - 1.0) <= 1e-9,
+        f"weights must be {K} numbers >= 0 summing to one",
+    )
     return a

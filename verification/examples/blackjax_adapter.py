@@ -43,10 +43,10 @@ from __future__ import annotations
 
 import functools
 import weakref
-
-import numpy as np
+from typing import Any
 
 import jax
+import numpy as np
 
 jax.config.update("jax_enable_x64", True)
 
@@ -55,8 +55,15 @@ import optax  # noqa: E402
 from blackjax.vi import fullrank_vi, meanfield_vi  # noqa: E402
 from blackjax.vi._gaussian_vi import KL, _elbo_step  # noqa: E402
 
-from .jax_adapter import (EstimatorsByName, callback_logp, check_logp, jax_logdensity, jit,  # noqa: E402
-                          static_key, target_params)
+from .jax_adapter import (  # noqa: E402
+    EstimatorsByName,
+    callback_logp,
+    check_logp,
+    jax_logdensity,
+    jit,
+    static_key,
+    target_params,
+)
 
 #: protocol structure -> BlackJAX family
 FAMILIES = {"tril": "fullrank", "diag": "meanfield"}
@@ -64,9 +71,10 @@ FAMILIES = {"tril": "fullrank", "diag": "meanfield"}
 
 def _capture_gradient() -> optax.GradientTransformation:
     """An optax transformation whose update is zero and whose new state is the gradient it was given."""
-    return optax.GradientTransformation(lambda params: jax.tree.map(jnp.zeros_like, params),
-                                        lambda grads, state, params=None: (jax.tree.map(jnp.zeros_like, grads),
-                                                                           grads))
+    return optax.GradientTransformation(
+        lambda params: jax.tree.map(jnp.zeros_like, params),
+        lambda grads, state, params=None: (jax.tree.map(jnp.zeros_like, grads), grads),
+    )
 
 
 def to_blackjax(m, C, family):
@@ -84,7 +92,7 @@ def from_blackjax_gradient(g_mu, g_cov, C, family):
     d = C.shape[0]
     g_cov = np.asarray(g_cov, dtype=np.float64)
     gC = np.zeros((d, d))
-    gC[np.diag_indices(d)] = g_cov[:d] / np.diag(C)          # d exp(theta)/d theta = C_ii
+    gC[np.diag_indices(d)] = g_cov[:d] / np.diag(C)  # d exp(theta)/d theta = C_ii
     if family == "fullrank":
         gC[np.tril_indices(d, k=-1)] = g_cov[d:]
     return np.asarray(g_mu, dtype=np.float64), gC
@@ -92,7 +100,8 @@ def from_blackjax_gradient(g_mu, g_cov, C, family):
 
 def _family_functions(family):
     if family == "fullrank":
-        def draw(parameters, U):                              # fullrank_vi._sample with eps = U
+
+        def draw(parameters, U):  # fullrank_vi._sample with eps = U
             mu, chol_params = parameters
             L = fullrank_vi._unflatten_cholesky(chol_params, mu.shape[0])
             return U @ L.T + mu
@@ -100,12 +109,14 @@ def _family_functions(family):
         def logq(parameters):
             return fullrank_vi.generate_fullrank_logdensity(parameters[0], parameters[1])
     else:
-        def draw(parameters, U):                              # meanfield_vi._sample with eps = U
+
+        def draw(parameters, U):  # meanfield_vi._sample with eps = U
             mu, rho = parameters
             return U * jnp.exp(rho) + mu
 
         def logq(parameters):
             return meanfield_vi.generate_meanfield_logdensity(parameters[0], parameters[1])
+
     return draw, logq
 
 
@@ -114,33 +125,40 @@ def _build(key, family, callback=None):
     logp = jax_logdensity(key, callback)
     draw, logq = _family_functions(family)
     opt = _capture_gradient()
-    rng_key = jax.random.PRNGKey(0)       # unused: sample_fn reads the base samples U
+    rng_key = jax.random.PRNGKey(0)  # unused: sample_fn reads the base samples U
 
     def blackjax_gradient(params, mu, cov, U, *, energy=True, entropy=True, stl=True):
         parameters = (mu, cov)
         _, grads, _ = _elbo_step(
-            rng_key, parameters, opt.init(parameters),
+            rng_key,
+            parameters,
+            opt.init(parameters),
             (lambda z: logp(params, z)) if energy else (lambda z: jnp.zeros(())),
             opt,
             lambda key, parameters, n: draw(parameters, U),
-            logq if entropy else (lambda parameters: (lambda z: jnp.zeros(()))),
-            U.shape[0], objective=KL(), stl_estimator=stl)
+            logq if entropy else (lambda parameters: lambda z: jnp.zeros(())),
+            U.shape[0],
+            objective=KL(),
+            stl_estimator=stl,
+        )
         return grads
 
-    def score(params, mu, cov, U):        # REINFORCE on BlackJAX's log q: mean of -log p(z) grad_w log q_w(z)
+    def score(params, mu, cov, U):  # REINFORCE on BlackJAX's log q: mean of -log p(z) grad_w log q_w(z)
         Z = jax.lax.stop_gradient(draw((mu, cov), U))
         f = jax.lax.stop_gradient(-jax.vmap(lambda z: logp(params, z))(Z))
         return jax.grad(lambda w: jnp.mean(f * jax.vmap(logq(w))(Z)))((mu, cov))
 
-    return {"energy": jit(functools.partial(blackjax_gradient, entropy=False, stl=False)),
-            "entropy": jit(functools.partial(blackjax_gradient, stl=False)),
-            "stl": jit(functools.partial(blackjax_gradient, stl=True)),
-            "neg_entropy": jit(functools.partial(blackjax_gradient, energy=False, stl=False)),
-            "score": jit(score),
-            "logp": jit(logp)}
+    return {
+        "energy": jit(functools.partial(blackjax_gradient, entropy=False, stl=False)),
+        "entropy": jit(functools.partial(blackjax_gradient, stl=False)),
+        "stl": jit(functools.partial(blackjax_gradient, stl=True)),
+        "neg_entropy": jit(functools.partial(blackjax_gradient, energy=False, stl=False)),
+        "score": jit(score),
+        "logp": jit(logp),
+    }
 
 
-@functools.lru_cache(maxsize=None)
+@functools.cache
 def _kind_fns(key, family):
     return _build(key, family)
 
@@ -152,7 +170,7 @@ class BlackJAXImplementation(EstimatorsByName):
     capabilities = {"structure": tuple(FAMILIES)}
 
     def __init__(self):
-        self._cache = weakref.WeakKeyDictionary()
+        self._cache: weakref.WeakKeyDictionary[Any, Any] = weakref.WeakKeyDictionary()
 
     def supports(self, method, arguments):
         """Only C that BlackJAX can represent: lower triangular (tril) or diagonal (diag), positive diagonal."""
@@ -179,8 +197,11 @@ class BlackJAXImplementation(EstimatorsByName):
             callback = callback_logp(target) if key[0] == "callable" else None
             entry = self._cache[target] = {"params": params, "key": key, "callback": callback, "checked": False}
         if family not in entry:
-            entry[family] = (_build(entry["key"], family, entry["callback"]) if entry["key"][0] == "callable"
-                             else _kind_fns(entry["key"], family))
+            entry[family] = (
+                _build(entry["key"], family, entry["callback"])
+                if entry["key"][0] == "callable"
+                else _kind_fns(entry["key"], family)
+            )
             if not entry["checked"]:
                 check_logp(target, entry[family]["logp"], entry["params"], "BlackJAX logdensity_fn")
                 entry["checked"] = True
@@ -204,10 +225,10 @@ class BlackJAXImplementation(EstimatorsByName):
         return from_blackjax_gradient(g_mu, g_cov, C, family)[1]
 
 
-@functools.lru_cache(maxsize=None)
+@functools.cache
 def _neg_entropy_fns(family):
     """grad h from BlackJAX's step with a zero log p: the gradient of log q(z(w); w) = -log det C + const."""
-    fns = _build(("cosine",), family)      # the kind is irrelevant: log p is switched off
+    fns = _build(("cosine",), family)  # the kind is irrelevant: log p is switched off
     return functools.partial(fns["neg_entropy"], None)
 
 

@@ -35,10 +35,10 @@ from __future__ import annotations
 import functools
 import math
 import weakref
-
-import numpy as np
+from typing import Any
 
 import jax
+import numpy as np
 
 jax.config.update("jax_enable_x64", True)
 
@@ -111,23 +111,33 @@ def jax_logdensity(key, callback=None):
     ``logdensity_fn``."""
     kind = key[0]
     if kind == "gaussian":
+
         def f(p, z):
             r = z - p["mean"]
             P = p["precision"]
             return -0.5 * r @ P @ r + 0.5 * jnp.linalg.slogdet(P)[1] - 0.5 * z.shape[0] * LOG_2PI
     elif kind == "linear":
+
         def f(p, z):
             X, y, sn, s = p["X"], p["y"], p["noise_scale"], p["prior_scale"]
             r = y - X @ z
             N, d = X.shape
-            return (-0.5 * r @ r / sn**2 - N * jnp.log(sn) - 0.5 * N * LOG_2PI
-                    - 0.5 * z @ z / s**2 - d * jnp.log(s) - 0.5 * d * LOG_2PI)
+            return (
+                -0.5 * r @ r / sn**2
+                - N * jnp.log(sn)
+                - 0.5 * N * LOG_2PI
+                - 0.5 * z @ z / s**2
+                - d * jnp.log(s)
+                - 0.5 * d * LOG_2PI
+            )
     elif kind == "logistic":
+
         def f(p, z):
             X, y, s = p["X"], p["y"], p["prior_scale"]
             d = X.shape[1]
-            return (-jnp.sum(jnp.logaddexp(0.0, -y * (X @ z)))
-                    - 0.5 * z @ z / s**2 - 0.5 * d * jnp.log(2 * jnp.pi * s**2))
+            return (
+                -jnp.sum(jnp.logaddexp(0.0, -y * (X @ z))) - 0.5 * z @ z / s**2 - 0.5 * d * jnp.log(2 * jnp.pi * s**2)
+            )
     elif kind == "hierarchical_logistic":
         G = key[1]
 
@@ -135,13 +145,18 @@ def jax_logdensity(key, callback=None):
             X, y, grp, Sigma, Delta = p["X"], p["y"], p["groups"], p["Sigma"], p["Delta"]
             q = X.shape[1]
             theta, zg = z[:q], z[q:].reshape(G, q)
-            return (_mvn.logpdf(theta, jnp.zeros(q), Sigma) + jnp.sum(_mvn.logpdf(zg, theta, Delta))
-                    - jnp.sum(jnp.logaddexp(0.0, -y * jnp.sum(X * zg[grp], axis=1))))
+            return (
+                _mvn.logpdf(theta, jnp.zeros(q), Sigma)
+                + jnp.sum(_mvn.logpdf(zg, theta, Delta))
+                - jnp.sum(jnp.logaddexp(0.0, -y * jnp.sum(X * zg[grp], axis=1)))
+            )
     elif kind == "cosine":
+
         def f(p, z):
             r = z - p["z0"]
             return -(p["alpha"] * jnp.cos(p["b"] @ z + p["phi"]) + 0.5 * p["beta"] * r @ r)
     elif kind == "callable":
+
         def f(p, z):
             return callback(z)
     else:
@@ -165,14 +180,17 @@ def numpyro_model(key, callback=None):
         return dist.Normal(jnp.zeros(d), s).to_event(1)
 
     if kind == "gaussian":
+
         def model(p, *_):
             numpyro.sample("z", dist.MultivariateNormal(p["mean"], precision_matrix=p["precision"]))
     elif kind == "linear":
+
         def model(p, *_):
             X = p["X"]
             z = numpyro.sample("z", prior(p["prior_scale"], X.shape[1]))
             numpyro.sample("y", dist.Normal(X @ z, p["noise_scale"]).to_event(1), obs=p["y"])
     elif kind == "logistic":
+
         def model(p, *_):
             X = p["X"]
             z = numpyro.sample("z", prior(p["prior_scale"], X.shape[1]))
@@ -187,15 +205,18 @@ def numpyro_model(key, callback=None):
             theta, zg = z[:q], z[q:].reshape(G, q)
             numpyro.sample("theta", dist.MultivariateNormal(jnp.zeros(q), p["Sigma"]), obs=theta)
             numpyro.sample("z_g", dist.MultivariateNormal(theta, p["Delta"]).expand([G]).to_event(1), obs=zg)
-            numpyro.sample("y", dist.Bernoulli(logits=jnp.sum(X * zg[p["groups"]], axis=1)).to_event(1),
-                           obs=(p["y"] + 1) / 2)
+            numpyro.sample(
+                "y", dist.Bernoulli(logits=jnp.sum(X * zg[p["groups"]], axis=1)).to_event(1), obs=(p["y"] + 1) / 2
+            )
     elif kind == "cosine":
+
         def model(p, *_):
             z = numpyro.sample("z", flat(p["b"].shape[0]))
             r = z - p["z0"]
             numpyro.factor("cosine", -(p["alpha"] * jnp.cos(p["b"] @ z + p["phi"]) + 0.5 * p["beta"] * r @ r))
     elif kind == "callable":
-        def model(p, u):                    # u: the guide's base sample, here only for its shape
+        # the other variants ignore the base sample u: mypy wants one signature, numpyro passes (p, u) to each
+        def model(p, u):  # type: ignore[misc]  # u: the guide's base sample, here only for its shape
             z = numpyro.sample("z", flat(u.shape[0]))
             numpyro.factor("logp", callback(z))
     else:
@@ -239,30 +260,31 @@ def _log_q(m, C, z):
 def _build(key, callback=None):
     """Jitted estimators ``f(params, m, C, U, weights) -> (gm, gC_full)`` (the weighted sum over the rows of U,
     see :func:`padded_rows`) for one target kind."""
-    from numpyro.infer import Trace_ELBO
-    from numpyro.infer.util import log_density
     import numpyro
     import numpyro.distributions as dist
+    from numpyro.infer import Trace_ELBO
+    from numpyro.infer.util import log_density
 
     model = numpyro_model(key, callback)
     elbo = Trace_ELBO()
-    rng_key = jax.random.PRNGKey(0)     # nothing is sampled: the guide's only site is a Delta at C u + m
+    rng_key = jax.random.PRNGKey(0)  # nothing is sampled: the guide's only site is a Delta at C u + m
 
     def guide(p, u):
         m = numpyro.param("m", jnp.zeros_like(u))
         C = numpyro.param("C", jnp.eye(u.shape[0]))
         numpyro.sample("z", dist.Delta(C @ u + m, event_dim=1))
 
-    def energy_loss(w, p, u):           # -ELBO = -log p(C u + m) + log q, log q = 0 for the Delta guide
+    def energy_loss(w, p, u):  # -ELBO = -log p(C u + m) + log q, log q = 0 for the Delta guide
         return elbo.loss(rng_key, w, model, guide, p, u)
 
     def logp(p, z):
         return log_density(model, (p, z), {}, {"z": z})[0]
 
     def mean_grad(per_sample):
-        def f(p, m, C, U, weights):     # weighted sum over the (padded) rows: the mean over the real ones
+        def f(p, m, C, U, weights):  # weighted sum over the (padded) rows: the mean over the real ones
             g = jax.vmap(jax.grad(per_sample), in_axes=(None, None, 0))({"m": m, "C": C}, p, U)
             return weights @ g["m"], jnp.tensordot(weights, g["C"], axes=1)
+
         return jit(f)
 
     def entropy_loss(w, p, u):
@@ -277,14 +299,19 @@ def _build(key, callback=None):
         z = jax.lax.stop_gradient(w["C"] @ u + w["m"])
         return jax.lax.stop_gradient(-logp(p, z)) * _log_q(w["m"], w["C"], z)
 
-    return {"energy": mean_grad(energy_loss), "entropy": mean_grad(entropy_loss), "stl": mean_grad(stl_loss),
-            "score": mean_grad(score_sample), "logp": jit(logp)}
+    return {
+        "energy": mean_grad(energy_loss),
+        "entropy": mean_grad(entropy_loss),
+        "stl": mean_grad(stl_loss),
+        "score": mean_grad(score_sample),
+        "logp": jit(logp),
+    }
 
 
 _grad_neg_entropy = jit(jax.grad(_neg_entropy))
 
 
-@functools.lru_cache(maxsize=None)
+@functools.cache
 def _kind_fns(key):
     return _build(key)
 
@@ -338,6 +365,9 @@ class EstimatorsByName:
         refuse_bad_input(m, C, U, invertible=True)
         return self._call("score", target, m, C, U, structure)
 
+    def _call(self, name, target, m, C, U, structure):
+        raise NotImplementedError  # each adapter evaluates estimator ``name`` its own way
+
 
 class JaxNumpyroImplementation(EstimatorsByName):
     """Seed 000 / 002 estimators from ``jax.grad`` and NumPyro's ``Trace_ELBO`` (see the module docstring)."""
@@ -346,7 +376,7 @@ class JaxNumpyroImplementation(EstimatorsByName):
     capabilities = {"structure": ("full", "tril", "sym", "diag")}
 
     def __init__(self):
-        self._cache = weakref.WeakKeyDictionary()
+        self._cache: weakref.WeakKeyDictionary[Any, Any] = weakref.WeakKeyDictionary()
 
     def _entry(self, target):
         entry = self._cache.get(target)
@@ -360,8 +390,7 @@ class JaxNumpyroImplementation(EstimatorsByName):
 
     def _call(self, which, target, m, C, U, structure):
         params, fns = self._entry(target)
-        gm, gC = fns[which](params, np.asarray(m, dtype=np.float64), np.asarray(C, dtype=np.float64),
-                            *padded_rows(U))
+        gm, gC = fns[which](params, np.asarray(m, dtype=np.float64), np.asarray(C, dtype=np.float64), *padded_rows(U))
         return np.asarray(gm), _proj(gC, structure)
 
     def grad_neg_entropy(self, C, structure="tril"):

@@ -26,7 +26,7 @@ from .numpy_online import NumpyOnline
 from .numpy_targets import model_of
 
 
-@functools.lru_cache(maxsize=None)
+@functools.cache
 def _lower(d):
     """The (d, d) mask of the lower triangle, diagonal included (read-only, built once per d)."""
     mask = np.tri(d, dtype=bool)
@@ -55,8 +55,10 @@ def _inverse(C):
         Ci = np.linalg.inv(C)
     except np.linalg.LinAlgError:
         Ci = np.full_like(C, np.inf)
-    need(np.isfinite(Ci).all() and np.abs(C).sum(0).max() * np.abs(Ci).sum(0).max() < 1e15,
-         "C must be finite and invertible")
+    need(
+        np.isfinite(Ci).all() and np.abs(C).sum(0).max() * np.abs(Ci).sum(0).max() < 1e15,
+        "C must be finite and invertible",
+    )
     return Ci
 
 
@@ -86,15 +88,15 @@ def _constants(target):
     """(mu, M) with mu I <= -Hess log p <= M I, from ``target.kind`` and ``target.params`` (seed 000 Thm 21 - Cor 25
     with errata E000-1, E000-2, E000-5 corrected; seed 002 §6 for logistic c, E002-2)."""
     p = target.params
-    if target.kind == "gaussian":                          # constant Hessian: the precision
+    if target.kind == "gaussian":  # constant Hessian: the precision
         return _eig(np.asarray(p["precision"]))
-    if target.kind == "linear":                            # Cor 22 (E000-2): Sigma^-1 + X^T X / sigma^2
+    if target.kind == "linear":  # Cor 22 (E000-2): Sigma^-1 + X^T X / sigma^2
         X = np.asarray(p["X"])
         return _eig(np.eye(X.shape[1]) / p["prior_scale"] ** 2 + X.T @ X / p["noise_scale"] ** 2)
-    if target.kind == "logistic":                          # Cor 23 (E000-1): 0 < phi'' <= 1/4
+    if target.kind == "logistic":  # Cor 23 (E000-1): 0 < phi'' <= 1/4
         X, s2 = np.asarray(p["X"]), p["prior_scale"] ** 2
         return 1.0 / s2, _eig(np.eye(X.shape[1]) / s2 + 0.25 * X.T @ X)[1]
-    if target.kind == "hierarchical_logistic":             # Cor 25 (E000-5): P + blockdiag(0, X_g^T X_g / 4)
+    if target.kind == "hierarchical_logistic":  # Cor 25 (E000-5): P + blockdiag(0, X_g^T X_g / 4)
         X, grp, G = np.asarray(p["X"]), np.asarray(p["groups"]), int(p["n_groups"])
         d = X.shape[1]
         Si, Di = np.linalg.inv(p["Sigma"]), np.linalg.inv(p["Delta"])
@@ -105,12 +107,12 @@ def _constants(target):
         B = np.zeros_like(P)
         for g in range(G):
             Xg = X[grp == g]
-            B[(g + 1) * d:(g + 2) * d, (g + 1) * d:(g + 2) * d] = 0.25 * Xg.T @ Xg
+            B[(g + 1) * d : (g + 2) * d, (g + 1) * d : (g + 2) * d] = 0.25 * Xg.T @ Xg
         return _eig(P)[0], _eig(P + B)[1]
-    if target.kind == "cosine":                            # Hessian eigenvalues beta - alpha ||b||^2 cos(.) and beta
+    if target.kind == "cosine":  # Hessian eigenvalues beta - alpha ||b||^2 cos(.) and beta
         curv = abs(p["alpha"]) * float(np.dot(p["b"], p["b"]))
         return max(0.0, p["beta"] - curv), p["beta"] + curv
-    if target.kind == "callable":                          # declared with the instance (its hypotheses)
+    if target.kind == "callable":  # declared with the instance (its hypotheses)
         if p.get("smoothness") is None:
             raise ValueError("this 'callable' target declares no smoothness constant")
         mu, M = float(p.get("strong_convexity", 0.0)), float(p["smoothness"])
@@ -124,17 +126,17 @@ class NumpyImplementation(NumpyFamilies):
     bases and §6 exact energies in numpy_families.py, the target models in numpy_targets.py)."""
 
     name = "numpy-adapter"
-    boosting = NumpyBoosting()      # seed 001 sub-adapter (numpy_boosting.py)
-    online = NumpyOnline()          # seed 003 sub-adapter (numpy_online.py)
-    ngvi = NumpyNGVI()              # seed 004 sub-adapter (numpy_ngvi.py)
+    boosting = NumpyBoosting()  # seed 001 sub-adapter (numpy_boosting.py)
+    online = NumpyOnline()  # seed 003 sub-adapter (numpy_online.py)
+    ngvi = NumpyNGVI()  # seed 004 sub-adapter (numpy_ngvi.py)
 
-    def log_joint(self, target, Z):                       # this adapter's own model of the target (numpy_targets)
+    def log_joint(self, target, Z):  # this adapter's own model of the target (numpy_targets)
         return model_of(target).logp(Z)
 
     def grad_log_joint(self, target, Z):
         return model_of(target).grad(Z)
 
-    def hess_log_joint(self, target, z):                   # closed form ("callable": differences of its gradient)
+    def hess_log_joint(self, target, z):  # closed form ("callable": differences of its gradient)
         return model_of(target).hess(z)
 
     def mode(self, target):
@@ -148,7 +150,7 @@ class NumpyImplementation(NumpyFamilies):
             return np.linalg.solve(X.T @ X / s2 + np.eye(X.shape[1]) / p["prior_scale"] ** 2, X.T @ p["y"] / s2)
         need(target.kind == "logistic", f"no mode for a {target.kind!r} target")
         z = np.zeros(X.shape[1])
-        for _ in range(100):                   # log p concave with curvature >= 1/s^2: Newton converges fast
+        for _ in range(100):  # log p concave with curvature >= 1/s^2: Newton converges fast
             s = 1 / (1 + np.exp(-(X @ z) * p["y"]))
             g = X.T @ ((1 - s) * p["y"]) - z / p["prior_scale"] ** 2
             H = (X.T * (s * (1 - s))) @ X + np.eye(z.size) / p["prior_scale"] ** 2
@@ -170,9 +172,15 @@ class NumpyImplementation(NumpyFamilies):
     def frame(self, target, kind="laplace"):
         """Mode by BFGS polished with Newton steps on the Hessian; constants of L^T H L at the mode."""
         from scipy import optimize
+
         model = model_of(target)
-        z = optimize.minimize(lambda z: -model.logp(z)[0], np.zeros(target.dim), jac=lambda z: -model.grad(z)[0],
-                              method="BFGS", options={"gtol": 1e-10}).x
+        z = optimize.minimize(
+            lambda z: -model.logp(z)[0],
+            np.zeros(target.dim),
+            jac=lambda z: -model.grad(z)[0],
+            method="BFGS",
+            options={"gtol": 1e-10},
+        ).x
         for _ in range(5):
             z = z + np.linalg.solve(-model.hess(z), model.grad(z)[0])
         H = -model.hess(z)
@@ -182,23 +190,23 @@ class NumpyImplementation(NumpyFamilies):
 
     def framed_energy(self, target, z0, L, m, C, U, structure="full"):
         U, L = np.atleast_2d(U), np.asarray(L, dtype=float)
-        G = -model_of(target).grad(z0 + (U @ np.asarray(C).T + m) @ L.T) @ L       # rows L^T (-grad log p(z))
+        G = -model_of(target).grad(z0 + (U @ np.asarray(C).T + m) @ L.T) @ L  # rows L^T (-grad log p(z))
         return G.mean(axis=0), proj_V(G.T @ U / len(U), structure)
 
-    def gaussian_entropy(self, C, structure="tril"):            # (d/2)(1 + log 2 pi) + log|det C|
+    def gaussian_entropy(self, C, structure="tril"):  # (d/2)(1 + log 2 pi) + log|det C|
         _invertible(C)
         return 0.5 * len(C) * (1 + np.log(2 * np.pi)) + np.linalg.slogdet(C)[1]
 
-    def gaussian_log_density(self, m, C, Z, structure="tril"):     # -|u|^2/2 - log|det C| - (d/2) log 2 pi
+    def gaussian_log_density(self, m, C, Z, structure="tril"):  # -|u|^2/2 - log|det C| - (d/2) log 2 pi
         U = np.linalg.solve(_invertible(C), (np.atleast_2d(Z) - m).T).T
         return -0.5 * np.sum(U * U, axis=1) - np.linalg.slogdet(C)[1] - 0.5 * len(C) * np.log(2 * np.pi)
 
-    def _neg_grads(self, target, m, C, U):                # rows -grad log p(C u + m), one per sample u
+    def _neg_grads(self, target, m, C, U):  # rows -grad log p(C u + m), one per sample u
         return -model_of(target).grad(U @ np.asarray(C, dtype=float).T + m)
 
     def energy(self, target, m, C, U, structure="tril"):
         U = _samples(m, C, U)
-        G = self._neg_grads(target, m, C, U)                    # g_energy(u) = T*(-grad log p(Cu + m))
+        G = self._neg_grads(target, m, C, U)  # g_energy(u) = T*(-grad log p(Cu + m))
         return G.sum(axis=0) / len(U), proj_V(G.T @ U / len(U), structure)
 
     def entropy(self, target, m, C, U, structure="sym"):
@@ -207,16 +215,16 @@ class NumpyImplementation(NumpyFamilies):
 
     def stl(self, target, m, C, U, structure="tril"):
         U = _samples(m, _invertible(C), U)
-        V = self._neg_grads(target, m, C, U) - np.linalg.solve(C.T, U.T).T    # -grad log p(z) + grad_z log q(z)
+        V = self._neg_grads(target, m, C, U) - np.linalg.solve(C.T, U.T).T  # -grad log p(z) + grad_z log q(z)
         return V.mean(axis=0), proj_V(V.T @ U / len(U), structure)
 
     def score(self, target, m, C, U, structure="tril"):
         U = _samples(m, C, U)
         Cit = _inverse(C).T
-        f = -model_of(target).logp(U @ np.asarray(C, dtype=float).T + m)          # -log p(C u + m)
+        f = -model_of(target).logp(U @ np.asarray(C, dtype=float).T + m)  # -log p(C u + m)
         S = len(U)
-        gm = Cit @ (U.T @ f) / S                                                  # mean of f C^-T u
-        gC = Cit @ ((U.T * f) @ U - f.sum() * np.eye(U.shape[1])) / S             # mean of f C^-T (u u^T - I)
+        gm = Cit @ (U.T @ f) / S  # mean of f C^-T u
+        gC = Cit @ ((U.T * f) @ U - f.sum() * np.eye(U.shape[1])) / S  # mean of f C^-T (u u^T - I)
         return gm, proj_V(gC, structure)
 
     def grad_neg_entropy(self, C, structure="tril"):
@@ -230,13 +238,13 @@ class NumpyImplementation(NumpyFamilies):
         c = out.diagonal().copy()
         r = np.sqrt(c * c + 4 * gamma)
         # (c + r)/2 as printed for c >= 0; the same root 2 gamma/(r - c) for c < 0 (no cancellation)
-        out.flat[::len(out) + 1] = np.where(c >= 0, (c + r) / 2, 2 * gamma / (r - np.minimum(c, 0)))
+        out.flat[:: len(out) + 1] = np.where(c >= 0, (c + r) / 2, 2 * gamma / (r - np.minimum(c, 0)))
         return out
 
     def project_wm(self, C, M, structure="sym"):
         if structure == "full":
             return self.project_singular(C, M)
-        lam, Q = np.linalg.eigh(0.5 * (C + C.T))      # W_M lies in the symmetric matrices: project the part there
+        lam, Q = np.linalg.eigh(0.5 * (C + C.T))  # W_M lies in the symmetric matrices: project the part there
         return (Q * np.maximum(lam, 1 / math.sqrt(_positive(M, "M")))) @ Q.T
 
     def project_singular(self, C, M):
@@ -268,10 +276,10 @@ class NumpyImplementation(NumpyFamilies):
             return np.minimum(mu / (2 * a), 2 * decay / mu)
         if rule == "thm27":
             return np.where(t < 4 * np.floor(L / mu), 1 / (2 * L), decay / mu)
-        if rule == "thm6-switch":                  # Thm 27 with L = a/mu: 1/(2L) = mu/(2a) until t* = 4 floor(a/mu^2)
-            return np.where(t < 4 * np.floor(a / mu ** 2), mu / (2 * a), decay / mu)
-        if rule == "thm9-switch":                  # ... and mu/2 for mu: t* = 4 floor(2a/mu^2), then (2/mu)(2t+1)/(t+1)^2
-            return np.where(t < 4 * np.floor(2 * a / mu ** 2), mu / (2 * a), 2 * decay / mu)
+        if rule == "thm6-switch":  # Thm 27 with L = a/mu: 1/(2L) = mu/(2a) until t* = 4 floor(a/mu^2)
+            return np.where(t < 4 * np.floor(a / mu**2), mu / (2 * a), decay / mu)
+        if rule == "thm9-switch":  # ... and mu/2 for mu: t* = 4 floor(2a/mu^2), then (2/mu)(2t+1)/(t+1)^2
+            return np.where(t < 4 * np.floor(2 * a / mu**2), mu / (2 * a), 2 * decay / mu)
         if rule == "A log T / T":
             need(T >= 2, "A log T / T needs T >= 2 (log 1 = 0 is a zero step)")
             return np.full(T, A * np.log(T) / T)
@@ -280,15 +288,19 @@ class NumpyImplementation(NumpyFamilies):
     def step_range_ok(self, theorem, gammas, M=None, mu=None, a=None, A=None):
         """The step hypotheses of seed 000 Thms 6, 7, 9, 10, Cor 30 and seed 002 Thm 6."""
         g = np.asarray(gammas, dtype=float)
-        if not np.all(g > 0):                          # a step must be positive under every theorem
+        if not np.all(g > 0):  # a step must be positive under every theorem
             return False
         same = bool(np.all(g == g[0]))
         if theorem == "000.cor30":
             T = g.size
             return A >= 1.0 / mu and T / np.log(T) >= 2.0 * a * A / mu
-        top = {"000.thm6": lambda: min(mu / (2.0 * a), 1.0 / mu), "000.thm7": lambda: 1.0 / M,
-               "000.thm9": lambda: min(mu / (2.0 * a), 2.0 / mu), "000.thm10": lambda: np.inf,
-               "002.thm6": lambda: 1.0 / M}[theorem]()
+        top = {
+            "000.thm6": lambda: min(mu / (2.0 * a), 1.0 / mu),
+            "000.thm7": lambda: 1.0 / M,
+            "000.thm9": lambda: min(mu / (2.0 * a), 2.0 / mu),
+            "000.thm10": lambda: np.inf,
+            "002.thm6": lambda: 1.0 / M,
+        }[theorem]()
         return bool((same or theorem == "002.thm6") and np.max(g) <= top)
 
     def noise_constants(self, estimator, d, M, dist_sq, L=None):
@@ -301,16 +313,16 @@ class NumpyImplementation(NumpyFamilies):
         w = np.zeros(T + 1)
         if kind == "last":
             w[T] = 1.0
-        elif kind == "tail":            # the last max(1, ceil(f T)) iterates; f T near an integer is that integer
+        elif kind == "tail":  # the last max(1, ceil(f T)) iterates; f T near an integer is that integer
             need(0 < tail_fraction <= 1, f"tail_fraction must lie in (0, 1], got {tail_fraction!r}")
             x = tail_fraction * T
             k = max(1, int(round(x)) if abs(x - round(x)) <= 1e-9 * max(1.0, x) else int(np.ceil(x)))
-            w[T - k + 1:] = 1.0
+            w[T - k + 1 :] = 1.0
         elif kind == "uniform":
             w[1:] = 1.0
-        elif kind == "theta7":                                 # theta^{t+1} on w^t, t = 1..T
+        elif kind == "theta7":  # theta^{t+1} on w^t, t = 1..T
             w[1:] = (1 / (1 + 2 * a * gamma**2)) ** np.arange(2, T + 2)
-        elif kind == "theta10":                                # theta^{t+1} on w^t, t = 0..T-1
+        elif kind == "theta10":  # theta^{t+1} on w^t, t = 0..T-1
             w[:T] = (1 / (1 + a * gamma**2)) ** np.arange(1, T + 1)
         else:
             raise ValueError(f"unknown average {kind!r}")
@@ -324,11 +336,15 @@ class NumpyImplementation(NumpyFamilies):
         m, C = np.array(m0, dtype=float), np.array(C0, dtype=float)
         T = len(gammas)
         need(np.all(np.asarray(gammas) > 0), "step sizes must be > 0")
-        need(np.ndim(U) == 3 and np.shape(U)[:2] == (T, np.shape(U)[1]) and np.shape(U)[1] >= 1,
-             "U must have shape (T, S, d) with S >= 1 samples per step")
+        need(
+            np.ndim(U) == 3 and np.shape(U)[:2] == (T, np.shape(U)[1]) and np.shape(U)[1] >= 1,
+            "U must have shape (T, S, d) with S >= 1 samples per step",
+        )
         if weights is not None:
-            need(len(weights) == T + 1 and np.all(np.asarray(weights) >= 0) and np.sum(weights) > 0,
-                 "the average weights must be T + 1 non-negative numbers with a positive sum")
+            need(
+                len(weights) == T + 1 and np.all(np.asarray(weights) >= 0) and np.sum(weights) > 0,
+                "the average weights must be T + 1 non-negative numbers with a positive sum",
+            )
         w = np.zeros(T + 1) if weights is not None else None
         if w is not None:
             w[:] = np.asarray(weights, dtype=float) / np.sum(weights)
@@ -349,11 +365,11 @@ class NumpyImplementation(NumpyFamilies):
 
     def proj_sgd(self, target, m0, C0, gammas, U, M, estimator="entropy", structure="sym", weights=None):
         """w <- proj_{W_M}(w - gamma g) (Lemma 32 for symmetric C, singular-value clip for full C)."""
-        return self._sgd(lambda Y, g: self.project_wm(Y, M, structure), target, m0, C0, gammas, U, estimator,
-                         structure, weights)
+        return self._sgd(
+            lambda Y, g: self.project_wm(Y, M, structure), target, m0, C0, gammas, U, estimator, structure, weights
+        )
 
-    def fit(self, target, method="prox-sgd", steps=200, step_size=None, average="tail", seed=0, frame=None,
-            init=None):
+    def fit(self, target, method="prox-sgd", steps=200, step_size=None, average="tail", seed=0, frame=None, init=None):
         """Def. 5 / Def. 8 from ``init`` (default (0, I)) with one fresh sample per step; the average over the kept
         iterates.  In a frame ("laplace" or a pair (z0, L)): the same run on the framed target (its energy by
         ``framed_energy``) from the start mapped into the frame, mapped back."""
@@ -362,42 +378,49 @@ class NumpyImplementation(NumpyFamilies):
         need(method in ("prox-sgd", "proj-sgd", "gd-prox", "gd-projected"), f"unknown method {method!r}")
         d = target.dim
         m0, C0 = (np.zeros(d), np.eye(d)) if init is None else (np.asarray(x, dtype=float) for x in init)
-        need(m0.shape == (d,) and C0.shape == (d, d) and np.all(np.isfinite(C0)) and abs(np.linalg.det(C0)) > 0,
-             "init must be (m0 (d,), an invertible C0 (d, d))")
+        need(
+            m0.shape == (d,) and C0.shape == (d, d) and np.all(np.isfinite(C0)) and abs(np.linalg.det(C0)) > 0,
+            "init must be (m0 (d,), an invertible C0 (d, d))",
+        )
         if frame is not None:
             return self._fit_framed(target, method, steps, step_size, average, seed, frame, init)
         mu, M = _constants(target)
-        if method.startswith("gd-"):                   # seed 002 §5.3: exact gradient descent, the last iterate
-            ms, Cs = (np.asarray(x) for x in self.gradient_descent_exact(target, m0, C0, step_size, steps, method[3:],
-                                                                         M))
+        if method.startswith("gd-"):  # seed 002 §5.3: exact gradient descent, the last iterate
+            ms, Cs = (
+                np.asarray(x) for x in self.gradient_descent_exact(target, m0, C0, step_size, steps, method[3:], M)
+            )
             step = (1 / M if method == "gd-prox" else 1 / (2 * M)) if step_size is None else step_size
-            return SimpleNamespace(m=ms[-1], C=Cs[-1], m_last=ms[-1], C_last=Cs[-1], step_sizes=np.full(steps, step),
-                                   ms=ms, Cs=Cs)
+            return SimpleNamespace(
+                m=ms[-1], C=Cs[-1], m_last=ms[-1], C_last=Cs[-1], step_sizes=np.full(steps, step), ms=ms, Cs=Cs
+            )
         a = self.noise_constants("energy" if method == "prox-sgd" else "entropy", target.dim, M, 0.0)[0]
-        if isinstance(step_size, str):          # Cor 30's A: its smallest value 1/mu
+        if isinstance(step_size, str):  # Cor 30's A: its smallest value 1/mu
             gammas = self.step_sizes(step_size, steps, M=M, mu=mu, a=a, A=1.0 / mu)
         else:
-            gammas = np.full(steps, (1 / M if method == "prox-sgd" else 1 / (2 * M)) if step_size is None
-                             else _positive(step_size, "step"))
+            gammas = np.full(
+                steps,
+                (1 / M if method == "prox-sgd" else 1 / (2 * M)) if step_size is None else _positive(step_size, "step"),
+            )
         U = np.random.default_rng(seed).standard_normal((steps, target.dim))
-        ms, Cs = [m0], [C0]
-        for gamma, u in zip(gammas, U):
+        m_list, C_list = [m0], [C0]
+        for gamma, u in zip(gammas, U, strict=True):
             if method == "prox-sgd":
-                gm, gC = self.energy(target, ms[-1], Cs[-1], u, "tril")
-                C = self.entropy_prox(Cs[-1] - gamma * gC, gamma)
+                gm, gC = self.energy(target, m_list[-1], C_list[-1], u, "tril")
+                C = self.entropy_prox(C_list[-1] - gamma * gC, gamma)
             else:
-                gm, gC = self.entropy(target, ms[-1], Cs[-1], u, "sym")
-                C = self.project_wm(Cs[-1] - gamma * gC, M, "sym")
-            ms.append(ms[-1] - gamma * gm)
-            Cs.append(C)
+                gm, gC = self.entropy(target, m_list[-1], C_list[-1], u, "sym")
+                C = self.project_wm(C_list[-1] - gamma * gC, M, "sym")
+            m_list.append(m_list[-1] - gamma * gm)
+            C_list.append(C)
         if average == "theta":
             need(np.all(gammas == gammas[0]), "the theta average needs a constant step")
             w = self.average_weights("theta7" if method == "prox-sgd" else "theta10", steps, a=a, gamma=gammas[0])
         else:
-            w = self.average_weights(average, steps)               # "tail": the last half, tail_fraction 0.5
-        ms, Cs = np.array(ms), np.array(Cs)
-        return SimpleNamespace(m=w @ ms, C=np.tensordot(w, Cs, 1), m_last=ms[-1], C_last=Cs[-1],
-                               step_sizes=gammas, ms=ms, Cs=Cs)
+            w = self.average_weights(average, steps)  # "tail": the last half, tail_fraction 0.5
+        ms, Cs = np.array(m_list), np.array(C_list)
+        return SimpleNamespace(
+            m=w @ ms, C=np.tensordot(w, Cs, 1), m_last=ms[-1], C_last=Cs[-1], step_sizes=gammas, ms=ms, Cs=Cs
+        )
 
     def framed_constants(self, target, frame):
         """(z0, L, M', mu') of ``frame``: a kind of :meth:`frame`, or a given pair (z0, L) with the constants of
@@ -413,7 +436,7 @@ class NumpyImplementation(NumpyFamilies):
 
         z0, L, M, mu = self.framed_constants(target, kind)
         a = self.noise_constants("energy" if method == "prox-sgd" else "entropy", target.dim, M, 0.0)[0]
-        if step_size is None:      # the protocol's default in a frame: Eq. 11 / Eq. 13 when mu' >= M'/10, else Cor 11
+        if step_size is None:  # the protocol's default in a frame: Eq. 11 / Eq. 13 when mu' >= M'/10, else Cor 11
             rule = ("thm6" if method == "prox-sgd" else "thm9") if mu >= 0.1 * M else "1/(M sqrt T)"
             gammas = self.step_sizes(rule, steps, M=M, mu=mu, a=a)
         else:
@@ -421,11 +444,11 @@ class NumpyImplementation(NumpyFamilies):
         structure = "tril" if method == "prox-sgd" else "sym"
         U = np.random.default_rng(seed).standard_normal((steps, target.dim))
         ms, Cs = [np.zeros(target.dim)], [np.eye(target.dim)]
-        if init is not None:                 # x0 = L^-1 (m0 - z0); C0x the factor in V of L^-1 C0 C0^T L^-T
+        if init is not None:  # x0 = L^-1 (m0 - z0); C0x the factor in V of L^-1 C0 C0^T L^-T
             Li = np.linalg.inv(L)
             ms[0] = Li @ (np.asarray(init[0], dtype=float) - z0)
             Cs[0] = factor_in_V(Li @ init[1] @ np.asarray(init[1]).T @ Li.T, structure)
-        for u, gamma in zip(U, gammas):
+        for u, gamma in zip(U, gammas, strict=True):
             gm, gC = self.framed_energy(target, z0, L, ms[-1], Cs[-1], u[None, :], structure)
             if method == "prox-sgd":
                 C = self.entropy_prox(Cs[-1] - gamma * gC, gamma)
@@ -434,22 +457,28 @@ class NumpyImplementation(NumpyFamilies):
             ms.append(ms[-1] - gamma * gm)
             Cs.append(C)
 
-        def back(m, C):                      # z = z0 + L x; C the factor in V of L C C^T L^T
-            if structure == "tril" and not np.any(np.triu(L, 1)):     # L lower triangular: L C is already in V
+        def back(m, C):  # z = z0 + L x; C the factor in V of L C C^T L^T
+            if structure == "tril" and not np.any(np.triu(L, 1)):  # L lower triangular: L C is already in V
                 return z0 + L @ m, L @ C
             return z0 + L @ m, factor_in_V(L @ C @ C.T @ L.T, structure)
 
         w = self.average_weights(average, steps)
-        pairs = [back(m, C) for m, C in zip(ms, Cs)]
+        pairs = [back(m, C) for m, C in zip(ms, Cs, strict=True)]
         avg = back(w @ np.array(ms), np.tensordot(w, np.array(Cs), 1))
-        return SimpleNamespace(m=avg[0], C=avg[1], m_last=pairs[-1][0], C_last=pairs[-1][1],
-                               step_sizes=gammas, ms=np.array([p[0] for p in pairs]),
-                               Cs=np.array([p[1] for p in pairs]))
+        return SimpleNamespace(
+            m=avg[0],
+            C=avg[1],
+            m_last=pairs[-1][0],
+            C_last=pairs[-1][1],
+            step_sizes=gammas,
+            ms=np.array([p[0] for p in pairs]),
+            Cs=np.array([p[1] for p in pairs]),
+        )
 
     def gradient_descent(self, grad_l, m0, C0, step, steps, method, M=None):
         """Seed 002 §5.3: naive, proximal (triangular C) and projected (full C) gradient descent."""
         m, C = np.array(m0, dtype=float), np.array(C0, dtype=float)
-        if step is None:                                   # Thm 6's largest step
+        if step is None:  # Thm 6's largest step
             step = 1.0 / (2.0 * M) if method == "projected" else 1.0 / M
         if method == "projected":
             C = self.project_singular(C, M)

@@ -42,7 +42,7 @@ def _tensor_rule(inst):
     ``itertools.product``; this road is deliberately its own, the example must share no code with the oracles.)"""
     order, panels = inst.quadrature
     x, w = np.polynomial.legendre.leggauss(int(order))
-    edges = np.linspace(np.asarray(inst.lo, float), np.asarray(inst.hi, float), int(panels) + 1)     # (panels + 1, d)
+    edges = np.linspace(np.asarray(inst.lo, float), np.asarray(inst.hi, float), int(panels) + 1)  # (panels + 1, d)
     half, mid = 0.5 * np.diff(edges, axis=0), 0.5 * (edges[1:] + edges[:-1])
     d = edges.shape[1]
     axes = (mid[:, None, :] + half[:, None, :] * x[None, :, None]).reshape(-1, d)
@@ -59,7 +59,7 @@ class _Problem:
         need(all(int(v) == v and v >= 1 for v in inst.quadrature), f"quadrature {inst.quadrature}: positive integers")
         self.nodes, self.w = _tensor_rule(inst)
         m, s = inst.means, inst.scales[:, None]
-        lz = _log_mass(m, s, inst.lo, inst.hi).sum(1)                       # (K,)
+        lz = _log_mass(m, s, inst.lo, inst.hi).sum(1)  # (K,)
         t = (self.nodes[None, :, :] - m[:, None, :]) / s[:, :, None]
         self.T = np.exp(-0.5 * (t * t).sum(2) - inst.d * (np.log(s) + _LOG_SQ2PI) - lz[:, None])
         need(np.all(self.T > 0), "an atom density underflows to 0 on the box (A2 needs q >= eps > 0)")
@@ -73,7 +73,7 @@ class _Problem:
     @property
     def gram(self):
         if self._gram is None:
-            m, s2 = self.inst.means, self.inst.scales ** 2
+            m, s2 = self.inst.means, self.inst.scales**2
             tot = s2[:, None] + s2[None, :]
             out = -(self.lz[:, None] + self.lz[None, :])
             for j in range(self.inst.d):
@@ -101,6 +101,7 @@ class _Problem:
 
         def dphi(g):
             return float(np.sum(self.w * d * (np.log(q + g * d) - self.logp)))
+
         if dphi(0.0) >= 0.0:
             return 0.0
         if dphi(1.0) <= 0.0:
@@ -118,7 +119,7 @@ def simplex_qp(H, b, a0, max_iter=1000):
     """argmin 1/2 a^T H a + b^T a over the simplex (H positive definite) by the primal active-set method from a0."""
     n = b.size
     a = np.asarray(a0, dtype=np.float64).copy()
-    work = a <= 0.0                                      # active bounds a_i = 0
+    work = a <= 0.0  # active bounds a_i = 0
     for _ in range(max_iter):
         F = np.nonzero(~work)[0]
         g = H @ a + b
@@ -127,8 +128,8 @@ def simplex_qp(H, b, a0, max_iter=1000):
         kkt[:k, :k], kkt[:k, k], kkt[k, :k] = H[np.ix_(F, F)], 1.0, 1.0
         sol = np.linalg.solve(kkt, np.concatenate([-g[F], [0.0]]))
         p, lam = sol[:k], sol[k]
-        if np.max(np.abs(p)) <= 1e-12:                   # weights are O(1): a null step up to rounding
-            mu = g + lam                                 # multipliers of the active bounds
+        if np.max(np.abs(p)) <= 1e-12:  # weights are O(1): a null step up to rounding
+            mu = g + lam  # multipliers of the active bounds
             mu[~work] = np.inf
             j = int(np.argmin(mu))
             if mu[j] >= -1e-14 * max(1.0, np.max(np.abs(g))):
@@ -136,9 +137,9 @@ def simplex_qp(H, b, a0, max_iter=1000):
             work[j] = False
             continue
         step, block = 1.0, -1
-        for i, pi in zip(F, p):
+        for i, pi in zip(F, p, strict=True):
             if pi < 0 and -a[i] / pi < step:
-                step, block = -a[i] / pi, i
+                step, block = -a[i] / pi, int(i)
         a[F] += step * p
         if block >= 0:
             a[block], work[block] = 0.0, True
@@ -167,7 +168,7 @@ class NumpyBoosting:
     def scores(self, inst, alpha):
         return _problem(inst).scores(simplex(alpha, inst.K))
 
-    def gap(self, inst, alpha):                         # <q, grad f> - min_k <s_k, grad f>
+    def gap(self, inst, alpha):  # <q, grad f> - min_k <s_k, grad f>
         a = simplex(alpha, inst.K)
         sc = _problem(inst).scores(a)
         return float(a @ sc - sc.min())
@@ -226,8 +227,19 @@ class NumpyBoosting:
         ok = np.nonzero(lin <= delta * best)[0]
         return int(ok[np.argmax(lin[ok])])
 
-    def frank_wolfe(self, inst, n_iter, step="fixed", *, lmo="exact", delta=None, curvature=None, L=None, init=None,
-                    keep_weights=False):
+    def frank_wolfe(
+        self,
+        inst,
+        n_iter,
+        step="fixed",
+        *,
+        lmo="exact",
+        delta=None,
+        curvature=None,
+        L=None,
+        init=None,
+        keep_weights=False,
+    ):
         P = _problem(inst)
         need(int(n_iter) == n_iter and n_iter >= 0, f"n_iter must be a non-negative integer, got {n_iter!r}")
         a = self._init(P, init)
@@ -278,8 +290,11 @@ class NumpyBoosting:
             hist.append(a.copy())
             k = int(np.argmin(sc))
             idx = np.union1d(np.nonzero(a > 0)[0], [k])
-            w = (self.norm_corrective_weights(inst, a, idx, L) if variant == "norm"
-                 else self.fully_corrective_weights(inst, a, idx))
+            w = (
+                self.norm_corrective_weights(inst, a, idx, L)
+                if variant == "norm"
+                else self.fully_corrective_weights(inst, a, idx)
+            )
             a = np.zeros_like(a)
             a[idx] = w
             atom.append(k)
@@ -290,17 +305,24 @@ class NumpyBoosting:
         f.append(self.objective(inst, a))
         gap.append(float(a @ sc - sc.min()))
         hist.append(a.copy())
-        return SimpleNamespace(weights=a, f=np.array(f), gap=np.array(gap), gamma=gam,
-                               atom=np.array(atom, dtype=np.int64), weights_history=np.array(hist) if keep else None)
+        return SimpleNamespace(
+            weights=a,
+            f=np.array(f),
+            gap=np.array(gap),
+            gamma=gam,
+            atom=np.array(atom, dtype=np.int64),
+            weights_history=np.array(hist) if keep else None,
+        )
 
     def score_gradient(self, lo, hi, mu, sigma, Z, values):
         """Eq. (10): mean of values * ((z - mu)/sigma^2 - d/dmu log Z(mu)), d/dmu log Z = (phi(a) - phi(b)) /
         (sigma (Phi(b) - Phi(a))) per coordinate."""
         lo, hi, mu = (np.atleast_1d(np.asarray(v, dtype=np.float64)) for v in (lo, hi, mu))
         a, b = (lo - mu) / sigma, (hi - mu) / sigma
-        dlogz = (np.exp(-0.5 * a * a) - np.exp(-0.5 * b * b)) / (sigma * math.sqrt(2 * math.pi)
-                                                                  * np.exp(_log_mass(mu, sigma, lo, hi)))
-        score = (np.asarray(Z, dtype=np.float64) - mu) / sigma ** 2 - dlogz
+        dlogz = (np.exp(-0.5 * a * a) - np.exp(-0.5 * b * b)) / (
+            sigma * math.sqrt(2 * math.pi) * np.exp(_log_mass(mu, sigma, lo, hi))
+        )
+        score = (np.asarray(Z, dtype=np.float64) - mu) / sigma**2 - dlogz
         return (np.asarray(values, dtype=np.float64)[:, None] * score).mean(0)
 
     def grid_means(self, lo, hi, stride):
@@ -308,7 +330,7 @@ class NumpyBoosting:
         lo, hi = np.atleast_1d(np.asarray(lo, dtype=float)), np.atleast_1d(np.asarray(hi, dtype=float))
         if not stride > 0:
             raise ValueError(f"stride must be > 0, got {stride!r}")
-        counts = [int(np.floor((b - a) / stride + 1e-9)) + 1 for a, b in zip(lo, hi)]
+        counts = [int(np.floor((b - a) / stride + 1e-9)) + 1 for a, b in zip(lo, hi, strict=True)]
         return np.array([lo + stride * np.array(k) for k in itertools.product(*map(range, counts))])
 
     def family_constants(self, lo, hi, sigma_min, sigma_max):
@@ -324,16 +346,23 @@ class NumpyBoosting:
         K = float(np.exp(_log_mass(lo, sigma_max, lo, hi).sum()))
         P_a = float(np.exp(_log_mass(lo, sigma_min, lo, hi).sum()))
         D = float(np.linalg.norm(wdt))
-        n_ab = math.exp(-0.5 * D * D / sigma_min ** 2 - d * (math.log(sigma_min) + _LOG_SQ2PI))
-        e = math.exp(D * D / (2 * sigma_min ** 2))
+        n_ab = math.exp(-0.5 * D * D / sigma_min**2 - d * (math.log(sigma_min) + _LOG_SQ2PI))
+        e = math.exp(D * D / (2 * sigma_min**2))
         eps, M, leb = float(np.exp(log_eps.min())), float(np.exp(log_M.max())), float(np.prod(wdt))
         return SimpleNamespace(
-            eps=eps, M=M, K=K, P_a=P_a, diam_box=D, cor3_diam_sq=(2 * M) ** 2 * leb, tight_diam_sq=2 * M,
+            eps=eps,
+            M=M,
+            K=K,
+            P_a=P_a,
+            diam_box=D,
+            cor3_diam_sq=(2 * M) ** 2 * leb,
+            tight_diam_sq=2 * M,
             thm6_curvature=(2 * M) ** 2 * leb / eps,
-            thm2_diam_sq=4.0 / (sigma_min ** d * (2 * math.sqrt(math.pi)) ** d * K ** 2),
-            thm8_ldiam=4 * 2 ** (-d / 2) * P_a * e / K ** 2,
-            thm8_ldiam_printed=4 * P_a * e / (sigma_min ** (d / 2) * 2 ** (d / 2) * K ** 2),
-            eps_corner_formula=n_ab / P_a)
+            thm2_diam_sq=4.0 / (sigma_min**d * (2 * math.sqrt(math.pi)) ** d * K**2),
+            thm8_ldiam=4 * 2 ** (-d / 2) * P_a * e / K**2,
+            thm8_ldiam_printed=4 * P_a * e / (sigma_min ** (d / 2) * 2 ** (d / 2) * K**2),
+            eps_corner_formula=n_ab / P_a,
+        )
 
     def stochastic_lmo(self, inst, alpha, *, n_samples=64, n_steps=50, lr=0.05, seed=0):
         """Algorithm 2: SGD on mu with Eq. (10)'s gradient of E_{TN(mu)} log(q/p) (leave-one-out baseline), clipped to
@@ -345,14 +374,15 @@ class NumpyBoosting:
         rng = np.random.default_rng(seed)
         lo, hi, sig = inst.lo, inst.hi, float(inst.scales[0])
         a = np.asarray(alpha, dtype=float)
-        nearest = lambda mu: int(np.argmin(((inst.means - mu) ** 2).sum(1)))            # noqa: E731
+        nearest = lambda mu: int(np.argmin(((inst.means - mu) ** 2).sum(1)))  # noqa: E731
 
         def draw(k):
             m = inst.means[k]
-            return truncnorm.rvs((lo - m) / sig, (hi - m) / sig, loc=m, scale=sig, size=(n_samples, inst.d),
-                                 random_state=rng)
+            return truncnorm.rvs(
+                (lo - m) / sig, (hi - m) / sig, loc=m, scale=sig, size=(n_samples, inst.d), random_state=rng
+            )
 
-        def log_ratio(Z):                       # log q(z) - log p(z), q the mixture of truncated Gaussians
+        def log_ratio(Z):  # log q(z) - log p(z), q the mixture of truncated Gaussians
             return self.mixture_logpdf(inst, a, Z) - boosting_logp(inst.target, Z)
 
         cands = rng.uniform(lo, hi, size=(8, inst.d))
@@ -367,8 +397,11 @@ class NumpyBoosting:
         k = int(np.argmin(((inst.means - mu) ** 2).sum(1)))
         v = self.mixture_logpdf(inst, alpha, Z) - boosting_logp(inst.target, Z)
         v = v - (v.sum() - v) / (v.size - 1)
-        return np.clip(mu - lr * self.score_gradient(inst.lo, inst.hi, inst.means[k], float(inst.scales[k]), Z, v),
-                       inst.lo, inst.hi)
+        return np.clip(
+            mu - lr * self.score_gradient(inst.lo, inst.hi, inst.means[k], float(inst.scales[k]), Z, v),
+            inst.lo,
+            inst.hi,
+        )
 
     def fixed_step_weights(self, chosen, n_atoms):
         """Unroll Variant 0: q^{t+1} = (1 - 2/(t+2)) q^t + 2/(t+2) s_{chosen[t]}, from any q^0 (gamma_0 = 1)."""
@@ -389,11 +422,15 @@ class NumpyBoosting:
             mass = (math.atan((hi[0] - loc) / s) - math.atan((lo[0] - loc) / s)) / math.pi
             return -math.log(mass) - t.log_shift, None
         p = t.params
-        masses = np.array([w * math.exp(float(_log_mass(m, s, lo, hi).sum()))
-                           for w, m, s in zip(p["weights"], p["means"], p["scales"])])
+        masses = np.array(
+            [
+                w * math.exp(float(_log_mass(m, s, lo, hi).sum()))
+                for w, m, s in zip(p["weights"], p["means"], p["scales"], strict=True)
+            ]
+        )
         fstar = -math.log(masses.sum()) - t.log_shift
         weights = np.zeros(inst.K)
-        for mass, m, s in zip(masses, p["means"], p["scales"]):
+        for mass, m, s in zip(masses, p["means"], p["scales"], strict=True):
             hit = np.nonzero(np.all(np.abs(inst.means - m) <= 1e-9, axis=1) & (np.abs(inst.scales - s) <= 1e-9))[0]
             if hit.size == 0:
                 return fstar, None
@@ -424,7 +461,11 @@ class NumpyBoosting:
         on = a > 0
         m, s = inst.means[on], inst.scales[on][:, None]
         t = (Z[None, :, :] - m[:, None, :]) / s[:, :, None]
-        L = -0.5 * (t * t).sum(2) - inst.d * (np.log(s) + _LOG_SQ2PI) - _log_mass(m, s, inst.lo, inst.hi).sum(1)[:, None]
+        L = (
+            -0.5 * (t * t).sum(2)
+            - inst.d * (np.log(s) + _LOG_SQ2PI)
+            - _log_mass(m, s, inst.lo, inst.hi).sum(1)[:, None]
+        )
         top = L.max(0)
         out = top + np.log(a[on] @ np.exp(L - top))
         inside = np.all((Z >= inst.lo) & (Z <= inst.hi), axis=1)
@@ -437,8 +478,9 @@ class NumpyBoosting:
 
         a = np.asarray(alpha, dtype=np.float64)
         s = inst.scales[:, None]
-        mk, vk = truncnorm.stats((inst.lo - inst.means) / s, (inst.hi - inst.means) / s, loc=inst.means, scale=s,
-                                 moments="mv")
+        mk, vk = truncnorm.stats(
+            (inst.lo - inst.means) / s, (inst.hi - inst.means) / s, loc=inst.means, scale=s, moments="mv"
+        )
         mean = a @ mk
         return mean, a @ (vk + mk * mk) - mean * mean
 
@@ -464,11 +506,10 @@ class NumpyBoosting:
         """Figure 3's metrics: mean sigmoid over draws; log of the mean of sigmoid(y x^T w) by a max-shifted sum."""
         T = np.asarray(X, dtype=float) @ np.asarray(draws, dtype=float).T
         prob = np.where(T >= 0, 1 / (1 + np.exp(-np.abs(T))), np.exp(-np.abs(T)) / (1 + np.exp(-np.abs(T))))
-        L = -np.logaddexp(0.0, -T * np.asarray(y, dtype=float)[:, None])          # log sigmoid(y x^T w)
+        L = -np.logaddexp(0.0, -T * np.asarray(y, dtype=float)[:, None])  # log sigmoid(y x^T w)
         top = L.max(axis=1, keepdims=True)
         return prob.mean(axis=1), float(np.mean(top[:, 0] + np.log(np.exp(L - top).mean(axis=1))))
 
     def mc_boost(self, target, n_iter, rule="corrective", *, init, n_samples=16, mean_box=1.0, seed=0):
         """§5, Figure 3: Frank-Wolfe with Monte Carlo expectations on fixed draws (see numpy_boosting_mc)."""
         return numpy_boosting_mc.boost(target, int(n_iter), rule, init, int(n_samples), float(mean_box), seed)
-

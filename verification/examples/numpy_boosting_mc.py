@@ -19,7 +19,7 @@ from scipy.special import logsumexp
 from .numpy_targets import model_of
 
 
-def _logp(target, Z):                       # this example's own model of the target (numpy_targets.py)
+def _logp(target, Z):  # this example's own model of the target (numpy_targets.py)
     return model_of(target).logp(Z)
 
 
@@ -39,8 +39,14 @@ def mean_field(target, U):
         G = _grad_logp(target, Z)
         return -np.mean(_logp(target, Z)) - np.sum(x[d:]), np.concatenate([-G.mean(0), -(G * U).mean(0) * s - 1.0])
 
-    x = optimize.minimize(neg, np.zeros(2 * d), jac=True, method="L-BFGS-B", bounds=[(None, None)] * d + [(-25, 8)] * d,
-                          options={"ftol": 1e-15, "gtol": 1e-11, "maxiter": 2000}).x
+    x = optimize.minimize(
+        neg,
+        np.zeros(2 * d),
+        jac=True,
+        method="L-BFGS-B",
+        bounds=[(None, None)] * d + [(-25, 8)] * d,
+        options={"ftol": 1e-15, "gtol": 1e-11, "maxiter": 2000},
+    ).x
     return x[:d], np.exp(x[d:])
 
 
@@ -71,39 +77,54 @@ def boost(target, n_iter, rule, init, n_samples, mean_box, seed):
         draws.append(means[-1] + sigma * rng.standard_normal((n_samples, m0.size)))
         logp = np.concatenate([logp, _logp(target, draws[-1])])
         logN = _log_normal(np.concatenate(draws), means, sigma)
-        f = lambda a: _objective(a, logN, logp, n_samples)          # noqa: E731
+        f = lambda a: _objective(a, logN, logp, n_samples)  # noqa: E731
         prev, vertex = np.append(alpha, 0.0), np.eye(t + 2)[-1]
         if rule == "fixed":
             alpha = prev + 2.0 / (t + 3.0) * (vertex - prev)
         elif rule == "line_search":
-            g = optimize.minimize_scalar(lambda g: f(prev + g * (vertex - prev)), bounds=(0.0, 1.0),
-                                         method="bounded", options={"xatol": 1e-8}).x
+            g = optimize.minimize_scalar(
+                lambda g: f(prev + g * (vertex - prev)), bounds=(0.0, 1.0), method="bounded", options={"xatol": 1e-8}
+            ).x
             alpha = min((prev, vertex, prev + g * (vertex - prev)), key=f)
         else:
             alpha = _simplex_argmin(f, prev, t)
         history.append(alpha)
         fs.append(f(alpha))
-    means = np.array(means)
-    return SimpleNamespace(means=means, sigma=sigma, draws=np.array(draws), weights=alpha, weights_history=history,
-                           f=np.array(fs), sample=sampler(means, sigma, history))
+    means_out = np.array(means)
+    return SimpleNamespace(
+        means=means_out,
+        sigma=sigma,
+        draws=np.array(draws),
+        weights=alpha,
+        weights_history=history,
+        f=np.array(fs),
+        sample=sampler(means_out, sigma, history),
+    )
 
 
 def sampler(means, sigma, history):
     """``sample(n, seed, t=None)``: ancestral draws from q^T (or q^t), a component k ~ alpha, then N(mu_k, sigma^2)."""
+
     def sample(n, seed, t=None):
         g = np.random.default_rng(seed)
         a = history[-1 if t is None else t]
         k = g.choice(a.size, size=int(n), p=a / a.sum())
         return means[k] + sigma * g.standard_normal((int(n), sigma.size))
+
     return sample
 
 
 def _simplex_argmin(f, prev, t):
     """Fully corrective weights: f over the simplex by SLSQP from the fixed-step point, kept only if not worse."""
     start = prev + 2.0 / (t + 3.0) * (np.eye(prev.size)[-1] - prev)
-    res = optimize.minimize(lambda a: f(np.maximum(a, 0.0)), start, method="SLSQP", bounds=[(0.0, 1.0)] * prev.size,
-                            constraints=[{"type": "eq", "fun": lambda a: np.sum(a) - 1.0}],
-                            options={"ftol": 1e-12, "maxiter": 500})
+    res = optimize.minimize(
+        lambda a: f(np.maximum(a, 0.0)),
+        start,
+        method="SLSQP",
+        bounds=[(0.0, 1.0)] * prev.size,
+        constraints=[{"type": "eq", "fun": lambda a: np.sum(a) - 1.0}],
+        options={"ftol": 1e-12, "maxiter": 500},
+    )
     a = np.maximum(res.x, 0.0)
     a = a / a.sum()
     return a if f(a) <= f(prev) else prev
@@ -120,9 +141,11 @@ def _lmo(target, means, alpha, sigma, lo, hi, rng, n_draws=64, n_starts=3):
         L = _log_normal(Z, M, sigma) + la[:, None]
         lq = logsumexp(L, axis=0)
         resp = np.exp(L - lq)
-        grad_lq = -(Z - resp.T @ M) / sigma ** 2
+        grad_lq = -(Z - resp.T @ M) / sigma**2
         return float(np.mean(lq - _logp(target, Z))), np.mean(grad_lq - _grad_logp(target, Z), axis=0)
 
-    runs = [optimize.minimize(obj, rng.uniform(lo, hi), jac=True, method="L-BFGS-B", bounds=list(zip(lo, hi)))
-            for _ in range(n_starts)]
+    runs = [
+        optimize.minimize(obj, rng.uniform(lo, hi), jac=True, method="L-BFGS-B", bounds=list(zip(lo, hi, strict=True)))
+        for _ in range(n_starts)
+    ]
     return min(runs, key=lambda r: r.fun).x

@@ -7,7 +7,7 @@ from __future__ import annotations
 import math
 
 import numpy as np
-from scipy.special import gammaln, digamma, kv
+from scipy.special import digamma, gammaln, kv
 
 LOG_2PI = math.log(2.0 * math.pi)
 _R3 = math.sqrt(3.0)
@@ -19,16 +19,16 @@ _PANELS = 96
 
 def _ridge(a, beta):
     """(E softplus(-s), E sigmoid(-s), E sigmoid(s) sigmoid(-s)) for s ~ N(a, beta^2), one ridge at a time."""
-    if beta <= 1e-12 * max(1.0, abs(a)):                     # a point mass up to O(beta^2)
+    if beta <= 1e-12 * max(1.0, abs(a)):  # a point mass up to O(beta^2)
         sg = 1.0 / (1.0 + math.exp(a)) if a > -700 else 1.0
         return float(np.logaddexp(0.0, -a)), sg, sg * (1.0 - sg)
-    lo, hi = a - 12.0 * beta, a + 12.0 * beta               # the Gaussian's scale, and unit panels where sigmoid bends
+    lo, hi = a - 12.0 * beta, a + 12.0 * beta  # the Gaussian's scale, and unit panels where sigmoid bends
     bend = np.arange(-40.0, 40.5, 0.5)
     edges = np.unique(np.concatenate([np.linspace(lo, hi, _PANELS + 1), bend[(bend > lo) & (bend < hi)]]))
     half = 0.5 * np.diff(edges)
     s = (0.5 * (edges[1:] + edges[:-1]))[:, None] + half[:, None] * _X[None, :]
     w = half[:, None] * _W[None, :] * np.exp(-0.5 * ((s - a) / beta) ** 2) / (beta * math.sqrt(2.0 * math.pi))
-    sig_m = 0.5 * (1.0 - np.tanh(0.5 * s))                       # sigmoid(-s)
+    sig_m = 0.5 * (1.0 - np.tanh(0.5 * s))  # sigmoid(-s)
     return float(np.sum(w * np.logaddexp(0.0, -s))), float(np.sum(w * sig_m)), float(np.sum(w * sig_m * (1 - sig_m)))
 
 
@@ -57,18 +57,27 @@ def _t_block(kappa, nu):
     r = math.sqrt(nu - 2) * np.asarray(kappa, float)
     with np.errstate(invalid="ignore", divide="ignore", over="ignore"):
         v = np.exp(np.log(kv(nu / 2, r)) + nu / 2 * np.log(r) - gammaln(nu / 2) - (nu / 2 - 1) * math.log(2))
-    return np.where((r == 0) | ~np.isfinite(v), 1.0, v)              # K_v overflows only as r -> 0, where Psi -> 1
+    return np.where((r == 0) | ~np.isfinite(v), 1.0, v)  # K_v overflows only as r -> 0, where Psi -> 1
 
 
 def _entropy1(kind):
-    return {"gaussian": 0.5 * math.log(2 * math.pi * math.e), "uniform": math.log(2 * _R3),
-            "laplace": 1 + 0.5 * math.log(2), "exponential": 1.0}[kind]
+    return {
+        "gaussian": 0.5 * math.log(2 * math.pi * math.e),
+        "uniform": math.log(2 * _R3),
+        "laplace": 1 + 0.5 * math.log(2),
+        "exponential": 1.0,
+    }[kind]
 
 
 def _t_entropy(nu, k):
     a, b = (nu + k) / 2, nu / 2
-    return (-gammaln(a) + gammaln(b) + k / 2 * math.log(nu * math.pi) + a * (digamma(a) - digamma(b))
-            + k / 2 * math.log((nu - 2) / nu))
+    return (
+        -gammaln(a)
+        + gammaln(b)
+        + k / 2 * math.log(nu * math.pi)
+        + a * (digamma(a) - digamma(b))
+        + k / 2 * math.log((nu - 2) / nu)
+    )
 
 
 class NumpyFamilies:
@@ -86,14 +95,17 @@ class NumpyFamilies:
                 X, y, sn, s = np.asarray(p["X"]), np.asarray(p["y"]), p["noise_scale"], p["prior_scale"]
                 A = X.T @ X / sn**2 + np.eye(d) / s**2
                 b = X.T @ y / sn**2
-                c = (y @ y / (2 * sn**2) + 0.5 * len(y) * (LOG_2PI + 2 * math.log(sn))
-                     + 0.5 * d * (LOG_2PI + 2 * math.log(s)))
+                c = (
+                    y @ y / (2 * sn**2)
+                    + 0.5 * len(y) * (LOG_2PI + 2 * math.log(sn))
+                    + 0.5 * d * (LOG_2PI + 2 * math.log(s))
+                )
             return float(0.5 * m @ A @ m + 0.5 * np.sum(C * (A @ C)) - b @ m + c), A @ m - b, A @ C
-        if target.kind == "logistic":                        # §6 ridge reduction, gradients by Stein's lemma
+        if target.kind == "logistic":  # §6 ridge reduction, gradients by Stein's lemma
             X, y, s = np.asarray(p["X"]), np.asarray(p["y"]), p["prior_scale"]
             l = 0.5 * d * (LOG_2PI + 2 * math.log(s)) + 0.5 * (m @ m + np.sum(C * C)) / s**2
             gm, gC = m / s**2, C / s**2
-            for x, yn in zip(X, y):
+            for x, yn in zip(X, y, strict=True):
                 v = C.T @ x
                 sp, sg, ds = _ridge(float(yn * x @ m), float(math.sqrt(v @ v)))
                 l += sp
@@ -160,7 +172,7 @@ class NumpyFamilies:
         p = 0.5 if base.p is None else base.p
         vals, probs = np.array([math.sqrt((1 - p) / p), -math.sqrt(p / (1 - p))]), np.array([p, 1 - p])
         U, w = np.zeros((1, 0)), np.ones(1)
-        for _ in range(d):                  # the product law, one coordinate at a time
+        for _ in range(d):  # the product law, one coordinate at a time
             U = np.vstack([np.column_stack([U, np.full(len(U), v)]) for v in vals])
             w = np.concatenate([w * q for q in probs])
         return U, w
@@ -172,17 +184,23 @@ class NumpyFamilies:
             return self._base_logpdf(base.inner, U0) - np.linalg.slogdet(base.scale)[1]
         if base.kind == "student_t":
             nu, a = base.nu, (base.nu - 2.0)
-            blocks = [U[:, j:j + 1] for j in range(U.shape[1])] if base.product else [U]
+            blocks = [U[:, j : j + 1] for j in range(U.shape[1])] if base.product else [U]
             out = 0.0
             for B in blocks:
                 k = B.shape[1]
-                out = out + (gammaln((nu + k) / 2) - gammaln(nu / 2) - k / 2 * math.log(a * math.pi)
-                             - (nu + k) / 2 * np.log1p(np.sum(B * B, axis=1) / a))
+                out = out + (
+                    gammaln((nu + k) / 2)
+                    - gammaln(nu / 2)
+                    - k / 2 * math.log(a * math.pi)
+                    - (nu + k) / 2 * np.log1p(np.sum(B * B, axis=1) / a)
+                )
             return out
-        one = {"gaussian": lambda u: -0.5 * u * u - 0.5 * LOG_2PI,
-               "uniform": lambda u: np.where(np.abs(u) <= _R3, -math.log(2 * _R3), -np.inf),
-               "laplace": lambda u: -math.sqrt(2.0) * np.abs(u) - 0.5 * math.log(2.0),
-               "exponential": lambda u: np.where(u >= -1.0, -(u + 1.0), -np.inf)}[base.kind]
+        one = {
+            "gaussian": lambda u: -0.5 * u * u - 0.5 * LOG_2PI,
+            "uniform": lambda u: np.where(np.abs(u) <= _R3, -math.log(2 * _R3), -np.inf),
+            "laplace": lambda u: -math.sqrt(2.0) * np.abs(u) - 0.5 * math.log(2.0),
+            "exponential": lambda u: np.where(u >= -1.0, -(u + 1.0), -np.inf),
+        }[base.kind]
         return np.sum(one(U), axis=1)
 
     def _base_sample(self, base, rng, n, d):
@@ -194,9 +212,12 @@ class NumpyFamilies:
         if base.kind in ("rademacher", "two_point"):
             p = 0.5 if base.p is None else base.p
             return np.where(rng.random((n, d)) < p, math.sqrt((1 - p) / p), -math.sqrt(p / (1 - p)))
-        return {"gaussian": lambda: rng.standard_normal((n, d)), "uniform": lambda: rng.uniform(-_R3, _R3, (n, d)),
-                "laplace": lambda: rng.laplace(0.0, 1.0 / math.sqrt(2.0), (n, d)),
-                "exponential": lambda: rng.exponential(1.0, (n, d)) - 1.0}[base.kind]()
+        return {
+            "gaussian": lambda: rng.standard_normal((n, d)),
+            "uniform": lambda: rng.uniform(-_R3, _R3, (n, d)),
+            "laplace": lambda: rng.laplace(0.0, 1.0 / math.sqrt(2.0), (n, d)),
+            "exponential": lambda: rng.exponential(1.0, (n, d)) - 1.0,
+        }[base.kind]()
 
     def locscale_log_density(self, base, m, C, Z):
         Z, m, C = np.atleast_2d(np.asarray(Z, float)), np.asarray(m, float), np.asarray(C, float)

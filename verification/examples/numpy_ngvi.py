@@ -49,8 +49,14 @@ def _kl(mu1, S1, mu2, S2):
 def _rows(rows, n):
     """A mini-batch: a non-empty 1-D array of row indices in [0, n)."""
     rows = np.asarray(rows)
-    need(rows.ndim == 1 and rows.size > 0 and np.issubdtype(rows.dtype, np.integer) and rows.min() >= 0
-         and rows.max() < n, f"a batch must be a non-empty list of row indices in [0, {n}), got {rows.tolist()}")
+    need(
+        rows.ndim == 1
+        and rows.size > 0
+        and np.issubdtype(rows.dtype, np.integer)
+        and rows.min() >= 0
+        and rows.max() < n,
+        f"a batch must be a non-empty list of row indices in [0, {n}), got {rows.tolist()}",
+    )
     return rows
 
 
@@ -81,17 +87,19 @@ class NumpyNGVI:
     def natural_from_expectation(self, xi, Xi):
         return _from_expectation(np.asarray(xi, float), Xi)
 
-    def log_partition(self, lam, Lam):                     # A = -1/4 lam^T Lam^-1 lam - 1/2 logdet(-2 Lam)
+    def log_partition(self, lam, Lam):  # A = -1/4 lam^T Lam^-1 lam - 1/2 logdet(-2 Lam)
         return float(-0.25 * lam @ np.linalg.solve(Lam, lam) - 0.5 * np.linalg.slogdet(-2.0 * np.asarray(Lam))[1])
 
-    def conjugate(self, xi, Xi):                           # A* = -1/2 logdet(Xi - xi xi^T) - d/2
+    def conjugate(self, xi, Xi):  # A* = -1/2 logdet(Xi - xi xi^T) - d/2
         return float(-0.5 * np.linalg.slogdet(np.asarray(Xi) - np.outer(xi, xi))[1] - 0.5 * len(xi))
 
     def kl(self, mu1, S1, mu2, S2):
         for S in (S1, S2):
             S = np.asarray(S, float)
-            need(np.allclose(S, S.T, rtol=0, atol=1e-10 * max(1.0, float(np.abs(S).max()))),
-                 "a covariance must be symmetric")
+            need(
+                np.allclose(S, S.T, rtol=0, atol=1e-10 * max(1.0, float(np.abs(S).max()))),
+                "a covariance must be symmetric",
+            )
         return float(_kl(np.asarray(mu1, float), np.asarray(S1, float), np.asarray(mu2, float), np.asarray(S2, float)))
 
     def bregman_A(self, eta1, eta2):
@@ -114,31 +122,41 @@ class NumpyNGVI:
         for a, (i, j, ca) in enumerate(quad):
             F[:d, d + a] = F[d + a, :d] = ca * (mu[i] * S[:, j] + mu[j] * S[:, i])
             for b, (k, l, cb) in enumerate(quad):
-                F[d + a, d + b] = ca * cb * (S[i, k] * S[j, l] + S[i, l] * S[j, k] + mu[i] * mu[k] * S[j, l]
-                                             + mu[i] * mu[l] * S[j, k] + mu[j] * mu[k] * S[i, l]
-                                             + mu[j] * mu[l] * S[i, k])
+                F[d + a, d + b] = (
+                    ca
+                    * cb
+                    * (
+                        S[i, k] * S[j, l]
+                        + S[i, l] * S[j, k]
+                        + mu[i] * mu[k] * S[j, l]
+                        + mu[i] * mu[l] * S[j, k]
+                        + mu[j] * mu[k] * S[i, l]
+                        + mu[j] * mu[l] * S[i, k]
+                    )
+                )
         return F
 
     # ---- steps (Eqs. 7, 8, 10) ------------------------------------------------------------------------------------
-    def ngd_step(self, eta, g, gamma):                     # eta - gamma grad_omega l, refused outside D
+    def ngd_step(self, eta, g, gamma):  # eta - gamma grad_omega l, refused outside D
         need(np.isfinite(gamma) and gamma >= 0, f"gamma must be >= 0, got {gamma}")
-        return _in_domain((eta[0] - gamma * np.asarray(g[0]),
-                           eta[1] - gamma * 0.5 * (np.asarray(g[1]) + np.asarray(g[1]).T)))
+        return _in_domain(
+            (eta[0] - gamma * np.asarray(g[0]), eta[1] - gamma * 0.5 * (np.asarray(g[1]) + np.asarray(g[1]).T))
+        )
 
-    def ngd_step_fim(self, eta, g_theta, gamma):           # theta - gamma F^-1 grad_theta l, minimal coordinates
+    def ngd_step_fim(self, eta, g_theta, gamma):  # theta - gamma F^-1 grad_theta l, minimal coordinates
         lam, Lam = eta
         d = len(lam)
         theta = np.concatenate([lam, np.diag(Lam), [Lam[i, j] for i, j in _pairs(d)]])
         new = theta - gamma * np.linalg.solve(self.fisher_minimal(lam, Lam), g_theta)
-        L2 = np.diag(new[d:2 * d])
+        L2 = np.diag(new[d : 2 * d])
         for k, (i, j) in enumerate(_pairs(d)):
             L2[i, j] = L2[j, i] = new[2 * d + k]
         return new[:d], L2
 
-    def md_step(self, omega, g, gamma):                    # grad A*(omega+) = grad A*(omega) - gamma g
+    def md_step(self, omega, g, gamma):  # grad A*(omega+) = grad A*(omega) - gamma g
         return _expectation(*self.ngd_step(_from_expectation(*omega), g, gamma))
 
-    def natural_update(self, eta, eta_hat, gamma):         # (1 - gamma) eta + gamma eta_hat
+    def natural_update(self, eta, eta_hat, gamma):  # (1 - gamma) eta + gamma eta_hat
         Lh = 0.5 * (np.asarray(eta_hat[1]) + np.asarray(eta_hat[1]).T)
         return _in_domain(((1 - gamma) * eta[0] + gamma * np.asarray(eta_hat[0]), (1 - gamma) * eta[1] + gamma * Lh))
 
@@ -155,7 +173,9 @@ class NumpyNGVI:
 
     def blr_neg_elbo(self, X, y, sigma2, P, mp, xi, Xi):
         n = X.shape[0]
-        nll = 0.5 * n * math.log(2 * math.pi * sigma2) + (y @ y - 2 * y @ X @ xi + np.sum((X.T @ X) * Xi)) / (2 * sigma2)
+        nll = 0.5 * n * math.log(2 * math.pi * sigma2) + (y @ y - 2 * y @ X @ xi + np.sum((X.T @ X) * Xi)) / (
+            2 * sigma2
+        )
         return float(nll + _kl(xi, Xi - np.outer(xi, xi), mp, P))
 
     def blr_log_evidence(self, X, y, sigma2, P, mp):
@@ -164,12 +184,12 @@ class NumpyNGVI:
         r = np.linalg.solve(Lk, y - X @ mp)
         return float(-0.5 * r @ r - np.log(np.diag(Lk)).sum() - 0.5 * X.shape[0] * math.log(2 * math.pi))
 
-    def blr_grad(self, X, y, sigma2, P, mp, xi, Xi):       # eta(omega) - eta* (App. C.1)
+    def blr_grad(self, X, y, sigma2, P, mp, xi, Xi):  # eta(omega) - eta* (App. C.1)
         lam, Lam = _from_expectation(xi, Xi)
         ls, Ls = self._blr_posterior(X, y, sigma2, P, mp)
         return lam - ls, Lam - Ls
 
-    def blr_stochastic_grad(self, X, y, sigma2, P, mp, xi, Xi, idx):   # Eq. (15)
+    def blr_stochastic_grad(self, X, y, sigma2, P, mp, xi, Xi, idx):  # Eq. (15)
         lam, Lam = _from_expectation(xi, Xi)
         lh, Lh = self._blr_noisy(X, y, sigma2, P, mp, idx)
         return lam - lh, Lam - Lh
@@ -186,7 +206,7 @@ class NumpyNGVI:
         gam = 2.0 / (np.arange(T) + 2.0) if steps is None else np.asarray(steps, float)
         xb, Xb = _expectation(*eta)
         yield eta, xb, Xb
-        for idx, g in zip(indices, gam):
+        for idx, g in zip(indices, gam, strict=True):
             eta = self.natural_update(eta, self._blr_noisy(X, y, sigma2, P, mp, idx), g)
             xi, Xi = _expectation(*eta)
             xb, Xb = (1 - g) * xb + g * xi, (1 - g) * Xb + g * Xi
@@ -207,8 +227,10 @@ class NumpyNGVI:
         """Thm 1: weights 2 (t + 1) / ((T + 1)(T + 2)) on omega_{t+1}, t = 0..T."""
         T1 = len(omegas)
         w = 2.0 * np.arange(1, T1 + 1) / (T1 * (T1 + 1))
-        return (sum(wk * np.asarray(o[0], float) for wk, o in zip(w, omegas)),
-                sum(wk * np.asarray(o[1], float) for wk, o in zip(w, omegas)))
+        return (
+            sum(wk * np.asarray(o[0], float) for wk, o in zip(w, omegas, strict=True)),
+            sum(wk * np.asarray(o[1], float) for wk, o in zip(w, omegas, strict=True)),
+        )
 
     def blr_trajectory(self, X, y, sigma2, P, mp, indices, steps, init=None):
         return [eta for eta, _, _ in self._blr_states(X, y, sigma2, P, mp, indices, init, steps)]
@@ -232,14 +254,14 @@ class NumpyNGVI:
             dmu = S_a @ (dl + 2 * dL @ mu_b)
             dXi = 2 * S_a @ dL @ S_b + np.outer(dmu, mu_a) + np.outer(mu_b, dmu)
             total += dl @ dmu + np.sum(dL * dXi)
-        return float(total / n ** batch_size)
+        return float(total / n**batch_size)
 
     def blr_lemma3_bound(self, X, y, sigma2, P, mp, batch_size):
         X, y = np.asarray(X, float), np.asarray(y, float)
         n = X.shape[0]
         nu = max(1.0, float(np.linalg.eigvalsh(P).max()))
         Z = y[:, None] * X
-        b = float(np.linalg.norm(Z, axis=1).max()) / sigma2           # the corrected b of Lemma 9 (E004-3)
+        b = float(np.linalg.norm(Z, axis=1).max()) / sigma2  # the corrected b of Lemma 9 (E004-3)
         s1 = float(np.mean(np.sum((Z - Z.mean(0)) ** 2, axis=1)))
         O = X[:, :, None] * X[:, None, :]
         s2 = float(np.mean(np.sum((O - O.mean(0)) ** 2, axis=(1, 2))))
@@ -251,7 +273,7 @@ class NumpyNGVI:
         L = np.linalg.cholesky(np.asarray(Xi) - np.outer(xi, xi))
         return L, xi + np.atleast_2d(U) @ L.T
 
-    def price(self, grad_hess, xi, Xi, U):                 # Bonnet and Price: (E g - E[H] mu, E[H] / 2)
+    def price(self, grad_hess, xi, Xi, U):  # Bonnet and Price: (E g - E[H] mu, E[H] / 2)
         _, Z = self._samples(xi, Xi, U)
         G, H = grad_hess(Z)
         H = np.asarray(H, float)
@@ -265,17 +287,17 @@ class NumpyNGVI:
         U = np.atleast_2d(U)
         Linv = np.linalg.inv(L)
         gx, GX = np.zeros(len(xi)), np.zeros((len(xi),) * 2)
-        for g, u in zip(np.atleast_2d(grad(Z)), U):
-            B = np.tril(L.T @ np.tril(np.outer(g, u)))           # dL of Sigma = L L^T through the Cholesky map
+        for g, u in zip(np.atleast_2d(grad(Z)), U, strict=True):
+            B = np.tril(L.T @ np.tril(np.outer(g, u)))  # dL of Sigma = L L^T through the Cholesky map
             B[np.diag_indices_from(B)] *= 0.5
             M = Linv.T @ B @ Linv
-            Sbar = 0.5 * (M + M.T)                               # d/dSigma; Sigma = Xi - xi xi^T
+            Sbar = 0.5 * (M + M.T)  # d/dSigma; Sigma = Xi - xi xi^T
             GX += Sbar
             gx += g - 2.0 * Sbar @ xi
         return gx / len(U), GX / len(U)
 
     def price_logistic(self, X, y, xi, Xi, U, idx=None):
-        if idx is not None:                     # Eq. (15): n/m times the sum over the batch
+        if idx is not None:  # Eq. (15): n/m times the sum over the batch
             idx = _rows(idx, len(y))
             gx, G = self.price_logistic(X[idx], y[idx], xi, Xi, U)
             return len(y) / idx.size * gx, len(y) / idx.size * G
@@ -284,6 +306,7 @@ class NumpyNGVI:
             A = Z @ X.T
             s = expit(A) * expit(-A)
             return (y * expit(-y * A)) @ X, -(X.T * s.mean(axis=0)) @ X
+
         return self.price(grad_hess, xi, Xi, U)
 
     # ---- GLMs (§3.2, §5): exact expectations by Gauss-Hermite (logistic) or closed form (Poisson) -----------------
@@ -301,8 +324,10 @@ class NumpyNGVI:
 
     def glm_loglik(self, kind, X, y, Z):
         if kind == "poisson":
-            need(np.all(np.asarray(y) >= 0) and np.all(np.asarray(y) == np.round(y)), "Poisson counts must be "
-                 "non-negative integers")
+            need(
+                np.all(np.asarray(y) >= 0) and np.all(np.asarray(y) == np.round(y)),
+                "Poisson counts must be non-negative integers",
+            )
         eta = np.atleast_2d(Z) @ np.asarray(X, float).T
         if kind == "logistic":
             return np.sum(-np.log1p(np.exp(-np.abs(y * eta))) + np.minimum(y * eta, 0.0), axis=1)
@@ -335,8 +360,9 @@ class NumpyNGVI:
 
             def grad_hess(Z, Xb=Xb, yb=yb, c=c):
                 A = Z @ Xb.T
-                d1, d2 = (yb * expit(-yb * A), -expit(A) * expit(-A)) if kind == "logistic" else (yb - np.exp(A),
-                                                                                                   -np.exp(A))
+                d1, d2 = (
+                    (yb * expit(-yb * A), -expit(A) * expit(-A)) if kind == "logistic" else (yb - np.exp(A), -np.exp(A))
+                )
                 return c * d1 @ Xb, c * np.einsum("sn,ni,nj->sij", d2, Xb, Xb)
 
             xi, Xi = _expectation(*eta)
@@ -362,7 +388,7 @@ class NumpyNGVI:
         m, C = (np.zeros(d), np.eye(d)) if init is None else (np.array(init[0], float), np.tril(init[1]))
         Pinv = np.linalg.inv(P)
         need(np.all(np.asarray(steps) >= 0), "step sizes must be >= 0")
-        for rows, step in zip(np.asarray(indices), steps):
+        for rows, step in zip(np.asarray(indices), steps, strict=True):
             rows = _rows(rows, n)
             c, Xb, yb = n / (len(rows) * sigma2), X[rows], y[rows]
             m, C = self._sgd_step(m, C, step, -c * Xb.T @ (yb - Xb @ m), c * np.tril(Xb.T @ Xb @ C), Pinv, mp)
@@ -377,8 +403,9 @@ class NumpyNGVI:
             rows = np.arange(n) if batches is None else _rows(batches[t], n)
             Xb, yb, c, u = X[rows], y[rows], n / len(rows), np.atleast_2d(U[t])
             A = (m + u @ C.T) @ Xb.T
-            d1, d2 = (yb * expit(-yb * A), -expit(A) * expit(-A)) if kind == "logistic" else (yb - np.exp(A),
-                                                                                               -np.exp(A))
+            d1, d2 = (
+                (yb * expit(-yb * A), -expit(A) * expit(-A)) if kind == "logistic" else (yb - np.exp(A), -np.exp(A))
+            )
             G = c * d1 @ Xb
             gC = -np.tril(G.T @ u) / len(u) if estimator == "reparam" else -np.tril(c * (Xb.T * d2.mean(0)) @ Xb @ C)
             m, C = self._sgd_step(m, C, step, -G.mean(axis=0), gC, np.eye(d), np.zeros(d))
@@ -399,8 +426,10 @@ class NumpyNGVI:
 
     def _glm_history(self, run, kind, X, y, steps, U, at, estimator, batches):
         """l(q_t) of ``run`` (glm_ngd or glm_sgd) after the iterations in ``at``, from its prefixes; and eta_T."""
+
         def prefix(t):
             return run(kind, X, y, steps[:t], U[:t], estimator, None if batches is None else batches[:t])
+
         its = _recorded(at, len(steps))
         vals = [self.glm_neg_elbo(kind, X, y, *_expectation(*prefix(t))) for t in its]
         return its, np.array(vals), prefix(len(steps))

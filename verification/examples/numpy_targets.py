@@ -48,8 +48,10 @@ class Gaussian(_Model):
     def __init__(self, p):
         self.mean, self.P = np.asarray(p["mean"], float), np.asarray(p["precision"], float)
         self.dim = self.mean.shape[0]
-        need(self.P.shape == (self.dim, self.dim) and np.linalg.eigvalsh(self.P)[0] > 0,
-             "the precision must be positive definite")
+        need(
+            self.P.shape == (self.dim, self.dim) and np.linalg.eigvalsh(self.P)[0] > 0,
+            "the precision must be positive definite",
+        )
         self.const = 0.5 * np.linalg.slogdet(self.P)[1] - 0.5 * self.dim * LOG_2PI
 
     def logp(self, Z):
@@ -69,10 +71,22 @@ class _Regression(_Model):
     def __init__(self, p):
         self.X, self.y = np.asarray(p["X"], float), np.asarray(p["y"], float)
         self.s2 = float(p["prior_scale"]) ** 2
-        need(self.X.ndim == 2 and self.y.shape == (self.X.shape[0],) and self.s2 > 0,
-             "a regression target needs X (N, d), y (N,) and prior_scale > 0")
+        need(
+            self.X.ndim == 2 and self.y.shape == (self.X.shape[0],) and self.s2 > 0,
+            "a regression target needs X (N, d), y (N,) and prior_scale > 0",
+        )
         self.dim = self.X.shape[1]
         self.prior_const = -0.5 * self.dim * (LOG_2PI + math.log(self.s2))
+
+    # the likelihood of the scores, defined by each model: rows of A (B, N) -> (B,), (B, N); a (N,) -> (N,)
+    def _loglik(self, A):
+        raise NotImplementedError
+
+    def _dloglik(self, A):
+        raise NotImplementedError
+
+    def _d2loglik(self, a):
+        raise NotImplementedError
 
     def logp(self, Z):
         Z = _batch(Z, self.dim)
@@ -128,30 +142,39 @@ class HierarchicalLogistic(_Model):
     def __init__(self, p):
         self.X, self.y = np.asarray(p["X"], float), np.asarray(p["y"], float)
         self.groups, self.G = np.asarray(p["groups"]), int(p["n_groups"])
-        need(self.groups.size == 0 or (self.groups.min() >= 0 and self.groups.max() < self.G),
-             "group labels outside 0..G-1")
+        need(
+            self.groups.size == 0 or (self.groups.min() >= 0 and self.groups.max() < self.G),
+            "group labels outside 0..G-1",
+        )
         self.D = self.X.shape[1]
         self.dim = (self.G + 1) * self.D
         Sigma, Delta = np.asarray(p["Sigma"], float), np.asarray(p["Delta"], float)
         self.Si, self.Di = np.linalg.inv(Sigma), np.linalg.inv(Delta)
-        self.onehot = np.eye(self.G)[self.groups]                                  # (N, G)
-        self.const = -(0.5 * (self.G + 1) * self.D * LOG_2PI + 0.5 * np.linalg.slogdet(Sigma)[1]
-                       + 0.5 * self.G * np.linalg.slogdet(Delta)[1])
+        self.onehot = np.eye(self.G)[self.groups]  # (N, G)
+        self.const = -(
+            0.5 * (self.G + 1) * self.D * LOG_2PI
+            + 0.5 * np.linalg.slogdet(Sigma)[1]
+            + 0.5 * self.G * np.linalg.slogdet(Delta)[1]
+        )
 
     def _split(self, Z):
         Z = _batch(Z, self.dim)
-        theta, Zg = Z[:, :self.D], Z[:, self.D:].reshape(len(Z), self.G, self.D)
-        return theta, Zg, np.einsum("bnd,nd->bn", Zg[:, self.groups], self.X)     # scores (b, N)
+        theta, Zg = Z[:, : self.D], Z[:, self.D :].reshape(len(Z), self.G, self.D)
+        return theta, Zg, np.einsum("bnd,nd->bn", Zg[:, self.groups], self.X)  # scores (b, N)
 
     def logp(self, Z):
         theta, Zg, A = self._split(Z)
         R = Zg - theta[:, None, :]
-        return (-0.5 * np.einsum("bi,ij,bj->b", theta, self.Si, theta) - 0.5 * np.einsum("bgi,ij,bgj->b", R, self.Di, R)
-                - np.sum(np.logaddexp(0.0, -self.y * A), axis=1) + self.const)
+        return (
+            -0.5 * np.einsum("bi,ij,bj->b", theta, self.Si, theta)
+            - 0.5 * np.einsum("bgi,ij,bgj->b", R, self.Di, R)
+            - np.sum(np.logaddexp(0.0, -self.y * A), axis=1)
+            + self.const
+        )
 
     def grad(self, Z):
         theta, Zg, A = self._split(Z)
-        R = (Zg - theta[:, None, :]) @ self.Di.T                                   # Delta^-1 (z_g - theta)
+        R = (Zg - theta[:, None, :]) @ self.Di.T  # Delta^-1 (z_g - theta)
         lik = np.einsum("bn,nd,ng->bgd", self.y * expit(-self.y * A), self.X, self.onehot)
         g_theta = -theta @ self.Si.T + R.sum(axis=1)
         return np.concatenate([g_theta, (lik - R).reshape(len(theta), -1)], axis=1)
@@ -168,7 +191,7 @@ class HierarchicalLogistic(_Model):
         for g in range(G):
             rows = self.groups == g
             Xg = self.X[rows]
-            H[(g + 1) * D:(g + 2) * D, (g + 1) * D:(g + 2) * D] -= (Xg.T * w[rows]) @ Xg
+            H[(g + 1) * D : (g + 2) * D, (g + 1) * D : (g + 2) * D] -= (Xg.T * w[rows]) @ Xg
         return 0.5 * (H + H.T)
 
 
@@ -214,9 +237,14 @@ class GivenDensity(_Model):
         return 0.5 * (H + H.T)
 
 
-_BUILDERS = {"gaussian": Gaussian, "linear": Linear, "logistic": Logistic,
-             "hierarchical_logistic": HierarchicalLogistic, "cosine": Cosine}
-_CACHE: "weakref.WeakKeyDictionary" = weakref.WeakKeyDictionary()
+_BUILDERS = {
+    "gaussian": Gaussian,
+    "linear": Linear,
+    "logistic": Logistic,
+    "hierarchical_logistic": HierarchicalLogistic,
+    "cosine": Cosine,
+}
+_CACHE: weakref.WeakKeyDictionary = weakref.WeakKeyDictionary()
 
 
 def build(target) -> _Model:
@@ -239,7 +267,7 @@ def model_of(target) -> _Model:
     model = build(target)
     try:
         _CACHE[target] = model
-    except TypeError:                    # not weak-referenceable: build per call
+    except TypeError:  # not weak-referenceable: build per call
         pass
     return model
 

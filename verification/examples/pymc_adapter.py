@@ -49,16 +49,16 @@ from __future__ import annotations
 
 import functools
 import weakref
+from typing import Any
 
 import numpy as np
-
 import pymc as pm
 import pytensor
 import pytensor.tensor as pt
-from pytensor.gradient import disconnected_grad
-from pytensor.graph.replace import graph_replace
 from pymc.variational.operators import KL
 from pymc.variational.opvi import Operator
+from pytensor.gradient import disconnected_grad
+from pytensor.graph.replace import graph_replace
 
 #: protocol structure -> PyMC approximation
 FAMILIES = {"tril": "fullrank", "diag": "meanfield"}
@@ -85,8 +85,10 @@ class _NegEntropy(Operator):
 
 # ---- the target as a PyMC model ---------------------------------------------------------------------------------
 def _shared(params, names):
-    return {k: pytensor.shared(np.asarray(params[k], dtype=np.int64 if k == "groups" else np.float64), name=k)
-            for k in names}
+    return {
+        k: pytensor.shared(np.asarray(params[k], dtype=np.int64 if k == "groups" else np.float64), name=k)
+        for k in names
+    }
 
 
 def pymc_model(kind, params):
@@ -110,14 +112,14 @@ def pymc_model(kind, params):
             G, q = int(params["n_groups"]), np.shape(params["X"])[1]
             theta = pm.MvNormal("theta", mu=pt.zeros(q), cov=data["Sigma"], shape=q)
             zg = pm.MvNormal("z_g", mu=theta, cov=data["Delta"], shape=(G, q))
-            pm.Bernoulli("y", logit_p=(data["X"] * zg[data["groups"]]).sum(axis=1),
-                         observed=(data["y"] + 1.0) / 2.0)
+            pm.Bernoulli("y", logit_p=(data["X"] * zg[data["groups"]]).sum(axis=1), observed=(data["y"] + 1.0) / 2.0)
         elif kind == "cosine":
             data = _shared(params, ("alpha", "b", "phi", "beta", "z0"))
             z = pm.Flat("z", shape=np.shape(params["b"]))
             r = z - data["z0"]
-            pm.Potential("cosine", -(data["alpha"] * pt.cos(data["b"] @ z + data["phi"])
-                                     + 0.5 * data["beta"] * (r @ r)))
+            pm.Potential(
+                "cosine", -(data["alpha"] * pt.cos(data["b"] @ z + data["phi"]) + 0.5 * data["beta"] * (r @ r))
+            )
         else:
             raise ValueError(f"PyMC adapter: no PyMC model for target kind {kind!r}")
     return model, data
@@ -138,8 +140,10 @@ def shape_key(target):
     """What the compiled functions depend on: the kind, d, G and every parameter's rank (the data's shared
     variables have no static shape, so targets with another number of observations reuse the same functions)."""
     return (target.kind, target.dim, target.params.get("n_groups")) + tuple(
-        (k, np.ndim(v)) for k, v in sorted(target.params.items())
-        if v is not None and k not in ("smoothness", "strong_convexity", "n_groups"))
+        (k, np.ndim(v))
+        for k, v in sorted(target.params.items())
+        if v is not None and k not in ("smoothness", "strong_convexity", "n_groups")
+    )
 
 
 # ---- PyMC's objective at given base samples ---------------------------------------------------------------------
@@ -170,8 +174,8 @@ class _Compiled:
     def _score_loss(self):
         """mean over rows of -log p(z) log q_w(z) at fixed z = mu + L u (PyMC's log q graph at u = L^{-1}(z - mu))."""
         g, a = self.group, self.approx
-        z = disconnected_grad(g.symbolic_random)                        # (S, d), fixed
-        neg_logp = disconnected_grad(-a.sized_symbolic_logp)            # (S,)
+        z = disconnected_grad(g.symbolic_random)  # (S, d), fixed
+        neg_logp = disconnected_grad(-a.sized_symbolic_logp)  # (S,)
         u = _solve_lower(self._L(), (z - g.mean).T).T
         logq = graph_replace(g.symbolic_logq_not_scaled, {g.symbolic_initial: u}, strict=False)
         return (neg_logp * logq).mean()
@@ -200,15 +204,20 @@ class _Compiled:
     def fn(self, which, S):
         key = (which, S == 1)
         if key not in self.fns:
-            loss = self._loss(which, 1 if S == 1 else 2)    # PyMC skips its scan over samples when S == 1
+            loss = self._loss(which, 1 if S == 1 else 2)  # PyMC skips its scan over samples when S == 1
             params = self._params()
-            if which == "neg_entropy":                       # log q does not depend on mu: a zero gradient
+            if which == "neg_entropy":  # log q does not depend on mu: a zero gradient
                 grads = pytensor.grad(loss, params, disconnected_inputs="ignore")
-            else:                                            # what ObjectiveFunction.add_obj_updates calls
+            else:  # what ObjectiveFunction.add_obj_updates calls
                 grads = pm.updates.get_or_compute_grads(loss, params)
             ins = [pt.vector("mu_in"), pt.vector("cov_in")]
-            self.fns[key] = pytensor.function([self.U, *ins], [loss, *grads], givens=list(zip(params, ins)),
-                                              mode=self.mode, on_unused_input="ignore")
+            self.fns[key] = pytensor.function(
+                [self.U, *ins],
+                [loss, *grads],  # type: ignore[misc]  # pytensor.grad of a list of wrt is a list
+                givens=list(zip(params, ins, strict=True)),
+                mode=self.mode,
+                on_unused_input="ignore",
+            )
         return self.fns[key]
 
 
@@ -234,7 +243,7 @@ def from_pymc_gradient(g_mu, g_cov, C, family):
         gC[np.tril_indices(d)] = g_cov
     else:
         gC[np.diag_indices(d)] = g_cov
-    gC[np.diag_indices(d)] /= -np.expm1(-np.diag(C))            # d softplus(rho)/d rho = 1 - exp(-C_ii)
+    gC[np.diag_indices(d)] /= -np.expm1(-np.diag(C))  # d softplus(rho)/d rho = 1 - exp(-C_ii)
     return np.asarray(g_mu, dtype=np.float64), gC
 
 
@@ -246,7 +255,7 @@ class PyMCImplementation:
 
     def __init__(self, mode=None):
         """``mode``: the PyTensor compile mode (default :data:`MODE`; ``"FAST_RUN"`` is what ``pm.fit`` uses)."""
-        self._cache = weakref.WeakKeyDictionary()
+        self._cache: weakref.WeakKeyDictionary[Any, Any] = weakref.WeakKeyDictionary()
         self._compiled = {}
         self.mode = mode
 
@@ -336,7 +345,7 @@ class PyMCImplementation:
         return from_pymc_gradient(g_mu, g_cov, C, family)[1]
 
 
-@functools.lru_cache(maxsize=None)
+@functools.cache
 def _flat_compiled(d, family):
     """An approximation over a flat d-vector: its log q term does not depend on the model."""
     with pm.Model() as model:

@@ -27,7 +27,7 @@ from scipy import integrate, optimize, stats
 def box_probability(mu, sigma, lo, hi) -> float:
     mu, sigma, lo, hi = (np.atleast_1d(np.asarray(x, dtype=float)) for x in (mu, sigma, lo, hi))
     p = 1.0
-    for m, s, a, b in zip(mu, np.broadcast_to(sigma, mu.shape), lo, hi):
+    for m, s, a, b in zip(mu, np.broadcast_to(sigma, mu.shape), lo, hi, strict=True):
         p *= stats.norm.cdf(b, m, s) - stats.norm.cdf(a, m, s)
     return float(p)
 
@@ -55,8 +55,15 @@ def tn_inner_quad(mu_i, s_i, mu_j, s_j, lo, hi) -> float:
         b = (lo[k] - mu_j[k]) / s_j[k], (hi[k] - mu_j[k]) / s_j[k]
         fi = stats.truncnorm(a[0], a[1], loc=mu_i[k], scale=s_i[k])
         fj = stats.truncnorm(b[0], b[1], loc=mu_j[k], scale=s_j[k])
-        val, _ = integrate.quad(lambda z: fi.pdf(z) * fj.pdf(z), lo[k], hi[k], points=[mu_i[k], mu_j[k]],
-                                epsabs=1e-14, epsrel=1e-12, limit=200)
+        val, _ = integrate.quad(
+            lambda z: fi.pdf(z) * fj.pdf(z),
+            lo[k],
+            hi[k],
+            points=[mu_i[k], mu_j[k]],
+            epsabs=1e-14,
+            epsrel=1e-12,
+            limit=200,
+        )
         out *= val
     return float(out)
 
@@ -70,7 +77,7 @@ def tn_inner_mpmath(mu_i, s_i, mu_j, s_j, lo, hi, digits: int = 30) -> float:
         mi, si, mj, sj, a, b = (mp.mpf(repr(float(x))) for x in (mu_i, s_i, mu_j, s_j, lo, hi))
 
         def npdf(z, m, s):
-            return mp.exp(-(z - m) ** 2 / (2 * s ** 2)) / (s * mp.sqrt(2 * mp.pi))
+            return mp.exp(-((z - m) ** 2) / (2 * s**2)) / (s * mp.sqrt(2 * mp.pi))
 
         def Z(m, s):
             return (mp.erf((b - m) / (s * mp.sqrt(2))) - mp.erf((a - m) / (s * mp.sqrt(2)))) / 2
@@ -86,15 +93,15 @@ def normal_square_integral_sympy():
 
     z, mu = sp.symbols("z mu", real=True)
     s = sp.Symbol("s", positive=True)
-    npdf = sp.exp(-(z - mu) ** 2 / (2 * s ** 2)) / (s * sp.sqrt(2 * sp.pi))
-    val = sp.integrate(npdf ** 2, (z, -sp.oo, sp.oo))
+    npdf = sp.exp(-((z - mu) ** 2) / (2 * s**2)) / (s * sp.sqrt(2 * sp.pi))
+    val = sp.integrate(npdf**2, (z, -sp.oo, sp.oo))
     return val, sp.simplify(val - 1 / (2 * sp.sqrt(sp.pi) * s))
 
 
 def mixture_pdf_1d(z, weights, mus, sigmas, lo, hi) -> np.ndarray:
     z = np.atleast_1d(np.asarray(z, dtype=float))
     out = np.zeros_like(z)
-    for w, m, s in zip(weights, mus, sigmas):
+    for w, m, s in zip(weights, mus, sigmas, strict=True):
         if w > 0:
             out += w * stats.truncnorm.pdf(z, (lo - m) / s, (hi - m) / s, loc=m, scale=s)
     return out
@@ -102,9 +109,11 @@ def mixture_pdf_1d(z, weights, mus, sigmas, lo, hi) -> np.ndarray:
 
 def kl_quad_1d(q_pdf, logp, lo: float, hi: float, points=()) -> float:
     """int_lo^hi q(z) (log q(z) - log p(z)) dz by QUADPACK (``q_pdf`` and ``logp`` scalar-callable)."""
+
     def f(z):
         qz = float(q_pdf(z))
         return qz * (math.log(qz) - float(logp(z))) if qz > 0 else 0.0
+
     pts = sorted({float(p) for p in points if lo < p < hi})
     val, _ = integrate.quad(f, lo, hi, points=pts or None, epsabs=1e-13, epsrel=1e-12, limit=400)
     return float(val)
@@ -123,8 +132,10 @@ def kl_grid_2d(q_pdf, logp, lo, hi, n: int = 200) -> float:
 
 def line_search_1d(q_pdf, s_pdf, logp, lo: float, hi: float, points=()) -> float:
     """argmin_{gamma in [0,1]} int (q + gamma (s - q)) log((q + gamma (s - q))/p) by bounded Brent on quad values."""
+
     def phi(g):
         return kl_quad_1d(lambda z: (1 - g) * q_pdf(z) + g * s_pdf(z), logp, lo, hi, points)
+
     res = optimize.minimize_scalar(phi, bounds=(0.0, 1.0), method="bounded", options={"xatol": 1e-10})
     cands = [0.0, 1.0, float(res.x)]
     return min(cands, key=phi)
@@ -138,18 +149,18 @@ def simplex_qp_enumerate(H, b) -> np.ndarray:
     n = H.shape[0]
     best, best_val = None, np.inf
     for r in range(1, n + 1):
-        for S in itertools.combinations(range(n), r):
-            S = list(S)
+        for support in itertools.combinations(range(n), r):
+            idx = list(support)
             A = np.zeros((r + 1, r + 1))
-            A[:r, :r] = H[np.ix_(S, S)]
+            A[:r, :r] = H[np.ix_(idx, idx)]
             A[:r, r] = 1.0
             A[r, :r] = 1.0
-            rhs = np.concatenate([-b[S], [1.0]])
+            rhs = np.concatenate([-b[idx], [1.0]])
             sol = np.linalg.lstsq(A, rhs, rcond=None)[0]
             if not np.allclose(A @ sol, rhs, atol=1e-10):
                 continue
             a = np.zeros(n)
-            a[S] = sol[:r]
+            a[idx] = sol[:r]
             if np.any(a < -1e-12):
                 continue
             a = np.maximum(a, 0)
@@ -157,6 +168,8 @@ def simplex_qp_enumerate(H, b) -> np.ndarray:
             val = 0.5 * a @ H @ a + b @ a
             if val < best_val - 1e-15:
                 best, best_val = a, val
+    if best is None:
+        raise ValueError("no support gives a feasible KKT point: H is not PSD or the input is not finite")
     return best
 
 
@@ -171,6 +184,7 @@ def simplex_projection_bisect(v) -> np.ndarray:
 # instance-level oracles for the plain-record protocol (verification.protocol.boosting): everything the statements
 # need about an instance, computed here and never asked of the implementation under test
 # ------------------------------------------------------------------------------------------------------------------
+
 
 def _log_mass(mu, s, lo, hi):
     """log P(N(mu, s^2) in [lo, hi]) per coordinate (scipy.stats.norm log-cdf / log-sf differences)."""
@@ -188,7 +202,7 @@ def tn_gram(means, scales, lo, hi) -> np.ndarray:
     K, d = m.shape
     s = np.broadcast_to(np.asarray(scales, dtype=float), (K,))
     lo, hi = np.broadcast_to(np.asarray(lo, float), (d,)), np.broadcast_to(np.asarray(hi, float), (d,))
-    si2, sj2 = (s ** 2)[:, None], (s ** 2)[None, :]
+    si2, sj2 = (s**2)[:, None], (s**2)[None, :]
     tot = si2 + sj2
     out = np.zeros((K, K))
     for j in range(d):
@@ -226,7 +240,7 @@ class QuadratureProblem:
         order, panels = inst.quadrature
         x, w = np.polynomial.legendre.leggauss(int(order))
         axes, wts = [], []
-        for a, b in zip(inst.lo, inst.hi):
+        for a, b in zip(inst.lo, inst.hi, strict=True):
             edges = np.linspace(a, b, int(panels) + 1)
             h, mid = 0.5 * np.diff(edges), 0.5 * (edges[1:] + edges[:-1])
             axes.append((mid[:, None] + h[:, None] * x[None, :]).ravel())
@@ -235,8 +249,9 @@ class QuadratureProblem:
         self.w = np.prod(np.array(list(itertools.product(*wts))), axis=1)
         self.inst = inst
         self.K = inst.K
-        self.table = np.exp(np.array([tn_logpdf(self.nodes, inst.means[k], inst.scales[k], inst.lo, inst.hi)
-                                      for k in range(inst.K)]))
+        self.table = np.exp(
+            np.array([tn_logpdf(self.nodes, inst.means[k], inst.scales[k], inst.lo, inst.hi) for k in range(inst.K)])
+        )
         self.logp = np.asarray(inst.target.logp(self.nodes), dtype=float)
         self.volume = float(np.prod(inst.hi - inst.lo))
         self.eps, self.M = tn_density_bounds(inst.means, inst.scales, inst.lo, inst.hi)
@@ -285,6 +300,7 @@ class QuadratureProblem:
         def pdf(z):
             out = mixture_pdf_1d(z, np.asarray(alpha)[act], mus, sig, lo, hi)
             return float(out[0]) if np.ndim(z) == 0 else out
+
         return pdf
 
 
@@ -299,15 +315,26 @@ def family_constants_closed_form(lo, hi, sigma_min: float, sigma_max: float) -> 
     P_a = float(np.exp(np.sum(_log_mass(lo, sigma_min, lo, hi))))
     D = float(np.linalg.norm(hi - lo))
     n_ab = float(np.exp(np.sum(stats.norm.logpdf(hi, lo, sigma_min))))
-    out = dict(K=K, P_a=P_a, diam_box=D, eps_corner_formula=n_ab / P_a,
-               thm2_diam_sq=4.0 / (sigma_min ** d * (2 * math.sqrt(math.pi)) ** d * K ** 2),
-               thm8_ldiam=4 * 2 ** (-d / 2) * P_a * math.exp(D * D / (2 * sigma_min ** 2)) / K ** 2,
-               thm8_ldiam_printed=4 * P_a * math.exp(D * D / (2 * sigma_min ** 2))
-               / (sigma_min ** (d / 2) * 2 ** (d / 2) * K ** 2))
+    out = dict(
+        K=K,
+        P_a=P_a,
+        diam_box=D,
+        eps_corner_formula=n_ab / P_a,
+        thm2_diam_sq=4.0 / (sigma_min**d * (2 * math.sqrt(math.pi)) ** d * K**2),
+        thm8_ldiam=4 * 2 ** (-d / 2) * P_a * math.exp(D * D / (2 * sigma_min**2)) / K**2,
+        thm8_ldiam_printed=4
+        * P_a
+        * math.exp(D * D / (2 * sigma_min**2))
+        / (sigma_min ** (d / 2) * 2 ** (d / 2) * K**2),
+    )
     if sigma_min == sigma_max:
         # M: the density at its own mean, the mean at a corner (the smallest normaliser, P_a)
-        eps, M, leb = n_ab / P_a, float(np.prod(stats.norm.pdf(0.0, 0.0, np.full(d, sigma_min)))) / P_a, \
-            float(np.prod(hi - lo))
-        out.update(eps=eps, M=M, cor3_diam_sq=4.0 * M * M * leb, tight_diam_sq=2.0 * M,
-                   thm6_curvature=4.0 * M * M * leb / eps)
+        eps, M, leb = (
+            n_ab / P_a,
+            float(np.prod(stats.norm.pdf(0.0, 0.0, np.full(d, sigma_min)))) / P_a,
+            float(np.prod(hi - lo)),
+        )
+        out.update(
+            eps=eps, M=M, cor3_diam_sq=4.0 * M * M * leb, tight_diam_sq=2.0 * M, thm6_curvature=4.0 * M * M * leb / eps
+        )
     return out

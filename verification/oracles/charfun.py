@@ -40,9 +40,14 @@ def _t_Psi(kappa, nu):
     out = np.ones_like(r)
     pos = r > 0
     rp = r[pos]
-    with np.errstate(over="ignore"):       # K_v overflows only where r^v K_v(r) is at its r -> 0 limit: Psi = 1
-        val = np.exp(np.log(special.kve(nu / 2.0, rp)) - rp + (nu / 2.0) * np.log(rp)
-                     - special.gammaln(nu / 2.0) - (nu / 2.0 - 1.0) * math.log(2.0))
+    with np.errstate(over="ignore"):  # K_v overflows only where r^v K_v(r) is at its r -> 0 limit: Psi = 1
+        val = np.exp(
+            np.log(special.kve(nu / 2.0, rp))
+            - rp
+            + (nu / 2.0) * np.log(rp)
+            - special.gammaln(nu / 2.0)
+            - (nu / 2.0 - 1.0) * math.log(2.0)
+        )
     out[pos] = np.where(np.isfinite(val), val, 1.0)
     return out.reshape(shape)
 
@@ -56,9 +61,14 @@ def _t_dPsi_over_kappa(kappa, nu):
     pos = r > 0
     rp = r[pos]
     v = nu / 2.0 - 1.0
-    with np.errstate(over="ignore"):       # overflow only at the r -> 0 limit, -1
-        val = -(nu - 2.0) * np.exp(np.log(special.kve(v, rp)) - rp + v * np.log(rp)
-                                   - special.gammaln(nu / 2.0) - (nu / 2.0 - 1.0) * math.log(2.0))
+    with np.errstate(over="ignore"):  # overflow only at the r -> 0 limit, -1
+        val = -(nu - 2.0) * np.exp(
+            np.log(special.kve(v, rp))
+            - rp
+            + v * np.log(rp)
+            - special.gammaln(nu / 2.0)
+            - (nu / 2.0 - 1.0) * math.log(2.0)
+        )
     out[pos] = np.where(np.isfinite(val), val, -1.0)
     return out.reshape(shape)
 
@@ -72,7 +82,7 @@ def psi(base: str, k, nu: float | None = None) -> np.ndarray:
         x = _S3 * k
         small = np.abs(x) < 1e-4
         xs = np.where(small, 1.0, x)
-        return np.where(small, 1.0 - x * x / 6.0 + x ** 4 / 120.0, np.sin(xs) / xs) + 0j
+        return np.where(small, 1.0 - x * x / 6.0 + x**4 / 120.0, np.sin(xs) / xs) + 0j
     if base == "laplace":
         return 1.0 / (1.0 + 0.5 * k * k) + 0j
     if base == "exponential":
@@ -95,7 +105,7 @@ def dpsi(base: str, k, nu: float | None = None) -> np.ndarray:
         xs = np.where(small, 1.0, x)
         # d/dk sin(x)/x = sqrt3 (x cos x - sin x) / x^2; series sqrt3 (-x/3 + x^3/30 - x^5/840)
         big = _S3 * (xs * np.cos(xs) - np.sin(xs)) / (xs * xs)
-        ser = _S3 * (-x / 3.0 + x ** 3 / 30.0 - x ** 5 / 840.0)
+        ser = _S3 * (-x / 3.0 + x**3 / 30.0 - x**5 / 840.0)
         return np.where(small, ser, big) + 0j
     if base == "laplace":
         return -k / (1.0 + 0.5 * k * k) ** 2 + 0j
@@ -126,14 +136,15 @@ def charfun(base: str, k, *, nu: float | None = None, elliptical: bool = False) 
     dp = dpsi(base, k, nu)
     d = k.shape[0]
     grad = np.empty(d, dtype=np.complex128)
-    for j in range(d):   # product of the other factors, without dividing (psi may vanish)
+    for j in range(d):  # product of the other factors, without dividing (psi may vanish)
         grad[j] = dp[j] * np.prod(np.delete(p, j))
     return complex(np.prod(p)), grad
 
 
 # ---- O3: the cos + quadratic target ---------------------------------------------------------------------------
-def cos_quadratic(base: str, alpha: float, b, phi: float, beta: float, z0, m, C, *, nu: float | None = None,
-                  elliptical: bool = False) -> tuple[float, np.ndarray, np.ndarray]:
+def cos_quadratic(
+    base: str, alpha: float, b, phi: float, beta: float, z0, m, C, *, nu: float | None = None, elliptical: bool = False
+) -> tuple[float, np.ndarray, np.ndarray]:
     """(l, grad_m l, grad_C l) of f = alpha cos(b^T z + phi) + beta/2 ||z - z0||^2 under LocScale(m, C, s),
     s standardized.  Exact up to floating point (about 1e-15 relative)."""
     b, z0, m = (np.asarray(x, dtype=np.float64).ravel() for x in (b, z0, m))
@@ -189,6 +200,10 @@ def student_t_entropy(nu: float, d: int, standardized: bool = True) -> float:
     """Entropy of the multivariate t_nu with shape I (plus (d/2) log((nu-2)/nu) for the standardized version)."""
     nu = _nu(nu)
     a, b = (nu + d) / 2.0, nu / 2.0
-    h = (-special.gammaln(a) + special.gammaln(b) + d / 2.0 * math.log(nu * math.pi)
-         + a * (special.digamma(a) - special.digamma(b)))
+    h = (
+        -special.gammaln(a)
+        + special.gammaln(b)
+        + d / 2.0 * math.log(nu * math.pi)
+        + a * (special.digamma(a) - special.digamma(b))
+    )
     return float(h + (d / 2.0 * math.log((nu - 2.0) / nu) if standardized else 0.0))

@@ -157,18 +157,18 @@ def quadrature_rule_1d(base: str) -> tuple[np.ndarray, np.ndarray]:
     elif base == "uniform":
         x, w = np.polynomial.legendre.leggauss(24)
         x, w = math.sqrt(3.0) * x, 0.5 * w
-    elif base == "laplace":       # density exp(-sqrt2 |u|) / sqrt2; u = +- t / sqrt2
+    elif base == "laplace":  # density exp(-sqrt2 |u|) / sqrt2; u = +- t / sqrt2
         t, v = _gl_panels(36.0, 36, 12)
         half = v * np.exp(-t) / 2.0
         x = np.concatenate([-t[::-1], t]) / math.sqrt(2.0)
         w = np.concatenate([half[::-1], half])
-    elif base == "exponential":   # density exp(-(u + 1)) on u > -1; u = t - 1
+    elif base == "exponential":  # density exp(-(u + 1)) on u > -1; u = t - 1
         t, v = _gl_panels(36.0, 36, 12)
         x, w = t - 1.0, v * np.exp(-t)
         return x, w
     else:
         raise ValueError(f"no quadrature rule for base {base!r}")
-    w = 0.5 * (w + w[::-1])       # the rules are symmetric: make mirrored weights bit-identical
+    w = 0.5 * (w + w[::-1])  # the rules are symmetric: make mirrored weights bit-identical
     return x, w
 
 

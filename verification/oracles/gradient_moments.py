@@ -27,6 +27,7 @@ from __future__ import annotations
 import numpy as np
 from numpy.polynomial.hermite_e import hermegauss
 from scipy.optimize import minimize
+
 from refvi.verification.oracles.matrices import proj_V as proj
 
 STRUCTURES = ("full", "tril", "sym", "diag")
@@ -43,8 +44,9 @@ def hermite_tensor_rule(d: int, order: int) -> tuple[np.ndarray, np.ndarray]:
     if int(d) < 1 or int(order) < 1:
         raise ValueError(f"need d >= 1 and order >= 1, got d={d}, order={order}")
     if int(order) ** int(d) > 250_000:
-        raise ValueError(f"tensor rule too large: order^d = {order}^{d} > 250000 nodes (meant for d <= 3, "
-                         f"or low orders in small d)")
+        raise ValueError(
+            f"tensor rule too large: order^d = {order}^{d} > 250000 nodes (meant for d <= 3, or low orders in small d)"
+        )
     t, w = hermegauss(int(order))
     w = w / w.sum()
     grids = np.meshgrid(*([t] * d), indexing="ij")
@@ -87,7 +89,7 @@ def grad_phi(model: dict, Z: np.ndarray) -> np.ndarray:
         X = np.asarray(model["X"], dtype=np.float64)
         y = np.asarray(model["y"], dtype=np.float64)
         T = y[None, :] * (Z @ X.T)
-        s = 0.5 * (1.0 - np.tanh(0.5 * T))            # sigmoid(-T), stable for both signs
+        s = 0.5 * (1.0 - np.tanh(0.5 * T))  # sigmoid(-T), stable for both signs
         return -(s * y[None, :]) @ X + Z / float(model["prior_scale"]) ** 2
     if kind == "cosine":
         b = np.asarray(model["b"], dtype=np.float64)
@@ -111,8 +113,9 @@ def phi_value(model: dict, z) -> float:
     if kind == "cosine":
         b = np.asarray(model["b"], dtype=np.float64)
         z0 = np.asarray(model.get("z0", np.zeros(b.shape[0])), dtype=np.float64)
-        return float(model["alpha"]) * float(np.cos(z @ b + float(model.get("phi", 0.0)))) \
-            + 0.5 * float(model["beta"]) * float((z - z0) @ (z - z0))
+        return float(model["alpha"]) * float(np.cos(z @ b + float(model.get("phi", 0.0)))) + 0.5 * float(
+            model["beta"]
+        ) * float((z - z0) @ (z - z0))
     raise ValueError(f"unknown model kind {kind!r}")
 
 
@@ -163,18 +166,18 @@ def projected_outer_moment(A: np.ndarray, b: np.ndarray, structure: str) -> floa
     """E||P_V((A u + b) u^T)||_F^2 for u ~ N(0, I), by Isserlis (see module docstring)."""
     A = np.asarray(A, dtype=np.float64)
     b = np.asarray(b, dtype=np.float64)
-    row = np.sum(A * A, axis=1) + b * b              # ||a_i||^2 + b_i^2
+    row = np.sum(A * A, axis=1) + b * b  # ||a_i||^2 + b_i^2
     if structure == "full":
         return float(A.shape[1] * row.sum() + 2.0 * np.sum(A * A))
     if structure == "tril":
         d = A.shape[0]
-        count = np.arange(1, d + 1)                   # row i keeps columns j <= i
+        count = np.arange(1, d + 1)  # row i keeps columns j <= i
         return float(count @ row + 2.0 * np.sum(np.tril(A) ** 2))
     if structure == "diag":
         return float(row.sum() + 2.0 * np.sum(np.diag(A) ** 2))
     if structure == "sym":
         full = A.shape[1] * row.sum() + 2.0 * np.sum(A * A)
-        cross = row.sum() + np.trace(A @ A) + np.trace(A) ** 2   # sum_ij E X_ij X_ji
+        cross = row.sum() + np.trace(A @ A) + np.trace(A) ** 2  # sum_ij E X_ij X_ji
         return float(0.5 * (full + cross))
     raise ValueError(f"structure must be one of {STRUCTURES}, got {structure!r}")
 
@@ -196,14 +199,18 @@ def entropy_second_moment_quadratic(H, mu, m, C, structure: str) -> float:
     H, mu, m, C = (np.asarray(x, dtype=np.float64) for x in (H, mu, m, C))
     _, glC = grad_free_energy_quadratic(H, mu, m, C, structure)
     ghC = -proj(np.linalg.inv(C).T, structure)
-    return energy_second_moment_quadratic(H, mu, m, C, structure) + 2.0 * float(np.sum(glC * ghC)) \
+    return (
+        energy_second_moment_quadratic(H, mu, m, C, structure)
+        + 2.0 * float(np.sum(glC * ghC))
         + float(np.sum(ghC * ghC))
+    )
 
 
 def energy_variance_quadratic(H, mu, m, C, structure: str) -> float:
     """E||g_energy - E g_energy||^2 = E||g||^2 - ||grad l||^2 (also the variance of g_ent)."""
-    glm, glC = grad_free_energy_quadratic(np.asarray(H, float), np.asarray(mu, float), np.asarray(m, float),
-                                          np.asarray(C, float), structure)
+    glm, glC = grad_free_energy_quadratic(
+        np.asarray(H, float), np.asarray(mu, float), np.asarray(m, float), np.asarray(C, float), structure
+    )
     return energy_second_moment_quadratic(H, mu, m, C, structure) - float(glm @ glm + np.sum(glC * glC))
 
 
@@ -225,8 +232,9 @@ def _moment_at_order(model, m, C, structure, order, entropy):
     return float(w @ sq)
 
 
-def second_moment_quadrature(model: dict, m, C, structure: str, *, entropy: bool = False, order: int = 30,
-                             check_order: int | None = None) -> tuple[float, float]:
+def second_moment_quadrature(
+    model: dict, m, C, structure: str, *, entropy: bool = False, order: int = 30, check_order: int | None = None
+) -> tuple[float, float]:
     """(E||g||^2, error estimate) by tensor Gauss-Hermite of ``order`` and of ``check_order`` (default order + 16).
 
     The error estimate is |Q_order - Q_check_order|; for the analytic integrands here the error of the larger rule is

@@ -52,8 +52,12 @@ def neg_log_joint(model: dict, z) -> float:
         X, y, sn, s = model["X"], model["y"], model["noise_scale"], model["prior_scale"]
         N, d = X.shape
         r = y - X @ z
-        return float(r @ r / (2 * sn**2) + 0.5 * N * (LOG_2PI + 2 * np.log(sn))
-                     + z @ z / (2 * s**2) + 0.5 * d * (LOG_2PI + 2 * np.log(s)))
+        return float(
+            r @ r / (2 * sn**2)
+            + 0.5 * N * (LOG_2PI + 2 * np.log(sn))
+            + z @ z / (2 * s**2)
+            + 0.5 * d * (LOG_2PI + 2 * np.log(s))
+        )
     if kind == "logistic":
         X, y, s = model["X"], model["y"], model["prior_scale"]
         d = X.shape[1]
@@ -71,8 +75,11 @@ def neg_log_joint(model: dict, z) -> float:
         a = np.einsum("nd,nd->n", model["X"], zs[model["groups"]])
         out += np.sum(_log1pexp(-model["y"] * a))
         d, G = theta.size, model["n_groups"]
-        out += 0.5 * (G + 1) * d * LOG_2PI + 0.5 * np.linalg.slogdet(model["Sigma"])[1] \
+        out += (
+            0.5 * (G + 1) * d * LOG_2PI
+            + 0.5 * np.linalg.slogdet(model["Sigma"])[1]
             + 0.5 * G * np.linalg.slogdet(model["Delta"])[1]
+        )
         return float(out)
     raise ValueError(f"unknown model kind {kind!r}")
 
@@ -156,8 +163,8 @@ def hessian_sympy(model: dict, z) -> np.ndarray:
         X, y = model["X"], model["y"]
         s = R(model["prior_scale"])
         expr = sum(vi**2 for vi in v) / (2 * s**2)
-        for row, label in zip(X, y):
-            a = sum(R(xj) * vj for xj, vj in zip(row, v))
+        for row, label in zip(X, y, strict=True):
+            a = sum(R(xj) * vj for xj, vj in zip(row, v, strict=True))
             if kind == "linear":
                 expr += (R(label) - a) ** 2 / (2 * R(model["noise_scale"]) ** 2)
             else:
@@ -167,12 +174,12 @@ def hessian_sympy(model: dict, z) -> np.ndarray:
         Si = sp.Matrix(np.linalg.inv(model["Sigma"])).applyfunc(R)
         Di = sp.Matrix(np.linalg.inv(model["Delta"])).applyfunc(R)
         th = sp.Matrix(v[:d])
-        zs = [sp.Matrix(v[(g + 1) * d:(g + 2) * d]) for g in range(G)]
+        zs = [sp.Matrix(v[(g + 1) * d : (g + 2) * d]) for g in range(G)]
         expr = (th.T * Si * th)[0] / 2
         for g in range(G):
             r = zs[g] - th
             expr += (r.T * Di * r)[0] / 2
-        for row, label, g in zip(model["X"], model["y"], model["groups"]):
+        for row, label, g in zip(model["X"], model["y"], model["groups"], strict=True):
             a = sum(R(xj) * zs[int(g)][j] for j, xj in enumerate(row))
             expr += sp.log(1 + sp.exp(-R(label) * a))
     else:
@@ -236,7 +243,7 @@ def model_constants(model: dict) -> tuple[float, float]:
         B = np.zeros_like(P)
         for g in range(G):
             Xg = X[grp == g]
-            B[(g + 1) * d:(g + 2) * d, (g + 1) * d:(g + 2) * d] = 0.25 * Xg.T @ Xg
+            B[(g + 1) * d : (g + 2) * d, (g + 1) * d : (g + 2) * d] = 0.25 * Xg.T @ Xg
         return float(np.linalg.eigvalsh(P)[0]), float(np.linalg.eigvalsh(P + B)[-1])
     if kind == "cosine":
         curv = abs(model["alpha"]) * float(np.dot(model["b"], model["b"]))

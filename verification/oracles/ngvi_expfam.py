@@ -24,10 +24,10 @@ import sympy as sp
 
 from refvi.verification.oracles.matrices import mean_and_log_cholesky
 
-
 # ---------------------------------------------------------------------------------------------------------------
 # Gaussians
 # ---------------------------------------------------------------------------------------------------------------
+
 
 def kl_gauss(mu1, S1, mu2, S2) -> float:
     """KL(N1 || N2) = cross-entropy(N1, N2) - entropy(N1) (scipy.stats entropy; LU solves)."""
@@ -36,8 +36,12 @@ def kl_gauss(mu1, S1, mu2, S2) -> float:
     d = mu1.size
     diff = mu2 - mu1
     _, logdet2 = np.linalg.slogdet(S2)
-    ce = 0.5 * (np.trace(scipy.linalg.solve(S2, S1, assume_a="sym")) + diff @ scipy.linalg.solve(S2, diff)
-                + logdet2 + d * math.log(2 * math.pi))
+    ce = 0.5 * (
+        np.trace(scipy.linalg.solve(S2, S1, assume_a="sym"))
+        + diff @ scipy.linalg.solve(S2, diff)
+        + logdet2
+        + d * math.log(2 * math.pi)
+    )
     h = scipy.stats.multivariate_normal(mean=mu1, cov=S1).entropy()
     return float(ce - h)
 
@@ -58,6 +62,7 @@ def natural_from_moments(mu, S):
 # symbolic A in minimal coordinates: theta = (lam, diag Lam, Lam_ij i<j), statistics (z, z_i^2, 2 z_i z_j)
 # ---------------------------------------------------------------------------------------------------------------
 
+
 def _minimal_symbols(d):
     lam = sp.symbols(f"l0:{d}", real=True)
     diag = sp.symbols(f"L0:{d}", real=True)
@@ -72,7 +77,7 @@ def _minimal_symbols(d):
     return list(lam) + list(diag) + list(off), sp.Matrix(lam), Lam
 
 
-@functools.lru_cache(maxsize=None)
+@functools.cache
 def symbolic_A(d: int):
     """Lambdified (A, grad A, Hess A) in minimal coordinates, from A = -1/4 lam^T Lam^{-1} lam - 1/2 logdet(-2 Lam)
     differentiated by SymPy (d in {1, 2})."""
@@ -85,11 +90,14 @@ def symbolic_A(d: int):
     f = sp.lambdify([theta], A, "numpy")
     g = sp.lambdify([theta], grad, "numpy")
     h = sp.lambdify([theta], hess, "numpy")
-    return (lambda th: float(f(list(th))), lambda th: np.array(g(list(th)), float),
-            lambda th: np.array(h(list(th)), float))
+    return (
+        lambda th: float(f(list(th))),
+        lambda th: np.array(g(list(th)), float),
+        lambda th: np.array(h(list(th)), float),
+    )
 
 
-@functools.lru_cache(maxsize=None)
+@functools.cache
 def _symbolic_blr_loss(d: int):
     """l^(n)(theta) for BLR with generic data summaries, as a lambdified gradient in theta.
 
@@ -97,15 +105,16 @@ def _symbolic_blr_loss(d: int):
     theta, lam, Lam = _minimal_symbols(d)
     G = sp.Matrix(d, d, lambda i, j: sp.Symbol(f"G{min(i, j)}{max(i, j)}", real=True))
     b = sp.Matrix(sp.symbols(f"b0:{d}", real=True))
-    Pi = sp.Matrix(d, d, lambda i, j: sp.Symbol(f"Q{min(i, j)}{max(i, j)}", real=True))   # P^{-1}
+    Pi = sp.Matrix(d, d, lambda i, j: sp.Symbol(f"Q{min(i, j)}{max(i, j)}", real=True))  # P^{-1}
     mp = sp.Matrix(sp.symbols(f"m0:{d}", real=True))
     s2 = sp.Symbol("s2", positive=True)
     S = (-2 * Lam).inv()
     mu = S * lam
     Xi = S + mu * mu.T
     lik = (-2 * (b.T * mu)[0, 0] + (G * Xi).trace()) / (2 * s2)
-    kl = sp.Rational(1, 2) * ((Pi * S).trace() + ((mp - mu).T * Pi * (mp - mu))[0, 0] - d
-                              - sp.log(Pi.det()) - sp.log(S.det()))
+    kl = sp.Rational(1, 2) * (
+        (Pi * S).trace() + ((mp - mu).T * Pi * (mp - mu))[0, 0] - d - sp.log(Pi.det()) - sp.log(S.det())
+    )
     loss = lik + kl
     params = list(G.free_symbols) + list(b) + list(Pi.free_symbols) + list(mp) + [s2]
     params = sorted(set(params), key=lambda s: s.name)
@@ -141,6 +150,7 @@ def fim_ngd_step(theta, grad_theta, gamma):
 # Bayesian linear regression
 # ---------------------------------------------------------------------------------------------------------------
 
+
 def blr_posterior(X, y, sigma2, P, mp):
     """Posterior of z | y by conditioning the joint Gaussian: K = X P X^T + s2 I,
     mu* = mp + P X^T K^{-1} (y - X mp), Sigma* = P - P X^T K^{-1} X P."""
@@ -154,8 +164,11 @@ def blr_posterior(X, y, sigma2, P, mp):
 
 def blr_log_evidence(X, y, sigma2, P, mp) -> float:
     X, P = np.asarray(X, float), np.asarray(P, float)
-    return float(scipy.stats.multivariate_normal(mean=X @ np.asarray(mp, float),
-                                                 cov=X @ P @ X.T + sigma2 * np.eye(X.shape[0])).logpdf(y))
+    return float(
+        scipy.stats.multivariate_normal(
+            mean=X @ np.asarray(mp, float), cov=X @ P @ X.T + sigma2 * np.eye(X.shape[0])
+        ).logpdf(y)
+    )
 
 
 def blr_neg_elbo(mu, S, X, y, sigma2, P, mp) -> float:
@@ -169,6 +182,7 @@ def blr_neg_elbo(mu, S, X, y, sigma2, P, mp) -> float:
 # ---------------------------------------------------------------------------------------------------------------
 # mirror descent argmin, numerically
 # ---------------------------------------------------------------------------------------------------------------
+
 
 def md_argmin(g_xi, G_Xi, mu_t, S_t, gamma):
     """argmin over Omega of <(g, G), omega> + KL(q(omega), q_t) / gamma, by L-BFGS over (mu, tril L) with
@@ -197,13 +211,14 @@ def md_argmin(g_xi, G_Xi, mu_t, S_t, gamma):
 # Theorem 1 by exact enumeration
 # ---------------------------------------------------------------------------------------------------------------
 
+
 def batches_with_prob(n: int, m: int):
     """Multisets of m indices from [0, n) with their probability under i.i.d. uniform sampling."""
     out = []
     for combo in itertools.combinations_with_replacement(range(n), m):
         c = np.bincount(combo, minlength=n)
         w = math.factorial(m) / math.prod(math.factorial(int(k)) for k in c)
-        out.append((combo, w / n ** m))
+        out.append((combo, w / n**m))
     return out
 
 
@@ -244,7 +259,7 @@ def _variance12_mp(lam, Lam, gamma, ls, Ls, X, y, sigma2, lam_p, Lam_p, m):
 
     n = X.shape[0]
     with mpmath.workdps(30 + int(math.ceil(-math.log10(gamma)))):
-        M = lambda a: mpmath.matrix(np.atleast_2d(a).tolist())          # noqa: E731
+        M = lambda a: mpmath.matrix(np.atleast_2d(a).tolist())  # noqa: E731
         V = lambda a: mpmath.matrix(np.asarray(a, float).reshape(-1, 1).tolist())  # noqa: E731
         g = mpmath.mpf(gamma)
 

@@ -49,7 +49,7 @@ def logistic_slice_loss(s1: float, s2: float, x, y) -> float:
     """l(omega) on {xi = 0, Xi = diag(s1, s2)} for 1-D logistic regression with bias, z = (w, b), prior N(0, I):
     sum_i E softplus(-y_i (w x_i + b)) + KL(N(0, diag(s1, s2)) || N(0, I)); w x_i + b ~ N(0, x_i^2 s1 + s2)."""
     tot = 0.0
-    for xi, yi in zip(np.asarray(x, float), np.asarray(y, float)):
+    for xi, yi in zip(np.asarray(x, float), np.asarray(y, float), strict=True):
         tot += gauss_expect(lambda u, yi=yi: softplus(-yi * u), 0.0, xi * xi * s1 + s2)
     kl = 0.5 * sum(s - 1.0 - math.log(s) for s in (s1, s2))
     return float(tot + kl)
@@ -59,11 +59,12 @@ def logistic_slice_loss_mp(s1, s2, x, y, dps: int = 30):
     """The same at ``dps`` digits with mpmath (for large variances)."""
     with mpmath.workdps(dps):
         tot = mpmath.mpf(0)
-        for xi, yi in zip(x, y):
+        for xi, yi in zip(x, y, strict=True):
             v = mpmath.mpf(xi) ** 2 * mpmath.mpf(s1) + mpmath.mpf(s2)
             sd = mpmath.sqrt(v)
-            dens = lambda u, yi=yi, v=v: (mpmath.log1p(mpmath.exp(-yi * u)) * mpmath.exp(-u * u / (2 * v))  # noqa
-                                          / mpmath.sqrt(2 * mpmath.pi * v))
+            dens = lambda u, yi=yi, v=v: (
+                mpmath.log1p(mpmath.exp(-yi * u)) * mpmath.exp(-u * u / (2 * v)) / mpmath.sqrt(2 * mpmath.pi * v)
+            )
             tot += mpmath.quad(dens, [-40 * sd, -10 * sd, -sd, 0, sd, 10 * sd, 40 * sd])
         kl = sum(mpmath.mpf(s) - 1 - mpmath.log(mpmath.mpf(s)) for s in (s1, s2)) / 2
         return tot + kl
@@ -71,15 +72,18 @@ def logistic_slice_loss_mp(s1, s2, x, y, dps: int = 30):
 
 def phi_h2(v: float) -> float:
     """E_{u ~ N(0, v)} h''(u) with h = sigmoid (1 - sigmoid): h'' = h (6 s^2 - 6 s + 1)."""
+
     def h2(u):
         s = expit(u)
         return s * (1 - s) * (6 * s * s - 6 * s + 1)
+
     return gauss_expect(h2, 0.0, v)
 
 
 # ---------------------------------------------------------------------------------------------------------------
 # Poisson
 # ---------------------------------------------------------------------------------------------------------------
+
 
 def _kl(mu, S, mp, P):
     d = len(mu)

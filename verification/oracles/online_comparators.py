@@ -33,13 +33,13 @@ def _hinge_ridges(X, y, a, b):
 def hinge_value(X, y, m, sigma):
     """sum_t E_{N(m, diag sigma^2)} (1 - y_t <theta, x_t>)_+ and its gradients (sums over t)."""
     X, y, m, sigma = (np.asarray(v, dtype=np.float64) for v in (X, y, m, sigma))
-    val, P, pb = _hinge_ridges(X, y, X @ m, np.sqrt((X ** 2) @ (sigma ** 2)))
-    return float(val.sum()), -(y * P) @ X, sigma * (pb @ (X ** 2))
+    val, P, pb = _hinge_ridges(X, y, X @ m, np.sqrt((X**2) @ (sigma**2)))
+    return float(val.sum()), -(y * P) @ X, sigma * (pb @ (X**2))
 
 
 def kl_to_prior(m, sigma, s):
     m, sigma = np.asarray(m, dtype=np.float64), np.asarray(sigma, dtype=np.float64)
-    return 0.5 * float((m @ m + sigma @ sigma) / s ** 2 + np.sum(np.log(s ** 2 / sigma ** 2)) - m.size)
+    return 0.5 * float((m @ m + sigma @ sigma) / s**2 + np.sum(np.log(s**2 / sigma**2)) - m.size)
 
 
 def sva_comparator(X, y, eta, s, mbox=np.inf, sbox=np.inf, x0=None):
@@ -51,14 +51,15 @@ def sva_comparator(X, y, eta, s, mbox=np.inf, sbox=np.inf, x0=None):
         m, sg = z[:d], z[d:]
         v, gm, gs = hinge_value(X, y, m, sg)
         k = kl_to_prior(m, sg, s)
-        return v + k / eta, np.concatenate([gm + m / (s ** 2 * eta), gs + (sg / s ** 2 - 1.0 / sg) / eta])
+        return v + k / eta, np.concatenate([gm + m / (s**2 * eta), gs + (sg / s**2 - 1.0 / sg) / eta])
 
     mb = None if not np.isfinite(mbox) else mbox
     sb = None if not np.isfinite(sbox) else sbox
     bounds = [(-mb if mb else None, mb)] * d + [(1e-12, sb)] * d
     z0 = np.concatenate([np.zeros(d), np.full(d, min(s, sbox))]) if x0 is None else np.asarray(x0, float)
-    res = optimize.minimize(f, z0, jac=True, method="L-BFGS-B", bounds=bounds,
-                            options={"maxiter": 2000, "ftol": 1e-15, "gtol": 1e-11})
+    res = optimize.minimize(
+        f, z0, jac=True, method="L-BFGS-B", bounds=bounds, options={"maxiter": 2000, "ftol": 1e-15, "gtol": 1e-11}
+    )
     return res.x[:d], res.x[d:], float(res.fun)
 
 
@@ -112,8 +113,14 @@ def euclidean_comparator(X, y, eta, mu1, mbox=np.inf, sbox=np.inf):
     mb = None if not np.isfinite(mbox) else mbox
     sb = None if not np.isfinite(sbox) else sbox
     bounds = [(-mb if mb else None, mb)] * d + [(0.0, sb)] * d
-    res = optimize.minimize(f, mu1.copy(), jac=True, method="L-BFGS-B", bounds=bounds,
-                            options={"maxiter": 2000, "ftol": 1e-15, "gtol": 1e-11})
+    res = optimize.minimize(
+        f,
+        mu1.copy(),
+        jac=True,
+        method="L-BFGS-B",
+        bounds=bounds,
+        options={"maxiter": 2000, "ftol": 1e-15, "gtol": 1e-11},
+    )
     return res.x[:d], res.x[d:], float(res.fun)
 
 
@@ -123,13 +130,16 @@ def toy_hinge_risk(theta):
     in each class, so E_* is a two-term mixture of c Phi(c/b) + b phi(c/b)."""
     th = np.asarray(theta, dtype=np.float64)
     out = 0.0
-    for w, mu, cov in ((2 / 3, np.array([1.0, 1.0]), np.array([[1.0, 1.0], [1.0, 3.0]])),
-                       (1 / 3, np.array([1.0, 1.0]), np.eye(2))):      # class -1: y x ~ N((1, 1), I)
+    for w, mu, cov in (
+        (2 / 3, np.array([1.0, 1.0]), np.array([[1.0, 1.0], [1.0, 3.0]])),
+        (1 / 3, np.array([1.0, 1.0]), np.eye(2)),
+    ):  # class -1: y x ~ N((1, 1), I)
         a = float(mu @ th)
         b = math.sqrt(float(th @ cov @ th))
         c = 1.0 - a
-        out += w * (c * ndtr(c / b) + b * math.exp(-0.5 * (c / b) ** 2) / math.sqrt(2 * math.pi) if b > 0
-                    else max(c, 0.0))
+        out += w * (
+            c * ndtr(c / b) + b * math.exp(-0.5 * (c / b) ** 2) / math.sqrt(2 * math.pi) if b > 0 else max(c, 0.0)
+        )
     return float(out)
 
 
@@ -137,13 +147,16 @@ def toy_hinge_risk_quad(theta):
     """The same risk by 1-D quadrature of the hinge against each class's margin density (independent road)."""
     th = np.asarray(theta, dtype=np.float64)
     out = 0.0
-    for w, mu, cov in ((2 / 3, np.array([1.0, 1.0]), np.array([[1.0, 1.0], [1.0, 3.0]])),
-                       (1 / 3, np.array([1.0, 1.0]), np.eye(2))):
+    for w, mu, cov in (
+        (2 / 3, np.array([1.0, 1.0]), np.array([[1.0, 1.0], [1.0, 3.0]])),
+        (1 / 3, np.array([1.0, 1.0]), np.eye(2)),
+    ):
         a = float(mu @ th)
         b = math.sqrt(float(th @ cov @ th))
         g = lambda s: (1.0 - s) * math.exp(-0.5 * ((s - a) / b) ** 2) / (b * math.sqrt(2 * math.pi))
-        val, _ = integrate.quad(g, a - 40 * b, 1.0, epsabs=1e-14, epsrel=1e-13, limit=500) if a - 40 * b < 1 \
-            else (0.0, 0.0)
+        val, _ = (
+            integrate.quad(g, a - 40 * b, 1.0, epsabs=1e-14, epsrel=1e-13, limit=500) if a - 40 * b < 1 else (0.0, 0.0)
+        )
         out += w * val
     return float(out)
 
@@ -166,7 +179,7 @@ def ewa_box_moments(loss_sum, eta, lo, hi, log_prior=None):
     lp = (lambda a, b: -math.log(area)) if log_prior is None else log_prior
     g1, g2 = np.linspace(lo[0], hi[0], 81), np.linspace(lo[1], hi[1], 81)
     shift = max(lp(a, b) - eta * loss_sum(a, b) for a in g1 for b in g2)
-    dens = lambda b, a: math.exp(lp(a, b) - eta * loss_sum(a, b) - shift)       # noqa: E731  (dblquad: y, x)
+    dens = lambda b, a: math.exp(lp(a, b) - eta * loss_sum(a, b) - shift)  # noqa: E731  (dblquad: y, x)
     kw = dict(epsabs=0.0, epsrel=1e-12)
     z = integrate.dblquad(dens, lo[0], hi[0], lo[1], hi[1], **kw)[0]
     m1 = integrate.dblquad(lambda b, a: a * dens(b, a), lo[0], hi[0], lo[1], hi[1], **kw)[0]
@@ -183,7 +196,7 @@ def kl_full_to_prior(m, C, s):
     """KL(N(m, C C^T) || N(0, s^2 I)) for lower-triangular C with a positive diagonal."""
     m, C = np.asarray(m, dtype=np.float64), np.asarray(C, dtype=np.float64)
     d = m.size
-    return 0.5 * float((m @ m + np.sum(C ** 2)) / s ** 2 - 2 * np.sum(np.log(np.diag(C))) + 2 * d * math.log(s) - d)
+    return 0.5 * float((m @ m + np.sum(C**2)) / s**2 - 2 * np.sum(np.log(np.diag(C))) + 2 * d * math.log(s) - d)
 
 
 def _minimize_full(obj_grad, d, s):
@@ -202,14 +215,15 @@ def _minimize_full(obj_grad, d, s):
 
     z0 = np.concatenate([np.zeros(d), np.where(diag, s, 0.0)])
     bounds = [(None, None)] * d + [(1e-12, None) if dg else (None, None) for dg in diag]
-    res = optimize.minimize(f, z0, jac=True, method="L-BFGS-B", bounds=bounds,
-                            options={"maxiter": 5000, "ftol": 1e-16, "gtol": 1e-12})
+    res = optimize.minimize(
+        f, z0, jac=True, method="L-BFGS-B", bounds=bounds, options={"maxiter": 5000, "ftol": 1e-16, "gtol": 1e-12}
+    )
     m, C = unpack(res.x)
     return m, C, float(res.fun)
 
 
 def _kl_full_grad(m, C, s):
-    return m / s ** 2, np.tril(C / s ** 2 - np.diag(1.0 / np.diag(C)))
+    return m / s**2, np.tril(C / s**2 - np.diag(1.0 / np.diag(C)))
 
 
 def ftrl_full_argmin(Gm, GC, eta, s):
@@ -220,6 +234,7 @@ def ftrl_full_argmin(Gm, GC, eta, s):
     def obj(m, C):
         km, kC = _kl_full_grad(m, C, s)
         return float(m @ Gm + np.sum(C * GC)) + kl_full_to_prior(m, C, s) / eta, Gm + km / eta, GC + kC / eta
+
     m, C, _ = _minimize_full(obj, Gm.size, s)
     return m, C
 
@@ -227,8 +242,8 @@ def ftrl_full_argmin(Gm, GC, eta, s):
 def hinge_value_full(X, y, m, C):
     """sum_t E (1 - y_t <theta, x_t>)_+, theta = m + C u, and its gradients in m and (lower-triangular) C."""
     X, y, m, C = (np.asarray(v, dtype=np.float64) for v in (X, y, m, C))
-    V = X @ C                                   # row t: v_t = C^T x_t
-    val, P, pb = _hinge_ridges(X, y, X @ m, np.sqrt(np.sum(V ** 2, axis=1)))
+    V = X @ C  # row t: v_t = C^T x_t
+    val, P, pb = _hinge_ridges(X, y, X @ m, np.sqrt(np.sum(V**2, axis=1)))
     return float(val.sum()), -(y * P) @ X, np.tril(X.T @ (V * pb[:, None]))
 
 
@@ -241,4 +256,5 @@ def sva_full_comparator(X, y, eta, s):
         v, gm, gC = hinge_value_full(X, y, m, C)
         km, kC = _kl_full_grad(m, C, s)
         return v + kl_full_to_prior(m, C, s) / eta, gm + km / eta, gC + kC / eta
+
     return _minimize_full(obj, X.shape[1], s)

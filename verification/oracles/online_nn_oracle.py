@@ -9,7 +9,7 @@ import numpy as np
 
 def unpack(theta, p, h):
     theta = np.asarray(theta, dtype=np.float64)
-    return theta[:h * p].reshape(h, p), theta[h * p:h * p + h], theta[h * p + h:h * p + 2 * h], theta[-1]
+    return theta[: h * p].reshape(h, p), theta[h * p : h * p + h], theta[h * p + h : h * p + 2 * h], theta[-1]
 
 
 def sq_loss_grad(theta, x, y, h):
@@ -63,7 +63,7 @@ def reference_run(method, X, y, h, U, *, eta=1.0, K=1.0, beta=0.01, s=1.0, mbox=
     m, sig = prior.copy(), np.full(d, float(s))
     Gm, Gs = np.zeros(d), np.zeros(d)
     losses, M, S = [], [m.copy()], [sig.copy()]
-    floor = 1.0 / sbox ** 2 if np.isfinite(sbox) else 0.0
+    floor = 1.0 / sbox**2 if np.isfinite(sbox) else 0.0
     for t in range(T):
         loss, g = sq_loss_grad(m, X[t], y[t], h)
         losses.append(loss)
@@ -82,9 +82,9 @@ def reference_run(method, X, y, h, U, *, eta=1.0, K=1.0, beta=0.01, s=1.0, mbox=
                 m = np.clip(m - a * gm, -mbox, mbox)
                 sig = np.minimum(_root(sig, 0.5 * a * gs), sbox)
             elif method == "ngvi":
-                prec = np.maximum((1 - beta) / sig ** 2 + beta / s ** 2 + eta * beta * gs / sig, floor)
+                prec = np.maximum((1 - beta) / sig**2 + beta / s**2 + eta * beta * gs / sig, floor)
                 v = 1.0 / prec
-                m = np.clip(m - beta * v * (eta * gm + (m - prior) / s ** 2), -mbox, mbox)
+                m = np.clip(m - beta * v * (eta * gm + (m - prior) / s**2), -mbox, mbox)
                 sig = np.sqrt(v)
             else:
                 raise ValueError(f"unknown method {method!r}")

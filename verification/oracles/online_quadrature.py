@@ -3,8 +3,9 @@
 numpy / scipy only, never refvi.  Every expectation of a linear predictor reduces to E f(a + b Z), Z ~ N(0, 1); here
 it is integrated by ``scipy.integrate.quad`` in the variable s = a + b z against the N(a, b^2) density, split at the
 kink of f (the hinge at y s = 1, the absolute loss at s = y), each piece to epsrel = 1e-13.
-The gradients use Bonnet / Price in integral form: d/dm = x E f'(a + bZ), d/dsigma_j = sigma_j x_j^2 / b * E[f'(a + bZ) Z], again by split quadrature.  Stated accuracy: 1e-10 relative (QUADPACK error estimates are below
-1e-12 on every case used in the tests).
+The gradients use Bonnet / Price in integral form: d/dm = x E f'(a + bZ),
+d/dsigma_j = sigma_j x_j^2 / b * E[f'(a + bZ) Z], again by split quadrature.  Stated accuracy: 1e-10 relative
+(QUADPACK error estimates are below 1e-12 on every case used in the tests).
 """
 
 from __future__ import annotations
@@ -26,7 +27,7 @@ def _split_quad(f, a: float, b: float, kink: float | None) -> float:
         pts.append(kink)
     pts.append(hi)
     total = 0.0
-    for u, v in zip(pts[:-1], pts[1:]):
+    for u, v in zip(pts[:-1], pts[1:], strict=True):
         # extra break points at a +- k b keep QUADPACK on the bulk of the density
         inner = [p for p in (a - 3 * b, a, a + 3 * b) if u < p < v]
         val, _ = integrate.quad(g, u, v, points=inner or None, epsabs=1e-14, epsrel=1e-13, limit=500)
@@ -50,8 +51,11 @@ def _ridge(loss: str, y: float, a: float, b: float):
     if not b > 0:
         raise ValueError("the quadrature oracle needs the ridge scale b > 0")
     f, fp, kink = _loss_fns(loss, float(y))
-    return (_split_quad(f, a, b, kink), _split_quad(fp, a, b, kink),
-            _split_quad(lambda s: fp(s) * (s - a) / b, a, b, kink))
+    return (
+        _split_quad(f, a, b, kink),
+        _split_quad(fp, a, b, kink),
+        _split_quad(lambda s: fp(s) * (s - a) / b, a, b, kink),
+    )
 
 
 def expected_loss_quad(loss: str, x, y: float, m, sigma):
@@ -59,7 +63,7 @@ def expected_loss_quad(loss: str, x, y: float, m, sigma):
     x, m, sigma = (np.asarray(v, dtype=np.float64) for v in (x, m, sigma))
     b = float(np.sqrt(np.sum((sigma * x) ** 2)))
     val, e_fp, e_fpz = _ridge(loss, y, float(m @ x), b)
-    return val, x * e_fp, sigma * x ** 2 / b * e_fpz
+    return val, x * e_fp, sigma * x**2 / b * e_fpz
 
 
 def expected_value_1d(loss: str, y: float, a: float, b: float) -> float:
@@ -86,7 +90,7 @@ def kl_gauss_hermite(m, C, mbar, Cbar, n: int = 20) -> float:
 
     def logpdf(theta, mu, A):
         z = np.linalg.solve(A, (theta - mu).T).T
-        return -0.5 * np.sum(z ** 2, axis=1) - np.log(abs(np.linalg.det(A))) - 0.5 * d * math.log(2 * math.pi)
+        return -0.5 * np.sum(z**2, axis=1) - np.log(abs(np.linalg.det(A))) - 0.5 * d * math.log(2 * math.pi)
 
     return float(W @ (logpdf(TH, m, C) - logpdf(TH, mbar, Cbar)))
 

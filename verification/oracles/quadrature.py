@@ -49,7 +49,7 @@ def _ridge_adaptive_one(phi, a, b):
     pts = [a + k * sd for k in (-8, -4, -1, 0, 1, 4, 8)] + [sg * 10.0**k for sg in (-1, 1) for k in range(-1, 8)]
     cuts = sorted({lo, hi} | {c for c in [0.0, *pts] if lo < c < hi})
     total = 0.0
-    for x0, x1 in zip(cuts[:-1], cuts[1:]):
+    for x0, x1 in zip(cuts[:-1], cuts[1:], strict=True):
         val, _ = integrate.quad(dens, x0, x1, epsabs=1e-300, epsrel=1e-12, limit=500)
         total += val
     return total

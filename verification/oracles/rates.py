@@ -19,9 +19,10 @@ from __future__ import annotations
 
 import numpy as np
 
+from refvi.verification.oracles.matrices import proj_V as proj
+
 from . import hessian_bounds as hb
 from . import vi_objective as vo
-from refvi.verification.oracles.matrices import proj_V as proj
 
 
 def mode(model) -> np.ndarray:
@@ -37,7 +38,7 @@ def mode(model) -> np.ndarray:
         H = 0.5 * (H + H.T)
         step = np.linalg.solve(H, g)
         z = z - step
-        if np.linalg.norm(g) < 1e-13 * max(1.0, np.linalg.norm(z)):
+        if np.linalg.norm(g) < 1e-13 * max(1.0, float(np.linalg.norm(z))):
             break
     return z
 
@@ -81,7 +82,7 @@ def multiplicative_noise_moments(gammas, curvature: float, a: float, r0: float =
     r[0] = r0
     for t in range(T):
         r[t + 1] = r[t] * (1.0 - 2.0 * g[t] * curvature + g[t] ** 2 * a)
-    decay = np.concatenate([[1.0], np.cumprod(1.0 - g * curvature)])   # prod_{k < t}(1 - gamma_k c)
+    decay = np.concatenate([[1.0], np.cumprod(1.0 - g * curvature)])  # prod_{k < t}(1 - gamma_k c)
     E = np.empty((T + 1, T + 1))
     for s in range(T + 1):
         E[s, s:] = r[s] * decay[s:] / decay[s]

@@ -13,6 +13,7 @@ full C: singular-value clip (seed 002 Thm 7).
 from __future__ import annotations
 
 import numpy as np
+
 from refvi.verification.oracles.matrices import proj_V as _proj
 
 
@@ -27,7 +28,7 @@ def neg_grad_logp(kind, Z, params):
     X, y, inv_prior_var = params
     T = (Z @ X.T) * y
     e = np.exp(-np.abs(T))
-    R = y * np.where(T >= 0, e / (1.0 + e), 1.0 / (1.0 + e))      # y sigmoid(-y x^T z)
+    R = y * np.where(T >= 0, e / (1.0 + e), 1.0 / (1.0 + e))  # y sigmoid(-y x^T z)
     return Z * inv_prior_var - R @ X
 
 
@@ -79,7 +80,8 @@ def sgd(method, kind, params, m, C, U, gammas, estimator="energy", structure="tr
 
 def prox_sgd_logistic_s1(m, C, U, gamma, X, y, inv_prior_var):
     """The benchmark's plain-NumPy loop: Prox-SGD, S = 1, energy estimator, tril C, constant step, last iterate.
-    U is (T, d).  Every step: z = C u + m, t = y X z, r = y sigmoid(-t), g = z/s^2 - X^T r, C <- prox(C - gamma tril(g u^T))."""
+    U is (T, d).  Every step: z = C u + m, t = y X z, r = y sigmoid(-t), g = z/s^2 - X^T r,
+    C <- prox(C - gamma tril(g u^T))."""
     m, C = m.copy(), C.copy()
     idx = np.diag_indices_from(C)
     for u in U:

@@ -122,10 +122,10 @@ def logdet_gradient_identity(d: int) -> bool:
     """True when d/dC_ij log det C = (C^{-T})_ij for a generic symbolic d x d matrix C (seed 000 Lemma 16.2)."""
     C = sp.Matrix(d, d, lambda i, j: sp.Symbol(f"C{i}{j}", real=True))
     det = C.det()
-    adjT = C.adjugate().T           # C^{-T} det C, avoids dividing inside the comparison
+    adjT = C.adjugate().T  # C^{-T} det C, avoids dividing inside the comparison
     for i in range(d):
         for j in range(d):
-            if sp.expand(sp.diff(det, C[i, j]) - adjT[i, j]) != 0:   # d log det / dC = (d det / dC) / det
+            if sp.expand(sp.diff(det, C[i, j]) - adjT[i, j]) != 0:  # d log det / dC = (d det / dC) / det
                 return False
     return True
 

@@ -144,7 +144,7 @@ def _rule():
 
 _GL_T, _GL_W = np.polynomial.legendre.leggauss(24)
 _PANEL_K = 26
-_UNIFORM = np.arange(-12.0, 12.01, 0.5)      # also panels of width 1/2 where the Gaussian weight lives
+_UNIFORM = np.arange(-12.0, 12.01, 0.5)  # also panels of width 1/2 where the Gaussian weight lives
 
 
 def _composite_moments(a, beta):
@@ -158,9 +158,15 @@ def _composite_moments(a, beta):
     """
     t0 = np.clip(-a / beta, -38.0, 38.0)
     off = (np.pi / beta)[:, None] * np.concatenate([[0.0], 2.0 ** (np.arange(_PANEL_K) - 1.0)])[None, :]
-    br = np.concatenate([(t0[:, None] - off[:, ::-1]), (t0[:, None] + off[:, 1:]),
-                         np.broadcast_to(_UNIFORM, (t0.shape[0], _UNIFORM.size))], axis=1)
-    br = np.sort(np.clip(br, -38.0, 38.0), axis=1)                  # (P, nb)
+    br = np.concatenate(
+        [
+            (t0[:, None] - off[:, ::-1]),
+            (t0[:, None] + off[:, 1:]),
+            np.broadcast_to(_UNIFORM, (t0.shape[0], _UNIFORM.size)),
+        ],
+        axis=1,
+    )
+    br = np.sort(np.clip(br, -38.0, 38.0), axis=1)  # (P, nb)
     lo, hi = br[:, :-1], br[:, 1:]
     half = 0.5 * (hi - lo)
     T = (0.5 * (hi + lo))[:, :, None] + half[:, :, None] * _GL_T[None, None, :]
@@ -221,11 +227,11 @@ def _logistic_parts(model):
     D = (G + 1) * d
     Xt = np.zeros((N, D))
     for n in range(N):
-        Xt[n, (groups[n] + 1) * d:(groups[n] + 2) * d] = X[n]
+        Xt[n, (groups[n] + 1) * d : (groups[n] + 2) * d] = X[n]
     P = np.zeros((D, D))
     I = np.eye(d)
     P[:d, :d] += I / s**2
-    for k in range(G):                 # |z_k - theta|^2 / (2 g^2) = 1/2 [theta; z_k]^T [[I, -I], [-I, I]] / g^2 [.]
+    for k in range(G):  # |z_k - theta|^2 / (2 g^2) = 1/2 [theta; z_k]^T [[I, -I], [-I, I]] / g^2 [.]
         sl = slice((k + 1) * d, (k + 2) * d)
         P[:d, :d] += I / g**2
         P[sl, sl] += I / g**2
@@ -237,7 +243,7 @@ def _logistic_parts(model):
 def _logistic_free_energy(model, m, C):
     X, y, P, c = _logistic_parts(model)
     a = y * (X @ m)
-    V = X @ C                                   # rows v_n = C^T x_n
+    V = X @ C  # rows v_n = C^T x_n
     beta = np.sqrt(np.sum(V * V, axis=1))
     sp, sg, ds = ridge_moments(a, beta)
     PC = P @ C
@@ -295,7 +301,7 @@ def _scale(cov, structure):
     if structure == "sym":
         lam, Q = np.linalg.eigh(0.5 * (cov + cov.T))
         S = (Q * np.sqrt(lam)) @ Q.T
-        return 0.5 * (S + S.T)                  # exactly symmetric (an element of V = S^d)
+        return 0.5 * (S + S.T)  # exactly symmetric (an element of V = S^d)
     raise ValueError(f"structure {structure!r} has no closed form here")
 
 
@@ -366,7 +372,7 @@ def _newton_logistic(model, d, structure, tol=1e-9, max_iter=100):
     best, stall = np.inf, 0
     Hs, prev = None, np.inf
     for _ in range(max_iter):
-        gn = np.linalg.norm(gp)
+        gn = float(np.linalg.norm(gp))
         # iterate past tol until the gradient stops shrinking (rounding floor), so the answer is well inside tol
         stall = stall + 1 if gn >= 0.5 * best else 0
         best = min(best, gn)

@@ -21,9 +21,16 @@ import numpy as np
 
 from refvi.targets.posteriordb.models import DATA, HERE, POSTERIORS
 
-_FILES = {"sblrc": "sblrc.json", "kidiq": "kidiq.json", "mesquite": "mesquite.json", "earnings": "earnings.json",
-          "nes1972": "nes1972.json", "arK": "arK.json", "eight_schools": "eight_schools.json",
-          "gp_pois_regr": "gp_pois_regr.json"}
+_FILES = {
+    "sblrc": "sblrc.json",
+    "kidiq": "kidiq.json",
+    "mesquite": "mesquite.json",
+    "earnings": "earnings.json",
+    "nes1972": "nes1972.json",
+    "arK": "arK.json",
+    "eight_schools": "eight_schools.json",
+    "gp_pois_regr": "gp_pois_regr.json",
+}
 
 
 def _unconstrain(name, names, D, data_dir):
@@ -49,18 +56,18 @@ def _unconstrain(name, names, D, data_dir):
 def main(src: str) -> None:
     from refvi.targets.posteriordb.models import load
 
-    src = pathlib.Path(src)
+    root = pathlib.Path(src)
     DATA.mkdir(exist_ok=True)
     for f in _FILES.values():
-        shutil.copyfile(src / "data" / f, DATA / f)
-    with open(src / "data" / "diamonds.json", "rb") as fh, gzip.open(DATA / "diamonds.json.gz", "wb", 9) as out:
+        shutil.copyfile(root / "data" / f, DATA / f)
+    with open(root / "data" / "diamonds.json", "rb") as fh, gzip.open(DATA / "diamonds.json.gz", "wb", 9) as out:
         out.write(fh.read())
-    shutil.copyfile(src / "LICENCE.md", HERE / "LICENCE.md")
+    shutil.copyfile(root / "LICENCE.md", HERE / "LICENCE.md")
     table = {}
     for name in POSTERIORS:
-        with open(src / "reference_draws" / f"{name}.json") as fh:
+        with open(root / "reference_draws" / f"{name}.json") as fh:
             chains = json.load(fh)
-        with open(src / "reference_draws" / f"{name}.info.json") as fh:
+        with open(root / "reference_draws" / f"{name}.info.json") as fh:
             info = json.load(fh)["diagnostics"]
         target = load(name)
         names = list(target.draw_names)
@@ -68,13 +75,20 @@ def main(src: str) -> None:
             raise ValueError(f"{name}: draw names {list(chains[0])} differ from the model's {names}")
         D = np.array([[v for c in chains for v in c[k]] for k in names]).T
         ess = np.array(info["effective_sample_size_bulk"], dtype=float)
-        U = _unconstrain(name, names, D, src / "data")
+        U = _unconstrain(name, names, D, root / "data")
         sd = D.std(axis=0, ddof=1)
-        table[name] = {"names": names, "mean": D.mean(axis=0).tolist(), "sd": sd.tolist(),
-                       "mcse_mean": (sd / np.sqrt(ess)).tolist(), "ess_bulk": ess.tolist(),
-                       "u_names": list(target.param_names), "u_mean": U.mean(axis=0).tolist(),
-                       "u_sd": U.std(axis=0, ddof=1).tolist(), "u_cov": np.cov(U.T).tolist(),
-                       "draws": int(D.shape[0])}
+        table[name] = {
+            "names": names,
+            "mean": D.mean(axis=0).tolist(),
+            "sd": sd.tolist(),
+            "mcse_mean": (sd / np.sqrt(ess)).tolist(),
+            "ess_bulk": ess.tolist(),
+            "u_names": list(target.param_names),
+            "u_mean": U.mean(axis=0).tolist(),
+            "u_sd": U.std(axis=0, ddof=1).tolist(),
+            "u_cov": np.cov(U.T).tolist(),
+            "draws": int(D.shape[0]),
+        }
     from refvi import _atomic
 
     _atomic.write_json(HERE / "reference_moments.json", table, indent=1)

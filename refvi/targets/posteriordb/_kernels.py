@@ -28,8 +28,13 @@ def prior_logpdf(kind, x, loc, scale, df):
         return -0.5 * (r / scale) ** 2 - math.log(scale) - 0.5 * LOG_2PI, -r / (scale * scale)
     if kind == STUDENT:
         q = r * r / (df * scale * scale)
-        lp = (math.lgamma(0.5 * (df + 1.0)) - math.lgamma(0.5 * df) - 0.5 * math.log(df * math.pi)
-              - math.log(scale) - 0.5 * (df + 1.0) * math.log1p(q))
+        lp = (
+            math.lgamma(0.5 * (df + 1.0))
+            - math.lgamma(0.5 * df)
+            - 0.5 * math.log(df * math.pi)
+            - math.log(scale)
+            - 0.5 * (df + 1.0) * math.log1p(q)
+        )
         return lp, -(df + 1.0) * r / (df * scale * scale + r * r)
     # Cauchy
     return -math.log(math.pi * scale) - math.log1p((r / scale) ** 2), -2.0 * r / (scale * scale + r * r)
@@ -96,7 +101,7 @@ def eight_schools_nc(Z, y, sig):
             pl, gth = prior_logpdf(NORMAL, th, 0.0, 1.0, 0.0)
             r = y[j] - mu - tau * th
             ll = -0.5 * (r / sig[j]) ** 2 - math.log(sig[j]) - 0.5 * LOG_2PI
-            w = r / (sig[j] * sig[j])                     # d ll / d(theta_j) = w
+            w = r / (sig[j] * sig[j])  # d ll / d(theta_j) = w
             val += pl + ll
             G[s, j] = gth + w * tau
             gmu += w
@@ -143,8 +148,8 @@ def _chol_tangent(L, dK):
     """dL = L Phi(L^{-1} dK L^{-T}), Phi = lower triangle with the diagonal halved (derivative of the Cholesky
     factor along dK)."""
     n = L.shape[0]
-    W = _solve_lower(L, dK)                  # L^{-1} dK
-    P = _solve_lower(L, W.T.copy())          # L^{-1} (L^{-1} dK)^T = L^{-1} dK L^{-T} (symmetric)
+    W = _solve_lower(L, dK)  # L^{-1} dK
+    P = _solve_lower(L, W.T.copy())  # L^{-1} (L^{-1} dK)^T = L^{-1} dK L^{-T} (symmetric)
     for i in range(n):
         P[i, i] *= 0.5
         for j in range(i + 1, n):
@@ -176,7 +181,7 @@ def gp_pois(Z, x, k, lgk):
         L = _chol_lower(K)
         ft = Z[s, 2:].copy()
         f = L @ ft
-        val = 25.0 * math.log(4.0) - math.lgamma(25.0) + 24.0 * lr - 4.0 * rho + lr      # Gamma + Jacobian
+        val = 25.0 * math.log(4.0) - math.lgamma(25.0) + 24.0 * lr - 4.0 * rho + lr  # Gamma + Jacobian
         g_lr = 24.0 - 4.0 * rho + 1.0
         pl, g_la = log_scale_prior(NORMAL, la, 2.0, 0.0)
         val += pl
@@ -190,8 +195,8 @@ def gp_pois(Z, x, k, lgk):
         gft = L.T @ gf
         for i in range(N):
             G[s, 2 + i] = gft[i] - ft[i]
-        dL_a = _chol_tangent(L, 2.0 * alpha * alpha * E)                # dK / d log alpha
-        dL_r = _chol_tangent(L, alpha * alpha * E * D2 / (rho * rho))   # dK / d log rho
+        dL_a = _chol_tangent(L, 2.0 * alpha * alpha * E)  # dK / d log alpha
+        dL_r = _chol_tangent(L, alpha * alpha * E * D2 / (rho * rho))  # dK / d log rho
         G[s, 0] = g_lr + gf @ (dL_r @ ft)
         G[s, 1] = g_la + gf @ (dL_a @ ft)
         lp[s] = val

@@ -21,9 +21,18 @@ from refvi.targets.posteriordb import _kernels as K
 HERE = pathlib.Path(__file__).resolve().parent
 DATA = HERE / "data"
 #: the names of the ten posteriors, as ``load`` takes them
-POSTERIORS = ("sblrc-blr", "kidiq-kidscore_momhs", "kidiq-kidscore_interaction", "mesquite-logmesquite",
-              "earnings-logearn_interaction", "nes1972-nes", "arK-arK", "diamonds-diamonds",
-              "eight_schools-eight_schools_noncentered", "gp_pois_regr-gp_pois_regr")
+POSTERIORS = (
+    "sblrc-blr",
+    "kidiq-kidscore_momhs",
+    "kidiq-kidscore_interaction",
+    "mesquite-logmesquite",
+    "earnings-logearn_interaction",
+    "nes1972-nes",
+    "arK-arK",
+    "diamonds-diamonds",
+    "eight_schools-eight_schools_noncentered",
+    "gp_pois_regr-gp_pois_regr",
+)
 #: the posteriors where the model is a linear regression (a full-rank Gaussian is close to exact on (beta, log sigma))
 LINEAR_REGRESSIONS = POSTERIORS[:8]
 
@@ -54,14 +63,24 @@ class PosteriorTarget(Target):
     strong_convexity = 0.0
     convex = False
 
-    def __init__(self, name, kernel, args, param_names, draw_names, constrain, description, lognormal_last=False,
-                 logp_kernel=None):
+    def __init__(
+        self,
+        name,
+        kernel,
+        args,
+        param_names,
+        draw_names,
+        constrain,
+        description,
+        lognormal_last=False,
+        logp_kernel=None,
+    ):
         self.name, self._kernel, self._args = name, kernel, args
-        self._logp_kernel = logp_kernel            # log p alone, where the gradient costs much more (the GP)
+        self._logp_kernel = logp_kernel  # log p alone, where the gradient costs much more (the GP)
         self.param_names, self.draw_names = tuple(param_names), tuple(draw_names)
         self.dim = len(self.param_names)
         self._constrain, self.description = constrain, description
-        self._lognormal_last = lognormal_last      # constrained = (z[:-1], exp(z[-1])): closed-form moments
+        self._lognormal_last = lognormal_last  # constrained = (z[:-1], exp(z[-1])): closed-form moments
 
     def logp_and_grad(self, Z):
         """(log p, grad log p) on the rows of Z (S x d) in one kernel call."""
@@ -73,8 +92,12 @@ class PosteriorTarget(Target):
         """The model's batched Numba kernel as the energy and -log p kernels (:mod:`refvi.kernels.composed`): fits
         run the fused loop (:mod:`refvi.kernels.fused`)."""
         from refvi.kernels import composed
-        neglogp = ((composed.joint_neglogp, (self._kernel, self._args)) if self._logp_kernel is None else
-                   (composed.values_neglogp, (self._logp_kernel, self._args)))
+
+        neglogp = (
+            (composed.joint_neglogp, (self._kernel, self._args))
+            if self._logp_kernel is None
+            else (composed.values_neglogp, (self._logp_kernel, self._args))
+        )
         return KernelPlan(energy=(composed.joint_energy, (self._kernel, self._args)), neglogp=neglogp)
 
     def _logp_batch(self, Z):
@@ -128,16 +151,35 @@ def _glm(name, X, y, bnames, bprior, sprior, description):
     if not (np.all(np.isfinite(X)) and np.all(np.isfinite(y))):
         raise ValueError(f"{name}: non-finite data")
     pri = np.array(bprior, dtype=np.float64).reshape(-1, 4)
-    args = (X.T @ X, X.T @ y, float(y @ y), float(X.shape[0]), pri[:, 0].astype(np.int64).copy(),
-            pri[:, 1].copy(), pri[:, 2].copy(), pri[:, 3].copy(), int(sprior[0]), float(sprior[1]), float(sprior[2]))
+    args = (
+        X.T @ X,
+        X.T @ y,
+        float(y @ y),
+        float(X.shape[0]),
+        pri[:, 0].astype(np.int64).copy(),
+        pri[:, 1].copy(),
+        pri[:, 2].copy(),
+        pri[:, 3].copy(),
+        int(sprior[0]),
+        float(sprior[1]),
+        float(sprior[2]),
+    )
 
     def constrain(Z):
         out = Z.copy()
         out[:, -1] = np.exp(Z[:, -1])
         return out
 
-    return PosteriorTarget(name, K.glm_normal, args, list(bnames) + ["log_sigma"], list(bnames) + ["sigma"],
-                           constrain, description, lognormal_last=True)
+    return PosteriorTarget(
+        name,
+        K.glm_normal,
+        args,
+        list(bnames) + ["log_sigma"],
+        list(bnames) + ["sigma"],
+        constrain,
+        description,
+        lognormal_last=True,
+    )
 
 
 def _beta(n):
@@ -151,8 +193,15 @@ def _sblrc():
     d = _data("sblrc")
     X, y = np.array(d["X"], dtype=float), np.array(d["y"], dtype=float)
     D = X.shape[1]
-    return _glm("sblrc-blr", X, y, _beta(D), [(K.NORMAL, 0.0, 10.0, 0.0)] * D, (K.NORMAL, 10.0, 0.0),
-                "Bayesian linear regression, N=100, D=5; beta ~ N(0, 10), sigma ~ half-N(0, 10)")
+    return _glm(
+        "sblrc-blr",
+        X,
+        y,
+        _beta(D),
+        [(K.NORMAL, 0.0, 10.0, 0.0)] * D,
+        (K.NORMAL, 10.0, 0.0),
+        "Bayesian linear regression, N=100, D=5; beta ~ N(0, 10), sigma ~ half-N(0, 10)",
+    )
 
 
 def _kidiq(interaction):
@@ -160,44 +209,88 @@ def _kidiq(interaction):
     hs, iq = np.array(d["mom_hs"], dtype=float), np.array(d["mom_iq"], dtype=float)
     cols = [np.ones_like(hs), hs] + ([iq, hs * iq] if interaction else [])
     name = "kidiq-kidscore_interaction" if interaction else "kidiq-kidscore_momhs"
-    return _glm(name, np.column_stack(cols), np.array(d["kid_score"], dtype=float), _beta(len(cols)),
-                [FLAT] * len(cols), (K.CAUCHY, 2.5, 0.0),
-                f"kid_score on mom_hs{' * mom_iq' if interaction else ''}, flat beta, sigma ~ half-Cauchy(0, 2.5)")
+    return _glm(
+        name,
+        np.column_stack(cols),
+        np.array(d["kid_score"], dtype=float),
+        _beta(len(cols)),
+        [FLAT] * len(cols),
+        (K.CAUCHY, 2.5, 0.0),
+        f"kid_score on mom_hs{' * mom_iq' if interaction else ''}, flat beta, sigma ~ half-Cauchy(0, 2.5)",
+    )
 
 
 def _mesquite():
     d = _data("mesquite")
     lg = lambda k: np.log(np.array(d[k], dtype=float))  # noqa: E731
-    X = np.column_stack([np.ones(int(d["N"])), lg("diam1"), lg("diam2"), lg("canopy_height"), lg("total_height"),
-                         lg("density"), np.array(d["group"], dtype=float)])
-    return _glm("mesquite-logmesquite", X, lg("weight"), _beta(7), [FLAT] * 7, (K.FLAT, 1.0, 0.0),
-                "log weight on six log sizes and group, flat priors")
+    X = np.column_stack(
+        [
+            np.ones(int(d["N"])),
+            lg("diam1"),
+            lg("diam2"),
+            lg("canopy_height"),
+            lg("total_height"),
+            lg("density"),
+            np.array(d["group"], dtype=float),
+        ]
+    )
+    return _glm(
+        "mesquite-logmesquite",
+        X,
+        lg("weight"),
+        _beta(7),
+        [FLAT] * 7,
+        (K.FLAT, 1.0, 0.0),
+        "log weight on six log sizes and group, flat priors",
+    )
 
 
 def _earnings():
     d = _data("earnings")
     h, m = np.array(d["height"], dtype=float), np.array(d["male"], dtype=float)
     X = np.column_stack([np.ones_like(h), h, m, h * m])
-    return _glm("earnings-logearn_interaction", X, np.log(np.array(d["earn"], dtype=float)), _beta(4), [FLAT] * 4,
-                (K.FLAT, 1.0, 0.0), "log earnings on height * male, flat priors")
+    return _glm(
+        "earnings-logearn_interaction",
+        X,
+        np.log(np.array(d["earn"], dtype=float)),
+        _beta(4),
+        [FLAT] * 4,
+        (K.FLAT, 1.0, 0.0),
+        "log earnings on height * male, flat priors",
+    )
 
 
 def _nes():
     d = _data("nes1972")
     a = np.array(d["age_discrete"])
     f = lambda k: np.array(d[k], dtype=float)  # noqa: E731
-    X = np.column_stack([np.ones(a.size), f("real_ideo"), f("race_adj"), a == 2, a == 3, a == 4, f("educ1"),
-                         f("gender"), f("income")]).astype(float)
-    return _glm("nes1972-nes", X, f("partyid7"), _beta(9), [FLAT] * 9, (K.FLAT, 1.0, 0.0),
-                "party identification on ideology, race, age group, education, gender, income; flat priors")
+    X = np.column_stack(
+        [np.ones(a.size), f("real_ideo"), f("race_adj"), a == 2, a == 3, a == 4, f("educ1"), f("gender"), f("income")]
+    ).astype(float)
+    return _glm(
+        "nes1972-nes",
+        X,
+        f("partyid7"),
+        _beta(9),
+        [FLAT] * 9,
+        (K.FLAT, 1.0, 0.0),
+        "party identification on ideology, race, age group, education, gender, income; flat priors",
+    )
 
 
 def _ark():
     d = _data("arK")
     Kl, T, y = int(d["K"]), int(d["T"]), np.array(d["y"], dtype=float)
-    X = np.column_stack([np.ones(T - Kl)] + [y[Kl - k:T - k] for k in range(1, Kl + 1)])
-    return _glm("arK-arK", X, y[Kl:], ["alpha"] + _beta(Kl), [(K.NORMAL, 0.0, 10.0, 0.0)] * (Kl + 1),
-                (K.CAUCHY, 2.5, 0.0), f"AR({Kl}) on T={T} points; alpha, beta ~ N(0, 10), sigma ~ half-Cauchy(0, 2.5)")
+    X = np.column_stack([np.ones(T - Kl)] + [y[Kl - k : T - k] for k in range(1, Kl + 1)])
+    return _glm(
+        "arK-arK",
+        X,
+        y[Kl:],
+        ["alpha"] + _beta(Kl),
+        [(K.NORMAL, 0.0, 10.0, 0.0)] * (Kl + 1),
+        (K.CAUCHY, 2.5, 0.0),
+        f"AR({Kl}) on T={T} points; alpha, beta ~ N(0, 10), sigma ~ half-Cauchy(0, 2.5)",
+    )
 
 
 def _diamonds():
@@ -207,10 +300,16 @@ def _diamonds():
     Kc = Xc.shape[1]
     design = np.column_stack([Xc, np.ones(X.shape[0])])
     names = [f"b[{i + 1}]" for i in range(Kc)] + ["Intercept"]
-    return _glm("diamonds-diamonds", design, np.array(d["Y"], dtype=float), names,
-                [(K.NORMAL, 0.0, 1.0, 0.0)] * Kc + [(K.STUDENT, 8.0, 10.0, 3.0)], (K.STUDENT, 10.0, 3.0),
-                "log price on 24 centred, strongly correlated predictors; b ~ N(0, 1), Intercept ~ t(3, 8, 10), "
-                "sigma ~ half-t(3, 0, 10)")
+    return _glm(
+        "diamonds-diamonds",
+        design,
+        np.array(d["Y"], dtype=float),
+        names,
+        [(K.NORMAL, 0.0, 1.0, 0.0)] * Kc + [(K.STUDENT, 8.0, 10.0, 3.0)],
+        (K.STUDENT, 10.0, 3.0),
+        "log price on 24 centred, strongly correlated predictors; b ~ N(0, 1), Intercept ~ t(3, 8, 10), "
+        "sigma ~ half-t(3, 0, 10)",
+    )
 
 
 def _eight_schools():
@@ -220,12 +319,17 @@ def _eight_schools():
 
     def constrain(Z):
         tau = np.exp(Z[:, J + 1])
-        return np.column_stack([Z[:, J:J + 1] + tau[:, None] * Z[:, :J], Z[:, J], tau])
+        return np.column_stack([Z[:, J : J + 1] + tau[:, None] * Z[:, :J], Z[:, J], tau])
 
-    return PosteriorTarget("eight_schools-eight_schools_noncentered", K.eight_schools_nc, (y, sig),
-                           [f"theta_trans[{j + 1}]" for j in range(J)] + ["mu", "log_tau"],
-                           [f"theta[{j + 1}]" for j in range(J)] + ["mu", "tau"], constrain,
-                           "non-centred eight schools; mu ~ N(0, 5), tau ~ half-Cauchy(0, 5)")
+    return PosteriorTarget(
+        "eight_schools-eight_schools_noncentered",
+        K.eight_schools_nc,
+        (y, sig),
+        [f"theta_trans[{j + 1}]" for j in range(J)] + ["mu", "log_tau"],
+        [f"theta[{j + 1}]" for j in range(J)] + ["mu", "tau"],
+        constrain,
+        "non-centred eight schools; mu ~ N(0, 5), tau ~ half-Cauchy(0, 5)",
+    )
 
 
 def _gp():
@@ -237,18 +341,30 @@ def _gp():
     def constrain(Z):
         return np.column_stack([np.exp(Z[:, 0]), np.exp(Z[:, 1]), K.gp_f(np.ascontiguousarray(Z), x)])
 
-    return PosteriorTarget("gp_pois_regr-gp_pois_regr", K.gp_pois, (x, k, lgk),
-                           ["log_rho", "log_alpha"] + [f"f_tilde[{i + 1}]" for i in range(N)],
-                           ["rho", "alpha"] + [f"f[{i + 1}]" for i in range(N)], constrain,
-                           "Poisson GP regression, N=11; rho ~ Gamma(25, 4), alpha ~ half-N(0, 2)",
-                           logp_kernel=K.gp_pois_logp)
+    return PosteriorTarget(
+        "gp_pois_regr-gp_pois_regr",
+        K.gp_pois,
+        (x, k, lgk),
+        ["log_rho", "log_alpha"] + [f"f_tilde[{i + 1}]" for i in range(N)],
+        ["rho", "alpha"] + [f"f[{i + 1}]" for i in range(N)],
+        constrain,
+        "Poisson GP regression, N=11; rho ~ Gamma(25, 4), alpha ~ half-N(0, 2)",
+        logp_kernel=K.gp_pois_logp,
+    )
 
 
-_BUILDERS = {"sblrc-blr": _sblrc, "kidiq-kidscore_momhs": lambda: _kidiq(False),
-             "kidiq-kidscore_interaction": lambda: _kidiq(True), "mesquite-logmesquite": _mesquite,
-             "earnings-logearn_interaction": _earnings, "nes1972-nes": _nes, "arK-arK": _ark,
-             "diamonds-diamonds": _diamonds, "eight_schools-eight_schools_noncentered": _eight_schools,
-             "gp_pois_regr-gp_pois_regr": _gp}
+_BUILDERS = {
+    "sblrc-blr": _sblrc,
+    "kidiq-kidscore_momhs": lambda: _kidiq(False),
+    "kidiq-kidscore_interaction": lambda: _kidiq(True),
+    "mesquite-logmesquite": _mesquite,
+    "earnings-logearn_interaction": _earnings,
+    "nes1972-nes": _nes,
+    "arK-arK": _ark,
+    "diamonds-diamonds": _diamonds,
+    "eight_schools-eight_schools_noncentered": _eight_schools,
+    "gp_pois_regr-gp_pois_regr": _gp,
+}
 _CACHE: dict = {}
 
 

@@ -1,4 +1,4 @@
-"""Unit tests for the helpers of verification/statements/convergence_000/ (_structure.py, objective_structure.py)
+"""Unit tests for the helpers of verification/statements/convergence_000/ (_structure.py)
 and the hessian_bounds oracle, plus
 mutation tests: each statement must FAIL against an implementation with a planted error (a check that cannot fail
 proves nothing), and pass against a correct one."""
@@ -14,7 +14,7 @@ from refvi.verification.implementation import RefviImplementation  # noqa: E402
 from refvi.verification.oracles import hessian_bounds as hb  # noqa: E402
 from refvi.verification.runner import load_statements, run_statement  # noqa: E402
 from refvi.verification.oracles import matrices  # noqa: E402
-from refvi.verification.statements.convergence_000 import _structure, objective_structure  # noqa: E402
+from refvi.verification.statements.convergence_000 import _structure  # noqa: E402
 
 STATEMENTS = load_statements()
 
@@ -33,7 +33,7 @@ def test_proj_is_orthogonal_projection(structure):
 
 @pytest.mark.parametrize("structure,dim", [("full", 9), ("tril", 6), ("sym", 6), ("diag", 3)])
 def test_basis_orthonormal_and_spanning(structure, dim):
-    B = objective_structure.basis(3, structure)
+    B = _structure.basis(3, structure)
     assert len(B) == dim
     gram = np.array([[_structure.inner(a, b) for b in B] for a in B])
     np.testing.assert_allclose(gram, np.eye(dim), atol=1e-15)
@@ -47,7 +47,7 @@ def test_random_in_W(structure):
     for d in (1, 2, 4):
         C = _structure.random_in_W(rng, d, structure, smin=0.7)
         np.testing.assert_array_equal(matrices.proj_V(C, structure), C)
-        assert objective_structure.sigma_min(C) >= 0.7
+        assert _structure.sigma_min(C) >= 0.7
         if structure in ("tril", "diag"):
             assert np.all(np.diag(C) > 0)
 

@@ -24,21 +24,20 @@ import math
 
 import numpy as np
 from hypothesis import strategies as st
+
 from refvi.verification.oracles import boosting as ob
 from refvi.verification.protocol.boosting import BoostingInstance, BoostingTarget
-
-
 
 # ------------------------------------------------------------------------------------------------------------------
 # the fixed instances as plain records
 # ------------------------------------------------------------------------------------------------------------------
 
-I1_TARGET = ((0.4, 0.6), (-0.5, 0.6), (0.5, 0.5))           # f* = -log P(A) = 0.2126087 on [-1, 1]
+I1_TARGET = ((0.4, 0.6), (-0.5, 0.6), (0.5, 0.5))  # f* = -log P(A) = 0.2126087 on [-1, 1]
 
 
 def log_prob_box_mog(weights, means, scales, lo, hi) -> float:
     """log P_{p_x}(A) of a Gaussian mixture by scipy.stats (oracle side)."""
-    return math.log(sum(w * ob.box_probability(m, s, lo, hi) for w, m, s in zip(weights, means, scales)))
+    return math.log(sum(w * ob.box_probability(m, s, lo, hi) for w, m, s in zip(weights, means, scales, strict=True)))
 
 
 def optimal_weights(inst) -> np.ndarray:
@@ -46,13 +45,13 @@ def optimal_weights(inst) -> np.ndarray:
     set (oracle side, scipy.stats)."""
     p = inst.target.params
     a = np.zeros(inst.K)
-    for w, m, s in zip(p["weights"], p["means"], p["scales"]):
+    for w, m, s in zip(p["weights"], p["means"], p["scales"], strict=True):
         k = int(np.argmin(np.sum((inst.means - m) ** 2, axis=1) + (inst.scales - s) ** 2))
         a[k] += w * ob.box_probability(m, s, inst.lo, inst.hi)
     return a / a.sum()
 
 
-@functools.lru_cache(maxsize=None)
+@functools.cache
 def i1(stride: float = 0.025):
     """I1: atoms TN(mu_k, 0.5^2; [-1, 1]) on the lattice of ``stride``, target 0.4 N(-0.5, 0.5^2) + 0.6 N(0.6, 0.5^2)
     (both components are atoms): (instance, its oracle, f* = -log P(A))."""
@@ -75,19 +74,32 @@ def check_run_records(ctx, oracle, res, label: str):
     W = np.asarray(W, dtype=float)
     f, gap = np.asarray(res.f, dtype=float), np.asarray(res.gap, dtype=float)
     ctx.true(W.shape[0] == f.shape[0] == gap.shape[0], label=f"{label}: one weight vector per reported f and gap")
-    ctx.true(bool(np.all(W >= -1e-15) and np.all(np.abs(W.sum(1) - 1.0) < 1e-12)),
-             label=f"{label}: every iterate's weights on the simplex")
-    ctx.close(f, [oracle.f(w) for w in W], rtol=1e-10, atol=1e-10,
-              label=f"{label}: the reported trace f(q^t) = f(weights^t), every t")
-    ctx.close(gap, [oracle.gap(w) for w in W], rtol=1e-8, atol=1e-10,
-              label=f"{label}: the reported gap_t = FW gap(weights^t), every t")
+    ctx.true(
+        bool(np.all(W >= -1e-15) and np.all(np.abs(W.sum(1) - 1.0) < 1e-12)),
+        label=f"{label}: every iterate's weights on the simplex",
+    )
+    ctx.close(
+        f,
+        [oracle.f(w) for w in W],
+        rtol=1e-10,
+        atol=1e-10,
+        label=f"{label}: the reported trace f(q^t) = f(weights^t), every t",
+    )
+    ctx.close(
+        gap,
+        [oracle.gap(w) for w in W],
+        rtol=1e-8,
+        atol=1e-10,
+        label=f"{label}: the reported gap_t = FW gap(weights^t), every t",
+    )
 
 
 def mixtures(n_atoms: int, max_components: int = 3):
     """Hypothesis: (component indices, positive weights) of a random mixture over an atom set of size n_atoms."""
     comp = st.lists(st.integers(0, n_atoms - 1), min_size=1, max_size=max_components, unique=True)
-    return comp.flatmap(lambda c: st.tuples(st.just(c), st.lists(st.floats(0.05, 1.0), min_size=len(c),
-                                                                 max_size=len(c))))
+    return comp.flatmap(
+        lambda c: st.tuples(st.just(c), st.lists(st.floats(0.05, 1.0), min_size=len(c), max_size=len(c)))
+    )
 
 
 def n_examples(ctx, ci: int) -> int:

@@ -16,6 +16,7 @@ Statements: 001.claim-bad-input.
 from __future__ import annotations
 
 import numpy as np
+
 from refvi.verification.oracles import boosting as ob
 from refvi.verification.protocol.boosting import BoostingInstance, BoostingTarget
 from refvi.verification.statement import statement
@@ -24,8 +25,9 @@ from refvi.verification.statements.boosting_001._common import i1
 
 def _underflow_instance():
     """Atoms TN(-1 | 0 | 1, 0.02^2; [-1, 1]), target N(0, 0.5^2); q = the atom at -1 (alpha = e_0)."""
-    return BoostingInstance.make(-1.0, 1.0, [-1.0, 0.0, 1.0], 0.02, BoostingTarget.mixture([1.0], [0.0], [0.5])), \
-        np.array([1.0, 0.0, 0.0])
+    return BoostingInstance.make(
+        -1.0, 1.0, [-1.0, 0.0, 1.0], 0.02, BoostingTarget.mixture([1.0], [0.0], [0.5])
+    ), np.array([1.0, 0.0, 0.0])
 
 
 def _log_space_oracle(inst, alpha):
@@ -44,16 +46,28 @@ def claim_bad_input(ctx):
     inst, alpha = _underflow_instance()
     f, scores = _log_space_oracle(inst, alpha)
     ctx.true(np.min(scores) < -1e3, label="oracle: log q reaches ~ -5000 on the box (the density underflows)")
-    ctx.refuses(lambda: b.objective(inst, alpha), correct=f, rtol=1e-8, atol=1e-10,
-                label="objective: an atom whose density underflows to 0 on the box (A2)")
-    ctx.refuses(lambda: b.scores(inst, alpha), correct=scores, rtol=1e-8, atol=1e-8,
-                label="scores: an atom whose density underflows to 0 on the box (A2)")
+    ctx.refuses(
+        lambda: b.objective(inst, alpha),
+        correct=f,
+        rtol=1e-8,
+        atol=1e-10,
+        label="objective: an atom whose density underflows to 0 on the box (A2)",
+    )
+    ctx.refuses(
+        lambda: b.scores(inst, alpha),
+        correct=scores,
+        rtol=1e-8,
+        atol=1e-8,
+        label="scores: an atom whose density underflows to 0 on the box (A2)",
+    )
     grid, _, _ = i1(0.5)
     K = grid.K
     uniform = np.full(K, 1.0 / K)
     for delta in (0.0, 1.5):
-        ctx.refuses(lambda: b.frank_wolfe(grid, 3, "fixed", lmo="adversarial", delta=delta).f,
-                    label=f"frank_wolfe: approximate LMO with delta = {delta} (Eq. 9 needs 0 < delta <= 1)")
+        ctx.refuses(
+            lambda: b.frank_wolfe(grid, 3, "fixed", lmo="adversarial", delta=delta).f,
+            label=f"frank_wolfe: approximate LMO with delta = {delta} (Eq. 9 needs 0 < delta <= 1)",
+        )
     short = np.zeros(K)
     short[:2] = (0.5, 0.2)
     ctx.refuses(lambda: b.objective(grid, short), label="objective: weights summing to 0.7 (q not a density)")
@@ -64,13 +78,17 @@ def claim_bad_input(ctx):
     ctx.refuses(lambda: b.fixed_step_weights([0, -1], K), label="fixed_step_weights: atom index -1")
     ctx.refuses(lambda: b.fixed_step_weights([0, K], K), label="fixed_step_weights: atom index K")
     ctx.refuses(lambda: b.corrective(grid, 3, "norm", L=0.0).f, label="corrective Variant 0: L = 0")
-    ctx.refuses(lambda: b.stochastic_lmo(grid, uniform, n_samples=1),
-                label="stochastic_lmo: one draw (the leave-one-out baseline needs two)")
+    ctx.refuses(
+        lambda: b.stochastic_lmo(grid, uniform, n_samples=1),
+        label="stochastic_lmo: one draw (the leave-one-out baseline needs two)",
+    )
 
     # iteration counts, starting atoms, quadrature, boxes and scale ranges on the boundary of their domains
     ctx.refuses(lambda: b.frank_wolfe(grid, -1).f, label="frank_wolfe: n_iter = -1")
-    ctx.true(len(np.asarray(b.frank_wolfe(grid, 0, init=0).f)) == 1,
-             label="frank_wolfe: n_iter = 0 from atom 0 (allowed: q^0 alone)")
+    ctx.true(
+        len(np.asarray(b.frank_wolfe(grid, 0, init=0).f)) == 1,
+        label="frank_wolfe: n_iter = 0 from atom 0 (allowed: q^0 alone)",
+    )
     for k in (-1, K):
         ctx.refuses(lambda: b.frank_wolfe(grid, 2, init=k).f, label=f"frank_wolfe: starting atom index {k}")
     ctx.refuses(lambda: b.corrective(grid, -1, "full").f, label="corrective: n_iter = -1")
@@ -79,10 +97,19 @@ def claim_bad_input(ctx):
     for stride in (0.0, -0.25):
         ctx.refuses(lambda: b.grid_means([-1.0], [1.0], stride), label=f"grid_means: stride {stride}")
     tgt = BoostingTarget.mixture([1.0], [0.0], [0.5])
-    ctx.refuses(lambda: b.objective(BoostingInstance.make(0.5, 0.5, [0.5], 0.3, tgt), np.ones(1)),
-                label="a box with hi = lo (A has no interior)")
-    ctx.refuses(lambda: b.objective(BoostingInstance.make(-1.0, 1.0, [0.0], 0.3, tgt, quadrature=(0, 20)), np.ones(1)),
-                label="a quadrature rule of order 0")
-    one = BoostingInstance.make(-1.0, 1.0, [-0.5, 0.5], 0.3, tgt, quadrature=(1, 1))   # the midpoint rule: allowed
-    ctx.close(float(b.objective(one, np.array([0.3, 0.7]))), ob.QuadratureProblem(one).f(np.array([0.3, 0.7])),
-              rtol=1e-10, atol=1e-12, label="objective on the one-node rule (order 1, one panel) = the oracle's")
+    ctx.refuses(
+        lambda: b.objective(BoostingInstance.make(0.5, 0.5, [0.5], 0.3, tgt), np.ones(1)),
+        label="a box with hi = lo (A has no interior)",
+    )
+    ctx.refuses(
+        lambda: b.objective(BoostingInstance.make(-1.0, 1.0, [0.0], 0.3, tgt, quadrature=(0, 20)), np.ones(1)),
+        label="a quadrature rule of order 0",
+    )
+    one = BoostingInstance.make(-1.0, 1.0, [-0.5, 0.5], 0.3, tgt, quadrature=(1, 1))  # the midpoint rule: allowed
+    ctx.close(
+        float(b.objective(one, np.array([0.3, 0.7]))),
+        ob.QuadratureProblem(one).f(np.array([0.3, 0.7])),
+        rtol=1e-10,
+        atol=1e-12,
+        label="objective on the one-node rule (order 1, one panel) = the oracle's",
+    )

@@ -12,10 +12,11 @@ from __future__ import annotations
 import math
 
 import numpy as np
-from refvi.verification.protocol import targets as specs
-from refvi.verification.statement import statement
 from scipy import optimize
 from scipy.special import logsumexp
+
+from refvi.verification.protocol import targets as specs
+from refvi.verification.statement import statement
 
 RULES = ("fixed", "line_search", "corrective")
 
@@ -25,8 +26,11 @@ def _logp(target, Z):
     ||z||^2 / (2 s^2) - (d/2) log(2 pi s^2) (checked against the spec's own log p on the first row)."""
     Z = np.reshape(Z, (-1, target.dim))
     X, y, s = np.asarray(target.params["X"]), np.asarray(target.params["y"]), float(target.params["prior_scale"])
-    out = -np.sum(np.logaddexp(0.0, -(Z @ X.T) * y), axis=1) - 0.5 * np.sum(Z * Z, axis=1) / s**2 \
+    out = (
+        -np.sum(np.logaddexp(0.0, -(Z @ X.T) * y), axis=1)
+        - 0.5 * np.sum(Z * Z, axis=1) / s**2
         - 0.5 * target.dim * math.log(2 * math.pi * s**2)
+    )
     assert abs(out[0] - target.logp(Z[0])) <= 1e-9 * (1 + abs(out[0])), "vectorised log p disagrees with the spec"
     return out
 
@@ -56,8 +60,14 @@ def _mean_field_oracle(target, U):
         Z = x[:d] + np.exp(x[d:]) * U
         return -np.mean(_logp(target, Z)) - np.sum(x[d:]), _mean_field_gradient(target, x[:d], np.exp(x[d:]), U)
 
-    x = optimize.minimize(f, np.zeros(2 * d), jac=True, method="L-BFGS-B", bounds=[(None, None)] * d + [(-20, 5)] * d,
-                          options={"ftol": 1e-15, "gtol": 1e-12, "maxiter": 5000}).x
+    x = optimize.minimize(
+        f,
+        np.zeros(2 * d),
+        jac=True,
+        method="L-BFGS-B",
+        bounds=[(None, None)] * d + [(-20, 5)] * d,
+        options={"ftol": 1e-15, "gtol": 1e-12, "maxiter": 5000},
+    ).x
     return x[:d], np.exp(x[d:]), f(x)[0]
 
 
@@ -81,10 +91,20 @@ def claim_mc_boosting(ctx):
         m, s = (np.asarray(a, float) for a in B.mc_mean_field(target, U))
         mo, so, fo = _mean_field_oracle(target, U)
         f_impl = -np.mean(_logp(target, m + s * U)) - np.sum(np.log(s))
-        ctx.bound(f_impl, fo, rtol=1e-9, atol=1e-9, label="mean field: the SAA at the implementation's (m, sigma) "
-                                                           "<= the oracle's minimum")
-        ctx.close(np.concatenate([m, s]), np.concatenate([mo, so]), rtol=1e-3, atol=1e-4,
-                  label="mean field: (m, sigma) = the oracle's minimiser (strictly convex in (m, sigma))")
+        ctx.bound(
+            f_impl,
+            fo,
+            rtol=1e-9,
+            atol=1e-9,
+            label="mean field: the SAA at the implementation's (m, sigma) <= the oracle's minimum",
+        )
+        ctx.close(
+            np.concatenate([m, s]),
+            np.concatenate([mo, so]),
+            rtol=1e-3,
+            atol=1e-4,
+            label="mean field: (m, sigma) = the oracle's minimiser (strictly convex in (m, sigma))",
+        )
         ctx.bound(float(np.max(np.abs(_mean_field_gradient(target, m, s, U)))), 1e-4, label="mean field: stationary")
         for rule in RULES:
             _check_run(ctx, B, target, rule, (mo, so), int(rng.integers(0, 2**31)))
@@ -97,35 +117,65 @@ def _check_run(ctx, B, target, rule, init, seed, T=3, S=16, box=1.0):
     m0, s0 = init
     means, sigma, draws = (np.asarray(a, float) for a in (r.means, r.sigma, r.draws))
     hist, f = [np.asarray(a, float) for a in r.weights_history], np.asarray(r.f, float)
-    ctx.true(means.shape == (T + 1, target.dim) and draws.shape == (T + 1, S, target.dim) and f.shape == (T + 1,)
-             and [a.size for a in hist] == list(range(1, T + 2)), label=f"{rule}: record shapes")
-    ctx.close(np.concatenate([means[0], sigma]), np.concatenate([m0, s0]), rtol=1e-12, atol=0.0,
-              label=f"{rule}: q^0 = N(m0, s0^2) and the atoms' sigma = s0")
+    ctx.true(
+        means.shape == (T + 1, target.dim)
+        and draws.shape == (T + 1, S, target.dim)
+        and f.shape == (T + 1,)
+        and [a.size for a in hist] == list(range(1, T + 2)),
+        label=f"{rule}: record shapes",
+    )
+    ctx.close(
+        np.concatenate([means[0], sigma]),
+        np.concatenate([m0, s0]),
+        rtol=1e-12,
+        atol=0.0,
+        label=f"{rule}: q^0 = N(m0, s0^2) and the atoms' sigma = s0",
+    )
     ctx.bound(float(np.max(np.abs(means - m0) / (box * s0))), 1.0, rtol=1e-12, label=f"{rule}: atom means in the box")
     for t, a in enumerate(hist):
         ctx.bound(float(-a.min()), 0.0, atol=1e-12, label=f"{rule}: alpha^{t} >= 0")
         ctx.close(a.sum(), 1.0, rtol=0.0, atol=1e-9, label=f"{rule}: alpha^{t} sums to one")
-        ctx.close(f[t], _saa(a, means, sigma, draws, target), rtol=1e-9, atol=1e-10,
-                  label=f"{rule}: f(alpha^{t}) = the sample average on the reported draws")
+        ctx.close(
+            f[t],
+            _saa(a, means, sigma, draws, target),
+            rtol=1e-9,
+            atol=1e-10,
+            label=f"{rule}: f(alpha^{t}) = the sample average on the reported draws",
+        )
     V = np.random.default_rng(seed).standard_normal((1024, target.dim))
     for t in range(T):
         _check_lmo(ctx, rule, target, t, means, hist[t], sigma, m0 - box * s0, m0 + box * s0, V)
         prev, vertex = np.append(hist[t], 0.0), np.eye(t + 2)[-1]
         if rule == "fixed":
             g = 2.0 / (t + 3.0)
-            ctx.close(hist[t + 1], (1 - g) * prev + g * vertex, rtol=0.0, atol=1e-12,
-                      label=f"fixed: alpha^{t + 1} = (1 - 2/(t+3)) alpha^{t} + 2/(t+3) e_new")
+            ctx.close(
+                hist[t + 1],
+                (1 - g) * prev + g * vertex,
+                rtol=0.0,
+                atol=1e-12,
+                label=f"fixed: alpha^{t + 1} = (1 - 2/(t+3)) alpha^{t} + 2/(t+3) e_new",
+            )
         elif rule == "line_search":
             g = hist[t + 1][-1]
-            ctx.close(hist[t + 1], (1 - g) * prev + g * vertex, rtol=0.0, atol=1e-12,
-                      label=f"line search: alpha^{t + 1} on the segment")
+            ctx.close(
+                hist[t + 1],
+                (1 - g) * prev + g * vertex,
+                rtol=0.0,
+                atol=1e-12,
+                label=f"line search: alpha^{t + 1} on the segment",
+            )
             grid = min(_saa((1 - h) * prev + h * vertex, means, sigma, draws, target) for h in np.linspace(0, 1, 201))
             ctx.bound(f[t + 1], grid, rtol=1e-7, atol=1e-7, label=f"line search: f(alpha^{t + 1}) <= min on a grid")
         else:
             ctx.bound(f[t + 1], f[t], rtol=1e-12, atol=1e-12, label=f"corrective: f(alpha^{t + 1}) <= f(alpha^{t})")
             fixed = 2.0 / (t + 3.0)
-            ctx.bound(f[t + 1], _saa((1 - fixed) * prev + fixed * vertex, means, sigma, draws, target), rtol=1e-7,
-                      atol=1e-7, label="corrective: no worse than the fixed step on the same atoms")
+            ctx.bound(
+                f[t + 1],
+                _saa((1 - fixed) * prev + fixed * vertex, means, sigma, draws, target),
+                rtol=1e-7,
+                atol=1e-7,
+                label="corrective: no worse than the fixed step on the same atoms",
+            )
 
 
 def _check_lmo(ctx, rule, target, t, means, alpha, sigma, lo, hi, V):
@@ -137,16 +187,20 @@ def _check_lmo(ctx, rule, target, t, means, alpha, sigma, lo, hi, V):
 
     def value(mu):
         Z = mu + sigma * V
-        u = (Z[None, :, :] - means[:t + 1][act][:, None, :]) / sigma
+        u = (Z[None, :, :] - means[: t + 1][act][:, None, :]) / sigma
         logN = -0.5 * np.sum(u * u, -1) - np.sum(np.log(sigma)) - 0.5 * sigma.size * math.log(2 * math.pi)
         return float(np.mean(logsumexp(logN + la[:, None], axis=0) - _logp(target, Z)))
 
     starts = [0.5 * (lo + hi), means[t + 1]] + [np.where(np.array(c) == 1, hi, lo) for c in np.ndindex(*[2] * lo.size)]
-    best = min(optimize.minimize(value, x0, method="L-BFGS-B", bounds=list(zip(lo, hi))).fun for x0 in starts[:2])
+    best = min(
+        optimize.minimize(value, x0, method="L-BFGS-B", bounds=list(zip(lo, hi, strict=True))).fun for x0 in starts[:2]
+    )
     worst = max(value(x) for x in starts[2:])
-    ctx.bound(value(means[t + 1]) - best, 0.5 * (worst - best), label=f"{rule}: the LMO's atom {t + 1} is a near-argmin "
-                                                                       "over the box (half the range)")
-
+    ctx.bound(
+        value(means[t + 1]) - best,
+        0.5 * (worst - best),
+        label=f"{rule}: the LMO's atom {t + 1} is a near-argmin over the box (half the range)",
+    )
 
 
 #: draws per sampler check: the moment z-tests resolve a 3 % error in the largest moment (80 % power, false alarm 1e-6)
@@ -172,17 +226,21 @@ def claim_mc_sample(ctx):
             what = f"{rule}, q^{'T' if t is None else t}"
             Z = np.asarray(r.sample(MC_DRAWS, 7, t) if t is not None else r.sample(MC_DRAWS, 7), float)
             ctx.true(Z.shape == (MC_DRAWS, d), label=f"{what}: n draws of dimension d")
-            mean = a @ means[:a.size]
-            second = np.einsum("k,ki,kj->ij", a, means[:a.size], means[:a.size]) + np.diag(sigma ** 2)
+            mean = a @ means[: a.size]
+            second = np.einsum("k,ki,kj->ij", a, means[: a.size], means[: a.size]) + np.diag(sigma**2)
             feats = np.hstack([Z, (Z[:, :, None] * Z[:, None, :])[:, iu[0], iu[1]]])
-            ctx.mean_close(feats, np.concatenate([mean, second[iu]]),
-                           label=f"{what}: E z = sum_k alpha_k mu_k, E z z^T = sum_k alpha_k (mu_k mu_k^T + diag "
-                                 "sigma^2)")
+            ctx.mean_close(
+                feats,
+                np.concatenate([mean, second[iu]]),
+                label=f"{what}: E z = sum_k alpha_k mu_k, E z z^T = sum_k alpha_k (mu_k mu_k^T + diag sigma^2)",
+            )
         again = np.asarray(r.sample(1000, 7), float)
-        ctx.true(bool(np.array_equal(again, np.asarray(r.sample(1000, 7), float))), label=f"{rule}: same seed, same "
-                                                                                            "draws")
-        ctx.true(not np.array_equal(again, np.asarray(r.sample(1000, 8), float)), label=f"{rule}: another seed, "
-                                                                                         "other draws")
+        ctx.true(
+            bool(np.array_equal(again, np.asarray(r.sample(1000, 7), float))), label=f"{rule}: same seed, same draws"
+        )
+        ctx.true(
+            not np.array_equal(again, np.asarray(r.sample(1000, 8), float)), label=f"{rule}: another seed, other draws"
+        )
         ctx.count()
 
 
@@ -202,7 +260,9 @@ def claim_mc_predictive(ctx):
         with mpmath.workdps(30):
             sig = [[1 / (1 + mpmath.exp(-mpmath.mpf(float(x @ w)))) for w in W] for x in X]
             want_p = np.array([float(sum(r) / S) for r in sig])
-            want_ll = float(sum(mpmath.log(sum(s if yi > 0 else 1 - s for s in r) / S) for r, yi in zip(sig, y)) / n)
+            want_ll = float(
+                sum(mpmath.log(sum(s if yi > 0 else 1 - s for s in r) / S) for r, yi in zip(sig, y, strict=True)) / n
+            )
         what = f"n = {n}, d = {d}, S = {S}, logits up to {np.abs(X @ W.T).max():.3g}"
         ctx.close(np.asarray(prob, dtype=np.float64), want_p, rtol=1e-12, atol=1e-300, label=f"{what}: p(y = +1 | x)")
         ctx.close(float(ll), want_ll, rtol=1e-12, atol=1e-12, label=f"{what}: mean log predictive")

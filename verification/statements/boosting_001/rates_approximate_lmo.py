@@ -11,16 +11,17 @@ import itertools
 import math
 
 import numpy as np
+
 from refvi.verification.errata import erratum
 from refvi.verification.oracles import boosting as ob
 from refvi.verification.protocol.boosting import BoostingInstance, BoostingTarget
 from refvi.verification.statement import statement
 from refvi.verification.statements.boosting_001._common import check_run_records, i1, log_prob_box_mog
 
-I3_SIGMA, I3_STRIDE = 2.0, 0.02                              # tight instance for Thm 4 / Cor 7 / Thm 8
+I3_SIGMA, I3_STRIDE = 2.0, 0.02  # tight instance for Thm 4 / Cor 7 / Thm 8
 
 
-@functools.lru_cache(maxsize=None)
+@functools.cache
 def i3():
     """Tight instance: 101 atoms TN(mu_k, 2^2; [-1, 1]) on the grid mu_k = -1, -0.98, ..., 1 and the target
     N(1, 2^2) (its restriction to A is the atom at 1, so f* = -log P(A)).  The atoms are nearly uniform, f is nearly
@@ -32,7 +33,7 @@ def i3():
     return inst, ob.QuadratureProblem(inst), -log_prob_box_mog(*tgt, -1.0, 1.0)
 
 
-@functools.lru_cache(maxsize=None)
+@functools.cache
 def i3_curvature_lower_bound() -> float:
     """Oracle lower bound on C_f for I3: C_f >= lim_{gamma -> 0} (2/gamma^2) KL(q + gamma (s - q) || q) =
     chi^2(s || q) = int (s - q)^2 / q for the two extreme atoms (q = one, s = the other; both in conv(A)), by
@@ -44,7 +45,9 @@ def i3_curvature_lower_bound() -> float:
             s = math.exp(float(ob.tn_logpdf([[z]], ms, I3_SIGMA, -1.0, 1.0)[0]))
             q = math.exp(float(ob.tn_logpdf([[z]], mq, I3_SIGMA, -1.0, 1.0)[0]))
             return (s - q) ** 2 / q
+
         return integrate.quad(g, -1.0, 1.0, epsabs=1e-14, epsrel=1e-12)[0]
+
     return max(chi2(-1.0, 1.0), chi2(1.0, -1.0))
 
 
@@ -54,20 +57,27 @@ def check_step_rule(ctx, res, rule: str, delta: float, label: str):
     rewrite."""
     t = np.arange(np.asarray(res.gamma).size, dtype=float)
     want = 2.0 / (delta * t + 2.0) if rule == "fixed_delta" else 2.0 / (t + 2.0)
-    ctx.close(np.asarray(res.gamma, dtype=float), want, rtol=4 * np.finfo(float).eps,
-              label=f"{label}: gamma_t is the rule {rule} (delta = {delta})")
+    ctx.close(
+        np.asarray(res.gamma, dtype=float),
+        want,
+        rtol=4 * np.finfo(float).eps,
+        label=f"{label}: gamma_t is the rule {rule} (delta = {delta})",
+    )
 
 
 def check_tight(ctx, h, bound, label: str):
     """The instance is tight enough to catch a Frank-Wolfe that does not move: the constant sequence h_t = h_0 exceeds
     the bound before the horizon (a property of the instance and the bound, independent of the run)."""
-    ctx.true(bool(np.any(h[0] > bound)), label=f"{label}: h_t = h_0 (no progress) would violate the bound by t = "
-                                               f"{h.size - 1}")
+    ctx.true(
+        bool(np.any(h[0] > bound)),
+        label=f"{label}: h_t = h_0 (no progress) would violate the bound by t = {h.size - 1}",
+    )
 
 
 # ------------------------------------------------------------------------------------------------------------------
 # Theorem 4, Corollary 7, Theorem 8 (rates) -- errata E001-2, E001-3, E001-4
 # ------------------------------------------------------------------------------------------------------------------
+
 
 def interval_fw(delta: float, step: str, T: int, x0: float = -1.0):
     """FW on f(x) = (x - 1)^2 / 2 over the atoms [-1, 1] (C_f = diam^2 = 4 exactly) with the delta-approximate LMO
@@ -144,7 +154,7 @@ def _bound_along(ctx, h, bound, label):
 @statement("001.thm4")
 def thm4(ctx):
     inst, oracle, fstar = i1()
-    C = oracle.diameter_sq() / oracle.eps                     # >= C_f by Thm 6 (001.thm6)
+    C = oracle.diameter_sq() / oracle.eps  # >= C_f by Thm 6 (001.thm6)
     T = 60 if ctx.profile.name == "ci" else 300
     for dl, res in adversarial_runs(ctx, inst, (1.0, 0.5, 0.25), T, oracle=oracle).items():
         h = res.f - fstar
@@ -174,10 +184,10 @@ def thm4(ctx):
 @erratum("E001-3")
 def e001_3(ctx):
     _, oracle, _ = i1()
-    C = 4 * oracle.M ** 2 * oracle.volume / oracle.eps
+    C = 4 * oracle.M**2 * oracle.volume / oracle.eps
     for dl in (0.5, 0.25):
         for t in (0, 10, 100):
-            printed = 2 * C / (dl ** 2 * t + 2)
+            printed = 2 * C / (dl**2 * t + 2)
             thm4 = 2 * (C / dl) / (dl * t + 2)
             ctx.geq(thm4 - printed, 1e-6 * thm4, label=f"Thm 4 first term exceeds printed Cor 7 (delta={dl}, t={t})")
 
@@ -185,17 +195,17 @@ def e001_3(ctx):
 @statement("001.cor7")
 def cor7(ctx):
     inst, oracle, fstar = i1()
-    C = 4 * oracle.M ** 2 * oracle.volume / oracle.eps
+    C = 4 * oracle.M**2 * oracle.volume / oracle.eps
     T = 60 if ctx.profile.name == "ci" else 300
     for dl, res in adversarial_runs(ctx, inst, (1.0, 0.5, 0.25), T, oracle=oracle).items():
         h = res.f - fstar
         t = np.arange(h.size)
-        _bound_along(ctx, h, 2 * C / (dl ** 2 * t + 2 * dl) + 2 * h[0] / (dl * t + 2), f"delta = {dl}")
+        _bound_along(ctx, h, 2 * C / (dl**2 * t + 2 * dl) + 2 * h[0] / (dl * t + 2), f"delta = {dl}")
         ctx.count()
     # the tight instance I3 (M, eps of its atom set; Leb = 2): a non-moving FW would fail by t ~ 1540
     inst3, oracle3, fstar3 = i3()
     eps3, M3, leb3 = oracle3.eps, oracle3.M, oracle3.volume
-    C3 = 4 * M3 ** 2 * leb3 / eps3
+    C3 = 4 * M3**2 * leb3 / eps3
     # Finding (looseness, not an erratum): the printed constant bounds diam^2 <= (2M)^2 Leb, but every density of
     # conv(A) lies in [eps, M], so |q - s| <= M - eps and diam^2 <= (M - eps)^2 Leb: 24x smaller on I3, where the
     # printed bound keeps >= 190x headroom.  Sharper still, diam^2 is the largest pairwise ||a_i - a_j||^2 of the atoms
@@ -204,15 +214,18 @@ def cor7(ctx):
     G = ob.tn_gram(inst3.means, inst3.scales, inst3.lo, inst3.hi)
     diam2 = float(np.max(np.diag(G)[:, None] + np.diag(G)[None, :] - 2 * G))
     ctx.bound(diam2, (M3 - eps3) ** 2 * leb3, rtol=1e-9, label="I3: exact diam^2 <= (M - eps)^2 Leb")
-    constants = (("printed C = 4 M^2 Leb / eps", C3), ("tight C = (M - eps)^2 Leb / eps", (M3 - eps3) ** 2 * leb3 / eps3),
-                 ("tight C = diam^2 / eps", diam2 / eps3))
+    constants = (
+        ("printed C = 4 M^2 Leb / eps", C3),
+        ("tight C = (M - eps)^2 Leb / eps", (M3 - eps3) ** 2 * leb3 / eps3),
+        ("tight C = diam^2 / eps", diam2 / eps3),
+    )
     for dl, res in adversarial_runs(ctx, inst3, (1.0, 0.5), 3000, init=0, oracle=oracle3).items():
         h = res.f - fstar3
         t = np.arange(h.size)
         for name, C in constants:
-            bound = 2 * C / (dl ** 2 * t + 2 * dl) + 2 * h[0] / (dl * t + 2)
+            bound = 2 * C / (dl**2 * t + 2 * dl) + 2 * h[0] / (dl * t + 2)
             _bound_along(ctx, h, bound, f"tight I3, delta = {dl}, {name}")
-        check_tight(ctx, h, 2 * C3 / (dl ** 2 * t + 2 * dl) + 2 * h[0] / (dl * t + 2), f"tight I3, delta = {dl}")
+        check_tight(ctx, h, 2 * C3 / (dl**2 * t + 2 * dl) + 2 * h[0] / (dl * t + 2), f"tight I3, delta = {dl}")
         ctx.count()
     # Variant 1 (the curvature step min(1, <-grad f(q^t), s^t - q^t> / C)) with the same adversarial delta-LMO, with
     # Cor 7's C and with the tight C = diam^2 / eps (both bound C_f <= L diam^2, L = 1/eps): every step replayed from
@@ -220,39 +233,51 @@ def cor7(ctx):
     b = ctx.adapter("boosting")
     for name, C in constants[::2]:
         for dl in (1.0, 0.5):
-            res = b.frank_wolfe(inst3, 3000, step="curvature", lmo="adversarial", delta=dl, curvature=C, init=0,
-                                keep_weights=True)
+            res = b.frank_wolfe(
+                inst3, 3000, step="curvature", lmo="adversarial", delta=dl, curvature=C, init=0, keep_weights=True
+            )
             label = f"Variant 1, tight I3, delta = {dl}, {name}"
             check_run_records(ctx, oracle3, res, label)
             check_adversarial_lmo(ctx, oracle3, res, dl, label)
             W = np.asarray(res.weights_history, dtype=float)
             want = np.empty(len(res.atom))
-            for k, (a, j) in enumerate(zip(W[:-1], np.asarray(res.atom, dtype=int))):
+            for k, (a, j) in enumerate(zip(W[:-1], np.asarray(res.atom, dtype=int), strict=True)):
                 sc = oracle3.scores(a)
                 want[k] = min(1.0, max(0.0, -(sc[j] - a @ sc)) / C)
-            ctx.close(np.asarray(res.gamma, dtype=float), want, rtol=1e-8, atol=1e-12,
-                      label=f"{label}: gamma_t = min(1, <-grad f, s - q> / C) at every step")
+            ctx.close(
+                np.asarray(res.gamma, dtype=float),
+                want,
+                rtol=1e-8,
+                atol=1e-12,
+                label=f"{label}: gamma_t = min(1, <-grad f, s - q> / C) at every step",
+            )
             h = res.f - fstar3
             t = np.arange(h.size)
-            _bound_along(ctx, h, 2 * C / (dl ** 2 * t + 2 * dl) + 2 * h[0] / (dl * t + 2), label)
+            _bound_along(ctx, h, 2 * C / (dl**2 * t + 2 * dl) + 2 * h[0] / (dl * t + 2), label)
             ctx.count()
 
 
 @erratum("E001-4")
 def e001_4(ctx):
     import sympy as sp
+
     s, P, K, D = sp.symbols("sigma P K D", positive=True)
     for d in (1, 2, 3):
-        n_ab = sp.exp(-D ** 2 / (2 * s ** 2)) / (2 * sp.pi * s ** 2) ** sp.Rational(d, 2)
-        proof = 4 * P / (s ** d * (2 * sp.sqrt(sp.pi)) ** d * n_ab * K ** 2)
-        printed = 4 * P * sp.exp(D ** 2 / (2 * s ** 2)) / (s ** sp.Rational(d, 2) * 2 ** sp.Rational(d, 2) * K ** 2)
-        corrected = 4 * 2 ** sp.Rational(-d, 2) * P * sp.exp(D ** 2 / (2 * s ** 2)) / K ** 2
+        n_ab = sp.exp(-(D**2) / (2 * s**2)) / (2 * sp.pi * s**2) ** sp.Rational(d, 2)
+        proof = 4 * P / (s**d * (2 * sp.sqrt(sp.pi)) ** d * n_ab * K**2)
+        printed = 4 * P * sp.exp(D**2 / (2 * s**2)) / (s ** sp.Rational(d, 2) * 2 ** sp.Rational(d, 2) * K**2)
+        corrected = 4 * 2 ** sp.Rational(-d, 2) * P * sp.exp(D**2 / (2 * s**2)) / K**2
         ctx.true(sp.simplify(proof - corrected) == 0, label=f"d={d}: proof's expression == corrected form")
-        ctx.true(sp.simplify(proof / printed - s ** sp.Rational(d, 2)) == 0,
-                 label=f"d={d}: proof / printed == sigma_min^(d/2) (not 1)")
+        ctx.true(
+            sp.simplify(proof / printed - s ** sp.Rational(d, 2)) == 0,
+            label=f"d={d}: proof / printed == sigma_min^(d/2) (not 1)",
+        )
     fc = ob.family_constants_closed_form(-4.0, 4.0, 2.0, 2.0)
-    ctx.geq(fc["thm8_ldiam"] - fc["thm8_ldiam_printed"], 0.2 * fc["thm8_ldiam"],
-            label="sigma_min = 2: printed constant is below the proof's own (corrected) expression")
+    ctx.geq(
+        fc["thm8_ldiam"] - fc["thm8_ldiam_printed"],
+        0.2 * fc["thm8_ldiam"],
+        label="sigma_min = 2: printed constant is below the proof's own (corrected) expression",
+    )
 
 
 def check_family_constants(ctx, fc, lo, hi, smin, smax, label):
@@ -269,7 +294,7 @@ def _lattice(lo, hi, stride):
     from fractions import Fraction
 
     axes = []
-    for a, b in zip(lo, hi):
+    for a, b in zip(lo, hi, strict=True):
         n = math.floor((Fraction(b) - Fraction(a)) / Fraction(stride) * (1 + Fraction(1, 10**12)))
         axes.append([float(Fraction(a) + k * Fraction(stride)) for k in range(n + 1)])
     return np.array(list(itertools.product(*axes)))
@@ -278,14 +303,22 @@ def _lattice(lo, hi, stride):
 def check_grid_means(ctx, b):
     """The quantized set's means = the stride lattice of the box (ends included when the stride divides the side,
     one point when it exceeds it), as sets of rows."""
-    for lo, hi, stride in (([-1.0], [1.0], 0.025), ([-1.0, 0.0], [0.5, 2.0], 0.25), ([0.0, -1.0], [0.3, 1.0], 0.7),
-                           ([-1.0, -1.0, 0.0], [1.0, 0.0, 0.3], 0.5)):
+    for lo, hi, stride in (
+        ([-1.0], [1.0], 0.025),
+        ([-1.0, 0.0], [0.5, 2.0], 0.25),
+        ([0.0, -1.0], [0.3, 1.0], 0.7),
+        ([-1.0, -1.0, 0.0], [1.0, 0.0, 0.3], 0.5),
+    ):
         got = np.asarray(b.grid_means(np.array(lo), np.array(hi), stride), dtype=np.float64).reshape(-1, len(lo))
         want = _lattice(lo, hi, stride)
-        ok = got.shape == want.shape and np.allclose(got[np.lexsort(got.T[::-1])], want[np.lexsort(want.T[::-1])],
-                                                     rtol=0.0, atol=1e-12)
-        ctx.true(bool(ok), label=f"the quantized means of [{lo}, {hi}] at stride {stride}: the {len(want)}-point "
-                                 f"lattice (got {got.shape[0]} points)")
+        ok = got.shape == want.shape and np.allclose(
+            got[np.lexsort(got.T[::-1])], want[np.lexsort(want.T[::-1])], rtol=0.0, atol=1e-12
+        )
+        ctx.true(
+            bool(ok),
+            label=f"the quantized means of [{lo}, {hi}] at stride {stride}: the {len(want)}-point "
+            f"lattice (got {got.shape[0]} points)",
+        )
 
 
 @statement("001.thm8")
@@ -302,19 +335,24 @@ def thm8(ctx):
     for dl, res in adversarial_runs(ctx, inst, (1.0, 0.5), T, oracle=oracle).items():
         t = np.arange(res.f.size)
         h = res.f - fstar
-        _bound_along(ctx, h, first / (dl ** 2 * t + 2 * dl) + 2 * h[0] / (dl * t + 2),
-                     f"KL(q^t||p) - f* <= corrected Thm 8, delta={dl}")
+        _bound_along(
+            ctx,
+            h,
+            first / (dl**2 * t + 2 * dl) + 2 * h[0] / (dl * t + 2),
+            f"KL(q^t||p) - f* <= corrected Thm 8, delta={dl}",
+        )
         ctx.count()
     # the tight instance I3 (sigma_min = sigma_max = 2 on [-1, 1]): a non-moving FW would fail by t ~ 2720
     inst3, oracle3, fstar3 = i3()
-    fc3 = check_family_constants(ctx, b.family_constants(-1.0, 1.0, I3_SIGMA, I3_SIGMA), -1.0, 1.0, I3_SIGMA,
-                                 I3_SIGMA, "I3 family")
+    fc3 = check_family_constants(
+        ctx, b.family_constants(-1.0, 1.0, I3_SIGMA, I3_SIGMA), -1.0, 1.0, I3_SIGMA, I3_SIGMA, "I3 family"
+    )
     ctx.close(fc3["eps"], oracle3.eps, rtol=1e-10, label="I3: eps of the family = eps of the quantized set")
-    first3 = 8 * 2 ** (-d / 2) * fc3["P_a"] * math.exp(fc3["diam_box"] ** 2 / (2 * I3_SIGMA ** 2)) / fc3["K"] ** 2
+    first3 = 8 * 2 ** (-d / 2) * fc3["P_a"] * math.exp(fc3["diam_box"] ** 2 / (2 * I3_SIGMA**2)) / fc3["K"] ** 2
     for dl, res in adversarial_runs(ctx, inst3, (1.0, 0.5), 3000, init=0, oracle=oracle3).items():
         t = np.arange(res.f.size)
         h = res.f - fstar3
-        bound = first3 / (dl ** 2 * t + 2 * dl) + 2 * h[0] / (dl * t + 2)
+        bound = first3 / (dl**2 * t + 2 * dl) + 2 * h[0] / (dl * t + 2)
         _bound_along(ctx, h, bound, f"tight I3: corrected Thm 8, delta={dl}")
         check_tight(ctx, h, bound, f"tight I3 Thm 8, delta = {dl}")
         ctx.count()
@@ -331,8 +369,16 @@ def thm8(ctx):
         diam2 = float(np.max(np.diag(G)[:, None] + np.diag(G)[None, :] - 2 * G))
         eps_d = float(ob.tn_density_bounds(means, scales, lo, hi)[0])
         ctx.close(eps_d, fcd["eps"], rtol=1e-9, label=f"d = {d}: eps of the quantized set = the family's (corners)")
-        ctx.bound(diam2 / eps_d, fcd["thm8_ldiam"], rtol=1e-12,
-                  label=f"d = {d}: L diam^2 of the {len(means)} quantized atoms <= corrected Thm 8 constant")
-        ctx.close(fcd["thm8_ldiam_printed"] * sig ** (d / 2), fcd["thm8_ldiam"], rtol=1e-12,
-                  label=f"d = {d}: printed constant x sigma_min^(d/2) = corrected")
+        ctx.bound(
+            diam2 / eps_d,
+            fcd["thm8_ldiam"],
+            rtol=1e-12,
+            label=f"d = {d}: L diam^2 of the {len(means)} quantized atoms <= corrected Thm 8 constant",
+        )
+        ctx.close(
+            fcd["thm8_ldiam_printed"] * sig ** (d / 2),
+            fcd["thm8_ldiam"],
+            rtol=1e-12,
+            label=f"d = {d}: printed constant x sigma_min^(d/2) = corrected",
+        )
         ctx.count()

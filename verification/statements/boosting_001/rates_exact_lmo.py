@@ -11,14 +11,22 @@ import math
 
 import numpy as np
 from hypothesis import strategies as st
+
 from refvi.verification.errata import erratum
 from refvi.verification.oracles import boosting as ob
 from refvi.verification.protocol.boosting import BoostingInstance, BoostingTarget
 from refvi.verification.statement import statement
-from refvi.verification.statements.boosting_001._common import (check_run_records, dense, i1, log_prob_box_mog,
-                                                                mixtures, n_examples, optimal_weights)
+from refvi.verification.statements.boosting_001._common import (
+    check_run_records,
+    dense,
+    i1,
+    log_prob_box_mog,
+    mixtures,
+    n_examples,
+    optimal_weights,
+)
 
-I2_MEANS = (-0.75, -0.25, 0.25, 0.75)                         # 4-atom relative-interior instance
+I2_MEANS = (-0.75, -0.25, 0.25, 0.75)  # 4-atom relative-interior instance
 
 
 I2_WEIGHTS = (0.1, 0.2, 0.3, 0.4)
@@ -27,7 +35,7 @@ I2_WEIGHTS = (0.1, 0.2, 0.3, 0.4)
 I2_SIGMA = 0.25
 
 
-@functools.lru_cache(maxsize=None)
+@functools.cache
 def i2():
     """I2: four atoms TN(mu, 0.25^2) at -0.75..0.75 and the same four Gaussians as target (q* in the interior)."""
     sig = (I2_SIGMA,) * 4
@@ -39,9 +47,11 @@ def i2():
 # Theorem 2, Corollary 3
 # ------------------------------------------------------------------------------------------------------------------
 
+
 @statement("001.thm2")
 def thm2(ctx):
     import sympy as sp
+
     _, diff = ob.normal_square_integral_sympy()
     ctx.true(sp.simplify(diff) == 0, label="int N(z; mu, s^2)^2 dz = 1/(2 sqrt(pi) s) (SymPy)")
     b = ctx.adapter("boosting")
@@ -52,9 +62,9 @@ def thm2(ctx):
         lo_v, hi_v = np.full(d, lo), np.full(d, lo + width)
         rng = np.random.default_rng(int(u * 2**31))
         means = lo_v + width * rng.random((5, d))
-        means[0] = lo_v                                               # a corner: where Z is smallest
+        means[0] = lo_v  # a corner: where Z is smallest
         sig = rng.uniform(smin, smax, size=5)
-        sig[0] = smax                                                 # the atom whose mass is K exactly
+        sig[0] = smax  # the atom whose mass is K exactly
         tgt = BoostingTarget.mixture([1.0], [lo_v + 0.5 * width], [1.0])
         G = np.asarray(b.gram(BoostingInstance.make(lo_v, hi_v, means, sig, tgt)))
         fc = b.family_constants(lo_v, hi_v, smin, smax)
@@ -64,16 +74,34 @@ def thm2(ctx):
             Zk = ob.box_probability(means[k], sig[k], lo_v, hi_v)
             ref = ob.tn_inner_quad(means[k], sig[k], means[k], sig[k], lo_v, hi_v)
             ctx.close(G[k, k], ref, rtol=1e-9, label="||TN||^2 (implementation) vs QUADPACK")
-            ctx.bound(G[k, k], 1.0 / (sig[k] ** d * (2 * math.sqrt(math.pi)) ** d * Zk ** 2), rtol=1e-12,
-                      label="||TN||^2 <= int N^2 / Z^2")
+            ctx.bound(
+                G[k, k],
+                1.0 / (sig[k] ** d * (2 * math.sqrt(math.pi)) ** d * Zk**2),
+                rtol=1e-12,
+                label="||TN||^2 <= int N^2 / Z^2",
+            )
             ctx.geq(Zk, ref_fc["K"], rtol=1e-9, label="Z(mu, sigma) >= K = min_mu P(N(mu, sigma_max^2) in A)")
         g = np.diag(G)
-        ctx.bound(float(np.max(g[:, None] + g[None, :] - 2 * G)), ref_fc["thm2_diam_sq"], rtol=1e-12,
-                  label="diam^2 <= 4/(sigma_min^d (2 sqrt pi)^d K^2)")
+        ctx.bound(
+            float(np.max(g[:, None] + g[None, :] - 2 * G)),
+            ref_fc["thm2_diam_sq"],
+            rtol=1e-12,
+            label="diam^2 <= 4/(sigma_min^d (2 sqrt pi)^d K^2)",
+        )
 
-    ctx.forall(st.tuples(st.integers(1, 2), st.floats(-3, 0), st.floats(0.5, 4), st.floats(0.2, 1.0),
-                         st.floats(0.2, 2.0), st.floats(0, 1)), check,
-               fixed=[(1, -1.0, 2.0, 0.5, 0.5, 0.3)], max_examples=n_examples(ctx, 10))
+    ctx.forall(
+        st.tuples(
+            st.integers(1, 2),
+            st.floats(-3, 0),
+            st.floats(0.5, 4),
+            st.floats(0.2, 1.0),
+            st.floats(0.2, 2.0),
+            st.floats(0, 1),
+        ),
+        check,
+        fixed=[(1, -1.0, 2.0, 0.5, 0.5, 0.3)],
+        max_examples=n_examples(ctx, 10),
+    )
 
 
 @statement("001.cor3")
@@ -82,13 +110,14 @@ def cor3(ctx):
 
     def check(draw):
         d, stride, sigma = draw
-        inst = BoostingInstance.grid(np.full(d, -1.0), np.full(d, 1.0), stride, sigma,
-                                     BoostingTarget.mixture([1.0], [np.zeros(d)], [1.0]))
+        inst = BoostingInstance.grid(
+            np.full(d, -1.0), np.full(d, 1.0), stride, sigma, BoostingTarget.mixture([1.0], [np.zeros(d)], [1.0])
+        )
         eps, M = ob.tn_density_bounds(inst.means, inst.scales, inst.lo, inst.hi)
         G = np.asarray(b.gram(inst))
         g = np.diag(G)
         D2 = g[:, None] + g[None, :] - 2 * G
-        diam2, max_n2, leb = float(D2.max()), float(g.max()), 2.0 ** d
+        diam2, max_n2, leb = float(D2.max()), float(g.max()), 2.0**d
         ctx.bound(diam2, 4 * max_n2, rtol=1e-12, label="diam^2 <= 4 max ||q||^2")
         ctx.bound(4 * max_n2, 4 * M * M * leb, rtol=1e-12, label="4 max||q||^2 <= 4 M^2 Leb")
         ctx.bound(diam2, 2 * M, rtol=1e-12, label="diam^2 <= 2M (tighter)")
@@ -98,13 +127,18 @@ def cor3(ctx):
             ref = ob.tn_inner_quad(inst.means[a], inst.scales[a], inst.means[c], inst.scales[c], inst.lo, inst.hi)
             ctx.close(G[a, c], ref, rtol=1e-9, atol=1e-14, label="<s_i, s_j> (implementation) vs QUADPACK")
 
-    ctx.forall(st.tuples(st.integers(1, 2), st.sampled_from([0.25, 0.5, 1.0]), st.floats(0.15, 2.0)), check,
-               fixed=[(1, 0.025, 0.5)], max_examples=n_examples(ctx, 10))
+    ctx.forall(
+        st.tuples(st.integers(1, 2), st.sampled_from([0.25, 0.5, 1.0]), st.floats(0.15, 2.0)),
+        check,
+        fixed=[(1, 0.025, 0.5)],
+        max_examples=n_examples(ctx, 10),
+    )
 
 
 # ------------------------------------------------------------------------------------------------------------------
 # Theorem 6: curvature
 # ------------------------------------------------------------------------------------------------------------------
+
 
 @statement("001.thm6")
 def thm6(ctx):
@@ -112,8 +146,12 @@ def thm6(ctx):
     b = ctx.adapter("boosting")
     eps, M = oracle.eps, oracle.M
     Ldiam = oracle.diameter_sq() / eps
-    ctx.close(float(b.diameter_sq(inst)), oracle.diameter_sq(), rtol=1e-9,
-              label="diam(A)^2 = max_ij ||s_i - s_j||^2 (implementation vs the oracle's Gram)")
+    ctx.close(
+        float(b.diameter_sq(inst)),
+        oracle.diameter_sq(),
+        rtol=1e-9,
+        label="diam(A)^2 = max_ij ||s_i - s_j||^2 (implementation vs the oracle's Gram)",
+    )
     paper = 4 * M * M * oracle.volume / eps
     ctx.bound(Ldiam, paper, label="L diam^2 <= 4 M^2 Leb(A) / eps")
     lower = float(b.curvature_lower_bound(inst))
@@ -131,16 +169,22 @@ def thm6(ctx):
         y[s] += gam
         pq = oracle.pdf(q)
         kl = ob.kl_quad_1d(oracle.pdf(y), lambda z: math.log(pq(z)), -1.0, 1.0)
-        ctx.bound(2.0 / gam ** 2 * kl, Ldiam, rtol=1e-9, atol=1e-12,
-                  label="(2/gamma^2) KL(q + gamma(s-q)||q) <= L diam^2")
+        ctx.bound(
+            2.0 / gam**2 * kl, Ldiam, rtol=1e-9, atol=1e-12, label="(2/gamma^2) KL(q + gamma(s-q)||q) <= L diam^2"
+        )
 
-    ctx.forall(st.tuples(mixtures(inst.K), st.integers(0, inst.K - 1), st.floats(0.05, 1.0)), check,
-               fixed=[(((0,), (1.0,)), 80, 1.0)], max_examples=n_examples(ctx, 12))
+    ctx.forall(
+        st.tuples(mixtures(inst.K), st.integers(0, inst.K - 1), st.floats(0.05, 1.0)),
+        check,
+        fixed=[(((0,), (1.0,)), 80, 1.0)],
+        max_examples=n_examples(ctx, 12),
+    )
 
 
 # ------------------------------------------------------------------------------------------------------------------
 # Theorem 5 (empirical) and the open-loop step (E001-5)
 # ------------------------------------------------------------------------------------------------------------------
+
 
 @erratum("E001-5")
 def e001_5(ctx):
@@ -166,12 +210,15 @@ def thm5(ctx):
     res = b.frank_wolfe(inst, 80, step="line_search", keep_weights=True)
     check_run_records(ctx, oracle, res, "I2 line search")
     h = res.f - fstar
-    floor = 1e-12                                        # quadrature / rounding floor of f - f*
+    floor = 1e-12  # quadrature / rounding floor of f - f*
     ts = [t for t in range(0, h.size - 10) if h[t + 10] > floor]
     ctx.true(len(ts) >= 30, label="at least 30 windows above the floor")
     for t in ts:
-        ctx.bound(h[t + 10] / h[t], 0.05, label="h_{t+10} / h_t <= 0.05 in every window (geometric; an O(1/t^k) "
-                                                "sequence has ratio -> 1)")
+        ctx.bound(
+            h[t + 10] / h[t],
+            0.05,
+            label="h_{t+10} / h_t <= 0.05 in every window (geometric; an O(1/t^k) sequence has ratio -> 1)",
+        )
     ctx.count(len(ts))
     # contrast: q* on a face of conv(A) (I1 grid): the same method is not geometric
     p1, _, f1 = i1()
@@ -182,6 +229,7 @@ def thm5(ctx):
 # ------------------------------------------------------------------------------------------------------------------
 # Theorem 9 via Eq. (14)
 # ------------------------------------------------------------------------------------------------------------------
+
 
 def pairwise_decrease(oracle, alpha, scores, z: int, L: float):
     """(away atom v, good?, guaranteed decrease) of the pairwise direction z - v with the quadratic model L||.||^2."""
@@ -195,25 +243,32 @@ def pairwise_decrease(oracle, alpha, scores, z: int, L: float):
     e[np.searchsorted(idx, z)] += 1.0
     e[np.searchsorted(idx, v)] -= 1.0
     n2 = float(e @ G @ e)
-    lin = float(scores[z] - scores[v])                   # <grad f, z - v> <= 0
+    lin = float(scores[z] - scores[v])  # <grad f, z - v> <= 0
     g_star = -lin / (L * n2)
     if g_star <= alpha[v]:
-        return v, True, lin * lin / (2 * L * n2)        # Eq. (14)
+        return v, True, lin * lin / (2 * L * n2)  # Eq. (14)
     g = alpha[v]
-    return v, False, -g * lin - 0.5 * g * g * L * n2    # drop step: gamma clipped to [0, alpha_v]
+    return v, False, -g * lin - 0.5 * g * g * L * n2  # drop step: gamma clipped to [0, alpha_v]
 
 
 @statement("001.thm9")
 def thm9(ctx):
     inst, oracle, fstar = i1()
     b = ctx.adapter("boosting")
-    L = 1.0 / oracle.eps                                 # valid smoothness constant (001.lemma1)
-    runs = [("norm", b.corrective(inst, 25, variant="norm", keep_weights=True)),
-            ("full", b.corrective(inst, 12, variant="full", keep_weights=True))]
+    L = 1.0 / oracle.eps  # valid smoothness constant (001.lemma1)
+    runs = [
+        ("norm", b.corrective(inst, 25, variant="norm", keep_weights=True)),
+        ("full", b.corrective(inst, 12, variant="full", keep_weights=True)),
+    ]
     # Variant 0's default smoothness constant is Lemma 1's L = 1/eps of the atom set (eps from the oracle here)
     explicit = b.corrective(inst, 25, variant="norm", L=L, keep_weights=True)
-    ctx.close(np.asarray(runs[0][1].weights_history), np.asarray(explicit.weights_history), rtol=1e-9, atol=1e-12,
-              label="norm: the default L is 1/eps (same run as L = 1/eps given)")
+    ctx.close(
+        np.asarray(runs[0][1].weights_history),
+        np.asarray(explicit.weights_history),
+        rtol=1e-9,
+        atol=1e-12,
+        label="norm: the default L is 1/eps (same run as L = 1/eps given)",
+    )
     for name, res in runs:
         check_run_records(ctx, oracle, res, f"corrective {name}")
         for t in range(res.atom.size):
@@ -221,8 +276,12 @@ def thm9(ctx):
             sc = oracle.scores(a)
             ctx.true(int(res.atom[t]) == int(np.argmin(sc)), label=f"{name}: step {t} takes the exact LMO atom")
             _, good, dec = pairwise_decrease(oracle, a, sc, int(res.atom[t]), L)
-            ctx.geq(res.f[t] - res.f[t + 1], dec, atol=1e-12,
-                    label=f"{name}: eps_t - eps_t+1 >= <grad, z - v>^2/(2L||z - v||^2) ({'good' if good else 'drop'})")
+            ctx.geq(
+                res.f[t] - res.f[t + 1],
+                dec,
+                atol=1e-12,
+                label=f"{name}: eps_t - eps_t+1 >= <grad, z - v>^2/(2L||z - v||^2) ({'good' if good else 'drop'})",
+            )
         ctx.count(res.atom.size)
     h = runs[1][1].f - fstar
     for t in range(0, h.size - 5):

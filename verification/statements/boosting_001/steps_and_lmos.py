@@ -11,20 +11,29 @@ import math
 
 import numpy as np
 from hypothesis import strategies as st
+from scipy import optimize
+
 from refvi.verification.oracles import boosting as ob
 from refvi.verification.protocol.boosting import BoostingInstance, BoostingTarget
 from refvi.verification.statement import statement
-from refvi.verification.statements.boosting_001._common import (check_run_records, dense, i1, mixtures, n_examples,
-                                                                optimal_weights)
-from scipy import optimize
+from refvi.verification.statements.boosting_001._common import (
+    check_run_records,
+    dense,
+    i1,
+    mixtures,
+    n_examples,
+    optimal_weights,
+)
 
 # ------------------------------------------------------------------------------------------------------------------
 # Eq. (10): the score-function estimator of Algorithm 2
 # ------------------------------------------------------------------------------------------------------------------
 
+
 @statement("001.eq10")
 def eq10(ctx):
     from scipy import stats
+
     inst, oracle, _ = i1()
     q = dense(inst.K, (20, 64), (0.3, 0.7))
     pq = oracle.pdf(q)
@@ -35,15 +44,22 @@ def eq10(ctx):
 
     def expect(mu, sigma=0.5):
         from scipy import integrate
+
         a, bb = (-1 - mu) / sigma, (1 - mu) / sigma
-        return integrate.quad(lambda z: stats.truncnorm.pdf(z, a, bb, loc=mu, scale=sigma) * g(z)[0], -1, 1,
-                              epsabs=1e-14, epsrel=1e-12, limit=200)[0]
+        return integrate.quad(
+            lambda z: stats.truncnorm.pdf(z, a, bb, loc=mu, scale=sigma) * g(z)[0],
+            -1,
+            1,
+            epsabs=1e-14,
+            epsrel=1e-12,
+            limit=200,
+        )[0]
 
     b = ctx.adapter("boosting")
     rng = ctx.rng(0)
     for mu in (0.0, 0.8):
         hstep = 1e-4
-        target = (expect(mu + hstep) - expect(mu - hstep)) / (2 * hstep)    # central difference, error ~1e-8
+        target = (expect(mu + hstep) - expect(mu - hstep)) / (2 * hstep)  # central difference, error ~1e-8
         n_rep, S = 400 * ctx.profile.mc_scale, 50
         est, est_noZ = [], []
         tn = stats.truncnorm((-1 - mu) / 0.5, (1 - mu) / 0.5, loc=mu, scale=0.5)
@@ -64,13 +80,17 @@ def eq10(ctx):
 # algorithmic identities
 # ------------------------------------------------------------------------------------------------------------------
 
+
 @statement("001.claim-fixed-step-weights")
 def claim_fixed_step_weights(ctx):
     import sympy as sp
+
     j, k, T = sp.symbols("j k T", integer=True, positive=True)
     expr = 2 / (k + 2) * sp.product(1 - sp.Rational(2) / (j + 2), (j, k + 1, T - 1))
-    ctx.true(sp.simplify(sp.combsimp(expr) - 2 * (k + 1) / (T * (T + 1))) == 0,
-             label="gamma_k prod_{j>k} (1 - gamma_j) = 2(k+1)/(T(T+1)) (SymPy)")
+    ctx.true(
+        sp.simplify(sp.combsimp(expr) - 2 * (k + 1) / (T * (T + 1))) == 0,
+        label="gamma_k prod_{j>k} (1 - gamma_j) = 2(k+1)/(T(T+1)) (SymPy)",
+    )
     tot = sp.summation(2 * (k + 1) / (T * (T + 1)), (k, 0, T - 1))
     ctx.true(sp.simplify(tot - 1) == 0, label="the weights sum to one")
     inst, _, _ = i1()
@@ -79,13 +99,18 @@ def claim_fixed_step_weights(ctx):
         w = np.zeros(inst.K)
         np.add.at(w, res.atom, 2.0 * (np.arange(T_) + 1) / (T_ * (T_ + 1)))
         ctx.close(res.weights, w, atol=1e-14, label=f"T = {T_}: run weights = closed form")
-        ctx.close(np.asarray(ctx.adapter("boosting").fixed_step_weights(res.atom, inst.K), dtype=float), w, atol=1e-14,
-                  label=f"T = {T_}: the implementation's closed form on the run's atoms")
+        ctx.close(
+            np.asarray(ctx.adapter("boosting").fixed_step_weights(res.atom, inst.K), dtype=float),
+            w,
+            atol=1e-14,
+            label=f"T = {T_}: the implementation's closed form on the run's atoms",
+        )
         ctx.count()
 
     # the closed form on atom sequences with repeats, against the exact rational unrolling of the recursion
     def check(chosen):
         from fractions import Fraction
+
         K = max(chosen) + 1
         q = [Fraction(0)] * K
         for t, k in enumerate(chosen):
@@ -93,11 +118,19 @@ def claim_fixed_step_weights(ctx):
             q = [(1 - g) * v for v in q]
             q[k] += g
         got = np.asarray(ctx.adapter("boosting").fixed_step_weights(np.array(chosen, dtype=np.int64), K), dtype=float)
-        ctx.close(got, np.array([float(v) for v in q]), rtol=1e-13, atol=1e-15,
-                  label=f"T = {len(chosen)}: closed form = unrolled recursion (exact rationals)")
+        ctx.close(
+            got,
+            np.array([float(v) for v in q]),
+            rtol=1e-13,
+            atol=1e-15,
+            label=f"T = {len(chosen)}: closed form = unrolled recursion (exact rationals)",
+        )
 
-    ctx.forall(st.lists(st.integers(0, 5), min_size=1, max_size=60), check,
-               fixed=[[0], [2, 2, 2], [0, 1, 0, 3, 3, 1, 2], list(range(6)) * 8])
+    ctx.forall(
+        st.lists(st.integers(0, 5), min_size=1, max_size=60),
+        check,
+        fixed=[[0], [2, 2, 2], [0, 1, 0, 3, 3, 1, 2], list(range(6)) * 8],
+    )
 
 
 @statement("001.claim-shift-invariance")
@@ -117,9 +150,14 @@ def claim_shift_invariance(ctx):
         ctx.close(b.objective(other, q), b.objective(inst, q) - c, atol=1e-11 * (1 + abs(c)), label="f shifts by -c")
         g0, g1 = b.line_search(inst, q, k0), b.line_search(other, q, k0)
         ctx.close(g0, g1, atol=1e-9, label="line-search step unchanged")
-        ref = ob.line_search_1d(oracle.pdf(q), oracle.pdf(np.eye(inst.K)[k0]),
-                                lambda z: float(inst.target.logp(np.array([[z]]))[0]), -1.0, 1.0,
-                                points=inst.means[np.nonzero(q > 0)[0], 0])
+        ref = ob.line_search_1d(
+            oracle.pdf(q),
+            oracle.pdf(np.eye(inst.K)[k0]),
+            lambda z: float(inst.target.logp(np.array([[z]]))[0]),
+            -1.0,
+            1.0,
+            points=inst.means[np.nonzero(q > 0)[0], 0],
+        )
         ctx.close(g0, ref, atol=1e-7, label="line-search step = argmin of the QUADPACK objective (Brent, 1e-10)")
         idx = np.union1d(np.nonzero(q > 0)[0], [k0])
         a0 = np.asarray(b.norm_corrective_weights(inst, q, idx, 5.0))
@@ -131,21 +169,35 @@ def claim_shift_invariance(ctx):
         ctx.close(a0, a_ref, atol=1e-7, label="norm-corrective weights = argmin of the quadratic model")
         f0 = np.asarray(b.fully_corrective_weights(inst, q, idx))
         f1 = np.asarray(b.fully_corrective_weights(other, q, idx))
-        ctx.close(oracle.f(_embed(inst.K, idx, f0)), oracle.f(_embed(inst.K, idx, f1)), atol=1e-12,
-                  label="fully-corrective objective value unchanged")
+        ctx.close(
+            oracle.f(_embed(inst.K, idx, f0)),
+            oracle.f(_embed(inst.K, idx, f1)),
+            atol=1e-12,
+            label="fully-corrective objective value unchanged",
+        )
         # Variant 1's weights minimise f on conv(S): f is no larger than SLSQP's minimum of the oracle's f on the
         # simplex over S, and the FW gap on S (>= f - min f) is at first-order-optimality level
         a = _embed(inst.K, idx, f0)
         sc = oracle.scores(a)[idx]
         ctx.bound(float(a[idx] @ sc - sc.min()), 0.0, atol=1e-6, label="fully-corrective: FW gap on S ~ 0")
-        ref = optimize.minimize(lambda x: oracle.f(_embed(inst.K, idx, x)), np.full(idx.size, 1.0 / idx.size),
-                                method="SLSQP", bounds=[(0.0, 1.0)] * idx.size,
-                                constraints=[dict(type="eq", fun=lambda x: x.sum() - 1.0)],
-                                options=dict(ftol=1e-15, maxiter=500))
-        ctx.bound(oracle.f(a), float(ref.fun), atol=1e-12, label="fully-corrective: f(weights) <= SLSQP min over conv(S)")
+        ref = optimize.minimize(
+            lambda x: oracle.f(_embed(inst.K, idx, x)),
+            np.full(idx.size, 1.0 / idx.size),
+            method="SLSQP",
+            bounds=[(0.0, 1.0)] * idx.size,
+            constraints=[dict(type="eq", fun=lambda x: x.sum() - 1.0)],
+            options=dict(ftol=1e-15, maxiter=500),
+        )
+        ctx.bound(
+            oracle.f(a), float(ref.fun), atol=1e-12, label="fully-corrective: f(weights) <= SLSQP min over conv(S)"
+        )
 
-    ctx.forall(st.tuples(mixtures(inst.K), st.floats(-50, 50)), check, fixed=[(((20, 64), (0.5, 0.5)), 12.5)],
-               max_examples=n_examples(ctx, 10))
+    ctx.forall(
+        st.tuples(mixtures(inst.K), st.floats(-50, 50)),
+        check,
+        fixed=[(((20, 64), (0.5, 0.5)), 12.5)],
+        max_examples=n_examples(ctx, 10),
+    )
 
     # Variant 1 on atoms that q does not use (alpha = 0 on all of S, as for a fresh active set): still the argmin
     # over conv(S)
@@ -153,10 +205,13 @@ def claim_shift_invariance(ctx):
     idx = np.array([5, 33, 70])
     a = _embed(inst.K, idx, np.asarray(b.fully_corrective_weights(inst, q, idx), dtype=float))
     sc = oracle.scores(a)[idx]
-    ctx.true(bool(np.all(np.isfinite(a)) and np.all(a >= 0.0)) and abs(a.sum() - 1.0) < 1e-12,
-             label="fully-corrective on atoms q does not use: weights on the simplex")
-    ctx.bound(float(a[idx] @ sc - sc.min()), 0.0, atol=1e-6,
-              label="fully-corrective on atoms q does not use: gap on S ~ 0")
+    ctx.true(
+        bool(np.all(np.isfinite(a)) and np.all(a >= 0.0)) and abs(a.sum() - 1.0) < 1e-12,
+        label="fully-corrective on atoms q does not use: weights on the simplex",
+    )
+    ctx.bound(
+        float(a[idx] @ sc - sc.min()), 0.0, atol=1e-6, label="fully-corrective on atoms q does not use: gap on S ~ 0"
+    )
 
 
 def _embed(K, idx, a):
@@ -192,11 +247,16 @@ def claim_fw_gap_certificate(ctx):
     for name, denom in (("curvature", lambda a, k: C), ("local", lambda a, k: oracle.sq_dist(a, k) / oracle.eps)):
         res = runs[name]
         want = []
-        for a, k in zip(np.asarray(res.weights_history)[:-1], np.asarray(res.atom, dtype=int)):
+        for a, k in zip(np.asarray(res.weights_history)[:-1], np.asarray(res.atom, dtype=int), strict=True):
             sc = oracle.scores(a)
             want.append(min(1.0, max(float(a @ sc - sc[k]), 0.0) / denom(a, k)))
-        ctx.close(np.asarray(res.gamma, dtype=float), np.array(want), rtol=1e-7, atol=1e-10,
-                  label=f"{name}: gamma_t from the FW gap of atom t's direction")
+        ctx.close(
+            np.asarray(res.gamma, dtype=float),
+            np.array(want),
+            rtol=1e-7,
+            atol=1e-10,
+            label=f"{name}: gamma_t from the FW gap of atom t's direction",
+        )
     # the gap of any q as the implementation computes it on its own (protocol gap), against the oracle's
     for a in np.asarray(runs["curvature"].weights_history)[::8]:
         ctx.close(float(b.gap(inst, a)), oracle.gap(a), rtol=1e-9, atol=1e-11, label="gap(q^t) = the oracle's gap")
@@ -214,9 +274,12 @@ def claim_mog_recovery(ctx):
         ctx.count()
     # 2-D: a 2-component mixture on [-1, 1]^2, atoms on a 0.25 lattice, sigma = 0.6
     means = np.array([[-0.5, 0.25], [0.5, -0.5]])
-    inst2 = BoostingInstance.grid([-1.0, -1.0], [1.0, 1.0], 0.25, 0.6,
-                                  BoostingTarget.mixture([0.3, 0.7], means, [0.6, 0.6]), quadrature=(10, 6))
-    fstar2 = -math.log(sum(w * ob.box_probability(m, 0.6, [-1, -1], [1, 1]) for w, m in zip([0.3, 0.7], means)))
+    inst2 = BoostingInstance.grid(
+        [-1.0, -1.0], [1.0, 1.0], 0.25, 0.6, BoostingTarget.mixture([0.3, 0.7], means, [0.6, 0.6]), quadrature=(10, 6)
+    )
+    fstar2 = -math.log(
+        sum(w * ob.box_probability(m, 0.6, [-1, -1], [1, 1]) for w, m in zip([0.3, 0.7], means, strict=True))
+    )
     res = b.corrective(inst2, 15, variant="full")
     ctx.close(res.f[-1], fstar2, atol=1e-6, label="2-D: f(q^T) = -log P(A) to 1e-6")
     ctx.bound(float(np.max(res.f - fstar2 - res.gap)), 0.0, atol=1e-12, label="2-D: gap certificate")

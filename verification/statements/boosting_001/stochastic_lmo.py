@@ -15,11 +15,12 @@ Statements: 001.claim-stochastic-lmo, 001.claim-stochastic-lmo-step.
 from __future__ import annotations
 
 import numpy as np
+from scipy import special, stats
+
 from refvi.verification.oracles import boosting as ob
 from refvi.verification.protocol.boosting import BoostingInstance, BoostingTarget
 from refvi.verification.statement import statement
 from refvi.verification.statements.boosting_001._common import i1
-from scipy import special, stats
 
 
 def _delta(oracle, q, k):
@@ -36,7 +37,7 @@ def _deltas(ctx, b, inst, oracle, R, **config):
         size = int(rng.integers(1, 5))
         q = np.zeros(inst.K)
         q[rng.choice(inst.K, size=size, replace=False)] = rng.dirichlet(np.ones(size))
-        if oracle.gap(q) <= 1e-9:                   # delta_t is undefined at the optimum
+        if oracle.gap(q) <= 1e-9:  # delta_t is undefined at the optimum
             continue
         k = int(b.stochastic_lmo(inst, q, seed=r, **config))
         ctx.true(0 <= k < inst.K, label="the answer is an atom of A")
@@ -50,8 +51,12 @@ def claim_stochastic_lmo(ctx):
     b = ctx.adapter("boosting")
     full = ctx.profile.name != "ci"
     d = _deltas(ctx, b, inst, oracle, 400 if full else 120)
-    ctx.mean_leq(1.0 - d, 0.5, label=f"64 samples, 50 SGD steps: E[1 - delta_t] <= 1/2 (mean delta_t = {d.mean():.3f}, "
-                                     f"min {d.min():.3f}, over {d.size} mixtures)")
+    ctx.mean_leq(
+        1.0 - d,
+        0.5,
+        label=f"64 samples, 50 SGD steps: E[1 - delta_t] <= 1/2 (mean delta_t = {d.mean():.3f}, "
+        f"min {d.min():.3f}, over {d.size} mixtures)",
+    )
     # the witness near the bound: the best of 8 random means on 2 draws each, no SGD (measured mean delta_t ~ 0.71)
     w = _deltas(ctx, b, inst, oracle, 600 if full else 160, n_samples=2, n_steps=0)
     ctx.mean_leq(1.0 - w, 0.5, label=f"2 samples, no SGD step: E[1 - delta_t] <= 1/2 (mean delta_t = {w.mean():.3f})")
@@ -75,7 +80,7 @@ def _step_oracle(inst, alpha, mu, Z, lr):
     L = np.array([ob.tn_logpdf(Z, inst.means[k], inst.scales[k], inst.lo, inst.hi) for k in act])
     v = special.logsumexp(L, axis=0, b=alpha[act][:, None]) - np.asarray(inst.target.logp(Z), dtype=float)
     v = v - (v.sum() - v) / (v.size - 1)
-    k = int(np.argmin(((inst.means - mu) ** 2).sum(1)))          # the atom the draws came from
+    k = int(np.argmin(((inst.means - mu) ** 2).sum(1)))  # the atom the draws came from
     g = (v[:, None] * _grad_mu_log_tn(Z, inst.means[k], inst.scales[k], inst.lo, inst.hi)).mean(0)
     return np.clip(mu - lr * g, inst.lo, inst.hi), g
 
@@ -85,21 +90,28 @@ def claim_stochastic_lmo_step(ctx):
     b = ctx.adapter("boosting")
     rng = ctx.rng("steps")
     means2 = np.array([[-0.5, 0.25], [0.5, -0.5]])
-    cases = [i1()[0], BoostingInstance.grid([-1.0, -1.0], [1.0, 1.0], 0.25, 0.6,
-                                            BoostingTarget.mixture([0.3, 0.7], means2, [0.6, 0.6]))]
+    cases = [
+        i1()[0],
+        BoostingInstance.grid(
+            [-1.0, -1.0], [1.0, 1.0], 0.25, 0.6, BoostingTarget.mixture([0.3, 0.7], means2, [0.6, 0.6])
+        ),
+    ]
     n = 0
     for inst in cases:
         for S in (2, 5, 64):
-            for lr in (0.05, 0.5, 20.0):          # lr = 20: the clip to the box binds on most steps
+            for lr in (0.05, 0.5, 20.0):  # lr = 20: the clip to the box binds on most steps
                 alpha = np.zeros(inst.K)
                 size = int(rng.integers(1, 5))
                 alpha[rng.choice(inst.K, size=size, replace=False)] = rng.dirichlet(np.ones(size))
                 mu = rng.uniform(inst.lo, inst.hi)
                 k = int(np.argmin(((inst.means - mu) ** 2).sum(1)))
                 m_k, s_k = inst.means[k], float(inst.scales[k])
-                Z = np.column_stack([stats.truncnorm.rvs((lo - m) / s_k, (hi - m) / s_k, loc=m, scale=s_k, size=S,
-                                                         random_state=rng)
-                                     for lo, hi, m in zip(inst.lo, inst.hi, m_k)])
+                Z = np.column_stack(
+                    [
+                        stats.truncnorm.rvs((lo - m) / s_k, (hi - m) / s_k, loc=m, scale=s_k, size=S, random_state=rng)
+                        for lo, hi, m in zip(inst.lo, inst.hi, m_k, strict=True)
+                    ]
+                )
                 want, g = _step_oracle(inst, alpha, mu, Z, lr)
                 got = np.asarray(b.stochastic_lmo_step(inst, alpha, mu, Z, lr=lr), dtype=float).reshape(-1)
                 tol = 1e-7 * lr * (1.0 + float(np.abs(g).max()))
@@ -107,15 +119,23 @@ def claim_stochastic_lmo_step(ctx):
                 n += 1
     # Eq. (10) itself (no baseline, which cancels the normalizer's constant term from Algorithm 2's step): wide atoms
     # off-centre, where grad_mu log Z is large (Z = Phi(b) - Phi(a) with Phi(a) far from 0)
-    for lo, hi, mu, sigma in (([-1.0], [1.0], [0.2], 1.0), ([-1.0, -1.0], [1.0, 2.0], [0.3, -0.5], 0.8)):
-        lo, hi, mu = (np.array(v) for v in (lo, hi, mu))
-        Z = np.column_stack([stats.truncnorm.rvs((a - m) / sigma, (c - m) / sigma, loc=m, scale=sigma, size=16,
-                                                 random_state=rng) for a, c, m in zip(lo, hi, mu)])
+    for lo_, hi_, mu_, sigma in (([-1.0], [1.0], [0.2], 1.0), ([-1.0, -1.0], [1.0, 2.0], [0.3, -0.5], 0.8)):
+        lo, hi, mu = (np.array(v) for v in (lo_, hi_, mu_))
+        Z = np.column_stack(
+            [
+                stats.truncnorm.rvs((a - m) / sigma, (c - m) / sigma, loc=m, scale=sigma, size=16, random_state=rng)
+                for a, c, m in zip(lo, hi, mu, strict=True)
+            ]
+        )
         vals = rng.standard_normal(16)
         want = (vals[:, None] * _grad_mu_log_tn(Z, mu, sigma, lo, hi)).mean(0)
         got = np.asarray(b.score_gradient(lo, hi, mu, sigma, Z, vals), dtype=float).reshape(-1)
-        ctx.close(got, want, atol=1e-7 * (1.0 + float(np.abs(want).max())),
-                  label=f"Eq. (10) on given draws, d = {mu.size}, sigma = {sigma}: mean of v grad_mu log TN (scipy)")
+        ctx.close(
+            got,
+            want,
+            atol=1e-7 * (1.0 + float(np.abs(want).max())),
+            label=f"Eq. (10) on given draws, d = {mu.size}, sigma = {sigma}: mean of v grad_mu log TN (scipy)",
+        )
         n += 1
     # two narrow atoms at the ends of [-0.95, 0.95] (sigma = 0.05): at z = -0.95 their log densities differ by
     # 800 * 0.95^2 = 722 nats, past exp's overflow at 709.8, so log q needs the log-sum-exp shifted by the larger one
@@ -125,7 +145,11 @@ def claim_stochastic_lmo_step(ctx):
     for lr in (1e-5, 1e-3):
         want, g = _step_oracle(far, alpha, mu, Z, lr)
         got = np.asarray(b.stochastic_lmo_step(far, alpha, mu, Z, lr=lr), dtype=float).reshape(-1)
-        ctx.close(got, want, atol=1e-7 * lr * (1.0 + float(np.abs(g).max())),
-                  label=f"atoms 722 nats apart at the draws, lr = {lr}: mu' = clip(mu - lr g)")
+        ctx.close(
+            got,
+            want,
+            atol=1e-7 * lr * (1.0 + float(np.abs(g).max())),
+            label=f"atoms 722 nats apart at the draws, lr = {lr}: mu' = clip(mu - lr g)",
+        )
         n += 1
     ctx.count(n)

@@ -12,14 +12,13 @@ the quadrature weights, so the expectation that is bounded is the implementation
 from __future__ import annotations
 
 import numpy as np
+
 from refvi.verification.oracles.matrices import random_orthogonal as _orth
 from refvi.verification.protocol import targets as specs
 
-
-
 # Gauss-Hermite orders (rule used on the implementation, check rule of the oracle) per non-quadratic model kind:
 # sigmoid has poles at +-i pi, so logistic needs more nodes than the entire cos integrands.
-MAX_REFINE = 3       # at most three refinements (orders grow by the first difference, doubled each time)
+MAX_REFINE = 3  # at most three refinements (orders grow by the first difference, doubled each time)
 
 
 ORDERS = {("logistic", 1): (80, 120), ("logistic", 2): (32, 56), ("cosine", 1): (40, 64), ("cosine", 2): (24, 40)}
@@ -37,10 +36,10 @@ def scale_with_singular_values(rng, svals, structure):
         S = (Q * s) @ Q.T
         return 0.5 * (S + S.T)
     Sigma = (Q * s**2) @ Q.T
-    Lc = np.linalg.cholesky(0.5 * (Sigma + Sigma.T))       # L L^T = Sigma: singular values of L are s
+    Lc = np.linalg.cholesky(0.5 * (Sigma + Sigma.T))  # L L^T = Sigma: singular values of L are s
     if structure == "tril":
         return Lc
-    return Lc @ _orth(rng, d)                               # full
+    return Lc @ _orth(rng, d)  # full
 
 
 def random_spd(rng, d, lo=0.3, hi=3.0):
@@ -64,10 +63,10 @@ def make_model(kind, rng, d):
         return {"kind": "logistic", "X": X, "y": y, "prior_scale": float(rng.uniform(0.8, 2.0))}
     if kind == "cosine":
         b = rng.standard_normal(d)
-        b *= rng.uniform(0.2, 0.3) / np.linalg.norm(b)          # ||b|| <= 0.3 keeps the rule converged at order 24
+        b *= rng.uniform(0.2, 0.3) / np.linalg.norm(b)  # ||b|| <= 0.3 keeps the rule converged at order 24
         alpha, phi, beta = float(rng.uniform(-20, 20)), float(rng.uniform(0, 2 * np.pi)), float(rng.uniform(0.3, 1))
         return {"kind": "cosine", "alpha": alpha, "b": b, "phi": phi, "beta": beta, "z0": rng.uniform(-1, 1, d)}
-    if kind == "cosine-fixed":   # the E000-3 instance (see COSINE_THM3_DL)
+    if kind == "cosine-fixed":  # the E000-3 instance (see COSINE_THM3_DL)
         return {"kind": "cosine", "alpha": 0.01, "b": np.ones(d), "phi": 0.0, "beta": 1e-4, "z0": 0.5 * np.ones(d)}
     raise ValueError(kind)
 
@@ -110,7 +109,7 @@ def impl_samples(ctx, target, m, C, U, structure, which="energy"):
     G = np.empty((U.shape[0], U.shape[1]))
     GC = np.empty((U.shape[0], U.shape[1], U.shape[1]))
     for i in range(U.shape[0]):
-        gm, gC = fn(target, m, C, U[i:i + 1], structure)
+        gm, gC = fn(target, m, C, U[i : i + 1], structure)
         G[i], GC[i] = gm, gC
     return G, GC
 

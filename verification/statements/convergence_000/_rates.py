@@ -28,13 +28,12 @@ import math
 
 import numpy as np
 from hypothesis import strategies as st
+
 from refvi.verification.oracles import hessian_bounds as hb
 from refvi.verification.oracles import rates as ro
 from refvi.verification.oracles import vi_objective as vo
 from refvi.verification.oracles.quadrature import tensor_rule
 from refvi.verification.protocol import targets as specs
-
-
 
 ALPHA = 1e-6
 
@@ -51,14 +50,14 @@ class Instance:
         self.d = self.target.dim
         self.ms, self.Cs, self.fs = vo.solve(model, structure)
         self.zbar = ro.mode(model)
-        self.dist_bar = float(np.sum((self.ms - self.zbar) ** 2) + np.sum(self.Cs ** 2))   # ||w* - wbar||^2
+        self.dist_bar = float(np.sum((self.ms - self.zbar) ** 2) + np.sum(self.Cs**2))  # ||w* - wbar||^2
 
     def ab(self, estimator):
         if estimator == "energy":
             a = 2.0 * (self.d + 3) * self.M**2
             return a, a * self.dist_bar
         a = 4.0 * (self.d + 3) * self.M**2
-        return a, a * self.dist_bar + 2.0 * self.d * self.M       # E000-3: 2 d L with L = M
+        return a, a * self.dist_bar + 2.0 * self.d * self.M  # E000-3: 2 d L with L = M
 
     def dist(self, m, C):
         return float(np.sum((m - self.ms) ** 2) + np.sum((C - self.Cs) ** 2))
@@ -77,13 +76,22 @@ def gaussian(rng, d, kappa=1.5):
 
 
 def linear(rng, N, d, scale=0.3):
-    return {"kind": "linear", "X": scale * rng.standard_normal((N, d)), "y": rng.standard_normal(N),
-            "noise_scale": 1.0, "prior_scale": 1.0}
+    return {
+        "kind": "linear",
+        "X": scale * rng.standard_normal((N, d)),
+        "y": rng.standard_normal(N),
+        "noise_scale": 1.0,
+        "prior_scale": 1.0,
+    }
 
 
 def logistic(rng, N, d, scale=0.5):
-    return {"kind": "logistic", "X": scale * rng.standard_normal((N, d)),
-            "y": np.where(rng.random(N) < 0.5, -1.0, 1.0), "prior_scale": 1.0}
+    return {
+        "kind": "logistic",
+        "X": scale * rng.standard_normal((N, d)),
+        "y": np.where(rng.random(N) < 0.5, -1.0, 1.0),
+        "prior_scale": 1.0,
+    }
 
 
 def start_point(inst, rng, structure, scale=1.0):
@@ -105,8 +113,7 @@ def run(ctx, kind, inst, m0, C0, gammas, U, weights=None, estimator=None):
     if kind == "prox":
         out = ctx.impl.prox_sgd(inst.target, m0, C0, gammas, U, estimator or "energy", inst.structure, weights)
     else:
-        out = ctx.impl.proj_sgd(inst.target, m0, C0, gammas, U, inst.M, estimator or "entropy", inst.structure,
-                                weights)
+        out = ctx.impl.proj_sgd(inst.target, m0, C0, gammas, U, inst.M, estimator or "entropy", inst.structure, weights)
     return tuple(np.asarray(x, dtype=np.float64) for x in out)
 
 
@@ -148,7 +155,7 @@ def curve(ctx, kind, inst, m0, C0, Ts, schedule, R, stream, *, weights=None, met
 
 def check_rate(ctx, Ts, curves, bound_of, exponent, slack, label):
     """The theorem's bound at every horizon (``mean_leq``) and its exponent over all of them (``decay``)."""
-    for T, vals in zip(Ts, curves):
+    for T, vals in zip(Ts, curves, strict=True):
         ctx.mean_leq(vals, bound_of(T), alpha=ALPHA, label=f"{label}, T = {T}")
     ctx.decay(Ts, curves, exponent, slack=slack, alpha=ALPHA, label=f"{label}: decay exponent")
 
@@ -173,6 +180,7 @@ def one_step_moments(ctx, kind, inst, m, C, gamma, order=10):
 class OneStep:
     """One drawn one-step case: the instance, Thm 26's a and b, the step, the start w = (m, C), and per Gauss-Hermite
     node (weights W) the implementation's w+ = (m1, C1) with the oracle's sample gradient (gm, gC)."""
+
     inst: Instance
     a: float
     b: float
@@ -200,8 +208,12 @@ def forall_one_step(ctx, key, kind, structure, check, *, step, kappa=1.5, linear
 
     dims = (st.integers(1, 2), st.integers(0, 10**6))
     if linear_too:
-        ctx.forall(st.tuples(st.sampled_from(["gaussian", "linear"]), *dims), one,
-                   fixed=[("gaussian", 1, 0), ("linear", 2, 0)], max_examples=_few(ctx, few))
+        ctx.forall(
+            st.tuples(st.sampled_from(["gaussian", "linear"]), *dims),
+            one,
+            fixed=[("gaussian", 1, 0), ("linear", 2, 0)],
+            max_examples=_few(ctx, few),
+        )
     else:
         ctx.forall(st.tuples(*dims), one, fixed=[(2, 0)], max_examples=_few(ctx, few))
 
@@ -211,5 +223,5 @@ def _theta_weights(theta, T, first):
     """theta^{t+1} on w^t for t = first..first+T-1, over w^0..w^T (normalized)."""
     w = np.zeros(T + 1)
     e = np.arange(T, dtype=float)
-    w[first:first + T] = theta ** e
+    w[first : first + T] = theta**e
     return w / w.sum()

@@ -17,12 +17,11 @@ from __future__ import annotations
 
 import numpy as np
 from hypothesis import strategies as st
+
 from refvi.verification.oracles import hessian_bounds as hb
 from refvi.verification.oracles.matrices import proj_V as proj
 from refvi.verification.protocol import datasets
 from refvi.verification.protocol import targets as specs
-
-
 
 STRUCTS = ("full", "tril", "sym", "diag")
 
@@ -113,10 +112,51 @@ def same_function(ctx, model, target, rng, label):
         v = hb.neg_log_joint(model, z)
         # both sides are closed-form sums of O(N) terms: agreement to 1e-12 relative (rounding only)
         ctx.close(-target.logp(z), v, rtol=1e-12, atol=1e-12, label=f"{label}: -log p oracle vs spec")
-        ctx.close(-np.asarray(target.grad_logp(z)), hb.grad_neg_log_joint(model, z), rtol=1e-11, atol=1e-11,
-                  label=f"{label}: grad -log p oracle vs spec")
+        ctx.close(
+            -np.asarray(target.grad_logp(z)),
+            hb.grad_neg_log_joint(model, z),
+            rtol=1e-11,
+            atol=1e-11,
+            label=f"{label}: grad -log p oracle vs spec",
+        )
 
 
 def seeds(dmax: int = 3, nmax: int = 6):
     """Hypothesis strategy of (d, N, seed); arrays are drawn from a numpy generator seeded by ``seed``."""
     return st.tuples(st.integers(1, dmax), st.integers(1, nmax), st.integers(0, 2**32 - 1))
+
+
+def basis(d: int, structure: str) -> list[np.ndarray]:
+    """An orthonormal (Frobenius) basis of V."""
+    out = []
+    for i in range(d):
+        for j in range(d):
+            E = np.zeros((d, d))
+            if structure == "full" or (structure == "tril" and i >= j) or (structure == "diag" and i == j):
+                E[i, j] = 1.0
+            elif structure == "sym" and i >= j:
+                E[i, j] = E[j, i] = 1.0 if i == j else 1.0 / np.sqrt(2.0)
+            else:
+                continue
+            out.append(E)
+    return out
+
+
+def sigma_min(C) -> float:
+    """The smallest singular value of C."""
+    return float(np.linalg.svd(C, compute_uv=False)[-1])
+
+
+def gaussian_instance(rng, d: int):
+    """A random Gaussian target N(mu, P^{-1}) with lambda_min(P) >= 0.5, as ``(model, spec)``."""
+    B = rng.standard_normal((d, d))
+    P = B @ B.T + 0.5 * np.eye(d)
+    P = 0.5 * (P + P.T)
+    mu = rng.standard_normal(d)
+    model = {"kind": "gaussian", "mean": mu, "precision": P}
+    return model, specs.from_model(model)
+
+
+def quadratic_instance(rng, kind, d, N):
+    """A target whose gradient is affine: Gaussian (``kind == "gaussian"``) or Bayesian linear regression."""
+    return gaussian_instance(rng, d) if kind == "gaussian" else linear_instance(rng, N, d)

@@ -6,10 +6,11 @@ blocking thresholds, and a differenced Hessian of a record's closed-form gradien
 from __future__ import annotations
 
 import numpy as np
+
 from refvi.verification.protocol import targets as specs
 
 KINDS = ("gaussian", "linear", "logistic", "hierarchical_logistic", "cosine", "callable")
-SIZES = (1, 3, 4, 7, 8, 9, 16, 17, 33)        # around 4- and 8-wide unrolling and blocking in the kernels
+SIZES = (1, 3, 4, 7, 8, 9, 16, 17, 33)  # around 4- and 8-wide unrolling and blocking in the kernels
 
 
 def target_instance(rng, kind=None):
@@ -29,11 +30,17 @@ def target_instance(rng, kind=None):
     if kind == "hierarchical_logistic":
         G = int(rng.integers(1, 4))
         A = rng.standard_normal((d, d))
-        return specs.hierarchical_logistic(X, pm, rng.integers(0, G, size=N), G, A @ A.T + 0.5 * np.eye(d),
-                                           float(rng.uniform(0.3, 2.0)) * np.eye(d))
+        return specs.hierarchical_logistic(
+            X, pm, rng.integers(0, G, size=N), G, A @ A.T + 0.5 * np.eye(d), float(rng.uniform(0.3, 2.0)) * np.eye(d)
+        )
     if kind == "cosine":
-        return specs.cosine(float(rng.uniform(-3.0, 3.0)), rng.standard_normal(d), float(rng.uniform(-3.0, 3.0)),
-                            float(rng.uniform(0.0, 2.0)), rng.standard_normal(d))
+        return specs.cosine(
+            float(rng.uniform(-3.0, 3.0)),
+            rng.standard_normal(d),
+            float(rng.uniform(-3.0, 3.0)),
+            float(rng.uniform(0.0, 2.0)),
+            rng.standard_normal(d),
+        )
     # plain callables declaring their constants; an isotropic Gaussian has mu = M (the boundary the record allows)
     a = float(rng.uniform(0.3, 3.0))
     iso = specs.gaussian(rng.standard_normal(d), a * np.eye(d))

@@ -7,7 +7,8 @@ overflows, a target with zero curvature, a horizon T = 0, zero samples per step,
 where a check written with the wrong comparison lets the input through.  The protocol's convention is a
 ``ValueError`` or ``TypeError``; where the input still has a right answer (the prox with gamma = 0 is the identity;
 the projection of an asymmetric C onto the symmetric W_M is the clip of its symmetric part; an estimator at a C
-outside V is the projected mean at that C) returning that answer also passes (:meth:`~refvi.verification.statement.Context.refuses`).
+outside V is the projected mean at that C) returning that answer also passes
+(:meth:`~refvi.verification.statement.Context.refuses`).
 
 Statements: 000.claim-bad-input.
 """
@@ -15,6 +16,7 @@ Statements: 000.claim-bad-input.
 from __future__ import annotations
 
 import numpy as np
+
 from refvi.verification.oracles.matrices import proj_V as proj
 from refvi.verification.protocol import targets as specs
 from refvi.verification.statement import statement
@@ -43,16 +45,16 @@ def claim_bad_input(ctx):
     target, m, C, U = _instance()
     d = m.size
     upper = C.copy()
-    upper[0, 1] = 0.3                                    # the first superdiagonal only: triu(C, 2) misses it
+    upper[0, 1] = 0.3  # the first superdiagonal only: triu(C, 2) misses it
     singular = C.copy()
     singular[1, 1] = 0.0
     nan_U = U.copy()
     nan_U[2, 1] = np.nan
-    S = C @ C.T + np.eye(d)                              # symmetric positive definite
+    S = C @ C.T + np.eye(d)  # symmetric positive definite
     asym = S.copy()
     asym[0, 2] += 0.5
     lam, Q = np.linalg.eigh(0.5 * (asym + asym.T))
-    M = 0.7                                              # 1/sqrt(M) > 1: the clip binds on some eigenvalues
+    M = 0.7  # 1/sqrt(M) > 1: the clip binds on some eigenvalues
     asym_proj = (Q * np.maximum(lam, 1.0 / np.sqrt(M))) @ Q.T
     U3 = np.random.default_rng(1).standard_normal((2, 1, d))
 
@@ -61,8 +63,10 @@ def claim_bad_input(ctx):
     Xh = rng.standard_normal((4, 2))
     for groups in ([0, -1, 1, 0], [0, 2, 1, 0]):
         bad_h = specs.hierarchical_logistic(Xh, np.array([1.0, -1.0, 1.0, 1.0]), groups, 2, np.eye(2), np.eye(2))
-        ctx.refuses(lambda: impl.log_joint(bad_h, np.zeros((1, bad_h.dim))),
-                    label=f"log_joint: hierarchical model with group labels {groups} for G = 2")
+        ctx.refuses(
+            lambda: impl.log_joint(bad_h, np.zeros((1, bad_h.dim))),
+            label=f"log_joint: hierarchical model with group labels {groups} for G = 2",
+        )
 
     # the affine frame's constants M', mu' (the M of Def. 8's W_M and of the default steps): a target with no
     # curvature anywhere (log p constant, improper) has no mode and no M > 0, so no frame can be built
@@ -71,10 +75,13 @@ def claim_bad_input(ctx):
         ctx.refuses(lambda: impl.frame(flat, kind), label=f"frame {kind}: log p constant (zero curvature everywhere)")
 
     # a group prior that is not positive definite (Cor 25 needs Sigma, Delta > 0)
-    singular_prior = specs.hierarchical_logistic(Xh, np.array([1.0, -1.0, 1.0, 1.0]), [0, 1, 1, 0], 2,
-                                                 np.diag([1.0, 0.0]), np.eye(2))
-    ctx.refuses(lambda: impl.log_joint(singular_prior, np.zeros((1, singular_prior.dim))),
-                label="log_joint: hierarchical model with a singular prior covariance Sigma")
+    singular_prior = specs.hierarchical_logistic(
+        Xh, np.array([1.0, -1.0, 1.0, 1.0]), [0, 1, 1, 0], 2, np.diag([1.0, 0.0]), np.eye(2)
+    )
+    ctx.refuses(
+        lambda: impl.log_joint(singular_prior, np.zeros((1, singular_prior.dim))),
+        label="log_joint: hierarchical model with a singular prior covariance Sigma",
+    )
 
     # prox and projections (Lemmas 31-33, seed 002 Thm 7)
     ctx.refuses(lambda: impl.entropy_prox(upper, 0.1), label="entropy_prox: C with an entry above the diagonal")
@@ -86,20 +93,31 @@ def claim_bad_input(ctx):
     for bad in (0.0, -1.0):
         ctx.refuses(lambda: impl.project_wm(S, bad, "sym"), label=f"project_wm: M = {bad}")
         ctx.refuses(lambda: impl.project_singular(C, bad), label=f"project_singular: M = {bad}")
-    ctx.refuses(lambda: impl.project_wm(asym, M, "sym"), correct=asym_proj, rtol=1e-10, atol=1e-12,
-                label="project_wm: asymmetric C (its projection is the clip of the symmetric part)")
+    ctx.refuses(
+        lambda: impl.project_wm(asym, M, "sym"),
+        correct=asym_proj,
+        rtol=1e-10,
+        atol=1e-12,
+        label="project_wm: asymmetric C (its projection is the clip of the symmetric part)",
+    )
 
     # estimators and the Gaussian family (Def 4, Eqs. 6-8, Lemma 14, Lemma 16)
     gm, gC = _energy_at(target, m, upper, U, "tril")
-    ctx.refuses(lambda: np.concatenate([np.ravel(x) for x in impl.energy(target, m, upper, U, "tril")]),
-                correct=np.concatenate([gm, gC.ravel()]), rtol=1e-10, atol=1e-12,
-                label="energy: C outside V (tril)")
+    ctx.refuses(
+        lambda: np.concatenate([np.ravel(x) for x in impl.energy(target, m, upper, U, "tril")]),
+        correct=np.concatenate([gm, gC.ravel()]),
+        rtol=1e-10,
+        atol=1e-12,
+        label="energy: C outside V (tril)",
+    )
     ctx.refuses(lambda: impl.energy(target, m, C, nan_U, "tril"), label="energy: NaN in U")
     ctx.refuses(lambda: impl.energy(target, m, C, U[:, :2], "tril"), label="energy: U of width d - 1")
     ctx.refuses(lambda: impl.energy(target, m[:2], C, U, "tril"), label="energy: m of length d - 1")
     for name in ("entropy", "stl", "score"):
-        ctx.refuses(lambda: getattr(impl, name)(target, m, singular, U, "tril"),
-                    label=f"{name}: C with a zero on the diagonal (q degenerate, C^-1 undefined)")
+        ctx.refuses(
+            lambda: getattr(impl, name)(target, m, singular, U, "tril"),
+            label=f"{name}: C with a zero on the diagonal (q degenerate, C^-1 undefined)",
+        )
     ctx.refuses(lambda: impl.gaussian_entropy(singular, "tril"), label="gaussian_entropy: singular C")
     ctx.refuses(lambda: impl.gaussian_log_density(m, singular, U, "tril"), label="gaussian_log_density: singular C")
     ctx.refuses(lambda: impl.grad_neg_entropy(singular, "tril"), label="grad_neg_entropy: singular C")
@@ -109,41 +127,62 @@ def claim_bad_input(ctx):
     ctx.refuses(lambda: impl.step_sizes("constant", 5, gamma=-0.1), label="step_sizes: constant gamma < 0")
     ctx.refuses(lambda: impl.step_sizes("no-such-rule", 5, gamma=0.1), label="step_sizes: an unknown rule")
     for frac in (0.0, 1.0 + 1e-9):
-        ctx.refuses(lambda: impl.average_weights("tail", 5, tail_fraction=frac),
-                    label=f"average_weights tail: tail_fraction = {frac!r}")
+        ctx.refuses(
+            lambda: impl.average_weights("tail", 5, tail_fraction=frac),
+            label=f"average_weights tail: tail_fraction = {frac!r}",
+        )
     ctx.refuses(lambda: impl.noise_constants("energy", 0, 1.0, 1.0), label="noise_constants: d = 0")
-    ctx.refuses(lambda: impl.noise_constants("no-such-estimator", 2, 1.0, 1.0),
-                label="noise_constants: an unknown estimator")
+    ctx.refuses(
+        lambda: impl.noise_constants("no-such-estimator", 2, 1.0, 1.0), label="noise_constants: an unknown estimator"
+    )
     ctx.refuses(lambda: impl.prox_sgd(target, m, C, np.array([0.1, -0.1]), U3), label="prox_sgd: a step < 0")
-    for est in ("entropy", "stl"):      # estimators of grad f = grad l + grad h: the prox would count h twice (Def 5)
-        ctx.refuses(lambda: impl.prox_sgd(target, m, C, np.array([0.1, 0.1]), U3, est),
-                    label=f"prox_sgd: the {est} estimator (of grad f, not grad l)")
+    for est in ("entropy", "stl"):  # estimators of grad f = grad l + grad h: the prox would count h twice (Def 5)
+        ctx.refuses(
+            lambda: impl.prox_sgd(target, m, C, np.array([0.1, 0.1]), U3, est),
+            label=f"prox_sgd: the {est} estimator (of grad f, not grad l)",
+        )
     ctx.refuses(lambda: impl.prox_sgd(target, m, C, np.array([0.1, 0.0]), U3), label="prox_sgd: a step = 0")
     ctx.refuses(lambda: impl.proj_sgd(target, m, S, np.array([0.1, 0.1]), U3, 0.0), label="proj_sgd: M = 0")
     # a run that diverges says so: a step so large that the very first update overflows (w^1 not finite)
-    ctx.refuses(lambda: impl.prox_sgd(target, 1e300 * m, C, np.array([1e300, 0.1]), U3),
-                label="prox_sgd: the first update overflows (divergence at step 0)")
-    ctx.refuses(lambda: impl.proj_sgd(target, 1e300 * m, S, np.array([1e300, 0.1]), U3, 1.0),
-                label="proj_sgd: the first update overflows (divergence at step 0)")
+    ctx.refuses(
+        lambda: impl.prox_sgd(target, 1e300 * m, C, np.array([1e300, 0.1]), U3),
+        label="prox_sgd: the first update overflows (divergence at step 0)",
+    )
+    ctx.refuses(
+        lambda: impl.proj_sgd(target, 1e300 * m, S, np.array([1e300, 0.1]), U3, 1.0),
+        label="proj_sgd: the first update overflows (divergence at step 0)",
+    )
 
     # horizons, sample counts, weights and seeds on the boundary of their domains; targets outside their definition
     ctx.refuses(lambda: impl.step_sizes("constant", 0, gamma=0.1), label="step_sizes: T = 0")
     ctx.refuses(lambda: impl.step_sizes("A log T / T", 1, A=2.0), label="step_sizes A log T / T: T = 1 (a zero step)")
-    ctx.instance(lambda _: ctx.true(not impl.step_range_ok("000.thm10", np.zeros(3)),
-                                    label="step_range_ok: Thm 10's constant step gamma = 0 is no step (outside "
-                                          "its range)"))
+    ctx.instance(
+        lambda _: ctx.true(
+            not impl.step_range_ok("000.thm10", np.zeros(3)),
+            label="step_range_ok: Thm 10's constant step gamma = 0 is no step (outside its range)",
+        )
+    )
     U0 = np.zeros((2, 0, d))
     ctx.refuses(lambda: impl.prox_sgd(target, m, C, np.array([0.1, 0.1]), U0), label="prox_sgd: S = 0 samples per step")
-    ctx.refuses(lambda: impl.prox_sgd(target, m, C, np.array([0.1, 0.1]), U3, weights=np.zeros(3)),
-                label="prox_sgd: average weights summing to 0")
+    ctx.refuses(
+        lambda: impl.prox_sgd(target, m, C, np.array([0.1, 0.1]), U3, weights=np.zeros(3)),
+        label="prox_sgd: average weights summing to 0",
+    )
     ctx.refuses(lambda: impl.fit(target, "prox-sgd", steps=4, seed=-1), label="fit: seed = -1")
     Csing = np.diag([1.0, 0.0, 1.0])
-    ctx.refuses(lambda: impl.fit(target, "prox-sgd", steps=4, init=(np.zeros(d), Csing)),
-                label="fit: a start C0 with a zero on its diagonal (outside the domain)")
-    ctx.refuses(lambda: impl.fit(target, "prox-sgd", steps=4, frame="laplace", init=(np.zeros(d), Csing)),
-                label="fit in a frame: a singular start C0")
-    iso = specs.from_callables(lambda z: -0.5 * float(z @ z), lambda z: -np.asarray(z), d, smoothness=1.0,
-                               strong_convexity=2.0)
+    ctx.refuses(
+        lambda: impl.fit(target, "prox-sgd", steps=4, init=(np.zeros(d), Csing)),
+        label="fit: a start C0 with a zero on its diagonal (outside the domain)",
+    )
+    ctx.refuses(
+        lambda: impl.fit(target, "prox-sgd", steps=4, frame="laplace", init=(np.zeros(d), Csing)),
+        label="fit in a frame: a singular start C0",
+    )
+    iso = specs.from_callables(
+        lambda z: -0.5 * float(z @ z), lambda z: -np.asarray(z), d, smoothness=1.0, strong_convexity=2.0
+    )
     ctx.refuses(lambda: impl.fit(iso, "proj-sgd", steps=4), label="fit: a target declaring mu = 2 > M = 1")
-    ctx.refuses(lambda: impl.log_joint(specs.gaussian(np.zeros(d), np.diag([1.0, 0.0, 1.0])), np.zeros((1, d))),
-                label="log_joint: a Gaussian target with a singular precision")
+    ctx.refuses(
+        lambda: impl.log_joint(specs.gaussian(np.zeros(d), np.diag([1.0, 0.0, 1.0])), np.zeros((1, d))),
+        label="log_joint: a Gaussian target with a singular precision",
+    )

@@ -7,13 +7,19 @@ Statements: 000.def4, 000.claim-stl-zero-variance.
 from __future__ import annotations
 
 import numpy as np
+
 from refvi.verification.oracles import gradient_moments as gmo
 from refvi.verification.oracles import vi_objective as vio
 from refvi.verification.oracles.matrices import random_orthogonal as _orth
 from refvi.verification.protocol import targets as specs
 from refvi.verification.statement import statement
-from refvi.verification.statements.convergence_000._noise import (_instance, _wellconditioned, impl_samples,
-                                                                  random_spd, refined_orders)
+from refvi.verification.statements.convergence_000._noise import (
+    _instance,
+    _wellconditioned,
+    impl_samples,
+    random_spd,
+    refined_orders,
+)
 
 
 def _symmetrize(S):
@@ -35,7 +41,7 @@ def def4(ctx):
             U = gmo.degree3_rule(d)
             em, eC = ctx.impl.energy(target, m, C, U, structure)
             nm, nC = ctx.impl.entropy(target, m, C, U, structure)
-            tol = 1e-11 * scale     # rounding (vi_objective closed form, same rounding order)
+            tol = 1e-11 * scale  # rounding (vi_objective closed form, same rounding order)
             # sticking the landing (§5) is also unbiased for grad f; its per-sample value has degree 2 in u too
             sm, sC = ctx.impl.stl(target, m, C, U, structure)
             ctx.close(sm, glm, atol=tol, label="E g_stl,m == df/dm")
@@ -45,14 +51,15 @@ def def4(ctx):
                 # <= 4 in u, so the order-3 tensor Gauss-Hermite rule (exact to degree 5) gives its expectation
                 Ug, wg = gmo.hermite_tensor_rule(d, 3)
                 per = [ctx.impl.score(target, m, C, u[None, :], structure) for u in Ug]
-                cm = sum(w * np.asarray(g[0]) for w, g in zip(wg, per))
-                cC = sum(w * np.asarray(g[1]) for w, g in zip(wg, per))
+                cm = sum(w * np.asarray(g[0]) for w, g in zip(wg, per, strict=True))
+                cC = sum(w * np.asarray(g[1]) for w, g in zip(wg, per, strict=True))
                 # rounding: the weighted sum cancels terms as large as sum_k w_k |g(u_k)|
-                mag = sum(w * (np.max(np.abs(g[0])) + np.max(np.abs(g[1]))) for w, g in zip(wg, per))
+                mag = sum(w * (np.max(np.abs(g[0])) + np.max(np.abs(g[1]))) for w, g in zip(wg, per, strict=True))
                 stol = tol + 1e-12 * mag
                 ctx.close(cm, glm, atol=stol, label="E g_score,m == dl/dm (Eq. 4)")
                 ctx.close(cC, glC_V, atol=stol, label="E g_score,C == proj_V dl/dC (Eq. 4)")
         else:
+
             def mean_error(o, c):
                 # quadrature error of the implementation's rule, estimated against the oracle's larger rule
                 om, oC = gmo.mean_quadrature(model, m, C, structure, order=o)
@@ -65,20 +72,28 @@ def def4(ctx):
             G, GC = impl_samples(ctx, target, m, C, U, structure, "energy")
             em, eC = w @ G, np.tensordot(w, GC, axes=1)
             nm, nC = em, eC + ghC_V
-            tol = 2 * est + 1e-10 * scale   # + vi_objective's stated ~1e-12 relative accuracy, with margin
+            tol = 2 * est + 1e-10 * scale  # + vi_objective's stated ~1e-12 relative accuracy, with margin
         ctx.close(em, glm, atol=tol, label=f"{model['kind']} {structure}: E g_energy,m == dl/dm")
         ctx.close(eC, glC_V, atol=tol, label=f"{model['kind']} {structure}: E g_energy,C == proj_V dl/dC")
         ctx.close(nm, glm, atol=tol, label="E g_ent,m == df/dm")
         ctx.close(nC, glC_V + ghC_V, atol=tol, label="E g_ent,C == proj_V df/dC")
 
     # fixed instances cover every V (the draws need not): tril is where an unprojected grad h shows
-    ctx.forall(_wellconditioned(5, ("full", "tril", "sym", "diag"), ("gaussian", "linear")), check,
-               fixed=[("linear", 3, "tril", 12, (0.3, 1.0, 2.5), (1.0, -2.0, 0.5)),
-                      ("gaussian", 2, "diag", 13, (0.4, 1.5), (-1.0, 1.0)),
-                      ("gaussian", 4, "sym", 14, (0.2, 0.7, 1.1, 2.9), (0.0, 0.5, -0.5, 3.0))])
-    ctx.forall(_wellconditioned(2, ("full", "tril", "sym"), ("logistic",)), check,
-               fixed=[("logistic", 2, "tril", 10, (3.0, 0.1), (3.0, -3.0))],
-               max_examples=max(3, ctx.profile.max_examples // 4))
+    ctx.forall(
+        _wellconditioned(5, ("full", "tril", "sym", "diag"), ("gaussian", "linear")),
+        check,
+        fixed=[
+            ("linear", 3, "tril", 12, (0.3, 1.0, 2.5), (1.0, -2.0, 0.5)),
+            ("gaussian", 2, "diag", 13, (0.4, 1.5), (-1.0, 1.0)),
+            ("gaussian", 4, "sym", 14, (0.2, 0.7, 1.1, 2.9), (0.0, 0.5, -0.5, 3.0)),
+        ],
+    )
+    ctx.forall(
+        _wellconditioned(2, ("full", "tril", "sym"), ("logistic",)),
+        check,
+        fixed=[("logistic", 2, "tril", 10, (3.0, 0.1), (3.0, -3.0))],
+        max_examples=max(3, ctx.profile.max_examples // 4),
+    )
 
 
 # ---- §5 STL claim ---------------------------------------------------------------------------------------------------
@@ -103,8 +118,12 @@ def stl_zero(ctx):
     target = specs.gaussian(mean, Pr)
     Cs = np.diag(1 / np.sqrt(np.diag(Pr)))
     G, GC = impl_samples(ctx, target, mean, Cs, rng.standard_normal((16, 3)), "diag", "stl")
-    ctx.close(np.concatenate([G.ravel(), GC.ravel()]), np.zeros(G.size + GC.size), atol=1e-12 * 40,
-              label="STL sample == 0 at q = p (diag)")
+    ctx.close(
+        np.concatenate([G.ravel(), GC.ravel()]),
+        np.zeros(G.size + GC.size),
+        atol=1e-12 * 40,
+        label="STL sample == 0 at q = p (diag)",
+    )
     ctx.count()
 
 
@@ -113,8 +132,12 @@ def _stl_at_optimum(ctx, target, Pr, mean, Cs, U, structure, d):
     G, GC = impl_samples(ctx, target, mean, Cs, U, structure, "stl")
     scale = np.max(np.abs(Pr)) * (1 + np.max(np.abs(U))) * np.linalg.cond(Cs)
     # each sample is H C u - C^{-T} u with C C^T = H^{-1}: zero up to rounding (~1e-15 * scale * cond)
-    ctx.close(np.concatenate([G.ravel(), GC.ravel()]), 0.0 * np.concatenate([G.ravel(), GC.ravel()]),
-              atol=1e-12 * scale, label=f"STL sample == 0 at q = p (d={d}, {structure})")
+    ctx.close(
+        np.concatenate([G.ravel(), GC.ravel()]),
+        0.0 * np.concatenate([G.ravel(), GC.ravel()]),
+        atol=1e-12 * scale,
+        label=f"STL sample == 0 at q = p (d={d}, {structure})",
+    )
     # contrast: the energy estimator's variance at the optimum is positive, exactly
     # (its m-block alone has covariance H C C^T H = H, so Var >= tr H > 0; closed form, rounding 1e-12)
     var = gmo.energy_variance_quadratic(Pr, mean, mean, Cs, structure)

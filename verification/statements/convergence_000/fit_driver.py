@@ -45,6 +45,7 @@ from __future__ import annotations
 import math
 
 import numpy as np
+
 from refvi.verification.oracles import vi_objective as vo
 from refvi.verification.oracles.sgd_reference import project, prox_entropy
 from refvi.verification.protocol import targets as specs
@@ -56,8 +57,8 @@ from refvi.verification.statements.convergence_000.schedules import (
 
 
 def _weights(average, T, method=None, a=None, gamma=None):
-    """The declared average over w^0..w^T (the 50-digit oracle of 000.claim-theta-averages): "theta" is Thm 7's weights for
-    Prox-SGD and Thm 10's for Proj-SGD; "tail" the last half."""
+    """The declared average over w^0..w^T (the 50-digit oracle of 000.claim-theta-averages): "theta" is Thm 7's
+    weights for Prox-SGD and Thm 10's for Proj-SGD; "tail" the last half."""
     if average == "theta":
         return printed_weights("theta7" if method == "prox-sgd" else "theta10", T, a=a, gamma=gamma)
     return printed_weights(average, T, fraction=0.5)
@@ -67,8 +68,11 @@ def _start(rng, d, method):
     """A start (m0, C0) away from (0, I): C0 lower triangular with a positive diagonal (Prox-SGD) or symmetric
     positive definite (Proj-SGD)."""
     B = 0.3 * rng.standard_normal((d, d))
-    C0 = np.tril(B, -1) + np.diag(rng.uniform(0.5, 1.5, d)) if method == "prox-sgd" else \
-        np.eye(d) * 1.2 + 0.5 * (B + B.T) / max(1.0, float(np.abs(B).sum()))
+    C0 = (
+        np.tril(B, -1) + np.diag(rng.uniform(0.5, 1.5, d))
+        if method == "prox-sgd"
+        else np.eye(d) * 1.2 + 0.5 * (B + B.T) / max(1.0, float(np.abs(B).sum()))
+    )
     return rng.standard_normal(d), C0
 
 
@@ -128,7 +132,7 @@ def _blows_up(gammas, U, start, mu, P, M, method, margin=0.5):
     model = {"kind": "gaussian", "mean": mu, "precision": P}
     f0 = vo.objective(model, m, C)
     with np.errstate(all="ignore"):
-        for gamma, u in zip(gammas, U):
+        for gamma, u in zip(gammas, U, strict=True):
             r = P @ (C @ u + m - mu)
             G = np.outer(r, u)
             if method == "prox-sgd":
@@ -153,16 +157,20 @@ def _check_halvings(ctx, gam, base, U, start, mu, P, M, method, what):
     """The default steps are base / 2^k with k >= 0, and each of the k halvings is justified: the run at
     base / 2^(j-1) blows up on the same samples (:func:`_blows_up`), j = 1..k."""
     k = round(math.log2(base[0] / gam[0])) if gam.shape == base.shape and gam[0] > 0 else -1
-    ctx.true(k >= 0 and np.allclose(gam, base / 2.0 ** k, rtol=1e-9, atol=0.0),
-             label=f"{what}: default steps = the rule's / 2^k, k >= 0 (k = {k})")
+    ctx.true(
+        k >= 0 and np.allclose(gam, base / 2.0**k, rtol=1e-9, atol=0.0),
+        label=f"{what}: default steps = the rule's / 2^k, k >= 0 (k = {k})",
+    )
     if k < 1:
         return
     d = mu.size
     start = (np.zeros(d), np.eye(d)) if start is None else start
-    unjustified = [j for j in range(1, k + 1)
-                   if not _blows_up(base / 2.0 ** (j - 1), U, start, mu, P, M, method)]
-    ctx.true(not unjustified, label=f"{what}: each of the {k} halving(s) follows a run that blew up on the same "
-                                    f"samples (unjustified: the halvings {unjustified})")
+    unjustified = [j for j in range(1, k + 1) if not _blows_up(base / 2.0 ** (j - 1), U, start, mu, P, M, method)]
+    ctx.true(
+        not unjustified,
+        label=f"{what}: each of the {k} halving(s) follows a run that blew up on the same "
+        f"samples (unjustified: the halvings {unjustified})",
+    )
 
 
 def _objective_z(run, mu, P):
@@ -187,45 +195,59 @@ def claim_fit(ctx):
         start = _start(rng, d, method) if given else None
         lam = np.linalg.eigvalsh(P)
         mu, M = float(lam[0]), float(lam[-1])
-        a = (2.0 if method == "prox-sgd" else 4.0) * (d + 3) * M * M          # Thm 26 (energy / entropy)
+        a = (2.0 if method == "prox-sgd" else 4.0) * (d + 3) * M * M  # Thm 26 (energy / entropy)
         gamma = step if step is None or isinstance(step, str) else step / M
         run = ctx.impl.fit(target, method, steps=steps, step_size=gamma, average=average, seed=100 + i, init=start)
         rule = "default step" if step is None else step if isinstance(step, str) else f"gamma = {step}/M"
         what = f"{method}, d = {d}, {rule}, {average} average{', a given start' if given else ''}"
         ms, Cs = np.asarray(run.ms), np.asarray(run.Cs)
-        ctx.true(ms.shape == (steps + 1, d) and Cs.shape == (steps + 1, d, d),
-                 label=f"{what}: T + 1 iterates reported")
+        ctx.true(ms.shape == (steps + 1, d) and Cs.shape == (steps + 1, d, d), label=f"{what}: T + 1 iterates reported")
         gam = np.asarray(run.step_sizes, dtype=np.float64)
         mean = np.asarray(target.params["mean"])
         U = _replay(ctx, ms, Cs, gam, mean, P, M, method, what, start)
         samples.append(U)
         if step is None:
             base = np.full(steps, 1.0 / M if method == "prox-sgd" else 1.0 / (2.0 * M))
-            _check_halvings(ctx, gam, base, U, start, mean, P, M, method,
-                            f"{what} ({'1/M' if method == 'prox-sgd' else '1/(2M)'})")
+            _check_halvings(
+                ctx, gam, base, U, start, mean, P, M, method, f"{what} ({'1/M' if method == 'prox-sgd' else '1/(2M)'})"
+            )
         elif isinstance(step, str):
-            ctx.close(gam, printed_steps(step, steps, M=M, mu=mu, a=a, A=1.0 / mu), rtol=1e-12,
-                      label=f"{what}: the steps of the rule (Eq. 11, Cor 11, Cor 30 with A = 1/mu)")
+            ctx.close(
+                gam,
+                printed_steps(step, steps, M=M, mu=mu, a=a, A=1.0 / mu),
+                rtol=1e-12,
+                label=f"{what}: the steps of the rule (Eq. 11, Cor 11, Cor 30 with A = 1/mu)",
+            )
         else:
             ctx.close(gam, np.full(steps, gamma), rtol=1e-15, label=f"{what}: the constant step as given")
         if getattr(run, "objective", None) is not None:
             zs.append(_objective_z(run, mean, P))
         w = _weights(average, steps, method, a, gam[0])
         ctx.close(run.m, w @ ms, rtol=1e-12, atol=1e-12, label=f"{what}: returned m = the {average} average")
-        ctx.close(run.C, np.tensordot(w, Cs, 1), rtol=1e-12, atol=1e-12,
-                  label=f"{what}: returned C = the {average} average")
+        ctx.close(
+            run.C, np.tensordot(w, Cs, 1), rtol=1e-12, atol=1e-12, label=f"{what}: returned C = the {average} average"
+        )
         ctx.close(run.m_last, ms[-1], label=f"{what}: m_last = m^T")
         ctx.close(run.C_last, Cs[-1], label=f"{what}: C_last = C^T")
 
     # the default steps also on short runs in d = 1, where the default itself (not a halved one) keeps the run finite
-    for i, spec in enumerate([
-            ("prox-sgd", None, "tail", 2, False, T), ("prox-sgd", 0.5, "uniform", 3, True, T),
-            ("prox-sgd", 0.05, "last", 1, False, T), ("prox-sgd", 0.02, "theta", 3, False, T),
-            ("prox-sgd", "thm6", "tail", 2, False, T), ("proj-sgd", None, "tail", 3, False, T),
-            ("proj-sgd", 0.1, "uniform", 2, True, T), ("proj-sgd", 0.02, "last", 1, False, T),
-            ("proj-sgd", 0.05, "theta", 2, False, T), ("proj-sgd", "1/(M sqrt T)", "uniform", 3, False, T),
-            ("prox-sgd", "A log T / T", "uniform", 2, False, T), ("proj-sgd", None, "last", 1, False, 3),
-            ("prox-sgd", None, "last", 1, False, 3)]):
+    for i, spec in enumerate(
+        [
+            ("prox-sgd", None, "tail", 2, False, T),
+            ("prox-sgd", 0.5, "uniform", 3, True, T),
+            ("prox-sgd", 0.05, "last", 1, False, T),
+            ("prox-sgd", 0.02, "theta", 3, False, T),
+            ("prox-sgd", "thm6", "tail", 2, False, T),
+            ("proj-sgd", None, "tail", 3, False, T),
+            ("proj-sgd", 0.1, "uniform", 2, True, T),
+            ("proj-sgd", 0.02, "last", 1, False, T),
+            ("proj-sgd", 0.05, "theta", 2, False, T),
+            ("proj-sgd", "1/(M sqrt T)", "uniform", 3, False, T),
+            ("prox-sgd", "A log T / T", "uniform", 2, False, T),
+            ("proj-sgd", None, "last", 1, False, 3),
+            ("prox-sgd", None, "last", 1, False, 3),
+        ]
+    ):
         ctx.instance(plain, (i, *spec))
 
     # in a frame: the implementation's Laplace frame, or one given as (z0, L) (a full L: the frame iterates' C_x
@@ -239,16 +261,17 @@ def claim_fit(ctx):
         P = 0.5 * (P + P.T)
         mu = rng.standard_normal(d) * 3.0
         target = specs.gaussian(mu, P)
+        frame: str | tuple[np.ndarray, np.ndarray]  # a frame name or (z0, L)
         if given is None:
             try:
                 z0, L, _, _ = (np.asarray(x, dtype=np.float64) for x in ctx.impl.frame(target, "laplace"))
-            except MissingMethod as exc:          # no frames at all: this instance, not the statement
+            except MissingMethod as exc:  # no frames at all: this instance, not the statement
                 raise InstanceSkipped(str(exc)) from None
             frame, name = "laplace", "the Laplace frame"
         elif given == "identity":
             z0, L = mu + 0.3 * rng.standard_normal(d), np.eye(d)
             frame, name = (z0, L), "a given frame (z0, L = I)"
-        else:       # a frame from a perturbed covariance (its symmetric root or Cholesky factor; mu'/M' ~ 1e-3 here)
+        else:  # a frame from a perturbed covariance (its symmetric root or Cholesky factor; mu'/M' ~ 1e-3 here)
             E = np.eye(d) + 0.3 * rng.standard_normal((d, d))
             lam, Q = np.linalg.eigh(E @ np.linalg.inv(P) @ E.T)
             S = (Q * np.sqrt(lam)) @ Q.T
@@ -257,17 +280,22 @@ def claim_fit(ctx):
             z0 = mu + 0.3 * rng.standard_normal(d)
             frame, name = (z0, L), f"a given frame (z0, {'symmetric' if given == 'sym' else 'lower-triangular'} L)"
         start = None
-        if init:            # a start near the posterior in z: C0 C0^T = 1.5 P^-1 (the factor in V), m0 = mu + noise
+        if init:  # a start near the posterior in z: C0 C0^T = 1.5 P^-1 (the factor in V), m0 = mu + noise
             S0 = 1.5 * np.linalg.inv(P)
-            start = (mu + rng.standard_normal(d) * np.sqrt(np.diag(S0)),
-                     _to_frame(np.eye(d), np.linalg.cholesky(S0), method))
+            start = (
+                mu + rng.standard_normal(d) * np.sqrt(np.diag(S0)),
+                _to_frame(np.eye(d), np.linalg.cholesky(S0), method),
+            )
         run = ctx.impl.fit(target, method, steps=T, average=average, seed=200 + i, frame=frame, init=start)
-        what = f"{method} in {name}, d = {d}, condition number {cond:g}, {average} average" + \
-            (", a given start" if init else "")
+        what = f"{method} in {name}, d = {d}, condition number {cond:g}, {average} average" + (
+            ", a given start" if init else ""
+        )
         ms, Cs = np.asarray(run.ms), np.asarray(run.Cs)
         ctx.true(ms.shape == (T + 1, d) and Cs.shape == (T + 1, d, d), label=f"{what}: T + 1 iterates reported")
-        ctx.true(_in_V(Cs, method) and _in_V(np.asarray(run.C)[None], method),
-                 label=f"{what}: every reported C is in V ({'tril' if method == 'prox-sgd' else 'sym'})")
+        ctx.true(
+            _in_V(Cs, method) and _in_V(np.asarray(run.C)[None], method),
+            label=f"{what}: every reported C is in V ({'tril' if method == 'prox-sgd' else 'sym'})",
+        )
         Li = np.linalg.inv(L)
         mx = (ms - z0) @ Li.T
         Cx = np.array([_to_frame(Li, C, method) for C in Cs])
@@ -277,36 +305,65 @@ def claim_fit(ctx):
         ev = np.linalg.eigvalsh(Px)
         Mx, mux = float(ev[-1]), float(ev[0])
         rule = ("thm6" if method == "prox-sgd" else "thm9") if mux >= 0.1 * Mx else "1/(M sqrt T)"
-        a = (2.0 if method == "prox-sgd" else 4.0) * (d + 3) * Mx * Mx          # Thm 26 (energy / entropy)
+        a = (2.0 if method == "prox-sgd" else 4.0) * (d + 3) * Mx * Mx  # Thm 26 (energy / entropy)
         want = printed_steps(rule, T, M=Mx, mu=mux, a=a)
         x0 = None if start is None else (Li @ (start[0] - z0), _to_frame(Li, start[1], method))
         if start is not None:
             ctx.close(ms[0], start[0], rtol=1e-9, atol=1e-9, label=f"{what}: the reported m^0 = m0")
-            ctx.close(Cs[0], start[1], rtol=1e-9, atol=1e-9 * float(np.abs(start[1]).max()),
-                      label=f"{what}: the reported C^0 = C0")
+            ctx.close(
+                Cs[0],
+                start[1],
+                rtol=1e-9,
+                atol=1e-9 * float(np.abs(start[1]).max()),
+                label=f"{what}: the reported C^0 = C0",
+            )
         U = _replay(ctx, mx, Cx, gam, Li @ (mu - z0), Px, float(Mx), method, what, x0)
         samples.append(U)
-        _check_halvings(ctx, gam, want, U, x0, Li @ (mu - z0), Px, float(Mx), method,
-                        f"{what}, the frame's rule {rule!r} (M' = {Mx:.3g}, mu' = {mux:.3g})")
-        if getattr(run, "objective", None) is not None:     # reported in z: f is the same in any frame
+        _check_halvings(
+            ctx,
+            gam,
+            want,
+            U,
+            x0,
+            Li @ (mu - z0),
+            Px,
+            float(Mx),
+            method,
+            f"{what}, the frame's rule {rule!r} (M' = {Mx:.3g}, mu' = {mux:.3g})",
+        )
+        if getattr(run, "objective", None) is not None:  # reported in z: f is the same in any frame
             zs.append(_objective_z(run, mu, P))
         w = _weights(average, T)
         ctx.close(run.m, z0 + L @ (w @ mx), rtol=1e-9, atol=1e-9, label=f"{what}: returned m = z0 + L (average)")
         Cw = np.tensordot(w, Cx, 1)
-        ctx.close(run.C @ np.asarray(run.C).T, L @ Cw @ Cw.T @ L.T, rtol=1e-9, atol=1e-9 * float(np.abs(P).max()) ** -1,
-                  label=f"{what}: returned C C^T = L (average C_x)(average C_x)^T L^T")
+        ctx.close(
+            run.C @ np.asarray(run.C).T,
+            L @ Cw @ Cw.T @ L.T,
+            rtol=1e-9,
+            atol=1e-9 * float(np.abs(P).max()) ** -1,
+            label=f"{what}: returned C C^T = L (average C_x)(average C_x)^T L^T",
+        )
         ctx.close(run.m_last, ms[-1], rtol=1e-12, atol=1e-12, label=f"{what}: m_last = m^T")
         ctx.close(run.C_last, Cs[-1], rtol=1e-12, atol=1e-12, label=f"{what}: C_last = C^T")
 
-    for i, spec in enumerate([
-            ("prox-sgd", "tail", 2, 1e4, None, False), ("proj-sgd", "uniform", 3, 1e3, None, True),
-            ("prox-sgd", "uniform", 2, 1e3, "sym", True), ("proj-sgd", "tail", 2, 1e2, "tril", False),
-            ("prox-sgd", "uniform", 2, 30.0, "identity", False), ("proj-sgd", "tail", 3, 300.0, "identity", True)]):
-        ctx.instance(framed, (i, *spec))
+    for i, case in enumerate(
+        [
+            ("prox-sgd", "tail", 2, 1e4, None, False),
+            ("proj-sgd", "uniform", 3, 1e3, None, True),
+            ("prox-sgd", "uniform", 2, 1e3, "sym", True),
+            ("proj-sgd", "tail", 2, 1e2, "tril", False),
+            ("prox-sgd", "uniform", 2, 30.0, "identity", False),
+            ("proj-sgd", "tail", 3, 300.0, "identity", True),
+        ]
+    ):
+        ctx.instance(framed, (i, *case))
     # the reported objective trace at w^T against the closed form, in units of its Monte Carlo standard error
     if zs:
-        ctx.bound(float(np.max(np.abs(zs))), 6.0, label=f"objective trace at w^T: |estimate - f(w^T)| <= 6 standard "
-                                                        f"errors in every run ({len(zs)} runs)")
+        ctx.bound(
+            float(np.max(np.abs(zs))),
+            6.0,
+            label=f"objective trace at w^T: |estimate - f(w^T)| <= 6 standard errors in every run ({len(zs)} runs)",
+        )
     # the implied samples: i.i.d. N(0, I) (a reused, shared or mis-scaled sample fails here); none when every run
     # was declined (an implementation without fit)
     if not samples:

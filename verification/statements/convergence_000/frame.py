@@ -20,6 +20,7 @@ from __future__ import annotations
 
 import numpy as np
 from hypothesis import strategies as st
+
 from refvi.verification.oracles import hessian_bounds as hb
 from refvi.verification.oracles import vi_objective as vo
 from refvi.verification.protocol import targets as tspec
@@ -28,13 +29,17 @@ from refvi.verification.statements.convergence_000._targets import hessian_of_gr
 from refvi.verification.strategies import RNG, rng_of
 
 
-
 def _quadratic(rng, d, N, kind, cond=None):
     """An oracle model (gaussian or linear) with -log p = 1/2 z^T A z - b^T z + c; ``cond`` sets A's condition."""
     if kind == "linear":
         X = rng.standard_normal((N, d)) * np.exp(rng.uniform(-2, 2, d))
-        return {"kind": "linear", "X": X, "y": rng.standard_normal(N), "noise_scale": float(rng.uniform(0.2, 2)),
-                "prior_scale": float(rng.uniform(0.5, 3))}
+        return {
+            "kind": "linear",
+            "X": X,
+            "y": rng.standard_normal(N),
+            "noise_scale": float(rng.uniform(0.2, 2)),
+            "prior_scale": float(rng.uniform(0.5, 3)),
+        }
     Q, _ = np.linalg.qr(rng.standard_normal((d, d)))
     lam = np.exp(rng.uniform(-2, 2, d)) if cond is None else np.geomspace(1.0, cond, d)
     P = (Q * lam) @ Q.T
@@ -65,6 +70,7 @@ def _forall_framed(ctx, check, fixed, *, kind=None, N=None, log_cond=None):
     """Run ``check(d, n, rng, model, z0, L)`` on instances (d, n, seed): a quadratic model (``kind``, else linear for
     odd seeds and Gaussian for even ones; N = n data points unless ``N`` is given; A's condition 10^U(``log_cond``)
     if given) and a random frame (z0, L), both drawn from ``default_rng(seed)``."""
+
     def run(inst):
         d, n, seed = inst
         rng = np.random.default_rng(seed)
@@ -143,9 +149,16 @@ def claim_affine_frame_energy(ctx):
 @statement("000.claim-affine-frame-constants")
 def claim_affine_frame_constants(ctx):
     def check(d, N, rng, model, z0, L):
-        for label, (zz, LL) in (("random frame", (z0, L)),
-                                ("Laplace frame", (vo.solve(_posterior(model), "tril")[0],
-                                                   np.linalg.cholesky(np.linalg.inv(vo.quadratic_form(model)[0]))))):
+        for label, (zz, LL) in (
+            ("random frame", (z0, L)),
+            (
+                "Laplace frame",
+                (
+                    vo.solve(_posterior(model), "tril")[0],
+                    np.linalg.cholesky(np.linalg.inv(vo.quadratic_form(model)[0])),
+                ),
+            ),
+        ):
             fx = _framed_gaussian(model, zz, LL)
             ev = np.linalg.eigvalsh(fx["precision"])
             tx = tspec.gaussian(fx["mean"], fx["precision"], name=label)
@@ -154,14 +167,18 @@ def claim_affine_frame_constants(ctx):
             ctx.close(M, ev[-1], rtol=1e-9, atol=1e-10 * ev[-1], label=f"{label}: M' = lambda_max(L^T H L)")
             ctx.close(mu, ev[0], rtol=1e-9, atol=1e-10 * ev[-1], label=f"{label}: mu' = lambda_min(L^T H L)")
             if label == "Laplace frame":
-                ctx.close([M, mu], [1.0, 1.0], atol=1e-9 * np.linalg.cond(vo.quadratic_form(model)[0]),
-                          label="Laplace frame: M' = mu' = 1")
+                ctx.close(
+                    [M, mu],
+                    [1.0, 1.0],
+                    atol=1e-9 * np.linalg.cond(vo.quadratic_form(model)[0]),
+                    label="Laplace frame: M' = mu' = 1",
+                )
 
     _forall_framed(ctx, check, [(3, 6, 21), (4, 8, 22), (2, 3, 23)], log_cond=(0, 5))
 
 
 # ---- the implementation's own frame (refvi's preconditioning) -------------------------------------------------------
-_FRAME_KINDS = ("gaussian", "linear", "logistic", "hierarchical_logistic", "callable")   # log-concave; "callable" has
+_FRAME_KINDS = ("gaussian", "linear", "logistic", "hierarchical_logistic", "callable")  # log-concave; "callable" has
 # no Hessian: the implementation differentiates its gradient
 
 
@@ -204,8 +221,9 @@ def claim_implementation_framed_energy(ctx):
         G = np.array([-L.T @ np.asarray(target.grad_logp(z0 + L @ (C @ u + m)), dtype=np.float64) for u in U])
         gm, gC = G.mean(axis=0), G.T @ U / len(U)
         gC = gC if structure == "full" else np.tril(gC)
-        got_m, got_C = (np.asarray(a, dtype=np.float64) for a in ctx.impl.framed_energy(target, z0, L, m, C, U,
-                                                                                       structure))
+        got_m, got_C = (
+            np.asarray(a, dtype=np.float64) for a in ctx.impl.framed_energy(target, z0, L, m, C, U, structure)
+        )
         scale = 1.0 + float(np.abs(G).max()) * (1.0 + float(np.abs(U).max()))
         what = f"{target.kind}, d = {d}, S = {len(U)}, {structure}"
         ctx.close(got_m, gm, rtol=1e-10, atol=1e-10 * scale, label=f"{what}: framed g_m")

@@ -7,13 +7,21 @@ Statements: 000.thm21, 000.cor22, 000.cor23, 000.thm24, 000.cor25; errata: E000-
 from __future__ import annotations
 
 import numpy as np
+
 from refvi.verification.errata import erratum
 from refvi.verification.oracles import hessian_bounds as hb
 from refvi.verification.protocol import targets as specs
 from refvi.verification.statement import statement
-from refvi.verification.statements.convergence_000._structure import (constants, linear_case, linear_instance,
-                                                                      logistic_case, logistic_instance,
-                                                                      real_data_instance, same_function, seeds)
+from refvi.verification.statements.convergence_000._structure import (
+    constants,
+    linear_case,
+    linear_instance,
+    logistic_case,
+    logistic_instance,
+    real_data_instance,
+    same_function,
+    seeds,
+)
 
 
 def hierarchical_instance(rng, N: int, d: int, G: int):
@@ -24,8 +32,15 @@ def hierarchical_instance(rng, N: int, d: int, G: int):
     Sigma = B1 @ B1.T + 0.5 * np.eye(d)
     Delta = B2 @ B2.T + 0.3 * np.eye(d)
     Sigma, Delta = 0.5 * (Sigma + Sigma.T), 0.5 * (Delta + Delta.T)
-    model = {"kind": "hierarchical_logistic", "X": X, "y": y, "groups": groups, "n_groups": G,
-             "Sigma": Sigma, "Delta": Delta}
+    model = {
+        "kind": "hierarchical_logistic",
+        "X": X,
+        "y": y,
+        "groups": groups,
+        "n_groups": G,
+        "Sigma": Sigma,
+        "Delta": Delta,
+    }
     return model, specs.from_model(model)
 
 
@@ -73,8 +88,10 @@ def _hessian_within(ctx, model, target, rng, label, n_points=4):
 
 def _cos_glm(r: float, c: float):
     """phi(a, b) = r a^2 / 2 + c cos(a - b): phi'' = r - c cos(a - b) in [r - |c|, r + |c|] (non-convex if |c| > r)."""
+
     def phi(a, b):
         return 0.5 * r * a * a + c * np.cos(a - b), r * a - c * np.sin(a - b), r - c * np.cos(a - b)
+
     return phi
 
 
@@ -109,7 +126,7 @@ def thm21(ctx):
             model, target = make(rng, N, d)
             same_function(ctx, model, target, rng, name)
             _hessian_within(ctx, model, target, rng, name)
-            impl_constants_match(ctx, model, target, name)      # both tight: linear (Cor 22), logistic (Cor 23)
+            impl_constants_match(ctx, model, target, name)  # both tight: linear (Cor 22), logistic (Cor 23)
 
     ctx.forall(seeds(3, 6), generic, fixed=[(1, 1, 100), (2, 3, 101)])
     ctx.forall(seeds(3, 6), refvi_models, fixed=[(2, 4, 102)], max_examples=max(6, ctx.profile.max_examples // 2))
@@ -118,11 +135,11 @@ def thm21(ctx):
 @erratum("E000-1")
 def e000_1(ctx):
     model = {"kind": "logistic", "X": np.array([[1.0]]), "y": np.array([1.0]), "prior_scale": 1.0}
-    theta_min = 0.0                                  # inf of sigma(t) sigma(-t) over t
+    theta_min = 0.0  # inf of sigma(t) sigma(-t) over t
     mu_p = 1.0 + theta_min * 1.0
     beta_p = 1.0 + theta_min * 1.0
     M_printed = max(abs(mu_p), abs(beta_p))
-    H = hb.hessian_sympy(model, np.zeros(1))[0, 0]     # exact (SymPy): 1 + 1/4
+    H = hb.hessian_sympy(model, np.zeros(1))[0, 0]  # exact (SymPy): 1 + 1/4
     ctx.close(H, 1.25, rtol=1e-14, label="-Hess log p at z = 0 is 5/4 (SymPy)")
     ctx.geq(H, M_printed + 0.2, label="true curvature exceeds the printed M = 1")
     # so -log p is not M_printed-smooth: the gradient's Lipschitz ratio near 0 exceeds 1
@@ -137,12 +154,17 @@ def cor22(ctx):
         d, rng, model, target = linear_case(inst)
         same_function(ctx, model, target, rng, "linear")
         X, sn, s = model["X"], model["noise_scale"], model["prior_scale"]
-        lo_c, hi_c = _eig_range(np.eye(d) / s**2 + X.T @ X / sn**2)       # corrected constants, computed here
+        lo_c, hi_c = _eig_range(np.eye(d) / s**2 + X.T @ X / sn**2)  # corrected constants, computed here
         lo, hi = _hessian_within(ctx, model, target, rng, "linear")
         # the Hessian is constant, so both bounds are attained: they equal the extreme eigenvalues
         ctx.close(ctx.impl.smoothness(target), hi_c, rtol=1e-12, label="impl M = lambda_max(S^-1 + AA^T/sigma^2)")
-        ctx.close(ctx.impl.strong_convexity(target), lo_c, rtol=1e-10, atol=1e-14,
-                  label="impl mu = lambda_min(S^-1 + AA^T/sigma^2)")
+        ctx.close(
+            ctx.impl.strong_convexity(target),
+            lo_c,
+            rtol=1e-10,
+            atol=1e-14,
+            label="impl mu = lambda_min(S^-1 + AA^T/sigma^2)",
+        )
         ctx.close(hi, hi_c, rtol=1e-8, label="M attained (FD Hessian)")
         ctx.close(lo, lo_c, rtol=1e-7, atol=1e-8, label="mu attained (FD Hessian)")
         # Table 2 (Sigma = I): 1 + sigma_max(A)^2 / sigma^2, with A = X^T (columns a_n)
@@ -170,8 +192,7 @@ def cor22(ctx):
 @erratum("E000-2")
 def e000_2(ctx):
     for sn, what in ((1.0, "M"), (4.0, "mu")):
-        model = {"kind": "linear", "X": np.array([[1.0]]), "y": np.array([0.0]), "noise_scale": sn,
-                 "prior_scale": 1.0}
+        model = {"kind": "linear", "X": np.array([[1.0]]), "y": np.array([0.0]), "noise_scale": sn, "prior_scale": 1.0}
         printed = 1.0 + 0.25
         H = hb.hessian_sympy(model, np.array([0.3]))[0, 0]
         ctx.close(H, 1.0 + 1.0 / sn**2, rtol=1e-14, label=f"sigma = {sn}: -Hess log p = 1 + 1/sigma^2 (SymPy)")
@@ -204,8 +225,12 @@ def cor23(ctx):
         ctx.close(ctx.impl.strong_convexity(target), 1 / s**2, rtol=1e-12, label="impl mu = 1/s^2")
         _hessian_within(ctx, model, target, rng, "logistic")
         # M is attained at z = 0, where every phi'' = 1/4
-        ctx.close(_eig_range(hb.hessian_fd(model, np.zeros(d)))[1], ctx.impl.smoothness(target), rtol=1e-8,
-                  label="M attained at z = 0")
+        ctx.close(
+            _eig_range(hb.hessian_fd(model, np.zeros(d)))[1],
+            ctx.impl.smoothness(target),
+            rtol=1e-8,
+            label="M attained at z = 0",
+        )
 
     ctx.forall(seeds(3, 6), check, fixed=[(1, 1, 120), (3, 6, 121)])
     # mu is approached far from the data: X = I (d = 2), z = (t, t): -Hess = I/s^2 + diag(sigma'(t))
@@ -231,14 +256,18 @@ def cor23(ctx):
         rng = ctx.rng(name)
         same_function(ctx, model, target, rng, name)
         _hessian_within(ctx, model, target, rng, name)
-        ctx.close(_eig_range(hb.hessian_fd(model, np.zeros(target.dim)))[1], ctx.impl.smoothness(target), rtol=1e-8,
-                  label=f"{name}: M attained at z = 0")
+        ctx.close(
+            _eig_range(hb.hessian_fd(model, np.zeros(target.dim)))[1],
+            ctx.impl.smoothness(target),
+            rtol=1e-8,
+            label=f"{name}: M attained at z = 0",
+        )
         ctx.count()
 
 
 def _blocks(H, d, G):
     """The (G+1) x (G+1) grid of d x d blocks of a Hessian over (theta, z_0, ..., z_{G-1})."""
-    return [[H[i * d:(i + 1) * d, j * d:(j + 1) * d] for j in range(G + 1)] for i in range(G + 1)]
+    return [[H[i * d : (i + 1) * d, j * d : (j + 1) * d] for j in range(G + 1)] for i in range(G + 1)]
 
 
 def _hierarchical(ctx, inst):
@@ -256,7 +285,7 @@ def _hierarchical(ctx, inst):
 def thm24(ctx):
     def check(inst):
         rng, d, G, model, target = _hierarchical(ctx, inst)
-        M = constants(model)[1]          # the oracle's explicit M = lambda_max(P + blockdiag(0, X_g^T X_g / 4))
+        M = constants(model)[1]  # the oracle's explicit M = lambda_max(P + blockdiag(0, X_g^T X_g / 4))
         for z in _test_points(rng, target.dim):
             H = hb.hessian_fd(model, z)
             B = _blocks(H, d, G)
@@ -273,8 +302,12 @@ def thm24(ctx):
             off = [norms[i, j] for i in range(1, G + 1) for j in range(1, G + 1) if i != j]
             ctx.bound(max(off, default=0.0), 0.0, atol=1e-8, label="z_i-z_j blocks are zero (i != j)")
         # the implementation's M: the bound is attained at z = 0 (every logistic curvature 1/4), so it must equal it
-        ctx.close(ctx.impl.smoothness(target), _eig_range(hb.hessian_fd(model, np.zeros(target.dim)))[1], rtol=1e-8,
-                  label="impl M == lambda_max(-Hess log p(0)) (attained)")
+        ctx.close(
+            ctx.impl.smoothness(target),
+            _eig_range(hb.hessian_fd(model, np.zeros(target.dim)))[1],
+            rtol=1e-8,
+            label="impl M == lambda_max(-Hess log p(0)) (attained)",
+        )
         # the implementation's energy estimator on this model, sample by sample (Eq. 6): mean over the rows u of
         # (g, tril(g u^T)), g = grad -log p(C u + m) from the oracle (S = 1 and S = 5; every group's block is used)
         D = target.dim
@@ -286,8 +319,9 @@ def thm24(ctx):
             gm, gC = ctx.impl.energy(target, m, C, U, "tril")
             scale = 1.0 + float(np.max(np.abs(G_))) * (1.0 + float(np.max(np.abs(U))))
             ctx.close(np.asarray(gm), G_.mean(0), atol=1e-12 * scale, label=f"hierarchical energy, m part (S={S})")
-            ctx.close(np.asarray(gC), np.tril(G_.T @ U / S), atol=1e-12 * scale,
-                      label=f"hierarchical energy, C part (S={S})")
+            ctx.close(
+                np.asarray(gC), np.tril(G_.T @ U / S), atol=1e-12 * scale, label=f"hierarchical energy, C part (S={S})"
+            )
 
     ctx.forall(seeds(2, 6), check, fixed=[(1, 2, 130), (2, 5, 131)], max_examples=max(6, ctx.profile.max_examples // 2))
 
@@ -301,13 +335,17 @@ def cor25(ctx):
         # Cor 25 claims convexity only: any mu in [0, lambda_min(P)] is valid, M is attained at z = 0 (below)
         impl_constants_match(ctx, model, target, "hierarchical", mu_tight=False)
         for z in _test_points(rng, target.dim, 2):
-            B = _blocks(-hb.hessian_fd(model, z), d, G)        # blocks of Hess log p
+            B = _blocks(-hb.hessian_fd(model, z), d, G)  # blocks of Hess log p
             ctx.close(B[0][0], -(Si + G * Di), atol=1e-7, label="Hess_theta,theta log p = -(Sigma^-1 + n Delta^-1)")
             for g in range(G):
                 ctx.close(B[0][g + 1], Di, atol=1e-7, label="Hess_theta,z_i log p = Delta^-1")
         # M (the implementation's constant) is attained at z = 0, where every logistic curvature equals 1/4
-        ctx.close(_eig_range(hb.hessian_fd(model, np.zeros(target.dim)))[1], ctx.impl.smoothness(target), rtol=1e-8,
-                  label="M attained at z = 0")
+        ctx.close(
+            _eig_range(hb.hessian_fd(model, np.zeros(target.dim)))[1],
+            ctx.impl.smoothness(target),
+            rtol=1e-8,
+            label="M attained at z = 0",
+        )
 
     ctx.forall(seeds(2, 6), check, fixed=[(1, 2, 140), (2, 5, 141)], max_examples=max(6, ctx.profile.max_examples // 2))
     # SymPy-exact Hessian on a tiny instance (d = 1, 2 groups, 3 points)
@@ -325,10 +363,17 @@ def cor25(ctx):
 
 @erratum("E000-5")
 def e000_5(ctx):
-    model = {"kind": "hierarchical_logistic", "X": np.array([[1.0]]), "y": np.array([1.0]),
-             "groups": np.array([0]), "n_groups": 1, "Sigma": np.eye(1), "Delta": np.eye(1)}
+    model = {
+        "kind": "hierarchical_logistic",
+        "X": np.array([[1.0]]),
+        "y": np.array([1.0]),
+        "groups": np.array([0]),
+        "n_groups": 1,
+        "Sigma": np.eye(1),
+        "Delta": np.eye(1),
+    }
     for z in (np.zeros(2), np.array([0.7, -1.3])):
-        H = -hb.hessian_sympy(model, z)                      # Hess log p, exact
+        H = -hb.hessian_sympy(model, z)  # Hess log p, exact
         printed = -1.0 * 1.0
         ctx.close(H[0, 0], -2.0, rtol=1e-14, label="true theta-theta entry = -2 (SymPy)")
         ctx.geq(abs(H[0, 0] - printed), 0.5, label="printed -Sigma^-1 Delta^-1 = -1 differs")

@@ -7,12 +7,19 @@ Statements: 000.lemma29, 000.lemma31, 000.lemma32, 000.lemma33.
 from __future__ import annotations
 
 import numpy as np
+
 from refvi.verification.oracles import vi_objective as vo
 from refvi.verification.oracles.matrices import proj_V as proj
 from refvi.verification.protocol import targets as specs
 from refvi.verification.statement import statement
-from refvi.verification.statements.convergence_000._structure import (STRUCTS, inner, linear_instance,
-                                                                      logistic_instance, random_in_W, seeds)
+from refvi.verification.statements.convergence_000._structure import (
+    STRUCTS,
+    inner,
+    linear_instance,
+    logistic_instance,
+    random_in_W,
+    seeds,
+)
 
 
 # ================================================================================================ §9-10: prox etc.
@@ -27,8 +34,13 @@ def lemma29(ctx):
         gamma = float(10 ** rng.uniform(-3, 1))
         P1, P2 = ctx.impl.entropy_prox(C1, gamma), ctx.impl.entropy_prox(C2, gamma)
         # a few roundings in the square root: 1e-12 relative
-        ctx.bound(np.linalg.norm(P1 - P2), np.linalg.norm(C1 - C2), rtol=1e-12, atol=1e-14,
-                label="Lemma 29.1 ||prox C1 - prox C2|| <= ||C1 - C2||")
+        ctx.bound(
+            np.linalg.norm(P1 - P2),
+            np.linalg.norm(C1 - C2),
+            rtol=1e-12,
+            atol=1e-14,
+            label="Lemma 29.1 ||prox C1 - prox C2|| <= ||C1 - C2||",
+        )
 
     def subgradient(inst):
         d, _, seed = inst
@@ -37,15 +49,25 @@ def lemma29(ctx):
         # (<=) pick v in W, set C = v + gamma * grad h(v) (h is differentiable on W, so dh(v) = {grad h(v)})
         v = random_in_W(rng, d, "tril", smin=0.05)
         C = v + gamma * np.asarray(ctx.impl.grad_neg_entropy(v, "tril"))
-        ctx.close(ctx.impl.entropy_prox(C, gamma), v, rtol=1e-10, atol=1e-12,
-                  label="Lemma 29.3 (<=): (C - v)/gamma = grad h(v) implies prox(C) = v")
+        ctx.close(
+            ctx.impl.entropy_prox(C, gamma),
+            v,
+            rtol=1e-10,
+            atol=1e-12,
+            label="Lemma 29.3 (<=): (C - v)/gamma = grad h(v) implies prox(C) = v",
+        )
         # (=>) v = prox(C) for an arbitrary triangular C satisfies (C - v)/gamma in dh(v) = {grad h(v)}
         C = np.tril(rng.standard_normal((d, d)) * 2)
         v = ctx.impl.entropy_prox(C, gamma)
         ctx.true(bool(np.all(np.diag(v) > 0)), label="prox output lies in W (positive diagonal)")
         # both sides O(1/v_ii); v_ii >= sqrt(gamma) - |c|... rounding only: 1e-9 relative covers gamma down to 1e-3
-        ctx.close((C - v) / gamma, ctx.impl.grad_neg_entropy(v, "tril"), rtol=1e-9, atol=1e-9,
-                  label="Lemma 29.3 (=>): (C - prox C)/gamma = grad h(prox C)")
+        ctx.close(
+            (C - v) / gamma,
+            ctx.impl.grad_neg_entropy(v, "tril"),
+            rtol=1e-9,
+            atol=1e-9,
+            label="Lemma 29.3 (=>): (C - prox C)/gamma = grad h(prox C)",
+        )
 
     def fixed_point(inst):
         d, N, seed = inst
@@ -57,11 +79,19 @@ def lemma29(ctx):
         # prox acts on m as the identity, so the m-part of the fixed point reads m* = m* - gamma grad_m l(w*)
         A, b, _ = vo.quadratic_form(model)
         # closed form m* = A^{-1} b: residual A m* - b is rounding, ~1e-15 cond(A) (|A| |m*| + |b|)
-        ctx.close(gm, np.zeros(d), atol=1e-12 * np.linalg.cond(A) * (np.abs(A).max() * np.abs(m_star).max()
-                                                                     + np.abs(b).max() + 1),
-                  label="grad_m l(w*) = 0 (closed-form optimum)")
-        ctx.close(ctx.impl.entropy_prox(C_star - gamma * proj(gC, "tril"), gamma), C_star, rtol=1e-9, atol=1e-11,
-                  label="Lemma 29.2 w* = prox_{gamma h}(w* - gamma grad l(w*)), linear regression")
+        ctx.close(
+            gm,
+            np.zeros(d),
+            atol=1e-12 * np.linalg.cond(A) * (np.abs(A).max() * np.abs(m_star).max() + np.abs(b).max() + 1),
+            label="grad_m l(w*) = 0 (closed-form optimum)",
+        )
+        ctx.close(
+            ctx.impl.entropy_prox(C_star - gamma * proj(gC, "tril"), gamma),
+            C_star,
+            rtol=1e-9,
+            atol=1e-11,
+            label="Lemma 29.2 w* = prox_{gamma h}(w* - gamma grad l(w*)), linear regression",
+        )
 
     ctx.forall(seeds(), nonexpansive, fixed=[(1, 1, 0), (3, 1, 1)])
     ctx.forall(seeds(), subgradient, fixed=[(1, 1, 2), (3, 1, 3)])
@@ -75,8 +105,12 @@ def lemma29(ctx):
         _, gm, gC = vo.free_energy(model, m_star, C_star)
         for gamma in (0.01, 0.3):
             # fixed-point residual <= gamma * ||grad f(w*)|| <= gamma * 1e-9 (solver tolerance); 1e-8 leaves room
-            ctx.close(ctx.impl.entropy_prox(C_star - gamma * proj(gC, "tril"), gamma), C_star, atol=1e-8,
-                      label="Lemma 29.2 fixed point, logistic regression")
+            ctx.close(
+                ctx.impl.entropy_prox(C_star - gamma * proj(gC, "tril"), gamma),
+                C_star,
+                atol=1e-8,
+                label="Lemma 29.2 fixed point, logistic regression",
+            )
             ctx.count()
 
 
@@ -84,6 +118,7 @@ def lemma29(ctx):
 def lemma31(ctx):
     import mpmath
     import sympy as sp
+
     from refvi.verification.oracles.symbolic import C_SYM, GAMMA_SYM, prox_scalar_solution
 
     # symbolic: SymPy solves the stationarity of -log x + (x - c)^2/(2 gamma) on x > 0 and finds one root
@@ -93,8 +128,10 @@ def lemma31(ctx):
     x = sp.Symbol("x", positive=True)
     obj = -sp.log(x) + (x - C_SYM) ** 2 / (2 * GAMMA_SYM)
     # strictly convex on x > 0 (second derivative 1/x^2 + 1/gamma > 0), so the stationary point is the argmin
-    ctx.true(sp.simplify(sp.diff(obj, x, 2) - (1 / x**2 + 1 / GAMMA_SYM)) == 0,
-             label="second derivative = 1/x^2 + 1/gamma > 0")
+    ctx.true(
+        sp.simplify(sp.diff(obj, x, 2) - (1 / x**2 + 1 / GAMMA_SYM)) == 0,
+        label="second derivative = 1/x^2 + 1/gamma > 0",
+    )
     ctx.count()
 
     def check(inst):
@@ -103,8 +140,10 @@ def lemma31(ctx):
         C = np.tril(rng.standard_normal((d, d)) * 10 ** rng.uniform(-2, 2))
         gamma = float(10 ** rng.uniform(-4, 2))
         P = np.asarray(ctx.impl.entropy_prox(C, gamma))
-        ctx.true(np.array_equal(P - np.diag(np.diag(P)), C - np.diag(np.diag(C))),
-                 label="off-diagonal entries unchanged (exactly)")
+        ctx.true(
+            np.array_equal(P - np.diag(np.diag(P)), C - np.diag(np.diag(C))),
+            label="off-diagonal entries unchanged (exactly)",
+        )
         p, c = np.diag(P), np.diag(C)
         ctx.true(bool(np.all(p > 0)), label="prox diagonal > 0")
         # optimality condition of Eq. (34): p^2 - c p - gamma = 0, i.e. -1/p + (p - c)/gamma = 0; residual scaled
@@ -156,14 +195,16 @@ def lemma32(ctx):
             ctx.bound(inner(C - P, D - P), 0.0, atol=1e-11 * scale**2, label="<C - P(C), D - P(C)> <= 0, D in W_M")
         # C already in W_M is left alone
         D = random_in_W(rng, d, "sym", smin=t)
-        ctx.close(ctx.impl.project_wm(D, M, "sym"), D, atol=1e-12 * (1 + np.abs(D).max()),
-                  label="proj(D) = D for D in W_M")
+        ctx.close(
+            ctx.impl.project_wm(D, M, "sym"), D, atol=1e-12 * (1 + np.abs(D).max()), label="proj(D) = D for D in W_M"
+        )
 
     def generic_solver(inst):
         _, _, seed = inst
         rng = np.random.default_rng(seed)
         C, M = make(rng, 2)
         t = 1.0 / np.sqrt(M)
+
         # generic road: every X in W_M is t I + L L^T (L lower triangular, 3 free parameters), so minimize
         # ||t I + L L^T - C||_F^2 over L with BFGS from several starts (feasible by construction; with a full-rank
         # factor every local minimum of this Burer-Monteiro form is global)
@@ -176,14 +217,16 @@ def lemma32(ctx):
             res = minimize(obj, x0, method="BFGS", options={"gtol": 1e-12, "maxiter": 2000})
             if best is None or res.fun < best.fun:
                 best = res
+        assert best is not None  # three starts ran
         L = np.array([[best.x[0], 0.0], [best.x[1], best.x[2]]])
         X = t * np.eye(2) + L @ L.T
         P = np.asarray(ctx.impl.project_wm(C, M, "sym"))
         # BFGS on the factor converges like sqrt near a rank-deficient L (a clipped eigenvalue): ~1e-6 in X
         ctx.close(P, X, atol=1e-5 * (1 + np.abs(C).max()), label="Lemma 32 formula vs generic solver, d = 2")
         # X is feasible exactly, so the projection can be no farther from C (rounding only)
-        ctx.bound(inner(P - C, P - C), best.fun, rtol=1e-12, atol=1e-14,
-                label="||P(C) - C||^2 <= generic solver's objective")
+        ctx.bound(
+            inner(P - C, P - C), best.fun, rtol=1e-12, atol=1e-14, label="||P(C) - C||^2 <= generic solver's objective"
+        )
 
     ctx.forall(seeds(), check, fixed=[(1, 1, 20), (3, 1, 21)])
     ctx.forall(seeds(), generic_solver, fixed=[(2, 1, 22)], max_examples=max(4, ctx.profile.max_examples // 2))
@@ -199,6 +242,7 @@ def lemma33(ctx):
     u = sp.Matrix(sp.symbols("u0:3", real=True))
     m = sp.Matrix(sp.symbols("m0:3", real=True))
     for structure in STRUCTS:
+
         def entry(i, j, structure=structure):
             if structure == "sym":
                 return sp.Symbol(f"c{min(i, j)}{max(i, j)}")
@@ -239,8 +283,12 @@ def lemma33(ctx):
                 lhs = float(np.dot(gm, mw)) + inner(gC, Cw)
                 rhs = float(zeta @ (Cw @ uu + mw))
                 # sums of d^2 products: rounding 1e-13 relative to the sum of |terms|
-                ctx.close(lhs, rhs, atol=1e-13 * (1 + np.abs(zeta).sum() * (np.abs(Cw).sum() + np.abs(mw).sum())
-                                                  * (1 + np.abs(uu).max())),
-                          label=f"<T*(z), w> = <z, T(w)>, V = {structure}")
+                ctx.close(
+                    lhs,
+                    rhs,
+                    atol=1e-13
+                    * (1 + np.abs(zeta).sum() * (np.abs(Cw).sum() + np.abs(mw).sum()) * (1 + np.abs(uu).max())),
+                    label=f"<T*(z), w> = <z, T(w)>, V = {structure}",
+                )
 
     ctx.forall(seeds(4), check, fixed=[(1, 1, 30), (3, 1, 31)])

@@ -9,15 +9,27 @@ from __future__ import annotations
 import math
 
 import numpy as np
+
 from refvi.verification.protocol import datasets
 from refvi.verification.statement import statement
-from refvi.verification.statements.convergence_000._rates import (ALPHA, SLACK_1_OVER_SQRT_T, SLACK_1_OVER_T,
-                                                                  Instance, _theta_weights, check_rate, curve, gaussian,
-                                                                  linear, logistic, repetitions, start_point)
+from refvi.verification.statements.convergence_000._rates import (
+    ALPHA,
+    SLACK_1_OVER_SQRT_T,
+    SLACK_1_OVER_T,
+    Instance,
+    _theta_weights,
+    check_rate,
+    curve,
+    gaussian,
+    linear,
+    logistic,
+    repetitions,
+    start_point,
+)
 
 
 def real_linear():
-    return datasets.model_for("diabetes")        # 442 x 11, standardized with intercept, noise and prior scale 1
+    return datasets.model_for("diabetes")  # 442 x 11, standardized with intercept, noise and prior scale 1
 
 
 # ---------------------------------------------------------------------------------------------------- Cors 11, 12
@@ -36,9 +48,20 @@ def cor11(ctx):
     def weights(T, gam):
         return _theta_weights(1 / (1 + 2 * a * gam[0] ** 2), T, 1)
 
-    curves = curve(ctx, "prox", inst, m0, C0, Ts, lambda T: np.full(T, 1 / (inst.M * math.sqrt(T))), R, "cor11",
-                   weights=weights, metric="gap")
-    for T, gaps in zip(Ts, curves):
+    curves = curve(
+        ctx,
+        "prox",
+        inst,
+        m0,
+        C0,
+        Ts,
+        lambda T: np.full(T, 1 / (inst.M * math.sqrt(T))),
+        R,
+        "cor11",
+        weights=weights,
+        metric="gap",
+    )
+    for T, gaps in zip(Ts, curves, strict=True):
         bound = a / math.sqrt(T) * D0 * (inst.M / (2 * a) + 1 / inst.M) + b / (inst.M * math.sqrt(T))
         ctx.mean_leq(gaps, bound, alpha=ALPHA, label=f"diabetes: E gap <= C/sqrt(T), T = {T}")
         ctx.count()
@@ -57,9 +80,15 @@ def cor11(ctx):
         return np.minimum(inst.mu / (2 * a), (1 / inst.mu) * (2 * t + 1) / (t + 1) ** 2)
 
     Ts = (200, 800, 3200)
-    check_rate(ctx, Ts, curve(ctx, "prox", inst, m0, C0, Ts, min_form, R, "cor11/sc"),
-               lambda T: 16 * math.floor(a / inst.mu**2) ** 2 / T**2 * D0 + sig / inst.mu**2 * 8 / T, -1.0,
-               SLACK_1_OVER_T, "logistic: E||w^T - w*||^2 <= Eq. (11)")
+    check_rate(
+        ctx,
+        Ts,
+        curve(ctx, "prox", inst, m0, C0, Ts, min_form, R, "cor11/sc"),
+        lambda T: 16 * math.floor(a / inst.mu**2) ** 2 / T**2 * D0 + sig / inst.mu**2 * 8 / T,
+        -1.0,
+        SLACK_1_OVER_T,
+        "logistic: E||w^T - w*||^2 <= Eq. (11)",
+    )
 
 
 @statement("000.cor12")
@@ -75,10 +104,18 @@ def cor12(ctx):
         return _theta_weights(1 / (1 + a * gam[0] ** 2), T, 0)
 
     Ts = (400, 1600, 6400)
-    curves = curve(ctx, "proj", inst, m0, C0, Ts, lambda T: np.full(T, 1 / math.sqrt(T)), R, "cor12",
-                   weights=weights, metric="gap")
-    check_rate(ctx, Ts, curves, lambda T: 0.5 * D0 / math.sqrt(T) * (1 + a) + 0.5 * b / math.sqrt(T), -0.5,
-               SLACK_1_OVER_SQRT_T, "linear: E gap <= C/sqrt(T) (Eq. 14 corrected)")
+    curves = curve(
+        ctx, "proj", inst, m0, C0, Ts, lambda T: np.full(T, 1 / math.sqrt(T)), R, "cor12", weights=weights, metric="gap"
+    )
+    check_rate(
+        ctx,
+        Ts,
+        curves,
+        lambda T: 0.5 * D0 / math.sqrt(T) * (1 + a) + 0.5 * b / math.sqrt(T),
+        -0.5,
+        SLACK_1_OVER_SQRT_T,
+        "linear: E gap <= C/sqrt(T) (Eq. 14 corrected)",
+    )
     ctx.count()
     inst = Instance(gaussian(rng, 1), "sym")
     a, b = inst.ab("entropy")
@@ -88,9 +125,17 @@ def cor12(ctx):
 
     def switching(T):
         t = np.arange(T)
-        return np.where(t < 4 * math.floor(2 * a / inst.mu**2), inst.mu / (2 * a), (2 / inst.mu) * (2 * t + 1) / (t + 1) ** 2)
+        return np.where(
+            t < 4 * math.floor(2 * a / inst.mu**2), inst.mu / (2 * a), (2 / inst.mu) * (2 * t + 1) / (t + 1) ** 2
+        )
 
     Ts = (300, 1200, 4800)
-    check_rate(ctx, Ts, curve(ctx, "proj", inst, m0, C0, Ts, switching, R, "cor12/sc"),
-               lambda T: 16 * math.floor(2 * a / inst.mu**2) ** 2 * D0 / T**2 + 2 * b / inst.mu**2 * 8 / T, -1.0,
-               SLACK_1_OVER_T, "Gaussian: E||w^T - w*||^2 <= corrected Eq. (13)")
+    check_rate(
+        ctx,
+        Ts,
+        curve(ctx, "proj", inst, m0, C0, Ts, switching, R, "cor12/sc"),
+        lambda T: 16 * math.floor(2 * a / inst.mu**2) ** 2 * D0 / T**2 + 2 * b / inst.mu**2 * 8 / T,
+        -1.0,
+        SLACK_1_OVER_T,
+        "Gaussian: E||w^T - w*||^2 <= corrected Eq. (13)",
+    )

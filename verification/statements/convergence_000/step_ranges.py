@@ -14,6 +14,7 @@ from __future__ import annotations
 import math
 
 import numpy as np
+
 from refvi.verification.statement import statement
 from refvi.verification.strategies import RNG, rng_of
 
@@ -33,8 +34,13 @@ def _constants(rng):
 
 def _bound(theorem, M, mu, a):
     """The largest constant step the theorem allows (inf: any)."""
-    return {"000.thm6": min(mu / (2 * a), 1 / mu), "000.thm7": 1 / M, "000.thm9": min(mu / (2 * a), 2 / mu),
-            "000.thm10": math.inf, "002.thm6": 1 / M}[theorem]
+    return {
+        "000.thm6": min(mu / (2 * a), 1 / mu),
+        "000.thm7": 1 / M,
+        "000.thm9": min(mu / (2 * a), 2 / mu),
+        "000.thm10": math.inf,
+        "002.thm6": 1 / M,
+    }[theorem]
 
 
 def _cor30_horizon(a, A, mu):
@@ -77,13 +83,24 @@ def claim_step_ranges(ctx):
                 gam = np.full(Tk, A * math.log(Tk) / Tk)
                 got = bool(ctx.impl.step_range_ok("000.cor30", gam, M=M, mu=mu, a=a, A=A))
                 want = ok and (ok_T or Tk / math.log(Tk) >= 2 * a * A / mu)
-                ctx.true(got == want, label=f"000.cor30: A {'>=' if ok else '<'} 1/mu, T {'at' if ok_T else 'below'} "
-                         f"the horizon 2aA/mu <= T/log T -> {want}")
+                ctx.true(
+                    got == want,
+                    label=f"000.cor30: A {'>=' if ok else '<'} 1/mu, T {'at' if ok_T else 'below'} "
+                    f"the horizon 2aA/mu <= T/log T -> {want}",
+                )
 
     ctx.forall(RNG, check, fixed=list(range(4)), max_examples=max(8, ctx.profile.max_examples // 4))
     # the boundary itself belongs to every range: dyadic constants make each bound exact in any order of operations
     M, mu = 2.0, 0.5
-    for a, theorem, gam in ((4.0, "000.thm6", 1.0 / 16), (0.0625, "000.thm6", 2.0), (4.0, "000.thm9", 1.0 / 16),
-                            (0.0625, "000.thm9", 4.0), (4.0, "000.thm7", 0.5), (4.0, "002.thm6", 0.5)):
-        ctx.true(bool(ctx.impl.step_range_ok(theorem, np.full(8, gam), M=M, mu=mu, a=a)),
-                 label=f"{theorem}: gamma exactly at the bound ({gam:g}; M = 2, mu = 1/2, a = {a:g}) is allowed")
+    for a, theorem, gam in (
+        (4.0, "000.thm6", 1.0 / 16),
+        (0.0625, "000.thm6", 2.0),
+        (4.0, "000.thm9", 1.0 / 16),
+        (0.0625, "000.thm9", 4.0),
+        (4.0, "000.thm7", 0.5),
+        (4.0, "002.thm6", 0.5),
+    ):
+        ctx.true(
+            bool(ctx.impl.step_range_ok(theorem, np.full(8, gam), M=M, mu=mu, a=a)),
+            label=f"{theorem}: gamma exactly at the bound ({gam:g}; M = 2, mu = 1/2, a = {a:g}) is allowed",
+        )

@@ -21,10 +21,12 @@ Statements: 000.claim-target-models, 000.claim-target-hessians, 000.claim-score-
 from __future__ import annotations
 
 import numpy as np
+
 from refvi.verification.oracles.matrices import proj_V as proj
 from refvi.verification.statement import statement
 from refvi.verification.statements.convergence_000._targets import KINDS, hessian_of_gradient, target_instance
 from refvi.verification.strategies import RNG, rng_of
+
 
 def _fixed():
     return [(k, s) for s in (0, 1) for k in KINDS]
@@ -33,8 +35,8 @@ def _fixed():
 def _draw(source):
     if isinstance(source, tuple):
         kind, seed = source
-        rng = np.random.default_rng(seed)
-        return rng, target_instance(rng, kind)
+        seeded = np.random.default_rng(seed)
+        return seeded, target_instance(seeded, kind)
     rng = rng_of(source)
     return rng, target_instance(rng)
 
@@ -49,8 +51,13 @@ def claim_target_models(ctx):
         what = f"{target.kind}, d = {target.dim}"
         got = np.asarray(ctx.impl.log_joint(target, Z), dtype=np.float64).reshape(-1)
         ctx.close(got, want, rtol=1e-12, atol=1e-12, label=f"{what}: log p at {len(Z)} points")
-        ctx.close(np.asarray(ctx.impl.grad_log_joint(target, Z), dtype=np.float64).reshape(gwant.shape), gwant,
-                  rtol=1e-11, atol=1e-11 * (1.0 + float(np.abs(gwant).max())), label=f"{what}: grad log p")
+        ctx.close(
+            np.asarray(ctx.impl.grad_log_joint(target, Z), dtype=np.float64).reshape(gwant.shape),
+            gwant,
+            rtol=1e-11,
+            atol=1e-11 * (1.0 + float(np.abs(gwant).max())),
+            label=f"{what}: grad log p",
+        )
 
     ctx.forall(RNG, check, fixed=_fixed(), max_examples=max(30, ctx.profile.max_examples))
 
@@ -59,21 +66,35 @@ def claim_target_models(ctx):
 def claim_target_hessians(ctx):
     def check(source):
         rng, target = _draw(source)
-        if target.kind == "callable":           # a plain-callable target declares no Hessian
+        if target.kind == "callable":  # a plain-callable target declares no Hessian
             return
         for z in (np.zeros(target.dim), rng.standard_normal(target.dim) * float(rng.uniform(0.1, 4.0))):
             H = hessian_of_gradient(target, z)
-            ctx.close(np.asarray(ctx.impl.hess_log_joint(target, z), dtype=np.float64), H, rtol=1e-6,
-                      atol=1e-6 * (1.0 + float(np.abs(H).max())), label=f"{target.kind}, d = {target.dim}: Hess log p")
+            ctx.close(
+                np.asarray(ctx.impl.hess_log_joint(target, z), dtype=np.float64),
+                H,
+                rtol=1e-6,
+                atol=1e-6 * (1.0 + float(np.abs(H).max())),
+                label=f"{target.kind}, d = {target.dim}: Hess log p",
+            )
         if target.kind == "cosine":
             # -Hess log p = beta I - alpha cos(b^T z + phi) b b^T: eigenvalues beta and beta - alpha cos(.) |b|^2, whose
             # extremes over z (cos = -+1) are M = beta + |alpha| |b|^2 and mu = max(0, beta - |alpha| |b|^2)
             p = target.params
             curv = abs(p["alpha"]) * float(np.dot(p["b"], p["b"]))
-            ctx.close(float(ctx.impl.smoothness(target)), p["beta"] + curv, rtol=1e-12,
-                      label=f"cosine, d = {target.dim}: M = beta + |alpha| |b|^2")
-            ctx.close(float(ctx.impl.strong_convexity(target)), max(0.0, p["beta"] - curv), rtol=1e-12, atol=1e-14,
-                      label=f"cosine, d = {target.dim}: mu = max(0, beta - |alpha| |b|^2)")
+            ctx.close(
+                float(ctx.impl.smoothness(target)),
+                p["beta"] + curv,
+                rtol=1e-12,
+                label=f"cosine, d = {target.dim}: M = beta + |alpha| |b|^2",
+            )
+            ctx.close(
+                float(ctx.impl.strong_convexity(target)),
+                max(0.0, p["beta"] - curv),
+                rtol=1e-12,
+                atol=1e-14,
+                label=f"cosine, d = {target.dim}: mu = max(0, beta - |alpha| |b|^2)",
+            )
 
     ctx.forall(RNG, check, fixed=_fixed(), max_examples=max(20, ctx.profile.max_examples // 2))
 
@@ -85,11 +106,11 @@ def claim_score_replay(ctx):
         d = target.dim
         structure = ("tril", "diag", "full")[int(rng.integers(0, 3))]
         N = rng.standard_normal((d, d))
-        N = 0.5 * N / max(1.0, float(np.linalg.norm(N, 2)))       # ||N|| <= 1/2: C is invertible, diagonal >= 1/2
+        N = 0.5 * N / max(1.0, float(np.linalg.norm(N, 2)))  # ||N|| <= 1/2: C is invertible, diagonal >= 1/2
         C = proj(N, structure) + np.diag(rng.uniform(1.0, 2.0, d))
         m = rng.standard_normal(d)
         U = rng.standard_normal((int(rng.integers(1, 6)), d))
-        if len(U) > 1:        # one draw at z = 0: every GLM margin is 0, where a fast log1p(e^-|a|) errs most
+        if len(U) > 1:  # one draw at z = 0: every GLM margin is 0, where a fast log1p(e^-|a|) errs most
             U[0] = np.linalg.solve(C, -m)
         Ci = np.linalg.inv(C).T
         per_m, per_C = [], []
@@ -101,10 +122,12 @@ def claim_score_replay(ctx):
         # the mean cancels terms as large as max_s |f_s| |score_s|: rounding relative to those
         mag = 1.0 + max(float(np.abs(a).max()) for a in per_m + per_C)
         what = f"{target.kind}, d = {d}, S = {len(U)}, {structure}"
-        ctx.close(np.asarray(gm, dtype=np.float64), np.mean(per_m, axis=0), rtol=1e-11, atol=1e-12 * mag,
-                  label=f"{what}: g_m")
-        ctx.close(np.asarray(gC, dtype=np.float64), np.mean(per_C, axis=0), rtol=1e-11, atol=1e-12 * mag,
-                  label=f"{what}: g_C")
+        ctx.close(
+            np.asarray(gm, dtype=np.float64), np.mean(per_m, axis=0), rtol=1e-11, atol=1e-12 * mag, label=f"{what}: g_m"
+        )
+        ctx.close(
+            np.asarray(gC, dtype=np.float64), np.mean(per_C, axis=0), rtol=1e-11, atol=1e-12 * mag, label=f"{what}: g_C"
+        )
 
     ctx.forall(RNG, check, fixed=_fixed(), max_examples=max(30, ctx.profile.max_examples))
 
@@ -128,8 +151,13 @@ def claim_target_closed_forms(ctx):
             X, s2 = p["X"], p["noise_scale"] ** 2
             want = np.linalg.solve(X.T @ X / s2 + np.eye(target.dim) / p["prior_scale"] ** 2, X.T @ p["y"] / s2)
             ctx.close(z, want, rtol=1e-9, atol=1e-10, label=f"{what}: mode = posterior mean")
-            ctx.close(float(ctx.impl.log_evidence(target)), target.log_evidence, rtol=1e-10, atol=1e-10,
-                      label=f"{what}, N = {X.shape[0]}: log p(x)")
+            ctx.close(
+                float(ctx.impl.log_evidence(target)),
+                target.log_evidence,
+                rtol=1e-10,
+                atol=1e-10,
+                label=f"{what}, N = {X.shape[0]}: log p(x)",
+            )
 
     fixed = [(k, s) for s in (0, 1, 2) for k in ("gaussian", "linear", "logistic")]
     ctx.forall(RNG, check, fixed=fixed, max_examples=max(30, ctx.profile.max_examples))

@@ -23,15 +23,15 @@ from __future__ import annotations
 import math
 
 import numpy as np
-from refvi.verification.oracles import ngvi_expfam as OX
-from refvi.verification.oracles import ngvi_glm as OG
 from scipy.special import gammaln
 
-
+from refvi.verification.oracles import ngvi_expfam as OX
+from refvi.verification.oracles import ngvi_glm as OG
 
 # ------------------------------------------------------------------------------------------------------------------
 # instance helpers (pure NumPy)
 # ------------------------------------------------------------------------------------------------------------------
+
 
 def rand_spd(rng, d, lo=0.3, hi=3.0):
     Q, _ = np.linalg.qr(rng.standard_normal((d, d)))
@@ -73,7 +73,7 @@ def minimal_theta(lam, Lam):
 
 def from_theta(theta, d):
     lam = np.asarray(theta[:d], float)
-    Lam = np.diag(theta[d:2 * d]).astype(float)
+    Lam = np.diag(theta[d : 2 * d]).astype(float)
     k = 2 * d
     for i in range(d):
         for j in range(i + 1, d):
@@ -91,8 +91,12 @@ def glm_neg_elbo(kind, X, y, mu, S):
         return OG.poisson_neg_elbo(mu, S + np.outer(mu, mu), X, y) + float(np.sum(gammaln(y + 1.0)))
     a, v = X @ mu, np.einsum("ni,ij,nj->n", X, S, X)
     # a point mass where x_n^T S x_n = 0 (x_n = 0): the quadrature's interval would be empty
-    ell = sum(OG.logistic_point_expectations(float(an), float(vn), float(yn))[0] if vn > 1e-300 else
-              -OG.softplus(-float(yn * an)) for an, vn, yn in zip(a, v, y))
+    ell = sum(
+        OG.logistic_point_expectations(float(an), float(vn), float(yn))[0]
+        if vn > 1e-300
+        else -OG.softplus(-float(yn * an))
+        for an, vn, yn in zip(a, v, y, strict=True)
+    )
     return -ell + OX.kl_gauss(mu, S, np.zeros(mu.size), np.eye(mu.size))
 
 
@@ -110,8 +114,10 @@ def check_history(ctx, got, at, want, what, rtol=1e-9):
     """A run's recorded diagnostics ``got`` = (iterations, values, ...) against the oracle's values ``want`` at the
     iterations ``at`` (sorted)."""
     its, vals = np.asarray(got[0]), np.asarray(got[1], float)
-    ctx.true(its.shape == (len(at),) and bool(np.all(its == np.asarray(at))),
-             label=f"{what}: history recorded after iterations {list(at)}")
+    ctx.true(
+        its.shape == (len(at),) and bool(np.all(its == np.asarray(at))),
+        label=f"{what}: history recorded after iterations {list(at)}",
+    )
     if vals.shape == (len(at),):
         ctx.close(vals, np.asarray(want, float), rtol=rtol, atol=rtol, label=f"{what}: the recorded values")
     else:

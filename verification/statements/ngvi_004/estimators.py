@@ -7,6 +7,7 @@ Statements: 004.claim-autodiff-not-nd, 004.claim-price-nsd; errata: E004-4.
 from __future__ import annotations
 
 import numpy as np
+
 from refvi.verification.errata import erratum
 from refvi.verification.oracles import ngvi_glm as OG
 from refvi.verification.statement import statement
@@ -14,7 +15,7 @@ from refvi.verification.statements.ngvi_004._common import rand_spd, sym_dir
 
 
 def _gauss_lik_grad(Z):
-    return -np.atleast_2d(Z)            # log p(y = 0 | z) = -|z|^2 / 2 + const, p(y | z) = N(z, I)
+    return -np.atleast_2d(Z)  # log p(y = 0 | z) = -|z|^2 / 2 + const, p(y | z) = N(z, I)
 
 
 @statement("004.claim-autodiff-not-nd")
@@ -28,7 +29,7 @@ def _claim_ad(ctx):
     A = rng.standard_normal((d, d))
     Hq = -(A @ A.T) - np.eye(d)
     a = rng.standard_normal(d)
-    logp = lambda z: 0.5 * (z - a) @ Hq @ (z - a) + np.sin(z).sum()          # noqa: E731
+    logp = lambda z: 0.5 * (z - a) @ Hq @ (z - a) + np.sin(z).sum()  # noqa: E731
     grad = lambda Z: np.atleast_2d(np.atleast_2d(Z) - a) @ Hq + np.cos(np.atleast_2d(Z))  # noqa: E731
     for _ in range(3):
         u = rng.standard_normal(d)
@@ -71,20 +72,32 @@ def _claim_price(ctx):
         xi, S = rng.standard_normal(d), rand_spd(rng, d)
         U = rng.standard_normal((3, d))
         _, G = impl.price_logistic(X, y, xi, S + np.outer(xi, xi), U)
-        ctx.bound(np.linalg.eigvalsh(G)[-1], 0.0, atol=1e-14 * max(1.0, float(np.max(np.abs(G)))),
-                label="logistic: lambda_max(grad_Xi) <= 0")
+        ctx.bound(
+            np.linalg.eigvalsh(G)[-1],
+            0.0,
+            atol=1e-14 * max(1.0, float(np.max(np.abs(G)))),
+            label="logistic: lambda_max(grad_Xi) <= 0",
+        )
         # the mini-batch version (Eq. 15), replayed sample by sample: n/m times the sum over the batch's rows
         idx = rng.integers(0, n, size=int(rng.integers(1, n + 2)))
         gx, G = impl.price_logistic(X, y, xi, S + np.outer(xi, xi), U, idx)
         rx, RG = OG.price_logistic_reference(xi, np.linalg.cholesky(S), X, y, U, idx=idx, scale=n / idx.size)
         tol = 1e-12 * (1.0 + float(np.abs(RG).max()) + float(np.abs(rx).max()))
-        ctx.close(np.concatenate([np.ravel(gx), np.ravel(G)]), np.concatenate([rx, RG.ravel()]), atol=tol,
-                  label=f"logistic, batch of {idx.size} rows of {n}: Price == (n/m) sum over the batch")
+        ctx.close(
+            np.concatenate([np.ravel(gx), np.ravel(G)]),
+            np.concatenate([rx, RG.ravel()]),
+            atol=tol,
+            label=f"logistic, batch of {idx.size} rows of {n}: Price == (n/m) sum over the batch",
+        )
         yc = rng.poisson(2.0, n).astype(float)
-        gh = lambda Z: _poisson_gh(Z, X, yc)                       # noqa: E731
+        gh = lambda Z: _poisson_gh(Z, X, yc)  # noqa: E731
         _, G = impl.price(gh, xi, S + np.outer(xi, xi), U)
-        ctx.bound(np.linalg.eigvalsh(G)[-1], 0.0, atol=1e-14 * max(1.0, float(np.max(np.abs(G)))),
-                label="Poisson: lambda_max(grad_Xi) <= 0")
+        ctx.bound(
+            np.linalg.eigvalsh(G)[-1],
+            0.0,
+            atol=1e-14 * max(1.0, float(np.max(np.abs(G)))),
+            label="Poisson: lambda_max(grad_Xi) <= 0",
+        )
 
     ctx.forall_drawn(check, seeds=[0])
     # unbiasedness against 1-D quadrature: E grad_Xi = 1/2 sum_i E[f_i''] x_i x_i^T, E grad_xi = E g - E[H] mu
@@ -99,8 +112,10 @@ def _claim_price(ctx):
     EH = sum(parts[i][2] * np.outer(X[i], X[i]) for i in range(3))
     target = np.concatenate([Eg - EH @ xi, (0.5 * EH).ravel()])
     N = 600 * ctx.profile.mc_scale
-    draws = [np.concatenate([gx, G.ravel()]) for gx, G in
-             (impl.price_logistic(X, y, xi, Xi, u[None, :]) for u in rng.standard_normal((N, 2)))]
+    draws = [
+        np.concatenate([gx, G.ravel()])
+        for gx, G in (impl.price_logistic(X, y, xi, Xi, u[None, :]) for u in rng.standard_normal((N, 2)))
+    ]
     ctx.mean_close(np.array(draws), target, alpha=1e-6, label="E[Price] == quadrature gradient")
     ctx.count(N)
 
@@ -135,34 +150,57 @@ def _claim_bad_input(ctx):
     xi, S = rng.standard_normal(d), rand_spd(rng, d)
     Xi, U = S + np.outer(xi, xi), rng.standard_normal((2, d))
     for idx in ([0, -1], [n, 1]):
-        ctx.refuses(lambda: impl.price_logistic(X, y, xi, Xi, U, np.array(idx)),
-                    label=f"price_logistic: batch rows {idx} with n = {n}")
-        ctx.refuses(lambda: impl.blr_stochastic_grad(X, y, 1.0, np.eye(d), np.zeros(d), xi, Xi, np.array(idx)),
-                    label=f"blr_stochastic_grad: batch rows {idx} with n = {n}")
-    ctx.refuses(lambda: impl.price_logistic(X, y, xi, np.outer(xi, xi), U),
-                label="price_logistic: Xi - xi xi^T = 0 (a degenerate q)")
+        ctx.refuses(
+            lambda: impl.price_logistic(X, y, xi, Xi, U, np.array(idx)),
+            label=f"price_logistic: batch rows {idx} with n = {n}",
+        )
+        ctx.refuses(
+            lambda: impl.blr_stochastic_grad(X, y, 1.0, np.eye(d), np.zeros(d), xi, Xi, np.array(idx)),
+            label=f"blr_stochastic_grad: batch rows {idx} with n = {n}",
+        )
+    ctx.refuses(
+        lambda: impl.price_logistic(X, y, xi, np.outer(xi, xi), U),
+        label="price_logistic: Xi - xi xi^T = 0 (a degenerate q)",
+    )
     # the runs' batches, base samples and steps, the data and the covariances on the boundary of their domains
     P, mp, T = np.eye(d), np.zeros(d), 3
-    for idx in ([[0], [1], [-1]], [[0], [n], [1]]):
-        ctx.refuses(lambda: impl.blr_run(X, y, 1.0, P, mp, np.array(idx)), label=f"blr_run: batch rows {idx}")
-        ctx.refuses(lambda: impl.glm_ngd("logistic", X, y, np.full(T, 0.1), rng.standard_normal((T, 2, d)),
-                                         batches=np.array(idx)), label=f"glm_ngd: batch rows {idx}")
-        ctx.refuses(lambda: impl.blr_sgd(X, y, 1.0, P, mp, np.array(idx), np.full(T, 0.01)),
-                    label=f"blr_sgd: batch rows {idx}")
-    ctx.refuses(lambda: impl.blr_run(X, y, 1.0, P, mp, np.zeros((T, 0), dtype=np.int64)),
-                label="blr_run: empty batches (m = 0)")
-    ctx.refuses(lambda: impl.glm_ngd("logistic", X, y, np.full(T, 0.1), np.zeros((T, 0, d))),
-                label="glm_ngd: no base samples per step")
-    ctx.refuses(lambda: impl.blr_sgd(X, y, 1.0, P, mp, np.zeros((T, 1), dtype=np.int64), np.array([0.01, -0.01, 0.01])),
-                label="blr_sgd: a step < 0")
+    for batches in ([[0], [1], [-1]], [[0], [n], [1]]):
+        ctx.refuses(lambda: impl.blr_run(X, y, 1.0, P, mp, np.array(batches)), label=f"blr_run: batch rows {batches}")
+        ctx.refuses(
+            lambda: impl.glm_ngd(
+                "logistic", X, y, np.full(T, 0.1), rng.standard_normal((T, 2, d)), batches=np.array(batches)
+            ),
+            label=f"glm_ngd: batch rows {batches}",
+        )
+        ctx.refuses(
+            lambda: impl.blr_sgd(X, y, 1.0, P, mp, np.array(batches), np.full(T, 0.01)),
+            label=f"blr_sgd: batch rows {batches}",
+        )
+    ctx.refuses(
+        lambda: impl.blr_run(X, y, 1.0, P, mp, np.zeros((T, 0), dtype=np.int64)), label="blr_run: empty batches (m = 0)"
+    )
+    ctx.refuses(
+        lambda: impl.glm_ngd("logistic", X, y, np.full(T, 0.1), np.zeros((T, 0, d))),
+        label="glm_ngd: no base samples per step",
+    )
+    ctx.refuses(
+        lambda: impl.blr_sgd(X, y, 1.0, P, mp, np.zeros((T, 1), dtype=np.int64), np.array([0.01, -0.01, 0.01])),
+        label="blr_sgd: a step < 0",
+    )
     eta = impl.natural_from_moment(xi, S)
     ctx.refuses(lambda: impl.ngd_step(eta, (np.ones(d), np.eye(d)), -0.1), label="ngd_step: gamma < 0")
     flat = np.concatenate([np.ravel(np.asarray(x, dtype=np.float64)) for x in eta])
-    ctx.refuses(lambda: np.concatenate([np.ravel(x) for x in impl.ngd_step(eta, (np.ones(d), np.eye(d)), 0.0)]),
-                correct=flat, rtol=0.0, atol=0.0, label="ngd_step: gamma = 0 (the identity)")
+    ctx.refuses(
+        lambda: np.concatenate([np.ravel(x) for x in impl.ngd_step(eta, (np.ones(d), np.eye(d)), 0.0)]),
+        correct=flat,
+        rtol=0.0,
+        atol=0.0,
+        label="ngd_step: gamma = 0 (the identity)",
+    )
     for yy, what in (([1.0, 2.0, -1.0, 0.0, 3.0], "a count of -1"), ([1.0, 2.0, 1.5, 0.0, 3.0], "a count of 1.5")):
-        ctx.refuses(lambda: impl.glm_loglik("poisson", X, np.array(yy), np.zeros((1, d))),
-                    label=f"glm_loglik Poisson: {what}")
+        ctx.refuses(
+            lambda: impl.glm_loglik("poisson", X, np.array(yy), np.zeros((1, d))), label=f"glm_loglik Poisson: {what}"
+        )
     asym = S.copy()
     asym[0, 1] += 1e-6 * float(np.abs(S).max())
     ctx.refuses(lambda: impl.kl(xi, asym, np.zeros(d), np.eye(d)), label="kl: a covariance asymmetric by 1e-6")

@@ -9,6 +9,7 @@ from __future__ import annotations
 import math
 
 import numpy as np
+
 from refvi.verification.oracles import ngvi_expfam as OX
 from refvi.verification.statement import statement
 from refvi.verification.statements.ngvi_004._common import minimal_theta, natural_of, rand_spd, sym_dir
@@ -16,6 +17,7 @@ from refvi.verification.statements.ngvi_004._common import minimal_theta, natura
 # ------------------------------------------------------------------------------------------------------------------
 # §2.1 / App. A: exponential-family facts
 # ------------------------------------------------------------------------------------------------------------------
+
 
 def _small_gaussians(rng):
     """A random Gaussian in natural parameters in d = 1 and in d = 2: ``(d, (lam, Lam))`` pairs."""
@@ -44,12 +46,17 @@ def _eq4(ctx):
     def check(rng):
         for d, (lam, Lam) in _small_gaussians(rng):
             xi, Xi = impl.expectation_from_natural(lam, Lam)
-            gA = OX.symbolic_A(d)[1](minimal_theta(lam, Lam))       # E phi_min = (xi, Xi_ii, 2 Xi_ij)
+            gA = OX.symbolic_A(d)[1](minimal_theta(lam, Lam))  # E phi_min = (xi, Xi_ii, 2 Xi_ij)
             mine = np.concatenate([xi, np.diag(Xi), [2 * Xi[i, j] for i in range(d) for j in range(i + 1, d)]])
             ctx.close(mine, gA, rtol=1e-10, atol=1e-12, label="grad A == omega (SymPy)")
             l2, L2 = impl.natural_from_expectation(xi, Xi)
-            ctx.close(np.concatenate([l2, L2.ravel()]), np.concatenate([lam, Lam.ravel()]), rtol=1e-10, atol=1e-12,
-                      label="grad A* o grad A == id")
+            ctx.close(
+                np.concatenate([l2, L2.ravel()]),
+                np.concatenate([lam, Lam.ravel()]),
+                rtol=1e-10,
+                atol=1e-12,
+                label="grad A* o grad A == id",
+            )
             a = OX.symbolic_A(d)[0](minimal_theta(lam, Lam))
             ctx.close(impl.log_partition(lam, Lam), a, rtol=1e-11, atol=1e-12, label="A (Eq. 17) == SymPy")
             fen = impl.log_partition(lam, Lam) + impl.conjugate(xi, Xi) - (lam @ xi + np.sum(Lam * Xi))
@@ -97,6 +104,7 @@ def _lemma4(ctx):
         def f(t):
             xi, Xi = w1[0] + t * dxi, w1[1] + t * dXi
             return OX.kl_gauss(xi, Xi - np.outer(xi, xi), mu2, S2)
+
         fd = (f(h) - f(-h)) / (2 * h)
         l1, L1 = impl.natural_from_expectation(*w1)
         an = (l1 - e2[0]) @ dxi + np.sum((L1 - e2[1]) * dXi)

@@ -11,22 +11,30 @@ import math
 
 import numpy as np
 from scipy.special import gammaln
+
 from refvi.verification.errata import erratum
 from refvi.verification.oracles import ngvi_expfam as OX
 from refvi.verification.oracles import ngvi_glm as OG
 from refvi.verification.statement import statement
-from refvi.verification.statements.ngvi_004._common import (GLM_ELBO_RTOL, check_history, glm_neg_elbo,
-                                                             natural_of, rand_spd, recorded_iterations)
+from refvi.verification.statements.ngvi_004._common import (
+    GLM_ELBO_RTOL,
+    check_history,
+    glm_neg_elbo,
+    natural_of,
+    rand_spd,
+    recorded_iterations,
+)
 
 # ------------------------------------------------------------------------------------------------------------------
 # non-convexity (§5, App. E) and Proposition 1
 # ------------------------------------------------------------------------------------------------------------------
 
+
 def _slice_d2(s1, s2, x, h=2e-3):
     """d2 l / d s2^2 on the slice by Richardson-extrapolated central differences of the quad loss (error O(h^4) plus
     round-off ~ 1e-13 / h^2 ~ 1e-7)."""
-    f = lambda s: OG.logistic_slice_loss(s1, s, x, np.ones(len(x)))   # noqa: E731
-    D = lambda k: (f(s2 + k) - 2 * f(s2) + f(s2 - k)) / k**2          # noqa: E731
+    f = lambda s: OG.logistic_slice_loss(s1, s, x, np.ones(len(x)))  # noqa: E731
+    D = lambda k: (f(s2 + k) - 2 * f(s2) + f(s2 - k)) / k**2  # noqa: E731
     return (4 * D(h / 2) - D(h)) / 3
 
 
@@ -39,15 +47,19 @@ def _claim_logistic(ctx):
     la, lm, lb = (OG.logistic_slice_loss(0.49, s, x, y) for s in (0.29, 0.49, 0.69))
     ctx.geq(lm - 0.5 * (la + lb), 0.03, label="W1 midpoint gap (expected +3.088e-2)")
     X2 = np.column_stack([x, np.ones(200)])
-    for s in (0.29, 0.49):                       # the implementation's ELBO on the slice agrees with quad
-        ctx.close(impl.glm_neg_elbo("logistic", X2, y, np.zeros(2), np.diag([0.49, s])),
-                  OG.logistic_slice_loss(0.49, s, x, y), rtol=1e-10, label="impl l == quad l on the slice")
+    for s in (0.29, 0.49):  # the implementation's ELBO on the slice agrees with quad
+        ctx.close(
+            impl.glm_neg_elbo("logistic", X2, y, np.zeros(2), np.diag([0.49, s])),
+            OG.logistic_slice_loss(0.49, s, x, y),
+            rtol=1e-10,
+            label="impl l == quad l on the slice",
+        )
     # W2: one data point, large variance (mpmath, 30 digits)
     a, m_, b = (OG.logistic_slice_loss_mp(1, s, [0], [1]) for s in (30, 50, 70))
     ctx.geq(float(m_ - (a + b) / 2), 0.01, label="W2 midpoint gap (expected +1.0294e-2)")
     # corrected second derivative vs central differences of the quad loss
-    for xs, s2 in [([0.0], 0.5), (list(np.linspace(-1, 1, 5)), 0.3)]:
-        xs = np.asarray(xs)
+    for pts, s2 in [([0.0], 0.5), (list(np.linspace(-1, 1, 5)), 0.3)]:
+        xs = np.asarray(pts)
         corr = 0.25 * sum(OG.phi_h2(xx**2 * 0.4 + s2) for xx in xs) + 1 / (2 * s2**2)
         # Richardson FD (see _slice_d2): error ~1e-7
         ctx.close(corr, _slice_d2(0.4, s2, xs), atol=1e-5, label="corrected d2 l / d s2^2 == finite differences")
@@ -87,7 +99,7 @@ def _claim_poisson(ctx):
     ctx.close(vals[1.0] - 0.5 * (vals[0.5] + vals[1.5]), 0.7026430981272407, rtol=1e-10, label="midpoint gap")
     ctx.geq(vals[1.0] - 0.5 * (vals[0.5] + vals[1.5]), 0.5, label="midpoint convexity fails")
     h = 1e-4
-    f = lambda s: OG.poisson_neg_elbo([s], [[3.0]], X, y)          # noqa: E731
+    f = lambda s: OG.poisson_neg_elbo([s], [[3.0]], X, y)  # noqa: E731
     ctx.close((f(1 + h) - 2 * f(1) + f(1 - h)) / h**2, 1 - math.e**2, rtol=1e-6, label="d2 l/dxi2 == 1 - e^2")
     ctx.count(3)
 
@@ -107,8 +119,12 @@ def _prop1(ctx):
         g = impl.glm_grad("poisson", X, y, xi, Xi)
         ctx.leq(float(np.sqrt(np.sum(g[0] ** 2) + np.sum(g[1] ** 2))), 1e-8, label="||grad l(omega*)|| < 1e-8")
         # BFGS in (mu, log-chol) converges to ~1e-7 in omega
-        ctx.close(np.concatenate([xi, Xi.ravel()]), np.concatenate([mu_o, Xi_o.ravel()]), atol=1e-6,
-                  label="NGD limit == BFGS minimizer of l^(mr) mapped through f")
+        ctx.close(
+            np.concatenate([xi, Xi.ravel()]),
+            np.concatenate([mu_o, Xi_o.ravel()]),
+            atol=1e-6,
+            label="NGD limit == BFGS minimizer of l^(mr) mapped through f",
+        )
         ctx.count()
 
 
@@ -116,14 +132,17 @@ def _prop1(ctx):
 # stochastic NGD on a GLM (§3.1 with Eq. 11 / Algorithm 1), replayed on the same base samples and batches
 # ------------------------------------------------------------------------------------------------------------------
 
+
 def _sample_mean_loglik(kind, X, y, scale):
     """F(xi, Xi) = mean_s log p(x | xi + chol(Xi - xi xi^T) u_s), the sample-average objective whose exact
     derivative is the reparameterisation estimate (Algorithm 1)."""
+
     def F(xi, Xi, U):
         Z = xi + U @ np.linalg.cholesky(Xi - np.outer(xi, xi)).T
         A = Z @ X.T
         ll = -np.logaddexp(0.0, -y * A) if kind == "logistic" else y * A - np.exp(A)
         return scale * float(ll.sum(axis=1).mean())
+
     return F
 
 
@@ -167,15 +186,20 @@ def _claim_glm_ngd_replay(ctx):
         # the model itself: log p(y | z) at the draws z = U[0] (the likelihood every estimate differentiates)
         A = U[0] @ X.T
         ref = (-np.logaddexp(0.0, -y * A) if kind == "logistic" else y * A - np.exp(A) - gammaln(y + 1.0)).sum(1)
-        ctx.close(np.asarray(impl.glm_loglik(kind, X, y, U[0]), float), ref, rtol=1e-12, atol=1e-12,
-                  label=f"{kind}: log p(y | z) = sum_n log-likelihood of y_n given x_n^T z")
+        ctx.close(
+            np.asarray(impl.glm_loglik(kind, X, y, U[0]), float),
+            ref,
+            rtol=1e-12,
+            atol=1e-12,
+            label=f"{kind}: log p(y | z) = sum_n log-likelihood of y_n given x_n^T z",
+        )
         m = int(rng.integers(0, 4))
         batches = rng.integers(0, n, size=(T, m)) if m else None
         gammas = rng.uniform(0.05, 0.5, T)
         init = natural_of(0.5 * rng.standard_normal(d), rand_spd(rng, d, 0.3, 1.5)) if rng.random() < 0.5 else None
         eta = (np.zeros(d), -0.5 * np.eye(d)) if init is None else init
         etas = []
-        for t in range(T):                                 # the oracle's replay of (1 - g) eta + g (grad-hat + eta_p)
+        for t in range(T):  # the oracle's replay of (1 - g) eta + g (grad-hat + eta_p)
             rows = np.arange(n) if batches is None else batches[t]
             lam, Lam = eta
             Sigma = np.linalg.inv(-2.0 * Lam)
@@ -183,20 +207,25 @@ def _claim_glm_ngd_replay(ctx):
             gx, G = _estimate(kind, estimator, X[rows], y[rows], n / len(rows), xi, Sigma + np.outer(xi, xi), U[t])
             eta = ((1 - gammas[t]) * lam + gammas[t] * gx, (1 - gammas[t]) * Lam + gammas[t] * (G - 0.5 * np.eye(d)))
             if np.linalg.eigvalsh(eta[1])[-1] > -1e-6:
-                return                     # the step leaves D (possible for autodiff): not an instance of the claim
+                return  # the step leaves D (possible for autodiff): not an instance of the claim
             etas.append(eta)
         lam, Lam = impl.glm_ngd(kind, X, y, gammas, U, estimator, batches, init)
-        tol = 1e-9 if estimator == "price" else 1e-6        # central differences: ~1e-8 relative
+        tol = 1e-9 if estimator == "price" else 1e-6  # central differences: ~1e-8 relative
         what = f"{kind}, {estimator}, d = {d}, n = {n}, T = {T}, S = {S}, batch {m or 'all'}"
         scale = 1.0 + float(np.abs(eta[1]).max())
         ctx.close(np.asarray(lam, float), eta[0], rtol=tol, atol=tol * scale, label=f"{what}: lam_T")
         ctx.close(np.asarray(Lam, float), eta[1], rtol=tol, atol=tol * scale, label=f"{what}: Lam_T")
-        if init is None:                # Figure 2's diagnostic: l(omega_t) after some iterations, from N(0, I)
+        if init is None:  # Figure 2's diagnostic: l(omega_t) after some iterations, from N(0, I)
             at = recorded_iterations(rng, T)
             got = impl.glm_ngd_history(kind, X, y, gammas, U, at, estimator, batches)
             want = [glm_neg_elbo(kind, X, y, *OX.moments_from_natural(*etas[t - 1])) for t in at]
             check_history(ctx, got, at, want, what, rtol=max(tol, GLM_ELBO_RTOL))
-            ctx.close(np.asarray(got[2][1], float), eta[1], rtol=tol, atol=tol * scale,
-                      label=f"{what}: Lam_T of the recording run")
+            ctx.close(
+                np.asarray(got[2][1], float),
+                eta[1],
+                rtol=tol,
+                atol=tol * scale,
+                label=f"{what}: Lam_T of the recording run",
+            )
 
     ctx.forall_drawn(check, seeds=list(range(8)), max_examples=max(12, ctx.profile.max_examples // 2))

@@ -8,13 +8,14 @@ E004-1.
 from __future__ import annotations
 
 import math
+from typing import Any
 
 import numpy as np
+
 from refvi.verification.errata import erratum
 from refvi.verification.oracles import ngvi_expfam as OX
 from refvi.verification.statement import statement
-from refvi.verification.statements.ngvi_004._common import (minibatch_blr, minimal_theta, natural_of, rand_blr,
-                                                            rand_spd)
+from refvi.verification.statements.ngvi_004._common import minibatch_blr, minimal_theta, natural_of, rand_blr, rand_spd
 
 
 def moments(eta):
@@ -24,6 +25,7 @@ def moments(eta):
 # ------------------------------------------------------------------------------------------------------------------
 # §2.2: NGD = MD
 # ------------------------------------------------------------------------------------------------------------------
+
 
 @statement("004.lemma1")
 def _lemma1(ctx):
@@ -40,8 +42,13 @@ def _lemma1(ctx):
             th = minimal_theta(*e_fim)
             gth = OX.blr_grad_theta(th, X, y, s2, P, mp)
             e_fim_new = impl.ngd_step_fim(e_fim, gth, g)
-            ctx.close(minimal_theta(*e_fim_new), OX.fim_ngd_step(th, gth, g), rtol=1e-8, atol=1e-9,
-                      label="impl explicit-FIM step == SymPy-Fisher step")
+            ctx.close(
+                minimal_theta(*e_fim_new),
+                OX.fim_ngd_step(th, gth, g),
+                rtol=1e-8,
+                atol=1e-9,
+                label="impl explicit-FIM step == SymPy-Fisher step",
+            )
             # (8): gradient in expectation coordinates
             w8 = impl.expectation_from_natural(*e_8)
             e_8 = impl.ngd_step(e_8, impl.blr_grad(X, y, s2, P, mp, *w8), g)
@@ -53,9 +60,13 @@ def _lemma1(ctx):
                 # MD argmin found numerically by the oracle (BFGS, gtol 1e-11): agreement ~1e-6
                 mu_t, S_t = w_prev[0], w_prev[1] - np.outer(w_prev[0], w_prev[0])
                 mu_o, S_o = OX.md_argmin(g_md[0], g_md[1], mu_t, S_t, g)
-                ctx.close(np.concatenate([w_md[0], w_md[1].ravel()]),
-                          np.concatenate([mu_o, (S_o + np.outer(mu_o, mu_o)).ravel()]), rtol=1e-5, atol=1e-5,
-                          label="closed-form MD step (10) == numerical argmin of (9)")
+                ctx.close(
+                    np.concatenate([w_md[0], w_md[1].ravel()]),
+                    np.concatenate([mu_o, (S_o + np.outer(mu_o, mu_o)).ravel()]),
+                    rtol=1e-5,
+                    atol=1e-5,
+                    label="closed-form MD step (10) == numerical argmin of (9)",
+                )
             e_fim = e_fim_new
             a = np.concatenate([e_fim[0], e_fim[1].ravel()])
             b = np.concatenate([e_8[0], e_8[1].ravel()])
@@ -71,6 +82,7 @@ def _lemma1(ctx):
 # ------------------------------------------------------------------------------------------------------------------
 # conjugate models: Lemma 2, Example 1, Def. 6
 # ------------------------------------------------------------------------------------------------------------------
+
 
 @statement("004.lemma2")
 def _lemma2(ctx):
@@ -91,13 +103,22 @@ def _lemma2(ctx):
         ls = impl.blr_neg_elbo(X, y, s2, P, mp, mu_s, S_s + np.outer(mu_s, mu_s))
         lev = OX.blr_log_evidence(X, y, s2, P, mp)
         ctx.close(ls, -lev, atol=1e-9 * max(1.0, abs(ls)), label="l(w*) == -log p(y)")
-        ctx.close(impl.blr_log_evidence(X, y, s2, P, mp), lev, atol=1e-9 * max(1.0, abs(lev)),
-                  label="the implementation's log p(y) (prior mean mp != 0)")
+        ctx.close(
+            impl.blr_log_evidence(X, y, s2, P, mp),
+            lev,
+            atol=1e-9 * max(1.0, abs(lev)),
+            label="the implementation's log p(y) (prior mean mp != 0)",
+        )
         ctx.close(l1 - ls, OX.kl_gauss(m1, S1, mu_s, S_s), atol=1e-9 * scale, label="l(w) - l* == KL(q, q*)")
         eta1 = impl.ngd_step(natural_of(m1, S1), impl.blr_grad(X, y, s2, P, mp, *w1), 1.0)
         mu1, Sg1 = moments(eta1)
-        ctx.close(np.concatenate([mu1, Sg1.ravel()]), np.concatenate([mu_s, S_s.ravel()]), rtol=1e-10, atol=1e-10,
-                  label="one exact NGD step with gamma = 1 lands on q*")
+        ctx.close(
+            np.concatenate([mu1, Sg1.ravel()]),
+            np.concatenate([mu_s, S_s.ravel()]),
+            rtol=1e-10,
+            atol=1e-10,
+            label="one exact NGD step with gamma = 1 lands on q*",
+        )
 
     ctx.forall_drawn(check, seeds=[0])
 
@@ -113,14 +134,19 @@ def _example1(ctx):
         for combo, p in OX.batches_with_prob(n, m):
             a, b = impl.blr_stochastic_grad(X, y, s2, P, mp, *w, np.array(combo))
             gx, gX = gx + p * a, gX + p * b
-            eta_next = impl.natural_update(natural_of(mu, S), (natural_of(mu, S)[0] - a, natural_of(mu, S)[1] - b),
-                                           float(rng.uniform(0, 1)))
+            eta_next = impl.natural_update(
+                natural_of(mu, S), (natural_of(mu, S)[0] - a, natural_of(mu, S)[1] - b), float(rng.uniform(0, 1))
+            )
             ctx.true(np.linalg.eigvalsh(eta_next[1])[-1] < 0, label="eta_{t+1} in D for gamma in [0, 1]")
         mu_s, S_s = OX.blr_posterior(X, y, s2, P, mp)
-        es, e = natural_of(mu_s, S_s), natural_of(mu, S)          # exact gradient = eta - eta*
+        es, e = natural_of(mu_s, S_s), natural_of(mu, S)  # exact gradient = eta - eta*
         scale = max(1.0, float(np.max(np.abs(es[1]))), float(np.max(np.abs(es[0]))))
-        ctx.close(np.concatenate([gx, gX.ravel()]), np.concatenate([e[0] - es[0], (e[1] - es[1]).ravel()]),
-                  atol=1e-10 * scale, label="E[grad-hat] == grad l (all n^m batches)")
+        ctx.close(
+            np.concatenate([gx, gX.ravel()]),
+            np.concatenate([e[0] - es[0], (e[1] - es[1]).ravel()]),
+            atol=1e-10 * scale,
+            label="E[grad-hat] == grad l (all n^m batches)",
+        )
 
     ctx.forall_drawn(check, seeds=[0])
 
@@ -144,7 +170,8 @@ def _def6(ctx):
             idx = np.asarray(combo, dtype=np.int64)
             q_next = moments(impl.ngd_step(eta, impl.blr_stochastic_grad(X, y, s2, P, mp, xi, Xi, idx), g))
             v_skl += p * (impl.kl(*q_next, *q_star) + impl.kl(*q_star, *q_next)) / g**2
-        v_or = OX.variance12(*eta, g, X, y, s2, P, mp, m)
+        lam, Lam = eta
+        v_or = OX.variance12(lam, Lam, g, X, y, s2, P, mp, m)
         ctx.close(v_skl, v_or, rtol=1e-8, atol=1e-10, label="symmetrized KL / gamma^2 (impl) == Eq. (12) (oracle)")
         ctx.geq(v_skl, 0.0, atol=1e-12, label="(12) >= 0")
 
@@ -160,7 +187,9 @@ def _omega(eta):
 # Theorem 1 (exact enumeration)
 # ------------------------------------------------------------------------------------------------------------------
 
-T1CE = dict(X=np.array([[1.0], [1.0]]), y=np.array([10.0, -10.0]), s2=1.0, P=np.eye(1), mp=np.zeros(1), m=1)
+T1CE: dict[str, Any] = dict(
+    X=np.array([[1.0], [1.0]]), y=np.array([10.0, -10.0]), s2=1.0, P=np.eye(1), mp=np.zeros(1), m=1
+)
 
 
 def _thm1_instance(ctx, impl, X, y, s2, P, mp, m, T, eta0, label):
@@ -172,14 +201,24 @@ def _thm1_instance(ctx, impl, X, y, s2, P, mp, m, T, eta0, label):
         idx = np.array(path, dtype=np.int64).reshape(T + 1, m)
         _, _, xb, Xb = impl.blr_run(X, y, s2, P, mp, idx, init=eta0)
         tol = 1e-9 * max(1.0, float(np.max(np.abs(Xb_o))))
-        ctx.close(np.concatenate([xb, Xb.ravel()]), np.concatenate([xb_o, Xb_o.ravel()]), rtol=1e-9,
-                  atol=tol, label=f"{label}: omega_bar path replay")
+        ctx.close(
+            np.concatenate([xb, Xb.ravel()]),
+            np.concatenate([xb_o, Xb_o.ravel()]),
+            rtol=1e-9,
+            atol=tol,
+            label=f"{label}: omega_bar path replay",
+        )
         if k < 3:
             # the implementation's own omega-average of its trajectory (Thm 1's weights) on the first paths
             traj = impl.blr_trajectory(X, y, s2, P, mp, idx, 2.0 / (np.arange(T + 1) + 2.0), init=eta0)
             xa, Xa = impl.omega_average([_omega(e) for e in traj[1:]])
-            ctx.close(np.concatenate([np.ravel(xa), np.ravel(Xa)]), np.concatenate([xb_o, Xb_o.ravel()]), rtol=1e-9,
-                      atol=tol, label=f"{label}: omega_average of the trajectory == Thm 1's omega_bar")
+            ctx.close(
+                np.concatenate([np.ravel(xa), np.ravel(Xa)]),
+                np.concatenate([xb_o, Xb_o.ravel()]),
+                rtol=1e-9,
+                atol=tol,
+                label=f"{label}: omega_average of the trajectory == Thm 1's omega_bar",
+            )
         ekl += p * OX.kl_gauss(xb, Xb - np.outer(xb, xb), mu_s, S_s)
     ctx.count(len(paths))
     return ekl, V
@@ -199,8 +238,10 @@ def _thm1(ctx):
         ctx.bound(bound(V, T), 4 * V / (T + 2), rtol=1e-12, label="corrected bound <= 4V/(T+2)")
 
     ce = T1CE
-    fixed = [(ce["X"], ce["y"], ce["s2"], ce["P"], ce["mp"], 1, T, (np.zeros(1), -0.5 * np.eye(1)), f"T1-CE T={T}")
-             for T in (1, 4)]
+    fixed = [
+        (ce["X"], ce["y"], ce["s2"], ce["P"], ce["mp"], 1, T, (np.zeros(1), -0.5 * np.eye(1)), f"T1-CE T={T}")
+        for T in (1, 4)
+    ]
 
     def draw(rng):
         d, n, m = int(rng.integers(1, 3)), int(rng.integers(2, 4)), int(rng.integers(1, 3))
@@ -215,8 +256,13 @@ def _thm1(ctx):
         idx = rng.integers(0, n, size=(1, m))
         a = impl.blr_run(X, y, s2, P, mp, idx, init=eta0)
         b = impl.blr_run(X, y, s2, P, mp, idx, init=(np.zeros(d), -0.5 * np.eye(d)))
-        ctx.close(np.concatenate([a[0], a[1].ravel()]), np.concatenate([b[0], b[1].ravel()]), rtol=1e-12,
-                  atol=1e-12, label="q_1 independent of q_0")
+        ctx.close(
+            np.concatenate([a[0], a[1].ravel()]),
+            np.concatenate([b[0], b[1].ravel()]),
+            rtol=1e-12,
+            atol=1e-12,
+            label="q_1 independent of q_0",
+        )
 
     for inst in fixed:
         run(inst)
@@ -235,9 +281,15 @@ def _thm1_large_T(ctx, impl, bound):
     rng = ctx.rng("thm1/large-T")
     V = 400.0 / 3.0
     idx = rng.integers(0, X.shape[0], size=(8, m))
-    for k, eta in enumerate(impl.blr_trajectory(X, y, s2, P, mp, idx, 2.0 / (np.arange(8) + 2.0), init=eta0)[:8]):
-        ctx.close(OX.variance12(*eta, 2.0 / (k + 2.0), X, y, s2, P, mp, m), V, rtol=1e-9,
-                  label=f"T1-CE: Eq. (12) = 400/3 at the state of step {k}")
+    for k, (lam, Lam) in enumerate(
+        impl.blr_trajectory(X, y, s2, P, mp, idx, 2.0 / (np.arange(8) + 2.0), init=eta0)[:8]
+    ):
+        ctx.close(
+            OX.variance12(lam, Lam, 2.0 / (k + 2.0), X, y, s2, P, mp, m),
+            V,
+            rtol=1e-9,
+            label=f"T1-CE: Eq. (12) = 400/3 at the state of step {k}",
+        )
     R = 200 * ctx.profile.mc_scale
     Ts, vals = (30, 100, 300), []
     for T in Ts:
@@ -246,8 +298,9 @@ def _thm1_large_T(ctx, impl, bound):
             path = rng.integers(0, X.shape[0], size=(T + 1, m))
             _, _, xb, Xb = impl.blr_run(X, y, s2, P, mp, path, init=eta0)
             kl[r] = OX.kl_gauss(np.asarray(xb), np.asarray(Xb) - np.outer(xb, xb), mu_s, S_s)
-        ctx.mean_leq(kl, bound(V, T), alpha=1e-6, label=f"T1-CE, T = {T}: E KL(q_bar, q*) <= corrected bound "
-                                                          f"({R} runs)")
+        ctx.mean_leq(
+            kl, bound(V, T), alpha=1e-6, label=f"T1-CE, T = {T}: E KL(q_bar, q*) <= corrected bound ({R} runs)"
+        )
         vals.append(kl)
         ctx.count(R)
     ctx.decay(Ts, vals, -1.0, label="T1-CE: E KL(q_bar_(T+1), q*) = O(1/T)")
@@ -258,8 +311,19 @@ def _e004_1(ctx):
     impl = ctx.adapter("ngvi")
     ce = T1CE
     for T, expect in [(1, 45.91784389), (2, 35.07430086)]:
-        ekl, V = _thm1_instance(ctx, impl, ce["X"], ce["y"], ce["s2"], ce["P"], ce["mp"], 1, T,
-                                (np.zeros(1), -0.5 * np.eye(1)), f"T1-CE T={T}")
+        ekl, V = _thm1_instance(
+            ctx,
+            impl,
+            ce["X"],
+            ce["y"],
+            ce["s2"],
+            ce["P"],
+            ce["mp"],
+            1,
+            T,
+            (np.zeros(1), -0.5 * np.eye(1)),
+            f"T1-CE T={T}",
+        )
         ctx.close(V, 400.0 / 3.0, rtol=1e-12, label="V = 400/3 exactly")
         ctx.close(ekl, expect, rtol=1e-8, label="E KL by enumeration")
         ctx.geq(ekl, V / (T + 2) * 1.03, label=f"printed bound V/(T+2) violated at T={T} by > 3%")
@@ -281,7 +345,7 @@ def _claim_blr_history(ctx):
         xb, Xb = mu.copy(), S + np.outer(mu, mu)
         want_last, want_avg = [], []
         for t in range(1, T + 1):
-            g = 2.0 / (t + 1.0)                                    # Thm 1's gamma_(t-1) = 2 / ((t - 1) + 2)
+            g = 2.0 / (t + 1.0)  # Thm 1's gamma_(t-1) = 2 / ((t - 1) + 2)
             mu, S = OX.ngd_blr_step_moments(mu, S, X, y, idx[t - 1], s2, P, mp, g)
             xb, Xb = (1 - g) * xb + g * mu, (1 - g) * Xb + g * (S + np.outer(mu, mu))
             if t in at:
@@ -292,14 +356,20 @@ def _claim_blr_history(ctx):
         ctx.close(np.asarray(kl_last, float), want_last, rtol=1e-8, atol=1e-10, label=f"{what}: KL of q_t")
         ctx.close(np.asarray(kl_avg, float), want_avg, rtol=1e-8, atol=1e-10, label=f"{what}: KL of the omega average")
         plain = impl.blr_run(X, y, s2, P, mp, idx)
-        ctx.close(np.concatenate([np.ravel(v) for v in final]), np.concatenate([np.ravel(v) for v in plain]),
-                  rtol=1e-12, atol=1e-12, label=f"{what}: the recording run ends where blr_run does")
+        ctx.close(
+            np.concatenate([np.ravel(v) for v in final]),
+            np.concatenate([np.ravel(v) for v in plain]),
+            rtol=1e-12,
+            atol=1e-12,
+            label=f"{what}: the recording run ends where blr_run does",
+        )
         ctx.count(len(at))
 
 
 # ------------------------------------------------------------------------------------------------------------------
 # validity (Remark 2) and the estimators of §3.2
 # ------------------------------------------------------------------------------------------------------------------
+
 
 @statement("004.remark2")
 def _remark2(ctx):
@@ -312,7 +382,7 @@ def _remark2(ctx):
         Lam_p = -0.5 * np.linalg.inv(P)
         k = int(rng.integers(0, d + 1))
         B = rng.standard_normal((d, k))
-        G = -(B @ B.T)                                            # NSD, possibly singular
+        G = -(B @ B.T)  # NSD, possibly singular
         g = float(rng.choice([0.0, 1.0, rng.uniform(0, 1)]))
         new = impl.natural_update((lam, Lam), (rng.standard_normal(d), G + Lam_p), g)
         top = float(np.linalg.eigvalsh(new[1])[-1])
@@ -323,17 +393,23 @@ def _remark2(ctx):
     # negative direction 1: gamma = 1 and grad_Xi with an eigenvalue > lambda_min(P^-1)/2 -> Lam_{t+1} not < 0
     P = np.diag([1.0, 4.0])
     Lam_p = -0.5 * np.linalg.inv(P)
-    G = np.diag([0.0, 0.2])                                       # 0.2 > lambda_min(P^-1)/2 = 0.125
+    G = np.diag([0.0, 0.2])  # 0.2 > lambda_min(P^-1)/2 = 0.125
     would = Lam_p + G
     ctx.true(np.linalg.eigvalsh(would)[-1] > 0, label="the update would leave D")
-    _expect_refusal(ctx, lambda: impl.natural_update((np.zeros(2), -0.5 * np.eye(2)), (np.zeros(2), would), 1.0),
-                    "refuses gamma = 1 with a non-NSD gradient")
+    _expect_refusal(
+        ctx,
+        lambda: impl.natural_update((np.zeros(2), -0.5 * np.eye(2)), (np.zeros(2), would), 1.0),
+        "refuses gamma = 1 with a non-NSD gradient",
+    )
     # negative direction 2: gamma > 1 with Lam_t << Lam_p
     Lam_t = -10.0 * np.eye(2)
     would = (1 - 2.0) * Lam_t + 2.0 * (-0.5 * np.eye(2))
     ctx.true(np.linalg.eigvalsh(would)[-1] > 0, label="gamma = 2 would leave D")
-    _expect_refusal(ctx, lambda: impl.natural_update((np.zeros(2), Lam_t), (np.zeros(2), -0.5 * np.eye(2)), 2.0),
-                    "refuses gamma = 2")
+    _expect_refusal(
+        ctx,
+        lambda: impl.natural_update((np.zeros(2), Lam_t), (np.zeros(2), -0.5 * np.eye(2)), 2.0),
+        "refuses gamma = 2",
+    )
 
 
 def _expect_refusal(ctx, fn, label):

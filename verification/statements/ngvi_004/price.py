@@ -13,6 +13,7 @@ Statements: 004.claim-price-exact.
 from __future__ import annotations
 
 import numpy as np
+
 from refvi.verification.statement import statement
 from refvi.verification.statements.ngvi_004._common import rand_spd
 
@@ -25,7 +26,7 @@ def claim_price_exact(ctx):
         d = int(rng.integers(1, 5))
         A, c = rand_spd(rng, d), rng.standard_normal(d)
         K = rng.standard_normal((d, d))
-        K = K - K.T                                          # a skew part: E[H] is the symmetric part of H
+        K = K - K.T  # a skew part: E[H] is the symmetric part of H
         xi, S = rng.standard_normal(d), rand_spd(rng, d)
         u = rng.standard_normal((int(rng.integers(1, 4)), d))
         U = np.vstack([u, -u])

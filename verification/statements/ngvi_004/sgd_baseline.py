@@ -13,11 +13,18 @@ Statements: 004.claim-sgd-baseline-replay.
 from __future__ import annotations
 
 import numpy as np
+from scipy.special import expit
+
 from refvi.verification.oracles import ngvi_expfam as OX
 from refvi.verification.statement import statement
-from refvi.verification.statements.ngvi_004._common import (GLM_ELBO_RTOL, check_history, glm_neg_elbo,
-                                                             rand_blr, rand_spd, recorded_iterations)
-from scipy.special import expit
+from refvi.verification.statements.ngvi_004._common import (
+    GLM_ELBO_RTOL,
+    check_history,
+    glm_neg_elbo,
+    rand_blr,
+    rand_spd,
+    recorded_iterations,
+)
 
 
 def _kl_step(m, C, step, gm, gC, Pinv, mp):
@@ -31,11 +38,11 @@ def _kl_step(m, C, step, gm, gC, Pinv, mp):
     return m, C
 
 
-def _blr_replay(X, y, s2, P, mp, indices, steps, m, C):
+def _blr_replay(X, y, s2, P, mp, indices, steps, m, C) -> list[tuple[np.ndarray, np.ndarray]]:
     """The iterates (m_t, C_t), t = 1..T."""
     n, Pinv = X.shape[0], np.linalg.inv(P)
-    out = []
-    for rows, step in zip(indices, steps):
+    out: list[tuple[np.ndarray, np.ndarray]] = []
+    for rows, step in zip(indices, steps, strict=True):
         c = n / (len(rows) * s2)
         gm, G = np.zeros_like(m), np.zeros_like(C)
         for i in rows:
@@ -59,8 +66,11 @@ def _glm_replay(kind, X, y, steps, U, estimator, batches, m, C):
             g = np.zeros(d)
             for i in rows:
                 a = float(X[i] @ z)
-                d1, d2 = (y[i] * expit(-y[i] * a), -expit(a) * expit(-a)) if kind == "logistic" else \
-                    (y[i] - np.exp(a), -np.exp(a))
+                d1, d2 = (
+                    (y[i] * expit(-y[i] * a), -expit(a) * expit(-a))
+                    if kind == "logistic"
+                    else (y[i] - np.exp(a), -np.exp(a))
+                )
                 g += c * d1 * X[i]
                 Hbar += c * d2 * np.outer(X[i], X[i]) / len(U[t])
             gm -= g / len(U[t])
@@ -77,10 +87,15 @@ def _claim_sgd_baseline_replay(ctx):
 
     def compare(lam_lam, m, C, what):
         want = OX.natural_from_moments(m, C @ C.T)
-        for k, (got, ref) in enumerate(zip(lam_lam, want)):
+        for k, (got, ref) in enumerate(zip(lam_lam, want, strict=True)):
             ref = np.asarray(ref, float)
-            ctx.close(np.asarray(got, float), ref, rtol=1e-9, atol=1e-9 * (1.0 + float(np.abs(ref).max())),
-                      label=f"{what}: {('lam', 'Lam')[k]}_T")
+            ctx.close(
+                np.asarray(got, float),
+                ref,
+                rtol=1e-9,
+                atol=1e-9 * (1.0 + float(np.abs(ref).max())),
+                label=f"{what}: {('lam', 'Lam')[k]}_T",
+            )
 
     def check(rng):
         d, n, T = int(rng.integers(1, 4)), int(rng.integers(1, 10)), int(rng.integers(1, 6))
@@ -97,12 +112,13 @@ def _claim_sgd_baseline_replay(ctx):
             states = _blr_replay(X, y, s2, P, mp, idx, steps, m0, C0)
             what = f"BLR d = {d}, n = {n}, T = {T}"
             compare(impl.blr_sgd(X, y, s2, P, mp, idx, steps, init), *states[-1], what)
-            if init is None:        # Figure 1's SGD curve: KL(q_t || posterior) after some iterations
+            if init is None:  # Figure 1's SGD curve: KL(q_t || posterior) after some iterations
                 at = recorded_iterations(rng, T)
                 post = OX.blr_posterior(X, y, s2, P, mp)
                 got = impl.blr_sgd_history(X, y, s2, P, mp, idx, steps, at)
-                check_history(ctx, got, at, [OX.kl_gauss(m, C @ C.T, *post) for m, C in (states[t - 1] for t in at)],
-                              what)
+                check_history(
+                    ctx, got, at, [OX.kl_gauss(m, C @ C.T, *post) for m, C in (states[t - 1] for t in at)], what
+                )
                 compare(got[2], *states[-1], f"{what}, recording run")
             return
         kind = ("logistic", "poisson")[int(rng.integers(0, 2))]
@@ -117,14 +133,20 @@ def _claim_sgd_baseline_replay(ctx):
         states = _glm_replay(kind, X, y, steps, U, estimator, batches, m0, C0)
         m, C = states[-1]
         if not (np.all(np.isfinite(C)) and np.diag(C).min() > 1e-3):
-            return                  # a run the steps do not keep well inside the domain: not an instance of the claim
+            return  # a run the steps do not keep well inside the domain: not an instance of the claim
         what = f"{kind}, {estimator}, d = {d}, n = {n}, T = {T}, batch {batch or 'all'}"
         compare(impl.glm_sgd(kind, X, y, steps, U, estimator, batches, init), m, C, what)
-        if init is None:            # Figure 2's SGD curves: l(q_t) after some iterations
+        if init is None:  # Figure 2's SGD curves: l(q_t) after some iterations
             at = recorded_iterations(rng, T)
             got = impl.glm_sgd_history(kind, X, y, steps, U, at, estimator, batches)
-            check_history(ctx, got, at, [glm_neg_elbo(kind, X, y, mt, Ct @ Ct.T) for mt, Ct in
-                                         (states[t - 1] for t in at)], what, rtol=GLM_ELBO_RTOL)
+            check_history(
+                ctx,
+                got,
+                at,
+                [glm_neg_elbo(kind, X, y, mt, Ct @ Ct.T) for mt, Ct in (states[t - 1] for t in at)],
+                what,
+                rtol=GLM_ELBO_RTOL,
+            )
             compare(got[2], m, C, f"{what}, recording run")
 
     ctx.forall_drawn(check, seeds=list(range(8)), max_examples=max(16, ctx.profile.max_examples // 2))

@@ -11,6 +11,7 @@ import math
 from types import SimpleNamespace
 
 import numpy as np
+
 from refvi.verification.errata import erratum
 from refvi.verification.oracles import ngvi_expfam as OX
 from refvi.verification.statement import statement
@@ -19,6 +20,7 @@ from refvi.verification.statements.ngvi_004._common import minibatch_blr, natura
 # ------------------------------------------------------------------------------------------------------------------
 # Lemma 3 and its building blocks (App. C)
 # ------------------------------------------------------------------------------------------------------------------
+
 
 def _constants(X, y, P, s2):
     nu = max(1.0, float(np.linalg.eigvalsh(P)[-1]))
@@ -47,9 +49,26 @@ def _trajectory_case(impl, rng):
     X, y, s2, P, mp, m, idx, steps = _lemma3_instance(rng)
     nu, b, s1, s2d = _constants(X, y, P, s2)
     lam_p, Lam_p = natural_of(mp, P)
-    return SimpleNamespace(X=X, y=y, s2=s2, P=P, mp=mp, m=m, idx=idx, steps=steps, n=X.shape[0], nu=nu, b=b, s1=s1,
-                           s2d=s2d, lam_p=lam_p, Lam_p=Lam_p, ls=X.T @ y / s2 + lam_p, Ls=Lam_p - 0.5 * X.T @ X / s2,
-                           states=impl.blr_trajectory(X, y, s2, P, mp, idx, steps))
+    return SimpleNamespace(
+        X=X,
+        y=y,
+        s2=s2,
+        P=P,
+        mp=mp,
+        m=m,
+        idx=idx,
+        steps=steps,
+        n=X.shape[0],
+        nu=nu,
+        b=b,
+        s1=s1,
+        s2d=s2d,
+        lam_p=lam_p,
+        Lam_p=Lam_p,
+        ls=X.T @ y / s2 + lam_p,
+        Ls=Lam_p - 0.5 * X.T @ X / s2,
+        states=impl.blr_trajectory(X, y, s2, P, mp, idx, steps),
+    )
 
 
 def forall_trajectories(ctx, check, seeds=(0,)):
@@ -64,16 +83,29 @@ def _lemma3(ctx):
     def check(impl, c):
         X, y, s2, P, mp, m, n, nu, s1, s2d = c.X, c.y, c.s2, c.P, c.mp, c.m, c.n, c.nu, c.s1, c.s2d
         b = c.b / s2
-        V2 = (nu * s1 + 0.5 * nu**2 * s2d + 2 * nu**2 * b * math.sqrt(s1 * s2d) * n + nu**3 * b**2 * s2d * n**2) \
-            * n**2 / (s2**2 * m)
-        ctx.close(float(impl.blr_lemma3_bound(X, y, s2, P, mp, m)), V2, rtol=1e-12,
-                  label=f"the implementation's V_2 = Eq. (16) with b / sigma^2 (sigma^2 = {s2:.3g})")
-        for eta, g in zip(c.states, list(c.steps) + [0.5]):
+        V2 = (
+            (nu * s1 + 0.5 * nu**2 * s2d + 2 * nu**2 * b * math.sqrt(s1 * s2d) * n + nu**3 * b**2 * s2d * n**2)
+            * n**2
+            / (s2**2 * m)
+        )
+        ctx.close(
+            float(impl.blr_lemma3_bound(X, y, s2, P, mp, m)),
+            V2,
+            rtol=1e-12,
+            label=f"the implementation's V_2 = Eq. (16) with b / sigma^2 (sigma^2 = {s2:.3g})",
+        )
+        for eta, g in zip(c.states, list(c.steps) + [0.5], strict=True):
             if g <= 0:
                 continue
-            v = OX.variance12(*eta, g, X, y, s2, P, mp, m)
-            ctx.close(float(impl.blr_variance(X, y, s2, P, mp, eta, g, m)), v, rtol=1e-9, atol=1e-12 * (1 + V2),
-                      label="the implementation's Eq. (12) = the oracle's (exact over the batches)")
+            lam, Lam = eta
+            v = OX.variance12(lam, Lam, g, X, y, s2, P, mp, m)
+            ctx.close(
+                float(impl.blr_variance(X, y, s2, P, mp, eta, g, m)),
+                v,
+                rtol=1e-9,
+                atol=1e-12 * (1 + V2),
+                label="the implementation's Eq. (12) = the oracle's (exact over the batches)",
+            )
             ctx.bound(v, V2, rtol=1e-9, label="(12) <= V_2 (corrected b)")
 
     # fixed: sigma^2 = 1 (printed and corrected b agree), sigma^2 < 1 and > 1 (they differ by 1/sigma^2)
@@ -84,8 +116,9 @@ def _lemma3(ctx):
 def _lemma5(ctx):
     def check(impl, c):
         for eta in c.states:
-            ctx.bound(np.linalg.eigvalsh(eta[1])[-1], -1.0 / (2 * c.nu), atol=1e-12,
-                      label="lambda_max(Lam_t) <= -1/(2 nu)")
+            ctx.bound(
+                np.linalg.eigvalsh(eta[1])[-1], -1.0 / (2 * c.nu), atol=1e-12, label="lambda_max(Lam_t) <= -1/(2 nu)"
+            )
 
     forall_trajectories(ctx, check)
 
@@ -101,7 +134,7 @@ def _lemma6(ctx):
         ctx.bound(lhs, 4 * nu**2 * np.linalg.norm(L1 - L2), rtol=1e-10, label="Lemma 6")
 
     ctx.forall_drawn(check, seeds=[0])
-    nu, eps = 2.0, 1e-7                  # tightness at the cap: the ratio -> 4 nu^2
+    nu, eps = 2.0, 1e-7  # tightness at the cap: the ratio -> 4 nu^2
     L2 = -np.eye(2) / (2 * nu)
     L1 = L2 - eps * np.eye(2)
     r = np.linalg.norm(np.linalg.inv(L1) - np.linalg.inv(L2)) / np.linalg.norm(L1 - L2)
@@ -177,14 +210,14 @@ def _lemma1011(ctx):
 
     def check(impl, c):
         n, nu, b, ls, Ls = c.n, c.nu, c.b / c.s2, c.ls, c.Ls
-        for eta, g in zip(c.states, c.steps):
+        for eta, g in zip(c.states, c.steps, strict=False):  # eta_0..T, gamma_1..T: eta_T has no step
             if g <= 0:
                 continue
             w_star = impl.expectation_from_natural((1 - g) * eta[0] + g * ls, (1 - g) * eta[1] + g * Ls)
             for combo, _ in OX.batches_with_prob(n, c.m):
                 lh, Lh = _eta_hat_raw(c.X, c.y, c.s2, c.lam_p, c.Lam_p, combo)
                 w = impl.expectation_from_natural((1 - g) * eta[0] + g * lh, (1 - g) * eta[1] + g * Lh)
-                dxi, dXi = np.linalg.norm(ls - lh), np.linalg.norm(Ls - Lh)   # ||grad-hat - grad|| blocks
+                dxi, dXi = np.linalg.norm(ls - lh), np.linalg.norm(Ls - Lh)  # ||grad-hat - grad|| blocks
                 if which == 10:
                     lhs = np.linalg.norm(w_star[0] - w[0])
                     rhs = g * nu * dxi + 2 * g * nu**2 * b * n * dXi
@@ -223,14 +256,21 @@ def _e004_3(ctx):
     n = X.shape[0]
 
     def v2(bb):
-        return (nu * s1 + 0.5 * nu**2 * s2d + 2 * nu**2 * bb * math.sqrt(s1 * s2d) * n + nu**3 * bb**2 * s2d * n**2) \
-            * n**2 / (s2**2 * m)
+        return (
+            (nu * s1 + 0.5 * nu**2 * s2d + 2 * nu**2 * bb * math.sqrt(s1 * s2d) * n + nu**3 * bb**2 * s2d * n**2)
+            * n**2
+            / (s2**2 * m)
+        )
 
     eta0 = (np.zeros(1), -0.5 * np.eye(1))
     v = OX.variance12(*eta0, 1.0, X, y, s2, P, mp, m)
     ctx.close(v, 25.0625, rtol=1e-12, label="Eq. (12) at q_0 = N(0, 1), gamma_0 = 1 (oracle, exact) = 25.0625")
-    ctx.close(float(impl.blr_variance(X, y, s2, P, mp, eta0, 1.0, m)), v, rtol=1e-9,
-              label="the implementation's Eq. (12) agrees")
+    ctx.close(
+        float(impl.blr_variance(X, y, s2, P, mp, eta0, 1.0, m)),
+        v,
+        rtol=1e-9,
+        label="the implementation's Eq. (12) agrees",
+    )
     ctx.close(v2(b), 0.30375, rtol=1e-12, label="printed V_2 (b = max ||y_i x_i||) = 0.30375")
     ctx.geq(v, 80 * v2(b), label="printed Lemma 3 fails: Eq. (12) = 25.06 > 80 x printed V_2 = 0.304 (82x)")
     ctx.bound(v, v2(b / s2), label="the corrected V_2 = 225.3 (b / sigma^2) holds")

@@ -6,19 +6,39 @@ from __future__ import annotations
 import math
 
 import numpy as np
+from scipy import stats
+
 from refvi.verification.oracles import charfun as cf
 from refvi.verification.oracles import discrete
 from refvi.verification.protocol.bases import BaseSpec
-from scipy import stats
 
 LAWS = ("gaussian", "uniform", "laplace", "exponential", "rademacher", "two_point", "student_t")
-_SCIPY_1D = {"gaussian": stats.norm(), "uniform": stats.uniform(-math.sqrt(3.0), 2.0 * math.sqrt(3.0)),
-             "laplace": stats.laplace(scale=1.0 / math.sqrt(2.0)), "exponential": stats.expon(loc=-1.0)}
+_SCIPY_1D = {
+    "gaussian": stats.norm(),
+    "uniform": stats.uniform(-math.sqrt(3.0), 2.0 * math.sqrt(3.0)),
+    "laplace": stats.laplace(scale=1.0 / math.sqrt(2.0)),
+    "exponential": stats.expon(loc=-1.0),
+}
+
+
+def _affine(base: BaseSpec) -> tuple[BaseSpec, np.ndarray, np.ndarray]:
+    """(inner, shift, scale) of an affine base (BaseSpec's constructor guarantees all three)."""
+    if base.inner is None or base.shift is None or base.scale is None:
+        raise ValueError(f"{base!r} is not a complete affine base")
+    return base.inner, base.shift, base.scale
+
+
+def _nu(base: BaseSpec) -> float:
+    """The degrees of freedom of a student_t base."""
+    if base.nu is None:
+        raise ValueError(f"{base!r}: a student_t base needs nu")
+    return base.nu
 
 
 def oracle_charfun(base: BaseSpec, K: np.ndarray) -> np.ndarray:
     if base.kind == "affine":
-        return np.exp(1j * (K @ base.shift)) * oracle_charfun(base.inner, K @ base.scale)
+        inner, shift, scale = _affine(base)
+        return np.exp(1j * (K @ shift)) * oracle_charfun(inner, K @ scale)
     if base.kind in ("two_point", "rademacher"):
         U, w = discrete.two_point_atoms(K.shape[1], 0.5 if base.p is None else base.p)
         return np.exp(1j * (K @ U.T)) @ w
@@ -29,9 +49,10 @@ def oracle_charfun(base: BaseSpec, K: np.ndarray) -> np.ndarray:
 
 def oracle_entropy(base: BaseSpec, d: int) -> float:
     if base.kind == "affine":
-        return oracle_entropy(base.inner, d) + float(np.linalg.slogdet(base.scale)[1])
+        inner, _, scale = _affine(base)
+        return oracle_entropy(inner, d) + float(np.linalg.slogdet(scale)[1])
     if base.kind == "student_t":
-        nu = base.nu
+        nu = _nu(base)
         if base.product:
             return d * float(stats.t(df=nu, scale=math.sqrt((nu - 2.0) / nu)).entropy())
         return float(stats.multivariate_t(shape=np.eye(d) * (nu - 2.0) / nu, df=nu).entropy())
@@ -51,10 +72,11 @@ def oracle_log_density(base: BaseSpec, U: np.ndarray) -> np.ndarray:
     """log s(u) at the rows of U (n, d) by scipy.stats (continuous laws only)."""
     U = np.atleast_2d(np.asarray(U, dtype=float))
     if base.kind == "affine":
-        U0 = np.linalg.solve(base.scale, (U - base.shift).T).T
-        return oracle_log_density(base.inner, U0) - float(np.linalg.slogdet(base.scale)[1])
+        inner, shift, scale = _affine(base)
+        U0 = np.linalg.solve(scale, (U - shift).T).T
+        return oracle_log_density(inner, U0) - float(np.linalg.slogdet(scale)[1])
     if base.kind == "student_t":
-        nu, d = base.nu, U.shape[1]
+        nu, d = _nu(base), U.shape[1]
         if base.product:
             return stats.t(df=nu, scale=math.sqrt((nu - 2.0) / nu)).logpdf(U).sum(axis=1)
         return np.atleast_1d(stats.multivariate_t(loc=np.zeros(d), shape=np.eye(d) * (nu - 2.0) / nu, df=nu).logpdf(U))
@@ -64,5 +86,6 @@ def oracle_log_density(base: BaseSpec, U: np.ndarray) -> np.ndarray:
 def oracle_moments(base: BaseSpec, d: int) -> tuple[np.ndarray, np.ndarray]:
     """(E u, V u): (shift, A A^T) for an affine map of a standardized law, (0, I) for a standardized one."""
     if base.kind == "affine":
-        return base.shift, base.scale @ base.scale.T
+        _, shift, scale = _affine(base)
+        return shift, scale @ scale.T
     return np.zeros(d), np.eye(d)

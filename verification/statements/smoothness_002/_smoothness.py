@@ -20,6 +20,7 @@ import math
 
 import numpy as np
 from hypothesis import strategies as st
+
 from refvi.verification.oracles import charfun as cf
 from refvi.verification.oracles import discrete as ds
 from refvi.verification.protocol import targets as specs
@@ -27,7 +28,7 @@ from refvi.verification.protocol import targets as specs
 SOURCE = "Domke (seed 002)"
 
 
-RTOL_INEQ = 1e-9        # exact / quadrature gradients: errors ~1e-13, far below this margin
+RTOL_INEQ = 1e-9  # exact / quadrature gradients: errors ~1e-13, far below this margin
 
 
 ATOL_INEQ = 1e-11
@@ -50,7 +51,7 @@ def _draw_C(rng, d, structure, lo=0.2, hi=1.5):
     return (Q1 * s) @ Q2.T
 
 
-def _pair(rng, d, structure, near):
+def _pair(rng, d, structure, near) -> tuple[tuple[np.ndarray, np.ndarray], tuple[np.ndarray, np.ndarray]]:
     """Two parameter points w = (m, C), v = (m', C') in the domain; ``near`` puts v at relative distance ~0.05."""
     m, C = rng.uniform(-1.5, 1.5, d), _draw_C(rng, d, structure)
     if near:
@@ -58,8 +59,9 @@ def _pair(rng, d, structure, near):
         C2 = C + 0.05 * _draw_C(rng, d, structure, -1.0, 1.0)
         if structure == "sym":
             C2 = 0.5 * (C2 + C2.T)
-        ok = np.linalg.svd(C2, compute_uv=False)[-1] > 0.05 and (structure not in ("tril", "diag")
-                                                                 or np.all(np.diag(C2) > 0))
+        ok = np.linalg.svd(C2, compute_uv=False)[-1] > 0.05 and (
+            structure not in ("tril", "diag") or np.all(np.diag(C2) > 0)
+        )
         if structure == "sym":
             ok = ok and np.linalg.eigvalsh(C2)[0] > 0
         if ok:
@@ -70,7 +72,7 @@ def _pair(rng, d, structure, near):
 def _cos_params(rng, d, convex: bool | None = None, kmax: float = 6.0):
     """alpha, b, phi, beta, z0 of the cos + quadratic target; ``convex=True`` forces beta > |alpha| ||b||^2."""
     b = rng.uniform(-1.0, 1.0, d)
-    b *= min(1.0, kmax / (1.5 * math.sqrt(d) * np.abs(b).sum() + 1e-300))   # keeps 1.5 sqrt(d) ||b||_1 <= kmax
+    b *= min(1.0, kmax / (1.5 * math.sqrt(d) * np.abs(b).sum() + 1e-300))  # keeps 1.5 sqrt(d) ||b||_1 <= kmax
     alpha = rng.uniform(-3.0, 3.0)
     curv = abs(alpha) * float(b @ b)
     if convex is True:
@@ -107,7 +109,7 @@ def _impl_grad_rule(ctx, target, m, C, U, w, structure="full"):
 def _smooth_check(ctx, gw, gv, w, v, M, label):
     lhs = math.sqrt(float(np.sum((gw[0] - gv[0]) ** 2)) + float(np.sum((gw[1] - gv[1]) ** 2)))
     rhs = M * _norm_w(w[0] - v[0], w[1] - v[1])
-    ctx.bound(lhs, rhs, rtol=RTOL_INEQ, atol=ATOL_INEQ, label=label)   # gradients exact to ~1e-13 (module docstring)
+    ctx.bound(lhs, rhs, rtol=RTOL_INEQ, atol=ATOL_INEQ, label=label)  # gradients exact to ~1e-13 (module docstring)
     return lhs / rhs
 
 
@@ -117,8 +119,13 @@ def _sc_check(ctx, gw, gv, w, v, c, label):
     ctx.geq(lhs, rhs, rtol=RTOL_INEQ, atol=ATOL_INEQ, label=label)
 
 
-_INST = st.fixed_dictionaries({"seed": st.integers(0, 2 ** 32 - 1), "near": st.booleans(),
-                               "structure": st.sampled_from(("full", "tril", "diag", "sym"))})
+_INST = st.fixed_dictionaries(
+    {
+        "seed": st.integers(0, 2**32 - 1),
+        "near": st.booleans(),
+        "structure": st.sampled_from(("full", "tril", "diag", "sym")),
+    }
+)
 
 
 def _shifted_top_ratio(ctx, a, mu0):
@@ -159,6 +166,7 @@ def _t_shape_ratio(ctx, a, nu):
 
 def _sym_moments(d):
     import sympy as sp
+
     mu = sp.Matrix(d, 1, lambda i, _: sp.Symbol(f"mu{i}"))
     Sig = sp.Matrix(d, d, lambda i, j: sp.Symbol(f"S{min(i, j)}{max(i, j)}"))
     return mu, Sig

@@ -6,9 +6,10 @@ Statements: Thm 3 (solution bounds), Cor 16 (non-standardized bases), Thm 5 (h i
 (rank-one singular perturbation), Lemma 17 (inverse difference bound), Thm 7 (prox and projection operators), and
 three corrected claims of the main text (logistic constants, convexity of h, convexity of W_M).
 
-Errata (each defined beside the statement it corrects): E002-1 (Thm 3(ii) proof invalid, P1), E002-2 (logistic c, P7), E002-3 (h not convex over full C,
-P2), E002-4 (W_M not convex, P3), E002-5 (prox remark "Delta C_ii ~ lambda", P6), E002-6 (spurious square in the
-proof of Thm 5, P13), E002-7 (sign of h(w') - h(w) in the proof of Lemma 15, P13).
+Errata (each defined beside the statement it corrects): E002-1 (Thm 3(ii) proof invalid, P1), E002-2 (logistic c, P7),
+E002-3 (h not convex over full C, P2), E002-4 (W_M not convex, P3),
+E002-5 (prox remark "Delta C_ii ~ lambda", P6), E002-6 (spurious square in the proof of Thm 5, P13),
+E002-7 (sign of h(w') - h(w) in the proof of Lemma 15, P13).
 
 The algorithms under test are reached only through ``ctx.impl`` (targets handed over as plain ``TargetSpec``
 records); optima of logistic models come from the independent oracle :mod:`refvi.verification.oracles.vi_objective`,
@@ -23,10 +24,9 @@ import math
 
 import numpy as np
 from hypothesis import strategies as st
-from refvi.verification.oracles.matrices import random_orthogonal
 from scipy import optimize
 
-
+from refvi.verification.oracles.matrices import random_orthogonal
 
 SEEDS = st.integers(min_value=0, max_value=2**32 - 1)
 
@@ -34,6 +34,7 @@ SEEDS = st.integers(min_value=0, max_value=2**32 - 1)
 # ------------------------------------------------------------------------------------------------------------------
 # helpers (pure NumPy; unit-tested in tests/verification/statements/test_smoothness_002_solution.py)
 # ------------------------------------------------------------------------------------------------------------------
+
 
 def neg_log_abs_det(C) -> float:
     """h(C) = -log|det C| (seed 002 §3.1, entropy constant of s dropped); +inf for singular C."""

@@ -15,13 +15,18 @@ Statements: 002.claim-base-laws, 002.claim-base-atoms.
 from __future__ import annotations
 
 import numpy as np
+from scipy import linalg
+
 from refvi.verification.oracles import discrete as ds
 from refvi.verification.protocol.bases import BaseSpec, affine
 from refvi.verification.statement import statement
-from refvi.verification.statements.smoothness_002._bases import (oracle_charfun, oracle_entropy,
-                                                                      oracle_moments, random_law)
+from refvi.verification.statements.smoothness_002._bases import (
+    oracle_charfun,
+    oracle_entropy,
+    oracle_moments,
+    random_law,
+)
 from refvi.verification.strategies import RNG
-from scipy import linalg
 
 
 def _maybe_affine(rng, base, d):
@@ -48,7 +53,10 @@ def _fixed():
     K = np.array([[0.0, 0.0], [0.3, -1.2], [2.5, 0.7], [-4.0, 3.0]])
     A = np.array([[1.5, 0.0], [-0.8, 0.5]])
     laws = [BaseSpec(k) for k in ("gaussian", "uniform", "laplace", "exponential", "rademacher")] + [
-        BaseSpec("two_point", p=0.2), BaseSpec("student_t", nu=5.0), BaseSpec("student_t", nu=3.5, product=True)]
+        BaseSpec("two_point", p=0.2),
+        BaseSpec("student_t", nu=5.0),
+        BaseSpec("student_t", nu=3.5, product=True),
+    ]
     out = []
     for b in laws:
         out += [(b, 2, K, np.array([0.4, -1.0]), A.T), (affine(b, [1.0, -2.0], A), 2, K, np.array([0.4, -1.0]), A.T)]
@@ -68,19 +76,30 @@ def claim_base_laws(ctx):
         ctx.close(mu, mu_o, atol=1e-12, label=f"{what}: E u")
         ctx.close(S, S_o, rtol=1e-12, atol=1e-12, label=f"{what}: V u")
         if not base.discrete:
-            ctx.close(float(ctx.impl.base_entropy(base, d)), oracle_entropy(base, d), rtol=1e-11, atol=1e-11,
-                      label=f"{what}: differential entropy")
+            ctx.close(
+                float(ctx.impl.base_entropy(base, d)),
+                oracle_entropy(base, d),
+                rtol=1e-11,
+                atol=1e-11,
+                label=f"{what}: differential entropy",
+            )
         R = np.linalg.inv(np.real(linalg.sqrtm(S_o)))
         # the standardized law R (u0 - mu): mean 0, covariance I, and E exp(i k^T u) = exp(-i k^T R mu) phi(R k)
         std = ctx.impl.standardize(base, d)
-        ctx.true(std.kind == "affine" and std.inner.kind != "affine", label=f"{what}: standardized = an affine map "
-                                                                              "of a standardized law")
+        ctx.true(
+            std.kind == "affine" and std.inner.kind != "affine",
+            label=f"{what}: standardized = an affine map of a standardized law",
+        )
         mu_s, S_s = oracle_moments(std, d)
         ctx.close(mu_s, np.zeros(d), atol=1e-10, label=f"{what}: the standardized base has E u = 0")
         ctx.close(S_s, np.eye(d), atol=1e-10, label=f"{what}: the standardized base has V u = I")
         diff = oracle_charfun(std, K) - np.exp(-1j * (K @ R @ mu_o)) * oracle_charfun(base, K @ R)
-        ctx.close(np.abs(diff), np.zeros(len(K)), atol=1e-10,
-                  label=f"{what}: the standardized base is R (u0 - mu) with R = Sigma^(-1/2) symmetric")
+        ctx.close(
+            np.abs(diff),
+            np.zeros(len(K)),
+            atol=1e-10,
+            label=f"{what}: the standardized base is R (u0 - mu) with R = Sigma^(-1/2) symmetric",
+        )
         if base.kind == "affine":
             m0, C0 = (np.asarray(v, dtype=np.float64) for v in ctx.impl.to_base_params(m, C, base))
             ctx.close(m0, m - C @ R @ mu_o, rtol=1e-10, atol=1e-10, label=f"{what}: m0 = m - C R mu")
@@ -103,8 +122,12 @@ def _atom_fixed():
     A = np.array([[1.5, 0.0, 0.0], [-0.8, 0.5, 0.0], [0.3, 2.0, 0.7]])
     b = np.array([1.0, -2.0, 0.5])
     out = [(BaseSpec("rademacher"), d) for d in range(1, 5)]
-    out += [(BaseSpec("two_point", p=0.2), 3), (BaseSpec("two_point", p=0.7), 2),
-            (affine(BaseSpec("two_point", p=0.2), b, A), 3), (affine(BaseSpec("rademacher"), b, A), 3)]
+    out += [
+        (BaseSpec("two_point", p=0.2), 3),
+        (BaseSpec("two_point", p=0.7), 2),
+        (affine(BaseSpec("two_point", p=0.2), b, A), 3),
+        (affine(BaseSpec("rademacher"), b, A), 3),
+    ]
     return out
 
 
@@ -115,11 +138,13 @@ def claim_base_atoms(ctx):
         what = f"{base!r}, d = {d}"
         U, w = (np.asarray(v, dtype=np.float64) for v in ctx.impl.base_atoms(base, d))
         law = base.inner if base.kind == "affine" else base
-        Uo, wo = ds.two_point_atoms(d, 0.5 if law.p is None else law.p)   # itertools enumeration of the product law
+        Uo, wo = ds.two_point_atoms(d, 0.5 if law.p is None else law.p)  # itertools enumeration of the product law
         if base.kind == "affine":
             Uo = Uo @ base.scale.T + base.shift
-        ctx.true(U.shape == Uo.shape and w.shape == wo.shape,
-                 label=f"{what}: 2^d atoms of dimension d (got U {U.shape}, w {w.shape})")
+        ctx.true(
+            U.shape == Uo.shape and w.shape == wo.shape,
+            label=f"{what}: 2^d atoms of dimension d (got U {U.shape}, w {w.shape})",
+        )
         if U.shape != Uo.shape or w.shape != wo.shape:
             return
         # the atoms are distinct (A invertible, hi != lo): match each oracle atom to its nearest returned atom

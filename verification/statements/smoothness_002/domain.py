@@ -11,12 +11,13 @@ import math
 
 import numpy as np
 from hypothesis import strategies as st
+from scipy import optimize
+
 from refvi.verification.errata import erratum
 from refvi.verification.oracles.matrices import random_orthogonal, with_singular_values
 from refvi.verification.protocol import targets as specs
 from refvi.verification.statement import statement
 from refvi.verification.statements.smoothness_002._solution import SEEDS, neg_log_abs_det, random_spd
-from scipy import optimize
 
 
 def logistic_hessian(X, y, prior_scale: float, z) -> np.ndarray:
@@ -31,6 +32,7 @@ def logistic_hessian(X, y, prior_scale: float, z) -> np.ndarray:
 # logistic regression constants (corrects §6 text)
 # ------------------------------------------------------------------------------------------------------------------
 
+
 def _logistic_1d_vi(x: float, prior_scale: float = 1.0):
     """VI optimum (m, c) and MAP for d = N = 1, y = +1 (Gaussian q, Gauss-Hermite with 200 nodes), from scratch."""
     t, w = np.polynomial.hermite_e.hermegauss(200)
@@ -41,8 +43,9 @@ def _logistic_1d_vi(x: float, prior_scale: float = 1.0):
         z = m + c * t
         return float(w @ np.logaddexp(0.0, -x * z)) + 0.5 * (m * m + c * c) / prior_scale**2 - math.log(abs(c))
 
-    res = optimize.minimize(F, [0.5, 0.5], method="Nelder-Mead", options={"xatol": 1e-12, "fatol": 1e-15,
-                                                                        "maxiter": 20000})
+    res = optimize.minimize(
+        F, [0.5, 0.5], method="Nelder-Mead", options={"xatol": 1e-12, "fatol": 1e-15, "maxiter": 20000}
+    )
     z_map = optimize.brentq(lambda z: z / prior_scale**2 - x / (1.0 + math.exp(x * z)), -10, 10, xtol=1e-15)
     return float(res.x[0]), abs(float(res.x[1])), z_map
 
@@ -79,7 +82,7 @@ def logistic_constants(ctx):
         # ...and both are tight: M is attained at z = 0 (sigma(0) sigma(0) = 1/4), c is approached far from the data
         ctx.close(np.linalg.eigvalsh(logistic_hessian(X, y, s, np.zeros(d)))[-1], M, rtol=1e-12, label="M attained")
         v = rng.normal(size=d)
-        z_far = v * (60.0 / np.min(np.abs(X @ v)))    # every |x_n^T z| >= 60, so sigma(t) sigma(-t) <= e^{-60}
+        z_far = v * (60.0 / np.min(np.abs(X @ v)))  # every |x_n^T z| >= 60, so sigma(t) sigma(-t) <= e^{-60}
         far = np.linalg.eigvalsh(logistic_hessian(X, y, s, z_far))[0]
         # the likelihood part is <= N e^{-60} max ||x_n||^2 ~ 1e-24 relative to c >= 1/4: rounding only
         ctx.close(far, c, rtol=1e-12, label="c approached far from the data")
@@ -103,8 +106,11 @@ def _e002_3(ctx):
     ctx.close(mid, math.log(2.0), rtol=1e-14, label="h(midpoint) = log 2")
     ctx.geq(mid, 0.5 * (neg_log_abs_det(C1) + neg_log_abs_det(C2)) + 0.69, label="midpoint convexity violated")
     g1 = np.asarray(ctx.impl.grad_neg_entropy(C1, "full"))
-    ctx.geq(neg_log_abs_det(C1) + float(np.sum(g1 * (C2 - C1))), neg_log_abs_det(C2) + 1.99,
-            label="first-order convexity violated (through impl.grad_neg_entropy)")
+    ctx.geq(
+        neg_log_abs_det(C1) + float(np.sum(g1 * (C2 - C1))),
+        neg_log_abs_det(C2) + 1.99,
+        label="first-order convexity violated (through impl.grad_neg_entropy)",
+    )
     ctx.count()
 
 
@@ -114,23 +120,37 @@ def h_convex_restricted(ctx):
         d, seed, structure = inst
         rng = ctx.rng(f"hc/{seed}/{structure}")
         if structure == "tril":
+
             def draw():
                 C = np.tril(rng.normal(size=(d, d)), -1)
                 C[np.diag_indices(d)] = np.exp(rng.uniform(-1.5, 1.5, size=d))
                 return C
         else:
+
             def draw():
                 return random_spd(rng, d, math.exp(-1.5), math.exp(1.5))
+
         B, C = draw(), draw()
         g = np.asarray(ctx.impl.grad_neg_entropy(C, structure))
         # first-order convexity h(B) >= h(C) + <grad h(C), B - C>; rounding of log det ~ 1e-13 on these scales
-        ctx.geq(neg_log_abs_det(B), neg_log_abs_det(C) + float(np.sum(g * (B - C))), atol=1e-11,
-                label=f"h convex on {structure} (first order)")
-        ctx.bound(neg_log_abs_det(0.5 * (B + C)), 0.5 * (neg_log_abs_det(B) + neg_log_abs_det(C)), atol=1e-11,
-                label=f"h convex on {structure} (midpoint)")
+        ctx.geq(
+            neg_log_abs_det(B),
+            neg_log_abs_det(C) + float(np.sum(g * (B - C))),
+            atol=1e-11,
+            label=f"h convex on {structure} (first order)",
+        )
+        ctx.bound(
+            neg_log_abs_det(0.5 * (B + C)),
+            0.5 * (neg_log_abs_det(B) + neg_log_abs_det(C)),
+            atol=1e-11,
+            label=f"h convex on {structure} (midpoint)",
+        )
 
-    ctx.forall(st.tuples(st.integers(1, 4), SEEDS, st.sampled_from(["tril", "sym"])), check,
-               fixed=[(2, 0, "tril"), (2, 0, "sym")])
+    ctx.forall(
+        st.tuples(st.integers(1, 4), SEEDS, st.sampled_from(["tril", "sym"])),
+        check,
+        fixed=[(2, 0, "tril"), (2, 0, "sym")],
+    )
 
 
 @erratum("E002-4")
@@ -171,6 +191,7 @@ def wm_claim(ctx):
 # Lemma 15, Lemma 17, Thm 5
 # ------------------------------------------------------------------------------------------------------------------
 
+
 @erratum("E002-7")
 def _e002_7(ctx):
     C, Cp = np.eye(1), 2.0 * np.eye(1)
@@ -196,15 +217,20 @@ def lemma15(ctx):
         # condition number <= e^3 ~ 20: rounding of C^{-T} and log det ~ 1e-14 relative; tolerance 1e-11
         ctx.close(float(np.sum(g * Delta)), -delta / S[i], rtol=1e-11, atol=1e-12, label="<grad h, w'-w> = -delta/S_ii")
         ctx.close(float(np.sum(Delta * Delta)), delta**2, rtol=1e-12, atol=1e-15, label="||w'-w||^2 = delta^2")
-        ctx.close(neg_log_abs_det(C + Delta) - neg_log_abs_det(C), math.log(S[i] / (S[i] + delta)), rtol=1e-10,
-                  atol=1e-11, label="h(w') - h(w) = log(S_ii / (S_ii + delta))")
+        ctx.close(
+            neg_log_abs_det(C + Delta) - neg_log_abs_det(C),
+            math.log(S[i] / (S[i] + delta)),
+            rtol=1e-10,
+            atol=1e-11,
+            label="h(w') - h(w) = log(S_ii / (S_ii + delta))",
+        )
 
     ctx.forall(st.tuples(st.integers(1, 5), SEEDS), check, fixed=[(1, 0), (3, 1)])
 
 
 @statement("002.lemma17")
 def lemma17(ctx):
-    def inv_via_impl(B):     # grad h(B) = -B^{-T}  (full structure)
+    def inv_via_impl(B):  # grad h(B) = -B^{-T}  (full structure)
         return -np.asarray(ctx.impl.grad_neg_entropy(B, "full")).T
 
     def check(inst):
@@ -236,6 +262,7 @@ def _e002_6(ctx):
     B, C = np.eye(1), 2.0 * np.eye(1)
     lhs = np.linalg.norm(np.linalg.inv(B).T - np.linalg.inv(C).T)
     ctx.close(lhs, 0.5, rtol=1e-15, label="||B^-T - C^-T|| = 1/2")
-    ctx.geq(lhs, np.linalg.norm(np.linalg.inv(B) - np.linalg.inv(C)) ** 2 + 0.24,
-            label="printed squared equality fails")
+    ctx.geq(
+        lhs, np.linalg.norm(np.linalg.inv(B) - np.linalg.inv(C)) ** 2 + 0.24, label="printed squared equality fails"
+    )
     ctx.count()

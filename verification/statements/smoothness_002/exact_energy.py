@@ -14,6 +14,7 @@ Statements: 002.claim-exact-energy (with the optimum ``exact_optimum`` of f = l 
 from __future__ import annotations
 
 import numpy as np
+
 from refvi.verification.oracles import vi_objective as vo
 from refvi.verification.protocol import targets as specs
 from refvi.verification.statement import statement
@@ -32,11 +33,20 @@ def _instance(rng):
         B = rng.standard_normal((d, d))
         model = {"kind": kind, "mean": rng.standard_normal(d), "precision": B @ B.T + 0.3 * np.eye(d)}
     elif kind == "linear":
-        model = {"kind": kind, "X": X, "y": rng.standard_normal(N), "noise_scale": float(rng.uniform(0.3, 2.5)),
-                 "prior_scale": float(rng.uniform(0.4, 3.0))}
+        model = {
+            "kind": kind,
+            "X": X,
+            "y": rng.standard_normal(N),
+            "noise_scale": float(rng.uniform(0.3, 2.5)),
+            "prior_scale": float(rng.uniform(0.4, 3.0)),
+        }
     else:
-        model = {"kind": kind, "X": X, "y": np.where(rng.random(N) < 0.5, -1.0, 1.0),
-                 "prior_scale": float(rng.uniform(0.4, 3.0))}
+        model = {
+            "kind": kind,
+            "X": X,
+            "y": np.where(rng.random(N) < 0.5, -1.0, 1.0),
+            "prior_scale": float(rng.uniform(0.4, 3.0)),
+        }
     shape = int(rng.integers(0, 3))
     scale = 10.0 ** float(rng.uniform(-3.0, 1.3))
     C = rng.standard_normal((d, d)) * scale
@@ -77,12 +87,15 @@ def claim_exact_energy(ctx):
         ctx.close(C @ C.T, Co @ Co.T, rtol=1e-6, atol=1e-6, label=f"{what}: C* C*^T")
         # C* in V: the Cholesky factor (positive diagonal) or the symmetric positive-definite root
         if structure == "sym":
-            in_V = bool(np.allclose(C, C.T, rtol=0, atol=1e-12 * np.abs(C).max())
-                        and np.linalg.eigvalsh(0.5 * (C + C.T))[0] > 0)
+            in_V = bool(
+                np.allclose(C, C.T, rtol=0, atol=1e-12 * np.abs(C).max()) and np.linalg.eigvalsh(0.5 * (C + C.T))[0] > 0
+            )
             ctx.true(in_V, label=f"{what}: C* in V (symmetric positive definite)")
         else:
-            ctx.true(not np.any(np.triu(C, 1)) and bool(np.all(np.diag(C) > 0)),
-                     label=f"{what}: C* in V (lower triangular, positive diagonal)")
+            ctx.true(
+                not np.any(np.triu(C, 1)) and bool(np.all(np.diag(C) > 0)),
+                label=f"{what}: C* in V (lower triangular, positive diagonal)",
+            )
 
     ctx.forall(RNG, optimum, fixed=list(range(6)), max_examples=max(10, ctx.profile.max_examples // 3))
 
@@ -94,24 +107,41 @@ def claim_gd_own_gradient(ctx):
         rng = rng_of(source)
         model, m0, _ = _instance(rng)
         target, M, d = specs.from_model(model), _smoothness(model), m0.size
-        for method, C0 in (("prox", np.tril(rng.standard_normal((d, d))) + 2.0 * np.eye(d)),
-                           ("projected", rng.standard_normal((d, d)) + 2.0 * np.eye(d))):
+        for method, C0 in (
+            ("prox", np.tril(rng.standard_normal((d, d))) + 2.0 * np.eye(d)),
+            ("projected", rng.standard_normal((d, d)) + 2.0 * np.eye(d)),
+        ):
             own = ctx.impl.gradient_descent_exact(target, m0, C0, None, 6, method, M)
             ref = ctx.impl.gradient_descent(_oracle_gradient(model), m0, C0, None, 6, method, M)
             what = f"{model['kind']}, d = {d}, {method} GD"
-            for k, (a, b) in enumerate(zip(own, ref)):
+            for k, (a, b) in enumerate(zip(own, ref, strict=True)):
                 b = np.asarray(b, float)
-                ctx.close(np.asarray(a, float), b, rtol=1e-8, atol=1e-8 * (1.0 + float(np.abs(b).max())),
-                          label=f"{what}: {('m', 'C')[k]} trajectory, own exact gradient == oracle's")
+                ctx.close(
+                    np.asarray(a, float),
+                    b,
+                    rtol=1e-8,
+                    atol=1e-8 * (1.0 + float(np.abs(b).max())),
+                    label=f"{what}: {('m', 'C')[k]} trajectory, own exact gradient == oracle's",
+                )
             # the same descent through the end-to-end driver (fit's "gd-*" methods, from (0, I), the default step)
             run = ctx.impl.fit(target, f"gd-{method}", steps=6, average="last")
             ref = ctx.impl.gradient_descent(_oracle_gradient(model), np.zeros(d), np.eye(d), None, 6, method, M)
-            for k, (a, b) in enumerate(zip((run.ms, run.Cs), ref)):
+            for k, (a, b) in enumerate(zip((run.ms, run.Cs), ref, strict=True)):
                 b = np.asarray(b, float)
-                ctx.close(np.asarray(a, float), b, rtol=1e-8, atol=1e-8 * (1.0 + float(np.abs(b).max())),
-                          label=f"{what}: fit('gd-{method}') {('m', 'C')[k]} trajectory == the oracle's descent")
-            ctx.close(np.asarray(run.m, float), np.asarray(ref[0][-1], float), rtol=1e-8, atol=1e-8,
-                      label=f"{what}: fit('gd-{method}') returns the last iterate")
+                ctx.close(
+                    np.asarray(a, float),
+                    b,
+                    rtol=1e-8,
+                    atol=1e-8 * (1.0 + float(np.abs(b).max())),
+                    label=f"{what}: fit('gd-{method}') {('m', 'C')[k]} trajectory == the oracle's descent",
+                )
+            ctx.close(
+                np.asarray(run.m, float),
+                np.asarray(ref[0][-1], float),
+                rtol=1e-8,
+                atol=1e-8,
+                label=f"{what}: fit('gd-{method}') returns the last iterate",
+            )
 
     ctx.forall(RNG, descent, fixed=list(range(3)), max_examples=max(6, ctx.profile.max_examples // 5))
 
@@ -120,6 +150,7 @@ def _oracle_gradient(model):
     def grad_l(m, C):
         _, gm, gC = vo.free_energy(model, m, C)
         return gm, gC
+
     return grad_l
 
 

@@ -8,15 +8,25 @@ from __future__ import annotations
 import math
 
 import numpy as np
+
 from refvi.verification.oracles import charfun as cf
 from refvi.verification.oracles import discrete as ds
 from refvi.verification.oracles.matrices import proj_V as _project
 from refvi.verification.protocol import targets as specs
 from refvi.verification.statement import statement
-from refvi.verification.statements.smoothness_002._smoothness import (_INST, _cos_params, _impl_grad_atoms,
-                                                                      _impl_grad_rule, _pair, _sc_check,
-                                                                      _shifted_top_ratio, _smooth_check, _sym_moments,
-                                                                      _t_atoms, _t_shape_ratio)
+from refvi.verification.statements.smoothness_002._smoothness import (
+    _INST,
+    _cos_params,
+    _impl_grad_atoms,
+    _impl_grad_rule,
+    _pair,
+    _sc_check,
+    _shifted_top_ratio,
+    _smooth_check,
+    _sym_moments,
+    _t_atoms,
+    _t_shape_ratio,
+)
 
 
 # =================================================================================================================
@@ -30,7 +40,7 @@ def thm4(ctx):
         Ez = sp.Matrix(d, 1, lambda i, _: sp.Symbol(f"Ez{i}"))
         zs = sp.Matrix(d, 1, lambda i, _: sp.Symbol(f"zs{i}"))
         V = sp.Matrix(d, d, lambda i, j: sp.Symbol(f"V{min(i, j)}{max(i, j)}"))
-        E_sq = sum((Ez[i] - zs[i]) ** 2 + V[i, i] for i in range(d))   # E (Ez_i + e_i - zs_i)^2, cross term 0
+        E_sq = sum((Ez[i] - zs[i]) ** 2 + V[i, i] for i in range(d))  # E (Ez_i + e_i - zs_i)^2, cross term 0
         eq16 = a / 2 * (((Ez - zs).T * (Ez - zs))[0] + V.trace())
         ctx.true(sp.expand(a / 2 * E_sq - eq16) == 0, label=f"d={d}: Eq. (16)")
         # (17): location-scale, E z = C mu + m, V z = C Sigma C^T.
@@ -45,7 +55,7 @@ def thm4(ctx):
         ctx.true(sp.expand(direct - eq17) == 0, label=f"d={d}: Eq. (17)")
         subs = {s: 0 for s in mu}
         subs.update({Sig[i, j]: (1 if i == j else 0) for i in range(d) for j in range(d)})
-        eq18 = (r.T * r)[0] + sum(x ** 2 for x in C)
+        eq18 = (r.T * r)[0] + sum(x**2 for x in C)
         ctx.true(sp.expand(eq17.subs(subs) - eq18) == 0, label=f"d={d}: Eq. (18) (no trace: typo in print)")
         # tightness: Hessian of a/2 * eq18 in w is a I
         wvars = list(m) + list(C)
@@ -69,8 +79,9 @@ def thm4(ctx):
         g = _impl_grad_atoms(ctx, target, m, C, U, inst["structure"])
         l17, gm17, gC17 = cf.quadratic(av * np.eye(d), zstar, mu, Sig, m, C)
         ctx.close(g[0], gm17, rtol=1e-12, atol=1e-12, label="impl grad_m l == grad of Eq. (17)")
-        ctx.close(g[1], _project(gC17, inst["structure"]), rtol=1e-12, atol=1e-12,
-                  label="impl grad_C l == grad of Eq. (17)")
+        ctx.close(
+            g[1], _project(gC17, inst["structure"]), rtol=1e-12, atol=1e-12, label="impl grad_C l == grad of Eq. (17)"
+        )
         lsum = ds.quadratic(U, pw, av * np.eye(d), zstar, m, C)[0]
         ctx.close(lsum, l17, rtol=1e-12, atol=1e-13, label="exact sums == Eq. (17)")
         if sh is None and sc == 1.0:
@@ -103,38 +114,62 @@ def example8(ctx):
         P = np.eye(d) + np.outer(mu0, mu0)
         g1 = _impl_grad_rule(ctx, target, m, C, U, W)
         g2 = _impl_grad_rule(ctx, target, m, C + Delta, U, W)
-        ctx.close(g1[1], a * (C @ P + np.outer(m - zstar, mu0)), rtol=1e-12, atol=1e-12,
-                  label="grad_C l = a (C (I + mu0 mu0^T) + (m - z*) mu0^T)")
+        ctx.close(
+            g1[1],
+            a * (C @ P + np.outer(m - zstar, mu0)),
+            rtol=1e-12,
+            atol=1e-12,
+            label="grad_C l = a (C (I + mu0 mu0^T) + (m - z*) mu0^T)",
+        )
         lhs = float(np.sum((g2[1] - g1[1]) ** 2))
-        ctx.close(lhs, a * a * float(np.sum((Delta @ P) ** 2)), rtol=1e-11, atol=1e-13,
-                  label="||grad_C l(w') - grad_C l(w)||^2 = a^2 ||Delta (I + mu0 mu0^T)||^2")
-        gap = float(np.sum((Delta @ P) ** 2) - np.sum(Delta ** 2))
+        ctx.close(
+            lhs,
+            a * a * float(np.sum((Delta @ P) ** 2)),
+            rtol=1e-11,
+            atol=1e-13,
+            label="||grad_C l(w') - grad_C l(w)||^2 = a^2 ||Delta (I + mu0 mu0^T)||^2",
+        )
+        gap = float(np.sum((Delta @ P) ** 2) - np.sum(Delta**2))
         # ||Delta P||^2 - ||Delta||^2 = 2 |Delta mu0|^2 + |Delta mu0|^2 |mu0|^2 (exact algebra)
         Dm = Delta @ mu0
-        ctx.close(gap, float(Dm @ Dm) * (2.0 + float(mu0 @ mu0)), rtol=1e-10, atol=1e-12,
-                  label="excess = |Delta mu0|^2 (2 + |mu0|^2) > 0")
-        ctx.geq(lhs, a * a * float(np.sum(Delta ** 2)) * (1.0 + 1e-6), label="exceeds a^2 ||w' - w||^2")
-        ctx.close(a * float(np.linalg.eigvalsh(cf.second_moment_matrix(mu0, np.eye(d)))[-1]),
-                  cf.shifted_gaussian_constants(a, mu0)[0], rtol=1e-12, label="L = a lambda_max(S_2) closed form")
+        ctx.close(
+            gap,
+            float(Dm @ Dm) * (2.0 + float(mu0 @ mu0)),
+            rtol=1e-10,
+            atol=1e-12,
+            label="excess = |Delta mu0|^2 (2 + |mu0|^2) > 0",
+        )
+        ctx.geq(lhs, a * a * float(np.sum(Delta**2)) * (1.0 + 1e-6), label="exceeds a^2 ||w' - w||^2")
+        ctx.close(
+            a * float(np.linalg.eigvalsh(cf.second_moment_matrix(mu0, np.eye(d)))[-1]),
+            cf.shifted_gaussian_constants(a, mu0)[0],
+            rtol=1e-12,
+            label="L = a lambda_max(S_2) closed form",
+        )
 
     ctx.forall(_INST, case)
     for a, mu0 in ((1.0, np.array([1.0, 0.0])), (2.5, np.array([0.3, -0.4]))):
         r = _shifted_top_ratio(ctx, a, mu0)
         ctx.close(r, cf.shifted_gaussian_constants(a, mu0)[0], rtol=1e-12, label="ratio reaches a lambda_max(S_2)")
         ctx.count()
-    ctx.close(cf.shifted_gaussian_constants(1.0, [1.0])[0], (3 + math.sqrt(5)) / 2, rtol=1e-15,
-              label="|mu0| = 1: 2.618")
+    ctx.close(
+        cf.shifted_gaussian_constants(1.0, [1.0])[0], (3 + math.sqrt(5)) / 2, rtol=1e-15, label="|mu0| = 1: 2.618"
+    )
     # The print's "greater than" is only ">=": for Delta mu0 = 0 the two sides are equal (the conclusion, that l is
     # not a-smooth unless mu0 = 0, still follows from any Delta with Delta mu0 != 0, checked above).
     a, mu0 = 1.4, np.array([0.6, -0.8])
-    Delta = np.outer([0.7, -1.2], [0.8, 0.6])            # rows orthogonal to mu0
+    Delta = np.outer([0.7, -1.2], [0.8, 0.6])  # rows orthogonal to mu0
     U, W = ds.tensor_rule(x, wq, 2)
     target = specs.gaussian(np.zeros(2), a * np.eye(2))
     m, C = np.array([0.2, -0.3]), np.array([[1.0, 0.1], [0.2, 0.9]])
     g1 = _impl_grad_rule(ctx, target, m, C, U + mu0, W)
     g2 = _impl_grad_rule(ctx, target, m, C + Delta, U + mu0, W)
-    ctx.close(float(np.sum((g2[1] - g1[1]) ** 2)), a * a * float(np.sum(Delta ** 2)), rtol=1e-12,
-              label="Delta mu0 = 0: equality, so 'greater' means '>='")
+    ctx.close(
+        float(np.sum((g2[1] - g1[1]) ** 2)),
+        a * a * float(np.sum(Delta**2)),
+        rtol=1e-12,
+        label="Delta mu0 = 0: equality, so 'greater' means '>='",
+    )
 
 
 @statement("002.example9")
@@ -201,8 +236,12 @@ def example10(ctx):
             z0 = rng.normal(size=d)
             w, v = _pair(rng, d, "full", bool(rng.integers(2)))
             lw = cf.quadratic(a * np.eye(d), z0, np.zeros(d), np.eye(d), *w)
-            ctx.close(lw[0], a / 2 * (float(np.sum(w[1] ** 2)) + float((w[0] - z0) @ (w[0] - z0))), rtol=1e-13,
-                      label="quadratic: l = a/2 ||w - w_bar||^2")
+            ctx.close(
+                lw[0],
+                a / 2 * (float(np.sum(w[1] ** 2)) + float((w[0] - z0) @ (w[0] - z0))),
+                rtol=1e-13,
+                label="quadratic: l = a/2 ||w - w_bar||^2",
+            )
             for convex in (True, False):
                 alpha, b, phi, beta, zc = _cos_params(rng, d, convex=convex)
                 M, c = cf.cos_quadratic_constants(alpha, b, beta)
@@ -227,5 +266,9 @@ def example10(ctx):
         gm, gC = _impl_grad_atoms(ctx, target, m, C, U)
         draws.append(np.concatenate([gm, gC.ravel()]))
     ref = cf.cos_quadratic("student_t", alpha, b, phi, beta, zc, m, C, nu=nu, elliptical=True)
-    ctx.mean_close(np.array(draws), np.concatenate([ref[1], ref[2].ravel()]), alpha=1e-6,
-                   label="E[impl energy gradient] == closed form (t_5, elliptical)")
+    ctx.mean_close(
+        np.array(draws),
+        np.concatenate([ref[1], ref[2].ravel()]),
+        alpha=1e-6,
+        label="E[impl energy gradient] == closed form (t_5, elliptical)",
+    )

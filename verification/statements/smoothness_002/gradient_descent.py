@@ -16,17 +16,19 @@ import math
 
 import numpy as np
 from hypothesis import strategies as st
+
 from refvi.verification.errata import erratum
 from refvi.verification.oracles import vi_objective as vo
 from refvi.verification.statement import statement
 
 
-
 def _grad(model, structure):
     """The exact energy gradient (full-matrix gC) as the function grad_l(m, C) the optimizer receives."""
+
     def g(m, C):
         _, gm, gC = vo.free_energy(model, m, C)
         return gm, gC
+
     return g
 
 
@@ -43,7 +45,7 @@ def _logistic(rng, N, d, rho=1.0):
     y = np.where(rng.random(N) < 0.5, -1.0, 1.0)
     model = {"kind": "logistic", "X": X, "y": y, "prior_scale": 1.0}
     M = float(np.linalg.eigvalsh(np.eye(d) + 0.25 * X.T @ X)[-1])
-    return model, 1.0, M                     # c = 1 for logistic regression with a N(0, I) prior
+    return model, 1.0, M  # c = 1 for logistic regression with a N(0, I) prior
 
 
 def _start(rng, d, method, M):
@@ -59,7 +61,7 @@ def _gaps(ctx, model, method, lam, steps, M, m0, C0):
     ms, Cs = ctx.impl.gradient_descent(_grad(model, None), m0, C0, lam, steps, method, M)
     ms, Cs = np.asarray(ms), np.asarray(Cs)
     _, _, vstar = vo.solve(model, "tril")
-    return np.array([vo.objective(model, m, C) - vstar for m, C in zip(ms, Cs)])
+    return np.array([vo.objective(model, m, C) - vstar for m, C in zip(ms, Cs, strict=True)])
 
 
 def _contraction(ctx, gaps, rate, floor, label):
@@ -68,7 +70,9 @@ def _contraction(ctx, gaps, rate, floor, label):
         if gaps[k] < 1e3 * floor:
             break
         ctx.bound(gaps[k + 1], rate * gaps[k], atol=floor, label=f"{label}: per-step contraction at k = {k}")
-    ctx.bound(gaps[-1], rate ** (len(gaps) - 1) * gaps[0], atol=floor, label=f"{label}: F(w_K) - v* <= (1 - lc)^K gap_0")
+    ctx.bound(
+        gaps[-1], rate ** (len(gaps) - 1) * gaps[0], atol=floor, label=f"{label}: F(w_K) - v* <= (1 - lc)^K gap_0"
+    )
 
 
 @erratum("E002-8")
@@ -84,6 +88,7 @@ def _e002_8(ctx):
 def _quadratic_contraction(ctx, method, key, label, fixed):
     """Thm 6's contraction on random quadratic targets (d <= 4) for 25 steps of ``method`` at a step lambda up to the
     theorem's largest (1/M for prox, 1/(2M) for projected), and step=None taking that largest step."""
+
     def quad(inst):
         d, seed = inst
         rng = ctx.rng(f"{key}/{d}/{seed}")
@@ -97,11 +102,20 @@ def _quadratic_contraction(ctx, method, key, label, fixed):
         # step=None is the theorem's largest step: the same trajectory as passing it
         a = ctx.impl.gradient_descent(_grad(model, None), m0, C0, None, 5, method, M)
         b = ctx.impl.gradient_descent(_grad(model, None), m0, C0, 1 / largest, 5, method, M)
-        ctx.close(np.asarray(a[1]), np.asarray(b[1]), rtol=1e-14, atol=1e-14,
-                  label="default step = " + ("1/M" if method == "prox" else "1/(2M)"))
+        ctx.close(
+            np.asarray(a[1]),
+            np.asarray(b[1]),
+            rtol=1e-14,
+            atol=1e-14,
+            label="default step = " + ("1/M" if method == "prox" else "1/(2M)"),
+        )
 
-    ctx.forall(st.tuples(st.integers(1, 4), st.integers(0, 2**32 - 1)), quad, fixed=fixed,
-               max_examples=(8 if ctx.profile.name == "ci" else 200))
+    ctx.forall(
+        st.tuples(st.integers(1, 4), st.integers(0, 2**32 - 1)),
+        quad,
+        fixed=fixed,
+        max_examples=(8 if ctx.profile.name == "ci" else 200),
+    )
 
 
 @statement("002.thm6")
@@ -156,10 +170,11 @@ def heron(ctx):
         seed, c0 = inst
         rng = ctx.rng(f"heron/{seed}")
         model, a, zs = _iso(rng, 1)
-        ms, Cs = ctx.impl.gradient_descent(_grad(model, None), np.zeros(1), np.array([[c0]]), 1 / (2 * a), 8,
-                                           "projected", a)
+        ms, Cs = ctx.impl.gradient_descent(
+            _grad(model, None), np.zeros(1), np.array([[c0]]), 1 / (2 * a), 8, "projected", a
+        )
         cs = np.asarray(Cs)[:, 0, 0]
-        c = max(abs(c0), 1 / math.sqrt(a)) * (1.0 if c0 >= 0 else -1.0)   # the first projection
+        c = max(abs(c0), 1 / math.sqrt(a)) * (1.0 if c0 >= 0 else -1.0)  # the first projection
         root = 1 / math.sqrt(a)
         for k in range(1, cs.size):
             c = 0.5 * (c + (1 / a) / c)
@@ -170,8 +185,11 @@ def heron(ctx):
             if e[k] > 1e-7:
                 ctx.bound(e[k + 1], e[k] ** 2, rtol=1e-6, atol=1e-15, label="quadratic convergence e_{k+1} <= e_k^2")
 
-    ctx.forall(st.tuples(st.integers(0, 2**32 - 1), st.floats(-20.0, 20.0).filter(lambda x: abs(x) > 1e-3)), check,
-               fixed=[(0, 1e-3), (1, 10.0)])
+    ctx.forall(
+        st.tuples(st.integers(0, 2**32 - 1), st.floats(-20.0, 20.0).filter(lambda x: abs(x) > 1e-3)),
+        check,
+        fixed=[(0, 1e-3), (1, 10.0)],
+    )
 
 
 @statement("002.claim-naive-cycle")

@@ -17,12 +17,18 @@ Statement: 002.claim-location-scale.
 from __future__ import annotations
 
 import numpy as np
+from scipy import integrate, stats
+
 from refvi.verification.protocol.bases import affine
 from refvi.verification.statement import statement
-from refvi.verification.statements.smoothness_002._bases import (oracle_charfun, oracle_entropy, oracle_log_density,
-                                                                  oracle_moments, random_law)
+from refvi.verification.statements.smoothness_002._bases import (
+    oracle_charfun,
+    oracle_entropy,
+    oracle_log_density,
+    oracle_moments,
+    random_law,
+)
 from refvi.verification.strategies import RNG
-from scipy import integrate, stats
 
 #: draws per instance: the characteristic-function tests detect an error of ~0.07 in E cos(k^T u) or E sin(k^T u)
 #: with probability >= 80% at false-alarm rate 1e-6 (the power the certificate records)
@@ -56,8 +62,10 @@ def _fixed():
     m, Z = np.array([0.5, -1.0]), np.array([[0.0, 0.0], [0.5, -1.0], [2.0, 1.0], [-1.5, -2.5]])
     K = np.array([[0.5, 0.0], [0.0, 1.2], [0.8, -0.8], [-1.5, 0.4]])
     laws = [BaseSpec(k) for k in ("gaussian", "uniform", "laplace", "exponential", "rademacher")] + [
-        affine(BaseSpec("two_point", p=0.2), [1.0, -0.5], [[1.5, 0.0], [-0.8, 0.5]]), BaseSpec("student_t", nu=5.0),
-        BaseSpec("student_t", nu=3.5, product=True)]
+        affine(BaseSpec("two_point", p=0.2), [1.0, -0.5], [[1.5, 0.0], [-0.8, 0.5]]),
+        BaseSpec("student_t", nu=5.0),
+        BaseSpec("student_t", nu=3.5, product=True),
+    ]
     return [(b, m, C, Z, K, 7 + i) for i, b in enumerate(laws)]
 
 
@@ -74,11 +82,20 @@ def _student_t_events(base, U):
     nu, qs = base.nu, np.array([0.6, 0.4, 0.25])
     ts = stats.t(df=nu, scale=np.sqrt((nu - 2.0) / nu)).isf(qs / 2.0)
     if base.product:
-        probs = qs ** 2
+        probs = qs**2
     else:
-        probs = np.array([integrate.quad(lambda w, t=t: (2.0 * stats.norm.sf(t * np.sqrt(w / (nu - 2.0)))) ** 2
-                                         * stats.chi2(nu).pdf(w), 0.0, np.inf, epsabs=1e-13, limit=200)[0]
-                          for t in ts])
+        probs = np.array(
+            [
+                integrate.quad(
+                    lambda w, t=t: (2.0 * stats.norm.sf(t * np.sqrt(w / (nu - 2.0)))) ** 2 * stats.chi2(nu).pdf(w),
+                    0.0,
+                    np.inf,
+                    epsabs=1e-13,
+                    limit=200,
+                )[0]
+                for t in ts
+            ]
+        )
     low = np.min(np.abs(U[:, :2]), axis=1)
     return (low[:, None] > ts[None, :]).astype(float), probs
 
@@ -95,19 +112,35 @@ def claim_location_scale(ctx):
         ctx.close(got_m, C @ mu + m, rtol=1e-12, atol=1e-12, label=f"{what}: E z = C E u + m")
         ctx.close(got_S, C @ S @ C.T, rtol=1e-12, atol=1e-12, label=f"{what}: V z = C V[u] C^T")
         if not base.discrete:
-            ctx.close(float(ctx.impl.locscale_entropy(base, C)), oracle_entropy(base, d) + logdet, rtol=1e-11,
-                      atol=1e-11, label=f"{what}: Entropy[q] = Entropy[s] + log|det C|")
+            ctx.close(
+                float(ctx.impl.locscale_entropy(base, C)),
+                oracle_entropy(base, d) + logdet,
+                rtol=1e-11,
+                atol=1e-11,
+                label=f"{what}: Entropy[q] = Entropy[s] + log|det C|",
+            )
             got = np.asarray(ctx.impl.locscale_log_density(base, m, C, Z), dtype=float)
             ref = oracle_log_density(base, np.linalg.solve(C, (Z - m).T).T) - logdet
             inside = np.isfinite(ref)
-            ctx.true(bool(np.array_equal(np.isfinite(got), inside)), label=f"{what}: log q = -inf exactly off the "
-                     f"support")
+            ctx.true(
+                bool(np.array_equal(np.isfinite(got), inside)), label=f"{what}: log q = -inf exactly off the support"
+            )
             # scipy log densities: ~1e-14 relative; a solve with cond(C) <= 100 loses ~1e-14 more
-            ctx.close(got[inside], ref[inside], rtol=1e-10, atol=1e-10,
-                      label=f"{what}: log q(z) = log s(C^-1 (z - m)) - log|det C|")
+            ctx.close(
+                got[inside],
+                ref[inside],
+                rtol=1e-10,
+                atol=1e-10,
+                label=f"{what}: log q(z) = log s(C^-1 (z - m)) - log|det C|",
+            )
             if base.kind == "gaussian":
-                ctx.close(got, stats.multivariate_normal(m, C @ C.T).logpdf(Z).reshape(-1), rtol=1e-10, atol=1e-10,
-                          label=f"{what}: log q = log N(z; m, C C^T) (scipy)")
+                ctx.close(
+                    got,
+                    stats.multivariate_normal(m, C @ C.T).logpdf(Z).reshape(-1),
+                    rtol=1e-10,
+                    atol=1e-10,
+                    label=f"{what}: log q = log N(z; m, C C^T) (scipy)",
+                )
         draws = np.asarray(ctx.impl.locscale_sample(base, m, C, DRAWS, seed), dtype=float)
         ctx.true(draws.shape == (DRAWS, d), label=f"{what}: n draws of dimension d")
         again = np.asarray(ctx.impl.locscale_sample(base, m, C, DRAWS, seed), dtype=float)
@@ -116,8 +149,12 @@ def claim_location_scale(ctx):
         phase = U @ K.T
         psi = oracle_charfun(base, K)
         # atol: u recovered by a solve carries ~1e-14 rounding, visible where a discrete law makes cos(k^T u) constant
-        ctx.mean_close(np.hstack([np.cos(phase), np.sin(phase)]), np.concatenate([psi.real, psi.imag]), atol=1e-9,
-                       label=f"{what}: the draws' characteristic function E exp(i k^T C^-1 (z - m)) = the base's")
+        ctx.mean_close(
+            np.hstack([np.cos(phase), np.sin(phase)]),
+            np.concatenate([psi.real, psi.imag]),
+            atol=1e-9,
+            label=f"{what}: the draws' characteristic function E exp(i k^T C^-1 (z - m)) = the base's",
+        )
         joint = _student_t_events(base, U)
         if joint is not None:
             ctx.mean_close(*joint, label=f"{what}: the draws' joint law (elliptical or product Student-t)")

@@ -9,12 +9,19 @@ from __future__ import annotations
 import math
 
 import numpy as np
+
 from refvi.verification.oracles import charfun as cf
 from refvi.verification.oracles import discrete as ds
 from refvi.verification.protocol import targets as specs
 from refvi.verification.statement import statement
-from refvi.verification.statements.smoothness_002._smoothness import (_INST, _cos_params, _impl_grad_atoms,
-                                                                      _norm_w, _pair, _sym_moments)
+from refvi.verification.statements.smoothness_002._smoothness import (
+    _INST,
+    _cos_params,
+    _impl_grad_atoms,
+    _norm_w,
+    _pair,
+    _sym_moments,
+)
 
 
 # =================================================================================================================
@@ -22,13 +29,14 @@ from refvi.verification.statements.smoothness_002._smoothness import (_INST, _co
 def lemma11(ctx):
     """On discrete bases the inner product is a finite weighted sum: check symmetry, bilinearity, Cauchy-Schwarz,
     PSD Gram matrices, and <a, a> = 0 exactly when a vanishes on the support."""
+
     def case(inst):
         rng = np.random.default_rng(inst["seed"])
         d, k = int(rng.integers(1, 4)), int(rng.integers(1, 4))
         p = (0.5, 0.25, 0.1)[inst["seed"] % 3]
         U, w = ds.two_point_atoms(d, p, shift=rng.uniform(-1, 1, d) if inst["near"] else None)
         n = U.shape[0]
-        F = rng.normal(size=(5, n, k))                 # five random vector fields, values at the atoms
+        F = rng.normal(size=(5, n, k))  # five random vector fields, values at the atoms
         G = np.array([[ds.inner(F[i], F[j], w) for j in range(5)] for i in range(5)])
         ctx.close(G, G.T, rtol=1e-15, atol=1e-15, label="symmetry")
         ctx.geq(np.linalg.eigvalsh(G)[0], 0.0, atol=1e-12 * np.abs(G).max(), label="Gram matrix PSD")
@@ -48,6 +56,7 @@ def lemma11(ctx):
 def lemma12(ctx):
     """grad l from the implementation (exact atoms) equals the coordinates <a_i, grad f o t_w>_s computed from the
     discrete inner product and the hand-derived grad f of the cos + quadratic target; the identity follows."""
+
     def grad_f(params, Z):
         alpha, b, phi, beta, z0 = params
         return (-alpha * np.sin(Z @ b + phi))[:, None] * b[None, :] + beta * (Z - z0)
@@ -57,18 +66,23 @@ def lemma12(ctx):
         d = int(rng.integers(1, 5))
         p = 0.5 if inst["near"] else 0.25
         U, pw = ds.two_point_atoms(d, p)
-        Urep = U if p == 0.5 else ds.replicate_rational(U, pw, 4 ** d)
+        Urep = U if p == 0.5 else ds.replicate_rational(U, pw, 4**d)
         params = _cos_params(rng, d)
         target = specs.cosine(*params)
         w, v = _pair(rng, d, "full", bool(rng.integers(2)))
-        A = ds.basis_functions(U)                       # (atoms, d + d^2, d)
+        A = ds.basis_functions(U)  # (atoms, d + d^2, d)
         coords, diffs = [], []
         for m, C in (w, v):
             g = _impl_grad_atoms(ctx, target, m, C, Urep)
             Gf = grad_f(params, U @ C.T + m)
             c = np.array([ds.inner(A[:, i, :], Gf, pw) for i in range(A.shape[1])])
-            ctx.close(np.concatenate([g[0], g[1].ravel()]), c, rtol=1e-12, atol=1e-12,
-                      label="d l / d w_i == <a_i, grad f o t_w>_s")
+            ctx.close(
+                np.concatenate([g[0], g[1].ravel()]),
+                c,
+                rtol=1e-12,
+                atol=1e-12,
+                label="d l / d w_i == <a_i, grad f o t_w>_s",
+            )
             coords.append(np.concatenate([g[0], g[1].ravel()]))
             diffs.append(Gf)
         lhs = float(np.sum((coords[0] - coords[1]) ** 2))
@@ -93,9 +107,10 @@ def lemma13(ctx):
         def Ea(i, j):  # E[a_i(u)^T a_j(u)] from the moment table
             def parts(k):
                 if k < d:
-                    return k, None            # a_{m_k} = e_k
+                    return k, None  # a_{m_k} = e_k
                 r = k - d
-                return r // d, r % d          # a_{C_rc} = e_r u_c
+                return r // d, r % d  # a_{C_rc} = e_r u_c
+
             (ri, ci), (rj, cj) = parts(i), parts(j)
             if ri != rj:
                 return sp.Integer(0)
@@ -143,13 +158,18 @@ def lemma13(ctx):
 
     # Continuous standardized bases: their first two moments by scipy.stats (an independent description of each law).
     from scipy import stats
-    laws = {"gaussian": stats.norm(), "uniform": stats.uniform(-math.sqrt(3), 2 * math.sqrt(3)),
-            "laplace": stats.laplace(scale=1 / math.sqrt(2)), "exponential": stats.expon(loc=-1.0),
-            "student_t(5)": stats.t(5, scale=math.sqrt(3 / 5))}
+
+    laws = {
+        "gaussian": stats.norm(),
+        "uniform": stats.uniform(-math.sqrt(3), 2 * math.sqrt(3)),
+        "laplace": stats.laplace(scale=1 / math.sqrt(2)),
+        "exponential": stats.expon(loc=-1.0),
+        "student_t(5)": stats.t(5, scale=math.sqrt(3 / 5)),
+    }
     for name, law in laws.items():
         mean, var = (float(x) for x in law.stats(moments="mv"))
         d = 2
-        S2 = cf.second_moment_matrix(np.full(d, mean), var * np.eye(d))   # iid coordinates
+        S2 = cf.second_moment_matrix(np.full(d, mean), var * np.eye(d))  # iid coordinates
         ctx.close(np.kron(np.eye(d), S2), np.eye(d * (d + 1)), atol=1e-14, label=f"{name}: Gram = I")
         ctx.count()
 
@@ -171,8 +191,10 @@ def lemma14(ctx):
         ctx.true(sp.expand(lhs - (dW * S2 * dW.T).trace()) == 0, label=f"d={d}: = tr(dW S_2 dW^T)")
         subs = {s: 0 for s in mu}
         subs.update({Sig[i, j]: (1 if i == j else 0) for i in range(d) for j in range(d)})
-        ctx.true(sp.expand(lhs.subs(subs) - (dm.T * dm)[0] - sum(x ** 2 for x in dC)) == 0,
-                 label=f"d={d}: standardized => ||w - v||^2")
+        ctx.true(
+            sp.expand(lhs.subs(subs) - (dm.T * dm)[0] - sum(x**2 for x in dC)) == 0,
+            label=f"d={d}: standardized => ||w - v||^2",
+        )
         ctx.count()
 
     # Exact numeric on discrete bases.

@@ -6,17 +6,28 @@ Statements: 002.thm1, 002.thm2.
 
 from __future__ import annotations
 
+from typing import Any
+
 import numpy as np
+
 from refvi.verification.oracles import charfun as cf
 from refvi.verification.oracles import discrete as ds
 from refvi.verification.oracles.matrices import proj_V as _project
 from refvi.verification.protocol import targets as specs
 from refvi.verification.statement import statement
-from refvi.verification.statements.smoothness_002._smoothness import (_INST, _cos_params, _impl_grad_atoms,
-                                                                      _impl_grad_rule, _pair, _sc_check,
-                                                                      _shifted_top_ratio, _smooth_check, _t_shape_ratio)
+from refvi.verification.statements.smoothness_002._smoothness import (
+    _INST,
+    _cos_params,
+    _impl_grad_atoms,
+    _impl_grad_rule,
+    _pair,
+    _sc_check,
+    _shifted_top_ratio,
+    _smooth_check,
+    _t_shape_ratio,
+)
 
-RTOL_CLOSE = 1e-10      # implementation gradient vs closed-form oracle
+RTOL_CLOSE = 1e-10  # implementation gradient vs closed-form oracle
 
 
 ATOL_CLOSE = 1e-11
@@ -31,7 +42,7 @@ def _discrete_U(base, d):
         return ds.rademacher_atoms(d)[0]
     if base == "two_point_quarter":
         U, w = ds.two_point_atoms(d, 0.25)
-        return ds.replicate_rational(U, w, 4 ** d)
+        return ds.replicate_rational(U, w, 4**d)
     raise ValueError(base)
 
 
@@ -55,8 +66,13 @@ def _cos_grads(ctx, base, d, params, w, v, structure):
             g = _impl_grad_rule(ctx, target, m, C, U, W, structure)
             ref = cf.cos_quadratic(base, alpha, b, phi, beta, z0, m, C)[1:]
         ctx.close(g[0], ref[0], rtol=RTOL_CLOSE, atol=ATOL_CLOSE, label=f"{base}: impl grad_m l == oracle")
-        ctx.close(g[1], _project(ref[1], structure), rtol=RTOL_CLOSE, atol=ATOL_CLOSE,
-                  label=f"{base}: impl grad_C l == oracle")
+        ctx.close(
+            g[1],
+            _project(ref[1], structure),
+            rtol=RTOL_CLOSE,
+            atol=ATOL_CLOSE,
+            label=f"{base}: impl grad_C l == oracle",
+        )
         out.append(g)
     return out
 
@@ -64,9 +80,16 @@ def _cos_grads(ctx, base, d, params, w, v, structure):
 IMPL_BASES = ("rademacher", "two_point_quarter", "gaussian", "uniform", "laplace", "exponential")
 
 
-ORACLE_BASES = (("gaussian", {}), ("uniform", {}), ("laplace", {}), ("exponential", {}), ("rademacher", {}),
-                ("student_t", {"nu": 3.0}), ("student_t", {"nu": 5.0, "elliptical": True}),
-                ("student_t", {"nu": 2.5, "elliptical": True}))
+ORACLE_BASES: tuple[tuple[str, dict[str, Any]], ...] = (
+    ("gaussian", {}),
+    ("uniform", {}),
+    ("laplace", {}),
+    ("exponential", {}),
+    ("rademacher", {}),
+    ("student_t", {"nu": 3.0}),
+    ("student_t", {"nu": 5.0, "elliptical": True}),
+    ("student_t", {"nu": 2.5, "elliptical": True}),
+)
 
 
 def _dims(base, dmax_discrete=5):
@@ -84,8 +107,14 @@ def _closed_form_pairs(ctx, rounds, convex):
             alpha, b, phi, beta, z0 = _cos_params(rng, d, convex=convex(rng))
             constants = cf.cos_quadratic_constants(alpha, b, beta)
             w, v = _pair(rng, d, "full", bool(rng.integers(2)))
-            yield (f"{base}{kw}", constants[:2], w, v, cf.cos_quadratic(base, alpha, b, phi, beta, z0, *w, **kw)[1:],
-                   cf.cos_quadratic(base, alpha, b, phi, beta, z0, *v, **kw)[1:])
+            yield (
+                f"{base}{kw}",
+                constants[:2],
+                w,
+                v,
+                cf.cos_quadratic(base, alpha, b, phi, beta, z0, *w, **kw)[1:],
+                cf.cos_quadratic(base, alpha, b, phi, beta, z0, *v, **kw)[1:],
+            )
 
 
 @statement("002.thm1")
@@ -98,8 +127,9 @@ def thm1(ctx):
         rng = np.random.default_rng(inst["seed"])
         d = int(rng.integers(1, 5))
         A, c = rng.normal(size=(3, d)), rng.uniform(0.1, 2.0, 3)
-        ridge = specs.from_callables(lambda z: -float(np.logaddexp(0.0, A @ z) @ c),
-                                     lambda z: -((0.5 * (1 + np.tanh(0.5 * (A @ z)))) * c) @ A, d)
+        ridge = specs.from_callables(
+            lambda z: -float(np.logaddexp(0.0, A @ z) @ c), lambda z: -((0.5 * (1 + np.tanh(0.5 * (A @ z)))) * c) @ A, d
+        )
         U = ds.two_point_atoms(d, 0.5, shift=rng.uniform(-2, 2, d), scale=rng.uniform(0.3, 2.0))[0]
         w, v = _pair(rng, d, inst["structure"], inst["near"])
         gw = _impl_grad_atoms(ctx, ridge, *w, U, inst["structure"])
@@ -112,6 +142,7 @@ def thm1(ctx):
 
     # (2) c-strong convexity for standardized bases, cos + quadratic with beta > |alpha| ||b||^2.
     for base in IMPL_BASES:
+
         def sc_case(inst, base=base):
             rng = np.random.default_rng(inst["seed"])
             d = int(rng.integers(1, _dims(base, 4) + 1))
@@ -136,11 +167,11 @@ def thm1(ctx):
         d = 2
         x, wq = ds.quadrature_rule_1d("gaussian")
         U, W = ds.tensor_rule(x, wq, d)
-        U = U + mu0                                       # Gauss-Hermite is exact for the quadratic integrand
+        U = U + mu0  # Gauss-Hermite is exact for the quadratic integrand
         target = specs.gaussian(np.zeros(d), a * np.eye(d))
         S2 = cf.second_moment_matrix(mu0, np.eye(d))
         lam, Q = np.linalg.eigh(S2)
-        q = Q[:, 0]                                       # direction Delta W = e_1 q^T in W = [m C]
+        q = Q[:, 0]  # direction Delta W = e_1 q^T in W = [m C]
         dm, dC = np.zeros(d), np.zeros((d, d))
         dm[0], dC[0] = q[0], q[1:]
         m, C = np.array([0.3, -0.2]), np.array([[1.0, 0.2], [-0.1, 0.9]])
@@ -162,6 +193,7 @@ def thm2(ctx):
     # (1) implementation gradients (exact atoms / quadrature), cos + quadratic including non-convex f.
     for base in IMPL_BASES:
         for convex in (False, None):
+
             def case(inst, base=base, convex=convex):
                 rng = np.random.default_rng(inst["seed"])
                 d = int(rng.integers(1, _dims(base) + 1))
@@ -180,22 +212,28 @@ def thm2(ctx):
         d = int(rng.integers(1, 6))
         U = _discrete_U("two_point_quarter" if inst["near"] else "rademacher", d)
         w, v = _pair(rng, d, inst["structure"], inst["near"])
-        lse = specs.from_callables(lambda z: -float(np.logaddexp.reduce(z)),
-                                   lambda z: -np.exp(z - np.logaddexp.reduce(z)), d, smoothness=0.5)
+        lse = specs.from_callables(
+            lambda z: -float(np.logaddexp.reduce(z)), lambda z: -np.exp(z - np.logaddexp.reduce(z)), d, smoothness=0.5
+        )
         gw, gv = (_impl_grad_atoms(ctx, lse, *p, U, inst["structure"]) for p in (w, v))
         _smooth_check(ctx, gw, gv, w, v, 0.5, "log-sum-exp (M = 1/2)")
         A, c = rng.normal(size=(3, d)), rng.uniform(0.1, 2.0, 3)
         Mr = float(np.linalg.eigvalsh(A.T @ (c[:, None] * A))[-1]) / 4.0
-        ridge = specs.from_callables(lambda z: -float(np.logaddexp(0.0, A @ z) @ c),
-                                     lambda z: -((0.5 * (1 + np.tanh(0.5 * (A @ z)))) * c) @ A, d, smoothness=Mr)
+        ridge = specs.from_callables(
+            lambda z: -float(np.logaddexp(0.0, A @ z) @ c),
+            lambda z: -((0.5 * (1 + np.tanh(0.5 * (A @ z)))) * c) @ A,
+            d,
+            smoothness=Mr,
+        )
         gw, gv = (_impl_grad_atoms(ctx, ridge, *p, U, inst["structure"]) for p in (w, v))
         _smooth_check(ctx, gw, gv, w, v, Mr, "softplus ridge (M = lambda_max(A^T diag(c) A) / 4)")
 
     ctx.forall(_INST, other_case, max_examples=n_ex)
 
     # (3) closed forms only (d up to 4, Student-t product and elliptical bases).
-    for label, (M, _), w, v, gw, gv in _closed_form_pairs(ctx, 6 * ctx.profile.mc_scale,
-                                                         lambda rng: bool(rng.integers(2)) or None):
+    for label, (M, _), w, v, gw, gv in _closed_form_pairs(
+        ctx, 6 * ctx.profile.mc_scale, lambda rng: bool(rng.integers(2)) or None
+    ):
         _smooth_check(ctx, gw, gv, w, v, M, f"{label}: M-smoothness (closed form)")
         ctx.count()
 
@@ -211,17 +249,21 @@ def thm2(ctx):
             gw, gv = (_impl_grad_rule(ctx, target, *p, U, W) for p in (w, v))
         else:
             gw, gv = (_impl_grad_atoms(ctx, target, *p, _discrete_U(base, d)) for p in (w, v))
-        ctx.close(np.concatenate([gw[0] - gv[0], (gw[1] - gv[1]).ravel()]),
-                  a * np.concatenate([w[0] - v[0], (w[1] - v[1]).ravel()]), rtol=1e-12, atol=1e-12,
-                  label=f"{base}: tightness, grad l(w) - grad l(v) = a (w - v)")
+        ctx.close(
+            np.concatenate([gw[0] - gv[0], (gw[1] - gv[1]).ravel()]),
+            a * np.concatenate([w[0] - v[0], (w[1] - v[1]).ravel()]),
+            rtol=1e-12,
+            atol=1e-12,
+            label=f"{base}: tightness, grad l(w) - grad l(v) = a (w - v)",
+        )
 
-    for base in ("rademacher", "two_point_quarter", "gaussian"):      # full C: skipped if not declared
+    for base in ("rademacher", "two_point_quarter", "gaussian"):  # full C: skipped if not declared
         ctx.instance(tight, base)
 
     # (5) negative controls (non-standardized bases lose the constant).
     def controls(_):
         a = 1.3
-        mu0 = np.array([0.6, 0.8])                           # |mu0| = 1
+        mu0 = np.array([0.6, 0.8])  # |mu0| = 1
         L_exact = cf.shifted_gaussian_constants(a, mu0)[0]  # a (3 + sqrt5) / 2
         ratio = _shifted_top_ratio(ctx, a, mu0)
         ctx.close(ratio, L_exact, rtol=1e-12, label="Example 8: ratio along top eigenvector = a lambda_max(S_2)")

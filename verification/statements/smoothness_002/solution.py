@@ -10,15 +10,21 @@ import math
 
 import numpy as np
 from hypothesis import strategies as st
+from scipy import optimize
+
 from refvi.verification.errata import erratum
 from refvi.verification.oracles import charfun
 from refvi.verification.oracles.hessian_bounds import model_constants
 from refvi.verification.oracles.matrices import with_singular_values
 from refvi.verification.protocol import targets as specs
 from refvi.verification.statement import statement
-from refvi.verification.statements.smoothness_002._solution import (SEEDS, minimize_free_energy, moment_points,
-                                                                    neg_log_abs_det, random_spd)
-from scipy import optimize
+from refvi.verification.statements.smoothness_002._solution import (
+    SEEDS,
+    minimize_free_energy,
+    moment_points,
+    neg_log_abs_det,
+    random_spd,
+)
 
 
 def prox_gradient_optimum(impl, target, U, M: float, d: int, max_iter: int = 5000, tol: float = 1e-14):
@@ -45,12 +51,12 @@ def logistic_map(X, y, prior_scale: float) -> np.ndarray:
     z = np.zeros(d)
     for _ in range(200):
         t = y * (X @ z)
-        sig = 0.5 * (1.0 + np.tanh(-0.5 * t))       # sigmoid(-t), overflow-free
+        sig = 0.5 * (1.0 + np.tanh(-0.5 * t))  # sigmoid(-t), overflow-free
         g = z / prior_scale**2 - X.T @ (y * sig)
         H = np.eye(d) / prior_scale**2 + (X.T * (sig * (1.0 - sig))) @ X
         step = np.linalg.solve(H, g)
         z = z - step
-        if np.linalg.norm(step) <= 1e-15 * max(1.0, np.linalg.norm(z)):
+        if np.linalg.norm(step) <= 1e-15 * max(1.0, float(np.linalg.norm(z))):
             break
     return z
 
@@ -58,6 +64,7 @@ def logistic_map(X, y, prior_scale: float) -> np.ndarray:
 # ------------------------------------------------------------------------------------------------------------------
 # Thm 3: solution bounds
 # ------------------------------------------------------------------------------------------------------------------
+
 
 @erratum("E002-1")
 def _e002_1(ctx):
@@ -105,12 +112,16 @@ def thm3(ctx):
         ctx.bound(lhs, d / c, rtol=1e-9, label="Thm 3(i) quadratic")
         lam_min = float(np.linalg.eigvalsh(C @ C.T)[0])
         ctx.geq(lam_min, 1.0 / M, rtol=1e-9, label="Thm 3(ii) quadratic")
-        if iso:   # tight case (Thm 4 / O2): both bounds hold with equality
+        if iso:  # tight case (Thm 4 / O2): both bounds hold with equality
             ctx.close(lhs, d / c, rtol=1e-9, label="Thm 3(i) equality, isotropic")
             ctx.close(lam_min, 1.0 / M, rtol=1e-9, label="Thm 3(ii) equality, isotropic")
 
-    ctx.forall(st.tuples(st.integers(1, 4), SEEDS, st.booleans()), quadratic,
-               fixed=[(1, 0, True), (3, 1, True), (3, 2, False)], max_examples=max(4, ctx.profile.max_examples // 2))
+    ctx.forall(
+        st.tuples(st.integers(1, 4), SEEDS, st.booleans()),
+        quadratic,
+        fixed=[(1, 0, True), (3, 1, True), (3, 2, False)],
+        max_examples=max(4, ctx.profile.max_examples // 2),
+    )
 
     # linear regression: exact Gaussian posterior, same route (energy gradient is exact on moment_points).
     rng = ctx.rng("linear")
@@ -135,7 +146,7 @@ def thm3(ctx):
         X = rng.normal(size=(N, d))
         y = np.where(X @ rng.normal(size=d) + 0.5 * rng.normal(size=N) > 0, 1.0, -1.0)
         model = {"kind": "logistic", "X": X, "y": y, "prior_scale": s}
-        c, M = model_constants(model)          # c = 1/s^2 (E002-2), M = lambda_max(I/s^2 + X^T X/4)
+        c, M = model_constants(model)  # c = 1/s^2 (E002-2), M = lambda_max(I/s^2 + X^T X/4)
         m, C, _ = vi_objective.solve(model, "full")
         z_star = logistic_map(X, y, s)
         # oracle solve to |grad F| <= 1e-9: parameters accurate to ~1e-9 / c; 1e-7 relative is loose enough.
@@ -158,14 +169,17 @@ def thm3(ctx):
         d = 1 + trial % 3
         b = rng.normal(size=d)
         alpha = rng.uniform(0.5, 3.0) * rng.choice([-1.0, 1.0])
-        beta = rng.uniform(0.3, 1.5) if trial % 2 else 2.0 * abs(alpha) * float(b @ b)   # odd: often non-convex
+        beta = rng.uniform(0.3, 1.5) if trial % 2 else 2.0 * abs(alpha) * float(b @ b)  # odd: often non-convex
         phi, z0 = rng.uniform(0, 2 * np.pi), rng.normal(size=d)
         M = model_constants({"kind": "cosine", "alpha": alpha, "b": b, "phi": phi, "beta": beta, "z0": z0})[1]
-        for start in range(2):
+        for _start in range(2):
             C0 = with_singular_values(rng, rng.uniform(0.3, 2.0, size=d))
             m, C, gnorm = minimize_free_energy(
-                lambda m_, C_: charfun.cos_quadratic("gaussian", alpha, b, phi, beta, z0, m_, C_), d,
-                rng.normal(size=d), C0)
+                lambda m_, C_: charfun.cos_quadratic("gaussian", alpha, b, phi, beta, z0, m_, C_),
+                d,
+                rng.normal(size=d),
+                C0,
+            )
             if gnorm > 1e-7:
                 continue
             S = C @ C.T
@@ -176,9 +190,13 @@ def thm3(ctx):
             if beta > abs(alpha) * float(b @ b):
                 c = beta - abs(alpha) * float(b @ b)
                 # z* = argmin f: f is c-strongly convex here, so a BFGS solve is the unique minimizer
-                zs = optimize.minimize(lambda z: alpha * math.cos(b @ z + phi) + 0.5 * beta * np.sum((z - z0) ** 2),
-                                       z0, jac=lambda z: -alpha * math.sin(b @ z + phi) * b + beta * (z - z0),
-                                       method="BFGS", options={"gtol": 1e-12}).x
+                zs = optimize.minimize(
+                    lambda z: alpha * math.cos(b @ z + phi) + 0.5 * beta * np.sum((z - z0) ** 2),
+                    z0,
+                    jac=lambda z: -alpha * math.sin(b @ z + phi) * b + beta * (z - z0),
+                    method="BFGS",
+                    options={"gtol": 1e-12},
+                ).x
                 ctx.bound(np.sum(C * C) + np.sum((m - zs) ** 2), d / c, rtol=1e-6, label="Thm 3(i) cos target")
             converged += 1
             ctx.count()
@@ -200,17 +218,27 @@ def thm3(ctx):
                     continue
                 beta = 1.5 * abs(alpha) * float(b @ b) if convex else 0.5 * abs(alpha) * float(b @ b)
                 c, M = model_constants({"kind": "cosine", "alpha": alpha, "b": b, "phi": phi, "beta": beta, "z0": z0})
-                energy_fn = (lambda m_, C_, base=base, nu=nu, alpha=alpha, b=b, phi=phi, beta=beta, z0=z0:
-                             charfun.cos_quadratic(base, alpha, b, phi, beta, z0, m_, C_, nu=nu))
-                m, C, gnorm = minimize_free_energy(energy_fn, d, rng.normal(size=d),
-                                                   with_singular_values(rng, rng.uniform(0.5, 1.5, size=d)))
+                energy_fn = lambda m_, C_, base=base, nu=nu, alpha=alpha, b=b, phi=phi, beta=beta, z0=z0: (
+                    charfun.cos_quadratic(base, alpha, b, phi, beta, z0, m_, C_, nu=nu)
+                )
+                m, C, gnorm = minimize_free_energy(
+                    energy_fn, d, rng.normal(size=d), with_singular_values(rng, rng.uniform(0.5, 1.5, size=d))
+                )
                 ctx.bound(gnorm, 1e-7, label=f"stationary point found ({base}, d = {d})")
                 if convex:
-                    zs = optimize.minimize(lambda z: energy_fn(z, np.zeros((d, d)))[0], z0,
-                                           jac=lambda z: energy_fn(z, np.zeros((d, d)))[1], method="BFGS",
-                                           options={"gtol": 1e-12}).x      # l(z, 0) = f(z)
-                    ctx.bound(np.sum(C * C) + np.sum((m - zs) ** 2), d / c, rtol=1e-6,
-                            label=f"Thm 3(i), {base} base, stationary point")
+                    zs = optimize.minimize(
+                        lambda z: energy_fn(z, np.zeros((d, d)))[0],
+                        z0,
+                        jac=lambda z: energy_fn(z, np.zeros((d, d)))[1],
+                        method="BFGS",
+                        options={"gtol": 1e-12},
+                    ).x  # l(z, 0) = f(z)
+                    ctx.bound(
+                        np.sum(C * C) + np.sum((m - zs) ** 2),
+                        d / c,
+                        rtol=1e-6,
+                        label=f"Thm 3(i), {base} base, stationary point",
+                    )
                 if d == 1:
                     ctx.geq(float(C[0, 0] ** 2), 1.0 / M, rtol=1e-6, label=f"Thm 3(ii), d = 1, {base} base")
                 ctx.count()
@@ -220,22 +248,25 @@ def thm3(ctx):
     worst = math.inf
     rng = ctx.rng("explore")
     for trial in range(3 * ctx.profile.mc_scale):
-        name = ("uniform", "exponential")[trial % 2]     # exponential = centered Exp(1) - 1 (skewed)
+        name = ("uniform", "exponential")[trial % 2]  # exponential = centered Exp(1) - 1 (skewed)
         d = 2
         b = rng.normal(size=d) * 1.5
         alpha, beta, phi = rng.uniform(0.5, 2.0), rng.uniform(0.3, 1.0), rng.uniform(0, 2 * np.pi)
         z0 = rng.normal(size=d)
         M = beta + abs(alpha) * float(b @ b)
         best = None
-        for start in range(4):   # both sign(det C) components: the base is not symmetric
+        for start in range(4):  # both sign(det C) components: the base is not symmetric
             C0 = with_singular_values(rng, rng.uniform(0.3, 1.5, size=d))
             if start % 2:
                 C0[:, 0] *= -1.0
-            energy_fn = (lambda m_, C_, name=name: charfun.cos_quadratic(name, alpha, b, phi, beta, z0, m_, C_))
-            m, C, gnorm = minimize_free_energy(energy_fn, d, rng.normal(size=d), C0, gtol=1e-9)
-            F = energy_fn(m, C)[0] + neg_log_abs_det(C)
+            cos_energy = lambda m_, C_, name=name: charfun.cos_quadratic(name, alpha, b, phi, beta, z0, m_, C_)
+            m, C, gnorm = minimize_free_energy(cos_energy, d, rng.normal(size=d), C0, gtol=1e-9)
+            F = cos_energy(m, C)[0] + neg_log_abs_det(C)
             if best is None or F < best[0]:
                 best = (F, C)
+        assert best is not None  # four starts ran
         worst = min(worst, float(np.linalg.eigvalsh(best[1] @ best[1].T)[0]) * M)
-    ctx.true(True, label=f"exploratory (not asserted): min lambda_min(CC^T) * M over non-Gaussian global minima "
-                         f"= {worst:.4f}")
+    ctx.true(
+        True,
+        label=f"exploratory (not asserted): min lambda_min(CC^T) * M over non-Gaussian global minima = {worst:.4f}",
+    )

@@ -15,11 +15,11 @@ from __future__ import annotations
 import math
 
 import numpy as np
+
 from refvi.verification.oracles import discrete as ds
 from refvi.verification.protocol import targets as specs
 from refvi.verification.statement import statement
-from refvi.verification.statements.smoothness_002._smoothness import (_cos_params, _impl_grad_atoms, _norm_w,
-                                                                      _pair)
+from refvi.verification.statements.smoothness_002._smoothness import _cos_params, _impl_grad_atoms, _norm_w, _pair
 from refvi.verification.strategies import RNG
 
 
@@ -33,7 +33,7 @@ def _instance(rng):
     d = int(rng.integers(1, 4))
     p = 0.5 if rng.random() < 0.5 else 0.25
     U, pw = ds.two_point_atoms(d, p)
-    Urep = U if p == 0.5 else ds.replicate_rational(U, pw, 4 ** d)
+    Urep = U if p == 0.5 else ds.replicate_rational(U, pw, 4**d)
     params = _cos_params(rng, d)
     w, v = _pair(rng, d, "full", bool(rng.random() < 0.5))
     return d, p, U, pw, Urep, params, w, v
@@ -63,13 +63,22 @@ def prop_warmup(ctx):
         diff = _impl_flat(ctx, target, m1, C1, Urep) - _impl_flat(ctx, target, m2, C2, Urep)
         if M == 0.0:
             return
-        ctx.bound(float(np.max(np.abs(diff))), M * dw, rtol=1e-10, atol=1e-12,
-                  label=f"d = {d}, p = {p}: max_i |d_i l(w) - d_i l(v)| <= M ||w - v||")
+        ctx.bound(
+            float(np.max(np.abs(diff))),
+            M * dw,
+            rtol=1e-10,
+            atol=1e-12,
+            label=f"d = {d}, p = {p}: max_i |d_i l(w) - d_i l(v)| <= M ||w - v||",
+        )
         n = d + d * d
         gap = float(np.linalg.norm(diff))
         if gap > 1e-12 * M * dw:
-            ctx.geq(math.sqrt(n) * M * dw / gap, math.sqrt(n), rtol=1e-9,
-                    label=f"summed bound sqrt({n}) M ||w - v|| exceeds ||grad l(w) - grad l(v)|| by >= sqrt({n})")
+            ctx.geq(
+                math.sqrt(n) * M * dw / gap,
+                math.sqrt(n),
+                rtol=1e-9,
+                label=f"summed bound sqrt({n}) M ||w - v|| exceeds ||grad l(w) - grad l(v)|| by >= sqrt({n})",
+            )
 
     ctx.forall(RNG.map(_instance), check, fixed=[_instance(np.random.default_rng(k)) for k in range(4)])
     # tightness: the quadratic f = M/2 ||z||^2 moved along one coordinate attains the per-coordinate bound
@@ -77,37 +86,57 @@ def prop_warmup(ctx):
         params, (m1, C1), (m2, C2) = _quadratic_single_coordinate(d, 1.7, i)
         U, _ = ds.two_point_atoms(d, 0.5)
         diff = _impl_flat(ctx, specs.cosine(*params), m1, C1, U) - _impl_flat(ctx, specs.cosine(*params), m2, C2, U)
-        ctx.bound(float(np.max(np.abs(diff))), 1.7 * _norm_w(m1 - m2, C1 - C2), rtol=1e-10, atol=1e-12,
-                  label=f"d = {d}: quadratic f along coordinate {i} (tight)")
+        ctx.bound(
+            float(np.max(np.abs(diff))),
+            1.7 * _norm_w(m1 - m2, C1 - C2),
+            rtol=1e-10,
+            atol=1e-12,
+            label=f"d = {d}: quadratic f along coordinate {i} (tight)",
+        )
 
 
 @statement("002.claim-bessel")
 def claim_bessel(ctx):
     def check(inst):
         d, p, U, pw, Urep, params, (m1, C1), (m2, C2) = inst
-        A = ds.basis_functions(U)                              # a_i at the atoms: (atoms, d + d^2, d)
+        A = ds.basis_functions(U)  # a_i at the atoms: (atoms, d + d^2, d)
         G = np.array([[ds.inner(A[:, i, :], A[:, j, :], pw) for j in range(A.shape[1])] for i in range(A.shape[1])])
         ctx.close(G, np.eye(A.shape[1]), atol=1e-13, label=f"d = {d}, p = {p}: the a_i are orthonormal in <.,.>_s")
         rng = np.random.default_rng(d * 7919 + int(p * 4))
-        X = rng.standard_normal((U.shape[0], d))               # an arbitrary vector field on the atoms
+        X = rng.standard_normal((U.shape[0], d))  # an arbitrary vector field on the atoms
         coef = np.array([ds.inner(A[:, i, :], X, pw) for i in range(A.shape[1])])
-        ctx.bound(float(coef @ coef), ds.inner(X, X, pw), rtol=1e-12, atol=1e-14,
-                  label="sum_i <a_i, x>_s^2 <= ||x||_s^2 (random field)")
+        ctx.bound(
+            float(coef @ coef),
+            ds.inner(X, X, pw),
+            rtol=1e-12,
+            atol=1e-14,
+            label="sum_i <a_i, x>_s^2 <= ||x||_s^2 (random field)",
+        )
         target = specs.cosine(*params)
         diff = _impl_flat(ctx, target, m1, C1, Urep) - _impl_flat(ctx, target, m2, C2, Urep)
         D = _grad_f(params, U @ C1.T + m1) - _grad_f(params, U @ C2.T + m2)
-        ctx.bound(float(diff @ diff), ds.inner(D, D, pw), rtol=1e-10, atol=1e-13,
-                  label="||grad l(w) - grad l(v)||^2 <= E_s ||grad f(t_w(u)) - grad f(t_v(u))||^2 (14)")
+        ctx.bound(
+            float(diff @ diff),
+            ds.inner(D, D, pw),
+            rtol=1e-10,
+            atol=1e-13,
+            label="||grad l(w) - grad l(v)||^2 <= E_s ||grad f(t_w(u)) - grad f(t_v(u))||^2 (14)",
+        )
 
     ctx.forall(RNG.map(_instance), check, fixed=[_instance(np.random.default_rng(k)) for k in range(4)])
     # tightness: grad f affine (alpha = 0) puts grad f o t_w - grad f o t_v in the span of the a_i: equality
     for d, p in ((1, 0.25), (2, 0.5), (3, 0.25)):
         params = (0.0, np.zeros(d), 0.0, 1.3, np.linspace(-1.0, 1.0, d))
         U, pw = ds.two_point_atoms(d, p)
-        Urep = U if p == 0.5 else ds.replicate_rational(U, pw, 4 ** d)
+        Urep = U if p == 0.5 else ds.replicate_rational(U, pw, 4**d)
         (m1, C1), (m2, C2) = _pair(np.random.default_rng(11 + d), d, "full", False)
         target = specs.cosine(*params)
         diff = _impl_flat(ctx, target, m1, C1, Urep) - _impl_flat(ctx, target, m2, C2, Urep)
         D = _grad_f(params, U @ C1.T + m1) - _grad_f(params, U @ C2.T + m2)
-        ctx.bound(float(diff @ diff), ds.inner(D, D, pw), rtol=1e-10, atol=1e-13,
-                  label=f"d = {d}, p = {p}: quadratic f: (14) with equality (tight)")
+        ctx.bound(
+            float(diff @ diff),
+            ds.inner(D, D, pw),
+            rtol=1e-10,
+            atol=1e-13,
+            label=f"d = {d}, p = {p}: quadratic f: (14) with equality (tight)",
+        )
