@@ -62,8 +62,19 @@ DOCS = ROOT / "docs"
 PROFILE = "ci"
 
 #: the statement fields a slim certificate keeps (the full certificate has instances, calls, reproducers, ...)
-KEPT = ("id", "verdict", "scope", "examples", "worst_slack", "instances_skipped", "declined", "declined_optional",
-        "methods", "detail", "other_profile")
+KEPT = (
+    "id",
+    "verdict",
+    "scope",
+    "examples",
+    "worst_slack",
+    "instances_skipped",
+    "declined",
+    "declined_optional",
+    "methods",
+    "detail",
+    "other_profile",
+)
 DETAIL_CHARS = 600
 
 #: what each fail or error of an outside implementation means, by (column, statement id): which side is wrong
@@ -75,34 +86,50 @@ FINDINGS: dict[tuple[str, str], str] = {}
 # (examples/jax_adapter.refuse_bad_input), and both pass.)
 
 _LEGEND_ROWS = (
-    ('`✓`', 'pass: every instance ran on the implementation and passed'),
-    ('`✓ n`', 'pass, with *n* instances declined (outside the declared capabilities, or needing a method the '
-     "implementation lacks); the note gives the reasons. Declines marked *optional* (refvi's affine "
-     "frames) never count against the paper's verdict"),
-    ('`✗` / `E`', 'fail / error (the note gives the detail; every one is listed under *Fails and errors*)'),
-    ('`⊘ n`', 'declined: skipped because all *n* instances it reached were declined and at least one reason is '
-     'a declared capability (a structure, a target kind); the note gives the reasons'),
-    ('`—`', 'not implemented: skipped because every declined instance needed a protocol method the '
-     "implementation does not have (the methods are listed under the paper's table)"),
-    ('`skip`', 'skipped for another reason (the note says why)'),
-    ('`o` / `o✓`', 'oracle-only: a fact of the paper checked by independent oracles, which exercises no '
-     "implementation and counts for none; it runs once, in refvi's certificate (`o✓`: it held)"),
-    ('`deep`', 'runs only in the `deep` profile (not counted in `ci`)'),
-    ('`?`', 'the statement is not in this certificate: the certificate is stale, rerun `--run`'),
-    ('not run', 'the whole column: the certificate was not produced (the reason is in the implementations table)'),
+    ("`✓`", "pass: every instance ran on the implementation and passed"),
+    (
+        "`✓ n`",
+        "pass, with *n* instances declined (outside the declared capabilities, or needing a method the "
+        "implementation lacks); the note gives the reasons. Declines marked *optional* (refvi's affine "
+        "frames) never count against the paper's verdict",
+    ),
+    ("`✗` / `E`", "fail / error (the note gives the detail; every one is listed under *Fails and errors*)"),
+    (
+        "`⊘ n`",
+        "declined: skipped because all *n* instances it reached were declined and at least one reason is "
+        "a declared capability (a structure, a target kind); the note gives the reasons",
+    ),
+    (
+        "`—`",
+        "not implemented: skipped because every declined instance needed a protocol method the "
+        "implementation does not have (the methods are listed under the paper's table)",
+    ),
+    ("`skip`", "skipped for another reason (the note says why)"),
+    (
+        "`o` / `o✓`",
+        "oracle-only: a fact of the paper checked by independent oracles, which exercises no "
+        "implementation and counts for none; it runs once, in refvi's certificate (`o✓`: it held)",
+    ),
+    ("`deep`", "runs only in the `deep` profile (not counted in `ci`)"),
+    ("`?`", "the statement is not in this certificate: the certificate is stale, rerun `--run`"),
+    ("not run", "the whole column: the certificate was not produced (the reason is in the implementations table)"),
 )
 
-LEGEND = ("| cell | meaning (from the statement's record in that implementation's certificate) |\n|---|---|\n"
-          + "".join(f"| {c} | {m} |\n" for c, m in _LEGEND_ROWS) + """\
+LEGEND = (
+    "| cell | meaning (from the statement's record in that implementation's certificate) |\n|---|---|\n"
+    + "".join(f"| {c} | {m} |\n" for c, m in _LEGEND_ROWS)
+    + """\
 
 The verdict row is the certificate's per-paper verdict (`docs/conformance.md`, *Certified: the per-paper verdict*):
 **certified** (every implementation-facing statement of the paper ran, passed and declined no instance except
 optional ones), *partial* (nothing failed, something did not run), **failed** (a fail or an error); with the passes
 out of the paper's implementation-facing statements in this profile.
-""")
+"""
+)
 
 
 # ---------------------------------------------------------------------------------------------- slim certificates
+
 
 def library_versions(names: Iterable[str] = LIBRARIES) -> dict[str, str]:
     """The installed version of each distribution, or ``"not installed"``."""
@@ -116,8 +143,7 @@ def library_versions(names: Iterable[str] = LIBRARIES) -> dict[str, str]:
 
 
 def machine() -> str:
-    return (f"{platform.system()} {platform.machine()}, {os.cpu_count()} cores, "
-            f"Python {platform.python_version()}")
+    return f"{platform.system()} {platform.machine()}, {os.cpu_count()} cores, Python {platform.python_version()}"
 
 
 def slim(cert: dict, column: Column, seconds: float, workers: int, versions: dict[str, str], date: str) -> dict:
@@ -131,19 +157,40 @@ def slim(cert: dict, column: Column, seconds: float, workers: int, versions: dic
         if isinstance(kept.get("detail"), str):
             kept["detail"] = kept["detail"][:DETAIL_CHARS]
         statements.append(kept)
-    return {"column": column.key, "implementation": cert["implementation"], "impl": column.impl,
-            "status": "run", "refvi_version": cert["refvi_version"], "profile": cert["profile"],
-            "complete": cert.get("complete", True), "libraries": versions, "date": date, "machine": machine(),
-            "workers": workers, "seconds": round(seconds, 1), "papers": cert["papers"], "statements": statements}
+    return {
+        "column": column.key,
+        "implementation": cert["implementation"],
+        "impl": column.impl,
+        "status": "run",
+        "refvi_version": cert["refvi_version"],
+        "profile": cert["profile"],
+        "complete": cert.get("complete", True),
+        "libraries": versions,
+        "date": date,
+        "machine": machine(),
+        "workers": workers,
+        "seconds": round(seconds, 1),
+        "papers": cert["papers"],
+        "statements": statements,
+    }
 
 
 def not_run(column: Column, reason: str, versions: dict[str, str], date: str) -> dict:
     """The committed record of a column whose certificate could not be produced (its adapter does not import)."""
     import refvi
 
-    return {"column": column.key, "implementation": None, "impl": column.impl, "status": "not run",
-            "reason": reason, "refvi_version": refvi.__version__, "profile": PROFILE, "libraries": versions,
-            "date": date, "machine": machine()}
+    return {
+        "column": column.key,
+        "implementation": None,
+        "impl": column.impl,
+        "status": "not run",
+        "reason": reason,
+        "refvi_version": refvi.__version__,
+        "profile": PROFILE,
+        "libraries": versions,
+        "date": date,
+        "machine": machine(),
+    }
 
 
 def _import_error(module: str) -> str | None:
@@ -166,8 +213,18 @@ def run_column(column: Column, workers: int) -> dict:
             return not_run(column, f"the adapter does not import: {why}", versions, date)
     with tempfile.TemporaryDirectory() as tmp:
         path = Path(tmp) / "cert.json"
-        cmd = [sys.executable, "-m", "refvi.verification", "--profile", PROFILE, "--workers", str(workers),
-               "--no-progress", "--json", str(path)] + (["--impl", column.impl] if column.impl else [])
+        cmd = [
+            sys.executable,
+            "-m",
+            "refvi.verification",
+            "--profile",
+            PROFILE,
+            "--workers",
+            str(workers),
+            "--no-progress",
+            "--json",
+            str(path),
+        ] + (["--impl", column.impl] if column.impl else [])
         t0 = time.perf_counter()
         proc = subprocess.run(cmd, capture_output=True, text=True, cwd=ROOT)
         seconds = time.perf_counter() - t0
@@ -227,8 +284,11 @@ def cell(rec: dict | None, column_key: str) -> tuple[str, str | None]:
 
 def _reasons(rec: dict, reasons: list[str]) -> str:
     counts = rec["declined"]
-    return "declined: " + "; ".join(f"{counts[r]} × {r[:200]}" for r in reasons[:4]) + (
-        f"; and {len(reasons) - 4} other reason(s)" if len(reasons) > 4 else "")
+    return (
+        "declined: "
+        + "; ".join(f"{counts[r]} × {r[:200]}" for r in reasons[:4])
+        + (f"; and {len(reasons) - 4} other reason(s)" if len(reasons) > 4 else "")
+    )
 
 
 def _detail(rec: dict) -> str:
@@ -255,6 +315,7 @@ def _short_title(title: str, limit: int = 72) -> str:
 
 # -------------------------------------------------------------------------------------------------------- the page
 
+
 def render(certs: dict[str, dict], statements: dict) -> str:
     """``docs/compatibility.md`` from the slim certificates (by column key) and the statement registry
     (``runner.load_statements()``): a deterministic function of the two (no clock, no imports of adapters)."""
@@ -271,21 +332,26 @@ def render(certs: dict[str, dict], statements: dict) -> str:
 
     records = {key: {r["id"]: r for r in cert.get("statements", [])} for key, cert in certs.items()}
     ran = [c for c in COLUMNS if certs.get(c.key, {}).get("status") == "run"]
-    out = ["<!-- generated by `python -m refvi.verification.compatibility` from docs/certificates/*.json: "
-           "do not edit by hand -->", "",
-           "# Compatibility: which implementation computes which result correctly", "",
-           "Every numbered result of the five papers is an executable statement (`docs/conformance.md`). This page "
-           "puts the certificates of five implementations side by side: refvi itself, the plain-NumPy example written "
-           "from the papers, JAX/NumPyro, BlackJAX and PyMC (the adapters are described in "
-           "[peer-adapters.md](peer-adapters.md)). Each column is one `python -m refvi.verification --profile ci "
-           "--workers 2` run, committed in slim form under `docs/certificates/`; "
-           "`python -m refvi.verification.compatibility --run` reruns them and regenerates this page, and "
-           "`tests/verification/test_compatibility.py` fails when the page is not what the committed certificates "
-           "render.", "",
-           "## The implementations", "",
-           "| column | implementation | libraries | refvi | date | wall time | pass | fail / error "
-           "| papers certified |",
-           "|---|---|---|---|---|---|---|---|---|"]
+    out = [
+        "<!-- generated by `python -m refvi.verification.compatibility` from docs/certificates/*.json: "
+        "do not edit by hand -->",
+        "",
+        "# Compatibility: which implementation computes which result correctly",
+        "",
+        "Every numbered result of the five papers is an executable statement (`docs/conformance.md`). This page "
+        "puts the certificates of five implementations side by side: refvi itself, the plain-NumPy example written "
+        "from the papers, JAX/NumPyro, BlackJAX and PyMC (the adapters are described in "
+        "[peer-adapters.md](peer-adapters.md)). Each column is one `python -m refvi.verification --profile ci "
+        "--workers 2` run, committed in slim form under `docs/certificates/`; "
+        "`python -m refvi.verification.compatibility --run` reruns them and regenerates this page, and "
+        "`tests/verification/test_compatibility.py` fails when the page is not what the committed certificates "
+        "render.",
+        "",
+        "## The implementations",
+        "",
+        "| column | implementation | libraries | refvi | date | wall time | pass | fail / error | papers certified |",
+        "|---|---|---|---|---|---|---|---|---|",
+    ]
     for column in COLUMNS:
         cert = certs.get(column.key)
         if cert is None:
@@ -293,8 +359,10 @@ def render(certs: dict[str, dict], statements: dict) -> str:
             continue
         libs = ", ".join(f"{lib} {cert['libraries'].get(lib, '?')}" for lib in column.libraries)
         if cert.get("status") != "run":
-            out.append(f"| {column.label} | not run: {md(cert.get('reason', ''))} | {libs} | {cert['refvi_version']} "
-                       f"| {cert['date']} | | | | |")
+            out.append(
+                f"| {column.label} | not run: {md(cert.get('reason', ''))} | {libs} | {cert['refvi_version']} "
+                f"| {cert['date']} | | | | |"
+            )
             continue
         recs = cert["statements"]
         passes = sum(r["verdict"] == "pass" and r.get("scope") != "oracle-only" for r in recs)
@@ -302,13 +370,22 @@ def render(certs: dict[str, dict], statements: dict) -> str:
         certified = [s for s, p in cert["papers"].items() if p["verdict"] == "certified"]
         impl = f"`{cert['impl']}`" if cert.get("impl") else "refvi (default)"
         wall = f"{cert['seconds']:.0f} s" + (f" ({md(cert['note'])})" if cert.get("note") else "")
-        out.append(f"| {column.label} | {impl} | {libs} | {cert['refvi_version']} | {cert['date']} "
-                   f"| {wall} | {passes} | {bad} | {', '.join(certified) or 'none'} |")
+        out.append(
+            f"| {column.label} | {impl} | {libs} | {cert['refvi_version']} | {cert['date']} "
+            f"| {wall} | {passes} | {bad} | {', '.join(certified) or 'none'} |"
+        )
     machines = sorted({certs[c.key]["machine"] for c in ran})
-    out += ["", f"Profile `ci`; machine: {'; '.join(machines) or 'none'}. Wall time is the whole certificate run "
-            "(`--workers 2`, all statements, Numba and XLA compilation included) on a machine shared with other jobs, "
-            "so it varies by tens of percent from run to run. *pass* counts the statements that exercised the "
-            "implementation and passed (oracle-only checks excluded).", "", "## Legend", "", LEGEND]
+    out += [
+        "",
+        f"Profile `ci`; machine: {'; '.join(machines) or 'none'}. Wall time is the whole certificate run "
+        "(`--workers 2`, all statements, Numba and XLA compilation included) on a machine shared with other jobs, "
+        "so it varies by tens of percent from run to run. *pass* counts the statements that exercised the "
+        "implementation and passed (oracle-only checks excluded).",
+        "",
+        "## Legend",
+        "",
+        LEGEND,
+    ]
 
     def verdict(column: Column, seed: str) -> str:
         cert = certs.get(column.key)
@@ -319,10 +396,18 @@ def render(certs: dict[str, dict], statements: dict) -> str:
         return (f"**{v}**" if v in ("certified", "failed") else f"*{v}*") + f" {s['pass']}/{s['total']}"
 
     seeds = sorted({paper_of(sid) for sid in statements})
-    out += ["## Verdicts at a glance", "",
-            "| paper | " + " | ".join(c.label for c in COLUMNS) + " |", "|---|" + "---|" * len(COLUMNS)]
-    out += [f"| [{seed}](#{seed}-{_anchor(PAPERS.get(seed, seed))}) | " + " | ".join(verdict(c, seed) for c in COLUMNS)
-            + " |" for seed in seeds]
+    out += [
+        "## Verdicts at a glance",
+        "",
+        "| paper | " + " | ".join(c.label for c in COLUMNS) + " |",
+        "|---|" + "---|" * len(COLUMNS),
+    ]
+    out += [
+        f"| [{seed}](#{seed}-{_anchor(PAPERS.get(seed, seed))}) | "
+        + " | ".join(verdict(c, seed) for c in COLUMNS)
+        + " |"
+        for seed in seeds
+    ]
     out.append("")
 
     header = "| statement | result | " + " | ".join(c.label for c in COLUMNS) + " |"
@@ -344,8 +429,11 @@ def render(certs: dict[str, dict], statements: dict) -> str:
                 cells.append(symbol + note(text))
             flag = f" ({st.erratum})" if st.erratum else ""
             out.append(f"| `{st.id}` | {md(_short_title(st.title))}{flag} | " + " | ".join(cells) + " |")
-        out.append("| **verdict** | per-paper verdict, passes / statements | "
-                   + " | ".join(verdict(c, seed) for c in COLUMNS) + " |")
+        out.append(
+            "| **verdict** | per-paper verdict, passes / statements | "
+            + " | ".join(verdict(c, seed) for c in COLUMNS)
+            + " |"
+        )
         out.append("")
         missing = []
         for column in ran:
@@ -361,14 +449,20 @@ def render(certs: dict[str, dict], statements: dict) -> str:
     out += ["## Fails and errors", ""]
     bad_rows = [(c, r) for c in ran for r in certs[c.key]["statements"] if r["verdict"] in ("fail", "error")]
     if not bad_rows:
-        out += ["No implementation fails or errors on any statement in these certificates: where a statement ran on "
-                "an outside library, the library computed what the paper says, within the statement's stated "
-                "tolerance.", ""]
+        out += [
+            "No implementation fails or errors on any statement in these certificates: where a statement ran on "
+            "an outside library, the library computed what the paper says, within the statement's stated "
+            "tolerance.",
+            "",
+        ]
     for column, rec in bad_rows:
         finding = FINDINGS.get((column.key, rec["id"]))
-        out += [f"* **{column.label}**, `{rec['id']}` ({rec['verdict']}): {md(_detail(rec))}",
-                f"  - {finding}" if finding else
-                "  - **unexplained**: no finding recorded yet (`FINDINGS` in `verification/compatibility.py`)"]
+        out += [
+            f"* **{column.label}**, `{rec['id']}` ({rec['verdict']}): {md(_detail(rec))}",
+            f"  - {finding}"
+            if finding
+            else "  - **unexplained**: no finding recorded yet (`FINDINGS` in `verification/compatibility.py`)",
+        ]
     if bad_rows:
         out.append("")
     return "\n".join(out).rstrip() + "\n"
@@ -376,23 +470,46 @@ def render(certs: dict[str, dict], statements: dict) -> str:
 
 # ------------------------------------------------------------------------------------------------- command line
 
+
 def main(argv: list[str] | None = None) -> int:
-    p = argparse.ArgumentParser(prog="python -m refvi.verification.compatibility",
-                                description="render docs/compatibility.md from docs/certificates/*.json "
-                                            "(with --run: produce the certificates first)")
+    p = argparse.ArgumentParser(
+        prog="python -m refvi.verification.compatibility",
+        description="render docs/compatibility.md from docs/certificates/*.json "
+        "(with --run: produce the certificates first)",
+    )
     p.add_argument("--run", action="store_true", help="run the certificates (profile ci) and write their slim copies")
-    p.add_argument("--only", nargs="+", metavar="COLUMN", choices=[c.key for c in COLUMNS],
-                   help="with --run: only these columns (the others keep their committed certificates)")
+    p.add_argument(
+        "--only",
+        nargs="+",
+        metavar="COLUMN",
+        choices=[c.key for c in COLUMNS],
+        help="with --run: only these columns (the others keep their committed certificates)",
+    )
     p.add_argument("--workers", type=int, default=2, help="with --run: workers per certificate (default 2)")
-    p.add_argument("--import", nargs=3, action="append", default=[], dest="imports",
-                   metavar=("COLUMN", "CERT", "SECONDS"),
-                   help="slim a full certificate you ran yourself (profile ci, --workers as given) into COLUMN, "
-                        "with its measured wall time")
-    p.add_argument("--note", nargs=2, action="append", default=[], metavar=("COLUMN", "TEXT"),
-                   help="with --run / --import: how that column's wall time was measured (shown beside it)")
+    p.add_argument(
+        "--import",
+        nargs=3,
+        action="append",
+        default=[],
+        dest="imports",
+        metavar=("COLUMN", "CERT", "SECONDS"),
+        help="slim a full certificate you ran yourself (profile ci, --workers as given) into COLUMN, "
+        "with its measured wall time",
+    )
+    p.add_argument(
+        "--note",
+        nargs=2,
+        action="append",
+        default=[],
+        metavar=("COLUMN", "TEXT"),
+        help="with --run / --import: how that column's wall time was measured (shown beside it)",
+    )
     p.add_argument("--docs", type=Path, default=DOCS, help="the docs folder (default: this checkout's docs/)")
-    p.add_argument("--check", action="store_true", help="exit 1 when the page differs from what the certificates "
-                                                        "render (writes nothing)")
+    p.add_argument(
+        "--check",
+        action="store_true",
+        help="exit 1 when the page differs from what the certificates render (writes nothing)",
+    )
     args = p.parse_args(argv)
     if args.workers < 1:
         print(f"error: --workers must be >= 1, got {args.workers}", file=sys.stderr)
@@ -409,8 +526,11 @@ def main(argv: list[str] | None = None) -> int:
             if column.key in notes:
                 data["note"] = notes[column.key]
             write_json(data, folder / f"{column.key}.json")
-            print(f"{column.label}: {data['status']}"
-                  + (f" in {data['seconds']:.0f} s" if data["status"] == "run" else f" ({data['reason']})"), flush=True)
+            print(
+                f"{column.label}: {data['status']}"
+                + (f" in {data['seconds']:.0f} s" if data["status"] == "run" else f" ({data['reason']})"),
+                flush=True,
+            )
     for key, path, seconds in args.imports:
         by_key = {c.key: c for c in COLUMNS}
         if key not in by_key:
@@ -424,8 +544,9 @@ def main(argv: list[str] | None = None) -> int:
         # the run's start, as --run records it: the file's time less the wall time
         stamp = datetime.datetime.fromtimestamp(Path(path).stat().st_mtime - float(seconds), datetime.UTC)
         folder.mkdir(parents=True, exist_ok=True)
-        data = slim(full, by_key[key], float(seconds), args.workers, library_versions(),
-                    stamp.strftime("%Y-%m-%d %H:%M UTC"))
+        data = slim(
+            full, by_key[key], float(seconds), args.workers, library_versions(), stamp.strftime("%Y-%m-%d %H:%M UTC")
+        )
         if key in dict(args.note):
             data["note"] = dict(args.note)[key]
         write_json(data, folder / f"{key}.json")
@@ -436,8 +557,10 @@ def main(argv: list[str] | None = None) -> int:
     if args.check:
         current = target.read_text(encoding="utf-8") if target.exists() else ""
         if current != page:
-            print(f"{target} is not what docs/certificates renders: run python -m refvi.verification.compatibility",
-                  file=sys.stderr)
+            print(
+                f"{target} is not what docs/certificates renders: run python -m refvi.verification.compatibility",
+                file=sys.stderr,
+            )
             return 1
         return 0
     from refvi._atomic import write_text

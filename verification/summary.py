@@ -35,8 +35,10 @@ def block() -> str:
     from refvi.verification import runner
 
     registry = runner.load_statements()
-    head = ("| seed | paper | refvi modules | statements | as printed / corrected / weaker | oracle-only | "
-            "errata: refuted / not proven |")
+    head = (
+        "| seed | paper | refvi modules | statements | as printed / corrected / weaker | oracle-only | "
+        "errata: refuted / not proven |"
+    )
     lines = [head, "|---|---|---|---|---|---|---|"]
     total = {"n": 0, "as printed": 0, "corrected": 0, "weaker": 0, "oracle": 0, "refuted": 0, "not proven": 0}
     for seed, (package, modules) in PACKAGES.items():
@@ -46,17 +48,21 @@ def block() -> str:
         status = {s: sum(1 for r in errata.values() if r["status"] == s) for s in catalog.STATUSES}
         mine = [st for sid, st in registry.items() if sid.startswith(seed + ".")]
         oracle = sum(1 for st in mine if st.oracle_only)
-        lines.append(f"| {seed} | {coverage.PAPERS[seed]} | {modules} | {len(mine)} | "
-                     f"{strengths['as printed']} / {strengths['corrected']} / {strengths['weaker']} | {oracle} | "
-                     f"{status['refuted']} / {status['not proven']} |")
+        lines.append(
+            f"| {seed} | {coverage.PAPERS[seed]} | {modules} | {len(mine)} | "
+            f"{strengths['as printed']} / {strengths['corrected']} / {strengths['weaker']} | {oracle} | "
+            f"{status['refuted']} / {status['not proven']} |"
+        )
         for key in ("as printed", "corrected", "weaker"):
             total[key] += strengths[key]
         total["n"] += len(mine)
         total["oracle"] += oracle
         total["refuted"] += status["refuted"]
         total["not proven"] += status["not proven"]
-    lines.append(f"| | **all five** | | **{total['n']}** | {total['as printed']} / {total['corrected']} / "
-                 f"{total['weaker']} | {total['oracle']} | {total['refuted']} / {total['not proven']} |")
+    lines.append(
+        f"| | **all five** | | **{total['n']}** | {total['as printed']} / {total['corrected']} / "
+        f"{total['weaker']} | {total['oracle']} | {total['refuted']} / {total['not proven']} |"
+    )
     return "\n".join(lines)
 
 
@@ -90,8 +96,11 @@ def main(argv: list[str] | None = None) -> int:
         return 0
     if args.check:
         ok = current(README.read_text(encoding="utf-8"))
-        print("README.md's papers block is current" if ok else
-              "README.md's papers block is stale: run python -m refvi.verification.summary --update")
+        print(
+            "README.md's papers block is current"
+            if ok
+            else "README.md's papers block is stale: run python -m refvi.verification.summary --update"
+        )
         return 0 if ok else 1
     print(block())
     return 0

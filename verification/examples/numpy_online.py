@@ -7,6 +7,7 @@ from __future__ import annotations
 import functools
 import math
 from types import SimpleNamespace
+from typing import Any
 
 import numpy as np
 from scipy.special import logsumexp, ndtr
@@ -85,34 +86,63 @@ class _Learner:
     centre of SVA's FTRL and of NGVI's pull.  The closed-form expected losses of seed 003 §4 give the gradients here;
     a subclass can take them from elsewhere (:class:`_NetLearner`)."""
 
-    def __init__(self, method, d, loss, eta=None, s=1.0, mbox=np.inf, sbox=np.inf, H=1.0, schedule="convex",
-                 K=None, D=None, L=None, H_sc=None, sigma0=None, alpha=None, beta=None, projection="greedy",
-                 prior=None, mball=None, sball=None):
+    def __init__(
+        self,
+        method,
+        d,
+        loss,
+        eta=None,
+        s=1.0,
+        mbox=np.inf,
+        sbox=np.inf,
+        H=1.0,
+        schedule="convex",
+        K=None,
+        D=None,
+        L=None,
+        H_sc=None,
+        sigma0=None,
+        alpha=None,
+        beta=None,
+        projection="greedy",
+        prior=None,
+        mball=None,
+        sball=None,
+    ):
         need(eta is None or eta > 0, f"eta must be > 0, got {eta}")
         self.ball = mball is not None or sball is not None
-        if self.ball:                  # Thm 3's ball parameter sets (SVB only), instead of the boxes
+        if self.ball:  # Thm 3's ball parameter sets (SVB only), instead of the boxes
             need(method == "svb", f"the ball parameter sets (mball, sball) are for SVB only, not {method!r}")
             need(mbox == np.inf and sbox == np.inf, "give boxes (mbox, sbox) or balls (mball, sball), not both")
-            need(mball is not None and sball is not None and mball > 0 and sball > 0,
-                 f"need mball > 0 and sball > 0, got {mball}, {sball}")
+            need(
+                mball is not None and sball is not None and mball > 0 and sball > 0,
+                f"need mball > 0 and sball > 0, got {mball}, {sball}",
+            )
             start = np.full(d, float(s)) if sigma0 is None else np.asarray(sigma0, dtype=float)
-            need(bool(np.all(start >= 0)) and float(np.linalg.norm(start)) <= sball,
-                 f"the initial sigma must lie in the ball ||sigma|| <= sball = {sball}")
+            need(
+                bool(np.all(start >= 0)) and float(np.linalg.norm(start)) <= sball,
+                f"the initial sigma must lie in the ball ||sigma|| <= sball = {sball}",
+            )
         self.mball, self.sball = mball, sball
-        need(s > 0 and mbox > 0 and sbox > 0 and s <= sbox, f"need s, mbox, sbox > 0 and s <= sbox, got {s}, {mbox}, "
-             f"{sbox}")
+        need(
+            s > 0 and mbox > 0 and sbox > 0 and s <= sbox,
+            f"need s, mbox, sbox > 0 and s <= sbox, got {s}, {mbox}, {sbox}",
+        )
         need(beta is None or 0 < beta <= 1, f"beta must lie in (0, 1], got {beta}")
-        need(sigma0 is None or bool(np.all((np.asarray(sigma0) >= 0) & (np.asarray(sigma0) <= sbox))),
-             "sigma0 must lie in [0, sbox]")
+        need(
+            sigma0 is None or bool(np.all((np.asarray(sigma0) >= 0) & (np.asarray(sigma0) <= sbox))),
+            "sigma0 must lie in [0, sbox]",
+        )
         self.method, self.loss, self.H, self.eta, self.s = method, loss, H, eta, s
         self.mbox, self.sbox, self.schedule, self.H_sc, self.projection = mbox, sbox, schedule, H_sc, projection
         self.K = K if K is not None or D is None else D * math.sqrt(2) / L
         need(self.K is None or self.K > 0, f"K = D sqrt(2) / L must be > 0, got {self.K}")
-        self.beta = beta if alpha is None else alpha / (alpha + eta)       # corrected weight (erratum E003-1)
+        self.beta = beta if alpha is None else alpha / (alpha + eta)  # corrected weight (erratum E003-1)
         self.prior = np.zeros(d) if prior is None else np.array(prior, dtype=float)
         self.m = self.prior.copy()
-        self.sigma = None if method == "oga" else (np.full(d, float(s)) if sigma0 is None
-                                                    else np.array(sigma0, dtype=float))
+        self.sigma: Any = (  # None for OGA, which has no sigma
+            None if method == "oga" else (np.full(d, float(s)) if sigma0 is None else np.array(sigma0, dtype=float))
+        )
         self.Gm, self.Gs, self.t = np.zeros(d), np.zeros(d), 0
 
     def point_loss(self, x, y):
@@ -134,26 +164,29 @@ class _Learner:
             self.m = np.clip(self.m - self.eta * self.subgradient(x, y), -M, M)
             return lt
         gm, gs = self.expected_gradients(x, y)
-        if self.method == "sva":                                           # FTRL form of eq. (9)
+        if self.method == "sva":  # FTRL form of eq. (9)
             self.Gm, self.Gs = self.Gm + gm, self.Gs + gs
-            e = self.eta * self.s ** 2
+            e = self.eta * self.s**2
             self.m = np.clip(self.prior - e * self.Gm, -M, M)
             self.sigma = np.clip(_h(self.s, 0.5 * e * self.Gs), 0, S)
-        elif self.method == "svb":                                         # eq. (10), a = eta_t sigma_t^2
-            a = {"constant": lambda: self.eta * self.sigma ** 2, "convex": lambda: self.K / math.sqrt(self.t),
-                 "strong": lambda: 2.0 / (self.H_sc * self.t)}[self.schedule]()
+        elif self.method == "svb":  # eq. (10), a = eta_t sigma_t^2
+            a = {
+                "constant": lambda: self.eta * self.sigma**2,
+                "convex": lambda: self.K / math.sqrt(self.t),
+                "strong": lambda: 2.0 / (self.H_sc * self.t),
+            }[self.schedule]()
             if self.ball:
                 self.m = to_ball(self.m - a * gm, self.mball)
                 self.sigma = to_sigma_ball(_h(self.sigma, 0.5 * a * gs), self.sball)
             else:
                 self.m = np.clip(self.m - a * gm, -M, M)
                 self.sigma = np.clip(_h(self.sigma, 0.5 * a * gs), 0, S)
-        elif self.method == "ngvi":                                        # eq. (15)
+        elif self.method == "ngvi":  # eq. (15)
             b = self.beta
-            prec = (1 - b) / self.sigma ** 2 + b / self.s ** 2 + self.eta * b * gs / self.sigma
-            prec = np.maximum(prec, 0.0 if S == np.inf else 1 / S ** 2)
+            prec = (1 - b) / self.sigma**2 + b / self.s**2 + self.eta * b * gs / self.sigma
+            prec = np.maximum(prec, 0.0 if S == np.inf else 1 / S**2)
             v = 1 / prec
-            self.m = np.clip(self.m - b * v * (self.eta * gm + (self.m - self.prior) / self.s ** 2), -M, M)
+            self.m = np.clip(self.m - b * v * (self.eta * gm + (self.m - self.prior) / self.s**2), -M, M)
             self.sigma = np.sqrt(v)
         elif self.method == "ogael":
             if self.projection == "lazy":
@@ -186,7 +219,7 @@ class _Learner:
 def _relu_net_loss_grad(theta, x, y, h):
     """Squared loss of f(x) = v . relu(W x + b) + c, theta = (W row-major, b, v, c), and its gradient."""
     p = x.size
-    W, b, v, c = theta[:h * p].reshape(h, p), theta[h * p:h * p + h], theta[h * p + h:h * p + 2 * h], theta[-1]
+    W, b, v, c = theta[: h * p].reshape(h, p), theta[h * p : h * p + h], theta[h * p + h : h * p + 2 * h], theta[-1]
     z = W @ x + b
     act = np.maximum(z, 0.0)
     r = y - act @ v - c
@@ -212,9 +245,9 @@ class _NetLearner(_Learner):
         return _relu_net_loss_grad(self.m, x, y, self.h)[1]
 
     def expected_gradients(self, x, y):
-        U = self.U[self.t - 1]                                             # this round's samples (t counts it)
+        U = self.U[self.t - 1]  # this round's samples (t counts it)
         grads = [_relu_net_loss_grad(self.m + self.sigma * u, x, y, self.h)[1] for u in U]
-        return np.mean(grads, axis=0), np.mean([gk * u for gk, u in zip(grads, U)], axis=0)
+        return np.mean(grads, axis=0), np.mean([gk * u for gk, u in zip(grads, U, strict=True)], axis=0)
 
 
 @functools.lru_cache(maxsize=64)
@@ -238,7 +271,7 @@ def _ewa_on_nodes(loss, data, eta, nodes, logw):
     cum = np.zeros(len(nodes))
     means, losses, mix, log_norm = np.empty((T,) + nodes.shape[1:]), np.empty(T), np.empty(T), np.zeros(T + 1)
     lpost = logw
-    norm = _logsumexp(lpost)                     # log Z_t of the unnormalised log posterior logw - eta cum
+    norm = _logsumexp(lpost)  # log Z_t of the unnormalised log posterior logw - eta cum
     for t in range(T):
         post = np.exp(lpost - norm)
         means[t] = post @ nodes
@@ -247,10 +280,11 @@ def _ewa_on_nodes(loss, data, eta, nodes, logw):
         cum = cum + lt
         lpost = logw - eta * cum
         log_norm[t + 1] = _logsumexp(lpost)
-        mix[t] = -(log_norm[t + 1] - norm) / eta     # -log E_{p_t} exp(-eta ell_t) / eta = -(log Z_{t+1} - log Z_t)
+        mix[t] = -(log_norm[t + 1] - norm) / eta  # -log E_{p_t} exp(-eta ell_t) / eta = -(log Z_{t+1} - log Z_t)
         norm = log_norm[t + 1]
-    return SimpleNamespace(means=means, losses=losses, log_norm=log_norm, mix_loss=mix, nodes=nodes,
-                           log_post=lpost - logsumexp(lpost))
+    return SimpleNamespace(
+        means=means, losses=losses, log_norm=log_norm, mix_loss=mix, nodes=nodes, log_post=lpost - logsumexp(lpost)
+    )
 
 
 class NumpyOnline:
@@ -292,7 +326,7 @@ class NumpyOnline:
         """f(x) = v . relu(W x + b) + c for every row of X."""
         X = np.asarray(X, float)
         p = X.shape[1]
-        W, b, v = theta[:h * p].reshape(h, p), theta[h * p:h * p + h], theta[h * p + h:h * p + 2 * h]
+        W, b, v = theta[: h * p].reshape(h, p), theta[h * p : h * p + h], theta[h * p + h : h * p + 2 * h]
         return np.maximum(X @ W.T + b, 0.0) @ v + theta[-1]
 
     def run_nn(self, method, X, y, h, U, *, eta=1.0, K=1.0, beta=0.01, s=1.0, mbox=20.0, sbox=1.0, m0=None):
@@ -316,22 +350,33 @@ class NumpyOnline:
         X = np.atleast_2d(np.asarray(X, dtype=float))
         ys = np.zeros(len(X)) if y is None else np.asarray(y, dtype=float)
         need(np.all(np.asarray(sigma) >= 0), "sigma must be >= 0")
-        out = [_expected(loss, x, yt, np.asarray(m, float), np.asarray(sigma, float), H) for x, yt in zip(X, ys)]
+        out = [
+            _expected(loss, x, yt, np.asarray(m, float), np.asarray(sigma, float), H)
+            for x, yt in zip(X, ys, strict=True)
+        ]
         return np.array([o[0] for o in out]), np.array([o[1] for o in out]), np.array([o[2] for o in out])
 
     def expected_loss_full(self, loss, x, y, m, C):
-        b = float(np.linalg.norm(np.asarray(C).T @ x))                 # <theta, x> ~ N(<m, x>, |C^T x|^2)
+        b = float(np.linalg.norm(np.asarray(C).T @ x))  # <theta, x> ~ N(<m, x>, |C^T x|^2)
         return float(_expected(loss, np.array([1.0]), y, np.array([float(m @ x)]), np.array([b]), 1.0)[0])
 
     def kl_prior(self, m, sigma, s):
         m, sigma = np.asarray(m, float), np.asarray(sigma, float)
-        return float(0.5 * ((m @ m + sigma @ sigma) / s ** 2 + np.sum(np.log(s ** 2 / sigma ** 2)) - len(m)))
+        return float(0.5 * ((m @ m + sigma @ sigma) / s**2 + np.sum(np.log(s**2 / sigma**2)) - len(m)))
 
     def kl_gaussian(self, m, C, mbar, Cbar):
         S, Sb = C @ C.T, Cbar @ Cbar.T
         r = np.asarray(m, float) - mbar
-        return float(0.5 * (r @ np.linalg.solve(Sb, r) + np.trace(np.linalg.solve(Sb, S))
-                            + np.linalg.slogdet(Sb)[1] - np.linalg.slogdet(S)[1] - len(r)))
+        return float(
+            0.5
+            * (
+                r @ np.linalg.solve(Sb, r)
+                + np.trace(np.linalg.solve(Sb, S))
+                + np.linalg.slogdet(Sb)[1]
+                - np.linalg.slogdet(S)[1]
+                - len(r)
+            )
+        )
 
     def ewa_2d(self, loss, data, eta, lo, hi, log_prior=None, n_nodes=64):
         """p_{t+1} ∝ p_t exp(-eta ell_t) on a tensor Gauss-Legendre grid of the box."""
@@ -353,8 +398,8 @@ class NumpyOnline:
         cuts = np.unique(np.concatenate([[lo, hi], [b for b in np.ravel(breaks) if lo < b < hi]]))
         k = max(16, int(n_nodes) // (len(cuts) - 1))
         z, w = _gauss_legendre(k)
-        nodes = np.concatenate([a + 0.5 * (b - a) * (z + 1) for a, b in zip(cuts[:-1], cuts[1:])])
-        wts = np.concatenate([0.5 * (b - a) * w for a, b in zip(cuts[:-1], cuts[1:])])
+        nodes = np.concatenate([a + 0.5 * (b - a) * (z + 1) for a, b in zip(cuts[:-1], cuts[1:], strict=True)])
+        wts = np.concatenate([0.5 * (b - a) * w for a, b in zip(cuts[:-1], cuts[1:], strict=True)])
         logw = np.log(wts) + (0.0 if log_prior is None else np.asarray(log_prior(nodes), float))
         logw = logw - logsumexp(logw)
         return _ewa_on_nodes(loss, np.asarray(data, dtype=float), eta, nodes, logw)

@@ -12,10 +12,11 @@ from __future__ import annotations
 import copy
 import dataclasses
 import inspect
-from typing import Any, Callable
+from collections.abc import Callable
+from typing import Any
 
 #: mutant id -> Mutant
-ZOO: dict[str, "Mutant"] = {}
+ZOO: dict[str, Mutant] = {}
 
 
 @dataclasses.dataclass(frozen=True)
@@ -34,6 +35,7 @@ class Mutant:
         owner, so the owner's other methods that call it (an optimizer calling its estimator) see the bug too."""
         if base is None:
             from refvi.verification.examples.numpy_adapter import NumpyImplementation
+
             base = NumpyImplementation()
         planted = _override(base, self.method.split("."), self)
         planted.name = f"{getattr(base, 'name', 'impl')}+{self.id}"
@@ -42,17 +44,20 @@ class Mutant:
 
 def mutant(id: str, seed: str, method: str, bug: str):
     """Register ``make(original, owner) -> buggy method`` as a mutant of the dotted protocol ``method``."""
+
     def deco(make):
         if id in ZOO:
             raise ValueError(f"mutant {id} registered twice")
         ZOO[id] = Mutant(id, seed, method, bug, make)
         return make
+
     return deco
 
 
 def corrupts(id: str, seed: str, method: str, bug: str):
     """Register a mutant that corrupts the method's correct output: ``corrupt(out, **arguments)`` receives the
     original result and the call's arguments by name (defaults filled in) and returns the wrong result."""
+
     def deco(corrupt):
         def make(orig, owner):
             signature = inspect.signature(orig)
@@ -61,15 +66,19 @@ def corrupts(id: str, seed: str, method: str, bug: str):
                 call = signature.bind(*args, **kwargs)
                 call.apply_defaults()
                 return corrupt(orig(*args, **kwargs), **call.arguments)
+
             return buggy
+
         mutant(id, seed, method, bug)(make)
         return corrupt
+
     return deco
 
 
 def substitutes(id: str, seed: str, method: str, bug: str, argument: str, right, wrong) -> None:
     """Register a mutant that runs the correct method with ``argument`` = ``wrong`` whenever it is called with
     ``right`` (a rule, a theorem or a step named for another one)."""
+
     def make(orig, owner):
         signature = inspect.signature(orig)
 
@@ -79,7 +88,9 @@ def substitutes(id: str, seed: str, method: str, bug: str, argument: str, right,
             if call.arguments[argument] == right:
                 call.arguments[argument] = wrong
             return orig(*call.args, **call.kwargs)
+
         return buggy
+
     mutant(id, seed, method, bug)(make)
 
 
@@ -89,18 +100,22 @@ def _override(owner, path: list[str], m: Mutant):
     if len(path) > 1:
         setattr(clone, head, _override(getattr(owner, head), path[1:], m))
         return clone
-    buggy = m.make(getattr(owner, head), owner)
+    made = m.make(getattr(owner, head), owner)
     # a bug in code two methods share (a learner's update behind both run and run_adversarial) returns a dict
     # {method name: replacement}, the protocol method first
-    buggy = buggy if isinstance(buggy, dict) else {head: buggy}
+    buggy = made if isinstance(made, dict) else {head: made}
 
     def bound(fn):
         def method(self, *args, **kwargs):
             return fn(*args, **kwargs)
+
         return method
 
-    clone.__class__ = type(f"{type(owner).__name__}_{m.id.replace('-', '_')}", (type(owner),),
-                           {name: bound(fn) for name, fn in buggy.items()})
+    clone.__class__ = type(
+        f"{type(owner).__name__}_{m.id.replace('-', '_')}",
+        (type(owner),),
+        {name: bound(fn) for name, fn in buggy.items()},
+    )
     return clone
 
 

@@ -10,12 +10,23 @@ import math
 
 import numpy as np
 from hypothesis import strategies as st
+
 from refvi.verification.errata import erratum
 from refvi.verification.oracles import rates as ro
 from refvi.verification.statement import statement
-from refvi.verification.statements.convergence_000._rates import (ALPHA, SLACK_1_OVER_SQRT_T, Instance,
-                                                                  _theta_weights, check_rate, curve, forall_one_step,
-                                                                  linear, logistic, repetitions, start_point)
+from refvi.verification.statements.convergence_000._rates import (
+    ALPHA,
+    SLACK_1_OVER_SQRT_T,
+    Instance,
+    _theta_weights,
+    check_rate,
+    curve,
+    forall_one_step,
+    linear,
+    logistic,
+    repetitions,
+    start_point,
+)
 
 
 @statement("000.thm7")
@@ -25,29 +36,51 @@ def thm7(ctx):
         inst, gamma = c.inst, c.gamma
         gtm, gtC = ro.grad_l(inst.model, c.m, c.C, "tril")
         e_dist = e_gap = var = 0.0
-        for w, (m1, C1, gm, gC) in zip(c.W, c.out):
+        for w, (m1, C1, gm, gC) in zip(c.W, c.out, strict=True):
             e_dist += w * inst.dist(m1, C1)
             e_gap += w * inst.gap(m1, C1)
             var += w * float(np.sum((gm - gtm) ** 2) + np.sum((gC - gtC) ** 2))
         D = inst.dist(c.m, c.C)
-        ctx.bound(0.5 * e_dist - 0.5 * D + gamma * e_gap, gamma**2 * var, rtol=1e-8, atol=1e-12,
-                label="one-step (29): 1/2 E||w+ - w*||^2 - 1/2 D + gamma E gap <= gamma^2 V[g]")
+        ctx.bound(
+            0.5 * e_dist - 0.5 * D + gamma * e_gap,
+            gamma**2 * var,
+            rtol=1e-8,
+            atol=1e-12,
+            label="one-step (29): 1/2 E||w+ - w*||^2 - 1/2 D + gamma E gap <= gamma^2 V[g]",
+        )
 
-    forall_one_step(ctx, "thm7", "prox", "tril", one_step, kappa=3.0,
-                    step=lambda inst, a, rng: float(rng.uniform(0.2, 1.0)) / inst.M)
+    forall_one_step(
+        ctx,
+        "thm7",
+        "prox",
+        "tril",
+        one_step,
+        kappa=3.0,
+        step=lambda inst, a, rng: float(rng.uniform(0.2, 1.0)) / inst.M,
+    )
 
     # (ii) the theta-average bound at gamma = 1/M, and at gamma = 1/(M sqrt T) for three horizons T with the
     # corrected bound and its O(1/sqrt T) exponent, statistically
-    _theta_average_rates(ctx, "thm7", "Thm 7", "prox", "tril", "energy", c=2, shift=1, scale=1.0,
-                         fixed=(lambda M: 1 / M, "1/M", "gamma = 1/M"),
-                         decaying=(lambda M, Tn: 1 / (M * math.sqrt(Tn)), "gamma = 1/(M sqrt T)"),
-                         rate=lambda Tn, a, b, D0, M: a / math.sqrt(Tn) * D0 * (M / (2 * a) + 1 / M)
-                         + b / (M * math.sqrt(Tn)),
-                         rate_label="Thm 7 1/(M sqrt T) bound (E000-7)")
+    _theta_average_rates(
+        ctx,
+        "thm7",
+        "Thm 7",
+        "prox",
+        "tril",
+        "energy",
+        c=2,
+        shift=1,
+        scale=1.0,
+        fixed=(lambda M: 1 / M, "1/M", "gamma = 1/M"),
+        decaying=(lambda M, Tn: 1 / (M * math.sqrt(Tn)), "gamma = 1/(M sqrt T)"),
+        rate=lambda Tn, a, b, D0, M: a / math.sqrt(Tn) * D0 * (M / (2 * a) + 1 / M) + b / (M * math.sqrt(Tn)),
+        rate_label="Thm 7 1/(M sqrt T) bound (E000-7)",
+    )
 
 
-def _theta_average_rates(ctx, key, thm, algo, structure, estimator, *, c, shift, scale, fixed, decaying, rate,
-                         rate_label):
+def _theta_average_rates(
+    ctx, key, thm, algo, structure, estimator, *, c, shift, scale, fixed, decaying, rate, rate_label
+):
     """Part (ii) of Thms 7 and 10 on a linear and a logistic target: the theta-average (theta = 1/(1 + c a gamma^2))
     bound scale * gamma (a D0 / (1 - theta^T) + b) at the fixed step ``fixed`` and at the decaying step ``decaying``
     for T = 64, 256, 1024, and the decay of the decaying-step curve against ``rate`` (exponent -1/2)."""
@@ -66,18 +99,55 @@ def _theta_average_rates(ctx, key, thm, algo, structure, estimator, *, c, shift,
             return gamma * scale * (a * D0 / (1 - (1 / (1 + c * a * gamma**2)) ** Tn) + b)
 
         gamma0 = fixed[0](inst.M)
-        gaps, = curve(ctx, algo, inst, m0, C0, (T,), lambda Tn, g=gamma0: np.full(Tn, g), R,
-                      f"{key}/{model['kind']}/{fixed[1]}", weights=theta_avg, metric="gap")
-        ctx.mean_leq(gaps, theta_bound(T, gamma0), alpha=ALPHA,
-                     label=f"{thm} theta-average bound, {model['kind']}, {fixed[2]}, T = {T}")
+        (gaps,) = curve(
+            ctx,
+            algo,
+            inst,
+            m0,
+            C0,
+            (T,),
+            lambda Tn, g=gamma0: np.full(Tn, g),
+            R,
+            f"{key}/{model['kind']}/{fixed[1]}",
+            weights=theta_avg,
+            metric="gap",
+        )
+        ctx.mean_leq(
+            gaps,
+            theta_bound(T, gamma0),
+            alpha=ALPHA,
+            label=f"{thm} theta-average bound, {model['kind']}, {fixed[2]}, T = {T}",
+        )
         Ts = (64, 256, 1024)
-        curves = curve(ctx, algo, inst, m0, C0, Ts, lambda Tn, M=inst.M: np.full(Tn, decaying[0](M, Tn)), R,
-                       f"{key}/{model['kind']}/sqrtT", weights=theta_avg, metric="gap")
-        for Tn, vals in zip(Ts, curves):
-            ctx.mean_leq(vals, theta_bound(Tn, decaying[0](inst.M, Tn)), alpha=ALPHA,
-                         label=f"{thm} theta-average bound, {model['kind']}, {decaying[1]}, T = {Tn}")
-        check_rate(ctx, Ts, curves, lambda Tn, a=a, b=b, D0=D0, M=inst.M: rate(Tn, a, b, D0, M), -0.5,
-                   SLACK_1_OVER_SQRT_T, f"{rate_label}, {model['kind']}")
+        curves = curve(
+            ctx,
+            algo,
+            inst,
+            m0,
+            C0,
+            Ts,
+            lambda Tn, M=inst.M: np.full(Tn, decaying[0](M, Tn)),
+            R,
+            f"{key}/{model['kind']}/sqrtT",
+            weights=theta_avg,
+            metric="gap",
+        )
+        for Tn, vals in zip(Ts, curves, strict=True):
+            ctx.mean_leq(
+                vals,
+                theta_bound(Tn, decaying[0](inst.M, Tn)),
+                alpha=ALPHA,
+                label=f"{thm} theta-average bound, {model['kind']}, {decaying[1]}, T = {Tn}",
+            )
+        check_rate(
+            ctx,
+            Ts,
+            curves,
+            lambda Tn, a=a, b=b, D0=D0, M=inst.M: rate(Tn, a, b, D0, M),
+            -0.5,
+            SLACK_1_OVER_SQRT_T,
+            f"{rate_label}, {model['kind']}",
+        )
         ctx.count()
 
 
@@ -87,24 +157,47 @@ def thm10(ctx):
     # (i) one-step: 2 gamma (f(w) - f*) <= (1 + a gamma^2) D - E||w+ - w*||^2 + b gamma^2, exact by Gauss-Hermite
     def one_step(c):
         inst, gamma = c.inst, c.gamma
-        e1 = sum(w * inst.dist(m1, C1) for w, (m1, C1, _, _) in zip(c.W, c.out))
+        e1 = sum(w * inst.dist(m1, C1) for w, (m1, C1, _, _) in zip(c.W, c.out, strict=True))
         D = inst.dist(c.m, c.C)
-        ctx.bound(2 * gamma * inst.gap(c.m, c.C), (1 + c.a * gamma**2) * D - e1 + c.b * gamma**2, rtol=1e-9,
-                label="Thm 10 one-step: 2 gamma gap <= (1 + a gamma^2) D - E||w+ - w*||^2 + b gamma^2")
+        ctx.bound(
+            2 * gamma * inst.gap(c.m, c.C),
+            (1 + c.a * gamma**2) * D - e1 + c.b * gamma**2,
+            rtol=1e-9,
+            label="Thm 10 one-step: 2 gamma gap <= (1 + a gamma^2) D - E||w+ - w*||^2 + b gamma^2",
+        )
 
-    forall_one_step(ctx, "thm10", "proj", "sym", one_step, kappa=3.0,
-                    step=lambda inst, a, rng: float(rng.uniform(0.05, 1.0)))
+    forall_one_step(
+        ctx, "thm10", "proj", "sym", one_step, kappa=3.0, step=lambda inst, a, rng: float(rng.uniform(0.05, 1.0))
+    )
     # the theorem allows any gamma > 0: the same one-step inequality at gamma in [1.5, 6] (far above 1/M here)
-    forall_one_step(ctx, "thm10-large", "proj", "sym", one_step, kappa=3.0, few=2,
-                    step=lambda inst, a, rng: float(rng.uniform(1.5, 6.0)))
+    forall_one_step(
+        ctx,
+        "thm10-large",
+        "proj",
+        "sym",
+        one_step,
+        kappa=3.0,
+        few=2,
+        step=lambda inst, a, rng: float(rng.uniform(1.5, 6.0)),
+    )
 
     # (ii) the theta-average bound at gamma = 1/(2M), and at gamma = 1/sqrt T for three horizons T with Eq. (14)
     # (corrected) and its O(1/sqrt T) exponent, statistically
-    _theta_average_rates(ctx, "thm10", "Thm 10", "proj", "sym", "entropy", c=1, shift=0, scale=0.5,
-                         fixed=(lambda M: 1 / (2 * M), "1/2M", "gamma = 1/(2M)"),
-                         decaying=(lambda M, Tn: 1 / math.sqrt(Tn), "gamma = 1/sqrt T"),
-                         rate=lambda Tn, a, b, D0, M: 0.5 * D0 / math.sqrt(Tn) * (1 + a) + 0.5 * b / math.sqrt(Tn),
-                         rate_label="Eq. (14) corrected by E000-7")
+    _theta_average_rates(
+        ctx,
+        "thm10",
+        "Thm 10",
+        "proj",
+        "sym",
+        "entropy",
+        c=1,
+        shift=0,
+        scale=0.5,
+        fixed=(lambda M: 1 / (2 * M), "1/2M", "gamma = 1/(2M)"),
+        decaying=(lambda M, Tn: 1 / math.sqrt(Tn), "gamma = 1/sqrt T"),
+        rate=lambda Tn, a, b, D0, M: 0.5 * D0 / math.sqrt(Tn) * (1 + a) + 0.5 * b / math.sqrt(Tn),
+        rate_label="Eq. (14) corrected by E000-7",
+    )
 
 
 @erratum("E000-7")
@@ -146,7 +239,9 @@ def lemma28(ctx):
     x = sp.symbols("x", nonnegative=True)
     for T in range(1, 7):
         diff = sp.expand((1 + x) ** T - 1 - T * x)
-        ctx.true(all(c >= 0 for c in sp.Poly(diff, x).all_coeffs()), label=f"(1+x)^{T} - 1 - {T}x has >= 0 coefficients")
+        ctx.true(
+            all(c >= 0 for c in sp.Poly(diff, x).all_coeffs()), label=f"(1+x)^{T} - 1 - {T}x has >= 0 coefficients"
+        )
 
     def check(inst):
         A, B, a, D, b, T = inst
@@ -158,5 +253,15 @@ def lemma28(ctx):
         # equality at T = 1 (Bernoulli is tight there): rounding of a few operations, 1e-12 relative
         ctx.bound(premise, bound, rtol=1e-12, label="corrected Lemma 28")
 
-    ctx.forall(st.tuples(st.floats(0.01, 10), st.floats(0.01, 100), st.floats(0.01, 100), st.floats(0.0, 10),
-                         st.floats(0.0, 10), st.integers(1, 10**6)), check, fixed=[(1.0, 1.0, 1.0, 1.0, 0.0, 100)])
+    ctx.forall(
+        st.tuples(
+            st.floats(0.01, 10),
+            st.floats(0.01, 100),
+            st.floats(0.01, 100),
+            st.floats(0.0, 10),
+            st.floats(0.0, 10),
+            st.integers(1, 10**6),
+        ),
+        check,
+        fixed=[(1.0, 1.0, 1.0, 1.0, 0.0, 100)],
+    )

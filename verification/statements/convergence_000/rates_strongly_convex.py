@@ -10,12 +10,24 @@ import math
 
 import numpy as np
 from hypothesis import strategies as st
+
 from refvi.verification.errata import erratum
 from refvi.verification.oracles import rates as ro
 from refvi.verification.statement import statement
-from refvi.verification.statements.convergence_000._rates import (ALPHA, SLACK_1_OVER_T, Instance, check_rate, curve,
-                                                                  draws, forall_one_step, gaussian, logistic,
-                                                                  repetitions, run, start_point)
+from refvi.verification.statements.convergence_000._rates import (
+    ALPHA,
+    SLACK_1_OVER_T,
+    Instance,
+    check_rate,
+    curve,
+    draws,
+    forall_one_step,
+    gaussian,
+    logistic,
+    repetitions,
+    run,
+    start_point,
+)
 
 
 # ---------------------------------------------------------------------------------------------------- Thm 6
@@ -27,22 +39,36 @@ def thm6(ctx):
         inst, gamma, a, b, m, C = c.inst, c.gamma, c.a, c.b, c.m, c.C
         gsm, gsC = ro.grad_l(inst.model, inst.ms, inst.Cs, "tril")
         e1 = e2 = 0.0
-        for w, (m1, C1, gm, gC) in zip(c.W, c.out):
+        for w, (m1, C1, gm, gC) in zip(c.W, c.out, strict=True):
             lhs = inst.dist(m1, C1)
-            rhs = float(np.sum((m - inst.ms - gamma * (gm - gsm)) ** 2) + np.sum((C - inst.Cs - gamma * (gC - gsC)) ** 2))
+            rhs = float(
+                np.sum((m - inst.ms - gamma * (gm - gsm)) ** 2) + np.sum((C - inst.Cs - gamma * (gC - gsC)) ** 2)
+            )
             # pathwise: non-expansive prox and the fixed point w* = prox(w* - gamma grad l(w*)) (Lemma 29)
-            ctx.bound(lhs, rhs, rtol=1e-10, atol=1e-13, label="pathwise ||w+ - w*||^2 <= ||w - w* - gamma(g - grad l(w*))||^2")
+            ctx.bound(
+                lhs, rhs, rtol=1e-10, atol=1e-13, label="pathwise ||w+ - w*||^2 <= ||w - w* - gamma(g - grad l(w*))||^2"
+            )
             e1 += w * lhs
             e2 += w * rhs
         D = inst.dist(m, C)
         e3 = (1 - 2 * gamma * inst.mu + 2 * gamma**2 * a) * D + 2 * gamma**2 * (b + inst.M**2 * inst.dist_bar)
         e4 = (1 - gamma * inst.mu) * D + 2 * gamma**2 * (b + inst.M**2 * inst.dist_bar)
         ctx.bound(e1, e2, rtol=1e-9, label="E||w+ - w*||^2 <= E||w - w* - gamma(g - grad l(w*))||^2")
-        ctx.bound(e2, e3, rtol=1e-9, label="... <= (1 - 2 gamma mu + 2 gamma^2 a) D + 2 gamma^2 (b + M^2 ||w* - wbar||^2)")
+        ctx.bound(
+            e2, e3, rtol=1e-9, label="... <= (1 - 2 gamma mu + 2 gamma^2 a) D + 2 gamma^2 (b + M^2 ||w* - wbar||^2)"
+        )
         ctx.bound(e3, e4, rtol=1e-12, label="gamma <= mu/(2a): ... <= (1 - gamma mu) D + 2 gamma^2 (...)")
 
-    forall_one_step(ctx, "thm6", "prox", "tril", one_step, linear_too=True, few=4,
-                    step=lambda inst, a, rng: min(inst.mu / (2 * a), 1 / inst.mu) * float(rng.uniform(0.3, 1.0)))
+    forall_one_step(
+        ctx,
+        "thm6",
+        "prox",
+        "tril",
+        one_step,
+        linear_too=True,
+        few=4,
+        step=lambda inst, a, rng: min(inst.mu / (2 * a), 1 / inst.mu) * float(rng.uniform(0.3, 1.0)),
+    )
 
     # (ii) Eq. (10), constant step, and Eq. (11), decaying min-form step at three horizons with its O(1/T)
     # exponent, statistically
@@ -57,15 +83,25 @@ def thm6(ctx):
         gamma = min(inst.mu / (2 * a), 1 / inst.mu)
         UU = draws(ctx, f"thm6/{model['kind']}", R, T + 1, inst.d)
         vals = [inst.dist(*run(ctx, "prox", inst, m0, C0, np.full(T + 1, gamma), UU[r])[:2]) for r in range(R)]
-        ctx.mean_leq(vals, (1 - gamma * inst.mu) ** T * D0 + 2 * gamma / inst.mu * sig, alpha=ALPHA,
-                     label=f"Eq. (10) on {model['kind']}, T = {T}")
+        ctx.mean_leq(
+            vals,
+            (1 - gamma * inst.mu) ** T * D0 + 2 * gamma / inst.mu * sig,
+            alpha=ALPHA,
+            label=f"Eq. (10) on {model['kind']}, T = {T}",
+        )
         # two more horizons on the same draws (T = 20 in the contraction phase, T = 320 in the noise floor)
         UL = draws(ctx, f"thm6/{model['kind']}/long", R // 4, 321, inst.d)
         for Th in (20, 320):
-            vh = [inst.dist(*run(ctx, "prox", inst, m0, C0, np.full(Th + 1, gamma), UL[r][:Th + 1])[:2])
-                  for r in range(R // 4)]
-            ctx.mean_leq(vh, (1 - gamma * inst.mu) ** Th * D0 + 2 * gamma / inst.mu * sig, alpha=ALPHA,
-                         label=f"Eq. (10) on {model['kind']}, T = {Th}")
+            vh = [
+                inst.dist(*run(ctx, "prox", inst, m0, C0, np.full(Th + 1, gamma), UL[r][: Th + 1])[:2])
+                for r in range(R // 4)
+            ]
+            ctx.mean_leq(
+                vh,
+                (1 - gamma * inst.mu) ** Th * D0 + 2 * gamma / inst.mu * sig,
+                alpha=ALPHA,
+                label=f"Eq. (10) on {model['kind']}, T = {Th}",
+            )
 
         def min_form(Tn, inst=inst, a=a):
             t = np.arange(Tn)
@@ -73,10 +109,17 @@ def thm6(ctx):
 
         Ts = (100, 400, 1600)
         curves = curve(ctx, "prox", inst, m0, C0, Ts, min_form, R, f"thm6/dec/{model['kind']}")
-        check_rate(ctx, Ts, curves,
-                   lambda Tn, a=a, inst=inst, D0=D0, sig=sig: 16 * math.floor(a / inst.mu**2) ** 2 / Tn**2 * D0
-                   + sig / inst.mu**2 * 8 / Tn, -1.0, SLACK_1_OVER_T,
-                   f"Eq. (11) (min-form decaying step) on {model['kind']}")
+        check_rate(
+            ctx,
+            Ts,
+            curves,
+            lambda Tn, a=a, inst=inst, D0=D0, sig=sig: (
+                16 * math.floor(a / inst.mu**2) ** 2 / Tn**2 * D0 + sig / inst.mu**2 * 8 / Tn
+            ),
+            -1.0,
+            SLACK_1_OVER_T,
+            f"Eq. (11) (min-form decaying step) on {model['kind']}",
+        )
         ctx.count()
 
     # tightness witness: Eq. (10) is attained within a factor 3 on the generic instance f(w) = mu w^2 / 2, g = mu w +
@@ -87,8 +130,12 @@ def thm6(ctx):
     q = (1 - g_w * mu_w) ** 2
     for Th in (5, 20, 80, 320):
         exact = q ** (Th + 1) * w0**2 + g_w**2 * b_w * (1 - q ** (Th + 1)) / (1 - q)
-        ctx.bound(exact, (1 - g_w * mu_w) ** Th * w0**2 + 2 * g_w / mu_w * b_w, rtol=1e-12,
-                  label=f"Eq. (10) tightness witness (generic SGD, exact moments), T = {Th}")
+        ctx.bound(
+            exact,
+            (1 - g_w * mu_w) ** Th * w0**2 + 2 * g_w / mu_w * b_w,
+            rtol=1e-12,
+            label=f"Eq. (10) tightness witness (generic SGD, exact moments), T = {Th}",
+        )
 
 
 # ---------------------------------------------------------------------------------------------------- Thm 9
@@ -96,9 +143,13 @@ def thm6(ctx):
 def e000_4(ctx):
     a, mu, T = 64.0, 1.0, 107
     t = np.arange(T)
-    for name, gam in (("min form", np.minimum(mu / (2 * a), (2 / mu) * (2 * t + 1) / (t + 1) ** 2)),
-                      ("switching form", np.where(t < 4 * math.floor(2 * a / mu**2), mu / (2 * a),
-                                                  (2 / mu) * (2 * t + 1) / (t + 1) ** 2))):
+    for name, gam in (
+        ("min form", np.minimum(mu / (2 * a), (2 / mu) * (2 * t + 1) / (t + 1) ** 2)),
+        (
+            "switching form",
+            np.where(t < 4 * math.floor(2 * a / mu**2), mu / (2 * a), (2 / mu) * (2 * t + 1) / (t + 1) ** 2),
+        ),
+    ):
         r, _ = ro.multiplicative_noise_moments(gam, mu, a)
         printed = 32 * a / mu**2 / T**2
         corrected = 16 * math.floor(2 * a / mu**2) ** 2 / T**2
@@ -114,7 +165,7 @@ def thm9(ctx):
     def one_step(c):
         inst, gamma, a, b, m, C = c.inst, c.gamma, c.a, c.b, c.m, c.C
         e1 = e2 = eg2 = 0.0
-        for w, (m1, C1, gm, gC) in zip(c.W, c.out):
+        for w, (m1, C1, gm, gC) in zip(c.W, c.out, strict=True):
             lhs = inst.dist(m1, C1)
             rhs = float(np.sum((m - gamma * gm - inst.ms) ** 2) + np.sum((C - gamma * gC - inst.Cs) ** 2))
             ctx.bound(lhs, rhs, rtol=1e-10, atol=1e-13, label="pathwise: projection is non-expansive, w* in W_M")
@@ -128,8 +179,14 @@ def thm9(ctx):
         ctx.bound(e1, e2, rtol=1e-9, label="E||w+ - w*||^2 <= E||w - gamma g - w*||^2")
         ctx.bound(e2, e3, rtol=1e-9, label="(32): ... <= (1 - mu gamma/2) D - 2 gamma (f(w) - f*) + b gamma^2")
 
-    forall_one_step(ctx, "thm9", "proj", "sym", one_step,
-                    step=lambda inst, a, rng: min(inst.mu / (2 * a), 2 / inst.mu) * float(rng.uniform(0.3, 1.0)))
+    forall_one_step(
+        ctx,
+        "thm9",
+        "proj",
+        "sym",
+        one_step,
+        step=lambda inst, a, rng: min(inst.mu / (2 * a), 2 / inst.mu) * float(rng.uniform(0.3, 1.0)),
+    )
 
     # (ii) Eq. (12) and corrected Eq. (13) (switching and min-form schedules), statistically
     rng = ctx.rng("thm9/rate")
@@ -142,8 +199,9 @@ def thm9(ctx):
     gamma = min(inst.mu / (2 * a), 2 / inst.mu)
     UU = draws(ctx, "thm9/const", R, T, 1)
     vals = [inst.dist(*run(ctx, "proj", inst, m0, C0, np.full(T, gamma), UU[r])[:2]) for r in range(R)]
-    ctx.mean_leq(vals, (1 - inst.mu * gamma / 2) ** T * D0 + 2 * gamma * b / inst.mu, alpha=ALPHA,
-                 label="Eq. (12), T = 60")
+    ctx.mean_leq(
+        vals, (1 - inst.mu * gamma / 2) ** T * D0 + 2 * gamma * b / inst.mu, alpha=ALPHA, label="Eq. (12), T = 60"
+    )
     mu_h, L = inst.mu / 2, a / inst.mu
 
     def switching(T):
@@ -157,8 +215,15 @@ def thm9(ctx):
     Ts = (400, 1600, 6400)
     for name, schedule in (("switching", switching), ("min form", min_form)):
         curves = curve(ctx, "proj", inst, m0, C0, Ts, schedule, R, f"thm9/{name}")
-        check_rate(ctx, Ts, curves, lambda T: 16 * math.floor(2 * a / inst.mu**2) ** 2 * D0 / T**2
-                   + 2 * b / inst.mu**2 * 8 / T, -1.0, SLACK_1_OVER_T, f"corrected Eq. (13), {name} schedule")
+        check_rate(
+            ctx,
+            Ts,
+            curves,
+            lambda T: 16 * math.floor(2 * a / inst.mu**2) ** 2 * D0 / T**2 + 2 * b / inst.mu**2 * 8 / T,
+            -1.0,
+            SLACK_1_OVER_T,
+            f"corrected Eq. (13), {name} schedule",
+        )
     ctx.count()
 
 
@@ -171,15 +236,25 @@ def thm27(ctx):
         t = np.arange(T + 1)
         ts = 4 * math.floor(L / mu)
         gam = np.where(t < ts, 1 / (2 * L), (1 / mu) * (2 * t + 1) / (t + 1) ** 2)
-        r = ro.worst_case_recursion(gam, mu, sigma2, r0)      # r[T+1]: the largest E||w^{T+1} - w*||^2 under (18)
+        r = ro.worst_case_recursion(gam, mu, sigma2, r0)  # r[T+1]: the largest E||w^{T+1} - w*||^2 under (18)
         bound = 16 * math.floor(L / mu) ** 2 / (T + 1) ** 2 * r0 + sigma2 / mu**2 * 8 / (T + 1)
         # sums of T+1 positive terms: rounding <= (T+1) eps relative; when t* = 0 the exact factor 1 - gamma_0 mu = 0
         # is computed as 1 - (1/mu) mu, up to 2 eps, times r_0
-        ctx.bound(r[T + 1], bound, rtol=1e-12, atol=4.5e-16 * r0, label="Eq. (19) bounds the worst-case sequence of (18)")
+        ctx.bound(
+            r[T + 1], bound, rtol=1e-12, atol=4.5e-16 * r0, label="Eq. (19) bounds the worst-case sequence of (18)"
+        )
 
-    ctx.forall(st.tuples(st.floats(0.5, 40.0), st.floats(0.1, 10.0), st.floats(0.0, 10.0), st.floats(0.0, 100.0),
-                         st.integers(0, 3000)), check,
-               fixed=[(1.0, 1.0, 1.0, 1.0, 0), (10.0, 1.0, 1.0, 100.0, 39), (10.0, 1.0, 1.0, 100.0, 40)])
+    ctx.forall(
+        st.tuples(
+            st.floats(0.5, 40.0),
+            st.floats(0.1, 10.0),
+            st.floats(0.0, 10.0),
+            st.floats(0.0, 100.0),
+            st.integers(0, 3000),
+        ),
+        check,
+        fixed=[(1.0, 1.0, 1.0, 1.0, 0), (10.0, 1.0, 1.0, 100.0, 39), (10.0, 1.0, 1.0, 100.0, 40)],
+    )
 
 
 # ---------------------------------------------------------------------------------------------------- Cor 30
@@ -203,6 +278,13 @@ def cor30(ctx):
     curves = curve(ctx, "prox", inst, m0, C0, Ts, lambda T: np.full(T + 1, A * math.log(T) / T), R, "cor30/run")
     lt = np.log(Ts)
     shape_exponent = float(np.polyfit(lt, np.log(np.log(Ts) / np.asarray(Ts)), 1)[0])
-    check_rate(ctx, Ts, curves, lambda T: D0 / T + 2 * A * math.log(T) / (inst.mu * T) * sig, shape_exponent,
-               SLACK_1_OVER_T, "Cor 30 bound")
+    check_rate(
+        ctx,
+        Ts,
+        curves,
+        lambda T: D0 / T + 2 * A * math.log(T) / (inst.mu * T) * sig,
+        shape_exponent,
+        SLACK_1_OVER_T,
+        "Cor 30 bound",
+    )
     ctx.count()

@@ -11,9 +11,10 @@ expectation parameters), Prop. 2 (Lipschitz), Assumptions 4.1-4.3 (mean field), 
 finite right side, eqs. (15), (16) (NGVI), the Gaussian KL formula, the OGA-EL / FTRL equivalence and the Thm 3 ball
 diameter.
 
-Errata (each defined beside the statement it corrects): E003-1 (NGVI beta), E003-2 (weights of (16)), E003-3 (Gaussian KL), E003-4
-(Thm 3 constant: unproven, the failing proof step at T = 2), E003-5 (Thm 4 second penalty, with a failing instance),
-E003-6 (Thm 6), E003-7 (SVA corollary), E003-8 (ball diameter), E003-9 (OGA-EL / FTRL factor 2).
+Errata (each defined beside the statement it corrects): E003-1 (NGVI beta), E003-2 (weights of (16)), E003-3
+(Gaussian KL), E003-4 (Thm 3 constant: unproven, the failing proof step at T = 2), E003-5 (Thm 4 second penalty,
+with a failing instance), E003-6 (Thm 6), E003-7 (SVA corollary), E003-8 (ball diameter), E003-9 (OGA-EL / FTRL
+factor 2).
 
 The algorithms under test are called only through ``ctx.impl.online`` (protocol
 :mod:`refvi.verification.protocol.online`; refvi's own is :mod:`refvi.verification.protocol.refvi_online`);
@@ -28,17 +29,16 @@ import math
 import numpy as np
 from hypothesis import strategies as st
 
+RTOL = 1e-9  # relative tolerance of every regret bound
 
 
-RTOL = 1e-9                          # relative tolerance of every regret bound
-
-
-HINGE_LIP = math.sqrt(1.0 + 1.0 / (2.0 * math.pi))   # ||grad bar L_hinge|| <= HINGE_LIP ||x|| (Assumption 4.1)
+HINGE_LIP = math.sqrt(1.0 + 1.0 / (2.0 * math.pi))  # ||grad bar L_hinge|| <= HINGE_LIP ||x|| (Assumption 4.1)
 
 
 # ------------------------------------------------------------------------------------------------------------------
 # helpers and instance generators
 # ------------------------------------------------------------------------------------------------------------------
+
 
 def forall_online(ctx, strategy, check, **kw):
     """``ctx.forall`` for ``check(on, inst)``, ``on`` the online protocol under test (``ctx.adapter("online")``)."""
@@ -51,7 +51,7 @@ def grads_along(on, loss, X, y, M, S, H=1.0):
     T, d = X.shape
     val, gm, gs = np.empty(T), np.empty((T, d)), np.empty((T, d))
     for t in range(T):
-        v, a, b = on.expected_loss(loss, X[t:t + 1], y[t:t + 1], M[t], S[t], H)
+        v, a, b = on.expected_loss(loss, X[t : t + 1], y[t : t + 1], M[t], S[t], H)
         val[t], gm[t], gs[t] = v[0], a[0], b[0]
     return val, gm, gs
 
@@ -74,7 +74,7 @@ def hinge_streams(draw, max_d=3, max_T=40):
     T = draw(st.integers(1, max_T))
     flat = draw(st.lists(_floats(-2.0, 2.0), min_size=T * d, max_size=T * d))
     X = np.array(flat, dtype=np.float64).reshape(T, d)
-    X[np.abs(X) < 1e-3] = 0.0           # entries are 0 or of magnitude >= 1e-3 (no denormal-scale streams)
+    X[np.abs(X) < 1e-3] = 0.0  # entries are 0 or of magnitude >= 1e-3 (no denormal-scale streams)
     if not np.any(X):
         X[0, 0] = 1.0
     y = np.array(draw(st.lists(st.sampled_from((-1.0, 1.0)), min_size=T, max_size=T)))
@@ -108,14 +108,18 @@ def check_run_consistency(ctx, inst, X, y, res, kw):
         margin = np.einsum("td,td->t", M[:-1], X)
         want = np.where(margin > 0, -1.0, 1.0)
         clear = np.abs(margin) > 1e-9 * (1.0 + np.abs(M[:-1]).sum(1) * np.abs(X).sum(1))
-        ctx.true(bool(np.all(np.asarray(y)[clear] == want[clear])),
-                 label="adversary's labels are -sign <m_t, x_t> of the run's own means")
+        ctx.true(
+            bool(np.all(np.asarray(y)[clear] == want[clear])),
+            label="adversary's labels are -sign <m_t, x_t> of the run's own means",
+        )
     mbox, sbox = kw.get("mbox", np.inf), kw.get("sbox", np.inf)
     ctx.true(bool(np.all(np.abs(M) <= mbox * (1 + 1e-12))), label=f"|m_t| <= mbox = {mbox} in every round")
     if res.S is not None:
         S = np.asarray(res.S, dtype=np.float64)
-        ctx.true(bool(np.all(S >= 0) and np.all(S <= sbox * (1 + 1e-12))),
-                 label=f"0 <= sigma_t <= sbox = {sbox} in every round")
+        ctx.true(
+            bool(np.all(S >= 0) and np.all(S <= sbox * (1 + 1e-12))),
+            label=f"0 <= sigma_t <= sbox = {sbox} in every round",
+        )
 
 
 def _lower_tri(rng, d):
@@ -127,6 +131,7 @@ def _lower_tri(rng, d):
 # ------------------------------------------------------------------------------------------------------------------
 # recompute, never trust: what a run reports, rebuilt from its iterates and the data
 # ------------------------------------------------------------------------------------------------------------------
+
 
 def point_losses(loss, X, y, M, H=1.0):
     """ell_t(theta_t) for the rows theta_t of M (the states used in rounds t = 0..T-1), from the losses' definitions
@@ -159,10 +164,11 @@ def oracle_hinge_grads(X, y, M, S):
     """(values, gm, gs) of the hinge's bar L_t at the recorded states (M[t], S[t]), t = 0..T-1, from the oracle's
     closed form (scipy's ndtr; never the implementation's expected loss)."""
     from refvi.verification.oracles import online_comparators as oc
+
     T, d = np.asarray(X).shape
     val, gm, gs = np.empty(T), np.empty((T, d)), np.empty((T, d))
     for t in range(T):
-        val[t], gm[t], gs[t] = oc.hinge_value(X[t:t + 1], y[t:t + 1], M[t], S[t])
+        val[t], gm[t], gs[t] = oc.hinge_value(X[t : t + 1], y[t : t + 1], M[t], S[t])
     return val, gm, gs
 
 
@@ -170,6 +176,6 @@ def sigma_step(sig, a, gs):
     """SVB's sigma step sigma h(a gs / (2 sigma)), h(x) = sqrt(1 + x^2) - x, written as sigma^2 / (sqrt(sigma^2 +
     (a gs / 2)^2) + a gs / 2) (exact; no cancellation for gs >= 0, and 0 at sigma = 0)."""
     u = a * gs / 2.0
-    root = np.sqrt(sig ** 2 + u ** 2)
+    root = np.sqrt(sig**2 + u**2)
     with np.errstate(divide="ignore", invalid="ignore"):
-        return np.where(u >= 0, np.where(root + u > 0, sig ** 2 / (root + u), 0.0), root - u)
+        return np.where(u >= 0, np.where(root + u > 0, sig**2 / (root + u), 0.0), root - u)

@@ -11,6 +11,7 @@ import math
 import numpy as np
 import sympy as sp
 from hypothesis import strategies as st
+
 from refvi.verification.oracles import online_quadrature as oq
 from refvi.verification.statement import statement
 from refvi.verification.statements.online_003._common import HINGE_LIP, _floats, _lower_tri, forall_online
@@ -19,13 +20,14 @@ from refvi.verification.statements.online_003._common import HINGE_LIP, _floats,
 # Prop. 1, Prop. 2, Assumptions 4.1-4.3 (mean field)
 # ------------------------------------------------------------------------------------------------------------------
 
+
 @st.composite
 def point_pairs(draw, max_d=3):
     """A data point (x, y) and two mean-field parameters mu_1, mu_2 = (m, sigma) (sigma in [1e-3, 3])."""
     d = draw(st.integers(1, max_d))
     vec = lambda lo, hi: np.array(draw(st.lists(_floats(lo, hi), min_size=d, max_size=d)))
     x = vec(-3, 3)
-    x[np.abs(x) < 1e-3] = 0.0           # features are 0 or of magnitude >= 1e-3 (keeps b = ||sigma x|| >= 1e-6)
+    x[np.abs(x) < 1e-3] = 0.0  # features are 0 or of magnitude >= 1e-3 (keeps b = ||sigma x|| >= 1e-6)
     if not np.any(x):
         x[0] = 1.0
     y = draw(st.sampled_from((-1.0, 1.0)))
@@ -52,8 +54,13 @@ def prop1(ctx):
         C1, C2 = _lower_tri(rng, d), _lower_tri(rng, d)
         for loss in ("hinge", "absolute"):
             f = lambda m, C: on.expected_loss_full(loss, x, y, m, C)
-            ctx.bound(f(0.5 * (m1 + m2), 0.5 * (C1 + C2)), 0.5 * (f(m1, C1) + f(m2, C2)), rtol=1e-12, atol=1e-13,
-                    label=f"midpoint convexity in (m, C), {loss}")
+            ctx.bound(
+                f(0.5 * (m1 + m2), 0.5 * (C1 + C2)),
+                0.5 * (f(m1, C1) + f(m2, C2)),
+                rtol=1e-12,
+                atol=1e-13,
+                label=f"midpoint convexity in (m, C), {loss}",
+            )
 
     forall_point_pairs(ctx, check)
     on = ctx.adapter("online")
@@ -63,24 +70,33 @@ def prop1(ctx):
         H, d = rng.uniform(0.1, 5), int(rng.integers(1, 4))
         z, m1, m2 = rng.normal(size=(3, d))
         s1, s2 = rng.uniform(0.01, 2, size=(2, d))
-        g = lambda m, s: float(on.expected_loss("quadratic", z[None, :], None, m, s, H)[0][0]) \
-            - 0.5 * H * (m @ m + s @ s)
-        ctx.close(g(0.5 * (m1 + m2), 0.5 * (s1 + s2)), 0.5 * (g(m1, s1) + g(m2, s2)), rtol=1e-12, atol=1e-12,
-                  label="bar L - H/2 ||mu||^2 affine (H-strong convexity)")
+        g = lambda m, s: (
+            float(on.expected_loss("quadratic", z[None, :], None, m, s, H)[0][0]) - 0.5 * H * (m @ m + s @ s)
+        )
+        ctx.close(
+            g(0.5 * (m1 + m2), 0.5 * (s1 + s2)),
+            0.5 * (g(m1, s1) + g(m2, s2)),
+            rtol=1e-12,
+            atol=1e-12,
+            label="bar L - H/2 ||mu||^2 affine (H-strong convexity)",
+        )
         ctx.count()
     # negative control: l = |theta|; E|theta| = sqrt(2 v / pi) is concave in v = sigma^2 and (at m = 0) in the
     # expectation parameter mu_2 = m^2 + v: midpoint convexity FAILS there (why NGVI is not covered)
-    f_v = lambda v: float(on.expected_loss("absolute", np.array([[1.0]]), np.array([0.0]), np.zeros(1),
-                                           np.array([math.sqrt(v)]))[0][0])
-    ctx.true(f_v(0.5 * (0.01 + 4.0)) > 0.5 * (f_v(0.01) + f_v(4.0)) + 0.1,
-             label="negative control: not convex in v = sigma^2 (or mu_2 = m^2 + v)")
+    f_v = lambda v: float(
+        on.expected_loss("absolute", np.array([[1.0]]), np.array([0.0]), np.zeros(1), np.array([math.sqrt(v)]))[0][0]
+    )
+    ctx.true(
+        f_v(0.5 * (0.01 + 4.0)) > 0.5 * (f_v(0.01) + f_v(4.0)) + 0.1,
+        label="negative control: not convex in v = sigma^2 (or mu_2 = m^2 + v)",
+    )
     ctx.close(f_v(4.0), math.sqrt(8 / math.pi), rtol=1e-13, label="E|N(0, 4)| = sqrt(8/pi)")
 
 
 @statement("003.prop2")
 def prop2(ctx):
     def check(on, x, y, m1, s1, m2, s2):
-        Lp = float(np.linalg.norm(x))           # hinge and absolute losses of <theta, x> are ||x||-Lipschitz
+        Lp = float(np.linalg.norm(x))  # hinge and absolute losses of <theta, x> are ||x||-Lipschitz
         X, Y = x[None, :], np.array([y])
         dist = float(np.linalg.norm(np.concatenate([m1 - m2, s1 - s2])))
         for loss in ("hinge", "absolute"):
@@ -103,18 +119,24 @@ def assumption1(ctx):
         for m, s in ((m1, s1), (m2, s2)):
             v, gm, gs = on.expected_loss("hinge", x[None, :], np.array([y]), m, s)
             g = np.concatenate([gm[0], gs[0]])
-            ctx.bound(float(np.linalg.norm(g)), HINGE_LIP * float(np.linalg.norm(x)), rtol=1e-12,
-                    label="||grad bar L|| <= L")
+            ctx.bound(
+                float(np.linalg.norm(g)), HINGE_LIP * float(np.linalg.norm(x)), rtol=1e-12, label="||grad bar L|| <= L"
+            )
             # the closed form against split quadrature (oracle accuracy 1e-10 relative, see online_quadrature)
             qv, qm, qs = oq.expected_loss_quad("hinge", x, y, m, s)
-            ctx.close(np.concatenate([[v[0]], g]), np.concatenate([[qv], qm, qs]), rtol=1e-9, atol=1e-11,
-                      label="closed form = quadrature")
+            ctx.close(
+                np.concatenate([[v[0]], g]),
+                np.concatenate([[qv], qm, qs]),
+                rtol=1e-9,
+                atol=1e-11,
+                label="closed form = quadrature",
+            )
             # convexity: first-order condition at the other point
-            v2, _, _ = on.expected_loss("hinge", x[None, :], np.array([y]), m2 if m is m1 else m1,
-                                        s2 if s is s1 else s1)
+            v2, _, _ = on.expected_loss(
+                "hinge", x[None, :], np.array([y]), m2 if m is m1 else m1, s2 if s is s1 else s1
+            )
             dmu = np.concatenate([(m2 - m1) if m is m1 else (m1 - m2), (s2 - s1) if s is s1 else (s1 - s2)])
-            ctx.geq(float(v2[0]) - float(v[0]), float(g @ dmu), rtol=1e-12, atol=1e-12,
-                    label="convexity (first-order)")
+            ctx.geq(float(v2[0]) - float(v[0]), float(g @ dmu), rtol=1e-12, atol=1e-12, label="convexity (first-order)")
 
     forall_point_pairs(ctx, check)
 
@@ -137,10 +159,12 @@ def assumption2(ctx):
 def assumption3(ctx):
     on = ctx.adapter("online")
     m, sg, s = sp.symbols("m sigma s", positive=True)
-    kl = sp.Rational(1, 2) * ((m ** 2 + sg ** 2) / s ** 2 + sp.log(s ** 2 / sg ** 2) - 1)
+    kl = sp.Rational(1, 2) * ((m**2 + sg**2) / s**2 + sp.log(s**2 / sg**2) - 1)
     Hs = sp.hessian(kl, (m, sg))
-    ctx.true(sp.simplify(Hs - sp.diag(1 / s ** 2, 1 / s ** 2 + 1 / sg ** 2)) == sp.zeros(2, 2),
-             label="sympy Hessian = diag(1/s^2, 1/s^2 + 1/sigma^2)")
+    ctx.true(
+        sp.simplify(Hs - sp.diag(1 / s**2, 1 / s**2 + 1 / sg**2)) == sp.zeros(2, 2),
+        label="sympy Hessian = diag(1/s^2, 1/s^2 + 1/sigma^2)",
+    )
     # the implementation's KL has the same Hessian: central differences (h = 1e-4, error ~ h^2 |f''''| ~ 1e-7
     # relative for sigma >= 0.2), smallest eigenvalue >= 1/s^2
     rng = ctx.rng("kl")
@@ -153,12 +177,18 @@ def assumption3(ctx):
         E = np.eye(n) * h
         for i in range(n):
             for j in range(n):
-                Hm[i, j] = (f(z0 + E[i] + E[j]) - f(z0 + E[i] - E[j]) - f(z0 - E[i] + E[j]) + f(z0 - E[i] - E[j])) \
-                    / (4 * h * h)
+                Hm[i, j] = (f(z0 + E[i] + E[j]) - f(z0 + E[i] - E[j]) - f(z0 - E[i] + E[j]) + f(z0 - E[i] - E[j])) / (
+                    4 * h * h
+                )
         lam = float(np.min(np.linalg.eigvalsh(0.5 * (Hm + Hm.T))))
-        ctx.geq(lam, 1 / s0 ** 2, rtol=1e-5, label="finite-difference lambda_min >= 1/s^2")
+        ctx.geq(lam, 1 / s0**2, rtol=1e-5, label="finite-difference lambda_min >= 1/s^2")
         ctx.count()
     # the implementation's KL against quadrature of q log(q/p), 1-D (QUADPACK, 1e-10)
-    for (mm, ss, s0) in ((0.0, 1.0, 1.0), (1.5, 0.3, 2.0), (-2.0, 2.5, 0.7)):
-        ctx.close(on.kl_prior(np.array([mm]), np.array([ss]), s0), oq.kl_quad_1d(mm, ss, 0.0, s0), rtol=1e-10,
-                  atol=1e-12, label="KL closed form = quadrature")
+    for mm, ss, s0 in ((0.0, 1.0, 1.0), (1.5, 0.3, 2.0), (-2.0, 2.5, 0.7)):
+        ctx.close(
+            on.kl_prior(np.array([mm]), np.array([ss]), s0),
+            oq.kl_quad_1d(mm, ss, 0.0, s0),
+            rtol=1e-10,
+            atol=1e-12,
+            label="KL closed form = quadrature",
+        )

@@ -13,6 +13,7 @@ Statements: 003.claim-bad-input.
 from __future__ import annotations
 
 import numpy as np
+
 from refvi.verification.statement import statement
 
 
@@ -24,29 +25,46 @@ def claim_bad_input(ctx):
     X, y = rng.standard_normal((T, d)), np.array([1.0, -1.0, 1.0, -1.0])
     for eta in (0.0, -0.5):
         ctx.refuses(lambda: on.run("sva", X, y, eta=eta, s=1.0).m, label=f"sva: eta = {eta}")
-    ctx.refuses(lambda: on.run("svb", X, y, schedule="constant", eta=0.1, s=1.5, sbox=1.0).m,
-                label="svb: prior scale s = 1.5 above the sigma box sbox = 1")
+    ctx.refuses(
+        lambda: on.run("svb", X, y, schedule="constant", eta=0.1, s=1.5, sbox=1.0).m,
+        label="svb: prior scale s = 1.5 above the sigma box sbox = 1",
+    )
     for sig0 in ([-0.1, 0.5], [0.5, 1.1]):
-        ctx.refuses(lambda: on.run("svb", X, y, schedule="constant", eta=0.1, s=1.0, sbox=1.0, sigma0=sig0).m,
-                    label=f"svb: initial sigma {sig0} outside [0, sbox = 1]")
-    ctx.refuses(lambda: on.run("svb", X, y, schedule="convex", D=0.0, L=1.0, s=1.0).m,
-                label="svb: Thm 3's diameter D = 0")
+        ctx.refuses(
+            lambda: on.run("svb", X, y, schedule="constant", eta=0.1, s=1.0, sbox=1.0, sigma0=sig0).m,
+            label=f"svb: initial sigma {sig0} outside [0, sbox = 1]",
+        )
+    ctx.refuses(
+        lambda: on.run("svb", X, y, schedule="convex", D=0.0, L=1.0, s=1.0).m, label="svb: Thm 3's diameter D = 0"
+    )
     ctx.refuses(lambda: on.run("ngvi", X, y, eta=0.5, beta=1.0 + 1e-9, s=1.0).m, label="ngvi: beta = 1 + 1e-9 > 1")
     ctx.refuses(lambda: on.run("oga", X, y, eta=0.1, mbox=0.0).m, label="oga: a box of half-width 0")
-    ctx.refuses(lambda: on.expected_loss("hinge", X, y, np.zeros(d), np.array([0.5, -1e-12])),
-                label="expected_loss: sigma with an entry -1e-12 < 0")
+    ctx.refuses(
+        lambda: on.expected_loss("hinge", X, y, np.zeros(d), np.array([0.5, -1e-12])),
+        label="expected_loss: sigma with an entry -1e-12 < 0",
+    )
     data = rng.standard_normal(T)
-    sq = lambda nodes, z: 0.5 * (nodes - z) ** 2      # noqa: E731
+    sq = lambda nodes, z: 0.5 * (nodes - z) ** 2  # noqa: E731
     ctx.refuses(lambda: on.ewa_1d(sq, data, 1.0, 1.0, 1.0).means, label="ewa_1d: an interval with lo = hi")
-    sq2 = lambda nodes, z: 0.5 * np.sum((nodes - z) ** 2, axis=1)      # noqa: E731
-    ctx.refuses(lambda: on.ewa_2d(sq2, rng.standard_normal((T, 2)), 1.0, [-1.0, 1.0], [1.0, 1.0]).means,
-                label="ewa_2d: a box with lo = hi in one coordinate")
-    ctx.refuses(lambda: on.ewa_2d(sq2, rng.standard_normal((T, 2)), 1.0, [-1.0, -1.0], [1.0, 1.0], n_nodes=1).means,
-                label="ewa_2d: a one-node rule")
+    sq2 = lambda nodes, z: 0.5 * np.sum((nodes - z) ** 2, axis=1)  # noqa: E731
+    ctx.refuses(
+        lambda: on.ewa_2d(sq2, rng.standard_normal((T, 2)), 1.0, [-1.0, 1.0], [1.0, 1.0]).means,
+        label="ewa_2d: a box with lo = hi in one coordinate",
+    )
+    ctx.refuses(
+        lambda: on.ewa_2d(sq2, rng.standard_normal((T, 2)), 1.0, [-1.0, -1.0], [1.0, 1.0], n_nodes=1).means,
+        label="ewa_2d: a one-node rule",
+    )
     Xn, yn = rng.standard_normal((T, 1)), rng.standard_normal(T)
-    ctx.refuses(lambda: on.run_nn("sva", Xn, yn, 0, rng.standard_normal((T, 2, 1)), eta=0.05).m,
-                label="run_nn: hidden width h = 0")
-    ctx.refuses(lambda: on.run_nn("sva", Xn, yn, 2, np.zeros((T, 0, 7)), eta=0.05).m,
-                label="run_nn: no Monte Carlo draw per round")
-    ctx.refuses(lambda: on.run_nn("ngvi", Xn, yn, 2, rng.standard_normal((T, 2, 7)), eta=0.5, beta=1.5).m,
-                label="run_nn: NGVI weight beta = 1.5 > 1")
+    ctx.refuses(
+        lambda: on.run_nn("sva", Xn, yn, 0, rng.standard_normal((T, 2, 1)), eta=0.05).m,
+        label="run_nn: hidden width h = 0",
+    )
+    ctx.refuses(
+        lambda: on.run_nn("sva", Xn, yn, 2, np.zeros((T, 0, 7)), eta=0.05).m,
+        label="run_nn: no Monte Carlo draw per round",
+    )
+    ctx.refuses(
+        lambda: on.run_nn("ngvi", Xn, yn, 2, rng.standard_normal((T, 2, 7)), eta=0.5, beta=1.5).m,
+        label="run_nn: NGVI weight beta = 1.5 > 1",
+    )

@@ -10,14 +10,16 @@ import math
 
 import numpy as np
 from hypothesis import strategies as st
+from scipy.special import logsumexp
+
 from refvi.verification.oracles import online_comparators as oc
 from refvi.verification.statement import statement
 from refvi.verification.statements.online_003._common import RTOL, _floats
-from scipy.special import logsumexp
 
 # ------------------------------------------------------------------------------------------------------------------
 # Lemma 1, Def. 2 / eq. (2), Thm 1, eq. (18)
 # ------------------------------------------------------------------------------------------------------------------
+
 
 @statement("003.lemma1")
 def lemma1(ctx):
@@ -38,11 +40,23 @@ def lemma1(ctx):
     # continuous variant: pi = N(0, 1), h(t) = a t - c t^2 / 2: log E e^h = a^2 / (2 (1 + c)) - log(1 + c) / 2,
     # attained by p = N(a / (1 + c), 1 / (1 + c)); check the closed form against quadrature
     from scipy import integrate
+
     for a, c in ((0.0, 0.0), (1.5, 0.5), (-2.0, 3.0)):
-        q, _ = integrate.quad(lambda t: math.exp(a * t - c * t * t / 2 - t * t / 2) / math.sqrt(2 * math.pi),
-                              -40, 40, epsabs=0, epsrel=1e-13, limit=400)
-        ctx.close(math.log(q), a * a / (2 * (1 + c)) - 0.5 * math.log(1 + c), rtol=1e-11, atol=1e-12,
-                  label="continuous Gibbs value by quadrature")
+        q, _ = integrate.quad(
+            lambda t: math.exp(a * t - c * t * t / 2 - t * t / 2) / math.sqrt(2 * math.pi),
+            -40,
+            40,
+            epsabs=0,
+            epsrel=1e-13,
+            limit=400,
+        )
+        ctx.close(
+            math.log(q),
+            a * a / (2 * (1 + c)) - 0.5 * math.log(1 + c),
+            rtol=1e-11,
+            atol=1e-12,
+            label="continuous Gibbs value by quadrature",
+        )
         ctx.count()
 
 
@@ -81,15 +95,23 @@ def def2(ctx):
             lp -= logsumexp(lp)
             ctx.geq(obj(lp), best, atol=1e-12, label="perturbed p does not beat the Gibbs posterior")
 
-    ctx.forall(st.tuples(st.lists(_floats(-1, 1), min_size=0, max_size=15), _floats(0.05, 5.0)), check,
-               fixed=[([1.0, -1.0, 0.5], 1.0)])
+    ctx.forall(
+        st.tuples(st.lists(_floats(-1, 1), min_size=0, max_size=15), _floats(0.05, 5.0)),
+        check,
+        fixed=[([1.0, -1.0, 0.5], 1.0)],
+    )
 
 
 _TILT_LOC, _TILT_SCALE = 0.4, 0.5
 
 
-_TILT_LOGZ = math.log(0.5 * (math.erf((1.0 - _TILT_LOC) / (_TILT_SCALE * math.sqrt(2.0)))
-                             - math.erf((-1.0 - _TILT_LOC) / (_TILT_SCALE * math.sqrt(2.0)))))
+_TILT_LOGZ = math.log(
+    0.5
+    * (
+        math.erf((1.0 - _TILT_LOC) / (_TILT_SCALE * math.sqrt(2.0)))
+        - math.erf((-1.0 - _TILT_LOC) / (_TILT_SCALE * math.sqrt(2.0)))
+    )
+)
 
 
 def _tilted_log_prior(theta):
@@ -104,17 +126,26 @@ def _thm1_instance(inst, on):
     prior = _tilted_log_prior if len(inst) > 3 and inst[3] == "tilted" else None
     data = np.array(ys)
     loss = _quad_loss if kind == "quadratic" else _abs_loss
-    res = on.ewa_1d(loss, data, eta, -1.0, 1.0, log_prior=prior, n_nodes=2000,
-                    breaks=data if kind == "absolute" else ())
+    res = on.ewa_1d(
+        loss, data, eta, -1.0, 1.0, log_prior=prior, n_nodes=2000, breaks=data if kind == "absolute" else ()
+    )
     return data, loss, res, prior
 
 
-THM1_STRAT = st.tuples(st.lists(_floats(-1, 1), min_size=1, max_size=30), _floats(0.05, 5.0),
-                       st.sampled_from(("quadratic", "absolute")), st.sampled_from(("uniform", "tilted")))
+THM1_STRAT = st.tuples(
+    st.lists(_floats(-1, 1), min_size=1, max_size=30),
+    _floats(0.05, 5.0),
+    st.sampled_from(("quadratic", "absolute")),
+    st.sampled_from(("uniform", "tilted")),
+)
 
 
-THM1_FIXED = [([1.0, -1.0] * 10, 2.0, "absolute", "uniform"), ([1.0] * 25, 0.1, "quadratic", "uniform"),
-              ([0.3], 5.0, "absolute", "uniform"), ([-0.8, 0.9, -0.7] * 3, 1.5, "quadratic", "tilted")]
+THM1_FIXED = [
+    ([1.0, -1.0] * 10, 2.0, "absolute", "uniform"),
+    ([1.0] * 25, 0.1, "quadratic", "uniform"),
+    ([0.3], 5.0, "absolute", "uniform"),
+    ([-0.8, 0.9, -0.7] * 3, 1.5, "quadratic", "tilted"),
+]
 
 
 # Accuracy of the composite Gauss-Legendre EWA (panels split at the kinks y_t of |theta - y_t|, ~2000 nodes): the
@@ -125,10 +156,19 @@ THM1_FIXED = [([1.0, -1.0] * 10, 2.0, "absolute", "uniform"), ([1.0] * 25, 0.1, 
 def _check_ewa_losses(ctx, loss, data, res):
     """The reported losses are ell_t at the reported decisions hat theta_t, every round (recomputed, not trusted)."""
     means = np.asarray(res.means, dtype=np.float64)
-    want = np.array([float(np.ravel(loss(means[t] if means.ndim > 1 else np.array([means[t]]), data[t]))[0])
-                     for t in range(len(data))])
-    ctx.close(np.asarray(res.losses, dtype=np.float64), want, rtol=1e-12, atol=1e-14,
-              label="reported loss of round t = ell_t(hat theta_t), every t")
+    want = np.array(
+        [
+            float(np.ravel(loss(means[t] if means.ndim > 1 else np.array([means[t]]), data[t]))[0])
+            for t in range(len(data))
+        ]
+    )
+    ctx.close(
+        np.asarray(res.losses, dtype=np.float64),
+        want,
+        rtol=1e-12,
+        atol=1e-14,
+        label="reported loss of round t = ell_t(hat theta_t), every t",
+    )
 
 
 @statement("003.thm1")
@@ -138,9 +178,14 @@ def thm1(ctx):
     def check(inst):
         data, loss, res, prior = _thm1_instance(inst, on)
         eta, T = inst[1], data.size
-        lse = oc.ewa_log_partition(lambda t: float(sum(loss(np.array([t]), yy)[0] for yy in data)), eta, -1.0, 1.0,
-                                   log_prior=None if prior is None else (lambda t: float(prior(t))),
-                                   breaks=list(data))
+        lse = oc.ewa_log_partition(
+            lambda t: float(sum(loss(np.array([t]), yy)[0] for yy in data)),
+            eta,
+            -1.0,
+            1.0,
+            log_prior=None if prior is None else (lambda t: float(prior(t))),
+            breaks=list(data),
+        )
         rhs = eta * T / 8.0 - lse / eta
         _check_ewa_losses(ctx, loss, data, res)
         ctx.bound(float(np.sum(res.losses)), rhs, rtol=RTOL, atol=1e-9, label="Thm 1 (3), B = 1")
@@ -163,12 +208,22 @@ def eq18(ctx):
         # the mix loss is the telescoping step of the normalizer, -(1/eta) log E_{p_t} e^{-eta l_t} =
         # -(log N_{t+1} - log N_t) / eta, and log N_t halfway is the exact log partition of the first t - 1 losses
         ln = np.asarray(res.log_norm, dtype=np.float64)
-        ctx.close(np.asarray(res.mix_loss, dtype=np.float64), -(ln[1:] - ln[:-1]) / eta, rtol=1e-10, atol=1e-10,
-                  label="mix loss = -(log N_(t+1) - log N_t) / eta")
+        ctx.close(
+            np.asarray(res.mix_loss, dtype=np.float64),
+            -(ln[1:] - ln[:-1]) / eta,
+            rtol=1e-10,
+            atol=1e-10,
+            label="mix loss = -(log N_(t+1) - log N_t) / eta",
+        )
         h = data.size // 2
-        lse = oc.ewa_log_partition(lambda th: float(sum(loss(np.array([th]), yy)[0] for yy in data[:h])), eta, -1.0,
-                                   1.0, log_prior=None if prior is None else (lambda th: float(prior(th))),
-                                   breaks=list(data[:h]))
+        lse = oc.ewa_log_partition(
+            lambda th: float(sum(loss(np.array([th]), yy)[0] for yy in data[:h])),
+            eta,
+            -1.0,
+            1.0,
+            log_prior=None if prior is None else (lambda th: float(prior(th))),
+            breaks=list(data[:h]),
+        )
         ctx.close(ln[h], lse, rtol=1e-9, atol=1e-9, label=f"log N_{h + 1} = exact log partition of {h} rounds")
 
     ctx.forall(THM1_STRAT, check, fixed=THM1_FIXED)
@@ -183,6 +238,7 @@ def eq18(ctx):
 # EWA in two dimensions (Algorithm 1 on a box): Thm 1, (18) and the exact posterior
 # ------------------------------------------------------------------------------------------------------------------
 
+
 def _lin_loss(theta, D):
     """(y - <theta, x>)^2 / 4 with x in [-1/2, 1/2]^2, y in [-1, 1], theta in [-1, 1]^2: values in [0, 1] (B = 1),
     coupling the two coordinates (the partition function does not factorize)."""
@@ -195,13 +251,21 @@ def ewa2d_instances(draw):
     T = draw(st.integers(1, 10))
     xs = draw(st.lists(st.tuples(_floats(-0.5, 0.5), _floats(-0.5, 0.5)), min_size=T, max_size=T))
     ys = draw(st.lists(_floats(-1, 1), min_size=T, max_size=T))
-    return dict(data=[(np.array(x), y) for x, y in zip(xs, ys)], eta=draw(_floats(0.05, 5.0)),
-                prior=draw(st.sampled_from(("uniform", "tilted"))))
+    return dict(
+        data=[(np.array(x), y) for x, y in zip(xs, ys, strict=True)],
+        eta=draw(_floats(0.05, 5.0)),
+        prior=draw(st.sampled_from(("uniform", "tilted"))),
+    )
 
 
-EWA2D_FIXED = [dict(data=[(np.array([0.5, -0.5]), 1.0), (np.array([0.5, 0.5]), -1.0), (np.array([-0.5, 0.3]), 0.7)],
-                    eta=2.0, prior="tilted"),
-               dict(data=[(np.array([0.5, 0.5]), 1.0)] * 8, eta=0.3, prior="uniform")]
+EWA2D_FIXED = [
+    dict(
+        data=[(np.array([0.5, -0.5]), 1.0), (np.array([0.5, 0.5]), -1.0), (np.array([-0.5, 0.3]), 0.7)],
+        eta=2.0,
+        prior="tilted",
+    ),
+    dict(data=[(np.array([0.5, 0.5]), 1.0)] * 8, eta=0.3, prior="uniform"),
+]
 
 
 @statement("003.claim-ewa-2d")
@@ -223,13 +287,23 @@ def ewa_2d_claims(ctx):
         for t in range(T):
             ctx.bound(res.losses[t], eta / 8.0 + res.mix_loss[t], rtol=RTOL, atol=1e-9, label=f"(18) at t={t + 1}")
         ln = np.asarray(res.log_norm, dtype=np.float64)
-        ctx.close(np.asarray(res.mix_loss, dtype=np.float64), -(ln[1:] - ln[:-1]) / eta, rtol=1e-10, atol=1e-10,
-                  label="mix loss = -(log N_(t+1) - log N_t) / eta")
+        ctx.close(
+            np.asarray(res.mix_loss, dtype=np.float64),
+            -(ln[1:] - ln[:-1]) / eta,
+            rtol=1e-10,
+            atol=1e-10,
+            label="mix loss = -(log N_(t+1) - log N_t) / eta",
+        )
         # the decision of the last round is the mean of the tempered posterior given D_1..D_{T-1}
-        _, mean = oc.ewa_box_moments(lambda a, b: sum(_lin_loss((a, b), D) for D in data[:-1]), eta, *box,
-                                     log_prior=lp2)
+        _, mean = oc.ewa_box_moments(
+            lambda a, b: sum(_lin_loss((a, b), D) for D in data[:-1]), eta, *box, log_prior=lp2
+        )
         ctx.close(np.asarray(res.means)[-1], mean, atol=1e-9, label="hat theta_T = posterior mean (dblquad)")
-        ctx.close(float(np.asarray(res.losses)[-1]), float(_lin_loss(mean, data[-1])), atol=1e-9,
-                  label="l_T(hat theta_T) at that mean")
+        ctx.close(
+            float(np.asarray(res.losses)[-1]),
+            float(_lin_loss(mean, data[-1])),
+            atol=1e-9,
+            label="l_T(hat theta_T) at that mean",
+        )
 
     ctx.forall(ewa2d_instances(), check, fixed=EWA2D_FIXED, max_examples=min(ctx.profile.max_examples, 12))

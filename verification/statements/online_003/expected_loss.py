@@ -20,6 +20,7 @@ from __future__ import annotations
 
 import numpy as np
 from hypothesis import strategies as st
+
 from refvi.verification.oracles import online_quadrature as oq
 from refvi.verification.statement import statement
 from refvi.verification.statements.online_003._common import _floats
@@ -36,8 +37,8 @@ def batches(draw, max_d=4, max_T=4):
     vec = lambda n, lo, hi: np.array(draw(st.lists(_floats(lo, hi), min_size=n, max_size=n)))
     X = vec(T * d, -3.0, 3.0).reshape(T, d)
     X[np.abs(X) < 1e-2] = 0.0
-    X[~np.any(X, axis=1), 0] = 1.0                       # every row has a feature (b = ||sigma x|| > 0)
-    y = (np.where(vec(T, -1, 1) < 0, -1.0, 1.0) if loss == "hinge" else vec(T, -3.0, 3.0))
+    X[~np.any(X, axis=1), 0] = 1.0  # every row has a feature (b = ||sigma x|| > 0)
+    y = np.where(vec(T, -1, 1) < 0, -1.0, 1.0) if loss == "hinge" else vec(T, -3.0, 3.0)
     sigma = np.zeros(d) if draw(st.booleans()) and draw(st.booleans()) else vec(d, 1e-2, 3.0)
     return loss, X, y, vec(d, -3.0, 3.0), sigma, draw(_floats(0.2, 5.0))
 
@@ -46,18 +47,26 @@ def _oracle(loss, x, y, m, sigma, H):
     if loss == "quadratic":
         r = m - x
         return 0.5 * H * (r @ r + sigma @ sigma), H * r, H * sigma
-    if not np.any(sigma * x):                            # a point mass: the loss itself (the gradient is a subgradient)
+    if not np.any(sigma * x):  # a point mass: the loss itself (the gradient is a subgradient)
         a = float(m @ x)
         return {"hinge": max(0.0, 1.0 - y * a), "squared": (y - a) ** 2, "absolute": abs(y - a)}[loss], None, None
     return oq.expected_loss_quad(loss, x, y, m, sigma)
 
 
-_FIXED = [("absolute", np.array([[1.0, -2.0]]), np.array([0.3]), np.array([0.2, 0.1]), np.array([0.5, 1.5]), 1.0),
-          ("hinge", np.array([[0.5, 1.0], [2.0, -1.0]]), np.array([1.0, -1.0]), np.array([0.3, -0.2]),
-           np.array([1.0, 0.2]), 1.0),
-          ("squared", np.array([[1.0], [-0.5]]), np.array([0.7, -1.2]), np.array([0.4]), np.array([0.8]), 1.0),
-          ("quadratic", np.array([[1.0, 2.0, -1.0]]), None, np.array([0.0, 1.0, 2.0]), np.array([0.5, 0.1, 2.0]), 2.5),
-          ("absolute", np.array([[1.0, 1.0]]), np.array([1.0]), np.array([0.5, 0.5]), np.zeros(2), 1.0)]
+_FIXED = [
+    ("absolute", np.array([[1.0, -2.0]]), np.array([0.3]), np.array([0.2, 0.1]), np.array([0.5, 1.5]), 1.0),
+    (
+        "hinge",
+        np.array([[0.5, 1.0], [2.0, -1.0]]),
+        np.array([1.0, -1.0]),
+        np.array([0.3, -0.2]),
+        np.array([1.0, 0.2]),
+        1.0,
+    ),
+    ("squared", np.array([[1.0], [-0.5]]), np.array([0.7, -1.2]), np.array([0.4]), np.array([0.8]), 1.0),
+    ("quadratic", np.array([[1.0, 2.0, -1.0]]), None, np.array([0.0, 1.0, 2.0]), np.array([0.5, 0.1, 2.0]), 2.5),
+    ("absolute", np.array([[1.0, 1.0]]), np.array([1.0]), np.array([0.5, 0.5]), np.zeros(2), 1.0),
+]
 
 
 @statement("003.claim-expected-loss")
@@ -94,16 +103,23 @@ def full_instances(draw, max_d=4):
     C = vec(d * d, -2.0, 2.0).reshape(d, d)
     if draw(st.booleans()):
         C = np.tril(C, -1) + np.diag(vec(d, 0.1, 2.0))
-    if not np.linalg.norm(C.T @ x) > 1e-3:              # the ridge scale the oracle needs (b > 0)
+    if not np.linalg.norm(C.T @ x) > 1e-3:  # the ridge scale the oracle needs (b > 0)
         C = C + np.eye(d)
     y = (-1.0 if vec(1, -1, 1)[0] < 0 else 1.0) if loss == "hinge" else float(vec(1, -3.0, 3.0)[0])
     return loss, x, y, vec(d, -3.0, 3.0), C
 
 
-_FULL_FIXED = [("hinge", np.array([1.0, 0.0]), 1.0, np.array([0.2, -0.1]), np.array([[1.0, 0.0], [2.0, 0.5]])),
-               ("absolute", np.array([0.0, 1.0, 0.5]), 0.3, np.zeros(3),
-                np.array([[0.5, 1.0, 0.0], [0.0, 0.2, 0.0], [1.5, 0.0, 0.4]])),
-               ("squared", np.array([1.0, -1.0]), -0.4, np.array([0.3, 0.3]), np.array([[0.3, 0.0], [1.2, 0.8]]))]
+_FULL_FIXED = [
+    ("hinge", np.array([1.0, 0.0]), 1.0, np.array([0.2, -0.1]), np.array([[1.0, 0.0], [2.0, 0.5]])),
+    (
+        "absolute",
+        np.array([0.0, 1.0, 0.5]),
+        0.3,
+        np.zeros(3),
+        np.array([[0.5, 1.0, 0.0], [0.0, 0.2, 0.0], [1.5, 0.0, 0.4]]),
+    ),
+    ("squared", np.array([1.0, -1.0]), -0.4, np.array([0.3, 0.3]), np.array([[0.3, 0.0], [1.2, 0.8]])),
+]
 
 
 @statement("003.claim-expected-loss-full")
@@ -114,8 +130,9 @@ def claim_expected_loss_full(ctx):
         loss, x, y, m, C = inst
         got = float(on.expected_loss_full(loss, x, y, m, C))
         want = oq.expected_loss_full_quad(loss, x, y, m, C)[0]
-        what = (f"{loss}, d = {len(x)}, ||C^T x|| = {np.linalg.norm(C.T @ x):.3g} (||C x|| = "
-                f"{np.linalg.norm(C @ x):.3g})")
+        what = (
+            f"{loss}, d = {len(x)}, ||C^T x|| = {np.linalg.norm(C.T @ x):.3g} (||C x|| = {np.linalg.norm(C @ x):.3g})"
+        )
         ctx.close(got, want, rtol=1e-9, atol=1e-11, label=f"{what}: E ell(<m + C u, x>)")
 
     ctx.forall(full_instances(), check, fixed=_FULL_FIXED, max_examples=max(40, ctx.profile.max_examples))

@@ -12,16 +12,18 @@ import math
 import numpy as np
 import sympy as sp
 from hypothesis import strategies as st
+from scipy import optimize
+
 from refvi.verification.errata import erratum
 from refvi.verification.oracles import online_comparators as oc
 from refvi.verification.oracles import online_quadrature as oq
 from refvi.verification.statement import statement
 from refvi.verification.statements.online_003._common import _lower_tri, sva_instances
-from scipy import optimize
 
 # ------------------------------------------------------------------------------------------------------------------
 # NGVI (15), (16); the Gaussian KL formula
 # ------------------------------------------------------------------------------------------------------------------
+
 
 def _ngvi_argmin(gm, gs, m_t, s_t, eta, alpha, s):
     """Numerical argmin of (8) over (m, sigma): mu^T grad_mu bar L_t(mu_t) + KL(q||pi)/eta + KL(q||q_t)/alpha, with
@@ -32,15 +34,18 @@ def _ngvi_argmin(gm, gs, m_t, s_t, eta, alpha, s):
 
     def f(z):
         m, sg = z[:d], z[d:]
-        mu = np.concatenate([m, m ** 2 + sg ** 2])
-        kl_t = float(np.sum((sg ** 2 + (m - m_t) ** 2) / (2 * s_t ** 2) + np.log(s_t / sg) - 0.5))
+        mu = np.concatenate([m, m**2 + sg**2])
+        kl_t = float(np.sum((sg**2 + (m - m_t) ** 2) / (2 * s_t**2) + np.log(s_t / sg) - 0.5))
         return float(lin @ mu) + oc.kl_to_prior(m, sg, s) / eta + kl_t / alpha
 
-    res = optimize.minimize(f, np.concatenate([m_t, s_t]), method="L-BFGS-B",
-                            bounds=[(None, None)] * d + [(1e-8, None)] * d,
-                            options={"maxiter": 10000, "ftol": 1e-16, "gtol": 1e-12})
-    res = optimize.minimize(f, res.x, method="Nelder-Mead", options={"xatol": 1e-12, "fatol": 1e-16,
-                                                                      "maxiter": 20000})
+    res = optimize.minimize(
+        f,
+        np.concatenate([m_t, s_t]),
+        method="L-BFGS-B",
+        bounds=[(None, None)] * d + [(1e-8, None)] * d,
+        options={"maxiter": 10000, "ftol": 1e-16, "gtol": 1e-12},
+    )
+    res = optimize.minimize(f, res.x, method="Nelder-Mead", options={"xatol": 1e-12, "fatol": 1e-16, "maxiter": 20000})
     return res.x[:d], res.x[d:]
 
 
@@ -53,13 +58,18 @@ def eq15(ctx):
         if X.shape[0] < 2:
             X, y = np.vstack([X, X]), np.concatenate([y, -y])
         X = X[:, :1]
-        for s in (1.0, 0.6):                 # the prior N(0, s^2): a unit scale hides 1/s^2 written as s^2
+        for s in (1.0, 0.6):  # the prior N(0, s^2): a unit scale hides 1/s^2 written as s^2
             res = on.run("ngvi", X, y, eta=eta, alpha=alpha, s=s)
             _, gm, gs = on.expected_loss("hinge", X[1:2], y[1:2], res.M[1], res.S[1])
             m_star, s_star = _ngvi_argmin(gm[0], gs[0], res.M[1], res.S[1], eta, alpha, s)
             # derivative-free polishing of a smooth 2-parameter objective: argmin to ~1e-6
-            ctx.close(np.concatenate([res.M[2], res.S[2]]), np.concatenate([m_star, s_star]), rtol=1e-5, atol=1e-6,
-                      label=f"(15) with beta = alpha/(alpha+eta) = argmin (8), prior scale {s}")
+            ctx.close(
+                np.concatenate([res.M[2], res.S[2]]),
+                np.concatenate([m_star, s_star]),
+                rtol=1e-5,
+                atol=1e-6,
+                label=f"(15) with beta = alpha/(alpha+eta) = argmin (8), prior scale {s}",
+            )
 
     ctx.forall(sva_instances(), check, max_examples=min(ctx.profile.max_examples, 10))
 
@@ -72,8 +82,13 @@ def e003_1(ctx):
     bad = on.run("ngvi", X, y, eta=eta, beta=1.0 / (1.0 / alpha + 1.0 / eta), s=1.0)
     _, gm, gs = on.expected_loss("hinge", X[1:2], y[1:2], ok.M[1], ok.S[1])
     m_star, s_star = _ngvi_argmin(gm[0], gs[0], ok.M[1], ok.S[1], eta, alpha, 1.0)
-    ctx.close(np.concatenate([ok.M[2], ok.S[2]]), np.concatenate([m_star, s_star]), rtol=1e-5, atol=1e-6,
-              label="corrected beta reaches the argmin")
+    ctx.close(
+        np.concatenate([ok.M[2], ok.S[2]]),
+        np.concatenate([m_star, s_star]),
+        rtol=1e-5,
+        atol=1e-6,
+        label="corrected beta reaches the argmin",
+    )
     _, gm_b, gs_b = on.expected_loss("hinge", X[1:2], y[1:2], bad.M[1], bad.S[1])
     mb, sb = _ngvi_argmin(gm_b[0], gs_b[0], bad.M[1], bad.S[1], eta, alpha, 1.0)
     err = float(np.max(np.abs(np.concatenate([bad.M[2] - mb, bad.S[2] - sb]))))
@@ -86,20 +101,25 @@ def eq16(ctx):
 
     def check(inst):
         X, y, eta = inst["X"], inst["y"], inst["eta"]
-        lam = lambda m, s: np.concatenate([m / s ** 2, -0.5 / s ** 2])
+        lam = lambda m, s: np.concatenate([m / s**2, -0.5 / s**2])
         T, d = X.shape
         # lambda_1 = the prior N(0, s^2 I)'s natural parameters; beta = 1 (the end of (0, 1]) keeps the last gradient
         for s, beta in ((1.0, min(0.99, inst["s"] / 3)), (2.5, min(0.99, inst["s"] / 3)), (1.0, 1.0)):
             res = on.run("ngvi", X, y, eta=eta, beta=beta, s=s)
             acc = np.zeros(2 * d)
             for i in range(T):
-                _, gm, gs = on.expected_loss("hinge", X[i:i + 1], y[i:i + 1], res.M[i], res.S[i])
+                _, gm, gs = on.expected_loss("hinge", X[i : i + 1], y[i : i + 1], res.M[i], res.S[i])
                 gv = gs[0] / (2 * res.S[i])
                 acc += beta * (1 - beta) ** (T - 1 - i) * np.concatenate([gm[0] - 2 * gv * res.M[i], gv])
             want = lam(np.zeros(d), np.full(d, s)) - eta * acc
             got = lam(res.M[T], res.S[T])
-            ctx.close(got, want, rtol=1e-9, atol=1e-9 * max(1.0, float(np.max(np.abs(want)))),
-                      label=f"(16) corrected, prior scale {s}, beta = {beta:.3g}")
+            ctx.close(
+                got,
+                want,
+                rtol=1e-9,
+                atol=1e-9 * max(1.0, float(np.max(np.abs(want)))),
+                label=f"(16) corrected, prior scale {s}, beta = {beta:.3g}",
+            )
 
     ctx.forall(sva_instances(), check)
 
@@ -109,11 +129,11 @@ def e003_2(ctx):
     beta, t, i = sp.Rational(1, 2), 3, 1
     printed = beta * sp.prod([(1 - beta) ** (j - i) for j in range(i, t + 1)])
     ctx.true(printed == sp.Rational(1, 16), label="printed w_1 = 1/16")
-    lam = sp.symbols("l1")                       # recursion with gradients g_1 = 1, g_2 = g_3 = 0
+    lam = sp.symbols("l1")  # recursion with gradients g_1 = 1, g_2 = g_3 = 0
     g = [1, 0, 0]
     lt = lam
     for k in range(3):
-        lt = (1 - beta) * lt + beta * lam - beta * g[k]       # eta = 1
+        lt = (1 - beta) * lt + beta * lam - beta * g[k]  # eta = 1
     w1 = sp.simplify(-(lt - lam))
     ctx.true(w1 == sp.Rational(1, 8) and w1 != printed, label="recursion weight 1/8 != printed 1/16")
 
@@ -128,8 +148,13 @@ def gaussian_kl(ctx):
         m, mb = rng.normal(0, 1.5, (2, d))
         C, Cb = _lower_tri(rng, d), _lower_tri(rng, d)
         # tensor Gauss-Hermite is exact for the quadratic integrand up to rounding (1e-10 relative)
-        ctx.close(on.kl_gaussian(m, C, mb, Cb), oq.kl_gauss_hermite(m, C, mb, Cb), rtol=1e-9, atol=1e-10,
-                  label="KL formula = Gauss-Hermite")
+        ctx.close(
+            on.kl_gaussian(m, C, mb, Cb),
+            oq.kl_gauss_hermite(m, C, mb, Cb),
+            rtol=1e-9,
+            atol=1e-10,
+            label="KL formula = Gauss-Hermite",
+        )
 
     ctx.forall(st.tuples(st.integers(1, 3), st.integers(0, 2**32 - 1)), check)
 
@@ -139,8 +164,12 @@ def e003_3(ctx):
     m, mb, C, Cb = np.ones(1), np.zeros(1), np.eye(1), 2 * np.eye(1)
     truth = oq.kl_gauss_hermite(m, C, mb, Cb)
     S, Sb = C.T @ C, Cb.T @ Cb
-    printed = 0.5 * (float((m - mb) @ Sb @ (m - mb)) + float(np.trace(np.linalg.solve(Sb, S)))
-                     + math.log(np.linalg.det(Sb) / np.linalg.det(S)) - 1)
+    printed = 0.5 * (
+        float((m - mb) @ Sb @ (m - mb))
+        + float(np.trace(np.linalg.solve(Sb, S)))
+        + math.log(np.linalg.det(Sb) / np.linalg.det(S))
+        - 1
+    )
     ctx.true(abs(printed - truth) > 1.0, label=f"printed {printed:.4f} vs true {truth:.4f}")
 
 
@@ -154,13 +183,18 @@ def ngvi_no_concentration(ctx):
         T, d = X.shape
         gmax = 0.0
         for i in range(T):
-            _, gm, gs = on.expected_loss("hinge", X[i:i + 1], y[i:i + 1], res.M[i], res.S[i])
+            _, gm, gs = on.expected_loss("hinge", X[i : i + 1], y[i : i + 1], res.M[i], res.S[i])
             gv = gs[0] / (2 * res.S[i])
             gmax = max(gmax, float(np.linalg.norm(np.concatenate([gm[0] - 2 * gv * res.M[i], gv]))))
         lam = np.concatenate([res.M[T] / res.S[T] ** 2, -0.5 / res.S[T] ** 2])
         lam1 = np.concatenate([np.zeros(d), -0.5 * np.ones(d)])
         # the weights sum exactly to 1 - (1 - beta)^T; the triangle inequality gives the ball
-        ctx.bound(float(np.linalg.norm(lam - lam1)), eta * (1 - (1 - beta) ** T) * gmax, rtol=1e-9, atol=1e-12,
-                label="||lambda_{T+1} - lambda_1|| <= eta (1 - (1-beta)^T) max ||grad||")
+        ctx.bound(
+            float(np.linalg.norm(lam - lam1)),
+            eta * (1 - (1 - beta) ** T) * gmax,
+            rtol=1e-9,
+            atol=1e-12,
+            label="||lambda_{T+1} - lambda_1|| <= eta (1 - (1-beta)^T) max ||grad||",
+        )
 
     ctx.forall(sva_instances(), check)

@@ -7,6 +7,7 @@ Statements: 003.claim-nn-replay, 003.claim-nn-predict.
 from __future__ import annotations
 
 import numpy as np
+
 from refvi.verification.oracles import online_nn_oracle as onn
 from refvi.verification.statement import statement
 
@@ -14,8 +15,13 @@ from refvi.verification.statement import statement
 # the ReLU-network experiment (non-convex: no bound applies; the iterations are replayed exactly)
 # ------------------------------------------------------------------------------------------------------------------
 
-NN_HYPER = {"sva": dict(eta=0.05), "svb": dict(K=0.05), "ngvi": dict(eta=0.5, beta=0.3), "oga": dict(eta=0.05),
-            "ogael": dict(eta=0.05)}
+NN_HYPER = {
+    "sva": dict(eta=0.05),
+    "svb": dict(K=0.05),
+    "ngvi": dict(eta=0.5, beta=0.3),
+    "oga": dict(eta=0.05),
+    "ogael": dict(eta=0.05),
+}
 
 
 @statement("003.claim-nn-replay")
@@ -52,7 +58,12 @@ def claim_nn_predict(ctx):
         n, p, h = int(rng.integers(1, 9)), int(rng.integers(1, 4)), int(rng.integers(1, 5))
         theta, X = rng.standard_normal(h * (p + 2) + 1), rng.standard_normal((n, p))
         W, b, v, c = onn.unpack(theta, p, h)
-        ctx.close(np.asarray(on.nn_predict(theta, X, h), dtype=float), np.maximum(X @ W.T + b, 0.0) @ v + c,
-                  rtol=1e-12, atol=1e-12, label=f"n = {n}, p = {p}, h = {h}: f_theta(x)")
+        ctx.close(
+            np.asarray(on.nn_predict(theta, X, h), dtype=float),
+            np.maximum(X @ W.T + b, 0.0) @ v + c,
+            rtol=1e-12,
+            atol=1e-12,
+            label=f"n = {n}, p = {p}, h = {h}: f_theta(x)",
+        )
 
     ctx.forall_drawn(check, seeds=[0, 1], max_examples=max(10, ctx.profile.max_examples // 3))

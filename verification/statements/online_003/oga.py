@@ -8,16 +8,26 @@ from __future__ import annotations
 
 import numpy as np
 from hypothesis import strategies as st
+from scipy import optimize
+
 from refvi.verification.errata import erratum
 from refvi.verification.oracles import online_comparators as oc
 from refvi.verification.statement import statement
-from refvi.verification.statements.online_003._common import (RTOL, _floats, _labels, check_losses,
-                                                              check_run_consistency, grads_along, hinge_L, sva_instances)
-from scipy import optimize
+from refvi.verification.statements.online_003._common import (
+    RTOL,
+    _floats,
+    _labels,
+    check_losses,
+    check_run_consistency,
+    grads_along,
+    hinge_L,
+    sva_instances,
+)
 
 # ------------------------------------------------------------------------------------------------------------------
 # OGA-EL: Thm 4 (corrected second bound), FTRL equivalence
 # ------------------------------------------------------------------------------------------------------------------
+
 
 @st.composite
 def ogael_instances(draw):
@@ -39,13 +49,13 @@ def check_thm4(ctx, on, inst, const=1.0, eta_factor=1.0):
     check_run_consistency(ctx, inst, X, y, res, kw)
     check_losses(ctx, "hinge", X, y, res, what="OGA-EL")
     T, d = X.shape
-    L, alpha = hinge_L(X), 1.0 / s ** 2
+    L, alpha = hinge_L(X), 1.0 / s**2
     lhs = float(np.sum(res.losses))
     pen = const * eta * L * L * T
     mu1 = np.concatenate([np.zeros(d), np.full(d, s)])
     _, _, v1 = oc.euclidean_comparator(X, y, eta, mu1, mbox, sbox)
     ctx.bound(lhs, v1 + pen, rtol=RTOL, label="Thm 4 first bound, ||mu - mu_1||^2 / eta")
-    _, _, v2 = oc.sva_comparator(X, y, alpha * eta / 2.0, s, mbox, sbox)      # sum bar L + 2 KL / (alpha eta)
+    _, _, v2 = oc.sva_comparator(X, y, alpha * eta / 2.0, s, mbox, sbox)  # sum bar L + 2 KL / (alpha eta)
     ctx.bound(lhs, v2 + pen, rtol=RTOL, label="Thm 4 second bound (corrected), 2 KL / (alpha eta)")
     return res, y
 
@@ -53,9 +63,22 @@ def check_thm4(ctx, on, inst, const=1.0, eta_factor=1.0):
 @statement("003.thm4")
 def thm4(ctx):
     on = ctx.adapter("online")
-    ctx.forall(ogael_instances(), lambda inst: check_thm4(ctx, on, inst),
-               fixed=[dict(X=np.full((2, 1), 0.5), y=np.ones(2), adv=False, eta=0.1, s=1.0, mbox=np.inf,
-                           sbox=np.inf, projection="greedy")])
+    ctx.forall(
+        ogael_instances(),
+        lambda inst: check_thm4(ctx, on, inst),
+        fixed=[
+            dict(
+                X=np.full((2, 1), 0.5),
+                y=np.ones(2),
+                adv=False,
+                eta=0.1,
+                s=1.0,
+                mbox=np.inf,
+                sbox=np.inf,
+                projection="greedy",
+            )
+        ],
+    )
 
 
 @erratum("E003-5")
@@ -64,11 +87,13 @@ def e003_5(ctx):
     X, y, eta, s = np.full((2, 1), 0.5), np.ones(2), 0.1, 1.0
     res = on.run("ogael", X, y, eta=eta, s=s)
     check_losses(ctx, "hinge", X, y, res, what="OGA-EL")
-    L, alpha = hinge_L(X), 1.0 / s ** 2
-    m, sg, v = oc.sva_comparator(X, y, 2.0 * eta / alpha, s)        # sum bar L + alpha KL / (2 eta) at its argmin
+    L, alpha = hinge_L(X), 1.0 / s**2
+    m, sg, v = oc.sva_comparator(X, y, 2.0 * eta / alpha, s)  # sum bar L + alpha KL / (2 eta) at its argmin
     # RHS evaluated at a feasible comparator: the inf is no larger, so LHS > value proves the printed bound false
-    ctx.true(float(np.sum(res.losses)) > v + eta * L * L * 2 + 1e-3,
-             label="printed Thm 4 second bound fails (d=1, T=2, eta=0.1, x=0.5, y=+1)")
+    ctx.true(
+        float(np.sum(res.losses)) > v + eta * L * L * 2 + 1e-3,
+        label="printed Thm 4 second bound fails (d=1, T=2, eta=0.1, x=0.5, y=+1)",
+    )
 
 
 @statement("003.claim-ogael-ftrl")
@@ -89,13 +114,30 @@ def ogael_ftrl(ctx):
         G = np.concatenate([gm.sum(0), gs.sum(0)])
         d = X.shape[1]
         mu1 = np.concatenate([np.zeros(d), np.full(d, s)])
-        r = optimize.minimize(lambda z: (G @ z + (z - mu1) @ (z - mu1) / (2 * eta), G + (z - mu1) / eta), mu1,
-                              jac=True, method="BFGS", options={"gtol": 1e-12})
+        r = optimize.minimize(
+            lambda z: (G @ z + (z - mu1) @ (z - mu1) / (2 * eta), G + (z - mu1) / eta),
+            mu1,
+            jac=True,
+            method="BFGS",
+            options={"gtol": 1e-12},
+        )
         ctx.close(np.concatenate([g.m, g.sigma]), r.x, rtol=1e-7, atol=1e-7, label="OGA-EL = FTRL(1/(2 eta))")
 
-    ctx.forall(sva_instances().filter(lambda i: not np.isfinite(i["mbox"])), check,
-               fixed=[dict(X=np.array([[1.0, -0.5], [0.3, 2.0]] * 5), y=np.array([1.0, -1.0] * 5), adv=False,
-                           eta=0.05, s=1.0, mbox=np.inf, sbox=np.inf)])
+    ctx.forall(
+        sva_instances().filter(lambda i: not np.isfinite(i["mbox"])),
+        check,
+        fixed=[
+            dict(
+                X=np.array([[1.0, -0.5], [0.3, 2.0]] * 5),
+                y=np.array([1.0, -1.0] * 5),
+                adv=False,
+                eta=0.05,
+                s=1.0,
+                mbox=np.inf,
+                sbox=np.inf,
+            )
+        ],
+    )
     # with a box the two differ (both satisfy Thm 4, see 003.thm4): the instance x = (1, 1, -1), y = +1, M = 0.3
     X, y = np.array([[1.0], [1.0], [-1.0]]), np.ones(3)
     a = on.run("ogael", X, y, eta=0.5, s=1.0, projection="greedy", mbox=0.3, sbox=1.0)
@@ -106,12 +148,13 @@ def ogael_ftrl(ctx):
 @erratum("E003-9")
 def e003_9(ctx):
     on = ctx.adapter("online")
-    res = on.run("ogael", np.array([[0.5]]), np.array([1.0]), eta=1.0, s=1.0)     # b = 0.5, c = 0.75
+    res = on.run("ogael", np.array([[0.5]]), np.array([1.0]), eta=1.0, s=1.0)  # b = 0.5, c = 0.75
     _, gm, gs = on.expected_loss("hinge", np.array([[0.5]]), np.array([1.0]), np.zeros(1), np.ones(1))
     G = np.array([gm[0, 0], gs[0, 0]])
     mu1 = np.array([0.0, 1.0])
-    printed = optimize.minimize(lambda z: G @ z + (z - mu1) @ (z - mu1) / 1.0, mu1, method="BFGS",
-                                options={"gtol": 1e-12}).x
+    printed = optimize.minimize(
+        lambda z: G @ z + (z - mu1) @ (z - mu1) / 1.0, mu1, method="BFGS", options={"gtol": 1e-12}
+    ).x
     ctx.true(abs(printed[0] - res.m[0]) > 0.1, label="printed FTRL step differs from Algorithm 3")
     ctx.close(printed - mu1, -0.5 * G, rtol=1e-6, atol=1e-8, label="the printed regularizer gives step eta/2")
 
@@ -119,6 +162,7 @@ def e003_9(ctx):
 # ------------------------------------------------------------------------------------------------------------------
 # OGA, the point-estimate baseline: projected recursion and the classical regret bound
 # ------------------------------------------------------------------------------------------------------------------
+
 
 @st.composite
 def oga_instances(draw):
@@ -147,17 +191,22 @@ def oga_regret(ctx):
         ctx.close(th[0], np.zeros(X.shape[1]), atol=0.0, label="theta_1 = 0")
         margins = 1.0 - y * np.einsum("td,td->t", X, th[:-1])
         ctx.close(res.losses, np.maximum(margins, 0.0), rtol=1e-12, atol=1e-14, label="l_t = hinge at theta_t")
-        g = np.where(margins[:, None] > 0, -(y[:, None] * X), 0.0)          # the subgradient OGA steps along
+        g = np.where(margins[:, None] > 0, -(y[:, None] * X), 0.0)  # the subgradient OGA steps along
         step = np.clip(th[:-1] - eta * g, -M, M)
-        kink = np.abs(margins) < 1e-12                                      # either side of the kink is a subgradient
+        kink = np.abs(margins) < 1e-12  # either side of the kink is a subgradient
         alt = np.clip(th[:-1], -M, M)
         ok = np.all(np.isclose(th[1:], step, rtol=1e-12, atol=1e-14) | (kink[:, None] & np.isclose(th[1:], alt)))
         ctx.true(bool(ok), label="theta_{t+1} = clip(theta_t - eta g_t, -M, M) in every round")
         ctx.true(bool(np.all(np.abs(th) <= M * (1 + 1e-15))), label="iterates stay in the box")
         u, best = oc.best_hinge_point(X, y, M)
         rhs = float(u @ u) / (2.0 * eta) + 0.5 * eta * float(np.sum(g * g))
-        ctx.bound(float(np.sum(res.losses)) - best, rhs, rtol=1e-9, atol=1e-9,
-                  label=f"OGA regret vs the best box point (T={T})")
+        ctx.bound(
+            float(np.sum(res.losses)) - best,
+            rhs,
+            rtol=1e-9,
+            atol=1e-9,
+            label=f"OGA regret vs the best box point (T={T})",
+        )
         return th
 
     ctx.forall(oga_instances(), check, fixed=OGA_FIXED)

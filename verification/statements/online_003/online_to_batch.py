@@ -7,10 +7,13 @@ Statements: 003.thm5, 003.thm6; errata: E003-6.
 from __future__ import annotations
 
 import math
+from collections.abc import Callable
+from typing import Any
 
 import numpy as np
 import sympy as sp
 from hypothesis import strategies as st
+
 from refvi.verification.errata import erratum
 from refvi.verification.oracles import online_comparators as oc
 from refvi.verification.statement import statement
@@ -20,7 +23,7 @@ from refvi.verification.statements.online_003._common import check_losses, point
 # Online-to-batch: Thm 5, Thm 6 (EWA, corrected), the SVA corollary
 # ------------------------------------------------------------------------------------------------------------------
 
-METHODS_TOY = {
+METHODS_TOY: dict[str, Callable[[int], dict[str, Any]]] = {
     "sva": lambda T: dict(eta=1 / math.sqrt(T), s=1.0, mbox=20.0, sbox=1.0),
     "svb": lambda T: dict(schedule="convex", K=1.0, s=1.0, mbox=20.0, sbox=1.0),
     "ogael": lambda T: dict(eta=1 / math.sqrt(T), s=1.0, mbox=20.0, sbox=1.0),
@@ -42,14 +45,27 @@ def thm5(ctx):
         res = on.run(method, X, y, **METHODS_TOY[method](T))
         check_losses(ctx, "hinge", X, y, res, what=method)
         risks = np.array([oc.toy_hinge_risk(m) for m in res.M[:-1]])
-        ctx.bound(oc.toy_hinge_risk(res.M[:-1].mean(0)), float(risks.mean()), rtol=1e-12, atol=1e-14,
-                label=f"Jensen: E_*(bar theta_T) <= mean E_*(hat theta_t) ({method})")
-        if getattr(res, "average", None) is not None:       # the optional running average of the losses
-            ctx.close(np.asarray(res.average, dtype=float), np.cumsum(res.losses) / np.arange(1, T + 1), rtol=1e-12,
-                      atol=1e-15, label=f"running average (1/t) sum_(i<=t) ell_i ({method})")
+        ctx.bound(
+            oc.toy_hinge_risk(res.M[:-1].mean(0)),
+            float(risks.mean()),
+            rtol=1e-12,
+            atol=1e-14,
+            label=f"Jensen: E_*(bar theta_T) <= mean E_*(hat theta_t) ({method})",
+        )
+        if getattr(res, "average", None) is not None:  # the optional running average of the losses
+            ctx.close(
+                np.asarray(res.average, dtype=float),
+                np.cumsum(res.losses) / np.arange(1, T + 1),
+                rtol=1e-12,
+                atol=1e-15,
+                label=f"running average (1/t) sum_(i<=t) ell_i ({method})",
+            )
 
-    ctx.forall(st.tuples(st.sampled_from(sorted(METHODS_TOY)), st.integers(0, 2**32 - 1), st.integers(1, 60)),
-               pathwise, max_examples=10)
+    ctx.forall(
+        st.tuples(st.sampled_from(sorted(METHODS_TOY)), st.integers(0, 2**32 - 1), st.integers(1, 60)),
+        pathwise,
+        max_examples=10,
+    )
     # statistical: the martingale identity and the theorem's inequality in expectation (SVA, T = 30); 1000 runs
     # resolve a mean of 0.22 times the draws' magnitude at 80% power (60 runs: 0.87)
     T, R = 30, 1000 * ctx.profile.mc_scale
@@ -60,7 +76,7 @@ def thm5(ctx):
         X, y = oc.toy_sample(rng, T)
         res = on.run("sva", X, y, **METHODS_TOY["sva"](T))
         risks = np.array([oc.toy_hinge_risk(m) for m in res.M[:-1]])
-        losses = point_losses("hinge", X, y, np.asarray(res.M)[:-1])     # recomputed from the iterates
+        losses = point_losses("hinge", X, y, np.asarray(res.M)[:-1])  # recomputed from the iterates
         bad_losses += int(not np.allclose(res.losses, losses, rtol=1e-12, atol=1e-14))
         diff[r] = float(np.mean(losses - risks))
         gap[r] = oc.toy_hinge_risk(res.M[:-1].mean(0)) - float(np.mean(losses))
@@ -100,7 +116,7 @@ def thm6(ctx):
     eps = d / T
     lo = brentq(lambda t: _beta_abs_risk(t, a, b) - e_star - eps, 0.0, th_star)
     hi = brentq(lambda t: _beta_abs_risk(t, a, b) - e_star - eps, th_star, 1.0)
-    ctx.geq(hi - lo, eps ** d, label="prior-mass condition pi(B(theta*, d/T)) >= (d/T)^d (corrected sign)")
+    ctx.geq(hi - lo, eps**d, label="prior-mass condition pi(B(theta*, d/T)) >= (d/T)^d (corrected sign)")
     eta = 2 * math.sqrt(2) / Bnd * math.sqrt(d / T * math.log(T / d))
     rhs = e_star + Bnd * math.sqrt(d / (2 * T) * math.log(T / d)) + d / T
     R = 50 * ctx.profile.mc_scale
@@ -119,8 +135,8 @@ def e003_6(ctx):
     d, T = 1, 100
     ctx.true((d / T) * math.log(d / T) < 0, label="printed eta = sqrt(negative): not real")
     ctx.true(-d * math.log(T / d) < 0, label="printed prior-mass condition asks r(eps) < 0, impossible (r >= 0)")
-    B, x, eta = sp.symbols("B x eta", positive=True)          # x = (d/T) log(T/d)
-    bound = eta * B ** 2 / 8 + x / eta                         # the proof's bound at eps = d/T (up to + d/T)
+    B, x, eta = sp.symbols("B x eta", positive=True)  # x = (d/T) log(T/d)
+    bound = eta * B**2 / 8 + x / eta  # the proof's bound at eps = d/T (up to + d/T)
     at_printed = sp.simplify(bound.subs(eta, sp.sqrt(x) / (2 * sp.sqrt(2) * B)) / (B * sp.sqrt(x)))
     at_fixed = sp.simplify(bound.subs(eta, 2 * sp.sqrt(2) / B * sp.sqrt(x)) / (B * sp.sqrt(x)))
     ctx.true(sp.simplify(at_fixed - 1 / sp.sqrt(2)) == 0, label="corrected eta gives B sqrt(x/2)")

@@ -10,18 +10,30 @@ import math
 
 import numpy as np
 from hypothesis import strategies as st
+from scipy import optimize
+
 from refvi.verification.errata import erratum
 from refvi.verification.oracles import online_comparators as oc
 from refvi.verification.oracles import online_quadrature as oq
 from refvi.verification.statement import statement
-from refvi.verification.statements.online_003._common import (RTOL, _floats, _labels, check_losses,
-                                                              check_run_consistency, forall_online, grads_along, hinge_L,
-                                                              hinge_streams, oracle_hinge_grads, sva_instances)
-from scipy import optimize
+from refvi.verification.statements.online_003._common import (
+    RTOL,
+    _floats,
+    _labels,
+    check_losses,
+    check_run_consistency,
+    forall_online,
+    grads_along,
+    hinge_L,
+    hinge_streams,
+    oracle_hinge_grads,
+    sva_instances,
+)
 
 # ------------------------------------------------------------------------------------------------------------------
 # SVA: eq. (9) and Thm 2 with (19), (21), (22)
 # ------------------------------------------------------------------------------------------------------------------
+
 
 def sva_objective_argmin(G_m, G_s, eta, s, mbox, sbox):
     """Numerical argmin of (6) given the gradient sums (linear term sum_i mu^T grad_i + KL(q_mu || pi) / eta), by
@@ -31,13 +43,18 @@ def sva_objective_argmin(G_m, G_s, eta, s, mbox, sbox):
     def f(z):
         m, sg = z[:d], z[d:]
         val = G_m @ m + G_s @ sg + oc.kl_to_prior(m, sg, s) / eta
-        return val, np.concatenate([G_m + m / (s * s * eta), G_s + (sg / s ** 2 - 1.0 / sg) / eta])
+        return val, np.concatenate([G_m + m / (s * s * eta), G_s + (sg / s**2 - 1.0 / sg) / eta])
 
     mb = None if not np.isfinite(mbox) else mbox
     sb = None if not np.isfinite(sbox) else sbox
-    res = optimize.minimize(f, np.concatenate([np.zeros(d), np.full(d, s)]), jac=True, method="L-BFGS-B",
-                            bounds=[(-mb if mb else None, mb)] * d + [(1e-12, sb)] * d,
-                            options={"maxiter": 5000, "ftol": 1e-16, "gtol": 1e-12})
+    res = optimize.minimize(
+        f,
+        np.concatenate([np.zeros(d), np.full(d, s)]),
+        jac=True,
+        method="L-BFGS-B",
+        bounds=[(-mb if mb else None, mb)] * d + [(1e-12, sb)] * d,
+        options={"maxiter": 5000, "ftol": 1e-16, "gtol": 1e-12},
+    )
     return res.x[:d], res.x[d:]
 
 
@@ -49,12 +66,16 @@ def eq9(ctx):
         X, y = inst["X"], inst["y"]
         res = on.run("sva", X, y, eta=inst["eta"], s=inst["s"], mbox=inst["mbox"], sbox=inst["sbox"])
         _, gm, gs = grads_along(on, "hinge", X, y, res.M, res.S)
-        m_star, s_star = sva_objective_argmin(gm.sum(0), gs.sum(0), inst["eta"], inst["s"], inst["mbox"],
-                                              inst["sbox"])
+        m_star, s_star = sva_objective_argmin(gm.sum(0), gs.sum(0), inst["eta"], inst["s"], inst["mbox"], inst["sbox"])
         # L-BFGS-B on a strongly convex smooth objective with gtol 1e-12: iterate accurate to ~1e-7 in the worst
         # conditioned draws (the KL's curvature 1/s^2 + 1/sigma^2 over eta); the closed form is exact
-        ctx.close(np.concatenate([res.m, res.sigma]), np.concatenate([m_star, s_star]), rtol=1e-6, atol=1e-6,
-                  label="closed form (9) = numerical argmin of (6)")
+        ctx.close(
+            np.concatenate([res.m, res.sigma]),
+            np.concatenate([m_star, s_star]),
+            rtol=1e-6,
+            atol=1e-6,
+            label="closed form (9) = numerical argmin of (6)",
+        )
 
     ctx.forall(sva_instances(), check)
 
@@ -69,10 +90,10 @@ def check_thm2(ctx, on, inst, const=1.0, eta_factor=1.0):
     check_run_consistency(ctx, inst, X, y, res, kw)
     check_losses(ctx, "hinge", X, y, res, what="SVA")
     T = X.shape[0]
-    alpha, L = 1.0 / s ** 2, hinge_L(X)
+    alpha, L = 1.0 / s**2, hinge_L(X)
     lhs = float(np.sum(res.losses))
     m_c, s_c, val = oc.sva_comparator(X, y, eta, s, mbox, sbox)
-    pen = const * eta * L ** 2 * T / alpha
+    pen = const * eta * L**2 * T / alpha
     ctx.bound(lhs, val + pen, rtol=RTOL, label="Thm 2 (11) at the L-BFGS-B comparator")
     rng = np.random.default_rng(T)
     d = X.shape[1]
@@ -91,7 +112,7 @@ def thm2(ctx):
     def check(on, inst):
         res, y, comps = check_thm2(ctx, on, inst)
         X, eta, s = inst["X"], inst["eta"], inst["s"]
-        alpha = 1.0 / s ** 2
+        alpha = 1.0 / s**2
         vals, gm, gs = grads_along(on, "hinge", X, y, res.M, res.S)
         G = np.hstack([gm, gs])
         MU = np.hstack([res.M, res.S])
@@ -101,11 +122,21 @@ def thm2(ctx):
         Gm, Gs = np.cumsum(om, axis=0), np.cumsum(osg, axis=0)
         x = eta * s * Gs / 2.0
         want_m = np.clip(-eta * s * s * Gm, -inst["mbox"], inst["mbox"])
-        want_s = np.minimum(s / (np.sqrt(1.0 + x * x) + x), inst["sbox"])     # s h(x), h(x) = 1/(sqrt(1+x^2) + x)
-        ctx.close(np.asarray(res.M, dtype=np.float64)[1:], want_m, rtol=1e-9, atol=1e-11,
-                  label="m_(t+1) = closed form (9) of the recorded gradient sums, every t")
-        ctx.close(np.asarray(res.S, dtype=np.float64)[1:], want_s, rtol=1e-9, atol=1e-11,
-                  label="sigma_(t+1) = closed form (9) of the recorded gradient sums, every t")
+        want_s = np.minimum(s / (np.sqrt(1.0 + x * x) + x), inst["sbox"])  # s h(x), h(x) = 1/(sqrt(1+x^2) + x)
+        ctx.close(
+            np.asarray(res.M, dtype=np.float64)[1:],
+            want_m,
+            rtol=1e-9,
+            atol=1e-11,
+            label="m_(t+1) = closed form (9) of the recorded gradient sums, every t",
+        )
+        ctx.close(
+            np.asarray(res.S, dtype=np.float64)[1:],
+            want_s,
+            rtol=1e-9,
+            atol=1e-11,
+            label="sigma_(t+1) = closed form (9) of the recorded gradient sums, every t",
+        )
         # (19) first step: Jensen l_t(m_t) <= bar L_t(mu_t)
         ctx.bound(float(np.max(res.losses - vals)), 0.0, atol=1e-12, label="(19) Jensen per step")
         # (22), sharpened: ||mu_{t+1} - mu_t|| <= eta ||grad_t|| / alpha
@@ -120,20 +151,29 @@ def thm2(ctx):
             rhs21 = float(np.sum(np.concatenate([m, sg]) * G.sum(0))) + oc.kl_to_prior(m, sg, s) / eta
             ctx.bound(lhs21, rhs21, rtol=RTOL, atol=1e-10, label="(21) be-the-leader")
 
-    forall_online(ctx, sva_instances(), check, fixed=[dict(X=np.array([[1.0, -0.5]] * 30), y=np.ones(30),
-                                                           adv=True, eta=0.5, s=1.0, mbox=20.0, sbox=1.0)])
+    forall_online(
+        ctx,
+        sva_instances(),
+        check,
+        fixed=[dict(X=np.array([[1.0, -0.5]] * 30), y=np.ones(30), adv=True, eta=0.5, s=1.0, mbox=20.0, sbox=1.0)],
+    )
 
 
 # ------------------------------------------------------------------------------------------------------------------
 # SVA over full-covariance Gaussians: eq. (6) with the family of Prop. 2, Thm 2 with alpha = 1/s^2
 # ------------------------------------------------------------------------------------------------------------------
 
+
 def _full_grads(X, y, M, Cs):
     """(values, grad_m, grad_C) of bar L_t at the recorded iterates by split quadrature (the oracle); a zero row x
     gives the constant loss ell(0) = 1 and zero gradients."""
     d = X.shape[1]
-    out = [oq.expected_loss_full_quad("hinge", X[t], y[t], M[t], Cs[t]) if np.any(X[t])
-           else (1.0, np.zeros(d), np.zeros((d, d))) for t in range(X.shape[0])]
+    out = [
+        oq.expected_loss_full_quad("hinge", X[t], y[t], M[t], Cs[t])
+        if np.any(X[t])
+        else (1.0, np.zeros(d), np.zeros((d, d)))
+        for t in range(X.shape[0])
+    ]
     return np.array([o[0] for o in out]), np.array([o[1] for o in out]), np.array([o[2] for o in out])
 
 
@@ -146,41 +186,63 @@ def claim_sva_full(ctx):
         T, d = X.shape
         res = on.run_full(X, y, "hinge", eta=eta, s=s)
         M, Cs, losses = (np.asarray(v, dtype=np.float64) for v in (res.M, res.Cs, res.losses))
-        ctx.true(M.shape == (T + 1, d) and Cs.shape == (T + 1, d, d) and losses.shape == (T,),
-                 label="run_full records T + 1 states and T losses")
-        ctx.true(bool(np.all(np.triu(Cs, 1) == 0) and np.all(np.diagonal(Cs, axis1=1, axis2=2) > 0)),
-                 label="every scale is lower triangular with a positive diagonal")
+        ctx.true(
+            M.shape == (T + 1, d) and Cs.shape == (T + 1, d, d) and losses.shape == (T,),
+            label="run_full records T + 1 states and T losses",
+        )
+        ctx.true(
+            bool(np.all(np.triu(Cs, 1) == 0) and np.all(np.diagonal(Cs, axis1=1, axis2=2) > 0)),
+            label="every scale is lower triangular with a positive diagonal",
+        )
         ctx.close(M[0], np.zeros(d), atol=0.0, label="starts at the prior mean 0")
         ctx.close(Cs[0], s * np.eye(d), rtol=1e-15, label="starts at the prior scale s I")
-        ctx.close(losses, np.maximum(0.0, 1.0 - y * np.einsum("td,td->t", M[:-1], X)), rtol=1e-12, atol=1e-14,
-                  label="the loss of round t is ell_t(m_t)")
+        ctx.close(
+            losses,
+            np.maximum(0.0, 1.0 - y * np.einsum("td,td->t", M[:-1], X)),
+            rtol=1e-12,
+            atol=1e-14,
+            label="the loss of round t is ell_t(m_t)",
+        )
         # every iterate against the FTRL argmin computed numerically (L-BFGS-B) from the oracle's quadrature
         # gradients at the recorded iterates: the closed form is never used on this side (agreement ~1e-10)
         vals, gm, gC = _full_grads(X, y, M, Cs)
         for t in range(T):
-            m_ref, C_ref = oc.ftrl_full_argmin(gm[:t + 1].sum(0), gC[:t + 1].sum(0), eta, s)
+            m_ref, C_ref = oc.ftrl_full_argmin(gm[: t + 1].sum(0), gC[: t + 1].sum(0), eta, s)
             ctx.close(M[t + 1], m_ref, rtol=1e-6, atol=1e-8, label=f"m_{t + 1} = FTRL argmin (6)")
             ctx.close(Cs[t + 1], C_ref, rtol=1e-6, atol=1e-8, label=f"C_{t + 1} = FTRL argmin (6)")
         # d = 1: the family is the mean-field one, so the run is mean-field SVA's
         if d == 1:
             mf = on.run("sva", X, y, eta=eta, s=s)
             ctx.close(M, np.asarray(mf.M), rtol=1e-12, atol=1e-14, label="d = 1: the same means as mean-field SVA")
-            ctx.close(Cs[:, 0, 0], np.asarray(mf.S)[:, 0], rtol=1e-12, atol=1e-14,
-                      label="d = 1: the same scales as mean-field SVA")
+            ctx.close(
+                Cs[:, 0, 0],
+                np.asarray(mf.S)[:, 0],
+                rtol=1e-12,
+                atol=1e-14,
+                label="d = 1: the same scales as mean-field SVA",
+            )
         # Thm 2 (11): alpha = 1/s^2 (the KL's Hessian in (m, C) is diag(1/s^2, 1/s^2 + 1/C_ii^2)); the gradient in
         # (m, C) has norm <= ||x|| sqrt(P^2 + p^2) as in the mean-field case, so the same L
-        alpha, L = 1.0 / s ** 2, hinge_L(X)
+        alpha, L = 1.0 / s**2, hinge_L(X)
         G = np.hstack([gm, gC.reshape(T, -1)])
         ctx.bound(float(np.max(np.linalg.norm(G, axis=1))), L, rtol=1e-12, label="||grad_t|| <= L (full covariance)")
         ctx.bound(float(np.max(losses - vals)), 0.0, atol=1e-12, label="(19) Jensen per step")
         lhs = float(np.sum(losses))
         m_c, C_c, val = oc.sva_full_comparator(X, y, eta, s)
-        ctx.bound(lhs, val + eta * L ** 2 * T / alpha, rtol=RTOL, label="Thm 2 (11), full covariance, at the "
-                                                                         "L-BFGS-B comparator")
+        ctx.bound(
+            lhs,
+            val + eta * L**2 * T / alpha,
+            rtol=RTOL,
+            label="Thm 2 (11), full covariance, at the L-BFGS-B comparator",
+        )
         MU = np.hstack([M, Cs.reshape(T + 1, -1)])
         step = np.linalg.norm(MU[1:] - MU[:-1], axis=1)
-        ctx.bound(float(np.max(step - eta * np.linalg.norm(G, axis=1) / alpha * (1 + RTOL))), 0.0, atol=1e-12,
-                  label="(22) stability, full covariance")
+        ctx.bound(
+            float(np.max(step - eta * np.linalg.norm(G, axis=1) / alpha * (1 + RTOL))),
+            0.0,
+            atol=1e-12,
+            label="(22) stability, full covariance",
+        )
 
     @st.composite
     def instances(draw):
@@ -189,8 +251,10 @@ def claim_sva_full(ctx):
 
     rng = ctx.rng("sva-full")
     X3 = rng.uniform(-2, 2, (12, 3))
-    fixed = [dict(X=X3, y=np.where(rng.random(12) < 0.5, -1.0, 1.0), eta=0.4, s=0.8),
-             dict(X=np.array([[1.0], [-0.5], [2.0], [0.3]]), y=np.array([1.0, 1.0, -1.0, 1.0]), eta=0.7, s=1.3)]
+    fixed = [
+        dict(X=X3, y=np.where(rng.random(12) < 0.5, -1.0, 1.0), eta=0.4, s=0.8),
+        dict(X=np.array([[1.0], [-0.5], [2.0], [0.3]]), y=np.array([1.0, 1.0, -1.0, 1.0]), eta=0.7, s=1.3),
+    ]
     ctx.forall(instances(), check, fixed=fixed, max_examples=(4 if ctx.profile.name == "ci" else 60))
 
 
@@ -206,7 +270,7 @@ def _discrete_risk(m, sigma, Xs, py):
     out = 0.0
     for k in range(Xs.shape[0]):
         for yy, w in ((1.0, py[k]), (-1.0, 1 - py[k])):
-            v, _, _ = oc.hinge_value(Xs[k:k + 1], np.array([yy]), m, sigma)
+            v, _, _ = oc.hinge_value(Xs[k : k + 1], np.array([yy]), m, sigma)
             out += w * v / Xs.shape[0]
     return out
 
@@ -216,8 +280,8 @@ def sva_corollary(ctx):
     on = ctx.adapter("online")
     Xs, py = _discrete_problem()
     d, s, M = 2, 1.0, 5.0
-    alpha = 1 / s ** 2
-    Lp = float(np.max(np.linalg.norm(Xs, axis=1)))       # the hinge is Lp-Lipschitz, so L = 2 Lp (Prop. 2)
+    alpha = 1 / s**2
+    Lp = float(np.max(np.linalg.norm(Xs, axis=1)))  # the hinge is Lp-Lipschitz, so L = 2 Lp (Prop. 2)
     L = 2 * Lp
     rng = ctx.rng("cor")
     for T in (50, 400):
@@ -228,14 +292,20 @@ def sva_corollary(ctx):
         yw = np.concatenate([np.ones(6), -np.ones(6)])
         w = np.concatenate([py, 1 - py]) / 6
         from scipy.optimize import linprog
+
         n = Xw.shape[0]
-        res_lp = linprog(np.concatenate([np.zeros(d), w]), A_ub=np.hstack([-(yw[:, None] * Xw), -np.eye(n)]),
-                         b_ub=-np.ones(n), bounds=[(-M, M)] * d + [(0, None)] * n, method="highs")
+        res_lp = linprog(
+            np.concatenate([np.zeros(d), w]),
+            A_ub=np.hstack([-(yw[:, None] * Xw), -np.eye(n)]),
+            b_ub=-np.ones(n),
+            bounds=[(-M, M)] * d + [(0, None)] * n,
+            method="highs",
+        )
         m_c = res_lp.x[:d]
         e_m = _discrete_risk(m_c, np.zeros(d), Xs, py)
         kl = oc.kl_to_prior(m_c, sig, s)
-        rhs12 = _discrete_risk(m_c, sig, Xs, py) + eta * L ** 2 / alpha + kl / (eta * T)
-        rhs_cor = e_m + L * float(np.linalg.norm(sig)) / 2 + eta * L ** 2 / alpha + kl / (eta * T)
+        rhs12 = _discrete_risk(m_c, sig, Xs, py) + eta * L**2 / alpha + kl / (eta * T)
+        rhs_cor = e_m + L * float(np.linalg.norm(sig)) / 2 + eta * L**2 / alpha + kl / (eta * T)
         ctx.bound(rhs12, rhs_cor, rtol=1e-12, label="E_q E_* <= E_*(m) + L ||sigma|| / 2 (the corrected '<=')")
         R = 40 * ctx.profile.mc_scale
         risks = np.empty(R)
@@ -256,14 +326,15 @@ def e003_7(ctx):
     v, _, _ = on.expected_loss("hinge", np.array([[1.0]]), np.array([1.0]), np.array([-5.0]), np.array([0.1]))
     ctx.true(float(v[0]) < 6.0 + 0.1 * 2.0 / 2 - 0.09, label="'=' fails: E_q E_* < E_*(m) + ||sigma|| L/2")
     import mpmath as mp
+
     mp.mp.dps = 50
     alpha, L, d, s = mp.mpf(4), mp.mpf(1), 1, mp.mpf(1)
 
     def ratio(T):
         eta = mp.sqrt(alpha * d * mp.log(T / d) / T) / L
         sig = L * eta / (alpha * mp.sqrt(d))
-        kl = 0.5 * (d * sig ** 2 / s ** 2 + d * mp.log(s ** 2 / sig ** 2) - d)
-        rhs = L / 2 * mp.sqrt(d) * sig + eta * L ** 2 / alpha + kl / (eta * T)
+        kl = 0.5 * (d * sig**2 / s**2 + d * mp.log(s**2 / sig**2) - d)
+        rhs = L / 2 * mp.sqrt(d) * sig + eta * L**2 / alpha + kl / (eta * T)
         return rhs / mp.sqrt(d * mp.log(T) / T)
 
     r_big = ratio(mp.mpf(10) ** 400)

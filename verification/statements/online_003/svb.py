@@ -11,19 +11,31 @@ import math
 import numpy as np
 import sympy as sp
 from hypothesis import strategies as st
+from scipy import optimize
+
 from refvi.verification.errata import erratum
 from refvi.verification.oracles import online_comparators as oc
 from refvi.verification.protocol import InstanceSkipped
 from refvi.verification.statement import statement
-from refvi.verification.statements.online_003._common import (RTOL, _floats, _labels, check_losses,
-                                                              check_run_consistency, forall_online, grads_along, hinge_L,
-                                                              hinge_streams, oracle_hinge_grads, sigma_step,
-                                                              sva_instances)
-from scipy import optimize
+from refvi.verification.statements.online_003._common import (
+    RTOL,
+    _floats,
+    _labels,
+    check_losses,
+    check_run_consistency,
+    forall_online,
+    grads_along,
+    hinge_L,
+    hinge_streams,
+    oracle_hinge_grads,
+    sigma_step,
+    sva_instances,
+)
 
 # ------------------------------------------------------------------------------------------------------------------
 # SVB: eq. (10), Thm 3 (proven constant; printed constant separately), ball diameter
 # ------------------------------------------------------------------------------------------------------------------
+
 
 @statement("003.eq10")
 def eq10(ctx):
@@ -35,16 +47,28 @@ def eq10(ctx):
         _, gm, gs = on.expected_loss("hinge", X, y, np.zeros(X.shape[1]), np.full(X.shape[1], s))
         d = X.shape[1]
 
-        def f(z):          # mu^T grad + KL(q_mu || q_{mu_1}) / eta, q_{mu_1} = N(0, s^2 I)
+        def f(z):  # mu^T grad + KL(q_mu || q_{mu_1}) / eta, q_{mu_1} = N(0, s^2 I)
             m, sg = z[:d], z[d:]
-            return (gm[0] @ m + gs[0] @ sg + oc.kl_to_prior(m, sg, s) / eta,
-                    np.concatenate([gm[0] + m / (s * s * eta), gs[0] + (sg / s ** 2 - 1 / sg) / eta]))
+            return (
+                gm[0] @ m + gs[0] @ sg + oc.kl_to_prior(m, sg, s) / eta,
+                np.concatenate([gm[0] + m / (s * s * eta), gs[0] + (sg / s**2 - 1 / sg) / eta]),
+            )
 
-        r = optimize.minimize(f, np.concatenate([np.zeros(d), np.full(d, s)]), jac=True, method="L-BFGS-B",
-                              bounds=[(None, None)] * d + [(1e-12, None)] * d,
-                              options={"maxiter": 5000, "ftol": 1e-16, "gtol": 1e-12})
-        ctx.close(np.concatenate([res.M[1], res.S[1]]), r.x, rtol=1e-6, atol=1e-6,
-                  label="closed form (10) = numerical argmin of (7)")
+        r = optimize.minimize(
+            f,
+            np.concatenate([np.zeros(d), np.full(d, s)]),
+            jac=True,
+            method="L-BFGS-B",
+            bounds=[(None, None)] * d + [(1e-12, None)] * d,
+            options={"maxiter": 5000, "ftol": 1e-16, "gtol": 1e-12},
+        )
+        ctx.close(
+            np.concatenate([res.M[1], res.S[1]]),
+            r.x,
+            rtol=1e-6,
+            atol=1e-6,
+            label="closed form (10) = numerical argmin of (7)",
+        )
 
     ctx.forall(sva_instances(), check)
 
@@ -104,7 +128,7 @@ def best_hinge_ball(X, y, R, tol=1e-7, max_cuts=200):
     T, d = X.shape
     c = np.concatenate([np.zeros(d), np.ones(T)])
     A_hinge, b_hinge = np.hstack([-(y[:, None] * X), -np.eye(T)]), -np.ones(T)
-    cuts = []
+    cuts: list[np.ndarray] = []
     bounds = [(-R, R)] * d + [(0, None)] * T
     lower = primal = None
     for _ in range(max_cuts):
@@ -135,7 +159,7 @@ def check_thm3_ball(ctx, on, inst):
     try:
         y = _labels(on, "svb", inst, **run_kw)
         res = on.run("svb", X, y, **run_kw)
-    except TypeError as exc:            # an implementation whose run does not take the ball keywords declines
+    except TypeError as exc:  # an implementation whose run does not take the ball keywords declines
         if "mball" not in str(exc) and "sball" not in str(exc):
             raise
         raise InstanceSkipped(f"online.run('svb') without the ball parameter sets (mball, sball): {exc}") from None
@@ -143,21 +167,38 @@ def check_thm3_ball(ctx, on, inst):
     check_losses(ctx, "hinge", X, y, res, what="SVB (convex schedule, balls)")
     Mt, St = np.asarray(res.M, dtype=np.float64), np.asarray(res.S, dtype=np.float64)
     ctx.true(bool(np.all(np.linalg.norm(Mt, axis=1) <= Mb * (1 + 1e-12))), label="||m_t|| <= Mbar in every round")
-    ctx.true(bool(np.all(St >= 0) and np.all(np.linalg.norm(St, axis=1) <= Sb * (1 + 1e-12))),
-             label="sigma_t >= 0, ||sigma_t|| <= Sbar in every round")
+    ctx.true(
+        bool(np.all(St >= 0) and np.all(np.linalg.norm(St, axis=1) <= Sb * (1 + 1e-12))),
+        label="sigma_t >= 0, ||sigma_t|| <= Sbar in every round",
+    )
     # both steps replayed with the oracle's gradients and projections: a_t = K / sqrt t, K = D sqrt(2) / L
     a = D * math.sqrt(2.0) / L / np.sqrt(np.arange(1, T + 1))[:, None]
     _, om, osg = oracle_hinge_grads(X, y, Mt, St)
-    ctx.close(Mt[1:], _to_ball(Mt[:-1] - a * om, Mb), rtol=1e-10, atol=1e-12,
-              label="balls: m_(t+1) = Pi_ball(m_t - (K / sqrt t) gm_t), every t")
-    ctx.close(St[1:], _to_ball(np.maximum(sigma_step(St[:-1], a, osg), 0.0), Sb), rtol=1e-10, atol=1e-12,
-              label="balls: sigma_(t+1) = Pi(sigma_t h(a_t gs_t / (2 sigma_t))), every t")
+    ctx.close(
+        Mt[1:],
+        _to_ball(Mt[:-1] - a * om, Mb),
+        rtol=1e-10,
+        atol=1e-12,
+        label="balls: m_(t+1) = Pi_ball(m_t - (K / sqrt t) gm_t), every t",
+    )
+    ctx.close(
+        St[1:],
+        _to_ball(np.maximum(sigma_step(St[:-1], a, osg), 0.0), Sb),
+        rtol=1e-10,
+        atol=1e-12,
+        label="balls: sigma_(t+1) = Pi(sigma_t h(a_t gs_t / (2 sigma_t))), every t",
+    )
     lower, primal = best_hinge_ball(X, y, Mb)
     # the comparator: a certified lower bound of the ball's optimum (so the regret below is never under-stated),
     # within 1e-6 of the primal value at the point it suggests (the optimum is found, not just bounded)
     ctx.leq(primal - lower, 1e-6 * (1.0 + abs(primal)), label="ball comparator: duality gap <= 1e-6")
-    ctx.bound(float(np.sum(res.losses)) - lower, 3.0 / math.sqrt(2.0) * D * L * math.sqrt(T), rtol=RTOL, atol=1e-9,
-              label="Thm 3 (13) on the balls, proven constant")
+    ctx.bound(
+        float(np.sum(res.losses)) - lower,
+        3.0 / math.sqrt(2.0) * D * L * math.sqrt(T),
+        rtol=RTOL,
+        atol=1e-9,
+        label="Thm 3 (13) on the balls, proven constant",
+    )
 
 
 @statement("003.thm3")
@@ -168,36 +209,54 @@ def thm3(ctx):
         # the sign fact the proof needs (convex loss): grad_sigma >= 0, hence sigma nonincreasing (clip inactive)
         ctx.geq(float(np.min(gs)), 0.0, label="bar g_sigma >= 0 (convex loss)")
         # exact in real arithmetic; the float evaluation sigma^2 / (hypot(sigma, u) + u) may round up by a few ulps
-        ctx.bound(float(np.max(res.S[1:] - res.S[:-1] * (1 + 8 * np.finfo(float).eps))), 0.0,
-                label="sigma_t nonincreasing")
+        ctx.bound(
+            float(np.max(res.S[1:] - res.S[:-1] * (1 + 8 * np.finfo(float).eps))), 0.0, label="sigma_t nonincreasing"
+        )
         # the algebraic identity of the sigma step (App. 6.5), a_t = eta_t sigma_t^2 = K / sqrt(t):
         # sigma_{t+1}^2 = sigma_t^2 + a^2 g^2 / 2 - a sigma_t g sqrt(1 + x^2), x = a g / (2 sigma_t)
         T = inst["X"].shape[0]
         a = kw["K"] / np.sqrt(np.arange(1, T + 1))[:, None]
         sig, sig1 = res.S[:-1], res.S[1:]
         with np.errstate(divide="ignore", invalid="ignore"):
-            root = np.where(sig > 0, np.sqrt(sig ** 2 + (a * gs / 2) ** 2), a * gs / 2)
-        rhs = sig ** 2 + 0.5 * a ** 2 * gs ** 2 - a * gs * root
-        scale = np.maximum(1.0, sig ** 2 + (a * gs) ** 2)
-        ctx.close(sig1 ** 2 / scale, rhs / scale, atol=1e-10, label="sigma-step identity")
+            root = np.where(sig > 0, np.sqrt(sig**2 + (a * gs / 2) ** 2), a * gs / 2)
+        rhs = sig**2 + 0.5 * a**2 * gs**2 - a * gs * root
+        scale = np.maximum(1.0, sig**2 + (a * gs) ** 2)
+        ctx.close(sig1**2 / scale, rhs / scale, atol=1e-10, label="sigma-step identity")
         # both steps replayed from the recorded state with the oracle's gradients (never the implementation's):
         # m_(t+1) = Pi(m_t - a_t gm_t), sigma_(t+1) = Pi(sigma_t h(a_t gs_t / (2 sigma_t))), a_t = K / sqrt(t)
         X = inst["X"]
         Mt, St = np.asarray(res.M, dtype=np.float64), np.asarray(res.S, dtype=np.float64)
         _, om, osg = oracle_hinge_grads(X, y, Mt, St)
-        ctx.close(Mt[1:], np.clip(Mt[:-1] - a * om, -kw["mbox"], kw["mbox"]), rtol=1e-10, atol=1e-12,
-                  label="convex schedule: m_(t+1) = Pi(m_t - (K / sqrt t) gm_t), every t")
-        ctx.close(St[1:], np.clip(sigma_step(St[:-1], a, osg), 0.0, kw["sbox"]), rtol=1e-10, atol=1e-12,
-                  label="convex schedule: sigma_(t+1) = Pi(sigma_t h(a_t gs_t / (2 sigma_t))), every t")
+        ctx.close(
+            Mt[1:],
+            np.clip(Mt[:-1] - a * om, -kw["mbox"], kw["mbox"]),
+            rtol=1e-10,
+            atol=1e-12,
+            label="convex schedule: m_(t+1) = Pi(m_t - (K / sqrt t) gm_t), every t",
+        )
+        ctx.close(
+            St[1:],
+            np.clip(sigma_step(St[:-1], a, osg), 0.0, kw["sbox"]),
+            rtol=1e-10,
+            atol=1e-12,
+            label="convex schedule: sigma_(t+1) = Pi(sigma_t h(a_t gs_t / (2 sigma_t))), every t",
+        )
 
-    forall_online(ctx, svb_instances(), check, fixed=[dict(X=np.array([[1.0, 2.0], [-1.0, 0.5]] * 20),
-                                                           y=np.ones(40), adv=True, M=1.0, S=1.0, s=1.0)])
+    forall_online(
+        ctx,
+        svb_instances(),
+        check,
+        fixed=[dict(X=np.array([[1.0, 2.0], [-1.0, 0.5]] * 20), y=np.ones(40), adv=True, M=1.0, S=1.0, s=1.0)],
+    )
 
     # the ball parameter sets of the examples: M_m = {||m|| <= Mbar}, M_sigma = {sigma >= 0, ||sigma|| <= Sbar}, with
     # D^2 = 4 Mbar^2 + Sbar^2 (E003-8's corrected D, 003.example1), the learner's projections onto the balls
-    forall_online(ctx, svb_ball_instances(), lambda on, inst: check_thm3_ball(ctx, on, inst),
-                  fixed=[dict(X=np.array([[1.0, 2.0], [-1.0, 0.5]] * 20), y=np.ones(40), adv=True, M=0.5, S=1.0,
-                              s=0.5)])
+    forall_online(
+        ctx,
+        svb_ball_instances(),
+        lambda on, inst: check_thm3_ball(ctx, on, inst),
+        fixed=[dict(X=np.array([[1.0, 2.0], [-1.0, 0.5]] * 20), y=np.ones(40), adv=True, M=0.5, S=1.0, s=0.5)],
+    )
 
     # strongly convex case (14): l_t = H/2 ||theta - z_t||^2, z_t in [-Z, Z]^d, M_m = [-M, M]^d, M_sigma = [0, S]^d
     def check_sc(on, inst):
@@ -206,21 +265,46 @@ def thm3(ctx):
         Z = rng.uniform(-Zb, Zb, size=(T, d))
         res = on.run("svb", Z, None, loss="quadratic", H=H, schedule="strong", H_sc=H, s=S, mbox=M, sbox=S)
         check_losses(ctx, "quadratic", Z, None, res, H=H, what="SVB (strongly convex schedule)")
-        L = H * math.sqrt(d * ((M + Zb) ** 2 + S ** 2))      # sup ||grad bar L|| over the box and the data
+        L = H * math.sqrt(d * ((M + Zb) ** 2 + S**2))  # sup ||grad bar L|| over the box and the data
         _, best = oc.best_quadratic_point(Z, H, M)
-        ctx.bound(float(np.sum(res.losses)) - best, L * L * (1 + math.log(T)) / H, rtol=RTOL,
-                label="Thm 3 (14) strongly convex")
+        ctx.bound(
+            float(np.sum(res.losses)) - best,
+            L * L * (1 + math.log(T)) / H,
+            rtol=RTOL,
+            label="Thm 3 (14) strongly convex",
+        )
         # the step replayed (eq. 10 with a_t = 2/(H t)): bar L = H/2 (||m - z||^2 + ||sigma||^2) has gm = H (m - z)
         # and gs = H sigma, so m' = clip(m - a H (m - z)) and sigma' = clip(sigma h(a H / 2)), h(x) = sqrt(1+x^2) - x
         Mt, St = np.asarray(res.M, dtype=np.float64), np.asarray(res.S, dtype=np.float64)
-        x = (1.0 / np.arange(1, T + 1))[:, None]                  # a_t H / 2 = 1/t
-        ctx.close(Mt[1:], np.clip(Mt[:-1] - 2.0 * x * (Mt[:-1] - Z), -M, M), rtol=1e-12, atol=1e-12,
-                  label="strongly convex schedule: m_(t+1) = clip(m_t - (2/(H t)) H (m_t - z_t))")
-        ctx.close(St[1:], np.clip(St[:-1] * (np.hypot(1.0, x) - x), 0.0, S), rtol=1e-12, atol=1e-14,
-                  label="strongly convex schedule: sigma_(t+1) = clip(sigma_t h(1/t))")
+        x = (1.0 / np.arange(1, T + 1))[:, None]  # a_t H / 2 = 1/t
+        ctx.close(
+            Mt[1:],
+            np.clip(Mt[:-1] - 2.0 * x * (Mt[:-1] - Z), -M, M),
+            rtol=1e-12,
+            atol=1e-12,
+            label="strongly convex schedule: m_(t+1) = clip(m_t - (2/(H t)) H (m_t - z_t))",
+        )
+        ctx.close(
+            St[1:],
+            np.clip(St[:-1] * (np.hypot(1.0, x) - x), 0.0, S),
+            rtol=1e-12,
+            atol=1e-14,
+            label="strongly convex schedule: sigma_(t+1) = clip(sigma_t h(1/t))",
+        )
 
-    forall_online(ctx, st.tuples(_floats(0.1, 5.0), _floats(0.1, 3.0), _floats(0.05, 2.0), _floats(0.1, 3.0),
-                                 st.integers(0, 2**32 - 1), st.integers(1, 200), st.integers(1, 3)), check_sc)
+    forall_online(
+        ctx,
+        st.tuples(
+            _floats(0.1, 5.0),
+            _floats(0.1, 3.0),
+            _floats(0.05, 2.0),
+            _floats(0.1, 3.0),
+            st.integers(0, 2**32 - 1),
+            st.integers(1, 200),
+            st.integers(1, 3),
+        ),
+        check_sc,
+    )
 
 
 @erratum("E003-4")
@@ -228,24 +312,28 @@ def e003_4(ctx):
     lhs = sum(0.5 / math.sqrt(t) for t in (1, 2))
     ctx.true(lhs > math.sqrt(2) / 2 + 0.1, label="printed step sum K L^2/(2 sqrt t) <= K L^2 sqrt(T)/2 fails, T=2")
     D, L, K, T = sp.symbols("D L K T", positive=True)
-    chain = (D ** 2 / K + K * L ** 2) * sp.sqrt(T)
+    chain = (D**2 / K + K * L**2) * sp.sqrt(T)
     at_paper = sp.simplify(chain.subs(K, D * sp.sqrt(2) / L) / (D * L * sp.sqrt(T)))
     ctx.true(sp.simplify(at_paper - 3 / sp.sqrt(2)) == 0, label="(D^2/K + K L^2) at K = D sqrt2/L is 3/sqrt2 DL")
-    ctx.true(sp.simplify(at_paper - sp.sqrt(2)) != 0 and float(at_paper) > float(sp.sqrt(2)),
-             label="the proven constant 3/sqrt2 exceeds the printed sqrt2: the printed bound is not implied")
+    ctx.true(
+        sp.simplify(at_paper - sp.sqrt(2)) != 0 and float(at_paper) > float(sp.sqrt(2)),
+        label="the proven constant 3/sqrt2 exceeds the printed sqrt2: the printed bound is not implied",
+    )
 
 
 @statement("003.claim-thm3-printed-constant")
 def thm3_printed(ctx):
     on = ctx.adapter("online")
-    ctx.forall(svb_instances(), lambda inst: check_thm3(ctx, on, inst, const=math.sqrt(2.0),
-                                                       label="printed constant sqrt(2) D L sqrt(T)"))
+    ctx.forall(
+        svb_instances(),
+        lambda inst: check_thm3(ctx, on, inst, const=math.sqrt(2.0), label="printed constant sqrt(2) D L sqrt(T)"),
+    )
 
 
 def _thm3_set_points(kind, Mb, Sb, d, rng, n=64):
     """Candidate points of M = M_m x M_sigma for the Thm 3 examples: the extreme points that attain the suprema
     (axis points / corners) plus random interior and boundary points.  Returns (m, sigma), each (N, d)."""
-    if kind == "ball":                                       # ||m|| <= Mbar, sigma >= 0, ||sigma|| <= Sbar
+    if kind == "ball":  # ||m|| <= Mbar, sigma >= 0, ||sigma|| <= Sbar
         eye = np.eye(d)
         u = rng.normal(size=(n, d))
         u /= np.linalg.norm(u, axis=1, keepdims=True)
@@ -257,17 +345,23 @@ def _thm3_set_points(kind, Mb, Sb, d, rng, n=64):
         # membership (a point outside the set would make the search meaningless)
         assert np.all(np.linalg.norm(m, axis=1) <= Mb * (1 + 1e-12))
         assert np.all(sig >= 0) and np.all(np.linalg.norm(sig, axis=1) <= Sb * (1 + 1e-12))
-    else:                                                    # boxes [-Mbar, Mbar]^d x [0, Sbar]^d
+    else:  # boxes [-Mbar, Mbar]^d x [0, Sbar]^d
         signs = rng.choice([-1.0, 1.0], size=(n, d))
         m = np.vstack([Mb * signs, -Mb * signs, rng.uniform(-Mb, Mb, size=(n, d))])
-        sig = np.vstack([np.full((1, d), Sb), np.zeros((1, d)), Sb * rng.integers(0, 2, size=(n, d)),
-                         rng.uniform(0, Sb, size=(n, d))])
+        sig = np.vstack(
+            [
+                np.full((1, d), Sb),
+                np.zeros((1, d)),
+                Sb * rng.integers(0, 2, size=(n, d)),
+                rng.uniform(0, Sb, size=(n, d)),
+            ]
+        )
     return m, sig
 
 
 def thm3_D2(kind, Mb, Sb, d):
     """Thm 3's D^2 = sup{||m - m'||^2 + ||sigma||^2 : m, m' in M_m, sigma in M_sigma} for the two examples."""
-    return (4 * Mb ** 2 + Sb ** 2) * (d if kind == "box" else 1)
+    return (4 * Mb**2 + Sb**2) * (d if kind == "box" else 1)
 
 
 def thm3_pair_search(kind, Mb, Sb, d, rng):
@@ -300,21 +394,31 @@ def example1(ctx):
         ctx.geq(proof, D2, rtol=1e-12, label=f"{kind}: D^2 attained by a pair in M x M")
         # D is NOT the diameter of M: for balls with d >= 2 two different axes give ||sigma - sigma'||^2 = 2 Sbar^2.
         # The proof never uses it (its comparator is (m, 0)); recorded so that nobody 'corrects' D to the diameter
-        diam_exact = (4 * Mb ** 2 + (2 if d >= 2 else 1) * Sb ** 2) if kind == "ball" else D2
+        diam_exact = (4 * Mb**2 + (2 if d >= 2 else 1) * Sb**2) if kind == "ball" else D2
         ctx.bound(diam, diam_exact, rtol=1e-12, label=f"{kind}: searched diam(M)^2 <= its closed form")
         ctx.geq(diam, diam_exact, rtol=1e-12, label=f"{kind}: diam(M)^2 attained")
 
-    ctx.forall(st.tuples(st.sampled_from(("ball", "box")), _floats(0.1, 20.0), _floats(0.1, 5.0),
-                         st.integers(1, 5), st.integers(0, 2 ** 32 - 1)), check,
-               fixed=[("ball", 20.0, 1.0, 2, 0), ("ball", 1.0, 1.0, 1, 1), ("box", 1.0, 2.0, 3, 2)])
+    ctx.forall(
+        st.tuples(
+            st.sampled_from(("ball", "box")),
+            _floats(0.1, 20.0),
+            _floats(0.1, 5.0),
+            st.integers(1, 5),
+            st.integers(0, 2**32 - 1),
+        ),
+        check,
+        fixed=[("ball", 20.0, 1.0, 2, 0), ("ball", 1.0, 1.0, 1, 1), ("box", 1.0, 2.0, 3, 2)],
+    )
 
 
 @erratum("E003-8")
 def e003_8(ctx):
     Mb = Sb = 0.1
     m, mp, sig = np.array([Mb, 0.0]), np.array([-Mb, 0.0]), np.array([Sb, 0.0])
-    ctx.true(np.linalg.norm(m) <= Mb and np.linalg.norm(mp) <= Mb and np.all(sig >= 0)
-             and np.linalg.norm(sig) <= Sb, label="the pair lies in M_m x M_m x M_sigma")
-    val = math.sqrt(float(np.sum((m - mp) ** 2) + np.sum(sig ** 2)))
-    printed = 4 * Mb ** 2 + Sb ** 2
+    ctx.true(
+        np.linalg.norm(m) <= Mb and np.linalg.norm(mp) <= Mb and np.all(sig >= 0) and np.linalg.norm(sig) <= Sb,
+        label="the pair lies in M_m x M_m x M_sigma",
+    )
+    val = math.sqrt(float(np.sum((m - mp) ** 2) + np.sum(sig**2)))
+    printed = 4 * Mb**2 + Sb**2
     ctx.true(val > printed * 4, label=f"sqrt(||m-m'||^2 + ||sigma||^2) = {val:.4f} > printed D = {printed:.4f}")
