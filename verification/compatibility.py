@@ -80,7 +80,17 @@ DETAIL_CHARS = 600
 #: what each fail or error of an outside implementation means, by (column, statement id): which side is wrong
 #: (the library, the adapter, the paper, refvi) and the smallest reproducer; a fail without one is shown as
 #: unexplained (issue 30, item 3) and fails tests/verification/test_compatibility.py
-FINDINGS: dict[tuple[str, str], str] = {}
+FINDINGS: dict[tuple[str, str], str] = {
+    ("pymc", "000.claim-target-models"): (
+        "PyMC is wrong (PyMC 5.28.5, PyTensor 2.38.3): the gradient of a `Bernoulli(logit_p=x)` observation of 0 is "
+        "NaN once the logit reaches 37, where the right value is -sigmoid(x) = -1 (the log density itself is right: "
+        "PyTensor rewrites it to the stable form, but the gradient is taken of the unstable one and becomes 0/0 once "
+        "sigmoid(x) rounds to 1). Smallest reproducer: `with pm.Model() as m: x = pm.Flat('x'); "
+        "pm.Bernoulli('y', logit_p=x, observed=0)`, then `m.logp_dlogp_function()` at x = 37 returns a NaN "
+        "gradient (x = 36 is right). Workaround: `pm.Potential('y', -pm.math.log1pexp(-(2*y - 1)*eta))`. Written up "
+        "in docs/pymc-findings.md; a test pins the reproducer."
+    ),
+}
 # (2026-11-26: the JAX/NumPyro and BlackJAX adapters returned NaN on 000.claim-bad-input's NaN base sample and
 # singular C; JAX does not check values inside traced code. Their adapters now refuse such input themselves
 # (examples/jax_adapter.refuse_bad_input), and both pass.)

@@ -18,3 +18,31 @@ def simplex(alpha, K: int) -> np.ndarray:
         f"weights must be {K} numbers >= 0 summing to one",
     )
     return a
+
+
+def refuse_bad_input(m, C, U=None, *, invertible: bool = False) -> None:
+    """The protocol's input checks for the estimators, made by the outside-library adapters: JAX and PyTensor do not
+    check values inside compiled graphs (NaN in, NaN out; a singular C gives inf), so without them the adapters
+    returned NaN where the protocol asks for a refusal (000.claim-bad-input).  ``invertible``: the estimator needs
+    C^-1 (the entropy's gradient, STL, the score)."""
+    C = np.asarray(C, dtype=np.float64)
+    if m is not None:
+        m = np.asarray(m, dtype=np.float64)
+        if m.ndim != 1 or C.shape != (m.size, m.size):
+            raise ValueError(f"m must be (d,) and C (d, d): got {m.shape} and {C.shape}")
+        if not np.all(np.isfinite(m)):
+            raise ValueError("m must be finite")
+    if not np.all(np.isfinite(C)):
+        raise ValueError("C must be finite")
+    if U is not None:
+        U = np.atleast_2d(np.asarray(U, dtype=np.float64))
+        if U.ndim != 2 or U.shape[1] != C.shape[0] or U.shape[0] == 0:
+            raise ValueError(f"U must be (S, d) with S >= 1 and d = {C.shape[0]}: got {U.shape}")
+        if not np.all(np.isfinite(U)):
+            raise ValueError("the base samples U must be finite (NaN or inf in U)")
+    if invertible:
+        triangular = np.array_equal(C, np.tril(C)) or np.array_equal(C, np.triu(C))
+        sv = np.linalg.svd(C, compute_uv=False) if C.size else np.zeros(1)
+        singular = np.any(np.diag(C) == 0) if triangular else sv[-1] <= sv[0] * C.shape[0] * np.finfo(float).eps
+        if singular:
+            raise ValueError("C must be invertible (q is degenerate and C^-1 undefined)")

@@ -45,6 +45,7 @@ jax.config.update("jax_enable_x64", True)
 import jax.numpy as jnp  # noqa: E402
 from jax.scipy.stats import multivariate_normal as _mvn  # noqa: E402
 
+from ._validate import refuse_bad_input  # noqa: E402
 from .numpy_adapter import proj_V  # noqa: E402
 
 LOG_2PI = math.log(2.0 * math.pi)
@@ -316,37 +317,9 @@ def _kind_fns(key):
     return _build(key)
 
 
-def refuse_bad_input(m, C, U=None, *, invertible: bool = False) -> None:
-    """The protocol's input checks, made by the adapter: JAX does not check values inside traced code (NaN in, NaN
-    out; a singular C gives inf), so without them the adapters returned NaN where the protocol asks for a refusal
-    (docs/compatibility.md, finding on 000.claim-bad-input).  ``invertible``: the estimator needs C^-1 (the
-    entropy's gradient, STL, the score)."""
-    C = np.asarray(C, dtype=np.float64)
-    if m is not None:
-        m = np.asarray(m, dtype=np.float64)
-        if m.ndim != 1 or C.shape != (m.size, m.size):
-            raise ValueError(f"m must be (d,) and C (d, d): got {m.shape} and {C.shape}")
-        if not np.all(np.isfinite(m)):
-            raise ValueError("m must be finite")
-    if not np.all(np.isfinite(C)):
-        raise ValueError("C must be finite")
-    if U is not None:
-        U = np.atleast_2d(np.asarray(U, dtype=np.float64))
-        if U.ndim != 2 or U.shape[1] != C.shape[0] or U.shape[0] == 0:
-            raise ValueError(f"U must be (S, d) with S >= 1 and d = {C.shape[0]}: got {U.shape}")
-        if not np.all(np.isfinite(U)):
-            raise ValueError("the base samples U must be finite (NaN or inf in U)")
-    if invertible:
-        triangular = np.array_equal(C, np.tril(C)) or np.array_equal(C, np.triu(C))
-        sv = np.linalg.svd(C, compute_uv=False) if C.size else np.zeros(1)
-        singular = np.any(np.diag(C) == 0) if triangular else sv[-1] <= sv[0] * C.shape[0] * np.finfo(float).eps
-        if singular:
-            raise ValueError("C must be invertible (q is degenerate and C^-1 undefined)")
-
-
 class EstimatorsByName:
     """The four gradient estimators of the core protocol with its default structures, each one
-    ``self._call(name, target, m, C, U, structure)`` after the protocol's input checks (:func:`refuse_bad_input`;
+    ``self._call(name, target, m, C, U, structure)`` after the protocol's input checks (``_validate.refuse_bad_input``;
     shared by the JAX/NumPyro and the BlackJAX adapters)."""
 
     def energy(self, target, m, C, U, structure="tril"):

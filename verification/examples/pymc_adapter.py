@@ -60,6 +60,8 @@ from pymc.variational.opvi import Operator
 from pytensor.gradient import disconnected_grad
 from pytensor.graph.replace import graph_replace
 
+from refvi.verification.examples._validate import refuse_bad_input
+
 #: protocol structure -> PyMC approximation
 FAMILIES = {"tril": "fullrank", "diag": "meanfield"}
 KINDS = ("gaussian", "linear", "logistic", "hierarchical_logistic", "cosine")
@@ -127,7 +129,12 @@ def pymc_model(kind, params):
 
 def _set_data(target, data):
     """Load the target's data into the shared variables.  PyTensor indexes like NumPy, so a negative group label
-    would silently pick the last group: the labels are checked here (PyMC does not)."""
+    would silently pick the last group, and PyMC's normal densities return -inf for a singular covariance: the
+    labels and the covariances are checked here (PyMC does not), as the protocol asks for a refusal."""
+    for name in {"gaussian": ("precision",), "hierarchical_logistic": ("Sigma", "Delta")}.get(target.kind, ()):
+        A = np.asarray(target.params[name], dtype=np.float64)
+        if A.ndim != 2 or A.shape[0] != A.shape[1] or not np.all(np.isfinite(A)) or np.linalg.eigvalsh(A)[0] <= 0:
+            raise ValueError(f"{target.kind} target: {name} must be a finite positive-definite matrix")
     if target.kind == "hierarchical_logistic":
         g, G = np.asarray(target.params["groups"]), int(target.params["n_groups"])
         if g.size and (g.min() < 0 or g.max() >= G):
@@ -295,6 +302,7 @@ class PyMCImplementation:
         return compiled
 
     def _call(self, which, target, m, C, U, structure):
+        refuse_bad_input(m, C, U, invertible=which != "energy")
         family = FAMILIES[structure]
         compiled = self._compiled_for(target, family)
         U = np.atleast_2d(np.asarray(U, dtype=np.float64))
