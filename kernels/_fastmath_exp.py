@@ -51,8 +51,9 @@ def exp_nonpos(x):
     p = p * r + 1.0
     p = p * r + 1.0
     # numba's @intrinsic supplies the typing context itself: the jitted call takes the bits only (so mypy sees a
-    # missing argument and an untyped result)
-    scale = _bits_to_float((int(k) + 1023) << 52)  # type: ignore[call-arg, var-annotated]
+    # missing argument and an untyped result; with other numba versions' annotations it sees neither, hence
+    # unused-ignore)
+    scale = _bits_to_float((int(k) + 1023) << 52)  # type: ignore[call-arg, var-annotated, unused-ignore]
     return p * scale if x >= _UNDERFLOW else 0.0
 
 

@@ -4,6 +4,7 @@ Runs no certificate: it only re-renders from docs/certificates/*.json (a few sec
 statements)."""
 
 import json
+from pathlib import Path
 
 import pytest
 
@@ -11,8 +12,10 @@ import refvi
 from refvi.verification import compatibility as compat
 from refvi.verification.runner import load_statements
 
-CERTS = compat.DOCS / "certificates"
-PAGE = compat.DOCS / "compatibility.md"
+# the checkout's docs/ (refvi itself may be imported from an installed copy, as in CI, where compat.DOCS is not)
+DOCS = Path(__file__).resolve().parents[2] / "docs"
+CERTS = DOCS / "certificates"
+PAGE = DOCS / "compatibility.md"
 
 
 @pytest.fixture(scope="module")
