@@ -241,6 +241,7 @@ def main(argv=None) -> int:
             exitfirst=args.exitfirst,
             artifacts=args.artifacts,
             resume=resume,
+            impl_spec=args.impl,
         )
         close_bar()
         if args.compare == "refvi" and cert.get("complete", True):

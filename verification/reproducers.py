@@ -316,8 +316,6 @@ def _snippet(sid: str, npz_name: str, impl_spec: str | None, failure: dict, meta
         "",
         "import os",
         "",
-        "import numpy as np",
-        "",
         "from refvi.verification import reproducers",
         "",
         f"art = reproducers.load(os.path.join(os.path.dirname(os.path.abspath(__file__)), {npz_name!r}))",

@@ -291,6 +291,7 @@ def run(
     exitfirst: bool = False,
     artifacts: str | None = None,
     resume: dict | None = None,
+    impl_spec: str | None = None,
 ) -> dict:
     """Run the selected statements against ``impl`` (an object, a ``module:object`` string, or None for refvi) and
     return the certificate dictionary.
@@ -300,8 +301,9 @@ def run(
     workers.  ``timeout``: seconds per statement (None: the profile's default, 0: none); a statement over it is an
     ``error`` "timed out" and the run goes on (:mod:`.timeouts`).  ``methods``: only the statements that call one of
     these protocol methods.  ``exitfirst``: stop at the first fail or error.  ``artifacts``: a folder for the
-    reproducers of failures (:mod:`.reproducers`).  ``resume``: a partial certificate of the same implementation,
-    profile and refvi version; only the statements it lacks are run and its records are kept
+    reproducers of failures (:mod:`.reproducers`; ``impl_spec``: the ``module:object`` they name for an implementation
+    passed as an object, so that ``--replay`` reruns it there).  ``resume``: a partial certificate of the same
+    implementation, profile and refvi version; only the statements it lacks are run and its records are kept
     (:func:`check_resumable`).
 
     The run stops early on ``exitfirst`` or on :class:`Interrupted` / ``KeyboardInterrupt``; the certificate then
@@ -313,7 +315,8 @@ def run(
 
     if profile not in PROFILES:
         raise ValueError(f"profile must be one of {sorted(PROFILES)}, got {profile!r}")
-    spec = impl if isinstance(impl, str) or impl is None else None
+    # the ``module:object`` a reproducer names (--replay reruns it there): the spec given, or the object's own
+    spec = impl if isinstance(impl, str) else impl_spec
     impl_obj = impl if (impl is not None and not isinstance(impl, str)) else load_implementation(impl)
     registry = load_statements()
     chosen = select_methods(select(registry.values(), patterns), methods)
