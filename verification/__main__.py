@@ -273,11 +273,14 @@ def main(argv=None) -> int:
 
 def _in_compiler(frame) -> bool:
     """Whether the interrupted Python code is Numba's compiler or llvmlite (where an exception raised by a signal
-    handler lands in a ctypes callback of LLVM and can crash the process)."""
+    handler lands in a ctypes callback of LLVM and can crash the process) or a garbage-collector callback (where it
+    is printed and dropped): the handler then asks again in a moment."""
     while frame is not None:
         name = frame.f_globals.get("__name__", "")
         if name.startswith(("numba.core", "numba.np", "numba.misc", "numba.typed", "llvmlite")):
             return True
+        if name == "distributed.gc" or frame.f_code.co_name.endswith("gc_callback"):
+            return True  # a garbage-collector callback: an exception raised there is printed and dropped
         frame = frame.f_back
     return False
 
