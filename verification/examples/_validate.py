@@ -46,3 +46,23 @@ def refuse_bad_input(m, C, U=None, *, invertible: bool = False) -> None:
         singular = np.any(np.diag(C) == 0) if triangular else sv[-1] <= sv[0] * C.shape[0] * np.finfo(float).eps
         if singular:
             raise ValueError("C must be invertible (q is degenerate and C^-1 undefined)")
+
+
+def positive_triangular_scale(arguments, mean_field: str, full_rank: str, positive: str):
+    """``supports`` for a library whose Gaussian family is lower-triangular (or diagonal) C with a positive
+    diagonal: True, or why the call's ``C`` cannot be represented (``mean_field`` / ``full_rank`` name the family,
+    ``positive`` says how the library stores the diagonal)."""
+    C = arguments.get("C")
+    if C is None:
+        return True
+    C = np.asarray(C, dtype=np.float64)
+    structure = arguments.get("structure", "tril")
+    if C.ndim != 2 or C.shape[0] != C.shape[1] or not np.all(np.isfinite(C)):
+        return "C must be a finite square matrix"
+    if structure == "diag" and np.any(C != np.diag(np.diag(C))):
+        return f"{mean_field} represents diagonal C only"
+    if np.any(C != np.tril(C)):
+        return f"{full_rank} represents lower-triangular C only"
+    if not np.all(np.diag(C) > 0):
+        return positive
+    return True

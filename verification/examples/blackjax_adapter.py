@@ -55,6 +55,7 @@ import optax  # noqa: E402
 from blackjax.vi import fullrank_vi, meanfield_vi  # noqa: E402
 from blackjax.vi._gaussian_vi import KL, _elbo_step  # noqa: E402
 
+from ._validate import positive_triangular_scale  # noqa: E402
 from .jax_adapter import (  # noqa: E402
     EstimatorsByName,
     callback_logp,
@@ -174,20 +175,12 @@ class BlackJAXImplementation(EstimatorsByName):
 
     def supports(self, method, arguments):
         """Only C that BlackJAX can represent: lower triangular (tril) or diagonal (diag), positive diagonal."""
-        C = arguments.get("C")
-        if C is None:
-            return True
-        C = np.asarray(C, dtype=np.float64)
-        structure = arguments.get("structure", "tril")
-        if C.ndim != 2 or C.shape[0] != C.shape[1] or not np.all(np.isfinite(C)):
-            return "C must be a finite square matrix"
-        if structure == "diag" and np.any(C != np.diag(np.diag(C))):
-            return "mean-field VI represents diagonal C only"
-        if np.any(C != np.tril(C)):
-            return "full-rank VI represents lower-triangular C only"
-        if not np.all(np.diag(C) > 0):
-            return "BlackJAX parameterises C's diagonal by its log: it must be positive"
-        return True
+        return positive_triangular_scale(
+            arguments,
+            "mean-field VI",
+            "full-rank VI",
+            "BlackJAX parameterises C's diagonal by its log: it must be positive",
+        )
 
     def _fns(self, target, family):
         entry = self._cache.get(target)

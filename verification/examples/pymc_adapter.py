@@ -60,7 +60,7 @@ from pymc.variational.opvi import Operator
 from pytensor.gradient import disconnected_grad
 from pytensor.graph.replace import graph_replace
 
-from refvi.verification.examples._validate import refuse_bad_input
+from refvi.verification.examples._validate import positive_triangular_scale, refuse_bad_input
 
 #: protocol structure -> PyMC approximation
 FAMILIES = {"tril": "fullrank", "diag": "meanfield"}
@@ -271,20 +271,12 @@ class PyMCImplementation:
         target = arguments.get("target")
         if target is not None and getattr(target, "kind", None) not in KINDS:
             return f"target kind {getattr(target, 'kind', None)!r} is not a PyMC model (kinds: {', '.join(KINDS)})"
-        C = arguments.get("C")
-        if C is None:
-            return True
-        C = np.asarray(C, dtype=np.float64)
-        structure = arguments.get("structure", "tril")
-        if C.ndim != 2 or C.shape[0] != C.shape[1] or not np.all(np.isfinite(C)):
-            return "C must be a finite square matrix"
-        if structure == "diag" and np.any(C != np.diag(np.diag(C))):
-            return "ADVI (mean field) represents diagonal C only"
-        if np.any(C != np.tril(C)):
-            return "FullRankADVI represents lower-triangular C only"
-        if not np.all(np.diag(C) > 0):
-            return "PyMC parameterises C's diagonal by softplus: it must be positive"
-        return True
+        return positive_triangular_scale(
+            arguments,
+            "ADVI (mean field)",
+            "FullRankADVI",
+            "PyMC parameterises C's diagonal by softplus: it must be positive",
+        )
 
     def _compiled_for(self, target, family):
         key = (shape_key(target), family)
