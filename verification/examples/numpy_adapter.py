@@ -205,13 +205,20 @@ class NumpyImplementation(NumpyFamilies):
         return -model_of(target).grad(U @ np.asarray(C, dtype=float).T + m)
 
     def energy(self, target, m, C, U, structure="tril"):
-        U = _samples(m, C, U)
+        return self._energy(target, m, C, _samples(m, C, U), structure)
+
+    def entropy(self, target, m, C, U, structure="sym"):
+        _inverse(C)  # refuses a singular C before any work
+        return self._entropy(target, m, C, _samples(m, C, U), structure)
+
+    # the estimators' arithmetic on checked inputs (the public methods above check; the optimizers check once)
+    def _energy(self, target, m, C, U, structure):
         G = self._neg_grads(target, m, C, U)  # g_energy(u) = T*(-grad log p(Cu + m))
         return G.sum(axis=0) / len(U), proj_V(G.T @ U / len(U), structure)
 
-    def entropy(self, target, m, C, U, structure="sym"):
-        gm, gC = self.energy(target, m, C, U, structure)
-        return gm, gC + self.grad_neg_entropy(C, structure)
+    def _entropy(self, target, m, C, U, structure):
+        gm, gC = self._energy(target, m, C, U, structure)
+        return gm, gC - proj_V(np.linalg.inv(C).T, structure)
 
     def stl(self, target, m, C, U, structure="tril"):
         U = _samples(m, _invertible(C), U)
@@ -234,7 +241,10 @@ class NumpyImplementation(NumpyFamilies):
         out = np.array(C, dtype=float)
         need(out.ndim == 2 and out.shape[0] == out.shape[1], f"C must be square, got shape {out.shape}")
         need(np.isfinite(out).all() and not out[~_lower(len(out))].any(), "C must be finite and lower triangular")
-        gamma = _positive(gamma, "gamma")
+        return self._entropy_prox(out, _positive(gamma, "gamma"))
+
+    def _entropy_prox(self, C, gamma):  # on a checked lower-triangular C and gamma > 0
+        out = np.array(C, dtype=float)
         c = out.diagonal().copy()
         r = np.sqrt(c * c + 4 * gamma)
         # (c + r)/2 as printed for c >= 0; the same root 2 gamma/(r - c) for c < 0 (no cancellation)
@@ -242,10 +252,13 @@ class NumpyImplementation(NumpyFamilies):
         return out
 
     def project_wm(self, C, M, structure="sym"):
+        return self._project_wm(np.asarray(C, dtype=float), _positive(M, "M"), structure)
+
+    def _project_wm(self, C, M, structure):  # on a checked M > 0
         if structure == "full":
             return self.project_singular(C, M)
         lam, Q = np.linalg.eigh(0.5 * (C + C.T))  # W_M lies in the symmetric matrices: project the part there
-        return (Q * np.maximum(lam, 1 / math.sqrt(_positive(M, "M")))) @ Q.T
+        return (Q * np.maximum(lam, 1 / math.sqrt(M))) @ Q.T
 
     def project_singular(self, C, M):
         U, s, Vt = np.linalg.svd(C)
@@ -329,10 +342,9 @@ class NumpyImplementation(NumpyFamilies):
         return w / w.sum()
 
     # ---- optimizers: seed 000 Defs. 5 and 8, seed 002 §5.3 --------------------------------------------------
-    def _estimate(self, name, target, m, C, U, structure):
-        return getattr(self, name)(target, m, C, U, structure)
-
     def _sgd(self, update, target, m0, C0, gammas, U, estimator, structure, weights):
+        """The loop of Defs. 5 and 8.  Its inputs are checked here, once; the steps then run the estimator's and the
+        update's arithmetic unchecked (``_energy``, ``_entropy_prox``, ...), each iterate checked for finiteness."""
         m, C = np.array(m0, dtype=float), np.array(C0, dtype=float)
         T = len(gammas)
         need(np.all(np.asarray(gammas) > 0), "step sizes must be > 0")
@@ -340,6 +352,11 @@ class NumpyImplementation(NumpyFamilies):
             np.ndim(U) == 3 and np.shape(U)[:2] == (T, np.shape(U)[1]) and np.shape(U)[1] >= 1,
             "U must have shape (T, S, d) with S >= 1 samples per step",
         )
+        U = np.asarray(U, dtype=float)
+        _samples(m, _inverse(C), U[0])  # m, C, U agree in d; C is finite and invertible
+        need(np.isfinite(U).all(), "U must be finite")
+        need(structure in ("full", "tril", "sym", "diag"), f"unknown structure {structure!r}")
+        estimate = {"energy": self._energy, "entropy": self._entropy}.get(estimator) or getattr(self, estimator)
         if weights is not None:
             need(
                 len(weights) == T + 1 and np.all(np.asarray(weights) >= 0) and np.sum(weights) > 0,
@@ -350,7 +367,7 @@ class NumpyImplementation(NumpyFamilies):
             w[:] = np.asarray(weights, dtype=float) / np.sum(weights)
             m_avg, C_avg = w[0] * m, w[0] * C
         for t in range(T):
-            gm, gC = self._estimate(estimator, target, m, C, U[t], structure)
+            gm, gC = estimate(target, m, C, U[t], structure)
             m, C = m - gammas[t] * gm, update(C - gammas[t] * gC, gammas[t])
             if not (np.isfinite(m).all() and np.isfinite(C).all()):
                 raise ValueError(f"non-finite iterate at step {t}")
@@ -361,12 +378,15 @@ class NumpyImplementation(NumpyFamilies):
     def prox_sgd(self, target, m0, C0, gammas, U, estimator="energy", structure="tril", weights=None):
         """w <- prox_{gamma h}(w - gamma g), the prox acting on the diagonal of C (Lemma 31); g estimates grad l."""
         need(estimator in ("energy", "score"), f"Prox-SGD needs an estimator of grad l, not {estimator!r}")
-        return self._sgd(self.entropy_prox, target, m0, C0, gammas, U, estimator, structure, weights)
+        self.entropy_prox(C0, 1.0)  # C0 square, finite and lower triangular: every later C is, by construction
+        return self._sgd(self._entropy_prox, target, m0, C0, gammas, U, estimator, structure, weights)
 
     def proj_sgd(self, target, m0, C0, gammas, U, M, estimator="entropy", structure="sym", weights=None):
         """w <- proj_{W_M}(w - gamma g) (Lemma 32 for symmetric C, singular-value clip for full C)."""
+        need(estimator in ("energy", "entropy", "stl", "score"), f"unknown estimator {estimator!r}")
+        M = _positive(M, "M")
         return self._sgd(
-            lambda Y, g: self.project_wm(Y, M, structure), target, m0, C0, gammas, U, estimator, structure, weights
+            lambda Y, g: self._project_wm(Y, M, structure), target, m0, C0, gammas, U, estimator, structure, weights
         )
 
     def fit(self, target, method="prox-sgd", steps=200, step_size=None, average="tail", seed=0, frame=None, init=None):
