@@ -1,7 +1,7 @@
 """Every registered verification statement, run under pytest against refvi (profile from $REFVI_PROFILE, default ci).
 
 A statement that names an erratum passes only if the corrected form holds and the printed form is shown to fail
-(see refvi.verification.runner.run_statement).  Every bound statement has an instance within 10x of its bound
+(see refvi.verification.runner.run_statement); the protocol methods it was called with are exactly those it declares.  Every bound statement has an instance within 10x of its bound
 (tightness >= 0.1), and every statistical check resolves a violation of 25% at 80% power.
 """
 
@@ -25,6 +25,10 @@ def test_statement(st):
         pytest.skip(rec.get("detail", "skipped"))
     assert rec["verdict"] == "pass", rec.get("detail")
     assert rec["examples"] > 0, "a statement must check at least one instance"
+    # the methods a statement declares (its catalogue row's `uses`) are exactly those refvi was called with, and it is
+    # oracle-only exactly when its row says so (what an outside implementation's certificate trusts)
+    assert rec["methods"] == list(st.uses), f"declares {list(st.uses)}, called {rec['methods']}"
+    assert (rec["scope"] == "oracle-only") == st.oracle_only, rec["scope"]
     t = rec["tightness"]
     assert t is None or t["ratio"] >= MIN_TIGHTNESS, f"every instance has > 10x headroom; tightest: {t}"
     p = rec["power"]
