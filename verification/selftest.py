@@ -15,8 +15,11 @@ from refvi.verification import runner
 
 
 def statements_for(mutant, statements) -> list:
-    """The statements whose declared protocol methods include the mutated one, cheapest seeds first."""
-    return [st for st in statements if st.uses and mutant.method in st.uses]
+    """The statements whose declared protocol methods include the mutated one, in catalogue order with the exact
+    ones before the statistical ones (which repeat whole runs: with ``first_catch`` the cheap checks go first)."""
+    return sorted(
+        (st for st in statements if st.uses and mutant.method in st.uses), key=lambda st: st.kind == "statistical"
+    )
 
 
 def self_test(
