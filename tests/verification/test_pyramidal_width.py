@@ -76,3 +76,10 @@ def test_width_at_most_the_diameter():
 def test_bad_gram_refused(G, match):
     with pytest.raises(ValueError, match=match):
         pw.pyramidal_width(G)
+
+
+@pytest.mark.parametrize("n", [3, 4])
+def test_simplex_closed_form_is_the_minimum_by_sampling(n):
+    """The closed form is not only attained (hand directions above) but minimal: no sampled direction beats it."""
+    sampled = pw.pyramidal_width_sampled(np.eye(n), n_per_cone=20000, seed=n)
+    assert pw.simplex_pyramidal_width(n) * (1 - 1e-12) <= sampled <= pw.simplex_pyramidal_width(n) * 1.01

@@ -331,6 +331,14 @@ def thm9(ctx):
     gives the same factor.  Constants of f = KL on conv(A) in L2(A): L = 1/eps (Lemma 1), mu = 1/M; PWidth exact
     (oracle); h_t from the oracle's f of the recorded weights.  Plus Eq. (14) per step on the grid instance I1."""
     b = ctx.adapter("boosting")
+    for which in ("I3", "I2"):
+        G = {"I2": i2, "I3": i_wide}[which]()[1].gram
+        ctx.leq(
+            pw.pyramidal_width(G),
+            pw.pyramidal_width_sampled(G, n_per_cone=500),
+            rtol=1e-12,
+            label=f"{which}: exact PWidth <= min over 500 sampled directions per face and support",
+        )
     check_rates(ctx, b, "I3", n_full=5, n_norm=25, init=1)  # from the narrow middle atom: 2-3 corrective steps
     check_rates(ctx, b, "I2", n_full=6, n_norm=0)  # Var 0 with L = 1/eps = 2e10 does not move on I2
     inst, oracle, fstar = i1()
