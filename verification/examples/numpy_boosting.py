@@ -276,10 +276,15 @@ class NumpyBoosting:
             atom.append(k)
         return self._record(inst, a, f, gap, np.array(gam), atom, hist, keep_weights)
 
-    def corrective(self, inst, n_iter, variant="full", *, L=None, init=None, keep_weights=False):
+    def corrective(
+        self, inst, n_iter, variant="full", *, lmo="exact", delta=None, L=None, init=None, keep_weights=False
+    ):
         P = _problem(inst)
         need(int(n_iter) == n_iter and n_iter >= 0, f"n_iter must be a non-negative integer, got {n_iter!r}")
+        need(lmo in ("exact", "adversarial"), f"lmo must be 'exact' or 'adversarial', got {lmo!r}")
         a = self._init(P, init)
+        delta = 1.0 if delta is None else float(delta)
+        need(0 < delta <= 1, f"Eq. (9) needs 0 < delta <= 1, got {delta}")
         L = 1.0 / P.eps if L is None else float(L)
         need(L > 0, f"L must be > 0, got {L}")
         f, gap, atom, hist = [], [], [], []
@@ -288,7 +293,7 @@ class NumpyBoosting:
             f.append(self.objective(inst, a))
             gap.append(float(a @ sc - sc.min()))
             hist.append(a.copy())
-            k = int(np.argmin(sc))
+            k = self._lmo(sc, float(a @ sc), lmo, delta)
             idx = np.union1d(np.nonzero(a > 0)[0], [k])
             w = (
                 self.norm_corrective_weights(inst, a, idx, L)

@@ -21,7 +21,8 @@ Conventions the statements rely on:
   ``"exact"`` (argmin of the scores) or ``"adversarial"`` with ``delta``: among the atoms with
   <grad, s - q> <= delta min_s <grad, s - q> (Eq. 9), the one with the *largest* <grad, s - q> (the exact argmin when
   the gap is 0).
-* Corrective Frank-Wolfe (Algorithm 3): after the exact LMO picks s_k, re-optimise the weights on
+* Corrective Frank-Wolfe (Algorithm 3): after the LMO (``"exact"``, or ``"adversarial"`` with ``delta`` as for
+  Frank-Wolfe) picks s_k, re-optimise the weights on
   S = active atoms + {k}: ``"norm"`` (Variant 0) minimises the quadratic model
   <grad f(q), a - alpha_S> + (L/2) ||sum (a - alpha_S)_i s_i||^2 over the simplex (L default 1/eps); ``"full"``
   (Variant 1) minimises f itself over the simplex on S.
@@ -223,11 +224,14 @@ class BoostingProtocol(Protocol):
         n_iter: int,
         variant: str = "full",
         *,
+        lmo: str = "exact",
+        delta: float | None = None,
         L: float | None = None,
         init: int | None = None,
         keep_weights: bool = False,
     ) -> BoostingRun:
-        """Algorithm 3, Variant 0 (``"norm"``) or 1 (``"full"``)."""
+        """Algorithm 3, Variant 0 (``"norm"``) or 1 (``"full"``); the LMO (``"exact"`` or ``"adversarial"`` with
+        ``delta``) as in :meth:`frank_wolfe`."""
 
     def line_search(self, inst: BoostingInstance, alpha, k: int) -> float:
         """argmin over gamma in [0, 1] of f((1 - gamma) q + gamma s_k)."""

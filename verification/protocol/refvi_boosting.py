@@ -109,12 +109,15 @@ class RefviBoosting:
 
         return fixed_step_weights(chosen, n_atoms)
 
-    def corrective(self, inst, n_iter, variant="full", *, L=None, init=None, keep_weights=False):
-        from refvi.boosting import corrective_frank_wolfe
+    def corrective(
+        self, inst, n_iter, variant="full", *, lmo="exact", delta=None, L=None, init=None, keep_weights=False
+    ):
+        from refvi.boosting import ApproxLMO, corrective_frank_wolfe
 
+        lmo_obj = None if lmo == "exact" else ApproxLMO(delta, mode="adversarial")
         return self._run(
             corrective_frank_wolfe(
-                self._problem(inst), n_iter, variant=variant, L=L, init=init, keep_weights=keep_weights
+                self._problem(inst), n_iter, variant=variant, L=L, lmo=lmo_obj, init=init, keep_weights=keep_weights
             )
         )
 

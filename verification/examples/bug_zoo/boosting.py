@@ -619,3 +619,50 @@ def _(out, lmo="exact", **_):
     d = _fields(out)
     f = np.asarray(d["f"], dtype=float)
     return SimpleNamespace(**{**d, "f": np.concatenate([f[:-1] * (1.0 - 2e-7), f[-1:]])})
+
+
+@mutant(
+    "boosting-norm-corrective-family-eps",
+    "001",
+    "boosting.corrective",
+    "Variant 0's default L is 1/eps of the continuous family (sigma_min at every mean, Thm 2's eps), not the atoms'",
+)
+def _(orig, owner):
+    """A valid but larger smoothness constant (60x on 001.thm9's 3-atom instance with unequal scales): the steps are
+    that much shorter.  On a common-scale atom set (I1, I2) the two eps coincide."""
+    from scipy.stats import norm
+
+    def corrective(inst, n_iter, variant="full", *, L=None, **kw):
+        if variant == "norm" and L is None:
+            s = float(np.min(inst.scales))
+            far = np.maximum(inst.means - inst.lo, inst.hi - inst.means)
+            mass = norm.cdf((inst.hi - inst.means) / s) - norm.cdf((inst.lo - inst.means) / s)
+            L = 1.0 / float(np.min(np.prod(norm.pdf(far / s) / (s * mass), axis=1)))
+        return orig(inst, n_iter, variant, L=L, **kw)
+
+    return corrective
+
+
+@mutant(
+    "boosting-corrective-delta-lmo-sign",
+    "001",
+    "boosting.corrective",
+    "corrective's delta-approximate LMO admits <grad, s - q> <= delta * gap (Eq. 9 with the gap's sign flipped)",
+)
+def _(orig, owner):
+    def bad_lmo(sc, q_score, lmo, delta):
+        lin = sc - q_score
+        if lmo == "exact" or not lin.min() < 0.0:
+            return int(np.argmin(lin))
+        ok = np.nonzero(lin <= -delta * lin.min())[0]  # should be lin <= delta * lin.min()
+        return int(ok[np.argmax(lin[ok])])
+
+    def corrective(inst, n_iter, variant="full", **kw):
+        saved = owner._lmo
+        owner._lmo = bad_lmo
+        try:
+            return orig(inst, n_iter, variant, **kw)
+        finally:
+            owner._lmo = saved
+
+    return corrective

@@ -3,10 +3,11 @@
 Seed 001 (Locatello, Khanna, Ghosh, Ratsch, "Boosting Variational Inference: an Optimization Perspective").
 
 Statements: the Bregman identity D(y, q) = KL(y||q) behind C_f, Lemma 1 (corrected), Eq. (5), Thm 2, Cor 3, Thm 4
-(step condition explicit), Thm 5 (empirical), Thm 6, Cor 7 and Thm 8 (corrected), Thm 9 via the per-step decrease of
-Eq. (14), Eq. (10) (score-function unbiasedness with the truncation normalizer), the closed-form weights of the
-fixed step, the invariance of LMO / step / QP to additive constants in log p, the FW-gap certificate, and exact
-recovery of a Gaussian-mixture target whose components are atoms (f* = -log P(A)).
+(step condition explicit), Thm 5 (empirical), Thm 6, Cor 7 and Thm 8 (corrected), Thm 9 / Thm' 9 (the linear rates
+(12) and (13) with the exact pyramidal width) and Eq. (14), Eq. (10) (score-function unbiasedness with the truncation
+normalizer), the closed-form weights of the fixed step, the invariance of LMO / step / QP to additive constants in
+log p, the FW-gap certificate, and exact recovery of a Gaussian-mixture target whose components are atoms
+(f* = -log P(A)).
 
 Errata: E001-1 (Lemma 1 constant, P1), E001-2 (Thm 4 step 2/(t+2) with delta < 1, P4), E001-3
 (Cor 7 denominator, P5), E001-4 (Thm 8 algebra, P6), E001-5 (Thm 5 for the open-loop step, P7).

@@ -14,6 +14,7 @@ from hypothesis import strategies as st
 
 from refvi.verification.errata import erratum
 from refvi.verification.oracles import boosting as ob
+from refvi.verification.oracles import pyramidal_width as pw
 from refvi.verification.protocol.boosting import BoostingInstance, BoostingTarget
 from refvi.verification.statement import statement
 from refvi.verification.statements.boosting_001._common import (
@@ -227,8 +228,31 @@ def thm5(ctx):
 
 
 # ------------------------------------------------------------------------------------------------------------------
-# Theorem 9 via Eq. (14)
+# Theorem 9 (12) and Theorem 9' (13) with beta from the exact pyramidal width; Eq. (14)
 # ------------------------------------------------------------------------------------------------------------------
+
+WIDE_MEANS = (-0.8, 0.0, 0.8)  # three wide / narrow atoms on [-1, 1]: eps / M = 0.135, PWidth^2 / diam^2 = 0.74
+
+WIDE_SCALES = (1.3, 0.5, 1.3)
+
+WIDE_TARGET = ((0.6, 0.4), (-0.8, 0.8), (1.3, 1.3))  # the two wide atoms: q* on the edge {s_0, s_2} of conv(A)
+
+
+@functools.cache
+def i_wide():
+    """I3: atoms TN(-0.8, 1.3^2), TN(0, 0.5^2), TN(0.8, 1.3^2) on [-1, 1]; target 0.6 N(-0.8, 1.3^2) + 0.4 N(0.8,
+    1.3^2), so q* lies on a face (f* = -log P(A)); beta = eps PWidth^2 / (M diam^2) = 0.10 (delta = 1).  Runs start at
+    the narrow middle atom (init=1), f - f* = 0.10."""
+    inst = BoostingInstance.make(-1.0, 1.0, WIDE_MEANS, WIDE_SCALES, BoostingTarget.mixture(*WIDE_TARGET))
+    return inst, ob.QuadratureProblem(inst), -log_prob_box_mog(*WIDE_TARGET, -1.0, 1.0)
+
+
+@functools.cache
+def thm9_beta_unit(which: str) -> float:
+    """beta / delta^2 = mu PWidth^2 / (L diam^2) with mu = 1/M (f's Hessian int h^2/q >= ||h||^2 / max q) and
+    L = 1/eps (Lemma 1), PWidth exact from the oracle's Gram matrix (every atom set here is linearly independent)."""
+    _, oracle, _ = {"I2": i2, "I3": i_wide}[which]()
+    return oracle.eps * pw.pyramidal_width(oracle.gram) ** 2 / (oracle.M * oracle.diameter_sq())
 
 
 def pairwise_decrease(oracle, alpha, scores, z: int, L: float):
@@ -251,10 +275,73 @@ def pairwise_decrease(oracle, alpha, scores, z: int, L: float):
     return v, False, -g * lin - 0.5 * g * g * L * n2  # drop step: gamma clipped to [0, alpha_v]
 
 
+def check_lmo(ctx, oracle, res, delta: float, name: str):
+    """Every step's atom satisfies Eq. (9): <grad, z - q> <= delta min_s <grad, s - q> (the exact argmin if delta
+    is 1); returns the oracle's scores at every iterate."""
+    out = []
+    for t in range(res.atom.size):
+        a = res.weights_history[t]
+        sc = oracle.scores(a)
+        lin = sc - a @ sc
+        z = int(res.atom[t])
+        if delta == 1.0:
+            ctx.true(z == int(np.argmin(sc)), label=f"{name}: step {t} takes the exact LMO atom")
+        else:
+            ctx.leq(lin[z], delta * lin.min(), atol=1e-12, label=f"{name}: step {t} atom is delta-approx (Eq. 9)")
+        out.append(sc)
+    return out
+
+
+def check_rates(ctx, b, which: str, n_full: int, n_norm: int, init: int | None = None):
+    """Thm 9 (12) for Variant 1 at every step and Thm' 9 (13) for Variant 0 at every good step, delta in {1, 0.5}."""
+    inst, oracle, fstar = {"I2": i2, "I3": i_wide}[which]()
+    L = 1.0 / oracle.eps
+    for delta in (1.0, 0.5):
+        beta = delta**2 * thm9_beta_unit(which)
+        ctx.true(0 < beta <= delta / 2, label=f"{which}: 0 < beta <= delta/2, so (12) is the printed form")
+        kw = {} if delta == 1.0 else {"lmo": "adversarial", "delta": delta}
+        for variant, n in (("full", n_full), ("norm", n_norm)):
+            if n == 0:
+                continue
+            name = f"{which} {variant} delta={delta}"
+            res = b.corrective(inst, n, variant=variant, init=init, keep_weights=True, **kw)
+            check_run_records(ctx, oracle, res, name)
+            h = np.array([oracle.f(w) for w in res.weights_history]) - fstar
+            scores = check_lmo(ctx, oracle, res, delta, name)
+            for t in range(res.atom.size):
+                if variant == "full":
+                    ctx.bound(h[t + 1], (1 - beta) * h[t], atol=1e-10, label=f"{which} Var 1: (12) every step")
+                    continue
+                a = res.weights_history[t]
+                _, good, _ = pairwise_decrease(oracle, a, scores[t], int(res.atom[t]), L)
+                if good:
+                    ctx.bound(h[t + 1], (1 - beta) * h[t], atol=1e-10, label=f"{which} Var 0: (13) on good steps")
+            ctx.count(res.atom.size)
+
+
 @statement("001.thm9")
 def thm9(ctx):
-    inst, oracle, fstar = i1()
+    """Thm 9 (12): Variant 1 (exact fully corrective step, delta-approximate LMO) contracts h_t = f(q^t) - f* by
+    (1 - beta) at every step, beta = delta^2 mu PWidth^2 / (L diam^2).  Proof as run here: the correction makes q^t
+    optimal on conv(S_t), so every active atom has score <q^t, grad> and the pairwise gap equals the FW gap g_t; the FW
+    step to the LMO atom (inside the next correction's domain) gains >= min(delta^2 g_t^2 / (2 L diam^2), delta g_t
+    / 2); LJ&J's h_t <= g_t^2 / (2 mu PWidth^2) (their Thm 1 proof and mu_f^A >= mu PWidth^2, Thm 6) and h_t <= g_t
+    then give h_t+1 <= (1 - min(beta, delta/2)) h_t, the printed (12) whenever beta <= delta/2 (asserted on each
+    instance).  Thm' 9 (13): on Variant 0's good steps, Eq. (14) with <-grad, z - v> >= delta (FW gap + away gap)
+    gives the same factor.  Constants of f = KL on conv(A) in L2(A): L = 1/eps (Lemma 1), mu = 1/M; PWidth exact
+    (oracle); h_t from the oracle's f of the recorded weights.  Plus Eq. (14) per step on the grid instance I1."""
     b = ctx.adapter("boosting")
+    for which in ("I3", "I2"):
+        G = {"I2": i2, "I3": i_wide}[which]()[1].gram
+        ctx.leq(
+            pw.pyramidal_width(G),
+            pw.pyramidal_width_sampled(G, n_per_cone=500),
+            rtol=1e-12,
+            label=f"{which}: exact PWidth <= min over 500 sampled directions per face and support",
+        )
+    check_rates(ctx, b, "I3", n_full=5, n_norm=25, init=1)  # from the narrow middle atom: 2-3 corrective steps
+    check_rates(ctx, b, "I2", n_full=6, n_norm=0)  # Var 0 with L = 1/eps = 2e10 does not move on I2
+    inst, oracle, fstar = i1()
     L = 1.0 / oracle.eps  # valid smoothness constant (001.lemma1)
     runs = [
         ("norm", b.corrective(inst, 25, variant="norm", keep_weights=True)),
@@ -271,11 +358,9 @@ def thm9(ctx):
     )
     for name, res in runs:
         check_run_records(ctx, oracle, res, f"corrective {name}")
+        scores = check_lmo(ctx, oracle, res, 1.0, f"I1 {name}")
         for t in range(res.atom.size):
-            a = res.weights_history[t]
-            sc = oracle.scores(a)
-            ctx.true(int(res.atom[t]) == int(np.argmin(sc)), label=f"{name}: step {t} takes the exact LMO atom")
-            _, good, dec = pairwise_decrease(oracle, a, sc, int(res.atom[t]), L)
+            _, good, dec = pairwise_decrease(oracle, res.weights_history[t], scores[t], int(res.atom[t]), L)
             ctx.geq(
                 res.f[t] - res.f[t + 1],
                 dec,
