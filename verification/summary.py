@@ -1,10 +1,16 @@
-"""The README's generated block on the five papers: statements per paper by kind and strength, errata by status.
+"""The generated blocks of the README and the docs, counted from the code so that their figures cannot drift:
 
-Counted from the statement registry and the ``catalog.toml`` rows, so the figures cannot drift from the code::
+* ``papers`` in README.md: statements per paper by kind and strength, errata by status (the statement registry and
+  the ``catalog.toml`` rows);
+* ``strength`` in docs/fidelity.md: statements per paper by strength;
+* ``zoo`` in docs/verification-power.md: the planted bugs of the public zoo per paper (every one must be caught:
+  ``tests/verification/test_selftest.py`` fails otherwise).
 
-    python -m refvi.verification.summary            # print the block
-    python -m refvi.verification.summary --update   # rewrite it in README.md (between the papers markers)
-    python -m refvi.verification.summary --check    # exit 1 if README.md's block is not current
+::
+
+    python -m refvi.verification.summary            # print the blocks
+    python -m refvi.verification.summary --update   # rewrite them between their markers
+    python -m refvi.verification.summary --check    # exit 1 if a block is not current
 
 ``tests/test_readme.py`` runs the check.
 """
@@ -17,8 +23,9 @@ import sys
 
 from refvi.verification import catalog, coverage
 
+ROOT = pathlib.Path(__file__).resolve().parents[1]
+README = ROOT / "README.md"
 START, END = "<!-- papers:start -->", "<!-- papers:end -->"
-README = pathlib.Path(__file__).resolve().parents[1] / "README.md"
 
 #: seed -> (statements package, refvi modules that implement it)
 PACKAGES = {
@@ -66,21 +73,65 @@ def block() -> str:
     return "\n".join(lines)
 
 
-def current(text: str) -> bool:
-    """Whether the README text carries the current block between the markers."""
-    return f"{START}\n{block()}\n{END}" in text
+def strength_block() -> str:
+    """docs/fidelity.md's table: statements per paper as printed / corrected / weaker."""
+    lines = ["| paper | as printed | corrected | weaker |", "|---|---|---|---|"]
+    total = {"as printed": 0, "corrected": 0, "weaker": 0}
+    for seed, (package, _) in PACKAGES.items():
+        counts = catalog.strength_counts([f"refvi.verification.statements.{package}"])
+        lines.append(
+            f"| {seed} {coverage.PAPERS[seed].split(':')[0]} | " + " | ".join(str(counts[k]) for k in total) + " |"
+        )
+        for k in total:
+            total[k] += counts[k]
+    lines.append("| **all** | " + " | ".join(f"**{v}**" for v in total.values()) + " |")
+    return "\n".join(lines)
 
 
-def update(path: pathlib.Path = README) -> bool:
-    """Rewrite the block in ``path``; True if it changed."""
+def zoo_block() -> str:
+    """docs/verification-power.md's line: the planted bugs per paper, all caught (test_selftest.py enforces it)."""
+    from refvi.verification.examples.bug_zoo import load_zoo
+
+    zoo = load_zoo()
+    per = [f"{sum(1 for m in zoo.values() if m.seed == seed)} in seed {seed}" for seed in PACKAGES]
+    return (
+        f"**{len(zoo)} of {len(zoo)} planted bugs caught by the certificate alone** in the `ci` profile "
+        f"({', '.join(per)}; `tests/verification/test_selftest.py` keeps it at 100 %)."
+    )
+
+
+#: name -> (file, its markers, the function that renders the block)
+BLOCKS = {
+    "papers": (README, (START, END), block),
+    "strength": (ROOT / "docs" / "fidelity.md", ("<!-- strength:start -->", "<!-- strength:end -->"), strength_block),
+    "zoo": (ROOT / "docs" / "verification-power.md", ("<!-- zoo:start -->", "<!-- zoo:end -->"), zoo_block),
+}
+
+
+def current(text: str, name: str = "papers") -> bool:
+    """Whether ``text`` (the block's file) carries the current block ``name`` between its markers."""
+    _, (start, end), render = BLOCKS[name]
+    return f"{start}\n{render()}\n{end}" in text
+
+
+def stale() -> list[str]:
+    """The files whose generated block is not current (``file: block``)."""
+    return [
+        f"{path.name}: {name}" for name, (path, _, _) in BLOCKS.items() if not current(path.read_text("utf-8"), name)
+    ]
+
+
+def update(name: str = "papers") -> bool:
+    """Rewrite the block ``name`` in its file; True if it changed."""
     from refvi import _atomic
 
+    path, (start, end), render = BLOCKS[name]
     text = path.read_text(encoding="utf-8")
-    if START not in text or END not in text:
-        raise SystemExit(f"{path}: markers {START} / {END} not found")
-    head, rest = text.split(START, 1)
-    _, tail = rest.split(END, 1)
-    new = f"{head}{START}\n{block()}\n{END}{tail}"
+    if start not in text or end not in text:
+        raise SystemExit(f"{path}: markers {start} / {end} not found")
+    head, rest = text.split(start, 1)
+    _, tail = rest.split(end, 1)
+    new = f"{head}{start}\n{render()}\n{end}{tail}"
     if new != text:
         _atomic.write_text(path, new)
     return new != text
@@ -88,21 +139,23 @@ def update(path: pathlib.Path = README) -> bool:
 
 def main(argv: list[str] | None = None) -> int:
     ap = argparse.ArgumentParser(prog="python -m refvi.verification.summary", description=__doc__.splitlines()[0])
-    ap.add_argument("--update", action="store_true", help="rewrite README.md's block")
-    ap.add_argument("--check", action="store_true", help="exit 1 if README.md's block is not current")
+    ap.add_argument("--update", action="store_true", help="rewrite every generated block")
+    ap.add_argument("--check", action="store_true", help="exit 1 if a generated block is not current")
     args = ap.parse_args(argv)
     if args.update:
-        print("README.md updated" if update() else "README.md already current")
+        for name, (path, _, _) in BLOCKS.items():
+            print(f"{path.name} ({name}): {'updated' if update(name) else 'already current'}")
         return 0
     if args.check:
-        ok = current(README.read_text(encoding="utf-8"))
+        bad = stale()
         print(
-            "README.md's papers block is current"
-            if ok
-            else "README.md's papers block is stale: run python -m refvi.verification.summary --update"
+            "stale: " + ", ".join(bad) + " (run python -m refvi.verification.summary --update)"
+            if bad
+            else "all current"
         )
-        return 0 if ok else 1
-    print(block())
+        return 1 if bad else 0
+    for name, (path, _, render) in BLOCKS.items():
+        print(f"{path.name} ({name}):\n{render()}\n")
     return 0
 
 
