@@ -9,6 +9,8 @@
   kernel of p: x_s = C u_s + m maps to z_s = (z0 + L m) + (L C) u_s and grad_x log p_x = L^T grad_z log p, so
   (gm_x, gC_x) = (L^T gm_z, L^T gC_z) with ``(gm_z, gC_z) = energy(z0 + L m, L C, U, *args)``
   (:class:`refvi.targets.affine.AffineTarget`);
+* ``affine_callable_energy(m, C, U, z0, L, grad_logp)``: the same for a base target whose gradient is one numba
+  function of one point (a ``CallableTarget``), without the intermediate batch;
 * ``affine_neglogp(Z, z0, L, neglogp, args)``: -log p_x on the rows of Z.
 
 Like :func:`refvi.kernels.energy.callable_energy`, they are compiled per function argument in each process.
@@ -88,11 +90,78 @@ def values_neglogp(Z, kernel, args):
     return -kernel(Z, *args)
 
 
+@jit_reduce
+def _one_point(m, C, u, z0, L):
+    """z0 + L (C u + m), the one sample's point, in O(d^2) (forming L C would cost d^3)."""
+    d = m.shape[0]
+    x = np.empty(d)
+    for i in range(d):
+        acc = m[i]
+        for j in range(d):
+            acc += C[i, j] * u[j]
+        x[i] = acc
+    z = np.empty(d)
+    for i in range(d):
+        acc = z0[i]
+        for k in range(d):
+            acc += L[i, k] * x[k]
+        z[i] = acc
+    return z
+
+
+@jit_reduce
+def _one_point_out(gm, u, L):
+    """(L^T gm, (L^T gm) u^T): with one sample the kernel's gC is gm u^T, so L^T gC is the outer product."""
+    d = gm.shape[0]
+    om = np.zeros(d)
+    for i in range(d):
+        g = gm[i]
+        for k in range(d):
+            om[k] += L[i, k] * g
+    oC = np.empty((d, d))
+    for k in range(d):
+        for j in range(d):
+            oC[k, j] = om[k] * u[j]
+    return om, oC
+
+
 @jit_nocache
 def affine_energy(m, C, U, z0, L, energy, args):
+    d = m.shape[0]
+    if U.shape[0] == 1 and d <= _SMALL:
+        # one sample (fit's default): the z-space kernel sees its one point z as the mean with a zero scale (an energy
+        # kernel reads C only through z = C u + m), so no d x d x d product is formed on either side
+        gm, _ = energy(_one_point(m, C, U[0], z0, L), np.zeros((d, d)), U, *args)
+        return _one_point_out(gm, U[0], L)
     mz, Cz = _frame_in(m, C, z0, L)
     gm, gC = energy(mz, Cz, U, *args)
     return _frame_out(gm, gC, L)
+
+
+@jit_nocache
+def affine_callable_energy(m, C, U, z0, L, grad_logp):
+    """:func:`affine_energy` when the base target's gradient is a numba-compiled ``grad_logp(z) -> (d,)`` of one point
+    (a ``CallableTarget``): per row z = z0 + L (C u + m) and grad_x = L^T grad log p(z), accumulated straight into
+    (gm, gC) = mean(-grad_x, -grad_x u^T), with no intermediate batch (the user model's framed fit, issue 28)."""
+    S, d = U.shape
+    gm = np.zeros(d)
+    gC = np.zeros((d, d))
+    for s in range(S):
+        g = np.asarray(grad_logp(_one_point(m, C, U[s], z0, L)), dtype=np.float64)
+        if g.ndim != 1 or g.shape[0] != d:
+            raise ValueError("user grad_logp must return an array of shape (dim,)")
+        for k in range(d):
+            acc = 0.0
+            for i in range(d):
+                acc += L[i, k] * g[i]
+            gm[k] -= acc
+            for j in range(d):
+                gC[k, j] -= acc * U[s, j]
+    for k in range(d):
+        gm[k] /= S
+        for j in range(d):
+            gC[k, j] /= S
+    return gm, gC
 
 
 @jit_nocache

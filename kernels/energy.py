@@ -197,12 +197,11 @@ def cosine_energy(m, C, U, alpha, b, phi, beta, z0):
 
 
 @jit_nocache
-def callable_energy(m, C, U, grad_logp):
-    """A user target whose ``grad_logp(z) -> (d,)`` is itself numba-compiled (called once per row, in-kernel).
+def callable_grad_rows(Z, grad_logp):
+    """grad log p on every row of Z, from a numba-compiled ``grad_logp(z) -> (d,)`` called once per row in-kernel.
 
     Raises ValueError if the user function returns a wrong shape; a non-finite value is passed on (the caller
     reports it: the estimator as ``NonFiniteError``, the fused loop as divergence at that step)."""
-    Z = transform(m, C, U)
     S, d = Z.shape
     G = np.empty((S, d))
     for s in range(S):
@@ -210,5 +209,12 @@ def callable_energy(m, C, U, grad_logp):
         if g.ndim != 1 or g.shape[0] != d:
             raise ValueError("user grad_logp must return an array of shape (dim,)")
         for j in range(d):
-            G[s, j] = -g[j]
-    return mean_outer(G, U)
+            G[s, j] = g[j]
+    return G
+
+
+@jit_nocache
+def callable_energy(m, C, U, grad_logp):
+    """The energy gradient of a user target whose ``grad_logp(z) -> (d,)`` is itself numba-compiled
+    (:func:`callable_grad_rows` on the rows of Z = U C^T + m)."""
+    return mean_outer(-callable_grad_rows(transform(m, C, U), grad_logp), U)

@@ -68,10 +68,16 @@ class AffineTarget(Target):
         """The base target's compiled energy and -log p kernels seen through the frame
         (:mod:`refvi.kernels.composed`), so a framed fit runs the fused loop whenever the base target has kernels."""
         from refvi.kernels import composed
+        from refvi.kernels.energy import callable_energy
 
         base = self.base.kernels()
         z0, L = self.z0, np.ascontiguousarray(self.L)
-        energy = None if base.energy is None else (composed.affine_energy, (z0, L) + (base.energy[0], base.energy[1]))
+        if base.energy is None:
+            energy = None
+        elif base.energy[0] is callable_energy:  # one numba grad_logp of one point: rows straight through the frame
+            energy = (composed.affine_callable_energy, (z0, L) + tuple(base.energy[1]))
+        else:
+            energy = (composed.affine_energy, (z0, L) + (base.energy[0], base.energy[1]))
         neglogp = None if base.neglogp is None else (composed.affine_neglogp, (z0, L, base.neglogp[0], base.neglogp[1]))
         if energy is None and neglogp is None:
             return None

@@ -110,6 +110,10 @@ class CallableTarget(Target):
                 raise ValueError(
                     f"user grad_batch must return shape {Z.shape} for Z of shape {Z.shape}, got {out.shape}"
                 )
+        elif self.is_numba and Z.shape[0] > 1:  # every row in one compiled call (the frame search's Hessians)
+            from refvi.kernels import _entry, energy
+
+            out = _entry.call(energy.callable_grad_rows, (np.ascontiguousarray(Z),), self._grad_args)
         else:
             out = np.empty_like(Z)
             for s, z in enumerate(Z):
