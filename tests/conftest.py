@@ -15,3 +15,21 @@ settings.load_profile(os.environ.get("HYPOTHESIS_PROFILE", "ci"))
 
 def pytest_report_header(config):
     return f"hypothesis profile: {settings._current_profile}; REFVI_PROFILE={os.environ.get('REFVI_PROFILE', 'ci')}"
+
+
+#: files whose tests take tens of seconds each (``pytest --durations``), run first: with ``pytest -n 2`` a long test
+#: collected last would leave the other core idle at the end of the run
+SLOW_FIRST = (
+    "tests/verification/test_conformance_seeds.py",
+    "tests/verification/test_peer_adapters.py",
+    "tests/verification/test_interrupt_resume.py",
+    "tests/verification/test_impl_adapter.py",
+    "tests/verification/test_parallel.py",
+    "tests/verification/test_conformance.py",
+)
+
+
+def pytest_collection_modifyitems(session, config, items):
+    rank = {path: i for i, path in enumerate(SLOW_FIRST)}
+    key = {id(item): rank.get(item.nodeid.split("::")[0], len(SLOW_FIRST)) for item in items}
+    items.sort(key=lambda item: key[id(item)])  # stable: the order within each file is kept
