@@ -45,7 +45,7 @@ def _ngvi_argmin(gm, gs, m_t, s_t, eta, alpha, s):
         bounds=[(None, None)] * d + [(1e-8, None)] * d,
         options={"maxiter": 10000, "ftol": 1e-16, "gtol": 1e-12},
     )
-    res = optimize.minimize(f, res.x, method="Nelder-Mead", options={"xatol": 1e-12, "fatol": 1e-16, "maxiter": 20000})
+    res = optimize.minimize(f, res.x, method="Nelder-Mead", options={"xatol": 1e-10, "fatol": 1e-14, "maxiter": 20000})
     return res.x[:d], res.x[d:]
 
 
