@@ -271,7 +271,8 @@ def _(orig, owner):
             w[T] = 1.0
         m, C = np.array(m0, dtype=float), np.array(C0, dtype=float)
         m_avg, C_avg = w[0] * m, w[0] * C
-        norms, damping = [], 1.0
+        norms: list[float] = []
+        damping = 1.0
         for t, g in enumerate(np.asarray(gammas, dtype=float)):
             gm, gC = getattr(owner, estimator)(target, m, C, np.atleast_2d(U[t]), structure)
             size = float(np.sqrt(np.sum(gm**2) + np.sum(gC**2)))
