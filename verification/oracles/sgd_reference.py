@@ -17,6 +17,18 @@ import numpy as np
 from refvi.verification.oracles.matrices import proj_V as _proj
 
 
+def model_params(model):
+    """The raw arrays :func:`sgd` takes (``params``) for an oracle model dict (kind gaussian / linear / logistic)."""
+    k = model["kind"]
+    if k == "gaussian":
+        return (model["mean"], model["precision"])
+    if k == "linear":
+        return (model["X"], model["y"], 1.0 / model["noise_scale"] ** 2, 1.0 / model["prior_scale"] ** 2)
+    if k == "logistic":
+        return (model["X"], model["y"], 1.0 / model["prior_scale"] ** 2)
+    raise ValueError(f"model kind must be gaussian, linear or logistic, got {k!r}")
+
+
 def neg_grad_logp(kind, Z, params):
     """Rows: -grad log p(z_s) for the rows of Z (S x d)."""
     if kind == "gaussian":

@@ -246,6 +246,46 @@ def _(orig, owner):
     return proj_sgd
 
 
+@mutant("proj-sgd-step-capped-at-1", "000", "proj_sgd", "steps above 1 silently clipped to 1 ('for stability')")
+def _(orig, owner):
+    def proj_sgd(target, m0, C0, gammas, U, M, estimator="entropy", structure="sym", weights=None):
+        capped = np.minimum(np.asarray(gammas, dtype=float), 1.0)
+        return orig(target, m0, C0, capped, U, M, estimator, structure, weights)
+
+    return proj_sgd
+
+
+@mutant(
+    "prox-sgd-halve-after-spike",
+    "000",
+    "prox_sgd",
+    "a stability heuristic: from step 5 on, a gradient norm above 3x the mean of the earlier ones halves the step "
+    "for the rest of the run",
+)
+def _(orig, owner):
+    def prox_sgd(target, m0, C0, gammas, U, estimator="energy", structure="tril", weights=None):
+        orig(target, m0, C0, gammas, U, estimator, structure, weights)  # the example's input checks
+        T = len(gammas)
+        w = np.zeros(T + 1) if weights is None else np.asarray(weights, dtype=float) / np.sum(weights)
+        if weights is None:
+            w[T] = 1.0
+        m, C = np.array(m0, dtype=float), np.array(C0, dtype=float)
+        m_avg, C_avg = w[0] * m, w[0] * C
+        norms: list[float] = []
+        damping = 1.0
+        for t, g in enumerate(np.asarray(gammas, dtype=float)):
+            gm, gC = getattr(owner, estimator)(target, m, C, np.atleast_2d(U[t]), structure)
+            size = float(np.sqrt(np.sum(gm**2) + np.sum(gC**2)))
+            if t >= 5 and size > 3.0 * np.mean(norms):
+                damping = 0.5
+            norms.append(size)
+            m, C = m - damping * g * gm, owner.entropy_prox(C - damping * g * gC, damping * g)
+            m_avg, C_avg = m_avg + w[t + 1] * m, C_avg + w[t + 1] * C
+        return (m, C, m, C) if weights is None else (m, C, m_avg, C_avg)
+
+    return prox_sgd
+
+
 def _gd_with_step(which, wrong_step):
     """gradient_descent whose ``which`` method takes ``wrong_step(owner, m, C, gm, gC, step) -> (m, C)`` (the other
     methods are the example's)."""

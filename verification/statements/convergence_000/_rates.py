@@ -31,6 +31,7 @@ from hypothesis import strategies as st
 
 from refvi.verification.oracles import hessian_bounds as hb
 from refvi.verification.oracles import rates as ro
+from refvi.verification.oracles import sgd_reference
 from refvi.verification.oracles import vi_objective as vo
 from refvi.verification.oracles.quadrature import tensor_rule
 from refvi.verification.protocol import targets as specs
@@ -176,6 +177,28 @@ def one_step_moments(ctx, kind, inst, m, C, gamma, order=10):
     return U, W, out
 
 
+def oracle_step(kind, inst, m, C, gamma, gm, gC):
+    """The algorithm's step from w = (m, C) along the oracle's sample gradient (gm, gC): prox_{gamma h}(w - gamma g)
+    (Prox-SGD, Def. 5 with Lemma 31's prox) or proj_{W_M}(w - gamma g) (Proj-SGD, Def. 8 with Lemma 32), from
+    :mod:`..oracles.sgd_reference`."""
+    Y = C - gamma * gC
+    if kind == "prox":
+        return m - gamma * gm, sgd_reference.prox_entropy(Y, gamma)
+    return m - gamma * gm, sgd_reference.project(Y, inst.M, inst.structure)
+
+
+def check_steps(ctx, kind, inst, m, C, gamma, out):
+    """Pathwise, at every Gauss-Hermite node: the implementation's w+ IS the algorithm's step along the oracle's
+    sample gradient (the bounds on E||w+ - w*||^2 then speak of Def. 5 / Def. 8, not of some other map).  Two float64
+    evaluations of one update (BLAS vs loops, two eigh): rounding only, 1e-9 of the iterate's scale."""
+    got = np.array([np.concatenate([m1, C1.ravel()]) for m1, C1, _, _ in out])
+    steps = (oracle_step(kind, inst, m, C, gamma, gm, gC) for _, _, gm, gC in out)
+    ref = np.array([np.concatenate([mr, Cr.ravel()]) for mr, Cr in steps])
+    scale = 1.0 + float(np.max(np.abs(ref)))
+    name = "prox_{gamma h}" if kind == "prox" else "proj_{W_M}"
+    ctx.close(got, ref, atol=1e-9 * scale, label=f"pathwise: w+ = {name}(w - gamma g) at every node")
+
+
 @dataclasses.dataclass(frozen=True)
 class OneStep:
     """One drawn one-step case: the instance, Thm 26's a and b, the step, the start w = (m, C), and per Gauss-Hermite
@@ -193,7 +216,8 @@ class OneStep:
 
 def forall_one_step(ctx, key, kind, structure, check, *, step, kappa=1.5, linear_too=False, few=3):
     """Run ``check(OneStep)`` on one-step cases of the implementation's ``kind`` ("prox" / "proj") optimizer: a
-    Gaussian target (and a linear-regression one if ``linear_too``) in d = 1, 2, the step ``step(inst, a, rng)``."""
+    Gaussian target (and a linear-regression one if ``linear_too``) in d = 1, 2, the step ``step(inst, a, rng)``;
+    first, :func:`check_steps` (every node's w+ is the algorithm's step, recomputed by the oracle)."""
     estimator = "energy" if kind == "prox" else "entropy"
 
     def one(args):
@@ -204,6 +228,7 @@ def forall_one_step(ctx, key, kind, structure, check, *, step, kappa=1.5, linear
         gamma = step(inst, a, rng)
         m, C = start_point(inst, rng, structure)
         _, W, out = one_step_moments(ctx, kind, inst, m, C, gamma)
+        check_steps(ctx, kind, inst, m, C, gamma, out)
         check(OneStep(inst, a, b, gamma, m, C, W, out))
 
     dims = (st.integers(1, 2), st.integers(0, 10**6))

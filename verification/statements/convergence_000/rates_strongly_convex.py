@@ -13,6 +13,7 @@ from hypothesis import strategies as st
 
 from refvi.verification.errata import erratum
 from refvi.verification.oracles import rates as ro
+from refvi.verification.oracles import sgd_reference
 from refvi.verification.statement import statement
 from refvi.verification.statements.convergence_000._rates import (
     ALPHA,
@@ -92,10 +93,12 @@ def thm6(ctx):
         # two more horizons on the same draws (T = 20 in the contraction phase, T = 320 in the noise floor)
         UL = draws(ctx, f"thm6/{model['kind']}/long", R // 4, 321, inst.d)
         for Th in (20, 320):
-            vh = [
-                inst.dist(*run(ctx, "prox", inst, m0, C0, np.full(Th + 1, gamma), UL[r][: Th + 1])[:2])
-                for r in range(R // 4)
+            finals = [
+                run(ctx, "prox", inst, m0, C0, np.full(Th + 1, gamma), UL[r][: Th + 1])[:2] for r in range(R // 4)
             ]
+            vh = [inst.dist(*w) for w in finals]
+            if Th == 20:  # the T = 20 runs replayed exactly (Def. 5, plain NumPy): a slip after step 3 shows here
+                _replay_finals(ctx, inst, m0, C0, np.full(Th + 1, gamma), UL[:, : Th + 1], finals, model["kind"])
             ctx.mean_leq(
                 vh,
                 (1 - gamma * inst.mu) ** Th * D0 + 2 * gamma / inst.mu * sig,
@@ -136,6 +139,24 @@ def thm6(ctx):
             rtol=1e-12,
             label=f"Eq. (10) tightness witness (generic SGD, exact moments), T = {Th}",
         )
+
+
+def _replay_finals(ctx, inst, m0, C0, gammas, UU, finals, label):
+    """The implementation's final iterates of runs r = 0.. on draws ``UU[r]`` against the plain-NumPy loop of Def. 5
+    (:func:`..oracles.sgd_reference.sgd`), pathwise: two float64 evaluations of the same updates, rounding only."""
+    params = sgd_reference.model_params(inst.model)
+    got, ref = [], []
+    for r, (m, C) in enumerate(finals):
+        mr, Cr, _, _ = sgd_reference.sgd("prox", inst.model["kind"], params, m0, C0, UU[r], gammas, "energy", "tril")
+        got.append(np.concatenate([m, C.ravel()]))
+        ref.append(np.concatenate([mr, Cr.ravel()]))
+    scale = 1.0 + float(np.max(np.abs(ref)))
+    ctx.close(
+        np.array(got),
+        np.array(ref),
+        atol=1e-9 * scale,
+        label=f"replay: w^(T+1) of every T = {gammas.size - 1} run == the reference Prox-SGD loop on {label}",
+    )
 
 
 # ---------------------------------------------------------------------------------------------------- Thm 9
