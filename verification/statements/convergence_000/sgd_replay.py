@@ -26,16 +26,6 @@ from refvi.verification.statements.convergence_000._rates import (
 
 
 # ------------------------------------------------------------------------------------------- Defs. 5 and 8
-def _reference_params(model):
-    """The raw arrays :func:`..oracles.sgd_reference.sgd` takes for an oracle model."""
-    k = model["kind"]
-    if k == "gaussian":
-        return (model["mean"], model["precision"])
-    if k == "linear":
-        return (model["X"], model["y"], 1.0 / model["noise_scale"] ** 2, 1.0 / model["prior_scale"] ** 2)
-    return (model["X"], model["y"], 1.0 / model["prior_scale"] ** 2)
-
-
 def _replay(ctx, method, args):
     """T steps of the implementation's optimizer on fixed base samples against the plain-NumPy reference loop
     (oracles.sgd_reference, written from Defs. 5 / 8 with numpy only), iterate and average.  Data sizes straddle the
@@ -73,7 +63,7 @@ def _replay(ctx, method, args):
     # the implementation gets the weights unnormalised (summing to 1 + seed mod 7): it normalises them itself
     got = run(ctx, method, inst, m0, C0, gammas, U, weights * (1.0 + seed % 7), estimator)
     ref = sgd_reference.sgd(
-        method, kind, _reference_params(model), m0, C0, U, gammas, estimator, structure, inst.M, weights
+        method, kind, sgd_reference.model_params(model), m0, C0, U, gammas, estimator, structure, inst.M, weights
     )
     scale = 1.0 + max(float(np.max(np.abs(x))) for x in ref)
     # two float64 evaluations of the same three updates (BLAS vs loops, eigh vs eigh): rounding only
