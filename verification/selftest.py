@@ -15,10 +15,13 @@ from refvi.verification import runner
 
 
 def statements_for(mutant, statements) -> list:
-    """The statements whose declared protocol methods include the mutated one, in catalogue order with the exact
-    ones before the statistical ones (which repeat whole runs: with ``first_catch`` the cheap checks go first)."""
+    """The statements whose declared protocol methods include the mutated one: the mutant's ``try_first`` ones, then
+    the rest in catalogue order with the exact ones before the statistical ones (which repeat whole runs: with
+    ``first_catch`` the cheap checks go first).  The order changes the time to the first catch, never the verdict."""
+    first = getattr(mutant, "try_first", ())
     return sorted(
-        (st for st in statements if st.uses and mutant.method in st.uses), key=lambda st: st.kind == "statistical"
+        (st for st in statements if st.uses and mutant.method in st.uses),
+        key=lambda st: (st.id not in first, st.kind == "statistical"),
     )
 
 

@@ -23,8 +23,10 @@ import sys
 
 from refvi.verification import catalog, coverage
 
-ROOT = pathlib.Path(__file__).resolve().parents[1]
-README = ROOT / "README.md"
+_SOURCE = pathlib.Path(__file__).resolve().parents[1]
+#: the checkout whose README and docs the blocks live in: this package's, when it is run from a checkout (an
+#: editable install), else the current directory (an installed copy has no README or docs beside it)
+ROOT = _SOURCE if (_SOURCE / "README.md").is_file() else pathlib.Path.cwd()
 START, END = "<!-- papers:start -->", "<!-- papers:end -->"
 
 #: seed -> (statements package, refvi modules that implement it)
@@ -100,11 +102,11 @@ def zoo_block() -> str:
     )
 
 
-#: name -> (file, its markers, the function that renders the block)
+#: name -> (its file, relative to the checkout, its markers, the function that renders the block)
 BLOCKS = {
-    "papers": (README, (START, END), block),
-    "strength": (ROOT / "docs" / "fidelity.md", ("<!-- strength:start -->", "<!-- strength:end -->"), strength_block),
-    "zoo": (ROOT / "docs" / "verification-power.md", ("<!-- zoo:start -->", "<!-- zoo:end -->"), zoo_block),
+    "papers": ("README.md", (START, END), block),
+    "strength": ("docs/fidelity.md", ("<!-- strength:start -->", "<!-- strength:end -->"), strength_block),
+    "zoo": ("docs/verification-power.md", ("<!-- zoo:start -->", "<!-- zoo:end -->"), zoo_block),
 }
 
 
@@ -114,18 +116,19 @@ def current(text: str, name: str = "papers") -> bool:
     return f"{start}\n{render()}\n{end}" in text
 
 
-def stale() -> list[str]:
-    """The files whose generated block is not current (``file: block``)."""
+def stale(root: pathlib.Path = ROOT) -> list[str]:
+    """The files under the checkout ``root`` whose generated block is not current (``file: block``)."""
     return [
-        f"{path.name}: {name}" for name, (path, _, _) in BLOCKS.items() if not current(path.read_text("utf-8"), name)
+        f"{rel}: {name}" for name, (rel, _, _) in BLOCKS.items() if not current((root / rel).read_text("utf-8"), name)
     ]
 
 
-def update(name: str = "papers") -> bool:
-    """Rewrite the block ``name`` in its file; True if it changed."""
+def update(name: str = "papers", root: pathlib.Path = ROOT) -> bool:
+    """Rewrite the block ``name`` in its file under the checkout ``root``; True if it changed."""
     from refvi import _atomic
 
-    path, (start, end), render = BLOCKS[name]
+    rel, (start, end), render = BLOCKS[name]
+    path = root / rel
     text = path.read_text(encoding="utf-8")
     if start not in text or end not in text:
         raise SystemExit(f"{path}: markers {start} / {end} not found")
@@ -143,8 +146,8 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--check", action="store_true", help="exit 1 if a generated block is not current")
     args = ap.parse_args(argv)
     if args.update:
-        for name, (path, _, _) in BLOCKS.items():
-            print(f"{path.name} ({name}): {'updated' if update(name) else 'already current'}")
+        for name, (rel, _, _) in BLOCKS.items():
+            print(f"{rel} ({name}): {'updated' if update(name) else 'already current'}")
         return 0
     if args.check:
         bad = stale()
@@ -154,8 +157,8 @@ def main(argv: list[str] | None = None) -> int:
             else "all current"
         )
         return 1 if bad else 0
-    for name, (path, _, render) in BLOCKS.items():
-        print(f"{path.name} ({name}):\n{render()}\n")
+    for name, (rel, _, render) in BLOCKS.items():
+        print(f"{rel} ({name}):\n{render()}\n")
     return 0
 
 

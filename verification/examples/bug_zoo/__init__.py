@@ -29,6 +29,10 @@ class Mutant:
     method: str
     bug: str
     make: Callable[[Callable, Any], Callable]
+    #: statements to run first under ``--self-test --first-catch`` (where the bug is known to show, when the others
+    #: that call the method are costly); a speed hint only: every statement that calls the method still runs if these
+    #: do not catch it, and the verdict does not depend on the order
+    try_first: tuple[str, ...] = ()
 
     def build(self, base=None):
         """The example implementation (or ``base``) with this bug planted.  The method is overridden on a copy of its
@@ -42,13 +46,14 @@ class Mutant:
         return planted
 
 
-def mutant(id: str, seed: str, method: str, bug: str):
-    """Register ``make(original, owner) -> buggy method`` as a mutant of the dotted protocol ``method``."""
+def mutant(id: str, seed: str, method: str, bug: str, try_first: tuple[str, ...] = ()):
+    """Register ``make(original, owner) -> buggy method`` as a mutant of the dotted protocol ``method``
+    (``try_first``: see :attr:`Mutant.try_first`)."""
 
     def deco(make):
         if id in ZOO:
             raise ValueError(f"mutant {id} registered twice")
-        ZOO[id] = Mutant(id, seed, method, bug, make)
+        ZOO[id] = Mutant(id, seed, method, bug, make, tuple(try_first))
         return make
 
     return deco

@@ -246,7 +246,13 @@ def _(orig, owner):
     return proj_sgd
 
 
-@mutant("proj-sgd-step-capped-at-1", "000", "proj_sgd", "steps above 1 silently clipped to 1 ('for stability')")
+@mutant(
+    "proj-sgd-step-capped-at-1",
+    "000",
+    "proj_sgd",
+    "steps above 1 silently clipped to 1 ('for stability')",
+    try_first=("000.thm10",),
+)
 def _(orig, owner):
     def proj_sgd(target, m0, C0, gammas, U, M, estimator="entropy", structure="sym", weights=None):
         capped = np.minimum(np.asarray(gammas, dtype=float), 1.0)
@@ -261,6 +267,7 @@ def _(orig, owner):
     "prox_sgd",
     "a stability heuristic: from step 5 on, a gradient norm above 3x the mean of the earlier ones halves the step "
     "for the rest of the run",
+    try_first=("000.thm6",),
 )
 def _(orig, owner):
     def prox_sgd(target, m0, C0, gammas, U, estimator="energy", structure="tril", weights=None):
