@@ -140,7 +140,7 @@ def affine_energy(m, C, U, z0, L, energy, args):
 
 @jit_nocache
 def affine_callable_energy(m, C, U, z0, L, grad_logp):
-    """:func:`refvi.kernels.composed.affine_energy` when the base target's gradient is a numba-compiled
+    """``affine_energy`` when the base target's gradient is a numba-compiled
     ``grad_logp(z) -> (d,)`` of one point (a ``CallableTarget``): per row z = z0 + L (C u + m) and
     grad_x = L^T grad log p(z), accumulated straight into (gm, gC) = mean(-grad_x, -grad_x u^T), with no
     intermediate batch (the user model's framed fit, issue 28)."""
