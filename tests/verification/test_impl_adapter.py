@@ -1,4 +1,4 @@
-"""--impl end to end: the plain-NumPy example adapter (written only from the papers) passes seeds 002 and 004, and
+"""--impl end to end: the plain-NumPy example adapter (written only from the papers) passes seed 002, and
 the suite catches a plausible bug in an outside implementation (a test of the tests)."""
 
 import json
@@ -14,8 +14,8 @@ from refvi.verification.runner import load_statements, run_statement, select
 
 def test_cli_verifies_the_example_adapter(tmp_path):
     cert_path = tmp_path / "cert.json"
-    # the command-line path with --impl (test_conformance_seeds runs every seed in-process: the two cheapest here)
-    proc = subprocess.run([sys.executable, "-m", "refvi.verification", "--select", "002", "004",
+    # the command-line path with --impl (test_conformance_seeds runs every seed in-process: the cheapest one here)
+    proc = subprocess.run([sys.executable, "-m", "refvi.verification", "--select", "002",
                            "--impl", "refvi.verification.examples.numpy_adapter:IMPL", "--json", str(cert_path)],
                           capture_output=True, text=True, timeout=900, cwd=tmp_path)
     cert = json.loads(cert_path.read_text())
@@ -23,7 +23,7 @@ def test_cli_verifies_the_example_adapter(tmp_path):
     facing = [r for r in cert["statements"] if r["scope"] == "implementation"]
     bad = [(r["id"], r["verdict"], r.get("detail", "")[:200]) for r in facing if r["verdict"] != "pass"]
     assert not bad, bad
-    assert len(facing) >= 45 and proc.returncode == 0
+    assert len(facing) >= 25 and proc.returncode == 0
     # oracle-only checks never count as passes for an outside implementation
     assert all(r["verdict"] == "skip" for r in cert["statements"] if r["scope"] == "oracle-only")
 

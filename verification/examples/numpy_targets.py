@@ -23,7 +23,8 @@ LOG_2PI = math.log(2.0 * math.pi)
 def _batch(Z, d):
     Z = np.asarray(Z, dtype=np.float64)
     Z = Z.reshape(1, -1) if Z.ndim <= 1 else Z
-    need(Z.ndim == 2 and Z.shape[1] == d, f"points must have {d} coordinates, got shape {np.shape(Z)}")
+    if Z.ndim != 2 or Z.shape[1] != d:  # (not need(): its message would be formatted on every call of an optimizer)
+        raise ValueError(f"points must have {d} coordinates, got shape {np.shape(Z)}")
     return Z
 
 

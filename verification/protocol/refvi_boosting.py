@@ -72,9 +72,9 @@ class RefviBoosting:
         init=None,
         keep_weights=False,
     ):
-        from refvi.boosting import ApproxLMO, frank_wolfe
+        from refvi.boosting import frank_wolfe
 
-        lmo_obj = None if lmo == "exact" else ApproxLMO(delta, mode="adversarial")
+        lmo_obj = _lmo(lmo, delta)
         return self._run(
             frank_wolfe(
                 self._problem(inst),
@@ -112,9 +112,9 @@ class RefviBoosting:
     def corrective(
         self, inst, n_iter, variant="full", *, lmo="exact", delta=None, L=None, init=None, keep_weights=False
     ):
-        from refvi.boosting import ApproxLMO, corrective_frank_wolfe
+        from refvi.boosting import corrective_frank_wolfe
 
-        lmo_obj = None if lmo == "exact" else ApproxLMO(delta, mode="adversarial")
+        lmo_obj = _lmo(lmo, delta)
         return self._run(
             corrective_frank_wolfe(
                 self._problem(inst), n_iter, variant=variant, L=L, lmo=lmo_obj, init=init, keep_weights=keep_weights
@@ -217,3 +217,14 @@ class RefviBoosting:
         return boost_mc(
             as_refvi_target(target), n_iter, rule=rule, init=init, n_samples=n_samples, mean_box=mean_box, seed=seed
         )
+
+
+def _lmo(lmo, delta):
+    """The protocol's LMO name as refvi's: None for the exact argmin, an adversarial ``ApproxLMO(delta)`` (Eq. 9)."""
+    from refvi.boosting import ApproxLMO
+
+    if lmo == "exact":
+        return None
+    if lmo != "adversarial":
+        raise ValueError(f"lmo must be 'exact' or 'adversarial', got {lmo!r}")
+    return ApproxLMO(delta, mode="adversarial")
