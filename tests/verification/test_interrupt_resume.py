@@ -4,6 +4,7 @@ run writes; files are written atomically (issue: interrupted runs)."""
 
 import json
 import os
+import re
 import signal
 import subprocess
 import sys
@@ -29,6 +30,17 @@ def _strip(cert: dict) -> dict:
         rec.pop("seconds", None)
         rec.pop("warnings", None)
     return out
+
+
+def _without_dask_gc_diagnosis(err: str) -> str:
+    """stderr without the unraisable-exception reports of Dask's own GC diagnosis: distributed adds and removes its
+    gc callback from its event-loop thread while another thread may be inside a full collection, and the callback
+    then asserts (``stop_timing``: ``assert start is not None``); Python prints that and drops it.  It is Dask's,
+    unrelated to the interrupt (seen once in six CI replica runs), and nothing of refvi's output."""
+    report = (r"Exception ignored in: <bound method GCDiagnosis\._gc_callback[^\n]*\n"  # the header,
+              r"Traceback \(most recent call last\):\n(?:[ \t][^\n]*\n)*"  # the indented frames,
+              r"[^ \t\n][^\n]*\n?")  # and the exception's line
+    return re.sub(report, "", err)
 
 
 @pytest.fixture(scope="module")
@@ -81,6 +93,7 @@ def test_interrupt_then_resume(tmp_path, uninterrupted, sig, workers):
     assert proc.returncode in (expected, 0), (proc.returncode, err)
     if proc.returncode == 0:                # the run finished before the signal landed: nothing to resume
         pytest.skip("the run finished before the signal")
+    err = _without_dask_gc_diagnosis(err)
     assert "Traceback" not in err, err
     lines = [x for x in err.strip().splitlines() if x.strip()]
     assert len(lines) == 1 and lines[0].startswith(f"interrupted by {signal.Signals(sig).name} after "), err
