@@ -13,6 +13,8 @@ it is the constant log|det L|).  Everything seed 000 needs transforms exactly:
 
 from __future__ import annotations
 
+from typing import Any
+
 import numpy as np
 
 from refvi._checks import as_matrix, as_vector, positive_scalar
@@ -72,6 +74,7 @@ class AffineTarget(Target):
 
         base = self.base.kernels()
         z0, L = self.z0, np.ascontiguousarray(self.L)
+        energy: tuple[Any, tuple] | None  # (kernel, its extra arguments): kernels of different arities
         if base.energy is None:
             energy = None
         elif base.energy[0] is callable_energy:  # one numba grad_logp of one point: rows straight through the frame
