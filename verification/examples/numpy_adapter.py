@@ -208,8 +208,8 @@ class NumpyImplementation(NumpyFamilies):
         return self._energy(target, m, C, _samples(m, C, U), structure)
 
     def entropy(self, target, m, C, U, structure="sym"):
-        _inverse(C)  # refuses a singular C before any work
-        return self._entropy(target, m, C, _samples(m, C, U), structure)
+        gm, gC = self.energy(target, m, C, U, structure)
+        return gm, gC + self.grad_neg_entropy(C, structure)
 
     # the estimators' arithmetic on checked inputs (the public methods above check; the optimizers check once)
     def _energy(self, target, m, C, U, structure):
