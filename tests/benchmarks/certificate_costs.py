@@ -34,7 +34,11 @@ from pathlib import Path
 
 HERE = Path(__file__).resolve().parent
 ROOT = HERE.parents[1]
-sys.path.insert(0, str(ROOT))              # this checkout's refvi, whatever the installed one is
+#: run as a script, this checkout's refvi is measured, whatever the installed one is (its spawned pool workers inherit
+#: sys.path; its ``python -m`` runs start in ROOT); imported by a test, the refvi under test (pytest's)
+CHECKOUT = __name__ == "__main__"
+if CHECKOUT:
+    sys.path.insert(0, str(ROOT))
 
 EXAMPLE = "refvi.verification.examples.numpy_adapter:IMPL"
 OUTPUT = ROOT / "docs" / "certificate-costs.md"
@@ -78,7 +82,6 @@ _WORKER: dict = {}
 
 
 def _start_worker(impl_spec: str) -> None:
-    sys.path.insert(0, str(ROOT))
     from refvi.verification import runner
     from refvi.verification.protocol import load_implementation
 
@@ -132,7 +135,7 @@ def end_to_end(impl_spec: str, profile: str, workers: int | None, select=None) -
         watcher = threading.Thread(target=sample, daemon=True)
         watcher.start()
         t0 = time.perf_counter()
-        proc = subprocess.run(cmd, cwd=ROOT, capture_output=True, text=True)
+        proc = subprocess.run(cmd, cwd=ROOT if CHECKOUT else tmp, capture_output=True, text=True)
         wall = time.perf_counter() - t0
         done.set()
         after = resource.getrusage(resource.RUSAGE_CHILDREN)

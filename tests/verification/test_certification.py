@@ -268,7 +268,7 @@ def test_cli_flushes_progress_on_a_pipe_and_reports_per_paper(tmp_path):
     path = tmp_path / "cert.json"
     proc = subprocess.Popen([sys.executable, "-m", "refvi.verification", "--select", "002.lemma11", "002.lemma12",
                              "--json", str(path), "--junit-xml", str(tmp_path / "j.xml"), "--strict"],
-                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, cwd=tmp_path)
     first = proc.stdout.readline()
     assert first.startswith("running 2 statement(s) against refvi") and proc.poll() is None
     out, err = proc.communicate(timeout=600)

@@ -46,7 +46,7 @@ def _without_dask_gc_diagnosis(err: str) -> str:
 @pytest.fixture(scope="module")
 def uninterrupted(tmp_path_factory):
     path = tmp_path_factory.mktemp("whole") / "cert.json"
-    proc = subprocess.run(_cli("--json", str(path)), capture_output=True, text=True, timeout=1200)
+    proc = subprocess.run(_cli("--json", str(path)), capture_output=True, text=True, timeout=1200, cwd=path.parent)
     assert proc.returncode == 0, proc.stdout + proc.stderr
     return json.loads(path.read_text())
 
@@ -77,7 +77,7 @@ def test_interrupt_then_resume(tmp_path, uninterrupted, sig, workers):
     path = tmp_path / "cert.json"
     extra = ["--workers", str(workers)] if workers else []
     proc = subprocess.Popen(_cli("--json", str(path), *extra), stdout=subprocess.PIPE, stderr=subprocess.PIPE,
-                            text=True)
+                            text=True, cwd=tmp_path)
     rows = 0
     deadline = time.monotonic() + 900
     while rows < 1 and time.monotonic() < deadline:     # wait for the first finished statement
@@ -104,7 +104,8 @@ def test_interrupt_then_resume(tmp_path, uninterrupted, sig, workers):
     time.sleep(1.0)
     assert not _alive(children), "worker processes left behind"
     # resume: only what is missing runs, and the result is the uninterrupted certificate
-    proc = subprocess.run(_cli("--resume", str(path), *extra), capture_output=True, text=True, timeout=1200)
+    proc = subprocess.run(_cli("--resume", str(path), *extra), capture_output=True, text=True, timeout=1200,
+                          cwd=tmp_path)
     assert proc.returncode == 0, proc.stdout + proc.stderr
     assert f"running {len(cert['not_run'])} statement(s)" in proc.stdout
     assert _strip(json.loads(path.read_text())) == _strip(uninterrupted)
@@ -114,7 +115,7 @@ def test_resume_refuses_another_implementation_or_profile(tmp_path, uninterrupte
     for key, value in (("implementation", "mylib"), ("profile", "deep"), ("refvi_version", "0.0.0")):
         path = tmp_path / f"{key}.json"
         path.write_text(json.dumps({**uninterrupted, key: value}))
-        proc = subprocess.run(_cli("--resume", str(path)), capture_output=True, text=True, timeout=300)
+        proc = subprocess.run(_cli("--resume", str(path)), capture_output=True, text=True, timeout=300, cwd=tmp_path)
         assert proc.returncode == 2 and proc.stderr.count("\n") == 1 and key in proc.stderr, proc.stderr
 
 

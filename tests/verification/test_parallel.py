@@ -25,7 +25,7 @@ def serial(tmp_path_factory):
     Hypothesis's own pytest integration can change which instances a derandomized run draws.)"""
     path = tmp_path_factory.mktemp("serial") / "cert.json"
     proc = subprocess.run([sys.executable, "-m", "refvi.verification", "--json", str(path), "--select", *IDS],
-                          capture_output=True, text=True, timeout=600)
+                          capture_output=True, text=True, timeout=600, cwd=path.parent)
     assert proc.returncode == 0, proc.stderr[-2000:]
     return _strip(json.loads(path.read_text())["statements"])
 
@@ -40,7 +40,7 @@ def test_dask_workers_give_the_serial_certificate(serial, tmp_path):
     pytest.importorskip("distributed")
     path = tmp_path / "cert.json"
     proc = subprocess.run([sys.executable, "-m", "refvi.verification", "--workers", "2", "--json", str(path),
-                           "--select", *IDS], capture_output=True, text=True, timeout=600)
+                           "--select", *IDS], capture_output=True, text=True, timeout=600, cwd=tmp_path)
     assert proc.returncode == 0, proc.stderr[-2000:]
     assert _strip(json.loads(path.read_text())["statements"]) == serial
 
@@ -136,7 +136,7 @@ def test_a_serial_run_stops_a_hanging_statement_and_goes_on(tmp_path):
     path = tmp_path / "cert.json"
     proc = subprocess.run([sys.executable, "-m", "refvi.verification", "--impl", "hanging_impl:IMPL", "--timeout", "8",
                            "--json", str(path), "--select", "000.lemma14", "000.lemma31"], capture_output=True,
-                          text=True, timeout=300, env={**os.environ, "PYTHONPATH": str(tmp_path)})
+                          text=True, timeout=300, env={**os.environ, "PYTHONPATH": str(tmp_path)}, cwd=tmp_path)
     assert proc.returncode == 1, proc.stderr[-2000:]
     recs = {r["id"]: r for r in json.loads(path.read_text())["statements"]}
     detail = recs["000.lemma14"]["detail"]
