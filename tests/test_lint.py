@@ -7,9 +7,9 @@ imports resolve as users see them) and this test fails on the errors it reports 
 ``PENDING``. ruff and mypy are in the ``test`` extra; without them the tests skip, except under
 ``REFVI_REQUIRE_PEERS=1`` (CI), where a missing tool is a failure.
 
-Measured on 2026-11-26 on the shared 2-core development machine (busy): ruff check and ruff format --check 0.2 s
-each; mypy 100 s of wall time cold (30 s CPU, an empty ``.mypy_cache``) and 1.8 s warm (the default ``.mypy_cache``
-in the checkout, which later runs reuse).
+Measured on 2026-11-26 on the 2-core development machine: ruff check and ruff format --check 0.2 s each; mypy 13 s
+of CPU cold (an empty ``.mypy_cache``; the peer libraries' annotations are not followed, see pyproject.toml) and
+1.8 s warm (the default ``.mypy_cache`` in the checkout, which later runs reuse).
 """
 
 from __future__ import annotations

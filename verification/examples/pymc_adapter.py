@@ -220,7 +220,7 @@ class _Compiled:
             ins = [pt.vector("mu_in"), pt.vector("cov_in")]
             self.fns[key] = pytensor.function(
                 [self.U, *ins],
-                [loss, *grads],  # type: ignore[misc]  # pytensor.grad of a list of wrt is a list
+                [loss, *grads],
                 givens=list(zip(params, ins, strict=True)),
                 mode=self.mode,
                 on_unused_input="ignore",
