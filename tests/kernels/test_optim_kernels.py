@@ -84,12 +84,12 @@ def test_kernels_compose_inside_njit():
     U = rng.standard_normal((5, 1, d))
 
     @numba.njit
-    def two_steps(m, C, U, X, y, ipv):
-        for t in range(2):
-            m, C = ko.sgd_step(ko.PROX, ko.LOGISTIC, ko.ENERGY, 1, m, C, U[t], 0.1, 0.0, X, y, ipv, 0.0)
+    def two_steps(m, C, U, X, y, ipv, code):  # the structure code an argument, as in sgd_loop (a literal 1 here
+        for t in range(2):  # would compile sgd_step and all it calls again, for Literal[int](1))
+            m, C = ko.sgd_step(ko.PROX, ko.LOGISTIC, ko.ENERGY, code, m, C, U[t], 0.1, 0.0, X, y, ipv, 0.0)
         return m, C
 
-    m, C = two_steps(np.zeros(d), np.eye(d), U, X, y, ipv)
+    m, C = two_steps(np.zeros(d), np.eye(d), U, X, y, ipv, 1)
     r = prox_sgd(target, np.zeros(d), np.eye(d), np.full(2, 0.1), U[:2])
     np.testing.assert_array_equal(m, r.m)
     np.testing.assert_array_equal(C, r.C)
