@@ -101,7 +101,9 @@ def test_interrupt_then_resume(tmp_path, uninterrupted, sig, workers):
     assert cert["complete"] is False and cert["not_run"] and cert["interrupted"] == signal.Signals(sig).name
     assert len(cert["statements"]) + len(cert["not_run"]) == len(uninterrupted["statements"])
     assert all(p["verdict"] != "certified" for p in cert["papers"].values())
-    time.sleep(1.0)
+    deadline = time.monotonic() + 1.0   # the workers were told to stop: gone within a second (polled, not slept)
+    while _alive(children) and time.monotonic() < deadline:
+        time.sleep(0.05)
     assert not _alive(children), "worker processes left behind"
     # resume: only what is missing runs, and the result is the uninterrupted certificate
     proc = subprocess.run(_cli("--resume", str(path), *extra), capture_output=True, text=True, timeout=1200,
