@@ -16,6 +16,7 @@ prints the README table.
 from __future__ import annotations
 
 import argparse
+import importlib.util
 import json
 import math
 import pathlib
@@ -138,12 +139,8 @@ def run_numpyro(name, wall=None, steps=None, lr=0.01, seed=0):
 
 
 def have_numpyro() -> bool:
-    try:
-        import jax  # noqa: F401
-        import numpyro  # noqa: F401
-    except ImportError:
-        return False
-    return True
+    """JAX and NumPyro are installed (found, not imported: a test's skipif calls this at collection)."""
+    return all(importlib.util.find_spec(name) is not None for name in ("jax", "numpyro"))
 
 
 # ------------------------------------------------------------------------------------------------------ report

@@ -72,13 +72,26 @@ def _instances():
     return out, {"X": X, "yl": yl, "yc": yc, "mean": mean, "P": P, "b": b, "z0": z0, "Xh": Xh, "yh": yh, "gh": gh}
 
 
-INSTANCES, DATA = _instances()
-BY_NAME = {name: (t, model) for name, t, model in INSTANCES}
+#: the instances' names, for parametrizing; the targets are built on first use, not at collection (building them
+#: compiles the constants' kernels, which at collection every pytest-xdist worker would do at once)
+NAMES = ("gaussian", "linear", "logistic", "cosine", "hierarchical", "hiersmall", "cosine_numba", "cosine_python")
+
+
+@functools.cache
+def _built():
+    out, data = _instances()
+    assert tuple(name for name, _, _ in out) == NAMES
+    return {name: (t, model) for name, t, model in out}, data
+
+
+def _instance(name):
+    """(refvi target, oracle model dict or None) of the instance called ``name``."""
+    return _built()[0][name]
 
 
 def _sym_logp(name):
     """log p(z) as a SymPy expression in z (written from each model's definition, normalizing constants included)."""
-    D = DATA
+    D = _built()[1]
     L2P = sp.log(2 * sp.pi)
     if name == "hierarchical":
         d, G = 2, 2
@@ -183,9 +196,9 @@ def _replay(name, structure, kind, m, C, u):
     return gz, _proj(gC, structure)
 
 
-@pytest.mark.parametrize("name", [n for n, _, _ in INSTANCES if n != "hiersmall"])
+@pytest.mark.parametrize("name", [n for n in NAMES if n != "hiersmall"])
 def test_single_sample_replay(name):
-    target, _ = BY_NAME[name]
+    target, _ = _instance(name)
     if name == "cosine_numba":
         assert target.is_numba                  # the fused callable-kernel path is the one under test
     rng = np.random.default_rng(21)
@@ -207,7 +220,7 @@ def test_single_sample_replay(name):
 
 def test_batch_is_mean_of_single_samples():
     """The S-row estimate equals the mean of the S one-row estimates (the kernels fuse the loop)."""
-    target, _ = BY_NAME["logistic"]
+    target, _ = _instance("logistic")
     rng = np.random.default_rng(22)
     m, C, U = rng.standard_normal(3), _scale(rng, 3, "tril"), rng.standard_normal((7, 3))
     for kind in ESTIMATORS:
@@ -228,7 +241,7 @@ def _exact_gradient(model, m, C, structure, kind):
 @pytest.mark.parametrize("name", ["gaussian", "linear"])
 def test_quadratic_targets_exact_mean_over_degree3_cubature(name):
     """energy / entropy / stl per-sample values are polynomials of degree <= 2 in u for quadratic -log p."""
-    target, model = BY_NAME[name]
+    target, model = _instance(name)
     rng = np.random.default_rng(23)
     U, _ = Q.degree3_cubature(3)
     for structure in STRUCTURES:
@@ -252,7 +265,7 @@ def _weighted(kind, target, m, C, structure, U, W):
 @pytest.mark.parametrize("name", ["gaussian", "linear"])
 def test_score_estimator_exact_expectation_on_quadratic_targets(name):
     """score per-sample is degree 4 in u: the 3-node tensor rule (exact to degree 5 per axis) gives E exactly."""
-    target, model = BY_NAME[name]
+    target, model = _instance(name)
     rng = np.random.default_rng(24)
     U, W = Q.tensor_rule(3, 3)
     for structure in STRUCTURES:
@@ -267,7 +280,7 @@ def test_score_estimator_exact_expectation_on_quadratic_targets(name):
 @pytest.mark.parametrize("name", ["logistic", "cosine", "hiersmall"])
 def test_nonquadratic_targets_tensor_quadrature_matches_exact_gradient(name):
     """sum_k w_k * estimator(u_k) over a tensor GH rule in d = 3 equals the quadrature gradient of vi_objective."""
-    target, model = BY_NAME[name]
+    target, model = _instance(name)
     rng = np.random.default_rng(25)
     # small scale so that ||C^T x_n|| <~ 0.6: the rule's error for sigmoid-type integrands decays like
     # exp(-2 pi sqrt(2 n) / beta), far below 1e-12 at 14 nodes per axis; cosine is entire (error ~ 0)
@@ -287,7 +300,7 @@ def test_nonquadratic_targets_tensor_quadrature_matches_exact_gradient(name):
 # ----------------------------------------------------------------------- (c) STL is zero at the optimum
 @pytest.mark.parametrize("name", ["gaussian", "linear"])
 def test_stl_vanishes_at_gaussian_optimum(name):
-    target, model = BY_NAME[name]
+    target, model = _instance(name)
     rng = np.random.default_rng(26)
     U = rng.standard_normal((9, 3))
     for structure in ("full", "tril", "sym"):

@@ -10,18 +10,23 @@ import os
 import numpy as np
 import pytest
 
-if os.environ.get("REFVI_REQUIRE_PEERS") == "1":
-    import pymc as pm
-else:
-    pm = pytest.importorskip("pymc")
+import refvi
+from refvi.targets import from_pymc
+from refvi.targets import posteriordb as P
+from refvi.targets.posteriordb.models import _data
 
-import refvi  # noqa: E402
-from refvi.targets import from_pymc  # noqa: E402
-from refvi.targets import posteriordb as P  # noqa: E402
-from refvi.targets.posteriordb.models import _data  # noqa: E402
+
+def _pymc():
+    """PyMC, imported by the test that needs it (not at collection: importing it takes seconds in every worker)."""
+    if os.environ.get("REFVI_REQUIRE_PEERS") == "1":
+        import pymc
+
+        return pymc
+    return pytest.importorskip("pymc")
 
 
 def sblrc():
+    pm = _pymc()
     d = _data("sblrc")
     X, y = np.array(d["X"], dtype=float), np.array(d["y"], dtype=float)
     with pm.Model() as model:                     # posteriordb sblrc-blr: beta ~ N(0, 10), sigma ~ half-N(0, 10)
@@ -32,6 +37,7 @@ def sblrc():
 
 
 def kidiq_momhs():
+    pm = _pymc()
     d = _data("kidiq")
     hs = np.array(d["mom_hs"], dtype=float)
     X = np.column_stack([np.ones_like(hs), hs])
@@ -43,6 +49,7 @@ def kidiq_momhs():
 
 
 def eight_schools_nc():
+    pm = _pymc()
     d = _data("eight_schools")
     with pm.Model() as model:                     # non-centred: theta = mu + tau theta_trans
         theta_trans = pm.Normal("theta_trans", 0.0, 1.0, shape=8)
@@ -133,6 +140,7 @@ def test_pushforward_and_inference_data():
 
 
 def test_bad_input():
+    pm = _pymc()
     with pytest.raises(TypeError, match="pymc.Model"):
         from_pymc("not a model")
     with pm.Model() as empty:
