@@ -18,10 +18,15 @@ def pytest_report_header(config):
 
 
 #: files whose tests take tens of seconds each (``pytest --durations``), run first: with ``pytest -n 2`` a long test
-#: collected last would leave the other core idle at the end of the run
+#: collected last would leave the other core idle at the end of the run.  Those that compile none of refvi's kernels
+#: (the NumPy, JAX and BlackJAX certificates, the docs build, mypy) come first, so that the worker they start on is
+#: busy with them while the other compiles the kernels into Numba's disk cache; the subprocess tests after them then
+#: load the kernels instead of compiling them again
 SLOW_FIRST = (
     "tests/verification/test_conformance_seeds.py",
     "tests/verification/test_peer_adapters.py",
+    "tests/test_docs_build.py",
+    "tests/test_lint.py",
     "tests/verification/test_interrupt_resume.py",
     "tests/verification/test_impl_adapter.py",
     "tests/verification/test_parallel.py",
