@@ -34,6 +34,15 @@ SLOW_FIRST = (
 )
 
 
+def pytest_configure(config):
+    # pytest-xdist's load scheduling first hands each worker a quarter of its share of the tests, by count: the
+    # long tests collected first (SLOW_FIRST) then all went to the first worker, whose first batch alone took more
+    # than half the run while the other ran out of work.  One test at a time, each worker takes the next when it
+    # is ready, and the long ones are shared out
+    if hasattr(config.option, "maxschedchunk") and config.option.maxschedchunk is None:
+        config.option.maxschedchunk = 1
+
+
 def pytest_collection_modifyitems(session, config, items):
     rank = {path: i for i, path in enumerate(SLOW_FIRST)}
     key = {id(item): rank.get(item.nodeid.split("::")[0], len(SLOW_FIRST)) for item in items}
