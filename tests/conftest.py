@@ -18,29 +18,18 @@ def pytest_report_header(config):
 
 
 #: files whose tests take tens of seconds each (``pytest --durations``), run first: with ``pytest -n 2`` a long test
-#: collected last would leave the other core idle at the end of the run.  Those that compile none of refvi's kernels
-#: (the NumPy, JAX and BlackJAX certificates, the docs build, mypy) come first, so that the worker they start on is
-#: busy with them while the other compiles the kernels into Numba's disk cache; the subprocess tests after them then
-#: load the kernels instead of compiling them again
+#: collected last would leave the other core idle at the end of the run.  (pytest-xdist's load scheduling hands each
+#: worker its tests in batches of consecutive ones, which keeps the tests of one subsystem, and so the Numba kernels
+#: they compile, on one worker; sending tests one at a time, ``--maxschedchunk 1``, took the suite from 7 min 52 s to
+#: 8 min 55 s and 2 more minutes of CPU on 2026-11-26: both workers compiled the same kernels.)
 SLOW_FIRST = (
     "tests/verification/test_conformance_seeds.py",
     "tests/verification/test_peer_adapters.py",
-    "tests/test_docs_build.py",
-    "tests/test_lint.py",
     "tests/verification/test_interrupt_resume.py",
     "tests/verification/test_impl_adapter.py",
     "tests/verification/test_parallel.py",
     "tests/verification/test_conformance.py",
 )
-
-
-def pytest_configure(config):
-    # pytest-xdist's load scheduling first hands each worker a quarter of its share of the tests, by count: the
-    # long tests collected first (SLOW_FIRST) then all went to the first worker, whose first batch alone took more
-    # than half the run while the other ran out of work.  One test at a time, each worker takes the next when it
-    # is ready, and the long ones are shared out
-    if hasattr(config.option, "maxschedchunk") and config.option.maxschedchunk is None:
-        config.option.maxschedchunk = 1
 
 
 def pytest_collection_modifyitems(session, config, items):
