@@ -24,12 +24,19 @@ exception propagates to the runner, which keeps the records that had finished.
 
 from __future__ import annotations
 
+import logging
 import os
 import shutil
 import tempfile
 from collections.abc import Callable, Sequence
 
 from refvi.verification.timeouts import limit, timed_out, worker_watchdog
+
+#: the level below which a local Dask cluster's own log lines are not printed: the records already say which
+#: statement failed and which worker died, and when an interrupted run closes the cluster, a worker's heartbeat to
+#: the closing scheduler can log a traceback that is only noise (it broke the one-line interrupt message once in
+#: about twenty interrupted runs)
+DASK_LOG_LEVEL = logging.CRITICAL
 
 
 def _run_one(
@@ -109,7 +116,11 @@ def map_tasks(
             None
             if scheduler
             else LocalCluster(
-                n_workers=workers, threads_per_worker=1, processes=True, dashboard_address=":0", silence_logs=40
+                n_workers=workers,
+                threads_per_worker=1,
+                processes=True,
+                dashboard_address=":0",
+                silence_logs=DASK_LOG_LEVEL,
             )
         )
         client = Client(scheduler or cluster)
@@ -204,7 +215,11 @@ def _run_dask(order, impl_spec, profile, workers, scheduler, progress, watch=Non
         # a death is not retried on other workers (it would kill them too); the suspects are re-run alone below
         with dask.config.set({"distributed.scheduler.allowed-failures": 0}):
             cluster = LocalCluster(
-                n_workers=workers, threads_per_worker=1, processes=True, dashboard_address=":0", silence_logs=40
+                n_workers=workers,
+                threads_per_worker=1,
+                processes=True,
+                dashboard_address=":0",
+                silence_logs=DASK_LOG_LEVEL,
             )
         client = Client(cluster)
     else:
