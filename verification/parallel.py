@@ -34,9 +34,18 @@ from refvi.verification.timeouts import limit, timed_out, worker_watchdog
 
 #: the level below which a local Dask cluster's own log lines are not printed: the records already say which
 #: statement failed and which worker died, and when an interrupted run closes the cluster, a worker's heartbeat to
-#: the closing scheduler can log a traceback that is only noise (it broke the one-line interrupt message once in
-#: about twenty interrupted runs)
+#: the closing scheduler can log a traceback that is only noise (it broke the one-line interrupt message in one of
+#: 16 interrupted runs on 2026-11-26)
 DASK_LOG_LEVEL = logging.CRITICAL
+
+
+def _local_cluster(workers: int):
+    """A local Dask cluster of ``workers`` single-threaded processes, no dashboard port, its logs at DASK_LOG_LEVEL."""
+    from distributed import LocalCluster
+
+    return LocalCluster(
+        n_workers=workers, threads_per_worker=1, processes=True, dashboard_address=":0", silence_logs=DASK_LOG_LEVEL
+    )
 
 
 def _run_one(
@@ -110,19 +119,9 @@ def map_tasks(
             futures = [pool.submit(_run_one, *t) for t in tasks]
             out = [f.result() for f in futures]
     else:
-        from distributed import Client, LocalCluster
+        from distributed import Client
 
-        cluster = (
-            None
-            if scheduler
-            else LocalCluster(
-                n_workers=workers,
-                threads_per_worker=1,
-                processes=True,
-                dashboard_address=":0",
-                silence_logs=DASK_LOG_LEVEL,
-            )
-        )
+        cluster = None if scheduler else _local_cluster(workers)
         client = Client(scheduler or cluster)
         try:
             out = client.gather([client.submit(_run_one, *t, pure=False) for t in tasks])
@@ -206,7 +205,7 @@ def _run_processes(order, impl_spec, profile, workers, progress, watch=None, art
 
 def _run_dask(order, impl_spec, profile, workers, scheduler, progress, watch=None, artifacts=None) -> dict[str, dict]:
     import dask
-    from distributed import Client, KilledWorker, LocalCluster, as_completed
+    from distributed import Client, KilledWorker, as_completed
 
     from refvi.verification import runner
 
@@ -214,13 +213,7 @@ def _run_dask(order, impl_spec, profile, workers, scheduler, progress, watch=Non
     if scheduler is None:
         # a death is not retried on other workers (it would kill them too); the suspects are re-run alone below
         with dask.config.set({"distributed.scheduler.allowed-failures": 0}):
-            cluster = LocalCluster(
-                n_workers=workers,
-                threads_per_worker=1,
-                processes=True,
-                dashboard_address=":0",
-                silence_logs=DASK_LOG_LEVEL,
-            )
+            cluster = _local_cluster(workers)
         client = Client(cluster)
     else:
         client = Client(scheduler)
