@@ -103,6 +103,8 @@ def run(method, target, estimator, structure, m, C, U, gammas, weights, acc_m, a
         )
     energy = energy_plan(target) if fast and estimator in _EST_CODES else None
     if energy is not None:
+        if not all(a.flags.c_contiguous for a in (m, C, U, acc_m, acc_C)):  # _kf.STEP_SIGNATURE
+            raise ValueError("fastpath.run: m, C, U and the averages must be C-contiguous float64 arrays")
         return int(
             _entry.call(
                 _kf.energy_loop,
@@ -118,6 +120,7 @@ def run(method, target, estimator, structure, m, C, U, gammas, weights, acc_m, a
                     acc_m,
                     acc_C,
                     float(M),
+                    _kf.step_callback(),
                 ),
                 energy,
             )
