@@ -1,8 +1,8 @@
 """The whole Prox-SGD / Proj-SGD loop (seed 000 Defs. 5, 8) for ANY compiled energy kernel, in one Numba call.
 
-:func:`refvi.kernels.optim.sgd_loop` knows three targets by code.  ``energy_loop`` takes the target's energy kernel
-itself as a first-class function, ``energy(m, C, U_t, *args) -> (gm, gC_raw)`` (the ``energy`` entry of a
-:class:`~refvi.targets.base.KernelPlan`: built-in targets, posteriordb models, affine frames of them, and
+:func:`refvi.kernels.optim.sgd_loop` knows three targets by code.  The loop of :func:`energy_loop` takes the target's
+energy kernel itself as a first-class function, ``energy(m, C, U_t, *args) -> (gm, gC_raw)`` (the ``energy`` entry of
+a :class:`~refvi.targets.base.KernelPlan`: built-in targets, posteriordb models, affine frames of them, and
 ``CallableTarget``s around ``numba.njit`` functions), and runs every step inside the compiled call.
 
 Each step is exactly the generic path's (:func:`refvi.optim.fastpath.generic_step`) on the same base samples, with
@@ -15,11 +15,11 @@ the same kernels in the same order, so the two agree bit for bit:
 3. C' = prox_{gamma h}(Y) (Lemma 31) or the projection onto W_M (Lemma 32, seed 002 Thm 7);
 4. the averages accumulate weights[t + 1] w^{t+1}.
 
-``energy_loop`` is compiled once per energy kernel and argument types in each process (Numba cannot cache a function
+The loop is compiled once per energy kernel and argument types in each process (Numba cannot cache a function
 specialised on a function argument).  Steps 1-4 are ``step_from_raw``, which the loop calls through a pointer, as the
 C callback :func:`step_callback` (cached on disk, fixed signature ``STEP_SIGNATURE``): so compiling the loop for a new
-target compiles the loop and that target's energy only, not the prox and projections again (about 1.5 s instead of
-5 s for a posteriordb model); the indirect call costs nothing measurable per step.  ``step_from_raw`` is also what
+target compiles the loop and that target's energy only, not the prox and projections again (about 1 s instead of 4 s
+for a posteriordb model's framed energy); per step the two loops take the same time.  ``step_from_raw`` is also what
 :func:`refvi.optim.fastpath.run` calls per step for targets whose gradient is Python code (a batched NumPy or JAX
 function): one call of the user's function and one compiled call per step.
 """
@@ -118,18 +118,28 @@ def _step(method, estimator, code, m, C, U, gm_raw, gC_raw, gamma, M, w, acc_m, 
 @functools.cache
 def step_callback():
     """:func:`step_from_raw` compiled as a C callback of ``STEP_SIGNATURE`` (a Numba ``cfunc``, cached on disk; made
-    on first use, so importing refvi does not load it): the ``step`` argument of :func:`energy_loop`."""
+    on first use, so importing refvi does not load it): the step :func:`energy_loop` calls."""
     return numba.cfunc(STEP_SIGNATURE, cache=True, error_model="numpy")(_step)
 
 
-@jit_nocache
-def energy_loop(method, estimator, code, m, C, U, gammas, weights, acc_m, acc_C, M, step, energy, args):
-    """Run len(gammas) steps in place with the energy kernel ``energy(m, C, U[t], *args)`` and ``step``
-    (:func:`step_callback`); returns -1 or the index of the first step whose update is not finite (see the module
-    docstring).  The arrays are C-contiguous float64 (``STEP_SIGNATURE``)."""
-    T = gammas.shape[0]
-    for t in range(T):
-        gm_raw, gC_raw = energy(m, C, U[t], *args)
-        if not step(method, estimator, code, m, C, U[t], gm_raw, gC_raw, gammas[t], M, weights[t + 1], acc_m, acc_C):
-            return t
-    return -1
+@functools.cache
+def energy_loop():
+    """The fused loop ``loop(method, estimator, code, m, C, U, gammas, weights, acc_m, acc_C, M, energy, args)``: run
+    len(gammas) steps in place with the energy kernel ``energy(m, C, U[t], *args)``; returns -1 or the index of the
+    first step whose update is not finite (see the module docstring).  The arrays are C-contiguous float64
+    (``STEP_SIGNATURE``).  Made on first use around :func:`step_callback`, whose address is then a constant of the
+    compiled loop (as an argument, the callback would be converted to its address on every call, about 5 us)."""
+    step = step_callback()
+
+    @jit_nocache
+    def loop(method, estimator, code, m, C, U, gammas, weights, acc_m, acc_C, M, energy, args):
+        T = gammas.shape[0]
+        for t in range(T):
+            gm_raw, gC_raw = energy(m, C, U[t], *args)
+            if not step(
+                method, estimator, code, m, C, U[t], gm_raw, gC_raw, gammas[t], M, weights[t + 1], acc_m, acc_C
+            ):
+                return t
+        return -1
+
+    return loop

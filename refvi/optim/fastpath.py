@@ -3,13 +3,13 @@
 Two compiled loops: targets whose kernel plan has an ``sgd_loop`` entry (built in: Gaussian, LinearRegression and
 LogisticRegression) run :func:`refvi.kernels.optim.sgd_loop`; every other target whose plan has an ``energy`` kernel
 (the posteriordb models, CosineQuadratic, HierarchicalLogisticRegression, CallableTargets around ``numba.njit``
-functions, and the affine frames of all of these) runs :func:`refvi.kernels.fused.energy_loop`, the same loop with
-the energy kernel passed as a first-class function.  Both cover the energy, entropy and STL estimators.  A target
-whose gradient is Python code (NumPy or JAX callables, batched or not) runs a Python loop with one gradient call and
-one compiled call per step (``_python_gradient_loop``).  ``fast=False`` and the score estimator run the generic loop,
-one validated estimator call per step (:mod:`refvi.estimators`, :mod:`refvi.prox`).  All compute the same update
-from the same pre-drawn base samples;
-``energy_loop`` and the generic loop agree bit for bit (``tests/refvi/test_fused_loop.py``).
+functions, and the affine frames of all of these) runs the loop of :func:`refvi.kernels.fused.energy_loop`, the same
+loop with the energy kernel passed as a first-class function.  Both cover the energy, entropy and STL estimators.  A
+target whose gradient is Python code (NumPy or JAX callables, batched or not) runs a Python loop with one gradient
+call and one compiled call per step (``_python_gradient_loop``).  ``fast=False`` and the score estimator run the
+generic loop, one validated estimator call per step (:mod:`refvi.estimators`, :mod:`refvi.prox`).  All compute the
+same update from the same pre-drawn base samples; the fused loop and the generic loop agree bit for bit
+(``tests/refvi/test_fused_loop.py``).
 """
 
 from __future__ import annotations
@@ -107,7 +107,7 @@ def run(method, target, estimator, structure, m, C, U, gammas, weights, acc_m, a
             raise ValueError("fastpath.run: m, C, U and the averages must be C-contiguous float64 arrays")
         return int(
             _entry.call(
-                _kf.energy_loop,
+                _kf.energy_loop(),
                 (
                     _METHOD_CODES[method],
                     _EST_CODES[estimator],
@@ -120,7 +120,6 @@ def run(method, target, estimator, structure, m, C, U, gammas, weights, acc_m, a
                     acc_m,
                     acc_C,
                     float(M),
-                    _kf.step_callback(),
                 ),
                 energy,
             )
