@@ -109,3 +109,17 @@ def test_fit_takes_the_fused_loop_for_njit_callables_and_posteriordb():
     assert r.fast_path and r.frame is not None
     plain = CallableTarget(lambda z: _logp.py_func(z), lambda z: _grad.py_func(z), 3, smoothness=5.0)
     assert not refvi.fit(plain, steps=10).fast_path                        # plain Python: the generic loop
+
+
+def test_the_loop_refuses_arrays_its_step_callback_cannot_take():
+    """The step is a C callback of fixed signature (C-contiguous float64 arrays, ``fused.STEP_SIGNATURE``): a
+    non-contiguous iterate is a ValueError naming the arrays, before anything is written."""
+    target = CallableTarget(_logp, _grad, 3, smoothness=5.0)
+    U = np.random.default_rng(0).standard_normal((5, 1, 3))
+    w = np.full(6, 1 / 6)
+    m, am, aC = np.zeros(3), np.zeros(3), np.zeros((3, 3))
+    C = np.asfortranarray(np.tril(np.ones((3, 3))))          # Fortran order: not C-contiguous
+    C0 = C.copy()
+    with pytest.raises(ValueError, match="C-contiguous"):
+        fastpath.run("prox", target, "energy", "tril", m, C, U, np.full(5, 0.01), w, am, aC)
+    assert np.array_equal(C, C0) and not m.any()
