@@ -112,6 +112,7 @@ STEP_SIGNATURE = types.boolean(
 
 
 def _step(method, estimator, code, m, C, U, gm_raw, gC_raw, gamma, M, w, acc_m, acc_C):
+    # the cfunc's own Python function: Numba keys a disk cache by the function's name, apart from step_from_raw's
     return step_from_raw(method, estimator, code, m, C, U, gm_raw, gC_raw, gamma, M, w, acc_m, acc_C)
 
 

@@ -103,7 +103,7 @@ def run(method, target, estimator, structure, m, C, U, gammas, weights, acc_m, a
         )
     energy = energy_plan(target) if fast and estimator in _EST_CODES else None
     if energy is not None:
-        if not all(a.flags.c_contiguous for a in (m, C, U, acc_m, acc_C)):  # _kf.STEP_SIGNATURE
+        if not all(a.flags.c_contiguous and a.dtype == np.float64 for a in (m, C, U, acc_m, acc_C)):  # STEP_SIGNATURE
             raise ValueError("fastpath.run: m, C, U and the averages must be C-contiguous float64 arrays")
         return int(
             _entry.call(

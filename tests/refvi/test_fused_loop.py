@@ -113,13 +113,17 @@ def test_fit_takes_the_fused_loop_for_njit_callables_and_posteriordb():
 
 def test_the_loop_refuses_arrays_its_step_callback_cannot_take():
     """The step is a C callback of fixed signature (C-contiguous float64 arrays, ``fused.STEP_SIGNATURE``): a
-    non-contiguous iterate is a ValueError naming the arrays, before anything is written."""
+    non-contiguous or float32 iterate is a ValueError naming the arrays, before anything is written."""
     target = CallableTarget(_logp, _grad, 3, smoothness=5.0)
     U = np.random.default_rng(0).standard_normal((5, 1, 3))
     w = np.full(6, 1 / 6)
     m, am, aC = np.zeros(3), np.zeros(3), np.zeros((3, 3))
     C = np.asfortranarray(np.tril(np.ones((3, 3))))          # Fortran order: not C-contiguous
     C0 = C.copy()
-    with pytest.raises(ValueError, match="C-contiguous"):
+    with pytest.raises(ValueError, match="C-contiguous float64"):
         fastpath.run("prox", target, "energy", "tril", m, C, U, np.full(5, 0.01), w, am, aC)
     assert np.array_equal(C, C0) and not m.any()
+    m32 = np.zeros(3, dtype=np.float32)                                    # float32: not what the callback takes
+    with pytest.raises(ValueError, match="C-contiguous float64"):
+        fastpath.run("prox", target, "energy", "tril", m32, np.eye(3), U, np.full(5, 0.01), w, am, aC)
+    assert not m32.any()
