@@ -5,10 +5,9 @@ Needs the ``pymc`` extra (skipped without it, a failure under REFVI_REQUIRE_PEER
 
 from __future__ import annotations
 
-import os
-
 import numpy as np
 import pytest
+from _peers import need  # tests/_peers.py
 
 import refvi
 from refvi.targets import from_pymc
@@ -18,11 +17,7 @@ from refvi.targets.posteriordb.models import _data
 
 def _pymc():
     """PyMC, imported by the test that needs it (not at collection: importing it takes seconds in every worker)."""
-    if os.environ.get("REFVI_REQUIRE_PEERS") == "1":
-        import pymc
-
-        return pymc
-    return pytest.importorskip("pymc")
+    return need("pymc")
 
 
 def sblrc():

@@ -2,22 +2,10 @@
 (``examples/jax_adapter.py``) and BlackJAX (``examples/blackjax_adapter.py``).  Needs the ``peers`` extra; skipped
 without it.  About 60-70 s in all on 2 cores (JAX ~40 s, BlackJAX ~25 s), almost all of it XLA compiling per shape."""
 
-import os
-
 import numpy as np
-import pytest
+from _peers import need  # tests/_peers.py: a skip without the library, a failure under REFVI_REQUIRE_PEERS=1
 
 from refvi.verification import runner
-
-# .ci/run installs the ``peers`` extra and sets REFVI_REQUIRE_PEERS=1: there a missing library is a failure, not a skip
-_REQUIRED = os.environ.get("REFVI_REQUIRE_PEERS") == "1"
-
-
-def _need(module, reason=None):
-    if _REQUIRED:
-        import importlib
-        return importlib.import_module(module)
-    return pytest.importorskip(module, reason=reason)
 
 SELECT = ["000.*", "002.*"]
 # measured (ci profile; JAX 0.10.2, NumPyro 0.22.0, BlackJAX 1.7.1): 23 and 11 implementation passes
@@ -34,8 +22,8 @@ def _check(cert, minimum):
 
 
 def test_jax_numpyro_adapter():
-    _need("jax")
-    _need("numpyro")
+    need("jax")
+    need("numpyro")
     from refvi.verification.examples.jax_adapter import IMPL
 
     records = _check(runner.run(SELECT, "ci", IMPL), MIN_PASSES["jax"])
@@ -47,8 +35,8 @@ def test_jax_numpyro_adapter():
 
 
 def test_blackjax_adapter():
-    _need("blackjax")
-    _need("blackjax.vi._gaussian_vi", reason="the adapter drives BlackJAX >= 1.7's shared VI step")
+    need("blackjax")
+    need("blackjax.vi._gaussian_vi", reason="the adapter drives BlackJAX >= 1.7's shared VI step")
     from refvi.verification.examples.blackjax_adapter import IMPL
 
     records = _check(runner.run(SELECT, "ci", IMPL), MIN_PASSES["blackjax"])
@@ -64,7 +52,7 @@ def test_blackjax_adapter():
 def test_blackjax_layout_matches_its_sampler():
     """The adapter's z = mu + L u and (m, C) <-> (mu, chol_params) agree with BlackJAX's own ``_sample`` and
     ``_unflatten_cholesky`` (guards against a change of BlackJAX's parameter layout)."""
-    _need("blackjax.vi._gaussian_vi")
+    need("blackjax.vi._gaussian_vi")
     import jax
     import jax.numpy as jnp
     from blackjax.vi import fullrank_vi, meanfield_vi

@@ -5,18 +5,14 @@ building and rewriting graphs); the full 000/002 run is the compatibility table'
 
 from __future__ import annotations
 
-import os
-
 import numpy as np
 import pytest
+from _peers import need  # tests/_peers.py
 
 from refvi.verification import runner
 from refvi.verification.protocol import targets as T
 
-if os.environ.get("REFVI_REQUIRE_PEERS") == "1":
-    import pymc  # noqa: F401
-else:
-    pytest.importorskip("pymc")
+need("pymc")
 
 from refvi.verification.examples import pymc_adapter as A  # noqa: E402
 from refvi.verification.examples.numpy_adapter import IMPL as NUMPY  # noqa: E402
