@@ -292,6 +292,7 @@ def _report(args, cert: dict, out_path: str | None, reference: dict | None) -> i
     print(runner.summary(cert))
     print("(pass* = oracle-only: checks the paper with independent oracles, not the implementation)")
     if cert.get("papers"):
+        print(coverage.format_values(cert["papers"]))
         print(coverage.format_block(cert["papers"]))
     if reference is not None and cert.get("complete", True):
         from refvi.verification import compare

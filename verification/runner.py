@@ -23,10 +23,14 @@ from refvi.verification.statement import (
 
 def load_statements() -> dict[str, Statement]:
     """Import every module of :mod:`refvi.verification.statements` (each registers its statements)."""
+    import refvi.verification.oracles
     import refvi.verification.statements as pkg
+    from refvi.verification import provenance
 
+    provenance.pass_marks_through(refvi.verification.oracles)
     for info in pkgutil.walk_packages(pkg.__path__, prefix=f"{pkg.__name__}."):
         importlib.import_module(info.name)
+    provenance.instrument(pkg)
     return REGISTRY
 
 
@@ -100,7 +104,7 @@ def _run_statement(
     artifacts: str | None = None,
     impl_spec: str | None = None,
 ) -> dict:
-    from refvi.verification import reproducers
+    from refvi.verification import provenance, reproducers
     from refvi.verification.errata import ERRATA
     from refvi.verification.protocol import is_refvi, recording
     from refvi.verification.protocol.capabilities import PROTOCOL_REFUSALS, Capabilities
@@ -108,12 +112,14 @@ def _run_statement(
     profile = PROFILES[profile_name]
     calls: dict[str, int] = {}
     log: list = []
-    view = recording(impl, calls, log)
+    ledger = provenance.Ledger()
+    view = recording(impl, calls, log, ledger)
     refvi_itself = is_refvi(impl)
 
     def context(sid: str) -> Context:
         c = Context(view, profile, sid)
         c.search, c.shrink, c.strict_methods, c.call_log = search, shrink, refvi_itself, log
+        c.ledger = ledger
         c.refusals = PROTOCOL_REFUSALS + Capabilities.of(impl).refusals
         return c
 
@@ -177,7 +183,18 @@ def _run_statement(
     record["instances"] = ctx.instance_log + [
         [f"erratum:{s}", i, o, w] for s, i, o, w in (demo.instance_log if demo is not None else [])
     ]
+    values = ledger.summary()
+    record["values"] = values["methods"]
+    record["trusted"] = values["trusted"]
+    record["given"] = [list(g) for g in values["given"]]
+    record["unseen"] = values["unseen"]
     record["tightness"] = ctx.tightness
+    checks = dict(ctx.checks)
+    checks.update({f"{st.erratum}: {name}": c for name, c in (demo.checks if demo is not None else {}).items()})
+    record["checks"] = {
+        name: {"tightness": c["ratio"], "label": c["label"], "instance": c["instance"], "count": c["count"]}
+        for name, c in sorted(checks.items())
+    }
     record["power"] = ctx.power
     record["rates"] = ctx.rates
     verdict = record["verdict"]
@@ -236,7 +253,11 @@ def statement_record(st: Statement, verdict: str) -> dict:
         "declined": {},
         "declined_optional": 0,
         "instances": [],
+        "values": {},
+        "trusted": [],
+        "given": [],
         "tightness": None,
+        "checks": {},
         "power": None,
         "rates": [],
         "warnings": [],

@@ -19,7 +19,7 @@ import numpy as np
 
 from refvi.verification.oracles import boosting as ob
 from refvi.verification.protocol.boosting import BoostingInstance, BoostingTarget
-from refvi.verification.statement import statement
+from refvi.verification.statement import scalar, statement
 from refvi.verification.statements.boosting_001._common import i1
 
 
@@ -36,7 +36,7 @@ def _log_space_oracle(inst, alpha):
     k = int(np.argmax(alpha))
     lq = ob.tn_logpdf(quad.nodes, inst.means[k], inst.scales[k], inst.lo, inst.hi)
     g = lq - quad.logp
-    f = float(np.sum(quad.w * np.exp(lq) * g))
+    f = scalar(np.sum(quad.w * np.exp(lq) * g))
     return f, quad.table @ (quad.w * g)
 
 
@@ -107,7 +107,7 @@ def claim_bad_input(ctx):
     )
     one = BoostingInstance.make(-1.0, 1.0, [-0.5, 0.5], 0.3, tgt, quadrature=(1, 1))  # the midpoint rule: allowed
     ctx.close(
-        float(b.objective(one, np.array([0.3, 0.7]))),
+        scalar(b.objective(one, np.array([0.3, 0.7]))),
         ob.QuadratureProblem(one).f(np.array([0.3, 0.7])),
         rtol=1e-10,
         atol=1e-12,

@@ -16,7 +16,7 @@ from scipy import optimize
 from scipy.special import logsumexp
 
 from refvi.verification.protocol import targets as specs
-from refvi.verification.statement import statement
+from refvi.verification.statement import scalar, statement
 
 RULES = ("fixed", "line_search", "corrective")
 
@@ -25,7 +25,7 @@ def _logp(target, Z):
     """log p(z, x) of the logistic-regression spec at the rows of Z, vectorised: sum_n log sigmoid(y_n x_n.z) -
     ||z||^2 / (2 s^2) - (d/2) log(2 pi s^2) (checked against the spec's own log p on the first row)."""
     Z = np.reshape(Z, (-1, target.dim))
-    X, y, s = np.asarray(target.params["X"]), np.asarray(target.params["y"]), float(target.params["prior_scale"])
+    X, y, s = np.asarray(target.params["X"]), np.asarray(target.params["y"]), scalar(target.params["prior_scale"])
     out = (
         -np.sum(np.logaddexp(0.0, -(Z @ X.T) * y), axis=1)
         - 0.5 * np.sum(Z * Z, axis=1) / s**2
@@ -44,7 +44,7 @@ def _saa(alpha, means, sigma, draws, target):
     t = (Z[None, :, :] - means[:K][act][:, None, :]) / sigma
     logN = -0.5 * np.sum(t * t, -1) - np.sum(np.log(sigma)) - 0.5 * d * math.log(2 * math.pi)
     lq = logsumexp(logN + np.log(a[act])[:, None], axis=0)
-    return float(a @ np.mean((lq - _logp(target, Z)).reshape(K, S), axis=1))
+    return scalar(a @ np.mean((lq - _logp(target, Z)).reshape(K, S), axis=1))
 
 
 def _mean_field_gradient(target, m, s, U):
@@ -75,7 +75,7 @@ def _instance(rng):
     n, d = int(rng.integers(8, 20)), int(rng.integers(2, 4))
     X = rng.standard_normal((n, d))
     y = np.where(X @ rng.standard_normal(d) + 0.5 * rng.standard_normal(n) > 0, 1.0, -1.0)
-    return specs.logistic(X, y, prior_scale=float(rng.uniform(0.7, 2.0)))
+    return specs.logistic(X, y, prior_scale=scalar(rng.uniform(0.7, 2.0)))
 
 
 @statement("001.claim-mc-boosting")
@@ -105,7 +105,7 @@ def claim_mc_boosting(ctx):
             atol=1e-4,
             label="mean field: (m, sigma) = the oracle's minimiser (strictly convex in (m, sigma))",
         )
-        ctx.bound(float(np.max(np.abs(_mean_field_gradient(target, m, s, U)))), 1e-4, label="mean field: stationary")
+        ctx.bound(scalar(np.max(np.abs(_mean_field_gradient(target, m, s, U)))), 1e-4, label="mean field: stationary")
         for rule in RULES:
             _check_run(ctx, B, target, rule, (mo, so), int(rng.integers(0, 2**31)))
 
@@ -131,9 +131,9 @@ def _check_run(ctx, B, target, rule, init, seed, T=3, S=16, box=1.0):
         atol=0.0,
         label=f"{rule}: q^0 = N(m0, s0^2) and the atoms' sigma = s0",
     )
-    ctx.bound(float(np.max(np.abs(means - m0) / (box * s0))), 1.0, rtol=1e-12, label=f"{rule}: atom means in the box")
+    ctx.bound(scalar(np.max(np.abs(means - m0) / (box * s0))), 1.0, rtol=1e-12, label=f"{rule}: atom means in the box")
     for t, a in enumerate(hist):
-        ctx.bound(float(-a.min()), 0.0, atol=1e-12, label=f"{rule}: alpha^{t} >= 0")
+        ctx.bound(scalar(-a.min()), 0.0, atol=1e-12, label=f"{rule}: alpha^{t} >= 0")
         ctx.close(a.sum(), 1.0, rtol=0.0, atol=1e-9, label=f"{rule}: alpha^{t} sums to one")
         ctx.close(
             f[t],
@@ -189,7 +189,7 @@ def _check_lmo(ctx, rule, target, t, means, alpha, sigma, lo, hi, V):
         Z = mu + sigma * V
         u = (Z[None, :, :] - means[: t + 1][act][:, None, :]) / sigma
         logN = -0.5 * np.sum(u * u, -1) - np.sum(np.log(sigma)) - 0.5 * sigma.size * math.log(2 * math.pi)
-        return float(np.mean(logsumexp(logN + la[:, None], axis=0) - _logp(target, Z)))
+        return scalar(np.mean(logsumexp(logN + la[:, None], axis=0) - _logp(target, Z)))
 
     starts = [0.5 * (lo + hi), means[t + 1]] + [np.where(np.array(c) == 1, hi, lo) for c in np.ndindex(*[2] * lo.size)]
     best = min(
@@ -258,12 +258,12 @@ def claim_mc_predictive(ctx):
         W = rng.standard_normal((S, d))
         prob, ll = B.mc_predictive(X, y, W)
         with mpmath.workdps(30):
-            sig = [[1 / (1 + mpmath.exp(-mpmath.mpf(float(x @ w)))) for w in W] for x in X]
-            want_p = np.array([float(sum(r) / S) for r in sig])
-            want_ll = float(
+            sig = [[1 / (1 + mpmath.exp(-mpmath.mpf(scalar(x @ w)))) for w in W] for x in X]
+            want_p = np.array([scalar(sum(r) / S) for r in sig])
+            want_ll = scalar(
                 sum(mpmath.log(sum(s if yi > 0 else 1 - s for s in r) / S) for r, yi in zip(sig, y, strict=True)) / n
             )
         what = f"n = {n}, d = {d}, S = {S}, logits up to {np.abs(X @ W.T).max():.3g}"
         ctx.close(np.asarray(prob, dtype=np.float64), want_p, rtol=1e-12, atol=1e-300, label=f"{what}: p(y = +1 | x)")
-        ctx.close(float(ll), want_ll, rtol=1e-12, atol=1e-12, label=f"{what}: mean log predictive")
+        ctx.close(scalar(ll), want_ll, rtol=1e-12, atol=1e-12, label=f"{what}: mean log predictive")
         ctx.count()

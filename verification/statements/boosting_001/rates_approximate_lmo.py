@@ -15,7 +15,7 @@ import numpy as np
 from refvi.verification.errata import erratum
 from refvi.verification.oracles import boosting as ob
 from refvi.verification.protocol.boosting import BoostingInstance, BoostingTarget
-from refvi.verification.statement import statement
+from refvi.verification.statement import scalar, statement
 from refvi.verification.statements.boosting_001._common import check_run_records, i1, log_prob_box_mog
 
 I3_SIGMA, I3_STRIDE = 2.0, 0.02  # tight instance for Thm 4 / Cor 7 / Thm 8
@@ -42,8 +42,8 @@ def i3_curvature_lower_bound() -> float:
 
     def chi2(ms, mq):
         def g(z):
-            s = math.exp(float(ob.tn_logpdf([[z]], ms, I3_SIGMA, -1.0, 1.0)[0]))
-            q = math.exp(float(ob.tn_logpdf([[z]], mq, I3_SIGMA, -1.0, 1.0)[0]))
+            s = math.exp(scalar(ob.tn_logpdf([[z]], ms, I3_SIGMA, -1.0, 1.0)[0]))
+            q = math.exp(scalar(ob.tn_logpdf([[z]], mq, I3_SIGMA, -1.0, 1.0)[0]))
             return (s - q) ** 2 / q
 
         return integrate.quad(g, -1.0, 1.0, epsabs=1e-14, epsrel=1e-12)[0]
@@ -110,12 +110,12 @@ def check_adversarial_lmo(ctx, oracle, res, delta: float, label: str):
     for t, k in enumerate(np.asarray(res.atom, dtype=int)):
         a = res.weights_history[t]
         lin = oracle.scores(a) - a @ oracle.scores(a)
-        best = float(lin.min())
+        best = scalar(lin.min())
         tol = 1e-9 * max(1.0, abs(best))
         if best >= -tol:
             continue
         clear = lin <= delta * best - tol
-        worst_ok = float(np.max(lin[clear])) if np.any(clear) else best
+        worst_ok = scalar(np.max(lin[clear])) if np.any(clear) else best
         if not (lin[k] <= delta * best + tol and lin[k] >= worst_ok - tol):
             bad += 1
     ctx.true(bad == 0, label=f"{label}: every LMO answer is the worst delta-admissible atom ({bad} bad steps)")
@@ -147,8 +147,8 @@ def i3_horizons(ctx):
 def _bound_along(ctx, h, bound, label):
     """h_t <= bound_t for every t, tightness tracked at the tightest t."""
     t = int(np.argmax(h / bound))
-    ctx.bound(float(np.max(h - bound)), 0.0, atol=1e-9, label=f"{label}: h_t <= bound for all t")
-    ctx.bound(float(h[t]), float(bound[t]), atol=1e-9, label=f"{label} (tightest t = {t})")
+    ctx.bound(scalar(np.max(h - bound)), 0.0, atol=1e-9, label=f"{label}: h_t <= bound for all t")
+    ctx.bound(scalar(h[t]), scalar(bound[t]), atol=1e-9, label=f"{label} (tightest t = {t})")
 
 
 @statement("001.thm4")
@@ -177,7 +177,7 @@ def thm4(ctx):
     for dl in (0.05, 0.1, 0.25):
         h = interval_fw(dl, "fixed_delta", 20000)
         bound = 2 * (4.0 / dl + h[0]) / (dl * np.arange(h.size) + 2)
-        ctx.bound(float(np.max(h - bound)), 0.0, label=f"interval instance, delta = {dl}, step 2/(delta t+2)")
+        ctx.bound(scalar(np.max(h - bound)), 0.0, label=f"interval instance, delta = {dl}, step 2/(delta t+2)")
         ctx.count()
 
 
@@ -212,7 +212,7 @@ def cor7(ctx):
     # (a convex hull's diameter is attained at vertices), exact from the oracle's Gram matrix.  Both tight forms are
     # checked; the exact-diameter one comes within ~4x of the run (h_t / bound = 0.27 at delta = 1).
     G = ob.tn_gram(inst3.means, inst3.scales, inst3.lo, inst3.hi)
-    diam2 = float(np.max(np.diag(G)[:, None] + np.diag(G)[None, :] - 2 * G))
+    diam2 = scalar(np.max(np.diag(G)[:, None] + np.diag(G)[None, :] - 2 * G))
     ctx.bound(diam2, (M3 - eps3) ** 2 * leb3, rtol=1e-9, label="I3: exact diam^2 <= (M - eps)^2 Leb")
     constants = (
         ("printed C = 4 M^2 Leb / eps", C3),
@@ -296,7 +296,7 @@ def _lattice(lo, hi, stride):
     axes = []
     for a, b in zip(lo, hi, strict=True):
         n = math.floor((Fraction(b) - Fraction(a)) / Fraction(stride) * (1 + Fraction(1, 10**12)))
-        axes.append([float(Fraction(a) + k * Fraction(stride)) for k in range(n + 1)])
+        axes.append([scalar(Fraction(a) + k * Fraction(stride)) for k in range(n + 1)])
     return np.array(list(itertools.product(*axes)))
 
 
@@ -366,8 +366,8 @@ def thm8(ctx):
         means = _lattice(lo, hi, stride)
         scales = np.full(len(means), sig)
         G = ob.tn_gram(means, scales, lo, hi)
-        diam2 = float(np.max(np.diag(G)[:, None] + np.diag(G)[None, :] - 2 * G))
-        eps_d = float(ob.tn_density_bounds(means, scales, lo, hi)[0])
+        diam2 = scalar(np.max(np.diag(G)[:, None] + np.diag(G)[None, :] - 2 * G))
+        eps_d = scalar(ob.tn_density_bounds(means, scales, lo, hi)[0])
         ctx.close(eps_d, fcd["eps"], rtol=1e-9, label=f"d = {d}: eps of the quantized set = the family's (corners)")
         ctx.bound(
             diam2 / eps_d,

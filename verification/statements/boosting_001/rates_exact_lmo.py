@@ -16,7 +16,7 @@ from refvi.verification.errata import erratum
 from refvi.verification.oracles import boosting as ob
 from refvi.verification.oracles import pyramidal_width as pw
 from refvi.verification.protocol.boosting import BoostingInstance, BoostingTarget
-from refvi.verification.statement import statement
+from refvi.verification.statement import scalar, statement
 from refvi.verification.statements.boosting_001._common import (
     check_run_records,
     dense,
@@ -84,7 +84,7 @@ def thm2(ctx):
             ctx.geq(Zk, ref_fc["K"], rtol=1e-9, label="Z(mu, sigma) >= K = min_mu P(N(mu, sigma_max^2) in A)")
         g = np.diag(G)
         ctx.bound(
-            float(np.max(g[:, None] + g[None, :] - 2 * G)),
+            scalar(np.max(g[:, None] + g[None, :] - 2 * G)),
             ref_fc["thm2_diam_sq"],
             rtol=1e-12,
             label="diam^2 <= 4/(sigma_min^d (2 sqrt pi)^d K^2)",
@@ -118,7 +118,7 @@ def cor3(ctx):
         G = np.asarray(b.gram(inst))
         g = np.diag(G)
         D2 = g[:, None] + g[None, :] - 2 * G
-        diam2, max_n2, leb = float(D2.max()), float(g.max()), 2.0**d
+        diam2, max_n2, leb = scalar(D2.max()), scalar(g.max()), 2.0**d
         ctx.bound(diam2, 4 * max_n2, rtol=1e-12, label="diam^2 <= 4 max ||q||^2")
         ctx.bound(4 * max_n2, 4 * M * M * leb, rtol=1e-12, label="4 max||q||^2 <= 4 M^2 Leb")
         ctx.bound(diam2, 2 * M, rtol=1e-12, label="diam^2 <= 2M (tighter)")
@@ -148,19 +148,19 @@ def thm6(ctx):
     eps, M = oracle.eps, oracle.M
     Ldiam = oracle.diameter_sq() / eps
     ctx.close(
-        float(b.diameter_sq(inst)),
+        scalar(b.diameter_sq(inst)),
         oracle.diameter_sq(),
         rtol=1e-9,
         label="diam(A)^2 = max_ij ||s_i - s_j||^2 (implementation vs the oracle's Gram)",
     )
     paper = 4 * M * M * oracle.volume / eps
     ctx.bound(Ldiam, paper, label="L diam^2 <= 4 M^2 Leb(A) / eps")
-    lower = float(b.curvature_lower_bound(inst))
+    lower = scalar(b.curvature_lower_bound(inst))
     ctx.bound(lower, Ldiam, label="the implementation's C_f lower bound <= L diam^2")
     # the lower bound on C_f is chi^2(s_i || s_j) for the worst pair (the gamma -> 0 limit of Eq. 7 with q = s_j,
     # y = s_j + gamma (s_i - s_j)); the oracle's chi^2 on its quadrature rule
     T, w = oracle.table, oracle.w
-    chi2 = float(np.max((T * T * w) @ (1.0 / T).T - 1.0))
+    chi2 = scalar(np.max((T * T * w) @ (1.0 / T).T - 1.0))
     ctx.close(lower, chi2, rtol=1e-9, label="C_f lower bound = max_ij chi^2(s_i || s_j)")
 
     def check(draw):
@@ -266,8 +266,8 @@ def pairwise_decrease(oracle, alpha, scores, z: int, L: float):
     e = np.zeros(idx.size)
     e[np.searchsorted(idx, z)] += 1.0
     e[np.searchsorted(idx, v)] -= 1.0
-    n2 = float(e @ G @ e)
-    lin = float(scores[z] - scores[v])  # <grad f, z - v> <= 0
+    n2 = scalar(e @ G @ e)
+    lin = scalar(scores[z] - scores[v])  # <grad f, z - v> <= 0
     g_star = -lin / (L * n2)
     if g_star <= alpha[v]:
         return v, True, lin * lin / (2 * L * n2)  # Eq. (14)

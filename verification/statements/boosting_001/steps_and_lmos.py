@@ -15,7 +15,7 @@ from scipy import optimize
 
 from refvi.verification.oracles import boosting as ob
 from refvi.verification.protocol.boosting import BoostingInstance, BoostingTarget
-from refvi.verification.statement import statement
+from refvi.verification.statement import scalar, statement
 from refvi.verification.statements.boosting_001._common import (
     check_run_records,
     dense,
@@ -120,7 +120,7 @@ def claim_fixed_step_weights(ctx):
         got = np.asarray(ctx.adapter("boosting").fixed_step_weights(np.array(chosen, dtype=np.int64), K), dtype=float)
         ctx.close(
             got,
-            np.array([float(v) for v in q]),
+            np.array([scalar(v) for v in q]),
             rtol=1e-13,
             atol=1e-15,
             label=f"T = {len(chosen)}: closed form = unrolled recursion (exact rationals)",
@@ -153,7 +153,7 @@ def claim_shift_invariance(ctx):
         ref = ob.line_search_1d(
             oracle.pdf(q),
             oracle.pdf(np.eye(inst.K)[k0]),
-            lambda z: float(inst.target.logp(np.array([[z]]))[0]),
+            lambda z: scalar(inst.target.logp(np.array([[z]]))[0]),
             -1.0,
             1.0,
             points=inst.means[np.nonzero(q > 0)[0], 0],
@@ -179,7 +179,7 @@ def claim_shift_invariance(ctx):
         # simplex over S, and the FW gap on S (>= f - min f) is at first-order-optimality level
         a = _embed(inst.K, idx, f0)
         sc = oracle.scores(a)[idx]
-        ctx.bound(float(a[idx] @ sc - sc.min()), 0.0, atol=1e-6, label="fully-corrective: FW gap on S ~ 0")
+        ctx.bound(scalar(a[idx] @ sc - sc.min()), 0.0, atol=1e-6, label="fully-corrective: FW gap on S ~ 0")
         ref = optimize.minimize(
             lambda x: oracle.f(_embed(inst.K, idx, x)),
             np.full(idx.size, 1.0 / idx.size),
@@ -189,7 +189,7 @@ def claim_shift_invariance(ctx):
             options=dict(ftol=1e-15, maxiter=500),
         )
         ctx.bound(
-            oracle.f(a), float(ref.fun), atol=1e-12, label="fully-corrective: f(weights) <= SLSQP min over conv(S)"
+            oracle.f(a), scalar(ref.fun), atol=1e-12, label="fully-corrective: f(weights) <= SLSQP min over conv(S)"
         )
 
     ctx.forall(
@@ -210,7 +210,7 @@ def claim_shift_invariance(ctx):
         label="fully-corrective on atoms q does not use: weights on the simplex",
     )
     ctx.bound(
-        float(a[idx] @ sc - sc.min()), 0.0, atol=1e-6, label="fully-corrective on atoms q does not use: gap on S ~ 0"
+        scalar(a[idx] @ sc - sc.min()), 0.0, atol=1e-6, label="fully-corrective on atoms q does not use: gap on S ~ 0"
     )
 
 
@@ -239,8 +239,8 @@ def claim_fw_gap_certificate(ctx):
     for name, res in runs.items():
         check_run_records(ctx, oracle, res, name)
         h = res.f - fstar
-        ctx.bound(float(np.max(h - res.gap)), 0.0, atol=1e-12, label=f"{name}: f(q^t) - f* <= gap_t")
-        ctx.geq(float(np.min(h)), 0.0, atol=1e-12, label=f"{name}: f(q^t) >= f* = -log P(A)")
+        ctx.bound(scalar(np.max(h - res.gap)), 0.0, atol=1e-12, label=f"{name}: f(q^t) - f* <= gap_t")
+        ctx.geq(scalar(np.min(h)), 0.0, atol=1e-12, label=f"{name}: f(q^t) >= f* = -log P(A)")
         ctx.count(h.size)
     # the adaptive steps replayed from the reported iterates: gamma_t = min(1, <grad f(q), q - s>/C) (Thm 6's
     # curvature step) and min(1, <grad f(q), q - s>/(L ||s - q||^2)) with Variant 0's L = 1/eps (the local step)
@@ -249,7 +249,7 @@ def claim_fw_gap_certificate(ctx):
         want = []
         for a, k in zip(np.asarray(res.weights_history)[:-1], np.asarray(res.atom, dtype=int), strict=True):
             sc = oracle.scores(a)
-            want.append(min(1.0, max(float(a @ sc - sc[k]), 0.0) / denom(a, k)))
+            want.append(min(1.0, max(scalar(a @ sc - sc[k]), 0.0) / denom(a, k)))
         ctx.close(
             np.asarray(res.gamma, dtype=float),
             np.array(want),
@@ -259,7 +259,7 @@ def claim_fw_gap_certificate(ctx):
         )
     # the gap of any q as the implementation computes it on its own (protocol gap), against the oracle's
     for a in np.asarray(runs["curvature"].weights_history)[::8]:
-        ctx.close(float(b.gap(inst, a)), oracle.gap(a), rtol=1e-9, atol=1e-11, label="gap(q^t) = the oracle's gap")
+        ctx.close(scalar(b.gap(inst, a)), oracle.gap(a), rtol=1e-9, atol=1e-11, label="gap(q^t) = the oracle's gap")
 
 
 @statement("001.claim-mog-recovery")
@@ -282,5 +282,5 @@ def claim_mog_recovery(ctx):
     )
     res = b.corrective(inst2, 15, variant="full")
     ctx.close(res.f[-1], fstar2, atol=1e-6, label="2-D: f(q^T) = -log P(A) to 1e-6")
-    ctx.bound(float(np.max(res.f - fstar2 - res.gap)), 0.0, atol=1e-12, label="2-D: gap certificate")
+    ctx.bound(scalar(np.max(res.f - fstar2 - res.gap)), 0.0, atol=1e-12, label="2-D: gap certificate")
     ctx.count()

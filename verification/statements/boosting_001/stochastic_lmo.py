@@ -19,13 +19,13 @@ from scipy import special, stats
 
 from refvi.verification.oracles import boosting as ob
 from refvi.verification.protocol.boosting import BoostingInstance, BoostingTarget
-from refvi.verification.statement import statement
+from refvi.verification.statement import scalar, statement
 from refvi.verification.statements.boosting_001._common import i1
 
 
 def _delta(oracle, q, k):
     sc = oracle.scores(q)
-    qs = float(q @ sc)
+    qs = scalar(q @ sc)
     return (qs - sc[k]) / (qs - sc.min())
 
 
@@ -105,7 +105,7 @@ def claim_stochastic_lmo_step(ctx):
                 alpha[rng.choice(inst.K, size=size, replace=False)] = rng.dirichlet(np.ones(size))
                 mu = rng.uniform(inst.lo, inst.hi)
                 k = int(np.argmin(((inst.means - mu) ** 2).sum(1)))
-                m_k, s_k = inst.means[k], float(inst.scales[k])
+                m_k, s_k = inst.means[k], scalar(inst.scales[k])
                 Z = np.column_stack(
                     [
                         stats.truncnorm.rvs((lo - m) / s_k, (hi - m) / s_k, loc=m, scale=s_k, size=S, random_state=rng)
@@ -114,7 +114,7 @@ def claim_stochastic_lmo_step(ctx):
                 )
                 want, g = _step_oracle(inst, alpha, mu, Z, lr)
                 got = np.asarray(b.stochastic_lmo_step(inst, alpha, mu, Z, lr=lr), dtype=float).reshape(-1)
-                tol = 1e-7 * lr * (1.0 + float(np.abs(g).max()))
+                tol = 1e-7 * lr * (1.0 + scalar(np.abs(g).max()))
                 ctx.close(got, want, atol=tol, label=f"d = {inst.d}, S = {S}, lr = {lr}: mu' = clip(mu - lr g)")
                 n += 1
     # Eq. (10) itself (no baseline, which cancels the normalizer's constant term from Algorithm 2's step): wide atoms
@@ -133,7 +133,7 @@ def claim_stochastic_lmo_step(ctx):
         ctx.close(
             got,
             want,
-            atol=1e-7 * (1.0 + float(np.abs(want).max())),
+            atol=1e-7 * (1.0 + scalar(np.abs(want).max())),
             label=f"Eq. (10) on given draws, d = {mu.size}, sigma = {sigma}: mean of v grad_mu log TN (scipy)",
         )
         n += 1
@@ -148,7 +148,7 @@ def claim_stochastic_lmo_step(ctx):
         ctx.close(
             got,
             want,
-            atol=1e-7 * lr * (1.0 + float(np.abs(g).max())),
+            atol=1e-7 * lr * (1.0 + scalar(np.abs(g).max())),
             label=f"atoms 722 nats apart at the draws, lr = {lr}: mu' = clip(mu - lr g)",
         )
         n += 1

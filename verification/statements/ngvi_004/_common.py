@@ -27,6 +27,7 @@ from scipy.special import gammaln
 
 from refvi.verification.oracles import ngvi_expfam as OX
 from refvi.verification.oracles import ngvi_glm as OG
+from refvi.verification.statement import scalar
 
 # ------------------------------------------------------------------------------------------------------------------
 # instance helpers (pure NumPy)
@@ -42,7 +43,7 @@ def rand_spd(rng, d, lo=0.3, hi=3.0):
 def rand_blr(rng, d, n, zero_mean=False, sigma2=None, big_prior=False):
     X = rng.standard_normal((n, d))
     y = rng.standard_normal(n) * 2
-    s2 = float(rng.uniform(0.3, 2.0)) if sigma2 is None else sigma2
+    s2 = scalar(rng.uniform(0.3, 2.0)) if sigma2 is None else sigma2
     P = rand_spd(rng, d, 0.3, 4.0 if big_prior else 2.0)
     mp = np.zeros(d) if zero_mean else rng.standard_normal(d)
     return X, y, s2, P, mp
@@ -88,13 +89,13 @@ def glm_neg_elbo(kind, X, y, mu, S):
     included)."""
     X, y, mu, S = (np.asarray(a, float) for a in (X, y, mu, S))
     if kind == "poisson":
-        return OG.poisson_neg_elbo(mu, S + np.outer(mu, mu), X, y) + float(np.sum(gammaln(y + 1.0)))
+        return OG.poisson_neg_elbo(mu, S + np.outer(mu, mu), X, y) + scalar(np.sum(gammaln(y + 1.0)))
     a, v = X @ mu, np.einsum("ni,ij,nj->n", X, S, X)
     # a point mass where x_n^T S x_n = 0 (x_n = 0): the quadrature's interval would be empty
     ell = sum(
-        OG.logistic_point_expectations(float(an), float(vn), float(yn))[0]
+        OG.logistic_point_expectations(scalar(an), scalar(vn), scalar(yn))[0]
         if vn > 1e-300
-        else -OG.softplus(-float(yn * an))
+        else -OG.softplus(-scalar(yn * an))
         for an, vn, yn in zip(a, v, y, strict=True)
     )
     return -ell + OX.kl_gauss(mu, S, np.zeros(mu.size), np.eye(mu.size))

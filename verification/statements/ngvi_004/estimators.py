@@ -10,7 +10,7 @@ import numpy as np
 
 from refvi.verification.errata import erratum
 from refvi.verification.oracles import ngvi_glm as OG
-from refvi.verification.statement import statement
+from refvi.verification.statement import scalar, statement
 from refvi.verification.statements.ngvi_004._common import rand_spd, sym_dir
 
 
@@ -75,14 +75,14 @@ def _claim_price(ctx):
         ctx.bound(
             np.linalg.eigvalsh(G)[-1],
             0.0,
-            atol=1e-14 * max(1.0, float(np.max(np.abs(G)))),
+            atol=1e-14 * max(1.0, scalar(np.max(np.abs(G)))),
             label="logistic: lambda_max(grad_Xi) <= 0",
         )
         # the mini-batch version (Eq. 15), replayed sample by sample: n/m times the sum over the batch's rows
         idx = rng.integers(0, n, size=int(rng.integers(1, n + 2)))
         gx, G = impl.price_logistic(X, y, xi, S + np.outer(xi, xi), U, idx)
         rx, RG = OG.price_logistic_reference(xi, np.linalg.cholesky(S), X, y, U, idx=idx, scale=n / idx.size)
-        tol = 1e-12 * (1.0 + float(np.abs(RG).max()) + float(np.abs(rx).max()))
+        tol = 1e-12 * (1.0 + scalar(np.abs(RG).max()) + scalar(np.abs(rx).max()))
         ctx.close(
             np.concatenate([np.ravel(gx), np.ravel(G)]),
             np.concatenate([rx, RG.ravel()]),
@@ -95,7 +95,7 @@ def _claim_price(ctx):
         ctx.bound(
             np.linalg.eigvalsh(G)[-1],
             0.0,
-            atol=1e-14 * max(1.0, float(np.max(np.abs(G)))),
+            atol=1e-14 * max(1.0, scalar(np.max(np.abs(G)))),
             label="Poisson: lambda_max(grad_Xi) <= 0",
         )
 
@@ -202,5 +202,5 @@ def _claim_bad_input(ctx):
             lambda: impl.glm_loglik("poisson", X, np.array(yy), np.zeros((1, d))), label=f"glm_loglik Poisson: {what}"
         )
     asym = S.copy()
-    asym[0, 1] += 1e-6 * float(np.abs(S).max())
+    asym[0, 1] += 1e-6 * scalar(np.abs(S).max())
     ctx.refuses(lambda: impl.kl(xi, asym, np.zeros(d), np.eye(d)), label="kl: a covariance asymmetric by 1e-6")

@@ -11,7 +11,7 @@ import math
 import numpy as np
 
 from refvi.verification.oracles import ngvi_expfam as OX
-from refvi.verification.statement import statement
+from refvi.verification.statement import scalar, statement
 from refvi.verification.statements.ngvi_004._common import minimal_theta, natural_of, rand_spd, sym_dir
 
 # ------------------------------------------------------------------------------------------------------------------
@@ -34,7 +34,7 @@ def _def1(ctx):
             F = impl.fisher_minimal(lam, Lam)
             H = OX.symbolic_A(d)[2](minimal_theta(lam, Lam))
             # both are float64 closed forms of the same rational functions: agreement to 1e-9 of the scale
-            ctx.close(F, H, rtol=1e-9, atol=1e-10 * float(np.max(np.abs(H))), label=f"F == Hess A (d={d})")
+            ctx.close(F, H, rtol=1e-9, atol=1e-10 * scalar(np.max(np.abs(H))), label=f"F == Hess A (d={d})")
 
     ctx.forall_drawn(check, seeds=[0])
 

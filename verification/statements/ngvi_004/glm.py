@@ -15,7 +15,7 @@ from scipy.special import gammaln
 from refvi.verification.errata import erratum
 from refvi.verification.oracles import ngvi_expfam as OX
 from refvi.verification.oracles import ngvi_glm as OG
-from refvi.verification.statement import statement
+from refvi.verification.statement import scalar, statement
 from refvi.verification.statements.ngvi_004._common import (
     GLM_ELBO_RTOL,
     check_history,
@@ -56,7 +56,7 @@ def _claim_logistic(ctx):
         )
     # W2: one data point, large variance (mpmath, 30 digits)
     a, m_, b = (OG.logistic_slice_loss_mp(1, s, [0], [1]) for s in (30, 50, 70))
-    ctx.geq(float(m_ - (a + b) / 2), 0.01, label="W2 midpoint gap (expected +1.0294e-2)")
+    ctx.geq(scalar(m_ - (a + b) / 2), 0.01, label="W2 midpoint gap (expected +1.0294e-2)")
     # corrected second derivative vs central differences of the quad loss
     for pts, s2 in [([0.0], 0.5), (list(np.linspace(-1, 1, 5)), 0.3)]:
         xs = np.asarray(pts)
@@ -117,7 +117,7 @@ def _prop1(ctx):
         lam, Lam = impl.glm_ngd_exact("poisson", X, y, 200, 0.5, init)
         xi, Xi = impl.expectation_from_natural(lam, Lam)
         g = impl.glm_grad("poisson", X, y, xi, Xi)
-        ctx.leq(float(np.sqrt(np.sum(g[0] ** 2) + np.sum(g[1] ** 2))), 1e-8, label="||grad l(omega*)|| < 1e-8")
+        ctx.leq(scalar(np.sqrt(np.sum(g[0] ** 2) + np.sum(g[1] ** 2))), 1e-8, label="||grad l(omega*)|| < 1e-8")
         # BFGS in (mu, log-chol) converges to ~1e-7 in omega
         ctx.close(
             np.concatenate([xi, Xi.ravel()]),
@@ -141,7 +141,7 @@ def _sample_mean_loglik(kind, X, y, scale):
         Z = xi + U @ np.linalg.cholesky(Xi - np.outer(xi, xi)).T
         A = Z @ X.T
         ll = -np.logaddexp(0.0, -y * A) if kind == "logistic" else y * A - np.exp(A)
-        return scale * float(ll.sum(axis=1).mean())
+        return scale * scalar(ll.sum(axis=1).mean())
 
     return F
 
@@ -212,7 +212,7 @@ def _claim_glm_ngd_replay(ctx):
         lam, Lam = impl.glm_ngd(kind, X, y, gammas, U, estimator, batches, init)
         tol = 1e-9 if estimator == "price" else 1e-6  # central differences: ~1e-8 relative
         what = f"{kind}, {estimator}, d = {d}, n = {n}, T = {T}, S = {S}, batch {m or 'all'}"
-        scale = 1.0 + float(np.abs(eta[1]).max())
+        scale = 1.0 + scalar(np.abs(eta[1]).max())
         ctx.close(np.asarray(lam, float), eta[0], rtol=tol, atol=tol * scale, label=f"{what}: lam_T")
         ctx.close(np.asarray(Lam, float), eta[1], rtol=tol, atol=tol * scale, label=f"{what}: Lam_T")
         if init is None:  # Figure 2's diagnostic: l(omega_t) after some iterations, from N(0, I)

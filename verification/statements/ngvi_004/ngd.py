@@ -14,7 +14,7 @@ import numpy as np
 
 from refvi.verification.errata import erratum
 from refvi.verification.oracles import ngvi_expfam as OX
-from refvi.verification.statement import statement
+from refvi.verification.statement import scalar, statement
 from refvi.verification.statements.ngvi_004._common import minibatch_blr, minimal_theta, natural_of, rand_blr, rand_spd
 
 
@@ -135,12 +135,12 @@ def _example1(ctx):
             a, b = impl.blr_stochastic_grad(X, y, s2, P, mp, *w, np.array(combo))
             gx, gX = gx + p * a, gX + p * b
             eta_next = impl.natural_update(
-                natural_of(mu, S), (natural_of(mu, S)[0] - a, natural_of(mu, S)[1] - b), float(rng.uniform(0, 1))
+                natural_of(mu, S), (natural_of(mu, S)[0] - a, natural_of(mu, S)[1] - b), scalar(rng.uniform(0, 1))
             )
             ctx.true(np.linalg.eigvalsh(eta_next[1])[-1] < 0, label="eta_{t+1} in D for gamma in [0, 1]")
         mu_s, S_s = OX.blr_posterior(X, y, s2, P, mp)
         es, e = natural_of(mu_s, S_s), natural_of(mu, S)  # exact gradient = eta - eta*
-        scale = max(1.0, float(np.max(np.abs(es[1]))), float(np.max(np.abs(es[0]))))
+        scale = max(1.0, scalar(np.max(np.abs(es[1]))), scalar(np.max(np.abs(es[0]))))
         ctx.close(
             np.concatenate([gx, gX.ravel()]),
             np.concatenate([e[0] - es[0], (e[1] - es[1]).ravel()]),
@@ -162,7 +162,7 @@ def _def6(ctx):
         d, n, m = int(rng.integers(1, 4)), int(rng.integers(1, 5)), int(rng.integers(1, 3))
         X, y, s2, P, mp = rand_blr(rng, d, n)
         eta = natural_of(rng.standard_normal(d), rand_spd(rng, d))
-        g = float(rng.uniform(0.05, 1.0))
+        g = scalar(rng.uniform(0.05, 1.0))
         xi, Xi = _omega(eta)
         q_star = moments(impl.ngd_step(eta, impl.blr_grad(X, y, s2, P, mp, xi, Xi), g))
         v_skl = 0.0
@@ -200,7 +200,7 @@ def _thm1_instance(ctx, impl, X, y, s2, P, mp, m, T, eta0, label):
     for k, (path, p, (xb_o, Xb_o)) in enumerate(paths):
         idx = np.array(path, dtype=np.int64).reshape(T + 1, m)
         _, _, xb, Xb = impl.blr_run(X, y, s2, P, mp, idx, init=eta0)
-        tol = 1e-9 * max(1.0, float(np.max(np.abs(Xb_o))))
+        tol = 1e-9 * max(1.0, scalar(np.max(np.abs(Xb_o))))
         ctx.close(
             np.concatenate([xb, Xb.ravel()]),
             np.concatenate([xb_o, Xb_o.ravel()]),
@@ -249,7 +249,7 @@ def _thm1(ctx):
         while math.comb(n + m - 1, m) ** (T + 1) > 400:
             T -= 1
         X, y, s2, P, mp = rand_blr(rng, d, n)
-        y = y * float(rng.choice([1.0, 5.0]))
+        y = y * scalar(rng.choice([1.0, 5.0]))
         eta0 = natural_of(rng.standard_normal(d), rand_spd(rng, d))
         run((X, y, s2, P, mp, m, T, eta0, f"random d={d} n={n} m={m} T={T}"))
         # initialization independence (gamma_0 = 1): q_1 does not depend on q_0 for a fixed first batch
@@ -383,9 +383,9 @@ def _remark2(ctx):
         k = int(rng.integers(0, d + 1))
         B = rng.standard_normal((d, k))
         G = -(B @ B.T)  # NSD, possibly singular
-        g = float(rng.choice([0.0, 1.0, rng.uniform(0, 1)]))
+        g = scalar(rng.choice([0.0, 1.0, rng.uniform(0, 1)]))
         new = impl.natural_update((lam, Lam), (rng.standard_normal(d), G + Lam_p), g)
-        top = float(np.linalg.eigvalsh(new[1])[-1])
+        top = scalar(np.linalg.eigvalsh(new[1])[-1])
         ctx.true(top < 0.0, label="lambda_max(Lam_{t+1}) < 0 (strict)")
         ctx.bound(top, 0.0, label="lambda_max(Lam_{t+1}) <= 0")
 

@@ -29,6 +29,8 @@ import math
 import numpy as np
 from hypothesis import strategies as st
 
+from refvi.verification.statement import scalar
+
 RTOL = 1e-9  # relative tolerance of every regret bound
 
 
@@ -59,7 +61,7 @@ def grads_along(on, loss, X, y, M, S, H=1.0):
 def hinge_L(X):
     """Lipschitz constant of bar L_hinge over all (m, sigma) for the stream X (Assumption 4.1, checked in
     ``003.assumption1``): sqrt(1 + 1/(2 pi)) max_t ||x_t||."""
-    return HINGE_LIP * float(np.max(np.linalg.norm(X, axis=1)))
+    return HINGE_LIP * scalar(np.max(np.linalg.norm(X, axis=1)))
 
 
 def _floats(lo, hi):

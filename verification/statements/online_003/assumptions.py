@@ -13,7 +13,7 @@ import sympy as sp
 from hypothesis import strategies as st
 
 from refvi.verification.oracles import online_quadrature as oq
-from refvi.verification.statement import statement
+from refvi.verification.statement import scalar, statement
 from refvi.verification.statements.online_003._common import HINGE_LIP, _floats, _lower_tri, forall_online
 
 # ------------------------------------------------------------------------------------------------------------------
@@ -44,7 +44,7 @@ def prop1(ctx):
     def check(on, x, y, m1, s1, m2, s2):
         X, Y = x[None, :], np.array([y])
         for loss in ("hinge", "absolute", "squared"):
-            f = lambda m, s: float(on.expected_loss(loss, X, Y, m, s)[0][0])
+            f = lambda m, s: scalar(on.expected_loss(loss, X, Y, m, s)[0][0])
             mid = f(0.5 * (m1 + m2), 0.5 * (s1 + s2))
             avg = 0.5 * (f(m1, s1) + f(m2, s2))
             ctx.bound(mid, avg, rtol=1e-12, atol=1e-13, label=f"midpoint convexity in (m, sigma), {loss}")
@@ -71,7 +71,7 @@ def prop1(ctx):
         z, m1, m2 = rng.normal(size=(3, d))
         s1, s2 = rng.uniform(0.01, 2, size=(2, d))
         g = lambda m, s: (
-            float(on.expected_loss("quadratic", z[None, :], None, m, s, H)[0][0]) - 0.5 * H * (m @ m + s @ s)
+            scalar(on.expected_loss("quadratic", z[None, :], None, m, s, H)[0][0]) - 0.5 * H * (m @ m + s @ s)
         )
         ctx.close(
             g(0.5 * (m1 + m2), 0.5 * (s1 + s2)),
@@ -83,7 +83,7 @@ def prop1(ctx):
         ctx.count()
     # negative control: l = |theta|; E|theta| = sqrt(2 v / pi) is concave in v = sigma^2 and (at m = 0) in the
     # expectation parameter mu_2 = m^2 + v: midpoint convexity FAILS there (why NGVI is not covered)
-    f_v = lambda v: float(
+    f_v = lambda v: scalar(
         on.expected_loss("absolute", np.array([[1.0]]), np.array([0.0]), np.zeros(1), np.array([math.sqrt(v)]))[0][0]
     )
     ctx.true(
@@ -96,17 +96,17 @@ def prop1(ctx):
 @statement("003.prop2")
 def prop2(ctx):
     def check(on, x, y, m1, s1, m2, s2):
-        Lp = float(np.linalg.norm(x))  # hinge and absolute losses of <theta, x> are ||x||-Lipschitz
+        Lp = scalar(np.linalg.norm(x))  # hinge and absolute losses of <theta, x> are ||x||-Lipschitz
         X, Y = x[None, :], np.array([y])
-        dist = float(np.linalg.norm(np.concatenate([m1 - m2, s1 - s2])))
+        dist = scalar(np.linalg.norm(np.concatenate([m1 - m2, s1 - s2])))
         for loss in ("hinge", "absolute"):
-            f = lambda m, s: float(on.expected_loss(loss, X, Y, m, s)[0][0])
+            f = lambda m, s: scalar(on.expected_loss(loss, X, Y, m, s)[0][0])
             diff = abs(f(m1, s1) - f(m2, s2))
             ctx.bound(diff, math.sqrt(2) * Lp * dist, rtol=1e-12, atol=1e-13, label=f"sqrt2 L' ({loss}, mean field)")
             ctx.bound(diff, 2 * Lp * dist, rtol=1e-12, atol=1e-13, label=f"printed 2 L' ({loss})")
         rng = np.random.default_rng(int(abs(x[0]) * 1e6) % 2**32)
         C1, C2 = _lower_tri(rng, x.size), _lower_tri(rng, x.size)
-        distC = math.sqrt(float(np.sum((m1 - m2) ** 2) + np.sum((C1 - C2) ** 2)))
+        distC = math.sqrt(scalar(np.sum((m1 - m2) ** 2) + np.sum((C1 - C2) ** 2)))
         diff = abs(on.expected_loss_full("hinge", x, y, m1, C1) - on.expected_loss_full("hinge", x, y, m2, C2))
         ctx.bound(diff, math.sqrt(2) * Lp * distC, rtol=1e-12, atol=1e-13, label="sqrt2 L' (full C, Frobenius)")
 
@@ -120,7 +120,10 @@ def assumption1(ctx):
             v, gm, gs = on.expected_loss("hinge", x[None, :], np.array([y]), m, s)
             g = np.concatenate([gm[0], gs[0]])
             ctx.bound(
-                float(np.linalg.norm(g)), HINGE_LIP * float(np.linalg.norm(x)), rtol=1e-12, label="||grad bar L|| <= L"
+                scalar(np.linalg.norm(g)),
+                HINGE_LIP * scalar(np.linalg.norm(x)),
+                rtol=1e-12,
+                label="||grad bar L|| <= L",
             )
             # the closed form against split quadrature (oracle accuracy 1e-10 relative, see online_quadrature)
             qv, qm, qs = oq.expected_loss_quad("hinge", x, y, m, s)
@@ -136,7 +139,9 @@ def assumption1(ctx):
                 "hinge", x[None, :], np.array([y]), m2 if m is m1 else m1, s2 if s is s1 else s1
             )
             dmu = np.concatenate([(m2 - m1) if m is m1 else (m1 - m2), (s2 - s1) if s is s1 else (s1 - s2)])
-            ctx.geq(float(v2[0]) - float(v[0]), float(g @ dmu), rtol=1e-12, atol=1e-12, label="convexity (first-order)")
+            ctx.geq(
+                scalar(v2[0]) - scalar(v[0]), scalar(g @ dmu), rtol=1e-12, atol=1e-12, label="convexity (first-order)"
+            )
 
     forall_point_pairs(ctx, check)
 
@@ -144,13 +149,13 @@ def assumption1(ctx):
 @statement("003.assumption2")
 def assumption2(ctx):
     def check(on, x, _, m1, s1, m2, s2):
-        H = 0.5 + abs(float(x[0]))
+        H = 0.5 + abs(scalar(x[0]))
         f = lambda m, s: on.expected_loss("quadratic", x[None, :], None, m, s, H)
         v1, gm, gs = f(m1, s1)
         v2, _, _ = f(m2, s2)
         dmu = np.concatenate([m2 - m1, s2 - s1])
-        lhs = float(v2[0] - v1[0] - np.concatenate([gm[0], gs[0]]) @ dmu)
-        ctx.close(lhs, 0.5 * H * float(dmu @ dmu), rtol=1e-10, atol=1e-12, label="Bregman gap = H/2 ||dmu||^2")
+        lhs = scalar(v2[0] - v1[0] - np.concatenate([gm[0], gs[0]]) @ dmu)
+        ctx.close(lhs, 0.5 * H * scalar(dmu @ dmu), rtol=1e-10, atol=1e-12, label="Bregman gap = H/2 ||dmu||^2")
 
     forall_point_pairs(ctx, check)
 
@@ -169,7 +174,7 @@ def assumption3(ctx):
     # relative for sigma >= 0.2), smallest eigenvalue >= 1/s^2
     rng = ctx.rng("kl")
     for _ in range(10):
-        d, s0 = int(rng.integers(1, 4)), float(rng.uniform(0.3, 3))
+        d, s0 = int(rng.integers(1, 4)), scalar(rng.uniform(0.3, 3))
         z0 = np.concatenate([rng.normal(0, 2, d), rng.uniform(0.2, 3, d)])
         f = lambda z: on.kl_prior(z[:d], z[d:], s0)
         h, n = 1e-4, 2 * d
@@ -180,7 +185,7 @@ def assumption3(ctx):
                 Hm[i, j] = (f(z0 + E[i] + E[j]) - f(z0 + E[i] - E[j]) - f(z0 - E[i] + E[j]) + f(z0 - E[i] - E[j])) / (
                     4 * h * h
                 )
-        lam = float(np.min(np.linalg.eigvalsh(0.5 * (Hm + Hm.T))))
+        lam = scalar(np.min(np.linalg.eigvalsh(0.5 * (Hm + Hm.T))))
         ctx.geq(lam, 1 / s0**2, rtol=1e-5, label="finite-difference lambda_min >= 1/s^2")
         ctx.count()
     # the implementation's KL against quadrature of q log(q/p), 1-D (QUADPACK, 1e-10)

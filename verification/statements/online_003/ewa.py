@@ -14,7 +14,7 @@ from hypothesis import strategies as st
 from scipy.special import logsumexp
 
 from refvi.verification.oracles import online_comparators as oc
-from refvi.verification.statement import statement
+from refvi.verification.statement import scalar, statement
 from refvi.verification.statements.online_003._common import RTOL, _floats
 
 # ------------------------------------------------------------------------------------------------------------------
@@ -29,9 +29,9 @@ def lemma1(ctx):
         rng = np.random.default_rng(seed)
         log_pi = np.log(rng.dirichlet(np.ones(n)))
         h = rng.uniform(-20, 20, size=n)
-        rhs = float(logsumexp(h + log_pi))
+        rhs = scalar(logsumexp(h + log_pi))
         gibbs = np.exp(h + log_pi - rhs)
-        val = lambda p: float(p @ h - np.sum(np.where(p > 0, p * (np.log(np.where(p > 0, p, 1)) - log_pi), 0)))
+        val = lambda p: scalar(p @ h - np.sum(np.where(p > 0, p * (np.log(np.where(p > 0, p, 1)) - log_pi), 0)))
         # equality at the Gibbs measure: rounding only (n <= 50 terms of size <= 40): 1e-12 relative
         ctx.close(val(gibbs), rhs, rtol=1e-12, atol=1e-12, label="E_p h - KL at Gibbs p = log E_pi e^h")
         for p in (rng.dirichlet(np.ones(n)), rng.dirichlet(0.1 * np.ones(n)), np.eye(n)[rng.integers(n)]):
@@ -91,7 +91,7 @@ def def2(ctx):
         ctx.close(res.log_post, lb, atol=1e-11, label="sequential log-posterior = batch (2)")
         # Gibbs: p_{T+1} minimizes E_p sum l + KL(p || pi) / eta over distributions on the nodes
         lpi = np.log(w / w.sum())
-        obj = lambda lp: float(np.exp(lp) @ (cum + (lp - lpi) / eta))
+        obj = lambda lp: scalar(np.exp(lp) @ (cum + (lp - lpi) / eta))
         best = obj(lb)
         rng = np.random.default_rng(len(ys))
         for _ in range(5):
@@ -162,7 +162,7 @@ def _check_ewa_losses(ctx, loss, data, res):
     means = np.asarray(res.means, dtype=np.float64)
     want = np.array(
         [
-            float(np.ravel(loss(means[t] if means.ndim > 1 else np.array([means[t]]), data[t]))[0])
+            scalar(np.ravel(loss(means[t] if means.ndim > 1 else np.array([means[t]]), data[t]))[0])
             for t in range(len(data))
         ]
     )
@@ -183,16 +183,16 @@ def thm1(ctx):
         data, loss, res, prior = _thm1_instance(inst, on)
         eta, T = inst[1], data.size
         lse = oc.ewa_log_partition(
-            lambda t: float(sum(loss(np.array([t]), yy)[0] for yy in data)),
+            lambda t: scalar(sum(loss(np.array([t]), yy)[0] for yy in data)),
             eta,
             -1.0,
             1.0,
-            log_prior=None if prior is None else (lambda t: float(prior(t))),
+            log_prior=None if prior is None else (lambda t: scalar(prior(t))),
             breaks=list(data),
         )
         rhs = eta * T / 8.0 - lse / eta
         _check_ewa_losses(ctx, loss, data, res)
-        ctx.bound(float(np.sum(res.losses)), rhs, rtol=RTOL, atol=1e-9, label="Thm 1 (3), B = 1")
+        ctx.bound(scalar(np.sum(res.losses)), rhs, rtol=RTOL, atol=1e-9, label="Thm 1 (3), B = 1")
         # the telescoping normalizer of the proof: log N_{T+1} = log E_pi exp(-eta sum l)
         ctx.close(res.log_norm[-1], lse, rtol=1e-9, atol=1e-9, label="log N_{T+1} = exact log partition")
 
@@ -221,11 +221,11 @@ def eq18(ctx):
         )
         h = data.size // 2
         lse = oc.ewa_log_partition(
-            lambda th: float(sum(loss(np.array([th]), yy)[0] for yy in data[:h])),
+            lambda th: scalar(sum(loss(np.array([th]), yy)[0] for yy in data[:h])),
             eta,
             -1.0,
             1.0,
-            log_prior=None if prior is None else (lambda th: float(prior(th))),
+            log_prior=None if prior is None else (lambda th: scalar(prior(th))),
             breaks=list(data[:h]),
         )
         ctx.close(ln[h], lse, rtol=1e-9, atol=1e-9, label=f"log N_{h + 1} = exact log partition of {h} rounds")
@@ -234,7 +234,7 @@ def eq18(ctx):
     # negative control: a SAMPLE of p_t instead of its mean breaks (18) (no Jensen step).  Round 1, uniform prior on
     # [-1, 1], l_1 = (theta - 1)^2 / 4, eta = 1: the sample theta = -1 suffers 1 > 1/8 - log E e^{-l} = 0.4814...
     res = on.ewa_1d(_quad_loss, np.array([1.0]), 1.0, -1.0, 1.0, n_nodes=2000)
-    sample_loss = float(_quad_loss(np.array([-1.0]), 1.0)[0])
+    sample_loss = scalar(_quad_loss(np.array([-1.0]), 1.0)[0])
     ctx.true(sample_loss > 1.0 / 8.0 + res.mix_loss[0] + 0.1, label="negative control: (18) fails at a sample")
 
 
@@ -284,10 +284,10 @@ def ewa_2d_claims(ctx):
         res = on.ewa_2d(_lin_loss, data, eta, *box, log_prior=prior, n_nodes=48)
         T = len(data)
         _check_ewa_losses(ctx, _lin_loss, data, res)
-        lp2 = (lambda a, b: float(_tilted_log_prior(a) + _tilted_log_prior(b))) if tilted else None
+        lp2 = (lambda a, b: scalar(_tilted_log_prior(a) + _tilted_log_prior(b))) if tilted else None
         lse, _ = oc.ewa_box_moments(lambda a, b: sum(_lin_loss((a, b), D) for D in data), eta, *box, log_prior=lp2)
         ctx.close(res.log_norm[-1], lse, rtol=1e-9, atol=1e-9, label="log N_{T+1} = exact log partition (dblquad)")
-        ctx.bound(float(np.sum(res.losses)), eta * T / 8.0 - lse / eta, rtol=RTOL, atol=1e-9, label="Thm 1 (3), d = 2")
+        ctx.bound(scalar(np.sum(res.losses)), eta * T / 8.0 - lse / eta, rtol=RTOL, atol=1e-9, label="Thm 1 (3), d = 2")
         for t in range(T):
             ctx.bound(res.losses[t], eta / 8.0 + res.mix_loss[t], rtol=RTOL, atol=1e-9, label=f"(18) at t={t + 1}")
         ln = np.asarray(res.log_norm, dtype=np.float64)
@@ -304,8 +304,8 @@ def ewa_2d_claims(ctx):
         )
         ctx.close(np.asarray(res.means)[-1], mean, atol=1e-9, label="hat theta_T = posterior mean (dblquad)")
         ctx.close(
-            float(np.asarray(res.losses)[-1]),
-            float(_lin_loss(mean, data[-1])),
+            scalar(np.asarray(res.losses)[-1]),
+            scalar(_lin_loss(mean, data[-1])),
             atol=1e-9,
             label="l_T(hat theta_T) at that mean",
         )

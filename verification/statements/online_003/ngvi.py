@@ -17,7 +17,7 @@ from scipy import optimize
 from refvi.verification.errata import erratum
 from refvi.verification.oracles import online_comparators as oc
 from refvi.verification.oracles import online_quadrature as oq
-from refvi.verification.statement import statement
+from refvi.verification.statement import scalar, statement
 from refvi.verification.statements.online_003._common import _lower_tri, sva_instances
 
 # ------------------------------------------------------------------------------------------------------------------
@@ -35,8 +35,8 @@ def _ngvi_argmin(gm, gs, m_t, s_t, eta, alpha, s):
     def f(z):
         m, sg = z[:d], z[d:]
         mu = np.concatenate([m, m**2 + sg**2])
-        kl_t = float(np.sum((sg**2 + (m - m_t) ** 2) / (2 * s_t**2) + np.log(s_t / sg) - 0.5))
-        return float(lin @ mu) + oc.kl_to_prior(m, sg, s) / eta + kl_t / alpha
+        kl_t = scalar(np.sum((sg**2 + (m - m_t) ** 2) / (2 * s_t**2) + np.log(s_t / sg) - 0.5))
+        return scalar(lin @ mu) + oc.kl_to_prior(m, sg, s) / eta + kl_t / alpha
 
     res = optimize.minimize(
         f,
@@ -91,7 +91,7 @@ def e003_1(ctx):
     )
     _, gm_b, gs_b = on.expected_loss("hinge", X[1:2], y[1:2], bad.M[1], bad.S[1])
     mb, sb = _ngvi_argmin(gm_b[0], gs_b[0], bad.M[1], bad.S[1], eta, alpha, 1.0)
-    err = float(np.max(np.abs(np.concatenate([bad.M[2] - mb, bad.S[2] - sb]))))
+    err = scalar(np.max(np.abs(np.concatenate([bad.M[2] - mb, bad.S[2] - sb]))))
     ctx.true(err > 1e-2, label=f"printed beta misses the argmin of (8) by {err:.3g}")
 
 
@@ -117,7 +117,7 @@ def eq16(ctx):
                 got,
                 want,
                 rtol=1e-9,
-                atol=1e-9 * max(1.0, float(np.max(np.abs(want)))),
+                atol=1e-9 * max(1.0, scalar(np.max(np.abs(want)))),
                 label=f"(16) corrected, prior scale {s}, beta = {beta:.3g}",
             )
 
@@ -165,8 +165,8 @@ def e003_3(ctx):
     truth = oq.kl_gauss_hermite(m, C, mb, Cb)
     S, Sb = C.T @ C, Cb.T @ Cb
     printed = 0.5 * (
-        float((m - mb) @ Sb @ (m - mb))
-        + float(np.trace(np.linalg.solve(Sb, S)))
+        scalar((m - mb) @ Sb @ (m - mb))
+        + scalar(np.trace(np.linalg.solve(Sb, S)))
         + math.log(np.linalg.det(Sb) / np.linalg.det(S))
         - 1
     )
@@ -185,12 +185,12 @@ def ngvi_no_concentration(ctx):
         for i in range(T):
             _, gm, gs = on.expected_loss("hinge", X[i : i + 1], y[i : i + 1], res.M[i], res.S[i])
             gv = gs[0] / (2 * res.S[i])
-            gmax = max(gmax, float(np.linalg.norm(np.concatenate([gm[0] - 2 * gv * res.M[i], gv]))))
+            gmax = max(gmax, scalar(np.linalg.norm(np.concatenate([gm[0] - 2 * gv * res.M[i], gv]))))
         lam = np.concatenate([res.M[T] / res.S[T] ** 2, -0.5 / res.S[T] ** 2])
         lam1 = np.concatenate([np.zeros(d), -0.5 * np.ones(d)])
         # the weights sum exactly to 1 - (1 - beta)^T; the triangle inequality gives the ball
         ctx.bound(
-            float(np.linalg.norm(lam - lam1)),
+            scalar(np.linalg.norm(lam - lam1)),
             eta * (1 - (1 - beta) ** T) * gmax,
             rtol=1e-9,
             atol=1e-12,

@@ -12,7 +12,7 @@ from scipy import optimize
 
 from refvi.verification.errata import erratum
 from refvi.verification.oracles import online_comparators as oc
-from refvi.verification.statement import statement
+from refvi.verification.statement import scalar, statement
 from refvi.verification.statements.online_003._common import (
     RTOL,
     _floats,
@@ -50,7 +50,7 @@ def check_thm4(ctx, on, inst, const=1.0, eta_factor=1.0):
     check_losses(ctx, "hinge", X, y, res, what="OGA-EL")
     T, d = X.shape
     L, alpha = hinge_L(X), 1.0 / s**2
-    lhs = float(np.sum(res.losses))
+    lhs = scalar(np.sum(res.losses))
     pen = const * eta * L * L * T
     mu1 = np.concatenate([np.zeros(d), np.full(d, s)])
     _, _, v1 = oc.euclidean_comparator(X, y, eta, mu1, mbox, sbox)
@@ -91,7 +91,7 @@ def e003_5(ctx):
     m, sg, v = oc.sva_comparator(X, y, 2.0 * eta / alpha, s)  # sum bar L + alpha KL / (2 eta) at its argmin
     # RHS evaluated at a feasible comparator: the inf is no larger, so LHS > value proves the printed bound false
     ctx.true(
-        float(np.sum(res.losses)) > v + eta * L * L * 2 + 1e-3,
+        scalar(np.sum(res.losses)) > v + eta * L * L * 2 + 1e-3,
         label="printed Thm 4 second bound fails (d=1, T=2, eta=0.1, x=0.5, y=+1)",
     )
 
@@ -105,7 +105,7 @@ def ogael_ftrl(ctx):
         g = on.run("ogael", X, y, eta=eta, s=s, projection="greedy")
         lz = on.run("ogael", X, y, eta=eta, s=s, projection="lazy")
         # sigma >= 0 is part of the parameter set: keep the draws where that constraint never binds
-        if not (float(np.min(g.S)) > 0 and float(np.min(lz.S)) > 0):
+        if not (scalar(np.min(g.S)) > 0 and scalar(np.min(lz.S)) > 0):
             return
         ctx.close(g.M, lz.M, rtol=1e-12, atol=1e-12, label="greedy = lazy unconstrained (m)")
         ctx.close(g.S, lz.S, rtol=1e-12, atol=1e-12, label="greedy = lazy unconstrained (sigma)")
@@ -142,7 +142,7 @@ def ogael_ftrl(ctx):
     X, y = np.array([[1.0], [1.0], [-1.0]]), np.ones(3)
     a = on.run("ogael", X, y, eta=0.5, s=1.0, projection="greedy", mbox=0.3, sbox=1.0)
     b = on.run("ogael", X, y, eta=0.5, s=1.0, projection="lazy", mbox=0.3, sbox=1.0)
-    ctx.true(float(np.max(np.abs(a.M - b.M))) > 1e-3, label="boxed: lazy and greedy projections differ")
+    ctx.true(scalar(np.max(np.abs(a.M - b.M))) > 1e-3, label="boxed: lazy and greedy projections differ")
 
 
 @erratum("E003-9")
@@ -199,9 +199,9 @@ def oga_regret(ctx):
         ctx.true(bool(ok), label="theta_{t+1} = clip(theta_t - eta g_t, -M, M) in every round")
         ctx.true(bool(np.all(np.abs(th) <= M * (1 + 1e-15))), label="iterates stay in the box")
         u, best = oc.best_hinge_point(X, y, M)
-        rhs = float(u @ u) / (2.0 * eta) + 0.5 * eta * float(np.sum(g * g))
+        rhs = scalar(u @ u) / (2.0 * eta) + 0.5 * eta * scalar(np.sum(g * g))
         ctx.bound(
-            float(np.sum(res.losses)) - best,
+            scalar(np.sum(res.losses)) - best,
             rhs,
             rtol=1e-9,
             atol=1e-9,

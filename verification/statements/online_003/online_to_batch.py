@@ -16,7 +16,7 @@ from hypothesis import strategies as st
 
 from refvi.verification.errata import erratum
 from refvi.verification.oracles import online_comparators as oc
-from refvi.verification.statement import statement
+from refvi.verification.statement import scalar, statement
 from refvi.verification.statements.online_003._common import check_losses, point_losses
 
 # ------------------------------------------------------------------------------------------------------------------
@@ -47,7 +47,7 @@ def thm5(ctx):
         risks = np.array([oc.toy_hinge_risk(m) for m in res.M[:-1]])
         ctx.bound(
             oc.toy_hinge_risk(res.M[:-1].mean(0)),
-            float(risks.mean()),
+            scalar(risks.mean()),
             rtol=1e-12,
             atol=1e-14,
             label=f"Jensen: E_*(bar theta_T) <= mean E_*(hat theta_t) ({method})",
@@ -78,8 +78,8 @@ def thm5(ctx):
         risks = np.array([oc.toy_hinge_risk(m) for m in res.M[:-1]])
         losses = point_losses("hinge", X, y, np.asarray(res.M)[:-1])  # recomputed from the iterates
         bad_losses += int(not np.allclose(res.losses, losses, rtol=1e-12, atol=1e-14))
-        diff[r] = float(np.mean(losses - risks))
-        gap[r] = oc.toy_hinge_risk(res.M[:-1].mean(0)) - float(np.mean(losses))
+        diff[r] = scalar(np.mean(losses - risks))
+        gap[r] = oc.toy_hinge_risk(res.M[:-1].mean(0)) - scalar(np.mean(losses))
     ctx.true(bad_losses == 0, label=f"reported losses = ell_t(m_t) in every round of all {R} runs ({bad_losses} not)")
     ctx.mean_close(diff[:, None], [0.0], alpha=1e-6, label="E[l_t(hat theta_t) - E_*(hat theta_t)] = 0")
     ctx.mean_leq(gap, 0.0, alpha=1e-6, label="E E_*(bar theta_T) <= E (1/T) sum l_t(hat theta_t)")
@@ -111,7 +111,7 @@ def thm6(ctx):
     for th in (0.1, 0.5, 0.9):
         q, _ = integrate.quad(lambda x: abs(th - x) * B.pdf(x, a, b), 0, 1, points=[th], epsabs=1e-14, epsrel=1e-13)
         ctx.close(_beta_abs_risk(th, a, b), q, rtol=1e-10, label="E|theta - D| closed form = quad")
-    th_star = float(B.median(a, b))
+    th_star = scalar(B.median(a, b))
     e_star = _beta_abs_risk(th_star, a, b)
     eps = d / T
     lo = brentq(lambda t: _beta_abs_risk(t, a, b) - e_star - eps, 0.0, th_star)
@@ -125,7 +125,7 @@ def thm6(ctx):
     for r in range(R):
         data = rng.beta(a, b, size=T)
         res = on.ewa_1d(lambda th, D: np.abs(th - D), data, eta, 0.0, 1.0, n_nodes=3000, breaks=data)
-        risks[r] = _beta_abs_risk(float(res.means.mean()), a, b)
+        risks[r] = _beta_abs_risk(scalar(res.means.mean()), a, b)
     ctx.mean_leq(risks, rhs, alpha=1e-6, label="Thm 6 (corrected)")
     ctx.count(R)
 
@@ -140,4 +140,4 @@ def e003_6(ctx):
     at_printed = sp.simplify(bound.subs(eta, sp.sqrt(x) / (2 * sp.sqrt(2) * B)) / (B * sp.sqrt(x)))
     at_fixed = sp.simplify(bound.subs(eta, 2 * sp.sqrt(2) / B * sp.sqrt(x)) / (B * sp.sqrt(x)))
     ctx.true(sp.simplify(at_fixed - 1 / sp.sqrt(2)) == 0, label="corrected eta gives B sqrt(x/2)")
-    ctx.true(float(at_printed) > 2.8, label=f"printed prefactor gives {float(at_printed):.4f} B sqrt(x)")
+    ctx.true(scalar(at_printed) > 2.8, label=f"printed prefactor gives {scalar(at_printed):.4f} B sqrt(x)")

@@ -15,7 +15,7 @@ from scipy import optimize
 from refvi.verification.errata import erratum
 from refvi.verification.oracles import online_comparators as oc
 from refvi.verification.oracles import online_quadrature as oq
-from refvi.verification.statement import statement
+from refvi.verification.statement import scalar, statement
 from refvi.verification.statements.online_003._common import (
     RTOL,
     _floats,
@@ -91,7 +91,7 @@ def check_thm2(ctx, on, inst, const=1.0, eta_factor=1.0):
     check_losses(ctx, "hinge", X, y, res, what="SVA")
     T = X.shape[0]
     alpha, L = 1.0 / s**2, hinge_L(X)
-    lhs = float(np.sum(res.losses))
+    lhs = scalar(np.sum(res.losses))
     m_c, s_c, val = oc.sva_comparator(X, y, eta, s, mbox, sbox)
     pen = const * eta * L**2 * T / alpha
     ctx.bound(lhs, val + pen, rtol=RTOL, label="Thm 2 (11) at the L-BFGS-B comparator")
@@ -138,17 +138,17 @@ def thm2(ctx):
             label="sigma_(t+1) = closed form (9) of the recorded gradient sums, every t",
         )
         # (19) first step: Jensen l_t(m_t) <= bar L_t(mu_t)
-        ctx.bound(float(np.max(res.losses - vals)), 0.0, atol=1e-12, label="(19) Jensen per step")
+        ctx.bound(scalar(np.max(res.losses - vals)), 0.0, atol=1e-12, label="(19) Jensen per step")
         # (22), sharpened: ||mu_{t+1} - mu_t|| <= eta ||grad_t|| / alpha
         step = np.linalg.norm(MU[1:] - MU[:-1], axis=1)
         bound = eta * np.linalg.norm(G, axis=1) / alpha
-        ctx.bound(float(np.max(step - bound * (1 + RTOL))), 0.0, atol=1e-12, label="(22) stability")
+        ctx.bound(scalar(np.max(step - bound * (1 + RTOL))), 0.0, atol=1e-12, label="(22) stability")
         # Assumption 4.1 along the run: ||grad_t|| <= L
-        ctx.bound(float(np.max(np.linalg.norm(G, axis=1))), hinge_L(X), rtol=1e-12, label="||grad_t|| <= L")
+        ctx.bound(scalar(np.max(np.linalg.norm(G, axis=1))), hinge_L(X), rtol=1e-12, label="||grad_t|| <= L")
         # (21) be-the-leader for each comparator
-        lhs21 = float(np.sum(MU[1:] * G))
+        lhs21 = scalar(np.sum(MU[1:] * G))
         for m, sg in comps:
-            rhs21 = float(np.sum(np.concatenate([m, sg]) * G.sum(0))) + oc.kl_to_prior(m, sg, s) / eta
+            rhs21 = scalar(np.sum(np.concatenate([m, sg]) * G.sum(0))) + oc.kl_to_prior(m, sg, s) / eta
             ctx.bound(lhs21, rhs21, rtol=RTOL, atol=1e-10, label="(21) be-the-leader")
 
     forall_online(
@@ -225,9 +225,9 @@ def claim_sva_full(ctx):
         # (m, C) has norm <= ||x|| sqrt(P^2 + p^2) as in the mean-field case, so the same L
         alpha, L = 1.0 / s**2, hinge_L(X)
         G = np.hstack([gm, gC.reshape(T, -1)])
-        ctx.bound(float(np.max(np.linalg.norm(G, axis=1))), L, rtol=1e-12, label="||grad_t|| <= L (full covariance)")
-        ctx.bound(float(np.max(losses - vals)), 0.0, atol=1e-12, label="(19) Jensen per step")
-        lhs = float(np.sum(losses))
+        ctx.bound(scalar(np.max(np.linalg.norm(G, axis=1))), L, rtol=1e-12, label="||grad_t|| <= L (full covariance)")
+        ctx.bound(scalar(np.max(losses - vals)), 0.0, atol=1e-12, label="(19) Jensen per step")
+        lhs = scalar(np.sum(losses))
         m_c, C_c, val = oc.sva_full_comparator(X, y, eta, s)
         ctx.bound(
             lhs,
@@ -238,7 +238,7 @@ def claim_sva_full(ctx):
         MU = np.hstack([M, Cs.reshape(T + 1, -1)])
         step = np.linalg.norm(MU[1:] - MU[:-1], axis=1)
         ctx.bound(
-            float(np.max(step - eta * np.linalg.norm(G, axis=1) / alpha * (1 + RTOL))),
+            scalar(np.max(step - eta * np.linalg.norm(G, axis=1) / alpha * (1 + RTOL))),
             0.0,
             atol=1e-12,
             label="(22) stability, full covariance",
@@ -281,7 +281,7 @@ def sva_corollary(ctx):
     Xs, py = _discrete_problem()
     d, s, M = 2, 1.0, 5.0
     alpha = 1 / s**2
-    Lp = float(np.max(np.linalg.norm(Xs, axis=1)))  # the hinge is Lp-Lipschitz, so L = 2 Lp (Prop. 2)
+    Lp = scalar(np.max(np.linalg.norm(Xs, axis=1)))  # the hinge is Lp-Lipschitz, so L = 2 Lp (Prop. 2)
     L = 2 * Lp
     rng = ctx.rng("cor")
     for T in (50, 400):
@@ -305,7 +305,7 @@ def sva_corollary(ctx):
         e_m = _discrete_risk(m_c, np.zeros(d), Xs, py)
         kl = oc.kl_to_prior(m_c, sig, s)
         rhs12 = _discrete_risk(m_c, sig, Xs, py) + eta * L**2 / alpha + kl / (eta * T)
-        rhs_cor = e_m + L * float(np.linalg.norm(sig)) / 2 + eta * L**2 / alpha + kl / (eta * T)
+        rhs_cor = e_m + L * scalar(np.linalg.norm(sig)) / 2 + eta * L**2 / alpha + kl / (eta * T)
         ctx.bound(rhs12, rhs_cor, rtol=1e-12, label="E_q E_* <= E_*(m) + L ||sigma|| / 2 (the corrected '<=')")
         R = 40 * ctx.profile.mc_scale
         risks = np.empty(R)
@@ -324,7 +324,7 @@ def sva_corollary(ctx):
 def e003_7(ctx):
     on = ctx.adapter("online")
     v, _, _ = on.expected_loss("hinge", np.array([[1.0]]), np.array([1.0]), np.array([-5.0]), np.array([0.1]))
-    ctx.true(float(v[0]) < 6.0 + 0.1 * 2.0 / 2 - 0.09, label="'=' fails: E_q E_* < E_*(m) + ||sigma|| L/2")
+    ctx.true(scalar(v[0]) < 6.0 + 0.1 * 2.0 / 2 - 0.09, label="'=' fails: E_q E_* < E_*(m) + ||sigma|| L/2")
     import mpmath as mp
 
     mp.mp.dps = 50
@@ -338,5 +338,5 @@ def e003_7(ctx):
         return rhs / mp.sqrt(d * mp.log(T) / T)
 
     r_big = ratio(mp.mpf(10) ** 400)
-    ctx.close(float(r_big), float(2 * L / mp.sqrt(alpha)), rtol=1e-2, label="constant -> 2L/sqrt(alpha) (T = 1e400)")
-    ctx.true(float(r_big) > float(2 * L / alpha) + 0.4, label="above the printed 2L/alpha at alpha = 4")
+    ctx.close(scalar(r_big), scalar(2 * L / mp.sqrt(alpha)), rtol=1e-2, label="constant -> 2L/sqrt(alpha) (T = 1e400)")
+    ctx.true(scalar(r_big) > scalar(2 * L / alpha) + 0.4, label="above the printed 2L/alpha at alpha = 4")

@@ -16,7 +16,7 @@ from scipy import optimize
 from refvi.verification.errata import erratum
 from refvi.verification.oracles import online_comparators as oc
 from refvi.verification.protocol import InstanceSkipped
-from refvi.verification.statement import statement
+from refvi.verification.statement import scalar, statement
 from refvi.verification.statements.online_003._common import (
     RTOL,
     _floats,
@@ -96,7 +96,7 @@ def check_thm3(ctx, on, inst, K_factor=1.0, const=3.0 / math.sqrt(2.0), label="T
     check_run_consistency(ctx, inst, X, y, res, kw)
     check_losses(ctx, "hinge", X, y, res, what="SVB (convex schedule)")
     _, best = oc.best_hinge_point(X, y, M)
-    regret = float(np.sum(res.losses)) - best
+    regret = scalar(np.sum(res.losses)) - best
     ctx.bound(regret, const * D * L * math.sqrt(T), rtol=RTOL, atol=1e-9, label=label)
     return res, y, kw
 
@@ -137,11 +137,11 @@ def best_hinge_ball(X, y, R, tol=1e-7, max_cuts=200):
         res = optimize.linprog(c, A_ub=A, b_ub=b, bounds=bounds, method="highs")
         if res.status != 0:
             raise RuntimeError(f"linprog failed: {res.message}")
-        lower = float(res.fun)
+        lower = scalar(res.fun)
         theta = res.x[:d]
-        n = float(np.linalg.norm(theta))
+        n = scalar(np.linalg.norm(theta))
         on_ball = theta if n <= R else theta * (R / n)
-        primal = float(np.maximum(0.0, 1.0 - y * (X @ on_ball)).sum())
+        primal = scalar(np.maximum(0.0, 1.0 - y * (X @ on_ball)).sum())
         if primal - lower <= tol * (1.0 + abs(primal)) or n <= R:
             break
         cuts.append(theta / n)
@@ -193,7 +193,7 @@ def check_thm3_ball(ctx, on, inst):
     # within 1e-6 of the primal value at the point it suggests (the optimum is found, not just bounded)
     ctx.leq(primal - lower, 1e-6 * (1.0 + abs(primal)), label="ball comparator: duality gap <= 1e-6")
     ctx.bound(
-        float(np.sum(res.losses)) - lower,
+        scalar(np.sum(res.losses)) - lower,
         3.0 / math.sqrt(2.0) * D * L * math.sqrt(T),
         rtol=RTOL,
         atol=1e-9,
@@ -207,10 +207,10 @@ def thm3(ctx):
         res, y, kw = check_thm3(ctx, on, inst)
         gs = grads_along(on, "hinge", inst["X"], y, res.M, res.S)[2]
         # the sign fact the proof needs (convex loss): grad_sigma >= 0, hence sigma nonincreasing (clip inactive)
-        ctx.geq(float(np.min(gs)), 0.0, label="bar g_sigma >= 0 (convex loss)")
+        ctx.geq(scalar(np.min(gs)), 0.0, label="bar g_sigma >= 0 (convex loss)")
         # exact in real arithmetic; the float evaluation sigma^2 / (hypot(sigma, u) + u) may round up by a few ulps
         ctx.bound(
-            float(np.max(res.S[1:] - res.S[:-1] * (1 + 8 * np.finfo(float).eps))), 0.0, label="sigma_t nonincreasing"
+            scalar(np.max(res.S[1:] - res.S[:-1] * (1 + 8 * np.finfo(float).eps))), 0.0, label="sigma_t nonincreasing"
         )
         # the algebraic identity of the sigma step (App. 6.5), a_t = eta_t sigma_t^2 = K / sqrt(t):
         # sigma_{t+1}^2 = sigma_t^2 + a^2 g^2 / 2 - a sigma_t g sqrt(1 + x^2), x = a g / (2 sigma_t)
@@ -268,7 +268,7 @@ def thm3(ctx):
         L = H * math.sqrt(d * ((M + Zb) ** 2 + S**2))  # sup ||grad bar L|| over the box and the data
         _, best = oc.best_quadratic_point(Z, H, M)
         ctx.bound(
-            float(np.sum(res.losses)) - best,
+            scalar(np.sum(res.losses)) - best,
             L * L * (1 + math.log(T)) / H,
             rtol=RTOL,
             label="Thm 3 (14) strongly convex",
@@ -316,7 +316,7 @@ def e003_4(ctx):
     at_paper = sp.simplify(chain.subs(K, D * sp.sqrt(2) / L) / (D * L * sp.sqrt(T)))
     ctx.true(sp.simplify(at_paper - 3 / sp.sqrt(2)) == 0, label="(D^2/K + K L^2) at K = D sqrt2/L is 3/sqrt2 DL")
     ctx.true(
-        sp.simplify(at_paper - sp.sqrt(2)) != 0 and float(at_paper) > float(sp.sqrt(2)),
+        sp.simplify(at_paper - sp.sqrt(2)) != 0 and scalar(at_paper) > scalar(sp.sqrt(2)),
         label="the proven constant 3/sqrt2 exceeds the printed sqrt2: the printed bound is not implied",
     )
 
@@ -376,9 +376,9 @@ def thm3_pair_search(kind, Mb, Sb, d, rng):
     # all pairs (theta, theta'), on a joint grid of (m, sigma) x (m', sigma')
     ds = np.sum((sig[:, None, :] - sig[None, :, :]) ** 2, axis=2)
     zero = np.all(sig == 0, axis=1)
-    proof = dm + float(np.max(ds[:, zero]))
-    diam = dm + float(np.max(ds))
-    return float(proof), float(diam)
+    proof = dm + scalar(np.max(ds[:, zero]))
+    diam = dm + scalar(np.max(ds))
+    return scalar(proof), scalar(diam)
 
 
 @statement("003.example1")
@@ -419,6 +419,6 @@ def e003_8(ctx):
         np.linalg.norm(m) <= Mb and np.linalg.norm(mp) <= Mb and np.all(sig >= 0) and np.linalg.norm(sig) <= Sb,
         label="the pair lies in M_m x M_m x M_sigma",
     )
-    val = math.sqrt(float(np.sum((m - mp) ** 2) + np.sum(sig**2)))
+    val = math.sqrt(scalar(np.sum((m - mp) ** 2) + np.sum(sig**2)))
     printed = 4 * Mb**2 + Sb**2
     ctx.true(val > printed * 4, label=f"sqrt(||m-m'||^2 + ||sigma||^2) = {val:.4f} > printed D = {printed:.4f}")
