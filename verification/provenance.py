@@ -318,13 +318,10 @@ def marks_of(value, depth: int = 0) -> frozenset[int]:
     if isinstance(value, _MARKED):
         return value.marks
     if depth < 4 and (kind is list or kind is tuple or isinstance(value, list | tuple)):
-        found = EMPTY
-        for v in value:
-            if type(v) not in _UNMARKED:
-                m = marks_of(v, depth + 1)
-                if m:
-                    found = found | m
-        return found
+        parts = [m for v in value if type(v) not in _UNMARKED and (m := marks_of(v, depth + 1))]
+        if not parts:
+            return EMPTY
+        return parts[0] if len(parts) == 1 else frozenset().union(*parts)
     if depth < 4 and isinstance(value, dict):
         return marks_of(list(value.values()), depth + 1)
     if depth < 2 and kind is types.FunctionType and value.__closure__:
@@ -344,6 +341,8 @@ def rows_of(value) -> Rows | None:
 
 def plain(value, depth: int = 0):
     """``value`` without marks: what the implementation (or an oracle) receives."""
+    if type(value) in _UNMARKED:
+        return value
     if isinstance(value, Reported):
         return value.view(np.ndarray)
     if isinstance(value, ReportedFloat):
@@ -362,6 +361,27 @@ def plain(value, depth: int = 0):
         if isinstance(value, dict):
             return {k: plain(v, depth + 1) for k, v in value.items()}
     return value
+
+
+def hint(value):
+    """A reported value used only as a *hint* for an oracle whose answer is certified independently (the support an
+    active-set solver starts from, a starting point): its marks are dropped, so the oracle's answer does not depend,
+    for the ledger, on the value it is compared with."""
+    return plain(value)
+
+
+def derived(fn):
+    """Decorate a statement's own oracle-side helper (a recomputation): it receives plain values and its result is
+    marked with every argument's marks (what it was computed from).  The helper then runs at NumPy's speed, and
+    nothing it computes can hide a dependence on a reported value."""
+    return _passing(fn)
+
+
+def computed_from(value, *sources):
+    """``value`` marked with the marks of ``sources``: for a statement's own oracle-side helper that computes a number
+    from reported values through a library that drops marks (a SciPy optimizer), so the number still depends on them.
+    It can only add marks, never remove them."""
+    return tag(plain(value), marks_of(sources) | marks_of(value))
 
 
 def scalar(value) -> float:
@@ -529,6 +549,21 @@ class Ledger:
             "unseen": sorted(read - reached),
         }
 
+    def describe(self, tokens, limit: int = 3) -> str:
+        """``boosting.frank_wolfe (call 2 of the statement): weights_history row 1``, for up to ``limit`` fields."""
+        seen: dict[tuple[int, str], list[str]] = {}
+        for t in sorted(tokens):
+            call, path = self.fields[t]
+            field, _, row = path.partition("#")
+            seen.setdefault((call, field or "value"), []).append(row)
+        parts = []
+        for (call, field), rows in list(seen.items())[:limit]:
+            rows = [r for r in rows if r]
+            where = f" row {rows[0]}" if len(rows) == 1 else (f" rows {rows[0]}..{rows[-1]}" if rows else "")
+            parts.append(f"{self.calls[call][0]} (call {call + 1} of the statement): {field}{where}")
+        more = len(seen) - limit
+        return ", ".join(parts) + (f" and {more} more" if more > 0 else "")
+
     def _method(self, token: int) -> str:
         return self.calls[self.fields[token][0]][0]
 
@@ -546,7 +581,7 @@ class Collector(Reported):
     row, so ``kl = np.empty(R); kl[r] = kl_of(reported[r])`` keeps what each ``kl[r]`` was computed from."""
 
     def __setitem__(self, key, value):
-        found = marks_of(value)
+        found = marks_of(value) | marks_of(key)  # e[reported_index] = 1 depends on the index too
         if found:
             self.marks = self.marks | found
             if self.ndim >= 1:
@@ -561,7 +596,7 @@ class Collector(Reported):
                 for i in span:
                     rows[i] = rows[i] | found
                 self.rows = tuple(rows)
-        super().__setitem__(key, plain(value))
+        super().__setitem__(plain(key), plain(value))
 
 
 def _keeping(original):

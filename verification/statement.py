@@ -59,7 +59,7 @@ class ReplayDone(BaseException):
 
 
 from refvi.verification.protocol.recorder import InstanceSkipped, MissingMethod  # noqa: E402,F401  (re-exported)
-from refvi.verification.provenance import Ledger, scalar  # noqa: E402,F401  (scalar re-exported: float() keeping marks)
+from refvi.verification.provenance import Ledger, computed_from, derived, hint, scalar  # noqa: E402,F401  (statements)
 
 
 @dataclasses.dataclass
@@ -378,6 +378,12 @@ class Context:
             worst = math.inf
         i = int(np.argmax(err - tol)) if err.size else 0
         self._note(label, "compare", *marked, ok)
+        detail = f"max |lhs - rhs| = {worst:.3g}, atol={atol:g}, rtol={rtol:g}"
+        if not ok:
+            where = np.unravel_index(i, a.shape) if a.ndim else ()
+            if where:
+                detail += f"; worst element at index {tuple(int(k) for k in where)}"
+            detail += self._reported_by(marked, where[0] if where else None)
         self._record(
             label,
             float(a.ravel()[i]) if a.size else 0.0,
@@ -385,10 +391,24 @@ class Context:
             "==",
             -worst,
             ok,
-            f"max |lhs - rhs| = {worst:.3g}, atol={atol:g}, rtol={rtol:g}",
+            detail,
             defer=defer,
             arrays=(a, b) if not ok else None,
         )
+
+    def _reported_by(self, sides, row=None) -> str:
+        """What a failing check's sides were reported by: the protocol method, its call and the field (and row)."""
+        if self.ledger is None:
+            return ""
+        from refvi.verification.provenance import marks_of, rows_of
+
+        out = []
+        for name, value in zip(("lhs", "rhs"), sides, strict=True):
+            rows = rows_of(value) if row is not None else None
+            tokens = rows[int(row)] if rows is not None and int(row) < len(rows) else marks_of(value)
+            if tokens:
+                out.append(f"{name} reported by {self.ledger.describe(tokens)}")
+        return ("; " + "; ".join(out)) if out else ""
 
     def equal(self, lhs, rhs, *, label: str) -> None:
         """Claim ``lhs == rhs`` exactly, for values that are not numbers to compare within a tolerance: a bool, an
@@ -407,6 +427,29 @@ class Context:
             ok,
             f"{_short_repr(a, 120)} vs {_short_repr(b, 120)}",
         )
+
+    def member(self, values, allowed, *, label: str) -> None:
+        """Claim ``values[i]`` is one of ``allowed[i]`` for every i (an index the implementation chose, among the
+        answers an oracle admits: the atoms of a delta-approximate LMO, an argmin with ties).  A comparison: each value
+        is checked by the admissible set it falls in (row by row)."""
+        from refvi.verification.provenance import plain
+
+        vals = np.atleast_1d(plain(values)).ravel().tolist()
+        sets = [plain(a) for a in allowed] if np.ndim(plain(values)) else [plain(allowed)]
+        if len(vals) != len(sets):
+            self._record(label, math.nan, math.nan, "in", -math.inf, False, f"{len(vals)} values, {len(sets)} sets")
+            return
+        bad = [i for i, (v, a) in enumerate(zip(vals, sets, strict=True)) if v not in set(np.ravel(a).tolist())]
+        ok = not bad
+        self._note(label, "compare", values, allowed, ok)
+        detail = ""
+        if bad:
+            detail = (
+                f"{len(bad)} of {len(vals)} outside the admissible set; the first at index {bad[0]}: "
+                f"{vals[bad[0]]!r} not in {_short_repr(np.ravel(sets[bad[0]]).tolist(), 120)}"
+                + self._reported_by((values, allowed), bad[0] if np.ndim(plain(values)) else None)
+            )
+        self._record(label, float(len(bad)), 0.0, "member", -float(len(bad)), ok, detail)
 
     def true(self, condition: bool, *, label: str) -> None:
         """A boolean claim (a symbolic identity simplified to zero, a set membership, ...).  A bool the implementation
@@ -612,7 +655,7 @@ class Context:
         if not ok:
             message = (
                 f"{label or 'probe'}: {detail}"
-                if relation == "refused"
+                if relation in ("refused", "member")
                 else f"{label or 'check'}: {lhs!r} {relation} {rhs!r} fails ({detail})"
             )
             check = {"label": label, "lhs": lhs, "rhs": rhs, "relation": relation, "detail": detail}
@@ -747,12 +790,13 @@ def tightness(lhs: float, rhs: float, floor: float = 0.0) -> float | None:
     return None
 
 
-_NUMBER = re.compile(r"(?<![A-Za-z_])[-+]?(\d+\.?\d*|\.\d+)([eE][-+]?\d+)?")
+_NUMBER = re.compile(r"(?<![A-Za-z0-9_.\-])[-+]?(\d+\.?\d*|\.\d+)([eE][-+]?\d+)?")
 
 
 def check_name(label: str) -> str:
     """The name of a bound: its label with the numbers in it masked as ``#`` (``"h_t <= bound, delta = 0.5"`` and
-    ``"..., delta = 1"`` are one check, run at two instances); a symbol's index stays (``h_t0``, ``sigma2``)."""
+    ``"..., delta = 1"`` are one check, run at two instances); a symbol's index (``h_t0``, ``sigma2``) and an id
+    (``E001-4``, ``000.thm7``) stay."""
     return _NUMBER.sub("#", label) if label else "bound"
 
 
