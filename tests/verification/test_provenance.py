@@ -188,3 +188,26 @@ def test_the_runner_reports_values_trusted_and_unseen_per_statement():
     assert rec["values"]["smoothness"]["checked"] == 1 and rec["values"]["strong_convexity"]["used"] == 1
     assert [t["method"] for t in rec["trusted"]] == ["strong_convexity"]
     assert rec["checks"]["mu <= M"]["tightness"] == pytest.approx(0.25)
+
+
+def test_an_array_filled_at_a_reported_index_depends_on_the_index():
+    led = P.Ledger()
+    k = led.mark(np.int64(2), led.call("lmo"))
+    e = P.MarkingNumpy().zeros(4)
+    e[k] = 1.0
+    assert P.marks_of(e) == P.marks_of(k)
+
+
+def test_a_comparison_checks_the_other_side_only_when_this_side_is_all_checked():
+    led = P.Ledger()
+    a = led.mark(np.array([1.0]), led.call("a"))
+    b = led.mark(np.array([2.0]), led.call("b"))
+    c = led.mark(np.array([3.0]), led.call("c"))
+    ctx = _ctx(led)
+    ctx.close(a, [1.0], label="a = oracle")
+    ctx.close(c, a + b, label="c = a + b")  # b is not checked: c is not
+    ctx.bound(c[0], 10.0, label="c <= 10")
+    assert {t["method"] for t in led.summary()["trusted"]} == {"c"}
+    ctx.close(b, [2.0], label="b = oracle")
+    assert led.summary()["trusted"] == []
+    assert {m: v["checked"] for m, v in led.summary()["methods"].items()} == {"a": 1, "b": 1, "c": 1}
