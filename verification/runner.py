@@ -191,8 +191,10 @@ def _run_statement(
     record["tightness"] = ctx.tightness
     checks = dict(ctx.checks)
     checks.update({f"{st.erratum}: {name}": c for name, c in (demo.checks if demo is not None else {}).items()})
+    loose = dict(st.loose)
     record["checks"] = {
         name: {"tightness": c["ratio"], "label": c["label"], "instance": c["instance"], "count": c["count"]}
+        | ({"loose": loose[name]} if name in loose else {})
         for name, c in sorted(checks.items())
     }
     record["power"] = ctx.power
@@ -445,8 +447,8 @@ def format_row(rec: dict) -> str:
     slack = "" if skip or rec["worst_slack"] is None else f"{rec['worst_slack']:.3g}"
     err = rec["erratum"] or ""
     verdict = rec["verdict"] + ("*" if rec.get("scope") == "oracle-only" and rec["verdict"] == "pass" else "")
-    t = rec.get("tightness")
-    tight = "" if skip or not t else f"{t['ratio']:.2g}"
+    weakest = weakest_check(rec)
+    tight = "" if skip or weakest is None else f"{weakest[1]:.2g}" + ("~" if weakest[2] else "")
     cases = "" if skip else str(rec["examples"])
     declined = str(rec.get("instances_skipped") or "") if not skip else ""
     return (
@@ -464,11 +466,22 @@ def row_note(rec: dict) -> str | None:
     return None
 
 
+def weakest_check(rec: dict) -> tuple[str, float, bool] | None:
+    """(name, tightness, explained) of the statement's loosest bound: each bound's best lhs / rhs over the instances,
+    the smallest of those (a bound whose catalogue row explains why it cannot come within 10x is marked explained);
+    None when the statement has no bound with a ratio."""
+    rated = [
+        (n, c["tightness"], "loose" in c) for n, c in (rec.get("checks") or {}).items() if c["tightness"] is not None
+    ]
+    return min(rated, key=lambda x: x[1]) if rated else None
+
+
 #: the table's columns (README.md and docs/conformance.md): ``cases`` = instances and probes checked; ``declined`` =
 #: instances declined (outside the declared capabilities or needing a missing method); ``worst slack`` = the smallest
 #: slack over the statement's evidence (inequality: rhs - lhs, >= 0 before tolerance; equality: -max|lhs - rhs|, so
-#: <= 0 and 0 is exact; a pass may be negative within the stated tolerance); ``tight`` = the statement's largest
-#: lhs / rhs over its bound checks (1 = attained; 0.1 = 10x headroom)
+#: <= 0 and 0 is exact; a pass may be negative within the stated tolerance); ``tight`` = the tightness of the
+#: statement's loosest bound: each bound's largest lhs / rhs over the instances (1 = attained; 0.1 = 10x headroom),
+#: the smallest over its bounds, ``~`` when the catalogue says why that bound cannot come closer
 HEADER = (
     f"{'statement':<28} {'verdict':<6} {'kind':<11} {'erratum':<8} {'cases':>6} {'declined':>8} "
     f"{'worst slack':>11} {'tight':>6} {'seconds':>8}  title"
