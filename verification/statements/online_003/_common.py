@@ -193,12 +193,6 @@ def sigma_step(sig, a, gs):
         return np.where(u >= 0, np.where(root + u > 0, sig**2 / (root + u), 0.0), root - u)
 
 
-def _to_ball(v, radius):
-    """The Euclidean projection of the vector v onto the ball of ``radius`` (the replay's own)."""
-    n = scalar(np.linalg.norm(v))
-    return v if n <= radius else v * (radius / n)
-
-
 def _adversary_label(ctx, y_t, m_t, x_t):
     """The label the adaptive adversary owes the state m_t: -sign <m_t, x_t>, +1 at 0 (carrying the marks of m_t, so
     a reported label is checked only once the state it answers is).  A margin within rounding of 0 (not exactly 0)
@@ -212,82 +206,38 @@ def _adversary_label(ctx, y_t, m_t, x_t):
 def check_replay(ctx, method, X, y, res, hyper, *, loss="hinge", H=1.0, adversarial=False, what=""):
     """A learner's whole run record from the update rule the protocol states, by induction: M[0], S[0] the start
     (0 and sigma0 or s), and M[t+1], S[t+1] the rule applied to the reported (M[t], S[t]) with the oracle's gradients
-    there (hinge: ``oc.hinge_value``; quadratic: H (m - z), H sigma), row by row (a state is checked once every
-    earlier one is); the reported losses ell_t(m_t) at those states; with ``adversarial`` the labels y_t =
-    -sign <m_t, x_t> (+1 at 0) answering the run's own means.  Returns (M, S) as float arrays.  Rules
-    (``refvi.verification.protocol.online``): SVA's FTRL closed form (9) with lazy box projection; SVB's step (10)
-    with a = eta sigma^2, K / sqrt(t) (K or D sqrt(2) / L) or 2 / (H_sc t), boxes or Thm 3's balls; NGVI's (15) with
-    beta = alpha / (alpha + eta) (E003-1) or the given beta, the precision floored at 1/sbox^2; OGA's projected
-    subgradient step (either side at a kink); OGA-EL greedy or lazy."""
-    from refvi.verification.oracles import online_comparators as oc
+    there (:func:`refvi.verification.oracles.online_rules.step`), row by row, so a state is checked once every earlier
+    one is; the reported losses ell_t(m_t) at those states, the final (m, sigma) = the last row; with ``adversarial``
+    the labels y_t = -sign <m_t, x_t> (+1 at 0) answering the run's own means.  The FTRL forms (SVA, OGA-EL lazy)
+    recover their gradient sums from the previous state when no box face is active (``sums_from_state``), else carry
+    them from every earlier round.  Returns (M, S) as float arrays."""
+    from refvi.verification.oracles import online_rules as rules
 
     X = np.asarray(X, dtype=np.float64)
     T, d = X.shape
     M = np.asarray(res.M, dtype=np.float64)
     S = None if method == "oga" else np.asarray(res.S, dtype=np.float64)
-    s = hyper.get("s", 1.0)
-    mbox, sbox = hyper.get("mbox", np.inf), hyper.get("sbox", np.inf)
-    mball, sball = hyper.get("mball"), hyper.get("sball")
-    s0 = np.full(d, float(s)) if hyper.get("sigma0") is None else np.asarray(hyper["sigma0"], dtype=np.float64)
+    s0 = np.full(d, float(hyper.get("s", 1.0))) if hyper.get("sigma0") is None else np.asarray(hyper["sigma0"], float)
     ctx.close(M[0], np.zeros(d), atol=0.0, label=f"{what}: m_1 = 0, the prior mean")
     if S is not None:
         ctx.close(S[0], s0, rtol=1e-15, label=f"{what}: sigma_1 = the initial scale")
-    eta, sched = hyper.get("eta"), hyper.get("schedule", "convex")
-    K = hyper.get("K")
-    if K is None and hyper.get("D") is not None:
-        K = hyper["D"] * math.sqrt(2) / hyper["L"]
-    beta = hyper["alpha"] / (hyper["alpha"] + eta) if hyper.get("alpha") is not None else hyper.get("beta")
     want_m, want_s, want_y, want_loss = [], [], [], []
-    Gm, Gs = np.zeros(d), np.zeros(d)
+    sums = None
     for t in range(T):
         m, x = M[t], X[t]
-        yt = None if y is None else y[t : t + 1]
+        yt = None if y is None else y[t]
         if adversarial:
             want_y.append(_adversary_label(ctx, y[t], m, x))
-        want_loss.append(point_losses(loss, x[None, :], yt, m[None, :], H)[0])
-        if method == "oga":
-            if loss == "quadratic":
-                g = H * (m - x)
-            else:
-                c = 1.0 - yt[0] * (m @ x)
-                g = -yt[0] * x * (c > 0) + 0.0 * c
-            step = np.clip(m - eta * g, -mbox, mbox)
-            if loss == "hinge" and abs(c) < 1e-12:  # at the kink either side is a subgradient
-                alt = np.clip(m, -mbox, mbox)
-                step = alt if np.max(np.abs(M[t + 1] - alt)) < np.max(np.abs(M[t + 1] - step)) else step
-            want_m.append(step)
-            continue
-        sg = S[t]
-        if loss == "quadratic":
-            gm, gs = H * (m - x), H * sg
-        else:
-            _, gm, gs = oc.hinge_value(x[None, :], yt, m, sg)
-        Gm, Gs = Gm + gm, Gs + gs
-        if method == "sva":
-            want_m.append(np.clip(-eta * s * s * Gm, -mbox, mbox))
-            want_s.append(np.minimum(sigma_step(np.full(d, float(s)), eta * s * s, Gs), sbox))
-        elif method == "svb":
-            a = {"constant": lambda: eta * sg**2, "convex": lambda: K / math.sqrt(t + 1)}.get(
-                sched, lambda: 2.0 / (hyper["H_sc"] * (t + 1))
-            )()
-            a = a + np.zeros(d)
-            if mball is not None:
-                want_m.append(_to_ball(m - a * gm, mball))
-                want_s.append(_to_ball(np.maximum(sigma_step(sg, a, gs), 0.0), sball))
-            else:
-                want_m.append(np.clip(m - a * gm, -mbox, mbox))
-                want_s.append(np.clip(sigma_step(sg, a, gs), 0.0, sbox))
-        elif method == "ngvi":
-            prec = (1 - beta) / sg**2 + beta / s**2 + eta * beta * gs / sg
-            v = 1.0 / np.maximum(prec, 0.0 if not np.isfinite(sbox) else 1.0 / sbox**2)
-            want_m.append(np.clip(m - beta * v * (eta * gm + m / s**2), -mbox, mbox))
-            want_s.append(np.sqrt(v))
-        elif hyper.get("projection", "greedy") == "lazy":  # OGA-EL, FTRL form
-            want_m.append(np.clip(-eta * Gm, -mbox, mbox))
-            want_s.append(np.clip(s - eta * Gs, 0.0, sbox))
-        else:  # OGA-EL, projected OGD
-            want_m.append(np.clip(m - eta * gm, -mbox, mbox))
-            want_s.append(np.clip(sg - eta * gs, 0.0, sbox))
+        sg = None if S is None else S[t]
+        if sg is not None and t > 0:
+            sums = rules.sums_from_state(method, hyper, m, sg) or sums
+        m2, s2, sums, lt = rules.step(method, hyper, x, yt, m, sg, sums, t, loss, H)
+        if method == "oga" and loss == "hinge" and abs(1.0 - yt * (m @ x)) < 1e-12:  # a kink: either side
+            alt = np.clip(m, -hyper.get("mbox", np.inf), hyper.get("mbox", np.inf))
+            m2 = alt if np.max(np.abs(M[t + 1] - alt)) < np.max(np.abs(M[t + 1] - m2)) else m2
+        want_m.append(m2)
+        want_s.append(s2)
+        want_loss.append(lt)
     rule = {"sva": "(9)", "svb": "(10)", "ngvi": "(15)", "oga": "OGA", "ogael": "OGA-EL"}[method]
     if T:
         ctx.close(M[1:], want_m, rtol=1e-9, atol=1e-11, label=f"{what}: m_(t+1) = rule {rule} at (m_t, sigma_t)")
@@ -301,3 +251,22 @@ def check_replay(ctx, method, X, y, res, hyper, *, loss="hinge", H=1.0, adversar
     if S is not None:
         ctx.close(np.asarray(res.sigma, dtype=np.float64), S[-1], rtol=1e-15, label=f"{what}: sigma = sigma_(T+1)")
     return M, S
+
+
+def check_sva_runs(ctx, data, runs, hyper, what="SVA"):
+    """Many SVA runs ``runs`` on the streams ``data`` [(X, y), ...] (equal lengths), each against the oracle's
+    from-scratch replay of all of them at once (``online_rules.run_sva_batch``: states M, S and the losses, inputs
+    only): one comparison per run."""
+    from refvi.verification.oracles import online_rules as rules
+
+    M, S, L = rules.run_sva_batch(np.array([X for X, _ in data]), np.array([y for _, y in data]), **hyper)
+    for r, res in enumerate(runs):
+        got = [np.ravel(np.asarray(v, dtype=np.float64)) for v in (res.M, res.S, res.losses, res.m, res.sigma)]
+        want = [np.ravel(v) for v in (M[r], S[r], L[r], M[r, -1], S[r, -1])]
+        ctx.close(
+            np.concatenate(got),
+            np.concatenate(want),
+            rtol=1e-9,
+            atol=1e-11,
+            label=f"{what}: the run (M, S, losses, m, sigma) = the oracle's replay from scratch",
+        )
