@@ -62,16 +62,6 @@ PENDING_TRUST = {
     "002.thm3",
     "002.thm5",
     "002.thm6",
-    "004.claim-price-nsd",
-    "004.cor1",
-    "004.cor2",
-    "004.lemma10",
-    "004.lemma11",
-    "004.lemma3",
-    "004.lemma5",
-    "004.prop1",
-    "004.remark2",
-    "004.thm1",
 }
 
 #: statements with a bound never within 10x and no ``loose`` reason yet (being fixed: the list only shrinks)
@@ -104,8 +94,6 @@ PENDING_LOOSE = {
     "002.cor16",
     "002.thm3",
     "002.thm6",
-    "004.claim-price-nsd",
-    "004.remark2",
 }
 
 
