@@ -200,10 +200,10 @@ def _claim_bad_input(ctx):
         label="blr_sgd: a step < 0",
     )
     eta = impl.natural_from_moment(xi, S)
+    at = f"mu = {np.round(xi, 4).tolist()}, Sigma = {np.round(S, 4).tolist()}"
     for k, name in enumerate(("lam", "Lam")):  # the start of the gamma = 0 probe, against the oracle's map
-        ctx.close(
-            eta[k], OX.natural_from_moments(xi, S)[k], rtol=1e-10, atol=1e-12, label=f"natural_from_moment: {name}"
-        )
+        want = OX.natural_from_moments(xi, S)[k]
+        ctx.close(eta[k], want, rtol=1e-10, atol=1e-12, label=f"natural_from_moment({at}): {name}")
     ctx.refuses(lambda: impl.ngd_step(eta, (np.ones(d), np.eye(d)), -0.1), label="ngd_step: gamma < 0")
     flat = np.concatenate([np.ravel(np.asarray(x, dtype=np.float64)) for x in eta])
     ctx.refuses(

@@ -54,7 +54,8 @@ def _eq4(ctx):
                 np.concatenate([lam, Lam.ravel()]),
                 rtol=1e-10,
                 atol=1e-12,
-                label=f"natural_from_moment(mu, Sigma) = (Sigma^-1 mu, -Sigma^-1 / 2) (d={d})",
+                label=f"natural_from_moment(mu = {np.round(mu, 4).tolist()}, Sigma = {np.round(S, 4).tolist()}) = "
+                "(Sigma^-1 mu, -Sigma^-1 / 2)",
             )
             xi, Xi = impl.expectation_from_natural(lam, Lam)
             gA = OX.symbolic_A(d)[1](minimal_theta(lam, Lam))  # E phi_min = (xi, Xi_ii, 2 Xi_ij)

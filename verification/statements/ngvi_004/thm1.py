@@ -38,7 +38,7 @@ def _check_runs(ctx, runs, X, y, s2, P, mp, paths, eta0, what):
             want,
             rtol=1e-9,
             atol=1e-9 * (1.0 + scalar(np.max(np.abs(want)))),
-            label=f"{what}: (lam_T, Lam_T, xi_bar, Xi_bar) = the oracle's replay of the run",
+            label=f"{what}, run {r}: blr_run's (lam_T, Lam_T, xi_bar, Xi_bar) = the oracle's replay of the run",
         )
 
 
