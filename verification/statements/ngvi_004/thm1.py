@@ -236,4 +236,11 @@ def _claim_blr_history(ctx):
         ctx.close(np.concatenate([np.ravel(v) for v in final]), want, **tol, label=f"{what}: the recording run's end")
         plain = impl.blr_run(X, y, s2, P, mp, idx)
         ctx.close(np.concatenate([np.ravel(v) for v in plain]), want, **tol, label=f"{what}: blr_run ends there too")
+        ctx.close(
+            np.concatenate([np.ravel(v) for v in final]),
+            np.concatenate([np.ravel(v) for v in plain]),
+            rtol=1e-12,
+            atol=1e-12,
+            label=f"{what}: the recording run ends where blr_run does",
+        )
         ctx.count(len(at))

@@ -102,7 +102,7 @@ def thm2(ctx):
         MU = np.hstack([res.M, res.S])
         # (19) first step: Jensen l_t(m_t) <= bar L_t(mu_t), every round (equality at sigma = 0)
         for t in range(X.shape[0]):
-            ctx.bound(res.losses[t], vals[t], rtol=1e-12, atol=1e-12, label="(19) Jensen: l_t(m_t) <= bar L_t(mu_t)")
+            ctx.bound(res.losses[t], vals[t], atol=1e-12, label="(19) Jensen: l_t(m_t) <= bar L_t(mu_t)")
         # (22), sharpened: ||mu_{t+1} - mu_t|| <= eta ||grad_t|| / alpha, every round
         step = np.linalg.norm(MU[1:] - MU[:-1], axis=1)
         bound = eta * np.linalg.norm(G, axis=1) / alpha
@@ -192,7 +192,7 @@ def claim_sva_full(ctx):
         G = np.hstack([gm, gC.reshape(T, -1)])
         ctx.bound(scalar(np.max(np.linalg.norm(G, axis=1))), L, rtol=1e-12, label="||grad_t|| <= L (full covariance)")
         for t in range(T):  # (19) Jensen, every round (equality at a point mass)
-            ctx.bound(losses[t], vals[t], rtol=1e-12, atol=1e-12, label="(19) Jensen, full covariance")
+            ctx.bound(losses[t], vals[t], atol=1e-12, label="(19) Jensen, full covariance")
         lhs = scalar(np.sum(losses))
         m_c, C_c, val = oc.sva_full_comparator(X, y, eta, s)
         ctx.bound(
