@@ -160,6 +160,8 @@ def claim_sva_full(ctx):
             label="every scale is lower triangular with a positive diagonal",
         )
         ctx.close(M[0], np.zeros(d), atol=0.0, label="starts at the prior mean 0")
+        ctx.close(np.asarray(res.m, dtype=np.float64), M[-1], rtol=1e-15, label="the final mean m = m_(T+1)")
+        ctx.close(np.asarray(res.C, dtype=np.float64), Cs[-1], rtol=1e-15, label="the final scale C = C_(T+1)")
         ctx.close(Cs[0], s * np.eye(d), rtol=1e-15, label="starts at the prior scale s I")
         ctx.close(
             losses,
