@@ -186,6 +186,7 @@ def main(argv=None) -> int:
             import refvi
 
             runner.check_resumable(resume, runner.implementation_name(impl), args.profile, refvi.__version__)
+            args.select, args.select_method = runner.resumed_selection(resume, args.select, args.select_method)
         except (OSError, ValueError) as exc:
             return _error(f"--resume {args.resume}: {exc}")
     reference = None

@@ -319,6 +319,8 @@ def run(
     spec = impl if isinstance(impl, str) else impl_spec
     impl_obj = impl if (impl is not None and not isinstance(impl, str)) else load_implementation(impl)
     registry = load_statements()
+    if resume is not None:
+        patterns, methods = resumed_selection(resume, patterns, methods)
     chosen = select_methods(select(registry.values(), patterns), methods)
     name = implementation_name(impl_obj)
     done: dict[str, dict] = {}
@@ -391,6 +393,22 @@ def check_resumable(partial: dict, name: str, profile: str, version: str) -> Non
             raise ValueError(f"--resume: the certificate is for {key} {partial.get(key)!r}, this run is {want!r}")
     if not isinstance(partial.get("statements"), list):
         raise ValueError("--resume: not a refvi certificate (no statements list)")
+
+
+def resumed_selection(partial: dict, patterns, methods) -> tuple[list[str] | None, list[str] | None]:
+    """The selection a resumed run completes: the partial certificate's own (``selection``), so that the result is
+    the uninterrupted run's; a different ``patterns`` / ``methods`` is refused (ValueError, one line)."""
+    recorded = partial.get("selection")
+    if not isinstance(recorded, dict):  # a certificate without it: the selection given
+        return patterns, methods
+    mine = (list(recorded.get("patterns") or []), list(recorded.get("methods") or []))
+    given = (list(patterns or []), list(methods or []))
+    if (patterns is not None or methods is not None) and given != mine:
+        raise ValueError(
+            f"--resume: the certificate was run with --select {' '.join(mine[0]) or '(all)'}"
+            f"{' --select-method ' + ' '.join(mine[1]) if mine[1] else ''}; resume it without another selection"
+        )
+    return mine[0] or None, mine[1] or None
 
 
 def implementation_passes(cert: dict) -> int:

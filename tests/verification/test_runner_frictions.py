@@ -42,3 +42,52 @@ def test_cli_compare_refvi_with_an_oracle_only_statement(tmp_path, capfd):
     cert = json.loads(path.read_text())
     assert cert["comparison"]["statements"][0]["id"] == "004.lemma6"
     assert "comparison with refvi" in out
+
+
+RESUMED = ["002.lemma12", "002.lemma15"]
+
+
+@pytest.fixture
+def partial(tmp_path):
+    """A certificate of ``RESUMED`` whose run stopped after the first statement (as an interrupt leaves it)."""
+    cert = runner.run(RESUMED, "ci", None)
+    cert["statements"] = cert["statements"][:1]
+    cert.update(complete=False, not_run=RESUMED[1:], interrupted="SIGINT")
+    path = tmp_path / "cert.json"
+    path.write_text(json.dumps(cert))
+    return path, cert
+
+
+def _only(monkeypatch, allowed):
+    """Fail at once if the run reaches a statement outside ``allowed`` (before the fix: every other statement)."""
+    real = runner.run_statement
+
+    def guarded(st, *args, **kwargs):
+        assert st.id in allowed, f"--resume ran {st.id}, outside the interrupted run's selection"
+        return real(st, *args, **kwargs)
+
+    monkeypatch.setattr(runner, "run_statement", guarded)
+
+
+def test_resume_keeps_the_selection_of_the_interrupted_run(partial, monkeypatch):
+    _, cert = partial
+    _only(monkeypatch, RESUMED[1:])
+    done = runner.run(resume=cert)
+    assert [r["id"] for r in done["statements"]] == RESUMED and done["complete"]
+    assert done["selection"]["patterns"] == RESUMED
+
+
+def test_cli_resume_keeps_the_selection(partial, monkeypatch, capfd):
+    path, _ = partial
+    _only(monkeypatch, RESUMED[1:])
+    assert cli.main(["--resume", str(path), "--no-progress"]) == 0
+    assert "running 1 statement(s)" in capfd.readouterr().out
+    done = json.loads(path.read_text())
+    assert [r["id"] for r in done["statements"]] == RESUMED and done["complete"]
+
+
+def test_cli_resume_refuses_another_selection(partial, capfd):
+    path, _ = partial
+    assert cli.main(["--resume", str(path), "--select", "002.*"]) == 2
+    err = capfd.readouterr().err
+    assert "--resume" in err and "selection" in err and len(err.strip().splitlines()) == 1
