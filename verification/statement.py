@@ -357,7 +357,7 @@ class Context:
             "==",
             -worst,
             ok,
-            f"max |lhs - rhs| = {worst:.3g}, atol={atol:g}, rtol={rtol:g}",
+            f"{_at(i, a.shape)}max |lhs - rhs| = {worst:.3g}, atol={atol:g}, rtol={rtol:g}",
             defer=defer,
             arrays=(a, b) if not ok else None,
         )
@@ -679,6 +679,14 @@ def _check_id(sid: str) -> None:
             f"bad statement id {sid!r}: expected '<seed>.<kind><number>' or '<seed>.claim-<name>' "
             f"with kind in {ID_KINDS}"
         )
+
+
+def _at(flat: int, shape: tuple) -> str:
+    """Where the element shown by an array check is, the worst against its tolerance (``at index (t, j); ``: for a
+    trajectory the first index is the step or round), or nothing for a scalar."""
+    if not shape:
+        return ""
+    return f"at index {tuple(int(k) for k in np.unravel_index(flat, shape))}; "
 
 
 def _short_repr(inst, limit: int = 300) -> str | None:
