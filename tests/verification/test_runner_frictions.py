@@ -7,7 +7,9 @@ import json
 import os
 import subprocess
 import sys
+import sys
 
+import numpy as np
 import pytest
 
 from refvi.verification import __main__ as cli
@@ -91,3 +93,109 @@ def test_cli_resume_refuses_another_selection(partial, capfd):
     assert cli.main(["--resume", str(path), "--select", "002.*"]) == 2
     err = capfd.readouterr().err
     assert "--resume" in err and "selection" in err and len(err.strip().splitlines()) == 1
+
+
+def test_summary_counts_oracle_only_skips():
+    """Against an outside implementation an oracle-only statement is a skip: the summary still counts it."""
+    cert = {"profile": "ci", "implementation": "mine", "complete": True,
+            "statements": [_rec("004.lemma4", "pass", 0.0), _rec("004.lemma6", "skip", None, "oracle-only")]}
+    assert "1 oracle-only" in runner.summary(cert)
+
+
+def test_require_of_an_unknown_paper_is_a_usage_error(capfd):
+    assert cli.main(["--select", "002.lemma12", "--require", "007"]) == 2
+    err = capfd.readouterr().err.strip()
+    assert err.startswith("error: --require: no paper 007") and "000 001 002 003 004" in err and "\n" not in err
+
+
+def test_replay_errors_go_to_stderr(tmp_path, capfd):
+    bad = tmp_path / "x.npz"
+    bad.write_bytes(b"not a reproducer")
+    assert cli.main(["--replay", str(bad)]) == 2
+    out, err = capfd.readouterr()
+    assert "not a refvi reproducer" in err and "not a refvi reproducer" not in out
+
+
+@pytest.mark.parametrize("argv", [[sys.executable, "-m", "refvi.verification", "--version"],
+                                  [sys.executable, "-c", "import sys; from refvi.cli import main; sys.exit(main())",
+                                   "--version"]])
+def test_version(argv):
+    import refvi
+
+    proc = subprocess.run(argv, capture_output=True, text=True, timeout=120)
+    assert proc.returncode == 0 and proc.stdout.strip().endswith(f"refvi {refvi.__version__}"), proc
+
+
+def test_parallel_run_of_an_object_by_its_module_name():
+    """``runner.run(impl=obj, workers=...)`` loads in each worker the module-level name that holds the object."""
+    from refvi.verification.examples.numpy_adapter import IMPL
+
+    assert runner.object_spec(IMPL) == NUMPY
+    cert = runner.run(["002.lemma12"], "ci", IMPL, workers=1)
+    assert [r["verdict"] for r in cert["statements"]] == ["pass"]
+    with pytest.raises(ValueError, match="module:object"):
+        runner.object_spec(type("Local", (), {"energy": lambda self, *a: None})())
+
+
+def test_reproducer_shows_each_method_called():
+    """An instance that ran ``online.run`` and then checked it with many ``expected_loss`` calls shows the run."""
+    from refvi.verification.reproducers import telling_calls
+
+    calls = [{"method": "online.run"}] + [{"method": "online.expected_loss", "k": k} for k in range(5)]
+    assert [c["method"] for c in telling_calls(calls)] == ["online.run", "online.expected_loss"]
+
+
+def test_close_names_the_index_of_its_worst_element():
+    from refvi.verification.statement import Statement
+
+    def claim(ctx):
+        got = np.zeros((4, 2))
+        got[2, 1] = 1.0
+        ctx.close(got, np.zeros((4, 2)), atol=1e-9, label="trajectory")
+
+    from refvi.verification.protocol import REFVI
+
+    rec = runner.run_statement(Statement("999.claim-test", "t", "s", "exact", claim, None, ("ci", "deep"),
+                                         ("energy",)), REFVI, "ci")
+    assert rec["verdict"] == "fail" and "at index (2, 1)" in rec["detail"], rec["detail"]
+
+
+ADAPTER = '''
+import numpy as np
+from refvi.verification.protocol import REFVI
+
+
+class Wrong:
+    name = "wrong-prox"
+
+    def entropy_prox(self, C, gamma):
+        out = np.array(C, dtype=float)
+        c = np.diag(out).copy()
+        np.fill_diagonal(out, 0.5 * (c + np.sqrt(c * c + 2.0 * gamma)))   # planted: 4 gamma
+        return out
+
+
+IMPL = Wrong()
+'''
+
+
+def test_reproducer_runs_from_any_directory(tmp_path):
+    """The adapter lives in the folder the run started from; the reproducer (the .py file and --replay) finds it
+    from anywhere else."""
+    home, elsewhere = tmp_path / "home", tmp_path / "elsewhere"
+    home.mkdir()
+    elsewhere.mkdir()
+    (home / "wrongprox_here.py").write_text(ADAPTER)
+    env = {k: v for k, v in os.environ.items() if k != "PYTHONPATH"}
+    env["PYTHONPATH"] = os.environ.get("PYTHONPATH", "")          # refvi, but not the adapter's folder
+    run = subprocess.run([sys.executable, "-m", "refvi.verification", "--impl", "wrongprox_here:IMPL", "--select",
+                          "000.lemma31", "--artifacts", str(home / "failures")], cwd=home, env=env,
+                         capture_output=True, text=True, timeout=600)
+    assert run.returncode == 1, run.stdout + run.stderr
+    snippet = subprocess.run([sys.executable, str(home / "failures" / "000.lemma31.py")], cwd=elsewhere, env=env,
+                             capture_output=True, text=True, timeout=300)
+    assert snippet.returncode == 0 and "returned :" in snippet.stdout, snippet.stdout + snippet.stderr
+    replay = subprocess.run([sys.executable, "-m", "refvi.verification", "--replay",
+                             str(home / "failures" / "000.lemma31.npz")], cwd=elsewhere, env=env,
+                            capture_output=True, text=True, timeout=300)
+    assert replay.returncode == 1 and "verdict: fail" in replay.stdout, replay.stdout + replay.stderr
