@@ -176,10 +176,14 @@ def main(argv=None) -> int:
         chosen = runner.select_methods(
             runner.select(runner.load_statements().values(), args.select), args.select_method
         )
+        from refvi.verification.protocol import conventions
+
         for st in chosen:
             flag = f" [{st.erratum}]" if st.erratum else ""
             uses = "oracle-only" if st.oracle_only else ", ".join(st.uses or ())
             print(f"{st.id:<28} {st.kind:<11} {st.title}{flag}\n{'':<28} uses: {uses}")
+            for c in conventions.of_statement(st):
+                print(f"{'':<28} convention ({c.name}; docs/{c.page}): {c.phrase}")
         return 0
 
     if args.workers is not None and args.workers < 1:

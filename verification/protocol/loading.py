@@ -99,8 +99,8 @@ def _import(mod_name: str, search: tuple[str, ...]):
         if exc.name != top:
             raise
         for folder in (*search, os.getcwd()):
-            here = folder and (os.path.isfile(os.path.join(folder, top + ".py")) or os.path.isdir(os.path.join(folder, top)))
-            if here and folder not in sys.path:
+            here = os.path.isfile(os.path.join(folder, top + ".py")) or os.path.isdir(os.path.join(folder, top))
+            if folder and here and folder not in sys.path:
                 sys.path.insert(0, folder)
                 return importlib.import_module(mod_name)
         raise
