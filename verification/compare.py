@@ -79,9 +79,7 @@ def format_comparison(diff: dict, limit: int = 30) -> str:
     for r in diff["instances"][:limit]:
         lines.append(f"  {r['id']:<28} instance site {r['site']} #{r['index']}: {r['this']} vs {r['other']}")
     for r in diff["slacks"][: min(limit, 10)]:
-        lines.append(
-            f"  {r['id']:<28} worst slack {_g(r['this'])} vs {_g(r['other'])} (relative {r['relative']:.2g})"
-        )
+        lines.append(f"  {r['id']:<28} worst slack {_g(r['this'])} vs {_g(r['other'])} (relative {r['relative']:.2g})")
     return "\n".join(lines)
 
 

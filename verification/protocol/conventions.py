@@ -26,6 +26,7 @@ class Convention:
     phrase: str
 
 
+#: every convention, by paper: what the statements rely on beyond the methods' names and shapes
 CONVENTIONS: tuple[Convention, ...] = (
     # ---- seed 000 / 002: the core protocol
     Convention(
