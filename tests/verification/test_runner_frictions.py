@@ -7,7 +7,6 @@ import json
 import os
 import subprocess
 import sys
-import sys
 
 import numpy as np
 import pytest
