@@ -198,3 +198,14 @@ def test_reproducer_runs_from_any_directory(tmp_path):
                              str(home / "failures" / "000.lemma31.npz")], cwd=elsewhere, env=env,
                             capture_output=True, text=True, timeout=300)
     assert replay.returncode == 1 and "verdict: fail" in replay.stdout, replay.stdout + replay.stderr
+
+
+def test_an_adapter_in_the_current_directory_is_found(tmp_path, monkeypatch):
+    """``pytest --refvi-impl mylib:IMPL`` and the ``refvi`` script do not put the current directory on sys.path
+    (``python -m`` does): the loader looks there too."""
+    from refvi.verification.protocol.loading import load_implementation
+
+    (tmp_path / "adapter_beside_you.py").write_text(ADAPTER)
+    monkeypatch.chdir(tmp_path)
+    monkeypatch.setattr(sys, "path", [p for p in sys.path if p not in ("", str(tmp_path))])
+    assert load_implementation("adapter_beside_you:IMPL").name == "wrong-prox"
