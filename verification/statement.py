@@ -684,7 +684,7 @@ def _check_id(sid: str) -> None:
 def _at(flat: int, shape: tuple) -> str:
     """Where the element shown by an array check is, the worst against its tolerance (``at index (t, j); ``: for a
     trajectory the first index is the step or round), or nothing for a scalar."""
-    if not shape:
+    if not shape or 0 in shape:
         return ""
     return f"at index {tuple(int(k) for k in np.unravel_index(flat, shape))}; "
 

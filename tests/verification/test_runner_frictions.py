@@ -158,6 +158,14 @@ def test_close_names_the_index_of_its_worst_element():
                                          ("energy",)), REFVI, "ci")
     assert rec["verdict"] == "fail" and "at index (2, 1)" in rec["detail"], rec["detail"]
 
+    def empty(ctx):                                    # an empty array compares equal: no index to name
+        ctx.close(np.zeros((0, 2)), np.zeros((0, 2)), atol=1e-9, label="nothing")
+        ctx.close(np.zeros((0, 2)), np.zeros((0, 3)), atol=1e-9, label="shapes")
+
+    rec = runner.run_statement(Statement("999.claim-test", "t", "s", "exact", empty, None, ("ci", "deep"),
+                                         ("energy",)), REFVI, "ci")
+    assert rec["verdict"] == "fail" and "shape mismatch" in rec["detail"], rec["detail"]
+
 
 ADAPTER = '''
 import numpy as np
