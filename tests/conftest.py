@@ -30,6 +30,8 @@ SLOW_FIRST = (
     "tests/verification/test_impl_adapter.py",
     "tests/verification/test_parallel.py",
     "tests/verification/test_conformance.py",
+    "tests/test_docs_code.py",
+    "tests/verification/test_walkthrough_online_ngvi.py",
 )
 
 
