@@ -165,9 +165,11 @@ class _Log:
     def entropy(self, target, m, C, U, structure="sym"):
         return np.asarray(m, dtype=float)
 
+    stl = score = entropy
+
 
 def _run_claim(claim):
-    st_ = Statement("000.claim-machinery", "machinery", "test", "exact", claim, uses=("energy", "entropy"))
+    st_ = Statement("000.claim-machinery", "machinery", "test", "exact", claim, uses=("energy", "entropy", "score", "stl"))
     return runner.run_statement(st_, _Log())
 
 
@@ -190,8 +192,10 @@ def test_the_kept_calls_are_the_last_of_each_method_of_the_instance():
         def check(n):
             for k in range(n):
                 ctx.impl.energy(None, np.array([float(k)]), None, None)
+            ctx.impl.score(None, np.array([-1.0]), None, None)
             for k in range(n, n + 2):
                 ctx.impl.entropy(None, np.array([float(k)]), None, None)
+            ctx.impl.stl(None, np.array([50.0]), None, None)
             ctx.impl.energy(None, np.array([99.0]), None, None)
             ctx.leq(1.0, 0.0, label="always fails after the calls")
 
@@ -199,7 +203,8 @@ def test_the_kept_calls_are_the_last_of_each_method_of_the_instance():
 
     rec = _run_claim(claim)
     calls = rec["reproducers"][0]["calls"]
-    assert [(c["method"], c["arguments"]["m"]["array"]) for c in calls] == [("entropy", [13.0]), ("energy", [99.0])]
+    shown = [(c["method"], c["arguments"]["m"]["array"]) for c in calls]
+    assert shown == [("entropy", [13.0]), ("stl", [50.0]), ("energy", [99.0])]
 
 
 def test_a_raised_failure_comes_before_the_deferred_probes():
