@@ -427,7 +427,7 @@ def _(out, loss, data, **_):
     losses = np.array([float(np.ravel(loss(np.array([m]), D))[0]) for m, D in zip(ahead, data, strict=True)])
     return (
         dataclasses.replace(out, means=ahead, losses=losses)
-        if dataclasses.is_dataclass(out)
+        if dataclasses.is_dataclass(out) and not isinstance(out, type)
         else SimpleNamespace(**{**vars(out), "means": ahead, "losses": losses})
     )
 

@@ -40,7 +40,7 @@ def _lemma1(ctx):
         eta0 = natural_of(rng.standard_normal(d), rand_spd(rng, d))
         gammas = rng.uniform(0.05, 1.0, 3)
         e_fim, e_8 = eta0, eta0
-        w_md = checked_omega(ctx, impl, *eta0, what="omega_0")
+        w_md = checked_omega(ctx, impl, eta0[0], eta0[1], what="omega_0")
         for k, g in enumerate(gammas):
             # (7): explicit Fisher with the gradient in natural coordinates from SymPy (oracle)
             th = minimal_theta(*e_fim)
@@ -54,7 +54,7 @@ def _lemma1(ctx):
                 label="impl explicit-FIM step == SymPy-Fisher step",
             )
             # (8): gradient in expectation coordinates (every map and gradient against the oracle's)
-            w8 = checked_omega(ctx, impl, *e_8, what="(8)")
+            w8 = checked_omega(ctx, impl, e_8[0], e_8[1], what="(8)")
             e_8 = impl.ngd_step(e_8, checked_blr_grad(ctx, impl, X, y, s2, P, mp, *w8), g)
             # (9)/(10): mirror descent, each step against Eq. (10) by the oracle: omega' = grad A(grad A*(omega) - g)
             g_md = checked_blr_grad(ctx, impl, X, y, s2, P, mp, *w_md)

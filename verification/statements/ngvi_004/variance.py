@@ -170,7 +170,7 @@ def _lemma78(ctx):
         g = checked_blr_grad(ctx, impl, X, y, s2, P, mp, *w)  # both blocks against the oracle (the other lemma's too)
         tot = 0.0
         for combo, p in OX.batches_with_prob(n, m):
-            gh = checked_blr_grad(ctx, impl, X, y, s2, P, mp, *w, np.array(combo))
+            gh = checked_blr_grad(ctx, impl, X, y, s2, P, mp, w[0], w[1], np.array(combo))
             tot += p * scalar(np.sum((gh[which] - g[which]) ** 2))
         _, _, s1, s2d = _constants(X, y, P, s2)
         ref = n**2 * s1 / (m * s2**2) if which == 0 else n**2 * s2d / (4 * m * s2**2)

@@ -217,7 +217,7 @@ def check_replay(ctx, method, X, y, res, hyper, *, loss="hinge", H=1.0, adversar
     T, d = X.shape
     M = np.asarray(res.M, dtype=np.float64)
     S = None if method == "oga" else np.asarray(res.S, dtype=np.float64)
-    s0 = np.full(d, float(hyper.get("s", 1.0))) if hyper.get("sigma0") is None else np.asarray(hyper["sigma0"], float)
+    s0 = np.full(d, scalar(hyper.get("s", 1.0))) if hyper.get("sigma0") is None else np.asarray(hyper["sigma0"], float)
     ctx.close(M[0], np.zeros(d), atol=0.0, label=f"{what}: m_1 = 0, the prior mean")
     if S is not None:
         ctx.close(S[0], s0, rtol=1e-15, label=f"{what}: sigma_1 = the initial scale")

@@ -82,9 +82,11 @@ def check_ewa_path(ctx, res, loss, data, eta, log_prior=None, breaks=(), box=Non
     decisions hat theta_t, the log normalisers log N_t, the losses ell_t(hat theta_t) at those decisions and the mix
     losses -(log N_(t+1) - log N_t) / eta.  Returns the oracle's path."""
     if box is None:
-        path = OP.ewa_path_1d(loss, data, eta, *interval, log_prior=log_prior, breaks=breaks)
+        lo, hi = interval
+        path = OP.ewa_path_1d(loss, data, eta, lo, hi, log_prior=log_prior, breaks=breaks)
     else:
-        path = OP.ewa_path_2d(loss, data, eta, *box, log_prior=log_prior)
+        lo, hi = box
+        path = OP.ewa_path_2d(loss, data, eta, lo, hi, log_prior=log_prior)
     ln_or, means_or = path[0], path[1]
     means, ln = np.asarray(res.means, dtype=np.float64), np.asarray(res.log_norm, dtype=np.float64)
     ctx.close(means, means_or, atol=1e-9, label=f"{what}: hat theta_t = mean of the exact posterior (2), every t")
