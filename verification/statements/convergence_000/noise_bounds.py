@@ -22,6 +22,7 @@ from refvi.verification.statements.convergence_000._noise import (
     refined_orders,
     scale_with_singular_values,
 )
+from refvi.verification.statements.convergence_000._structure import grad_h
 
 RT_ROUND = 1e-11  # rounding: sums of <= 1e4 float64 terms of comparable size, relative
 
@@ -82,7 +83,7 @@ def exact_second_moment(ctx, target, model, m, C, structure, entropy=False):
         lambda o, c: gmo.second_moment_quadrature(model, m, C, structure, entropy=entropy, order=o, check_order=c),
         lambda r: r[1] <= QUAD_OK * r[0],
     )
-    ctx.bound(est, QUAD_OK * q, label="Gauss-Hermite converged (|Q_order - Q_check| small)")
+    ctx.leq(est, QUAD_OK * q, label="Gauss-Hermite converged (|Q_order - Q_check| small)")
     val = impl_second_moment(ctx, target, model, m, C, structure, order, entropy)
     # the implementation's sum on the low-order nodes differs from the check-order value by <= est (+ rounding)
     ctx.close(val, q, atol=2 * est + RT_ROUND * q, label="E||g||^2: implementation (order) vs oracle (check order)")
@@ -214,7 +215,7 @@ def thm3(ctx):
         target, model, m, C, structure, d, M, mbar = _bound_case(inst)
         E, tol = exact_second_moment(ctx, target, model, m, C, structure, entropy=True)
         _, b2 = gmo.thm1_bounds(M, m, mbar, C)
-        gh = ctx.impl.grad_neg_entropy(C, structure)
+        gh = grad_h(ctx, C, structure)
         for L in (1.0 / _sigma_min(C) ** 2, 4.0 / _sigma_min(C) ** 2):  # the smallest L with w in W_L, and a larger
             ctx.bound(scalar(np.sum(gh * gh)), d * L, rtol=1e-12, label="||grad h||^2 <= dL on W_L")
             ctx.bound(
@@ -342,7 +343,7 @@ def e000_3(ctx):
     ctx.geq(E, 2 * b2 + d * L + 100 * tol, label="printed-route step fails: E||g_ent||^2 > 2(d+3)M^2||w-wbar||^2 + dL")
     # (3) the proof's first step E||g_ent||^2 <= 2 E||g_energy||^2 + 2||grad h||^2 cannot carry 1*||grad h||^2 either
     En, tol_n = exact_second_moment(ctx, target, model, m, C, structure)
-    gh = ctx.impl.grad_neg_entropy(C, structure)
+    gh = grad_h(ctx, C, structure)
     ctx.geq(
         E,
         2 * En + scalar(np.sum(gh * gh)) + 100 * (tol + tol_n),
