@@ -62,16 +62,6 @@ PENDING_TRUST = {
 
 #: statements with a bound never within 10x and no ``loose`` reason yet (being fixed: the list only shrinks)
 PENDING_LOOSE = {
-    "000.cor11",
-    "000.cor12",
-    "000.cor30",
-    "000.lemma32",
-    "000.thm10",
-    "000.thm26",
-    "000.thm3",
-    "000.thm6",
-    "000.thm7",
-    "000.thm9",
     "001.claim-fw-gap-certificate",
     "001.claim-mc-boosting",
     "001.claim-mog-recovery",
