@@ -21,6 +21,7 @@ from __future__ import annotations
 import numpy as np
 from hypothesis import strategies as st
 
+from refvi.verification.oracles import gradient_moments as gmo
 from refvi.verification.oracles import hessian_bounds as hb
 from refvi.verification.oracles import vi_objective as vo
 from refvi.verification.protocol import targets as tspec
@@ -134,6 +135,11 @@ def claim_affine_frame_energy(ctx):
         gmx, gCx = ctx.impl.energy(tx, m1, C1, U, "full")
         gm, gC, gmx, gCx = (np.asarray(a, dtype=np.float64) for a in (gm, gC, gmx, gCx))
         scale = (1 + np.abs(L).max()) * (1 + np.abs(gm).max() + np.abs(gC).max())
+        # the original target's estimate against the oracle's (Eq. 6 sample by sample), so that the chain rule below
+        # compares the framed estimate with a checked one
+        Go, GCo = gmo.energy_samples(model, z0 + L @ m1, L @ C1, U, "full")
+        ctx.close(gm, Go.mean(axis=0), rtol=1e-7, atol=1e-7 * scale, label="g_m of the original == the oracle's")
+        ctx.close(gC, GCo.mean(axis=0), rtol=1e-7, atol=1e-7 * scale, label="g_C of the original == the oracle's")
         # two float evaluations of the same quantity through matrices with condition up to ~1e6: 1e-7 relative
         ctx.close(gmx, L.T @ gm, rtol=1e-7, atol=1e-7 * scale, label="g_m in the frame = L^T g_m")
         ctx.close(gCx, L.T @ gC, rtol=1e-7, atol=1e-7 * scale, label="g_C in the frame = L^T g_C")
