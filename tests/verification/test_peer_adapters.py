@@ -1,13 +1,20 @@
 """The seed 000 / 002 statements against two outside libraries (docs/peer-adapters.md): JAX/NumPyro
 (``examples/jax_adapter.py``) and BlackJAX (``examples/blackjax_adapter.py``).  Needs the ``peers`` extra; skipped
-without it.  About 60-70 s in all on 2 cores (JAX ~40 s, BlackJAX ~25 s), almost all of it XLA compiling per shape."""
+without it.  The default run certifies each adapter on a few statements that call every method it offers (almost
+all of their cost is XLA compiling per shape); the whole 000/002 selection runs with ``pytest --run-slow`` and in
+the committed certificates of the compatibility page (``python -m refvi.verification.compatibility --run``)."""
 
 import numpy as np
+import pytest
 from _peers import need  # tests/_peers.py: a skip without the library, a failure under REFVI_REQUIRE_PEERS=1
 
 from refvi.verification import runner
 
 SELECT = ["000.*", "002.*"]
+#: statements that between them value-check every method both adapters offer (energy, entropy, stl and score in
+#: 000.def4, grad_neg_entropy in 000.lemma17) and refuse bad input (000.claim-bad-input): the default run's selection
+FEW = ["000.def4", "000.lemma17", "000.claim-bad-input"]
+OFFERED = {"energy", "entropy", "stl", "score", "grad_neg_entropy"}
 # measured (ci profile; JAX 0.10.2, NumPyro 0.22.0, BlackJAX 1.7.1): 23 and 11 implementation passes
 MIN_PASSES = {"jax": 21, "blackjax": 10}
 
@@ -21,25 +28,56 @@ def _check(cert, minimum):
     return {r["id"]: r for r in cert["statements"]}
 
 
-def test_jax_numpyro_adapter():
+def _few(cert):
+    """The default run's checks: nothing failed, every statement of FEW passed, and every offered method was
+    value-checked."""
+    records = _check(cert, len(FEW))
+    assert {sid for sid, r in records.items() if r["verdict"] == "pass"} == set(FEW), runner.summary(cert)
+    checked = {m for r in records.values() for m, v in (r.get("values") or {}).items() if v["checked"]}
+    assert OFFERED <= checked, checked
+    return records
+
+
+def _jax():
     need("jax")
     need("numpyro")
     from refvi.verification.examples.jax_adapter import IMPL
 
-    records = _check(runner.run(SELECT, "ci", IMPL), MIN_PASSES["jax"])
-    # the estimators NumPyro's Trace_ELBO and jax.grad provide were all exercised, on every structure
-    called = set().union(*(r["methods"] for r in records.values()))
-    assert {"energy", "entropy", "stl", "score", "grad_neg_entropy"} <= called
-    assert records["000.def4"]["verdict"] == "pass"
-    assert records["000.thm2"]["verdict"] == "pass"
+    return IMPL
 
 
-def test_blackjax_adapter():
+def _blackjax():
     need("blackjax")
     need("blackjax.vi._gaussian_vi", reason="the adapter drives BlackJAX >= 1.7's shared VI step")
     from refvi.verification.examples.blackjax_adapter import IMPL
 
-    records = _check(runner.run(SELECT, "ci", IMPL), MIN_PASSES["blackjax"])
+    return IMPL
+
+
+def test_jax_numpyro_adapter_on_every_method():
+    records = _few(runner.run(FEW, "ci", _jax()))
+    assert records["000.def4"]["methods"] == sorted(OFFERED - {"grad_neg_entropy"})
+
+
+def test_blackjax_adapter_on_every_method():
+    records = _few(runner.run(FEW, "ci", _blackjax()))
+    # BlackJAX represents tril (full-rank) and diag (mean-field) C only: the other instances are declined
+    assert any("not in declared ['tril', 'diag']" in reason for r in records.values() for reason in r["declined"])
+
+
+@pytest.mark.slow
+def test_jax_numpyro_adapter():
+    records = _check(runner.run(SELECT, "ci", _jax()), MIN_PASSES["jax"])
+    # the estimators NumPyro's Trace_ELBO and jax.grad provide were all exercised, on every structure
+    called = set().union(*(r["methods"] for r in records.values()))
+    assert OFFERED <= called
+    assert records["000.def4"]["verdict"] == "pass"
+    assert records["000.thm2"]["verdict"] == "pass"
+
+
+@pytest.mark.slow
+def test_blackjax_adapter():
+    records = _check(runner.run(SELECT, "ci", _blackjax()), MIN_PASSES["blackjax"])
     # BlackJAX represents tril (full-rank) and diag (mean-field) C only: the other instances are skipped for
     # capability reasons while the statements that have tril/diag instances still pass on BlackJAX's gradients
     mixed = [sid for sid, r in records.items() if r["verdict"] == "pass" and

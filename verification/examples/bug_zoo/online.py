@@ -57,6 +57,7 @@ mutant(
     "003",
     "online.run",
     "SVB's strongly convex schedule a = 1/(H t), the textbook OGD step, instead of 2/(H t)",
+    try_first=("003.thm3",),
 )(_hyper_override("svb", lambda h: {**h, "H_sc": 2.0 * h["H_sc"]} if h.get("schedule") == "strong" else h))
 mutant(
     "online-svb-D-L-no-sqrt2", "003", "online.run", "SVB given Thm 3's D and L takes K = D / L (the sqrt 2 dropped)"
@@ -264,6 +265,7 @@ def _(orig, owner):
     "003",
     "online.run",
     "online NGVI pulls toward the prior with precision s^2 instead of 1/s^2",
+    try_first=("003.eq15",),
 )
 def _(orig, owner):
     def run(method, X, y=None, loss="hinge", **hyper):
@@ -391,6 +393,7 @@ def _(orig, owner):
     "online.run",
     "SVB on Thm 3's balls projects each coordinate onto [-Mbar, Mbar] and [0, Sbar] (the box the ball sits in, the "
     "box code reused) instead of scaling (m, sigma) back onto the balls; the adversary's learner shares the bug",
+    try_first=("003.claim-thm3-printed-constant",),
 )
 def _(orig, owner):
     def as_box(hyper):
@@ -438,6 +441,7 @@ def _(out, loss, data, **_):
     "online.run",
     "SVA keeps its gradient sums in a buffer of 40 rounds: the sums restart at rounds 41, 81, ... (streams of at "
     "most 40 rounds are right)",
+    try_first=("003.claim-sva-corollary",),
 )
 def _(orig, owner):
     from refvi.verification.examples.numpy_online import _Learner
