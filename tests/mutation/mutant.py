@@ -176,6 +176,8 @@ def judge(args) -> dict:
         ]
         if not args.baseline:
             cmd.insert(3, "-x")
+        elif args.xdist > 1:
+            cmd[3:3] = ["-n", str(args.xdist)]  # the baseline's tests on every worker's core (pytest-xdist)
         code, tail, secs = run_limited(cmd, root, env, deadline - time.perf_counter())
         file_secs, failed = _junit(junit)
         res["stages"]["tests"] = {"exit": code, "seconds": round(secs, 2), "failed": failed}
@@ -212,6 +214,7 @@ def main(argv=None) -> int:
     p.add_argument("--invalidate", default="", help="files whose Numba cache entries are dropped, comma-separated")
     p.add_argument("--limit", type=float, default=1800.0, help="seconds for the whole mutant")
     p.add_argument("--baseline", action="store_true")
+    p.add_argument("--xdist", type=int, default=1, help="with --baseline: pytest -n N")
     args = p.parse_args(argv)
     res = judge(args)
     print(MARK + json.dumps(res), flush=True)

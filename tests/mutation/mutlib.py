@@ -440,9 +440,10 @@ class ProjectMap:
                         todo.append(d)
         return seen
 
-    def tests_for(self, rel: str) -> list[str]:
-        """The unit tests that exercise ``rel`` (see the class docstring), direct importers first; the overrides of
-        the configuration (``[refvi-mutation.tests.extra]``) are added."""
+    def tests_for(self, rel: str, seconds: dict[str, float] | None = None) -> list[str]:
+        """The unit tests that exercise ``rel`` (see the class docstring): the configuration's overrides
+        (``[refvi-mutation.tests.extra]``), then the direct importers, the files named after it and the importers of
+        its importers, each group fastest first by ``seconds`` (a baseline's) when given."""
         stem = Path(rel).stem
         callers = {f for f in self.rdeps.get(rel, ()) if not f.endswith("__init__.py")}
         direct, hop, named = [], [], []
@@ -460,6 +461,8 @@ class ProjectMap:
         extra = [
             t for pat, ts in self.cfg["tests"].get("extra", {}).items() if fnmatch.fnmatchcase(rel, pat) for t in ts
         ]
+        if seconds:
+            direct, named, hop = (sorted(g, key=lambda t: seconds.get(t, 30.0)) for g in (direct, named, hop))
         out = []
         for t in [*extra, *direct, *named, *hop]:
             if t not in out:

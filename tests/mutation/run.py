@@ -91,7 +91,8 @@ def enumerate_mutants(files: list[str], cfg: dict, lines: dict[str, set[int]] | 
         source = (ROOT / rel).read_text(encoding="utf-8")
         src_lines = source.splitlines()
         skip = mutlib.excluded_lines(source)
-        nodes = list(ast_nodes(get_ast(source)))
+        tree = get_ast(source)
+        nodes = list(ast_nodes(tree))
         found = []
         for name, op in ops:
             occ = 0
@@ -113,13 +114,33 @@ def enumerate_mutants(files: list[str], cfg: dict, lines: dict[str, set[int]] | 
             c["line_text"] = src_lines[c["line"] - 1].strip() if c["line"] <= len(src_lines) else ""
             if c["line"] in skip or (lines is not None and c["line"] not in lines.get(rel, ())):
                 continue
+            if "BinaryOperator" in c["operator"] and _on_text(tree, (c["line"], c["col"])):
+                continue
             out.append(c)
     return out
 
 
+_TEXT = ("string", "fstring", "strings")
+
+
+def _on_text(tree, pos) -> bool:
+    """Whether the binary operator at ``pos`` joins or formats text (``"a" + s``, ``"%d" % n``): every other operator
+    there is a TypeError or changes only a message."""
+    leaf = tree.get_leaf_for_position(pos)
+    if leaf is None or leaf.type != "operator":
+        return False
+    sides = (leaf.get_previous_sibling(), leaf.get_next_sibling())
+    return any(s is not None and s.type in _TEXT for s in sides)
+
+
 def changed_lines(since: str, files: list[str]) -> dict[str, set[int]]:
+    # the working tree against the merge base of REV and HEAD: what this branch changed, not what REV gained since
     diff = subprocess.run(
-        ["git", "diff", "-U0", "--no-color", since, "--", *files], cwd=ROOT, capture_output=True, text=True, check=True
+        ["git", "diff", "-U0", "--no-color", "--merge-base", since, "--", *files],
+        cwd=ROOT,
+        capture_output=True,
+        text=True,
+        check=True,
     ).stdout
     return mutlib.parse_diff_lines(diff)
 
@@ -190,7 +211,7 @@ def copy_cache(src: Path, dst: Path) -> int:
 
 
 # ---------------------------------------------------------------------------------------------------- one mutant
-def _command(slot: Path, m: dict, limit: float, baseline: bool = False) -> list[str]:
+def _command(slot: Path, m: dict, limit: float, baseline: bool = False, xdist: int = 1) -> list[str]:
     cmd = [
         sys.executable,
         str(slot / "tests" / "mutation" / "mutant.py"),
@@ -213,7 +234,7 @@ def _command(slot: Path, m: dict, limit: float, baseline: bool = False) -> list[
         "--limit",
         f"{limit:.0f}",
     ]
-    return cmd + (["--baseline"] if baseline else [])
+    return cmd + (["--baseline", "--xdist", str(xdist)] if baseline else [])
 
 
 def parse_output(output: str | None) -> dict | None:
@@ -290,7 +311,7 @@ def plan_mutants(chosen: list[dict], pmap: mutlib.ProjectMap, cfg: dict, base: d
         kind = mutlib.kind_of(m["file"], cfg)
         sts = [s for s in pmap.statements_for(m["file"], m["line"]) if s not in bad_st]
         m["statements"] = pmap.order(sts, m["file"], st_secs)
-        m["tests"] = [] if certificate_only else [t for t in pmap.tests_for(m["file"]) if t not in bad_t]
+        m["tests"] = [] if certificate_only else [t for t in pmap.tests_for(m["file"], t_secs) if t not in bad_t]
         m["invalidate"] = sorted(pmap.importers_closure(m["file"]))
         m["module"] = mutlib.module_name(m["file"])
         m["kind"] = kind
@@ -303,7 +324,9 @@ def plan_mutants(chosen: list[dict], pmap: mutlib.ProjectMap, cfg: dict, base: d
     return chosen
 
 
-def run_baseline(slot: Path, chosen: list[dict], pmap: mutlib.ProjectMap, certificate_only: bool) -> dict:
+def run_baseline(
+    slot: Path, chosen: list[dict], pmap: mutlib.ProjectMap, certificate_only: bool, workers: int = 1
+) -> dict:
     """Every statement and test file the chosen mutants can run, once, on the unmutated copy in ``slot``."""
     sts, tests = set(), set()
     for m in chosen:
@@ -321,7 +344,7 @@ def run_baseline(slot: Path, chosen: list[dict], pmap: mutlib.ProjectMap, certif
     }
     print(f"baseline: {len(sts)} statements and {len(tests)} test files on the unmutated copy ...", flush=True)
     t0 = time.perf_counter()
-    proc = subprocess.run(_command(slot, m, 6 * 3600, baseline=True), capture_output=True, text=True)
+    proc = subprocess.run(_command(slot, m, 6 * 3600, baseline=True, xdist=workers), capture_output=True, text=True)
     res = parse_output(proc.stdout) or {}
     cert = res.get("stages", {}).get("certificate", {})
     tst = res.get("stages", {}).get("tests", {})
@@ -364,7 +387,7 @@ def _machine() -> str:
 def cmd_mutate(args) -> int:
     cfg = mutlib.load_config()
     if args.resume:
-        out = Path(args.resume)
+        out = Path(args.resume).resolve()
         plan = json.loads((out / "plan.json").read_text())
         chosen, meta = plan["mutants"], plan["meta"]
     else:
@@ -376,8 +399,7 @@ def cmd_mutate(args) -> int:
         chosen = mutlib.sample_sites(cands, args.sample, args.seed)
         mode = "diff" if args.since else "sample"
         stamp = _dt.datetime.now(_dt.UTC).strftime("%Y%m%d-%H%M%S")
-        out = Path(args.out or ROOT / ".mutation" / f"{mode}-{stamp}")
-        out.mkdir(parents=True, exist_ok=True)
+        out = Path(args.out or ROOT / ".mutation" / f"{mode}-{stamp}").resolve()
         commit = subprocess.run(["git", "rev-parse", "--short", "HEAD"], cwd=ROOT, capture_output=True, text=True)
         dirty = subprocess.run(
             ["git", "status", "--porcelain", "--untracked-files=no"], cwd=ROOT, capture_output=True, text=True
@@ -410,6 +432,7 @@ def cmd_mutate(args) -> int:
                 f"{m['line_text'][:60]}"
             )
         return 0
+    out.mkdir(parents=True, exist_ok=True)
 
     # slots: one copy of the tree per worker
     n_slots = args.workers
@@ -431,7 +454,7 @@ def cmd_mutate(args) -> int:
         shutil.copy(args.baseline_from, base_path)
     base = json.loads(base_path.read_text()) if base_path.is_file() else None
     if base is None and not args.no_baseline:
-        base = run_baseline(slots[0], chosen, pmap, args.certificate_only)
+        base = run_baseline(slots[0], chosen, pmap, args.certificate_only, n_slots)
         base_path.write_text(json.dumps(base, indent=1))
         if base.get("broken"):
             print("the baseline did not run cleanly:\n" + base.get("output", ""), file=sys.stderr)
@@ -466,6 +489,10 @@ def cmd_mutate(args) -> int:
     print(f"{len(todo)} mutant(s) to run ({len(done)} already done)", flush=True)
     (out / "config.toml").write_text((HERE / "config.toml").read_text())
 
+    from cosmic_ray.plugins import get_operator
+
+    for m in todo:  # load the operator plugins here, not concurrently in the worker threads
+        get_operator(m["operator"])
     log_path = out / "log.jsonl"
     lock = threading.Lock()
     counts: dict[str, int] = {}

@@ -335,3 +335,16 @@ def test_parse_output_and_config():
     files = mutlib.mutable_files(mutlib.ROOT, cfg)
     assert "kernels/prox.py" in files and "verification/coverage.py" in files
     assert not any(f.startswith(("verification/statements/", "verification/oracles/", "refvi/kernels/")) for f in files)
+
+
+def test_text_operators_and_test_order(project):
+    """A binary operator joining or formatting text is not mutated (every replacement is a TypeError or a message);
+    the unit tests of a file come fastest first within each group when a baseline's times are given."""
+    cr_ast = pytest.importorskip("cosmic_ray.ast")
+    src = 'msg = "x = %d" % n\ny = a % b\nz = "a" + s\n'
+    tree = cr_ast.get_ast(src)
+    assert run._on_text(tree, (1, 15)) and run._on_text(tree, (3, 8))
+    assert not run._on_text(tree, (2, 6))
+    pm = mutlib.ProjectMap(project, CFG)
+    assert pm.tests_for("refvi/prox.py", {"tests/test_prox.py": 50.0}) == ["tests/test_prox.py", "tests/test_fit.py"]
+    assert pm.tests_for("refvi/fit.py", {"tests/test_fit.py": 1.0})[0] == "tests/test_fit_extra.py"
