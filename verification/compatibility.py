@@ -76,6 +76,8 @@ KEPT = (
     "other_profile",
     "values",
     "trusted",
+    "given",
+    "checks",
 )
 DETAIL_CHARS = 600
 

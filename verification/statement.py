@@ -380,7 +380,7 @@ class Context:
         self._note(label, "compare", *marked, ok)
         detail = f"max |lhs - rhs| = {worst:.3g}, atol={atol:g}, rtol={rtol:g}"
         if not ok:
-            where = np.unravel_index(i, a.shape) if a.ndim else ()
+            where = np.unravel_index(i, a.shape) if a.ndim and a.size else ()
             if where:
                 detail += f"; worst element at index {tuple(int(k) for k in where)}"
             detail += self._reported_by(marked, where[0] if where else None)

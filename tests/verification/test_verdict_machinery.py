@@ -162,9 +162,14 @@ class _Log:
     def energy(self, target, m, C, U):
         return np.asarray(m, dtype=float)
 
+    def entropy(self, target, m, C, U, structure="sym"):
+        return np.asarray(m, dtype=float)
+
+    stl = score = entropy
+
 
 def _run_claim(claim):
-    st_ = Statement("000.claim-machinery", "machinery", "test", "exact", claim, uses=("energy",))
+    st_ = Statement("000.claim-machinery", "machinery", "test", "exact", claim, uses=("energy", "entropy", "score", "stl"))
     return runner.run_statement(st_, _Log())
 
 
@@ -182,18 +187,24 @@ def test_the_kept_failure_is_the_shrunk_instance_not_the_first_found():
     assert kept["calls"][-1]["arguments"]["m"]["array"] == [1001.0]
 
 
-def test_the_kept_calls_are_the_last_ones_of_the_instance():
+def test_the_kept_calls_are_the_last_of_each_method_of_the_instance():
     def claim(ctx):
         def check(n):
             for k in range(n):
                 ctx.impl.energy(None, np.array([float(k)]), None, None)
+            ctx.impl.score(None, np.array([-1.0]), None, None)
+            for k in range(n, n + 2):
+                ctx.impl.entropy(None, np.array([float(k)]), None, None)
+            ctx.impl.stl(None, np.array([50.0]), None, None)
+            ctx.impl.energy(None, np.array([99.0]), None, None)
             ctx.leq(1.0, 0.0, label="always fails after the calls")
 
         ctx.instance(check, 12)
 
     rec = _run_claim(claim)
     calls = rec["reproducers"][0]["calls"]
-    assert [c["arguments"]["m"]["array"] for c in calls] == [[9.0], [10.0], [11.0]]
+    shown = [(c["method"], c["arguments"]["m"]["array"]) for c in calls]
+    assert shown == [("entropy", [13.0]), ("stl", [50.0]), ("energy", [99.0])]
 
 
 def test_a_raised_failure_comes_before_the_deferred_probes():
@@ -225,10 +236,12 @@ def test_a_reproducer_record_names_the_check_sides_and_tolerance():
 
 def test_resume_keeps_the_records_it_is_given_and_runs_only_the_rest():
     ids = ["002.lemma12", "002.example8"]
-    partial = runner.run(ids[:1], "ci", REFVI)
-    planted = copy.deepcopy(partial)
+    full = runner.run(ids, "ci", REFVI)
+    planted = copy.deepcopy(full)  # as an interrupted run leaves it: the first record, the second not run
+    planted["statements"] = [r for r in planted["statements"] if r["id"] == ids[0]]
     planted["statements"][0]["examples"] = 12345  # a record the resumed run must keep, not recompute
-    cert = runner.run(ids, "ci", REFVI, resume=planted)
+    planted.update(complete=False, not_run=[ids[1]])
+    cert = runner.run(None, "ci", REFVI, resume=planted)
     by_id = {r["id"]: r for r in cert["statements"]}
     assert by_id["002.lemma12"]["examples"] == 12345 and by_id["002.example8"]["verdict"] == "pass"
     assert cert["complete"] and not cert["not_run"]

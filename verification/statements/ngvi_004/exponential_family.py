@@ -45,6 +45,18 @@ def _eq4(ctx):
 
     def check(rng):
         for d, (lam, Lam) in _small_gaussians(rng):
+            # the map from moments (mu, Sigma) to natural parameters (Sigma^-1 mu, -Sigma^-1 / 2): the implementation's
+            # (lam, Lam) of the oracle's moments of (lam, Lam) must be (lam, Lam) itself
+            mu, S = OX.moments_from_natural(lam, Lam)
+            l1, L1 = impl.natural_from_moment(mu, S)
+            ctx.close(
+                np.concatenate([l1, L1.ravel()]),
+                np.concatenate([lam, Lam.ravel()]),
+                rtol=1e-10,
+                atol=1e-12,
+                label=f"natural_from_moment(mu = {np.round(mu, 4).tolist()}, Sigma = {np.round(S, 4).tolist()}) = "
+                "(Sigma^-1 mu, -Sigma^-1 / 2)",
+            )
             xi, Xi = impl.expectation_from_natural(lam, Lam)
             gA = OX.symbolic_A(d)[1](minimal_theta(lam, Lam))  # E phi_min = (xi, Xi_ii, 2 Xi_ij)
             mine = np.concatenate([xi, np.diag(Xi), [2 * Xi[i, j] for i in range(d) for j in range(i + 1, d)]])

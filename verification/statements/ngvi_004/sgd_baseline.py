@@ -97,13 +97,15 @@ def _claim_sgd_baseline_replay(ctx):
                 label=f"{what}: {('lam', 'Lam')[k]}_T",
             )
 
-    def check(rng):
+    def check(rng, glm=None):
+        """One drawn instance; ``glm`` = (kind, estimator) forces a GLM run from (0, I), which records Figure 2's
+        diagnostics."""
         d, n, T = int(rng.integers(1, 4)), int(rng.integers(1, 10)), int(rng.integers(1, 6))
         init = None
-        if rng.random() < 0.5:
+        if rng.random() < 0.5 and glm is None:
             init = (rng.standard_normal(d), np.linalg.cholesky(rand_spd(rng, d, 0.3, 2.0)))
         m0, C0 = (np.zeros(d), np.eye(d)) if init is None else (init[0].copy(), init[1].copy())
-        if rng.random() < 0.5:
+        if rng.random() < 0.5 and glm is None:
             X, y, s2, P, mp = rand_blr(rng, d, n)
             idx = rng.integers(0, n, size=(T, int(rng.integers(1, 5))))
             c = n / (idx.shape[1] * s2)
@@ -123,6 +125,7 @@ def _claim_sgd_baseline_replay(ctx):
             return
         kind = ("logistic", "poisson")[int(rng.integers(0, 2))]
         estimator = ("reparam", "price")[int(rng.integers(0, 2))]
+        kind, estimator = (kind, estimator) if glm is None else glm
         X = rng.standard_normal((n, d)) * (0.4 if kind == "poisson" else 1.0)
         y = np.where(rng.random(n) < 0.5, -1.0, 1.0) if kind == "logistic" else np.floor(3.0 * rng.random(n))
         U = rng.standard_normal((T, int(rng.integers(1, 4)), d))
@@ -150,3 +153,7 @@ def _claim_sgd_baseline_replay(ctx):
             compare(got[2], m, C, f"{what}, recording run")
 
     ctx.forall_drawn(check, seeds=list(range(8)), max_examples=max(16, ctx.profile.max_examples // 2))
+    # Figure 2's SGD curves on every model and estimator, whatever the draws above reached
+    for kind in ("logistic", "poisson"):
+        for estimator in ("reparam", "price"):
+            ctx.instance(lambda rng, g=(kind, estimator): check(rng, glm=g), ctx.rng(f"glm-history/{kind}/{estimator}"))
