@@ -61,6 +61,7 @@ import json
 import os
 import platform
 import queue
+import random
 import shlex
 import shutil
 import subprocess
@@ -486,6 +487,11 @@ def cmd_mutate(args) -> int:
             )
         done = {job for job, _ in db.results}
     todo = [m for m in chosen if m["id"] not in done]
+    if args.budget:
+        # a seeded random order: the mutants run before the budget runs out are a uniform part of the draw
+        random.Random(meta.get("seed") or 0).shuffle(todo)
+        meta["budget_minutes"] = args.budget
+        (out / "plan.json").write_text(json.dumps({"meta": meta, "mutants": chosen}, indent=1))
     print(f"{len(todo)} mutant(s) to run ({len(done)} already done)", flush=True)
     (out / "config.toml").write_text((HERE / "config.toml").read_text())
 
@@ -539,6 +545,9 @@ def cmd_mutate(args) -> int:
 
         futures = {client.submit(_dask_task, m, [str(s) for s in slots], pure=False): m for m in todo}
         for fut in as_completed(futures):
+            if args.budget and time.perf_counter() - t_run > 60.0 * args.budget:
+                client.cancel([f for f in futures if not f.done()])
+                break
             m = futures[fut]
             try:
                 res = fut.result()
@@ -552,6 +561,8 @@ def cmd_mutate(args) -> int:
         from concurrent.futures import ThreadPoolExecutor
 
         def task(m):
+            if args.budget and time.perf_counter() - t_run > 60.0 * args.budget:
+                return  # over the budget: not started (--resume runs it later)
             slot = free.get()
             try:
                 res = run_mutant(m, slot)
@@ -581,7 +592,12 @@ def cmd_report(args) -> int:
     plan = logs[0].parent / "plan.json"
     if plan.is_file():
         pm = json.loads(plan.read_text())["meta"]
-        meta.update({k: pm.get(k) for k in ("date", "machine", "commit", "workers", "command")})
+        meta.update(
+            {
+                k: pm.get(k)
+                for k in ("date", "machine", "commit", "workers", "command", "sample", "candidates", "budget_minutes")
+            }
+        )
     import importlib.metadata as md
 
     try:
@@ -627,6 +643,12 @@ def main(argv=None) -> int:
     m.add_argument("--baseline-from", metavar="FILE", help="reuse a session's baseline.json (same code, same files)")
     m.add_argument("--certificate-only", action="store_true", help="no unit tests (the certificate-alone rate)")
     m.add_argument("--keep-slots", action="store_true", help="keep the worker copies (and their Numba caches)")
+    m.add_argument(
+        "--budget",
+        type=float,
+        metavar="MINUTES",
+        help="run the drawn mutants in a seeded random order and start none after MINUTES (the rest: --resume)",
+    )
     m.add_argument("--dry-run", action="store_true", help="list the drawn mutants and what each would run")
     r = sub.add_parser("report", help="kill rates and survivors from logs")
     r.add_argument("logs", nargs="+")
