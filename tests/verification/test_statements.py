@@ -21,62 +21,6 @@ MIN_TIGHTNESS = 0.1      # lhs / rhs of every bound on its tightest instance
 MAX_RESOLUTION = 0.25    # smallest relative violation detected with probability >= 80%
 STATEMENTS = select(load_statements().values(), None)
 
-#: statements that still take a reported value on trust (being fixed: the list only shrinks)
-PENDING_TRUST = {
-    "000.claim-implementation-frame",
-    "000.claim-stl-zero-variance",
-    "000.cor11",
-    "000.cor12",
-    "000.cor23",
-    "000.cor25",
-    "000.cor30",
-    "000.lemma16",
-    "000.lemma17",
-    "000.lemma29",
-    "000.lemma32",
-    "000.thm10",
-    "000.thm26",
-    "000.thm3",
-    "000.thm6",
-    "000.thm7",
-    "000.thm9",
-    "002.claim-bessel",
-    "002.claim-h-not-convex-full",
-    "002.claim-naive-cycle",
-    "002.claim-thm6-projected",
-    "002.claim-warmup",
-    "002.claim-wm-not-convex",
-    "002.lemma17",
-    "002.thm1",
-    "002.thm2",
-    "002.thm3",
-    "002.thm5",
-    "002.thm6",
-}
-
-#: statements with a bound never within 10x and no ``loose`` reason yet (being fixed: the list only shrinks)
-PENDING_LOOSE = {
-    "000.cor11",
-    "000.cor12",
-    "000.cor30",
-    "000.lemma13",
-    "000.lemma18",
-    "000.lemma31",
-    "000.lemma32",
-    "000.thm1",
-    "000.thm10",
-    "000.thm2",
-    "000.thm24",
-    "000.thm26",
-    "000.thm3",
-    "000.thm6",
-    "000.thm7",
-    "000.thm9",
-    "002.cor16",
-    "002.thm3",
-    "002.thm6",
-}
-
 
 @pytest.mark.parametrize("st", STATEMENTS, ids=[s.id for s in STATEMENTS])
 def test_statement(st):
@@ -90,17 +34,11 @@ def test_statement(st):
     assert rec["methods"] == list(st.uses), f"declares {list(st.uses)}, called {rec['methods']}"
     assert (rec["scope"] == "oracle-only") == st.oracle_only, rec["scope"]
     trusted = [f"{t['method']}.{t['field']} in {t['label']!r} (x{t['uses']})" for t in rec["trusted"]]
-    if st.id in PENDING_TRUST:
-        assert trusted, "no longer trusts any reported value: remove it from PENDING_TRUST"
-    else:
-        assert not trusted, "takes reported values on trust (check them first): " + "; ".join(trusted[:8])
+    assert not trusted, "takes reported values on trust (check them first): " + "; ".join(trusted[:8])
     loose = dict(st.loose)
     weak = {name: c["tightness"] for name, c in rec["checks"].items()
             if name not in loose and (c["tightness"] is None or c["tightness"] < MIN_TIGHTNESS)}
-    if st.id in PENDING_LOOSE:
-        assert weak, "every bound is within 10x or explained: remove it from PENDING_LOOSE"
-    else:
-        assert not weak, f"bounds never within 10x on any instance, without a `loose` reason in the catalogue: {weak}"
+    assert not weak, f"bounds never within 10x on any instance, without a `loose` reason in the catalogue: {weak}"
     stale = sorted(set(loose) - {n for n, c in rec["checks"].items()
                                  if c["tightness"] is None or c["tightness"] < MIN_TIGHTNESS})
     assert not stale, f"`loose` names checks that do not exist or come within 10x: {stale}"

@@ -8,6 +8,9 @@ same pre-drawn base samples U (T, S, d).
 z/prior^2 - X^T (y sigmoid(-y X z)).  Estimators: energy (Eq. 6), entropy (Eq. 8), STL (§5).
 Prox (Lemma 31): C_ii -> (C_ii + sqrt(C_ii^2 + 4 gamma))/2.  Projection (Lemma 32): eigenvalue clip at 1/sqrt(M);
 full C: singular-value clip (seed 002 Thm 7).
+
+:func:`sgd_batch` runs R independent runs of the same loop at once (one NumPy expression over the stack of runs per
+line): the replay of many seeded runs of an optimizer under test, step for step on its own base samples.
 """
 
 from __future__ import annotations
@@ -86,6 +89,70 @@ def sgd(method, kind, params, m, C, U, gammas, estimator="energy", structure="tr
         gm, gC = estimate(kind, params, estimator, structure, m, C, U[t])
         m, Y = m - gammas[t] * gm, C - gammas[t] * gC
         C = prox_entropy(Y, gammas[t]) if method == "prox" else project(Y, M, structure)
+        am, aC = am + w[t + 1] * m, aC + w[t + 1] * C
+    return m, C, am, aC
+
+
+def _neg_grad_logp_batch(kind, Z, params):
+    """-grad log p at the points Z (R, S, d) of R runs (:func:`neg_grad_logp` over a stack)."""
+    if kind == "gaussian":
+        mean, P = params
+        return (Z - mean) @ P
+    if kind == "linear":
+        X, y, inv_noise_var, inv_prior_var = params
+        return ((Z @ X.T - y) * inv_noise_var) @ X + Z * inv_prior_var
+    X, y, inv_prior_var = params
+    T = (Z @ X.T) * y
+    e = np.exp(-np.abs(T))
+    R = y * np.where(T >= 0, e / (1.0 + e), 1.0 / (1.0 + e))  # y sigmoid(-y x^T z)
+    return Z * inv_prior_var - R @ X
+
+
+def _project_batch(C, M, structure):
+    if structure == "sym":
+        lam, Q = np.linalg.eigh(C)
+        out = (Q * np.maximum(lam, 1.0 / np.sqrt(M))[:, None, :]) @ np.swapaxes(Q, -1, -2)
+        return 0.5 * (out + np.swapaxes(out, -1, -2))
+    U, s, Vt = np.linalg.svd(C)
+    return (U * np.maximum(s, 1.0 / np.sqrt(M))[:, None, :]) @ Vt
+
+
+def _prox_entropy_batch(C, gamma):
+    out = C.copy()
+    i = np.arange(C.shape[-1])
+    c = C[:, i, i]
+    r = np.sqrt(c * c + 4.0 * gamma)
+    out[:, i, i] = np.where(c >= 0, 0.5 * (c + r), 2.0 * gamma / (r - c))
+    return out
+
+
+def sgd_batch(method, kind, params, m0, C0, UU, gammas, estimator="energy", structure="tril", M=None, weights=None):
+    """R runs of :func:`sgd` from the same start (m0, C0) on the base samples UU[r] (UU of shape (R, T, S, d)), all at
+    once: returns the stacks (m_T (R, d), C_T (R, d, d), m_avg (R, d), C_avg (R, d, d)); the average's weights
+    (length T + 1, None: the last iterate) are normalised to sum 1.  Same formulas, same update order as :func:`sgd`."""
+    UU = np.asarray(UU, dtype=float)
+    R, T, S, d = UU.shape
+    m = np.broadcast_to(np.asarray(m0, dtype=float), (R, d)).copy()
+    C = np.broadcast_to(np.asarray(C0, dtype=float), (R, d, d)).copy()
+    w = np.zeros(T + 1)
+    if weights is None:
+        w[T] = 1.0
+    else:
+        w = np.asarray(weights, dtype=float) / np.sum(weights)
+    am, aC = w[0] * m, w[0] * C
+    for t in range(T):
+        U = UU[:, t]  # (R, S, d)
+        Z = U @ np.swapaxes(C, -1, -2) + m[:, None, :]
+        G = _neg_grad_logp_batch(kind, Z, params)
+        gm, gC = G.mean(axis=1), np.swapaxes(G, -1, -2) @ U / S
+        if estimator == "entropy":
+            gC = gC - np.swapaxes(np.linalg.inv(C), -1, -2)
+        elif estimator == "stl":
+            V = np.swapaxes(np.linalg.solve(np.swapaxes(C, -1, -2), np.swapaxes(U, -1, -2)), -1, -2)
+            gm, gC = gm - V.mean(axis=1), gC - np.swapaxes(V, -1, -2) @ U / S
+        gC = _proj(gC, structure)
+        m, Y = m - gammas[t] * gm, C - gammas[t] * gC
+        C = _prox_entropy_batch(Y, gammas[t]) if method == "prox" else _project_batch(Y, M, structure)
         am, aC = am + w[t + 1] * m, aC + w[t + 1] * C
     return m, C, am, aC
 

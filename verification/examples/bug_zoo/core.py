@@ -324,6 +324,68 @@ mutant("gd-naive-no-entropy-gradient", "002", "gradient_descent", "naive GD step
 )
 
 
+# ---- slips the rate statements could only see by recomputing what a run reports (the replays of
+# convergence_000._rates.runs and smoothness_002._descent.replay): each keeps every bound and rate of the papers
+@mutant(
+    "prox-sgd-long-run-uniform-average",
+    "000",
+    "prox_sgd",
+    "runs longer than 64 steps keep a streaming uniform average of w^1..w^T (to save memory) and ignore the weights",
+    try_first=("000.thm7",),
+)
+def _(orig, owner):
+    def prox_sgd(target, m0, C0, gammas, U, estimator="energy", structure="tril", weights=None):
+        T = len(gammas)
+        if weights is None or T <= 64:
+            return orig(target, m0, C0, gammas, U, estimator, structure, weights)
+        uniform = np.r_[0.0, np.full(T, 1.0 / T)]
+        return orig(target, m0, C0, gammas, U, estimator, structure, uniform)
+
+    return prox_sgd
+
+
+@mutant(
+    "proj-sgd-amortized-projection",
+    "000",
+    "proj_sgd",
+    "from step 20 on the projection onto W_M (an eigendecomposition) is amortized: applied every 10th step only",
+    try_first=("000.thm9",),
+)
+def _(orig, owner):
+    def proj_sgd(target, m0, C0, gammas, U, M, estimator="entropy", structure="sym", weights=None):
+        orig(target, m0, C0, gammas[:1], U[:1], M, estimator, structure)  # the example's input checks
+        step = {"t": 0}
+
+        def update(Y, g):
+            t = step["t"]
+            step["t"] += 1
+            return Y if t >= 20 and t % 10 else owner.project_wm(Y, M, structure)
+
+        return owner._sgd(update, target, m0, C0, gammas, U, estimator, structure, weights)
+
+    return proj_sgd
+
+
+def _gd_largest_step(orig, owner):
+    def gradient_descent(grad_l, m0, C0, step, steps, method, M=None):
+        if method != "prox" or step is None or M is None or step >= 1.0 / M or steps <= 10:
+            return orig(grad_l, m0, C0, step, steps, method, M)
+        # "once close, speed up": Thm 6's largest step 1/M (the fastest it allows) after the first 10 steps
+        ms, Cs = orig(grad_l, m0, C0, step, 10, method, M)
+        ms2, Cs2 = orig(grad_l, ms[-1], Cs[-1], 1.0 / M, steps - 10, method, M)
+        return np.concatenate([ms, ms2[1:]]), np.concatenate([Cs, Cs2[1:]])
+
+    return gradient_descent
+
+
+mutant(
+    "gd-prox-largest-step-after-10",
+    "002",
+    "gradient_descent",
+    "prox GD given a step below 1/M switches to Thm 6's largest step 1/M after 10 steps ('once close, speed up')",
+)(_gd_largest_step)
+
+
 # ---- step-size rules and averages (seed 000 Thms 6, 7, 9, 10, 27) ---------------------------------------------
 def _rule_override(rule_name, fn):
     def make(orig, owner):

@@ -119,6 +119,49 @@ def run(ctx, kind, inst, m0, C0, gammas, U, weights=None, estimator=None):
     return tuple(np.asarray(x, dtype=np.float64) for x in out)
 
 
+#: a replayed run's final iterate and average against the reference loop's, relative to the run's largest entry: two
+#: float64 evaluations of the same T updates (BLAS vs loops, two eigh); the per-step rounding (1e-16) stays small
+#: relative to the run over T <= 6400 steps (measured <= 2.6e-14 on every run of the rate statements, refvi); a slip
+#: in any step, in the prox, the projection, the step index or the average is O(gamma) and shows at any T
+REPLAY_TOL = 1e-9
+
+
+def runs(ctx, kind, inst, m0, C0, gammas, UU, weights=None, estimator=None, *, what=""):
+    """The implementation's optimizer run once on each UU[r] (UU of shape (R, T, S, d)), every run replayed step by
+    step on its own base samples by the plain-NumPy loop of Def. 5 / Def. 8 (:func:`..oracles.sgd_reference.sgd_batch`,
+    R runs at once): the reported final iterate w^T and the reported average are compared with the replay's, run by
+    run, so the rates below speak of checked values (a run reporting steps it did not take, or an average that is not
+    the weighted average of its iterates, fails here).  Returns the runs' (m_T, C_T, m_avg, C_avg)."""
+    estimator = estimator or ("energy" if kind == "prox" else "entropy")
+    outs = [run(ctx, kind, inst, m0, C0, gammas, UU[r], weights, estimator) for r in range(len(UU))]
+    ref = sgd_reference.sgd_batch(
+        kind,
+        inst.model["kind"],
+        sgd_reference.model_params(inst.model),
+        m0,
+        C0,
+        UU,
+        gammas,
+        estimator,
+        inst.structure,
+        inst.M,
+        weights,
+    )
+    got = np.array([np.concatenate([np.ravel(x) for x in o]) for o in outs])
+    want = np.concatenate([np.reshape(x, (len(UU), -1)) for x in ref], axis=1)
+    # each run against its own scale: at gamma = 1/M some runs grow by 1e8 in mean square (Thm 7 bounds the theta
+    # average, not the iterates), and one scale for all runs would excuse any slip in the others
+    scale = 1.0 + np.max(np.abs(want), axis=1, keepdims=True)
+    name = "Prox-SGD (Def. 5)" if kind == "prox" else "Proj-SGD (Def. 8)"
+    ctx.close(
+        got / scale,
+        want / scale,
+        atol=REPLAY_TOL,
+        label=f"replay{what}: w^T and the average of each run == the reference {name} loop on its base samples",
+    )
+    return outs
+
+
 def _few(ctx, n):
     """Hypothesis examples for the Gauss-Hermite one-step checks: n in ci, the profile's count in deep."""
     return n if ctx.profile.name == "ci" else max(n, ctx.profile.max_examples // 10)
@@ -142,16 +185,16 @@ SLACK_1_OVER_SQRT_T = 0.25
 
 
 def curve(ctx, kind, inst, m0, C0, Ts, schedule, R, stream, *, weights=None, metric="dist"):
-    """The implementation's optimizer run R times to each horizon T in ``Ts`` with steps ``schedule(T)``: per T, the
-    draws of ||w^T - w*||^2 (``metric="dist"``) or of the exact gap f(wbar^T) - f* of the average weighted by
-    ``weights(T, steps)`` (``metric="gap"``)."""
+    """The implementation's optimizer run R times to each horizon T in ``Ts`` with steps ``schedule(T)``, every run
+    replayed (:func:`runs`): per T, the draws of ||w^T - w*||^2 (``metric="dist"``) or of the exact gap
+    f(wbar^T) - f* of the average weighted by ``weights(T, steps)`` (``metric="gap"``)."""
     out = []
     for T in Ts:
         gam = schedule(T)
         wts = None if weights is None else weights(T, gam)
         UU = draws(ctx, f"{stream}/{T}", R, gam.size, inst.d)
-        runs = (run(ctx, kind, inst, m0, C0, gam, UU[r], wts) for r in range(R))
-        out.append([inst.dist(*o[:2]) if metric == "dist" else inst.gap(*o[2:]) for o in runs])
+        done = runs(ctx, kind, inst, m0, C0, gam, UU, wts, what=f", T = {T}")
+        out.append([inst.dist(*o[:2]) if metric == "dist" else inst.gap(*o[2:]) for o in done])
     return out
 
 
@@ -165,17 +208,18 @@ def check_rate(ctx, Ts, curves, bound_of, exponent, slack, label):
 # ------------------------------------------------------------------------------------------- one-step machinery
 def one_step_moments(ctx, kind, inst, m, C, gamma, order=10):
     """Per Gauss-Hermite node u: the implementation's w^{t+1} and the oracle's sample gradient; returns the rule
-    weights W, the squared distances ||w^{t+1} - w*||^2, the un-prox'ed ||w^t - gamma g - ... ||^2 terms and g."""
+    weights W, per node (w^{t+1}, the oracle's g) and per node the reported average (with no weights: w^{t+1})."""
     U, W = tensor_rule(inst.d, order)
     est = "energy" if kind == "prox" else "entropy"
-    out = []
+    out, averages = [], []
     for u in U:
-        m1, C1, _, _ = run(ctx, kind, inst, m, C, np.array([gamma]), u[None, None, :])
+        m1, C1, ma, Ca = run(ctx, kind, inst, m, C, np.array([gamma]), u[None, None, :])
         gm, gC = ro.energy_sample(inst.model, m, C, u, inst.structure)
         if est == "entropy":
             gC = gC - ro.proj(np.linalg.inv(C).T, inst.structure)
         out.append((m1, C1, gm, gC))
-    return U, W, out
+        averages.append((ma, Ca))
+    return U, W, out, averages
 
 
 def oracle_step(kind, inst, m, C, gamma, gm, gC):
@@ -188,16 +232,27 @@ def oracle_step(kind, inst, m, C, gamma, gm, gC):
     return m - gamma * gm, sgd_reference.project(Y, inst.M, inst.structure)
 
 
-def check_steps(ctx, kind, inst, m, C, gamma, out):
+def check_steps(ctx, kind, inst, m, C, gamma, out, averages):
     """Pathwise, at every Gauss-Hermite node: the implementation's w+ IS the algorithm's step along the oracle's
-    sample gradient (the bounds on E||w+ - w*||^2 then speak of Def. 5 / Def. 8, not of some other map).  Two float64
-    evaluations of one update (BLAS vs loops, two eigh): rounding only, 1e-9 of the iterate's scale."""
-    got = np.array([np.concatenate([m1, C1.ravel()]) for m1, C1, _, _ in out])
+    sample gradient (the bounds on E||w+ - w*||^2 then speak of Def. 5 / Def. 8, not of some other map), and the
+    reported average (no weights: the last iterate) is that w+ too.  Two float64 evaluations of one update (BLAS vs
+    loops, two eigh): rounding only, 1e-9 of the iterate's scale."""
+    got = np.array(
+        [
+            np.concatenate([m1, C1.ravel(), ma, Ca.ravel()])
+            for (m1, C1, _, _), (ma, Ca) in zip(out, averages, strict=True)
+        ]
+    )
     steps = (oracle_step(kind, inst, m, C, gamma, gm, gC) for _, _, gm, gC in out)
-    ref = np.array([np.concatenate([mr, Cr.ravel()]) for mr, Cr in steps])
+    ref = np.array([np.concatenate([mr, Cr.ravel(), mr, Cr.ravel()]) for mr, Cr in steps])
     scale = 1.0 + scalar(np.max(np.abs(ref)))
     name = "prox_{gamma h}" if kind == "prox" else "proj_{W_M}"
-    ctx.close(got, ref, atol=1e-9 * scale, label=f"pathwise: w+ = {name}(w - gamma g) at every node")
+    ctx.close(
+        got,
+        ref,
+        atol=1e-9 * scale,
+        label=f"pathwise: w+ = {name}(w - gamma g) at every node, the average reported is w+",
+    )
 
 
 @dataclasses.dataclass(frozen=True)
@@ -215,21 +270,27 @@ class OneStep:
     out: list
 
 
-def forall_one_step(ctx, key, kind, structure, check, *, step, kappa=1.5, linear_too=False, few=3):
+def forall_one_step(
+    ctx, key, kind, structure, check, *, step, kappa=1.5, linear_too=False, few=3, flat=1.0, spread=1.0
+):
     """Run ``check(OneStep)`` on one-step cases of the implementation's ``kind`` ("prox" / "proj") optimizer: a
-    Gaussian target (and a linear-regression one if ``linear_too``) in d = 1, 2, the step ``step(inst, a, rng)``;
-    first, :func:`check_steps` (every node's w+ is the algorithm's step, recomputed by the oracle)."""
+    Gaussian target (its precision times ``flat``; and a linear-regression one if ``linear_too``) in d = 1, 2, the
+    step ``step(inst, a, rng)``, the start ``spread`` times as far as :func:`start_point`'s; first,
+    :func:`check_steps` (every node's w+ is the algorithm's step, recomputed by the oracle)."""
     estimator = "energy" if kind == "prox" else "entropy"
 
     def one(args):
         model_kind, (d, seed) = (args[0], args[1:]) if linear_too else ("gaussian", args)
         rng = ctx.rng(f"{key}/one/{model_kind}/{d}/{seed}" if linear_too else f"{key}/one/{d}/{seed}")
-        inst = Instance(gaussian(rng, d, kappa=kappa) if model_kind == "gaussian" else linear(rng, 4, d), structure)
+        model = gaussian(rng, d, kappa=kappa) if model_kind == "gaussian" else linear(rng, 4, d)
+        if model_kind == "gaussian":
+            model["precision"] = flat * model["precision"]
+        inst = Instance(model, structure)
         a, b = inst.ab(estimator)
         gamma = step(inst, a, rng)
-        m, C = start_point(inst, rng, structure)
-        _, W, out = one_step_moments(ctx, kind, inst, m, C, gamma)
-        check_steps(ctx, kind, inst, m, C, gamma, out)
+        m, C = start_point(inst, rng, structure, spread)
+        _, W, out, averages = one_step_moments(ctx, kind, inst, m, C, gamma)
+        check_steps(ctx, kind, inst, m, C, gamma, out, averages)
         check(OneStep(inst, a, b, gamma, m, C, W, out))
 
     dims = (st.integers(1, 2), st.integers(0, 10**6))

@@ -161,3 +161,42 @@ def gaussian_instance(rng, d: int):
 def quadratic_instance(rng, kind, d, N):
     """A target whose gradient is affine: Gaussian (``kind == "gaussian"``) or Bayesian linear regression."""
     return gaussian_instance(rng, d) if kind == "gaussian" else linear_instance(rng, N, d)
+
+
+# ------------------------------------------------------------------------- the implementation's values, checked
+def grad_h(ctx, C, structure: str, what: str = "") -> np.ndarray:
+    """The implementation's grad h(C) (``grad_neg_entropy``), compared with the oracle's -proj_V(C^{-T}) (Lemma 16.2)
+    before any bound uses it.  Two float64 inverses of C: rounding, ~1e-16 cond(C) relative to |C^{-1}|."""
+    G = np.asarray(ctx.impl.grad_neg_entropy(C, structure), dtype=np.float64)
+    ref = -proj(np.linalg.inv(C).T, structure)
+    ctx.close(
+        G,
+        ref,
+        atol=1e-13 * np.linalg.cond(C) * (1.0 + np.abs(ref).max()),
+        label=f"grad h(C) == -proj_V C^(-T) (oracle, {structure}){what}",
+    )
+    return G
+
+
+def prox_h(ctx, C, gamma: float, what: str = "") -> np.ndarray:
+    """The implementation's prox_{gamma h}(C) on T^d (``entropy_prox``), compared with Lemma 31's formula evaluated
+    without cancellation (:func:`..oracles.sgd_reference.prox_entropy`) before any bound uses it: rounding only."""
+    from refvi.verification.oracles import sgd_reference
+
+    P = np.asarray(ctx.impl.entropy_prox(C, gamma), dtype=np.float64)
+    ref = sgd_reference.prox_entropy(np.asarray(C, dtype=np.float64), gamma)
+    ctx.close(P, ref, rtol=1e-13, atol=1e-300, label=f"prox_(gamma h)(C) == Lemma 31 formula (oracle){what}")
+    return P
+
+
+def project_wm(ctx, C, M: float, what: str = "") -> np.ndarray:
+    """The implementation's projection of a symmetric C onto W_M (``project_wm``), compared with Lemma 32's
+    eigenvalue clip computed by the oracle (:func:`..oracles.sgd_reference.project`) before any bound uses it: two
+    eigen-decompositions, rounding 1e-13 relative to the spectrum's scale."""
+    from refvi.verification.oracles import sgd_reference
+
+    P = np.asarray(ctx.impl.project_wm(C, M, "sym"), dtype=np.float64)
+    ref = sgd_reference.project(np.asarray(C, dtype=np.float64), M, "sym")
+    scale = 1.0 + np.abs(C).max() + 1.0 / np.sqrt(M)
+    ctx.close(P, ref, atol=1e-13 * scale, label=f"proj_(W_M)(C) == eigenvalue clip at 1/sqrt(M) (oracle){what}")
+    return P

@@ -167,8 +167,9 @@ def claim_bad_input(ctx):
     ctx.refuses(lambda: impl.step_sizes("constant", 0, gamma=0.1), label="step_sizes: T = 0")
     ctx.refuses(lambda: impl.step_sizes("A log T / T", 1, A=2.0), label="step_sizes A log T / T: T = 1 (a zero step)")
     ctx.instance(
-        lambda _: ctx.true(
-            not impl.step_range_ok("000.thm10", np.zeros(3)),
+        lambda _: ctx.equal(
+            impl.step_range_ok("000.thm10", np.zeros(3)),
+            False,
             label="step_range_ok: Thm 10's constant step gamma = 0 is no step (outside its range)",
         )
     )

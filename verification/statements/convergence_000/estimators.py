@@ -9,6 +9,7 @@ from __future__ import annotations
 import numpy as np
 
 from refvi.verification.oracles import gradient_moments as gmo
+from refvi.verification.oracles import sgd_reference
 from refvi.verification.oracles import vi_objective as vio
 from refvi.verification.oracles.matrices import random_orthogonal as _orth
 from refvi.verification.protocol import targets as specs
@@ -134,7 +135,7 @@ def _stl_at_optimum(ctx, target, Pr, mean, Cs, U, structure, d):
     # each sample is H C u - C^{-T} u with C C^T = H^{-1}: zero up to rounding (~1e-15 * scale * cond)
     ctx.close(
         np.concatenate([G.ravel(), GC.ravel()]),
-        0.0 * np.concatenate([G.ravel(), GC.ravel()]),
+        np.zeros(G.size + GC.size),
         atol=1e-12 * scale,
         label=f"STL sample == 0 at q = p (d={d}, {structure})",
     )
@@ -142,8 +143,25 @@ def _stl_at_optimum(ctx, target, Pr, mean, Cs, U, structure, d):
     # (its m-block alone has covariance H C C^T H = H, so Var >= tr H > 0; closed form, rounding 1e-12)
     var = gmo.energy_variance_quadratic(Pr, mean, mean, Cs, structure)
     ctx.geq(var, scalar(np.trace(Pr)), rtol=1e-12, label="Var g_energy at q = p >= tr H > 0")
+    model = {"kind": "gaussian", "mean": mean, "precision": Pr}
     Ge, GCe = impl_samples(ctx, target, mean, Cs, U[:4], structure, "energy")
+    Go, GCo = gmo.energy_samples(model, mean, Cs, U[:4], structure)
+    # two float64 evaluations of H C u and proj_V(H C u u^T): rounding only
+    ctx.close(
+        np.concatenate([Ge.ravel(), GCe.ravel()]),
+        np.concatenate([Go.ravel(), GCo.ravel()]),
+        atol=1e-12 * scale,
+        label="energy samples at q = p == the oracle's T*(H (C u + m - mean))",
+    )
     ctx.geq(scalar(np.max(np.abs(Ge))), 1e-3, label="an energy sample at q = p is non-zero")
     # and STL is not identically zero away from the optimum (the check can fail)
     Gp, GCp = impl_samples(ctx, target, mean + 0.5, Cs, U[:2], structure, "stl")
+    params = sgd_reference.model_params(model)
+    ref = [sgd_reference.estimate("gaussian", params, "stl", structure, mean + 0.5, Cs, U[i : i + 1]) for i in (0, 1)]
+    ctx.close(
+        np.concatenate([Gp.ravel(), GCp.ravel()]),
+        np.concatenate([np.ravel([r[0] for r in ref]), np.ravel([r[1] for r in ref])]),
+        atol=1e-12 * scale,
+        label="STL samples at q != p == the oracle's T*(H (z - mean) - C^(-T) u)",
+    )
     ctx.geq(scalar(np.max(np.abs(Gp))), 1e-3, label="STL sample non-zero when q != p")

@@ -173,21 +173,35 @@ def _check_halvings(ctx, gam, base, U, start, mu, P, M, method, what):
     )
 
 
-def _objective_z(run, mu, P):
-    """(reported f(w^T) - exact f(w^T)) / its Monte Carlo standard error on N(mu, P^-1): f from the exact objective
-    oracle; the per-sample -log p(C u + m) has variance tr(A^2)/2 + |C^T P (m - mu)|^2, A = C^T P C."""
+#: why the reported sample count of an objective trace is an input (it is not compared with anything)
+OBJECTIVE_SAMPLES = (
+    "the number of base samples the implementation says its objective trace averages: it sets the Monte Carlo "
+    "standard error the reported f(w^T) is compared with the closed form in"
+)
+
+
+def _check_objective(ctx, run, mu, P, what):
+    """The reported f(w^T) (the driver's Monte Carlo estimate on its own base samples) against the exact objective on
+    N(mu, P^-1), within 6 of its standard errors (false alarm ~2e-9 per run): the per-sample -log p(C u + m) has
+    variance tr(A^2)/2 + |C^T P (m - mu)|^2, A = C^T P C."""
     m, C = np.asarray(run.ms)[-1], np.asarray(run.Cs)[-1]
     f = vo.objective({"kind": "gaussian", "mean": mu, "precision": P}, m, C)
     A, b = C.T @ P @ C, C.T @ P @ (m - mu)
-    se = math.sqrt(0.5 * np.trace(A @ A) + b @ b) / math.sqrt(int(run.objective_samples))
-    return (scalar(np.asarray(run.objective)[-1]) - f) / se
+    n = ctx.given(run.objective_samples, OBJECTIVE_SAMPLES)
+    se = math.sqrt(0.5 * np.trace(A @ A) + b @ b) / math.sqrt(n)
+    ctx.close(
+        scalar(np.asarray(run.objective)[-1]),
+        f,
+        atol=6.0 * scalar(se),
+        label=f"{what}: objective trace at w^T within 6 Monte Carlo standard errors of the exact f(w^T)",
+    )
 
 
 @statement("000.claim-fit")
 def claim_fit(ctx):
     rng = ctx.rng("targets")
     T = 240 if ctx.profile.name == "ci" else 800
-    samples, zs = [], []
+    samples = []
 
     def plain(spec):
         i, method, step, average, d, given, steps = spec
@@ -221,7 +235,7 @@ def claim_fit(ctx):
         else:
             ctx.close(gam, np.full(steps, gamma), rtol=1e-15, label=f"{what}: the constant step as given")
         if getattr(run, "objective", None) is not None:
-            zs.append(_objective_z(run, mean, P))
+            _check_objective(ctx, run, mean, P, what)
         w = _weights(average, steps, method, a, gam[0])
         ctx.close(run.m, w @ ms, rtol=1e-12, atol=1e-12, label=f"{what}: returned m = the {average} average")
         ctx.close(
@@ -264,9 +278,12 @@ def claim_fit(ctx):
         frame: str | tuple[np.ndarray, np.ndarray]  # a frame name or (z0, L)
         if given is None:
             try:
-                z0, L, _, _ = (np.asarray(x, dtype=np.float64) for x in ctx.impl.frame(target, "laplace"))
+                z0, L, Mf, muf = (np.asarray(x, dtype=np.float64) for x in ctx.impl.frame(target, "laplace"))
             except MissingMethod as exc:  # no frames at all: this instance, not the statement
                 raise InstanceSkipped(str(exc)) from None
+            # a Gaussian target in its Laplace frame has L^T P L = I: the frame's M' = mu' = 1 (as in
+            # 000.claim-implementation-frame; estimated constants, 1e-5)
+            ctx.close(np.array([Mf, muf]), np.ones(2), rtol=1e-5, label="the Laplace frame's M' = mu' = 1 (Gaussian)")
             frame, name = "laplace", "the Laplace frame"
         elif given == "identity":
             z0, L = mu + 0.3 * rng.standard_normal(d), np.eye(d)
@@ -332,7 +349,7 @@ def claim_fit(ctx):
             f"{what}, the frame's rule {rule!r} (M' = {Mx:.3g}, mu' = {mux:.3g})",
         )
         if getattr(run, "objective", None) is not None:  # reported in z: f is the same in any frame
-            zs.append(_objective_z(run, mu, P))
+            _check_objective(ctx, run, mu, P, what)
         w = _weights(average, T)
         ctx.close(run.m, z0 + L @ (w @ mx), rtol=1e-9, atol=1e-9, label=f"{what}: returned m = z0 + L (average)")
         Cw = np.tensordot(w, Cx, 1)
@@ -357,13 +374,6 @@ def claim_fit(ctx):
         ]
     ):
         ctx.instance(framed, (i, *case))
-    # the reported objective trace at w^T against the closed form, in units of its Monte Carlo standard error
-    if zs:
-        ctx.bound(
-            scalar(np.max(np.abs(zs))),
-            6.0,
-            label=f"objective trace at w^T: |estimate - f(w^T)| <= 6 standard errors in every run ({len(zs)} runs)",
-        )
     # the implied samples: i.i.d. N(0, I) (a reused, shared or mis-scaled sample fails here); none when every run
     # was declined (an implementation without fit)
     if not samples:

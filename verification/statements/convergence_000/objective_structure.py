@@ -100,7 +100,7 @@ def lemma13(ctx):
         ctx.close(f_t, f_s, rtol=1e-12, atol=1e-12, label="logistic: min over T^d = min over S^d")
         ctx.close(L @ L.T, S @ S.T, atol=1e-7, label="logistic: same optimal covariance")
         gm, gC = vo.grad_objective(model, m_t, L)
-        ctx.bound(
+        ctx.leq(
             np.sqrt(gm @ gm + np.sum(gC * gC)),
             0.0,
             atol=1e-7,

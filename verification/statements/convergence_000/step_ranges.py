@@ -68,12 +68,12 @@ def claim_step_ranges(ctx):
             if math.isfinite(hi):
                 cases.append((ref * (1 + 1e-6), False, "just outside"))
             for gam, ok, where in cases:
-                got = bool(ctx.impl.step_range_ok(theorem, np.full(T, gam), M=M, mu=mu, a=a))
-                ctx.true(got == ok, label=f"{theorem}: constant gamma {where} the range -> {ok}")
+                got = ctx.impl.step_range_ok(theorem, np.full(T, gam), M=M, mu=mu, a=a)
+                ctx.equal(got, ok, label=f"{theorem}: constant gamma {where} the range -> {ok}")
             varying = ref * np.linspace(0.5, 1 - 1e-9, T)
-            got = bool(ctx.impl.step_range_ok(theorem, varying, M=M, mu=mu, a=a))
+            got = ctx.impl.step_range_ok(theorem, varying, M=M, mu=mu, a=a)
             want = theorem not in CONSTANT_STEP
-            ctx.true(got == want, label=f"{theorem}: a varying schedule inside the range -> {want}")
+            ctx.equal(got, want, label=f"{theorem}: a varying schedule inside the range -> {want}")
         # Cor 30: the two conditions on A and T, each probed at its boundary
         for A, ok in ((1 / mu * (1 + 1e-6), True), (1 / mu * (1 - 1e-6), False), (2 / mu, True)):
             Tn = _cor30_horizon(a, max(A, 1 / mu), mu)
@@ -81,10 +81,11 @@ def claim_step_ranges(ctx):
                 if Tk < 3:
                     continue
                 gam = np.full(Tk, A * math.log(Tk) / Tk)
-                got = bool(ctx.impl.step_range_ok("000.cor30", gam, M=M, mu=mu, a=a, A=A))
+                got = ctx.impl.step_range_ok("000.cor30", gam, M=M, mu=mu, a=a, A=A)
                 want = ok and (ok_T or Tk / math.log(Tk) >= 2 * a * A / mu)
-                ctx.true(
-                    got == want,
+                ctx.equal(
+                    got,
+                    want,
                     label=f"000.cor30: A {'>=' if ok else '<'} 1/mu, T {'at' if ok_T else 'below'} "
                     f"the horizon 2aA/mu <= T/log T -> {want}",
                 )
@@ -100,7 +101,8 @@ def claim_step_ranges(ctx):
         (4.0, "000.thm7", 0.5),
         (4.0, "002.thm6", 0.5),
     ):
-        ctx.true(
-            bool(ctx.impl.step_range_ok(theorem, np.full(8, gam), M=M, mu=mu, a=a)),
+        ctx.equal(
+            ctx.impl.step_range_ok(theorem, np.full(8, gam), M=M, mu=mu, a=a),
+            True,
             label=f"{theorem}: gamma exactly at the bound ({gam:g}; M = 2, mu = 1/2, a = {a:g}) is allowed",
         )

@@ -17,6 +17,7 @@ from refvi.verification.errata import erratum
 from refvi.verification.oracles.matrices import random_orthogonal, with_singular_values
 from refvi.verification.protocol import targets as specs
 from refvi.verification.statement import scalar, statement
+from refvi.verification.statements.smoothness_002._checked import grad_h, project_singular
 from refvi.verification.statements.smoothness_002._solution import SEEDS, neg_log_abs_det, random_spd
 
 
@@ -105,7 +106,7 @@ def _e002_3(ctx):
     ctx.close(neg_log_abs_det(C2), 0.0, atol=1e-15, label="h(R90) = 0")
     ctx.close(mid, math.log(2.0), rtol=1e-14, label="h(midpoint) = log 2")
     ctx.geq(mid, 0.5 * (neg_log_abs_det(C1) + neg_log_abs_det(C2)) + 0.69, label="midpoint convexity violated")
-    g1 = np.asarray(ctx.impl.grad_neg_entropy(C1, "full"))
+    g1 = grad_h(ctx, C1, "full")
     ctx.geq(
         neg_log_abs_det(C1) + scalar(np.sum(g1 * (C2 - C1))),
         neg_log_abs_det(C2) + 1.99,
@@ -131,7 +132,7 @@ def h_convex_restricted(ctx):
                 return random_spd(rng, d, math.exp(-1.5), math.exp(1.5))
 
         B, C = draw(), draw()
-        g = np.asarray(ctx.impl.grad_neg_entropy(C, structure))
+        g = grad_h(ctx, C, structure)
         # first-order convexity h(B) >= h(C) + <grad h(C), B - C>; rounding of log det ~ 1e-13 on these scales
         ctx.geq(
             neg_log_abs_det(B),
@@ -177,7 +178,7 @@ def wm_claim(ctx):
         A = with_singular_values(rng, r * np.exp(rng.uniform(0, 1, size=d)))
         B = with_singular_values(rng, r * np.exp(rng.uniform(0, 1, size=d)))
         mid = 0.5 * (A + B)
-        P = np.asarray(ctx.impl.project_singular(mid, M))
+        P = project_singular(ctx, mid, M)
         sv = np.linalg.svd(P, compute_uv=False)
         ctx.geq(sv[-1], r, rtol=1e-12, label="projection of a midpoint is in W_M")
         det_mid, det_P = np.linalg.det(mid), np.linalg.det(P)
@@ -232,8 +233,8 @@ def lemma15(ctx):
 
 @statement("002.lemma17")
 def lemma17(ctx):
-    def inv_via_impl(B):  # grad h(B) = -B^{-T}  (full structure)
-        return -np.asarray(ctx.impl.grad_neg_entropy(B, "full")).T
+    def inv_via_impl(B):  # grad h(B) = -B^{-T}  (full structure), compared with the oracle's first
+        return -grad_h(ctx, B, "full").T
 
     def check(inst):
         d, seed = inst

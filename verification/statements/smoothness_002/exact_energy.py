@@ -18,6 +18,7 @@ import numpy as np
 from refvi.verification.oracles import vi_objective as vo
 from refvi.verification.protocol import targets as specs
 from refvi.verification.statement import scalar, statement
+from refvi.verification.statements.smoothness_002._descent import largest_step, replay
 from refvi.verification.strategies import RNG, rng_of
 
 KINDS = ("gaussian", "linear", "logistic")
@@ -111,9 +112,12 @@ def claim_gd_own_gradient(ctx):
             ("prox", np.tril(rng.standard_normal((d, d))) + 2.0 * np.eye(d)),
             ("projected", rng.standard_normal((d, d)) + 2.0 * np.eye(d)),
         ):
-            own = ctx.impl.gradient_descent_exact(target, m0, C0, None, 6, method, M)
-            ref = ctx.impl.gradient_descent(_oracle_gradient(model), m0, C0, None, 6, method, M)
             what = f"{model['kind']}, d = {d}, {method} GD"
+            own = ctx.impl.gradient_descent_exact(target, m0, C0, None, 6, method, M)
+            # the trajectory with the implementation's own exact gradient, replayed with the oracle's
+            replay(ctx, _oracle_gradient(model), *own, m0, C0, None, method, M, f"{what}, own gradient", rtol=1e-9)
+            ref = ctx.impl.gradient_descent(_oracle_gradient(model), m0, C0, None, 6, method, M)
+            replay(ctx, _oracle_gradient(model), *ref, m0, C0, None, method, M, f"{what}, oracle's gradient")
             for k, (a, b) in enumerate(zip(own, ref, strict=True)):
                 b = np.asarray(b, float)
                 ctx.close(
@@ -125,6 +129,19 @@ def claim_gd_own_gradient(ctx):
                 )
             # the same descent through the end-to-end driver (fit's "gd-*" methods, from (0, I), the default step)
             run = ctx.impl.fit(target, f"gd-{method}", steps=6, average="last")
+            replay(
+                ctx,
+                _oracle_gradient(model),
+                run.ms,
+                run.Cs,
+                np.zeros(d),
+                np.eye(d),
+                None,
+                method,
+                M,
+                f"{what}: fit('gd-{method}') from (0, I)",
+                rtol=1e-9,
+            )
             ref = ctx.impl.gradient_descent(_oracle_gradient(model), np.zeros(d), np.eye(d), None, 6, method, M)
             for k, (a, b) in enumerate(zip((run.ms, run.Cs), ref, strict=True)):
                 b = np.asarray(b, float)
@@ -142,6 +159,20 @@ def claim_gd_own_gradient(ctx):
                 atol=1e-8,
                 label=f"{what}: fit('gd-{method}') returns the last iterate",
             )
+            ms, Cs = np.asarray(run.ms, float), np.asarray(run.Cs, float)
+            ctx.close(run.C, Cs[-1], rtol=1e-14, atol=1e-14, label=f"{what}: fit('gd-{method}') returns C^K")
+            ctx.close(run.m_last, ms[-1], rtol=1e-14, atol=1e-14, label=f"{what}: fit('gd-{method}') m_last = m^K")
+            ctx.close(run.C_last, Cs[-1], rtol=1e-14, atol=1e-14, label=f"{what}: fit('gd-{method}') C_last = C^K")
+            ctx.close(
+                run.step_sizes,
+                np.full(6, largest_step(method, M)),
+                rtol=1e-12,
+                label=f"{what}: fit('gd-{method}') steps are Thm 6's largest",
+            )
+            if getattr(run, "objective", None) is not None:  # exact for the gd-* methods: F = l - log|det C|
+                F = np.array([vo.objective(model, m, C) for m, C in zip(ms, Cs, strict=True)])
+                # two quadratures of the logistic energy agree to ~1e-9 relative (the gradients above)
+                ctx.close(run.objective, F, rtol=1e-8, atol=1e-8, label=f"{what}: fit('gd-{method}') objective = F")
 
     ctx.forall(RNG, descent, fixed=list(range(3)), max_examples=max(6, ctx.profile.max_examples // 5))
 

@@ -20,6 +20,7 @@ from hypothesis import strategies as st
 from refvi.verification.errata import erratum
 from refvi.verification.oracles import vi_objective as vo
 from refvi.verification.statement import scalar, statement
+from refvi.verification.statements.smoothness_002._descent import replay
 
 
 def _grad(model, structure):
@@ -58,8 +59,10 @@ def _start(rng, d, method, M):
 
 
 def _gaps(ctx, model, method, lam, steps, M, m0, C0):
+    """F(w_k) - v* along the implementation's trajectory, replayed step by step first (the gaps are then of the
+    algorithm's iterates, checked, not of whatever was reported)."""
     ms, Cs = ctx.impl.gradient_descent(_grad(model, None), m0, C0, lam, steps, method, M)
-    ms, Cs = np.asarray(ms), np.asarray(Cs)
+    ms, Cs = replay(ctx, _grad(model, None), ms, Cs, m0, C0, lam, method, M, f"{model['kind']} {method} GD")
     _, _, vstar = vo.solve(model, "tril")
     return np.array([vo.objective(model, m, C) - vstar for m, C in zip(ms, Cs, strict=True)])
 
@@ -102,6 +105,7 @@ def _quadratic_contraction(ctx, method, key, label, fixed):
         # step=None is the theorem's largest step: the same trajectory as passing it
         a = ctx.impl.gradient_descent(_grad(model, None), m0, C0, None, 5, method, M)
         b = ctx.impl.gradient_descent(_grad(model, None), m0, C0, 1 / largest, 5, method, M)
+        replay(ctx, _grad(model, None), *a, m0, C0, 1 / largest, method, M, f"step=None ({method})")
         ctx.close(
             np.asarray(a[1]),
             np.asarray(b[1]),
@@ -122,7 +126,7 @@ def _quadratic_contraction(ctx, method, key, label, fixed):
 def thm6(ctx):
     _quadratic_contraction(ctx, "prox", "quad", "quadratic d={d}", [(2, 0), (4, 1)])
     rng = ctx.rng("logistic")
-    for rho in (1.0, 3.0):
+    for rho in (1.0, 3.0, 10.0):  # rho = 10: M ~ 300 >> c = 1, where (1 - c/M)^K gap_0 bites
         model, c, M = _logistic(rng, 30, 3, rho)
         m0, C0 = _start(rng, 3, "prox", M)
         gaps = _gaps(ctx, model, "prox", 1 / M, 15, M, m0, C0)
@@ -156,6 +160,7 @@ def prox_one_step(ctx):
         rng, model, a, zs = _iso_case(ctx, "one", d, seed)
         m0, C0 = _start(rng, d, "prox", a)
         ms, Cs = ctx.impl.gradient_descent(_grad(model, None), m0, C0, 1 / a, 2, "prox", a)
+        replay(ctx, _grad(model, None), ms, Cs, m0, C0, 1 / a, "prox", a, "one-step prox GD")
         # C - lambda a C = 0 exactly up to rounding of (1 - lambda a) C: ~1e-16 |C|; prox(0) = sqrt(lambda)
         for k in (1, 2):
             ctx.close(np.asarray(ms)[k], zs, rtol=1e-13, atol=1e-13, label=f"m_{k} = z*")
@@ -172,6 +177,9 @@ def heron(ctx):
         model, a, zs = _iso(rng, 1)
         ms, Cs = ctx.impl.gradient_descent(
             _grad(model, None), np.zeros(1), np.array([[c0]]), 1 / (2 * a), 8, "projected", a
+        )
+        ms, Cs = replay(
+            ctx, _grad(model, None), ms, Cs, np.zeros(1), np.array([[c0]]), 1 / (2 * a), "projected", a, "Heron"
         )
         cs = np.asarray(Cs)[:, 0, 0]
         c = max(abs(c0), 1 / math.sqrt(a)) * (1.0 if c0 >= 0 else -1.0)  # the first projection
@@ -198,8 +206,9 @@ def naive_cycle(ctx):
         d, seed = inst
         rng, model, a, zs = _iso_case(ctx, "cycle", d, seed)
         C0 = rng.standard_normal((d, d)) + 2.0 * np.eye(d)
-        ms, Cs = ctx.impl.gradient_descent(_grad(model, None), rng.standard_normal(d), C0, 1 / a, 6, "naive", a)
-        ms, Cs = np.asarray(ms), np.asarray(Cs)
+        m0 = rng.standard_normal(d)
+        ms, Cs = ctx.impl.gradient_descent(_grad(model, None), m0, C0, 1 / a, 6, "naive", a)
+        ms, Cs = replay(ctx, _grad(model, None), ms, Cs, m0, C0, 1 / a, "naive", a, "naive GD")
         kappa = np.linalg.cond(C0)
         tol = 1e-12 * kappa**2
         ctx.close(ms[1], zs, rtol=1e-13, atol=1e-13, label="m_1 = z*")

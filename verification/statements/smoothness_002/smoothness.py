@@ -15,6 +15,7 @@ from refvi.verification.oracles import discrete as ds
 from refvi.verification.oracles.matrices import proj_V as _project
 from refvi.verification.protocol import targets as specs
 from refvi.verification.statement import scalar, statement
+from refvi.verification.statements.smoothness_002._checked import energy_atoms
 from refvi.verification.statements.smoothness_002._smoothness import (
     _INST,
     _cos_params,
@@ -134,8 +135,8 @@ def thm1(ctx):
         )
         U = ds.two_point_atoms(d, 0.5, shift=rng.uniform(-2, 2, d), scale=rng.uniform(0.3, 2.0))[0]
         w, v = _pair(rng, d, inst["structure"], inst["near"])
-        gw = _impl_grad_atoms(ctx, ridge, *w, U, inst["structure"])
-        gv = _impl_grad_atoms(ctx, ridge, *v, U, inst["structure"])
+        gw = energy_atoms(ctx, ridge, *w, U, inst["structure"])
+        gv = energy_atoms(ctx, ridge, *v, U, inst["structure"])
         ref = ds.softplus_ridge(U, np.full(U.shape[0], 1.0 / U.shape[0]), A, c, *w)
         ctx.close(gw[0], ref[1], rtol=RTOL_CLOSE, atol=ATOL_CLOSE, label="softplus ridge: impl grad_m == sums")
         _sc_check(ctx, gw, gv, w, v, 0.0, "convexity: <grad l(w) - grad l(v), w - v> >= 0 (non-standard base)")
@@ -217,7 +218,7 @@ def thm2(ctx):
         lse = specs.from_callables(
             lambda z: -scalar(np.logaddexp.reduce(z)), lambda z: -np.exp(z - np.logaddexp.reduce(z)), d, smoothness=0.5
         )
-        gw, gv = (_impl_grad_atoms(ctx, lse, *p, U, inst["structure"]) for p in (w, v))
+        gw, gv = (energy_atoms(ctx, lse, *p, U, inst["structure"]) for p in (w, v))
         _smooth_check(ctx, gw, gv, w, v, 0.5, "log-sum-exp (M = 1/2)")
         A, c = rng.normal(size=(3, d)), rng.uniform(0.1, 2.0, 3)
         Mr = scalar(np.linalg.eigvalsh(A.T @ (c[:, None] * A))[-1]) / 4.0
@@ -227,7 +228,7 @@ def thm2(ctx):
             d,
             smoothness=Mr,
         )
-        gw, gv = (_impl_grad_atoms(ctx, ridge, *p, U, inst["structure"]) for p in (w, v))
+        gw, gv = (energy_atoms(ctx, ridge, *p, U, inst["structure"]) for p in (w, v))
         _smooth_check(ctx, gw, gv, w, v, Mr, "softplus ridge (M = lambda_max(A^T diag(c) A) / 4)")
 
     ctx.forall(_INST, other_case, max_examples=n_ex)

@@ -19,7 +19,8 @@ import numpy as np
 from refvi.verification.oracles import discrete as ds
 from refvi.verification.protocol import targets as specs
 from refvi.verification.statement import scalar, statement
-from refvi.verification.statements.smoothness_002._smoothness import _cos_params, _impl_grad_atoms, _norm_w, _pair
+from refvi.verification.statements.smoothness_002._checked import energy_atoms
+from refvi.verification.statements.smoothness_002._smoothness import _cos_params, _norm_w, _pair
 from refvi.verification.strategies import RNG
 
 
@@ -40,7 +41,8 @@ def _instance(rng):
 
 
 def _impl_flat(ctx, target, m, C, Urep):
-    gm, gC = _impl_grad_atoms(ctx, target, m, C, Urep)
+    """The implementation's exact gradient of l over the (replicated) atoms, compared with the oracle's first."""
+    gm, gC = energy_atoms(ctx, target, m, C, Urep)
     return np.concatenate([gm, gC.ravel()])
 
 
