@@ -137,7 +137,7 @@ def _unary(op):
     return method
 
 
-class _Scalar:
+class ReportedScalar:
     """Arithmetic of a marked Python scalar: every result carries the union of the operands' marks."""
 
     marks: frozenset[int] = EMPTY
@@ -164,13 +164,13 @@ _BINARY: dict[str, Any] = {
 }
 _UNARY: dict[str, Any] = {"neg": operator.neg, "pos": operator.pos, "abs": operator.abs}
 for _name, _op in _BINARY.items():
-    setattr(_Scalar, f"__{_name}__", _binary(_op))
-    setattr(_Scalar, f"__r{_name}__", _binary(_op, reflected=True))
+    setattr(ReportedScalar, f"__{_name}__", _binary(_op))
+    setattr(ReportedScalar, f"__r{_name}__", _binary(_op, reflected=True))
 for _name, _op in _UNARY.items():
-    setattr(_Scalar, f"__{_name}__", _unary(_op))
+    setattr(ReportedScalar, f"__{_name}__", _unary(_op))
 
 
-class ReportedFloat(_Scalar, float):
+class ReportedFloat(ReportedScalar, float):
     """A float returned by the implementation under test (or computed from one)."""
 
     def __new__(cls, value, marks: frozenset[int] = EMPTY):
@@ -182,7 +182,7 @@ class ReportedFloat(_Scalar, float):
         return (float, (float.__float__(self),))
 
 
-class ReportedInt(_Scalar, int):
+class ReportedInt(ReportedScalar, int):
     """An int returned by the implementation under test (an atom index, a count)."""
 
     def __new__(cls, value, marks: frozenset[int] = EMPTY):
@@ -307,7 +307,7 @@ def tag(value, found: frozenset[int]):
 
 #: exact types that never carry marks (the common case, tested first: marks_of runs on every oracle call)
 _UNMARKED = frozenset({float, int, bool, str, type(None), np.ndarray, np.float64, np.int64, np.bool_})
-_MARKED = (Reported, _Scalar, ReportedBool)
+_MARKED = (Reported, ReportedScalar, ReportedBool)
 
 
 def marks_of(value, depth: int = 0) -> frozenset[int]:
@@ -432,7 +432,7 @@ class Ledger:
         here = path or "value"
         if value is None or isinstance(value, str | bytes | type):
             return value
-        if isinstance(value, Reported | _Scalar | ReportedRecord | ReportedBool):
+        if isinstance(value, Reported | ReportedScalar | ReportedRecord | ReportedBool):
             return value
         if isinstance(value, bool | np.bool_):
             return ReportedBool(value, self._token(call, here))
@@ -482,28 +482,49 @@ class Ledger:
         """The tokens compared with an oracle, or with a recomputation from checked values and inputs: the fixpoint
         of the passing comparisons (a side all of whose tokens are checked checks the other side)."""
         done: set[int] = set(self.given)
-        compares = [u for u in self.uses if u.kind == "compare" and u.passed]
-        waiting: dict[tuple[int, int], int] = {}
-        watchers: dict[int, list[tuple[int, int]]] = defaultdict(list)
-        ready: list[tuple[int, int]] = []
-        for i, u in enumerate(compares):
-            for side in (0, 1):
-                open_ = [t for t in u.sides[side] if t not in done]
-                waiting[i, side] = len(open_)
-                for t in open_:
-                    watchers[t].append((i, side))
-                if not open_:
-                    ready.append((i, side))
+        # a comparison with an oracle (one side unmarked) checks the other side outright; the rest (deduplicated) go
+        # through a worklist
+        rest: dict[tuple[frozenset[int], frozenset[int]], None] = {}
+        for u in self.uses:
+            if u.kind != "compare" or not u.passed:
+                continue
+            a, b = u.sides
+            if not a:
+                done.update(b)
+            elif not b:
+                done.update(a)
+            else:
+                rest[a, b] = None
+        # the worklist over the distinct sides: a side is ready once all its tokens are done; a ready side checks
+        # the sides it was compared with
+        group: dict[frozenset[int], int] = {}
+        partners: list[list[frozenset[int]]] = []
+        for a, b in rest:
+            for this, other in ((a, b), (b, a)):
+                g = group.setdefault(this, len(group))
+                if g == len(partners):
+                    partners.append([])
+                partners[g].append(other)
+        waiting = [0] * len(group)
+        watchers: dict[int, list[int]] = defaultdict(list)
+        ready: list[int] = []
+        for side, g in group.items():
+            open_ = [t for t in side if t not in done]
+            waiting[g] = len(open_)
+            for t in open_:
+                watchers[t].append(g)
+            if not open_:
+                ready.append(g)
         while ready:
-            i, side = ready.pop()
-            for t in compares[i].sides[1 - side]:
-                if t in done:
-                    continue
-                done.add(t)
-                for key in watchers.pop(t, ()):
-                    waiting[key] -= 1
-                    if waiting[key] == 0:
-                        ready.append(key)
+            for other in partners[ready.pop()]:
+                for t in other:
+                    if t in done:
+                        continue
+                    done.add(t)
+                    for g in watchers.pop(t, ()):
+                        waiting[g] -= 1
+                        if waiting[g] == 0:
+                            ready.append(g)
         return done - set(self.given)
 
     def summary(self) -> dict:
@@ -514,7 +535,8 @@ class Ledger:
         given = set(self.given)
         seen: set[int] = set()
         for u in self.uses:
-            seen |= u.sides[0] | u.sides[1]
+            seen.update(u.sides[0])
+            seen.update(u.sides[1])
         call_checked, call_used = set(), set()
         for tok, (call, _) in enumerate(self.fields):
             if tok in checked:
@@ -538,8 +560,11 @@ class Ledger:
             for tok in sorted((u.sides[0] | u.sides[1]) - checked - given):
                 key = (self._method(tok), self._field(tok), u.label)
                 trusted[key] = trusted.get(key, 0) + 1
-        read = {(self._method(t), self._field(t)) for t, (call, _) in enumerate(self.fields) if not self.calls[call][1]}
-        reached = {(self._method(t), self._field(t)) for t in seen | given}
+        # the fields read, by (call, field path without the row): one entry per field, not per token
+        read_fields = {(call, path.partition("#")[0]) for call, path in self.fields if not self.calls[call][1]}
+        read = {(self.calls[call][0], field or "value") for call, field in read_fields}
+        reached_fields = {(self.fields[t][0], self.fields[t][1].partition("#")[0]) for t in seen | given}
+        reached = {(self.calls[call][0], field or "value") for call, field in reached_fields}
         return {
             "methods": dict(sorted(methods.items())),
             "trusted": [
@@ -649,7 +674,7 @@ class MarkingNumpy:
 
 
 class MarkingMath:
-    """What ``math`` is inside the statement modules: :mod:`math`'s functions on plain values, their results marked
+    """What ``math`` is inside the statement modules: ``math``'s functions on plain values, their results marked
     with their arguments' marks (``math.sqrt(reported)`` is reported)."""
 
     def __getattr__(self, attr):
@@ -699,7 +724,9 @@ def _passing(fn):
         global _INSIDE_ORACLE
         if _INSIDE_ORACLE:
             return fn(*args, **kwargs)
-        found = marks_of(args) | marks_of(kwargs)
+        found = marks_of(args)
+        if kwargs:
+            found = found | marks_of(kwargs)
         _INSIDE_ORACLE += 1
         try:
             out = fn(*plain(args), **plain(kwargs)) if found else fn(*args, **kwargs)

@@ -92,9 +92,34 @@ def test_energy_only_runs_every_instance_that_needs_only_energy():
     assert runner.exit_code(cert, require=[]) == runner.EXIT_NOT_CERTIFIED
 
 
-def test_capabilities_skip_instances_not_statements():
+@pytest.fixture(scope="module")
+def tril_cli_cert(tmp_path_factory):
+    """The 000/002 certificate of an energy-only adapter declaring tril/diag C only, run through the command line
+    (one run serves the capability test and the certificate-fields test)."""
+    folder = tmp_path_factory.mktemp("tril")
+    (folder / "tril_adapter.py").write_text(textwrap.dedent("""
+        from refvi.verification.protocol import REFVI
+
+        class TrilEnergy:
+            name = "tril-energy"
+            capabilities = {"structure": ("tril", "diag")}
+
+            def energy(self, target, m, C, U, structure="tril"):
+                return REFVI.energy(target, m, C, U, structure)
+
+        IMPL = TrilEnergy()
+    """))
+    path = folder / "cert.json"
+    proc = subprocess.run([sys.executable, "-m", "refvi.verification", "--impl", "tril_adapter:IMPL", "--select",
+                           "000.*", "002.*", "--json", str(path)], capture_output=True, text=True, timeout=600,
+                          cwd=folder, env={**__import__("os").environ, "PYTHONPATH": str(folder)})
+    assert proc.returncode == 0, proc.stderr
+    return json.loads(path.read_text())
+
+
+def test_capabilities_skip_instances_not_statements(tril_cli_cert):
     full = _energy_only_cert()
-    tril = _run(_TrilOnly(), ["000.*", "002.*"])
+    tril = tril_cli_cert
     by_id = {r["id"]: r for r in full["statements"]}
     ran = [r for r in tril["statements"] if r["verdict"] == "pass"]
     assert ran, "a tril-only implementation must still get coverage"
@@ -195,26 +220,8 @@ def test_unwritable_json_is_refused_before_the_run(tmp_path):
     assert proc.returncode == 2 and "does not exist" in proc.stderr and "statement" not in proc.stdout
 
 
-def test_certificate_records_methods_scope_and_skipped_instances(tmp_path):
-    adapter = tmp_path / "tril_adapter.py"
-    adapter.write_text(textwrap.dedent("""
-        from refvi.verification.protocol import REFVI
-
-        class TrilEnergy:
-            name = "tril-energy"
-            capabilities = {"structure": ("tril",)}
-
-            def energy(self, target, m, C, U, structure="tril"):
-                return REFVI.energy(target, m, C, U, structure)
-
-        IMPL = TrilEnergy()
-    """))
-    path = tmp_path / "cert.json"
-    proc = subprocess.run([sys.executable, "-m", "refvi.verification", "--impl", "tril_adapter:IMPL", "--select",
-                           "000.*", "002.*", "--json", str(path)], capture_output=True, text=True, timeout=600, cwd=tmp_path,
-                          env={**__import__("os").environ, "PYTHONPATH": str(tmp_path)})
-    cert = json.loads(path.read_text())
-    assert proc.returncode == 0, proc.stderr
+def test_certificate_records_methods_scope_and_skipped_instances(tril_cli_cert):
+    cert = tril_cli_cert
     for r in cert["statements"]:
         assert {"scope", "methods", "instances_skipped"} <= set(r)
         assert r["scope"] in ("implementation", "oracle-only")
