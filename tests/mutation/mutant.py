@@ -6,8 +6,7 @@
    mutant loads code compiled from this one).  Each worker has its own cache folder (``NUMBA_CACHE_DIR``).
 2. Stage 1, the certificate (``certstage.py``): the mutated module is imported (a failure is *incompetent*), then
    the statements ``--statements`` run in the given order and the first that fails or errors kills the mutant.
-3. Stage 2, only for a survivor of stage 1: ``pytest -x`` on the unit tests ``--tests`` (the first file alone, then
-   the rest).
+3. Stage 2, only for a survivor of stage 1: ``pytest -x`` on the unit tests ``--tests``.
 4. One line ``MUTANT-RESULT {json}`` on stdout (``outcome``: killed-by-certificate, killed-by-tests, timeout,
    survived, incompetent or error; ``stage``, ``killer``, ``seconds``, ``stages``); exit 0 for a survivor, 1 for a
    killed, timed-out or incompetent mutant (cosmic-ray records it as killed), 2 for a tooling error.
@@ -162,7 +161,7 @@ def judge(args) -> dict:
             res["outcome"] = "survived"
             return res
         junit = Path(tmp) / "junit.xml"
-        base_cmd = [
+        cmd = [
             sys.executable,
             "-m",
             "pytest",
@@ -173,23 +172,14 @@ def judge(args) -> dict:
             "-o",
             "junit_family=xunit1",
             f"--junit-xml={junit}",
+            *tests,
         ]
         if not args.baseline:
-            base_cmd.insert(3, "-x")
+            cmd.insert(3, "-x")
         elif args.xdist > 1:
-            base_cmd[3:3] = ["-n", str(args.xdist)]  # the baseline's tests on every worker's core (pytest-xdist)
-        # a mutant: the first (nearest, fastest) file alone, then the rest, so that a kill there does not wait for
-        # pytest to collect every other file (heavy imports: minutes on a loaded machine); same tests, same verdict
-        batches = [tests] if args.baseline or len(tests) < 2 else [tests[:1], tests[1:]]
-        code, tail, secs, failed, file_secs = 0, "", 0.0, [], {}
-        for batch in batches:
-            junit.unlink(missing_ok=True)
-            code, tail, s = run_limited([*base_cmd, *batch], root, env, deadline - time.perf_counter())
-            secs += s
-            fs, failed = _junit(junit)
-            file_secs.update(fs)
-            if code not in (0, 5):  # 5: nothing collected (every test of the file skipped or deselected)
-                break
+            cmd[3:3] = ["-n", str(args.xdist)]  # the baseline's tests on every worker's core (pytest-xdist)
+        code, tail, secs = run_limited(cmd, root, env, deadline - time.perf_counter())
+        file_secs, failed = _junit(junit)
         res["stages"]["tests"] = {"exit": code, "seconds": round(secs, 2), "failed": failed}
         if args.baseline:
             res["stages"]["tests"]["files"] = file_secs

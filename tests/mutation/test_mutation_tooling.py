@@ -348,24 +348,3 @@ def test_text_operators_and_test_order(project):
     pm = mutlib.ProjectMap(project, CFG)
     assert pm.tests_for("refvi/prox.py", {"tests/test_prox.py": 50.0}) == ["tests/test_prox.py", "tests/test_fit.py"]
     assert pm.tests_for("refvi/fit.py", {"tests/test_fit.py": 1.0})[0] == "tests/test_fit_extra.py"
-
-
-def test_mutant_tests_stage_batches(tmp_path):
-    """A mutant's unit tests: the first file alone, then the rest (a file that collects nothing included); a failure
-    in the second run kills it and names the file."""
-    (tmp_path / "pkg.py").write_text("X = 1\n")
-    tests = tmp_path / "tests"
-    tests.mkdir()
-    (tests / "test_a.py").write_text("def test_a():\n    assert True\n")
-    (tests / "test_none.py").write_text("import pytest\npytestmark = pytest.mark.skip\n")
-    (tests / "test_b.py").write_text("def test_b():\n    assert False\n")
-
-    def judge(names):
-        args = mutant.argparse.Namespace(
-            root=str(tmp_path), module="pkg", statements="", stmt_timeout=60.0, stmt_timeouts="",
-            tests=",".join(f"tests/{n}" for n in names), invalidate="", limit=120.0, baseline=False, xdist=1,
-        )  # fmt: skip
-        return mutant.judge(args)
-
-    killed = judge(["test_a.py", "test_none.py", "test_b.py"])  # two pytest runs: test_a.py, then the other two
-    assert killed["outcome"] == "killed-by-tests" and killed["killer"] == "tests/test_b.py"
