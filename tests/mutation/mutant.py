@@ -175,7 +175,7 @@ def judge(args) -> dict:
             *tests,
         ]
         if not args.baseline:
-            cmd.insert(3, "-x")
+            cmd[3:3] = ["-x", "--given-order"]  # tests/conftest.py would run its SLOW_FIRST files first
         elif args.xdist > 1:
             cmd[3:3] = ["-n", str(args.xdist)]  # the baseline's tests on every worker's core (pytest-xdist)
         code, tail, secs = run_limited(cmd, root, env, deadline - time.perf_counter())

@@ -348,3 +348,16 @@ def test_text_operators_and_test_order(project):
     pm = mutlib.ProjectMap(project, CFG)
     assert pm.tests_for("refvi/prox.py", {"tests/test_prox.py": 50.0}) == ["tests/test_prox.py", "tests/test_fit.py"]
     assert pm.tests_for("refvi/fit.py", {"tests/test_fit.py": 1.0})[0] == "tests/test_fit_extra.py"
+
+
+def test_given_order_keeps_the_nearest_tests_first():
+    """A mutant's ``pytest -x`` runs its files in the order given (tests/conftest.py would move its SLOW_FIRST files,
+    minutes each, ahead of a 0.1 s file that kills the mutant); mutant.py asks for it."""
+    import subprocess
+
+    root = Path(__file__).resolve().parents[2]
+    files = ["tests/test_docs_pages.py", "tests/test_docs_code.py"]  # the second is a SLOW_FIRST file
+    cmd = [sys.executable, "-m", "pytest", "-p", "no:cacheprovider", "-q", "--collect-only", "--given-order", *files]
+    first = subprocess.run(cmd, cwd=root, capture_output=True, text=True, check=True).stdout.splitlines()[0]
+    assert first.startswith("tests/test_docs_pages.py::")
+    assert '"-x", "--given-order"' in Path(mutant.__file__).read_text()
