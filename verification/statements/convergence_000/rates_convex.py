@@ -273,14 +273,14 @@ def thm10(ctx):
     # and 3 on a flat, nearly isotropic linear target (data scale 0.05, noise scale 2, prior scale 3: M ~ 0.12,
     # condition ~1.05, so gamma M <= 0.35 and the runs stay in the bulk), from (m*, 4 C*) where it bites
     rng = ctx.rng("thm10/rate/large")
-    flat = {
+    flat_model = {
         "kind": "linear",
         "X": 0.05 * rng.standard_normal((5, 2)),
         "y": rng.standard_normal(5),
         "noise_scale": 2.0,
         "prior_scale": 3.0,
     }
-    inst = Instance(flat, "sym")
+    inst = Instance(flat_model, "sym")
     for gamma in (1.5, 3.0):
         _fixed_step_run(
             ctx,

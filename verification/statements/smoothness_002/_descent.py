@@ -64,7 +64,8 @@ def replay(ctx, grad_l, ms, Cs, m0, C0, step, method: str, M, what: str, rtol: f
     cond = max(scalar(np.linalg.cond(Cs[k])) for k in range(K)) if method != "prox" else 1.0
     nxt = []
     for k in range(K):
-        mk, Ck = oracle_step(method, ms[k], Cs[k], *grad_l(ms[k], Cs[k]), step, M)
+        gm, gC = grad_l(ms[k], Cs[k])
+        mk, Ck = oracle_step(method, ms[k], Cs[k], gm, gC, step, M)
         nxt.append(np.concatenate([mk, Ck.ravel()]))
     ctx.close(
         np.array([np.concatenate([ms[k + 1], Cs[k + 1].ravel()]) for k in range(K)]),

@@ -115,9 +115,21 @@ def claim_gd_own_gradient(ctx):
             what = f"{model['kind']}, d = {d}, {method} GD"
             own = ctx.impl.gradient_descent_exact(target, m0, C0, None, 6, method, M)
             # the trajectory with the implementation's own exact gradient, replayed with the oracle's
-            replay(ctx, _oracle_gradient(model), *own, m0, C0, None, method, M, f"{what}, own gradient", rtol=1e-9)
+            replay(
+                ctx,
+                _oracle_gradient(model),
+                own[0],
+                own[1],
+                m0,
+                C0,
+                None,
+                method,
+                M,
+                f"{what}, own gradient",
+                rtol=1e-9,
+            )
             ref = ctx.impl.gradient_descent(_oracle_gradient(model), m0, C0, None, 6, method, M)
-            replay(ctx, _oracle_gradient(model), *ref, m0, C0, None, method, M, f"{what}, oracle's gradient")
+            replay(ctx, _oracle_gradient(model), ref[0], ref[1], m0, C0, None, method, M, f"{what}, oracle's gradient")
             for k, (a, b) in enumerate(zip(own, ref, strict=True)):
                 b = np.asarray(b, float)
                 ctx.close(

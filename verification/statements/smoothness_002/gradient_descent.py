@@ -105,7 +105,7 @@ def _quadratic_contraction(ctx, method, key, label, fixed):
         # step=None is the theorem's largest step: the same trajectory as passing it
         a = ctx.impl.gradient_descent(_grad(model, None), m0, C0, None, 5, method, M)
         b = ctx.impl.gradient_descent(_grad(model, None), m0, C0, 1 / largest, 5, method, M)
-        replay(ctx, _grad(model, None), *a, m0, C0, 1 / largest, method, M, f"step=None ({method})")
+        replay(ctx, _grad(model, None), a[0], a[1], m0, C0, 1 / largest, method, M, f"step=None ({method})")
         ctx.close(
             np.asarray(a[1]),
             np.asarray(b[1]),
