@@ -38,6 +38,8 @@ SLOW_FIRST = (
 def pytest_addoption(parser):
     parser.addoption("--run-slow", action="store_true", default=False,
                      help="also run the tests marked slow (minutes each: the documented command lines run for real)")
+    parser.addoption("--given-order", action="store_true", default=False,
+                     help="run the files in the order given (no SLOW_FIRST): tests/mutation's pytest -x, nearest first")
 
 
 def pytest_collection_modifyitems(session, config, items):
@@ -46,6 +48,8 @@ def pytest_collection_modifyitems(session, config, items):
         for item in items:
             if "slow" in item.keywords:
                 item.add_marker(skip)
+    if config.getoption("--given-order"):
+        return
     rank = {path: i for i, path in enumerate(SLOW_FIRST)}
     key = {id(item): rank.get(item.nodeid.split("::")[0], len(SLOW_FIRST)) for item in items}
     items.sort(key=lambda item: key[id(item)])  # stable: the order within each file is kept

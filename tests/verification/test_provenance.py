@@ -8,7 +8,7 @@ import numpy as np
 import pytest
 
 from refvi.verification import provenance as P
-from refvi.verification.statement import PROFILES, Context, Statement
+from refvi.verification.statement import PROFILES, CheckFailed, Context, Statement
 from refvi.verification.runner import run_statement
 
 
@@ -211,3 +211,17 @@ def test_a_comparison_checks_the_other_side_only_when_this_side_is_all_checked()
     ctx.close(b, [2.0], label="b = oracle")
     assert led.summary()["trusted"] == []
     assert {m: v["checked"] for m, v in led.summary()["methods"].items()} == {"a": 1, "b": 1, "c": 1}
+
+
+def test_a_failing_check_names_the_method_field_and_row_that_reported_each_side():
+    """A fail's detail says who reported the side that is wrong, down to the row of the worst element (a detail
+    without it, or naming every row, fails this); the oracle's side was reported by no one."""
+    led, run = _ledger_with_run()
+    ctx = _ctx(led)
+    oracle = P.plain(run.W).copy()
+    oracle[3, 1] += 1.0
+    with pytest.raises(CheckFailed) as failed:
+        ctx.close(run.W, oracle, atol=1e-9, label="W = oracle")
+    msg = str(failed.value)
+    assert "worst element at index (3, 1); lhs reported by fw (call 1 of the statement): W row 3)" in msg
+    assert "rhs reported" not in msg

@@ -231,6 +231,15 @@ def test_a_reproducer_record_names_the_check_sides_and_tolerance():
     assert "atol=0.1" in rec["check"]["tolerance"] and "index (1,)" in rec["check"]["tolerance"]
 
 
+def test_a_record_keeps_the_first_ten_failures_in_order():
+    """docs/conformance.md: ``reproducers`` holds the first ten failing instances, as they failed (a cap one
+    higher or lower, or a record keeping the last ones, fails this)."""
+    failures = [{"site": "probe", "index": k, "instance": k} for k in range(13)]
+    kept = reproducers.records(failures)
+    assert [r["index"] for r in kept] == list(range(10))
+    assert [r["index"] for r in reproducers.records(failures[:4])] == [0, 1, 2, 3]
+
+
 # ---- resume -------------------------------------------------------------------------------------------------------
 
 

@@ -1,0 +1,363 @@
+"""The mutation driver's own logic (tests/mutation/): the file -> statements / tests map, the excluded lines, the
+stable ids, the seeded sample, the diff parser, the Numba cache clean-up, the log, the rates and the generated
+report.  Runs without cosmic-ray (the driver imports it only to mutate) in a few seconds."""
+
+import json
+import sys
+import textwrap
+from pathlib import Path
+
+import pytest
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+
+import mutant  # noqa: E402
+import mutlib  # noqa: E402
+import run  # noqa: E402
+
+CFG = {
+    "include": ["refvi", "kernels", "verification"],
+    "exclude": ["verification/statements/*", "verification/oracles/*"],
+    "machinery": ["verification/*"],
+    "groups": {"features": ["refvi/fit.py"], "paper code": ["refvi/*", "kernels/*", "verification/protocol/refvi_*"]},
+    "adapters": {
+        "verification/protocol/refvi_core.py": {"class": "RefviCore"},
+        "verification/protocol/refvi_sub.py": {"class": "RefviSub", "prefix": "sub."},
+    },
+    "operators": {"include": ["ReplaceBinaryOperator_.*", "NumberReplacer"], "exclude": ["BitOr", "_Pow_"]},
+    "tests": {"exclude": ["tests/test_lint.py"], "extra": {"refvi/fit.py": ["tests/test_fit_extra.py"]}},
+    "limits": {"factor": 3.0, "overhead": 180.0, "statement_min": 60.0},
+}
+
+
+def _write(root: Path, files: dict[str, str]) -> None:
+    for rel, text in files.items():
+        p = root / rel
+        p.parent.mkdir(parents=True, exist_ok=True)
+        p.write_text(textwrap.dedent(text))
+
+
+@pytest.fixture
+def project(tmp_path):
+    """A miniature refvi: a kernel used by a library module, a helper only an unrelated module uses, refvi's adapter
+    (two methods, a helper only one calls), a sub-adapter, a catalogue, the machinery, and unit tests."""
+    _write(
+        tmp_path,
+        {
+            "refvi/__init__.py": "from refvi.fit import fit\n",
+            "refvi/fit.py": "from refvi.prox import prox\n\ndef fit(x):\n    return prox(x)\n",
+            "refvi/prox.py": "from refvi.kernels.prox import kernel\n\ndef prox(x):\n    return kernel(x)\n",
+            "refvi/other.py": "from refvi.kernels import helper\n\ndef other(x):\n    return helper.h(x)\n",
+            "kernels/__init__.py": "",
+            "kernels/prox.py": "def kernel(x):\n    return 2.0 * x\n",
+            "kernels/helper.py": "def h(x):\n    return x + 1\n",
+            "verification/__init__.py": "",
+            "verification/runner.py": "def run():\n    return 0\n",
+            "verification/protocol/__init__.py": "",
+            "verification/protocol/refvi_core.py": """\
+                def _shared(x):
+                    from refvi.other import other
+                    return other(x)
+
+
+                class RefviCore:
+                    def entropy_prox(self, x):
+                        from refvi.prox import prox
+                        return prox(x)
+
+                    def fit(self, x):
+                        import refvi
+                        return refvi.fit(x) + _shared(x)
+
+                    def energy(self, x):
+                        return x
+                """,
+            "verification/protocol/refvi_sub.py": """\
+                from refvi.other import other
+
+
+                class RefviSub:
+                    def run(self, x):
+                        return other(x)
+                """,
+            "verification/statements/p/catalog.toml": """\
+                [statement."000.a"]
+                kind = "exact"
+                uses = ["entropy_prox"]
+                [statement."000.b"]
+                kind = "statistical"
+                uses = ["fit"]
+                [statement."000.c"]
+                kind = "exact"
+                uses = ["energy"]
+                [statement."000.d"]
+                kind = "exact"
+                uses = []
+                [statement."001.e"]
+                kind = "exact"
+                uses = ["sub.run"]
+                """,
+            "tests/test_prox.py": "from refvi.prox import prox\n",
+            "tests/test_fit.py": "from refvi import fit\n",
+            "tests/test_runner.py": "from refvi.verification.runner import run\n",
+            "tests/test_helper_named.py": "import numpy\n",
+            "tests/test_lint.py": "from refvi.kernels.prox import kernel\n",
+        },
+    )
+    return tmp_path
+
+
+def test_module_names_and_kinds():
+    assert mutlib.module_name("kernels/prox.py") == "refvi.kernels.prox"
+    assert mutlib.module_name("refvi/boosting/__init__.py") == "refvi.boosting"
+    assert mutlib.module_name("verification/protocol/refvi_core.py") == "refvi.verification.protocol.refvi_core"
+    assert mutlib.kind_of("verification/coverage.py", CFG) == "machinery"
+    assert mutlib.kind_of("verification/protocol/refvi_core.py", CFG) == "implementation"  # an adapter
+    assert mutlib.kind_of("kernels/prox.py", CFG) == "implementation"
+    assert mutlib.group_of("refvi/fit.py", CFG) == "features"
+    assert mutlib.group_of("refvi/prox.py", CFG) == "paper code"
+    assert mutlib.group_of("verification/runner.py", CFG) == "verdict machinery"
+
+
+def test_map_statements_follow_adapter_methods_and_imports(project):
+    pm = mutlib.ProjectMap(project, CFG)
+    # the kernel: reached by entropy_prox (through refvi.prox) and fit (refvi -> fit -> prox); not by energy
+    assert pm.statements_for("kernels/prox.py") == ["000.a", "000.b"]
+    # the helper: only through the adapter's helper _shared (called by fit) and the sub-adapter
+    assert pm.statements_for("kernels/helper.py") == ["000.b", "001.e"]
+    # nearest first: entropy_prox imports refvi.prox itself, fit reaches it through refvi and refvi.fit
+    assert pm.order(["000.b", "000.a"], "kernels/prox.py") == ["000.a", "000.b"]
+    # the machinery and oracle-only statements: never
+    assert pm.statements_for("verification/runner.py") == []
+    assert "000.d" not in pm.statements_for("refvi/other.py")
+
+
+def test_map_adapter_lines(project):
+    pm = mutlib.ProjectMap(project, CFG)
+    adapter = "verification/protocol/refvi_core.py"
+    src = (project / adapter).read_text().splitlines()
+    line = {text.strip(): i for i, text in enumerate(src, 1)}
+    assert pm.statements_for(adapter, line["return prox(x)"]) == ["000.a"]
+    assert pm.statements_for(adapter, line["return x"]) == ["000.c"]
+    assert pm.statements_for(adapter, line["return other(x)"]) == ["000.b"]  # _shared: only fit calls it
+    assert pm.statements_for(adapter, None) == ["000.a", "000.b", "000.c"]  # the file as a whole
+
+
+def test_map_tests_and_cache_closure(project):
+    pm = mutlib.ProjectMap(project, CFG)
+    # direct importers, then tests of a module importing it; the excluded test_lint.py never
+    assert pm.tests_for("refvi/prox.py") == ["tests/test_prox.py", "tests/test_fit.py"]
+    assert pm.tests_for("kernels/prox.py") == ["tests/test_prox.py"]
+    assert pm.tests_for("kernels/helper.py") == ["tests/test_helper_named.py"]  # by name
+    assert pm.tests_for("refvi/fit.py")[0] == "tests/test_fit_extra.py"  # the configuration's extra first
+    assert pm.tests_for("verification/runner.py") == ["tests/test_runner.py"]
+    assert pm.importers_closure("kernels/prox.py") >= {
+        "kernels/prox.py",
+        "refvi/prox.py",
+        "refvi/fit.py",
+        "refvi/__init__.py",
+    }
+    assert "refvi/other.py" not in pm.importers_closure("kernels/prox.py")
+
+
+def test_real_repository_map():
+    """On refvi itself: every statement using entropy_prox can see a mutant of refvi/prox.py, and the map of an
+    adapter line inside RefviCore.entropy_prox selects exactly the statements using it."""
+    pm = mutlib.ProjectMap()
+    users = {sid for sid, row in pm.statements.items() if "entropy_prox" in row["uses"]}
+    assert users and users <= set(pm.statements_for("refvi/prox.py"))
+    adapter = "verification/protocol/refvi_core.py"
+    lo, hi, _ = pm.adapters[adapter]["methods"]["entropy_prox"]
+    assert set(pm.statements_for(adapter, hi)) == users
+    assert pm.statements_for("verification/coverage.py") == []
+    assert pm.tests_for("verification/coverage.py")
+
+
+def test_excluded_lines():
+    src = textwrap.dedent(
+        """\
+        from __future__ import annotations
+        __all__ = ["f"]
+
+        @jit(cache=True, fastmath=True)
+        def f(x: int = 1) -> float:
+            if x < 0:
+                raise ValueError(
+                    f"x = {x + 1} < 0")
+            y: float = x * 2  # pragma: no mutate
+            return x + 1
+        """
+    )
+    out = mutlib.excluded_lines(src)
+    assert {2, 4, 5, 7, 8, 9} <= out
+    assert 6 not in out and 10 not in out  # the condition and the arithmetic are mutated
+
+
+def test_operator_filter():
+    assert mutlib.operator_allowed("core/ReplaceBinaryOperator_Add_Sub", CFG)
+    assert not mutlib.operator_allowed("core/ReplaceBinaryOperator_Add_BitOr", CFG)
+    assert not mutlib.operator_allowed("core/ReplaceBinaryOperator_Pow_Add", CFG)
+    assert not mutlib.operator_allowed("core/RemoveDecorator", CFG)
+    assert mutlib.family_of("core/ReplaceComparisonOperator_Lt_LtE") == "comparison"
+    assert mutlib.family_of("core/ReplaceTrueWithFalse") == "boolean"
+
+
+def test_ids_and_sampling():
+    sites = [
+        {"file": "a.py", "line": 3, "col": 4, "operator": "core/NumberReplacer", "occurrence": 0},
+        {"file": "a.py", "line": 3, "col": 4, "operator": "core/NumberReplacer", "occurrence": 1},
+        {"file": "a.py", "line": 5, "col": 0, "operator": "core/NumberReplacer", "occurrence": 2},
+        {"file": "a.py", "line": 3, "col": 8, "operator": "core/AddNot", "occurrence": 0},
+    ]
+    assert mutlib.mutant_ids(sites) == [
+        "a.py:3:NumberReplacer:0",
+        "a.py:3:NumberReplacer:1",
+        "a.py:5:NumberReplacer:0",
+        "a.py:3:AddNot:0",
+    ]
+    many = [
+        {"file": f"f{i % 3}.py", "line": i, "col": c, "operator": op, "occurrence": i}
+        for i in range(1, 200)
+        for c in (0, 4)
+        for op in ("core/A", "core/B", "core/C")
+    ]
+    s1 = mutlib.sample_sites(many, 40, seed=7)
+    assert s1 == mutlib.sample_sites(many, 40, seed=7)  # seeded
+    assert s1 != mutlib.sample_sites(many, 40, seed=8)
+    assert len(s1) == 40 and len({(s["file"], s["line"], s["col"]) for s in s1}) == 40  # one mutant per site
+    assert {s["file"] for s in s1} == {"f0.py", "f1.py", "f2.py"}
+    assert s1 == sorted(s1, key=lambda s: (s["file"], s["line"], s["col"], s["operator"], s["occurrence"]))
+    assert len(mutlib.sample_sites(many, None, 0)) == len(many)
+
+
+def test_diff_lines():
+    diff = textwrap.dedent(
+        """\
+        diff --git a/kernels/prox.py b/kernels/prox.py
+        --- a/kernels/prox.py
+        +++ b/kernels/prox.py
+        @@ -10,0 +11,2 @@ def f():
+        +    a = 1
+        +    b = 2
+        @@ -20 +22 @@ def g():
+        -    x
+        +    y
+        @@ -30,3 +33,0 @@
+        -    gone
+        diff --git a/refvi/x.py b/refvi/x.py
+        deleted file mode 100644
+        --- a/refvi/x.py
+        +++ /dev/null
+        @@ -1,2 +0,0 @@
+        """
+    )
+    assert mutlib.parse_diff_lines(diff) == {"kernels/prox.py": {11, 12, 22}}
+
+
+def test_clean_cache(tmp_path):
+    cache = tmp_path / "cache"
+    (cache / "kernels_abc").mkdir(parents=True)
+    (cache / "optim_def").mkdir()
+    for name in (
+        "prox.entropy_prox-10.py311.nbi",
+        "prox.entropy_prox-10.py311.1.nbc",
+        "proxy.f-1.py311.nbi",
+        "energy.g-3.py311.nbi",
+    ):
+        (cache / "kernels_abc" / name).write_text("")
+    (cache / "optim_def" / "prox.h-1.py311.nbi").write_text("")
+    assert mutant.clean_cache(cache, ["kernels/prox.py"]) == 2
+    assert sorted(p.name for p in (cache / "kernels_abc").iterdir()) == ["energy.g-3.py311.nbi", "proxy.f-1.py311.nbi"]
+    assert (cache / "optim_def" / "prox.h-1.py311.nbi").exists()  # another folder's prox.py
+
+
+def _rec(i, file, outcome, stage=None, op="core/NumberReplacer", kind="implementation", line_text="x = 1"):
+    return {
+        "id": f"{file}:{i}:{op.split('/')[1]}:0",
+        "file": file,
+        "line": i,
+        "operator": op,
+        "outcome": outcome,
+        "stage": stage,
+        "kind": kind,
+        "seconds": 10.0 + i,
+        "line_text": line_text,
+        "diff": f"--- a/{file}\n+++ b/{file}\n@@ -1 +1 @@\n-x = 1\n+x = 2",
+    }
+
+
+def test_log_rates_triage_and_report(tmp_path):
+    recs = [
+        _rec(1, "kernels/prox.py", "killed-by-certificate", "certificate"),
+        _rec(2, "kernels/prox.py", "killed-by-tests", "tests"),
+        _rec(3, "kernels/prox.py", "survived"),
+        _rec(4, "kernels/prox.py", "survived", line_text="y = 3"),
+        _rec(5, "kernels/prox.py", "timeout", "certificate"),
+        _rec(6, "kernels/prox.py", "incompetent", "import"),
+        _rec(7, "verification/runner.py", "killed-by-tests", "tests", kind="machinery"),
+        _rec(8, "kernels/prox.py", "survived", line_text="z = 4"),
+    ]
+    log = tmp_path / "log.jsonl"
+    log.write_text("\n".join(json.dumps(r) for r in [{**recs[0], "outcome": "survived"}, *recs]) + "\n")
+    records = mutlib.read_log([log])
+    assert len(records) == 8 and records[0]["outcome"] == "killed-by-certificate"  # the later record wins
+    triage = {
+        "kernels/prox.py:3:NumberReplacer:0": {"status": "equivalent", "reason": "a tie"},
+        # the survivor of line 4 moved to line 40 since it was triaged: found by its text
+        "kernels/prox.py:40:NumberReplacer:0": {"status": "killed", "by": "000.thm3", "line": "y = 3"},
+    }
+    assert mutlib.triage_for(recs[3], triage)["by"] == "000.thm3"
+    assert mutlib.triage_for(recs[7], triage) is None
+    rows = {r["name"]: r for r in mutlib.summarize(records, triage, lambda r: mutlib.package_of(r["file"]))}
+    k = rows["kernels/"]
+    # 7 drawn; 1 incompetent, 1 equivalent -> 5 valid: certificate 2 (a kill, a timeout), + tests 3
+    assert (k["drawn"], k["incompetent"], k["equivalent"], k["valid"], k["cert"], k["both"]) == (7, 1, 1, 5, 2, 3)
+    assert (k["survived"], k["later"]) == (2, 1)
+    block = mutlib.render_block(records, triage, {"date": "D", "machine": "M", "commit": "C", "logs": ["L"]}, CFG)
+    assert "| kernels/ | 7 | 1 | 1 | 2 / 5 (40 %) | 3 / 5 (60 %) | 2 |" in block
+    assert "| verification/ (machinery) | 1 | 0 | 0 | — (tests only) | 1 / 1 (100 %) | 0 |" in block
+    assert "equivalent: a tie" in block and "killed since by `000.thm3`" in block and "**untriaged**" in block
+    doc = "# Title\n\ntext\n"
+    once = mutlib.update_doc(doc, block)
+    assert once.startswith(doc.rstrip("\n")) and once.count(mutlib.START) == 1 and block in once
+    twice = mutlib.update_doc(once, "new block\n")
+    assert twice.count(mutlib.START) == 1 and "new block" in twice and block not in twice
+
+
+def test_parse_output_and_config():
+    out = "noise\nMUTANT-RESULT " + json.dumps({"outcome": "survived"}) + "\n"
+    assert run.parse_output(out) == {"outcome": "survived"}
+    assert run.parse_output("timeout") is None
+    cfg = mutlib.load_config()
+    assert set(cfg["adapters"]) <= set(mutlib.ProjectMap.__dict__) or cfg["adapters"]
+    for rel in cfg["adapters"]:
+        assert (mutlib.ROOT / rel).is_file(), rel
+    files = mutlib.mutable_files(mutlib.ROOT, cfg)
+    assert "kernels/prox.py" in files and "verification/coverage.py" in files
+    assert not any(f.startswith(("verification/statements/", "verification/oracles/", "refvi/kernels/")) for f in files)
+
+
+def test_text_operators_and_test_order(project):
+    """A binary operator joining or formatting text is not mutated (every replacement is a TypeError or a message);
+    the unit tests of a file come fastest first within each group when a baseline's times are given."""
+    cr_ast = pytest.importorskip("cosmic_ray.ast")
+    src = 'msg = "x = %d" % n\ny = a % b\nz = "a" + s\n'
+    tree = cr_ast.get_ast(src)
+    assert run._on_text(tree, (1, 15)) and run._on_text(tree, (3, 8))
+    assert not run._on_text(tree, (2, 6))
+    pm = mutlib.ProjectMap(project, CFG)
+    assert pm.tests_for("refvi/prox.py", {"tests/test_prox.py": 50.0}) == ["tests/test_prox.py", "tests/test_fit.py"]
+    assert pm.tests_for("refvi/fit.py", {"tests/test_fit.py": 1.0})[0] == "tests/test_fit_extra.py"
+
+
+def test_given_order_keeps_the_nearest_tests_first():
+    """A mutant's ``pytest -x`` runs its files in the order given (tests/conftest.py would move its SLOW_FIRST files,
+    minutes each, ahead of a 0.1 s file that kills the mutant); mutant.py asks for it."""
+    import subprocess
+
+    root = Path(__file__).resolve().parents[2]
+    files = ["tests/test_docs_pages.py", "tests/test_docs_code.py"]  # the second is a SLOW_FIRST file
+    cmd = [sys.executable, "-m", "pytest", "-p", "no:cacheprovider", "-q", "--collect-only", "--given-order", *files]
+    first = subprocess.run(cmd, cwd=root, capture_output=True, text=True, check=True).stdout.splitlines()[0]
+    assert first.startswith("tests/test_docs_pages.py::")
+    assert '"-x", "--given-order"' in Path(mutant.__file__).read_text()
