@@ -13,6 +13,7 @@ def main(argv=None) -> int:
 
         return vmain(argv[1:])
     p = argparse.ArgumentParser(prog="refvi", description="refvi: verified black-box variational inference")
+    p.add_argument("--version", action="version", version=f"refvi {_version()}")
     sub = p.add_subparsers(dest="cmd", required=True)
     sub.add_parser(
         "verify",
@@ -48,6 +49,12 @@ def main(argv=None) -> int:
             print(f"{name:<14} {ds.X.shape[0]:>5} x {ds.X.shape[1]:<3} {ds.task:<15} {ds.description}")
         return 0
     return 2  # pragma: no cover
+
+
+def _version() -> str:
+    import refvi
+
+    return refvi.__version__
 
 
 def _fit(args) -> int:

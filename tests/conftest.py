@@ -4,6 +4,7 @@ import os
 
 os.environ.setdefault("NUMBA_NUM_THREADS", "1")
 
+import pytest  # noqa: E402
 from hypothesis import HealthCheck, settings  # noqa: E402
 
 settings.register_profile("ci", max_examples=25, deadline=None, derandomize=True,
@@ -29,10 +30,22 @@ SLOW_FIRST = (
     "tests/verification/test_impl_adapter.py",
     "tests/verification/test_parallel.py",
     "tests/verification/test_conformance.py",
+    "tests/test_docs_code.py",
+    "tests/verification/test_walkthrough_online_ngvi.py",
 )
 
 
+def pytest_addoption(parser):
+    parser.addoption("--run-slow", action="store_true", default=False,
+                     help="also run the tests marked slow (minutes each: the documented command lines run for real)")
+
+
 def pytest_collection_modifyitems(session, config, items):
+    if not config.getoption("--run-slow"):
+        skip = pytest.mark.skip(reason="slow: run with --run-slow")
+        for item in items:
+            if "slow" in item.keywords:
+                item.add_marker(skip)
     rank = {path: i for i, path in enumerate(SLOW_FIRST)}
     key = {id(item): rank.get(item.nodeid.split("::")[0], len(SLOW_FIRST)) for item in items}
     items.sort(key=lambda item: key[id(item)])  # stable: the order within each file is kept

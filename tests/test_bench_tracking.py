@@ -59,3 +59,16 @@ def test_committed_baseline_covers_the_benchmark_groups():
     assert all(r["numpy"] > 0 for r in base.values())
     history = [json.loads(line) for line in track.HISTORY.read_text().splitlines() if line.strip()]
     assert history and all({"commit", "date", "ratios"} <= set(e) for e in history)
+
+
+def test_check_leaves_the_tracked_history_alone_unless_asked(tmp_path, monkeypatch):
+    """``track.py check`` compares; only ``check --record`` (and ``update-baseline``) append to history.jsonl."""
+    monkeypatch.setattr(track, "BASELINE", tmp_path / "baseline.json")
+    monkeypatch.setattr(track, "HISTORY", tmp_path / "history.jsonl")
+    monkeypatch.setattr(track, "run_benchmarks", lambda out: _run(TIMES))
+    monkeypatch.setattr(track, "_commit", lambda: "abc1234")
+    (tmp_path / "baseline.json").write_text(json.dumps(track.group_ratios(_run(TIMES))))
+    assert track.main(["check"]) == 0
+    assert not (tmp_path / "history.jsonl").exists()
+    assert track.main(["check", "--record"]) == 0
+    assert len((tmp_path / "history.jsonl").read_text().splitlines()) == 1

@@ -1,18 +1,9 @@
-"""The README: its Python examples run as written, its generated blocks are current, it stays a front page."""
+"""The README: its generated blocks are current and it stays a front page (its code blocks run in
+tests/test_docs_code.py, with every page of docs/)."""
 
 import pathlib
-import re
 
 README = pathlib.Path(__file__).resolve().parents[1] / "README.md"
-
-
-def test_readme_python_blocks_run():
-    blocks = re.findall(r"```python\n(.*?)```", README.read_text(), re.S)
-    assert blocks
-    ns: dict = {}
-    for block in blocks:
-        exec(compile(block, "README.md", "exec"), ns)      # blocks build on each other, in order
-    assert ns["res"].m.shape == (ns["target"].dim,)
 
 
 def test_generated_blocks_are_current():

@@ -20,6 +20,7 @@ def _parser() -> argparse.ArgumentParser:
     p = argparse.ArgumentParser(
         prog="python -m refvi.verification", description="Run the papers' lemmas and theorems as executable statements."
     )
+    p.add_argument("--version", action="version", version=f"%(prog)s {_version()}")
     p.add_argument("--select", nargs="+", metavar="PATTERN", help="statement ids by prefix or glob, e.g. '000.*'")
     p.add_argument(
         "--select-method",
@@ -126,6 +127,12 @@ def _parser() -> argparse.ArgumentParser:
     return p
 
 
+def _version() -> str:
+    import refvi
+
+    return f"refvi {refvi.__version__}"
+
+
 def _error(msg: str) -> int:
     print(f"error: {msg}", file=sys.stderr)
     return 2
@@ -146,7 +153,7 @@ def main(argv=None) -> int:
         from refvi.verification import reproducers
 
         try:
-            return reproducers.replay(args.replay, args.impl)
+            return reproducers.replay(args.replay, args.impl, err=lambda line: print(line, file=sys.stderr))
         except ImplementationSpecError as exc:
             return _error(str(exc))
     out_path = args.json or args.resume
@@ -156,6 +163,11 @@ def main(argv=None) -> int:
                 runner.check_writable(path)
             except OSError as exc:
                 return _error(str(exc).replace("--json", flag))
+    if args.require:
+        papers = sorted({sid.split(".")[0] for sid in runner.load_statements()})
+        unknown = [seed for seed in args.require if seed not in papers]
+        if unknown:
+            return _error(f"--require: no paper {', '.join(unknown)}; the papers are {' '.join(papers)}")
     if args.self_test is not None:
         return _self_test(args)
     if args.search is not None:
@@ -164,10 +176,14 @@ def main(argv=None) -> int:
         chosen = runner.select_methods(
             runner.select(runner.load_statements().values(), args.select), args.select_method
         )
+        from refvi.verification.protocol import conventions
+
         for st in chosen:
             flag = f" [{st.erratum}]" if st.erratum else ""
             uses = "oracle-only" if st.oracle_only else ", ".join(st.uses or ())
             print(f"{st.id:<28} {st.kind:<11} {st.title}{flag}\n{'':<28} uses: {uses}")
+            for c in conventions.of_statement(st):
+                print(f"{'':<28} convention ({c.name}; docs/{c.page}): {c.phrase}")
         return 0
 
     if args.workers is not None and args.workers < 1:
@@ -186,6 +202,7 @@ def main(argv=None) -> int:
             import refvi
 
             runner.check_resumable(resume, runner.implementation_name(impl), args.profile, refvi.__version__)
+            args.select, args.select_method = runner.resumed_selection(resume, args.select, args.select_method)
         except (OSError, ValueError) as exc:
             return _error(f"--resume {args.resume}: {exc}")
     reference = None
@@ -292,6 +309,7 @@ def _report(args, cert: dict, out_path: str | None, reference: dict | None) -> i
     print(runner.summary(cert))
     print("(pass* = oracle-only: checks the paper with independent oracles, not the implementation)")
     if cert.get("papers"):
+        print(coverage.format_values(cert["papers"]))
         print(coverage.format_block(cert["papers"]))
     if reference is not None and cert.get("complete", True):
         from refvi.verification import compare

@@ -31,7 +31,7 @@ FILENAME = "catalog.toml"
 
 #: the keys a row must have and the ones it may have, per section
 _KEYS = {
-    "statement": ({"module", "title", "source", "kind", "strength", "uses"}, {"erratum", "profiles"}),
+    "statement": ({"module", "title", "source", "kind", "strength", "uses"}, {"erratum", "profiles", "loose"}),
     "erratum": ({"module", "where", "printed", "corrected", "status", "instance"}, set()),
 }
 
@@ -73,6 +73,9 @@ def _check_fields(where: str, section: str, row: dict) -> None:
             )
         if named and "erratum" not in row:
             raise ValueError(f"{where}: strength names {named} but the row has no erratum = {named!r}")
+        loose = row.get("loose", {})
+        if not isinstance(loose, dict) or not all(isinstance(v, str) and v.strip() for v in loose.values()):
+            raise ValueError(f"{where}: loose must map check names to the reason each cannot come within 10x")
     elif row["status"] not in STATUSES:
         raise ValueError(f"{where}: status must be one of {STATUSES}, not {row['status']!r}")
 

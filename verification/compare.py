@@ -79,8 +79,13 @@ def format_comparison(diff: dict, limit: int = 30) -> str:
     for r in diff["instances"][:limit]:
         lines.append(f"  {r['id']:<28} instance site {r['site']} #{r['index']}: {r['this']} vs {r['other']}")
     for r in diff["slacks"][: min(limit, 10)]:
-        lines.append(f"  {r['id']:<28} worst slack {r['this']:.6g} vs {r['other']:.6g} (relative {r['relative']:.2g})")
+        lines.append(f"  {r['id']:<28} worst slack {_g(r['this'])} vs {_g(r['other'])} (relative {r['relative']:.2g})")
     return "\n".join(lines)
+
+
+def _g(slack) -> str:
+    """A worst slack as printed: ``none`` for a statement that recorded none (a skip, an oracle-only check)."""
+    return "none" if slack is None else f"{slack:.6g}"
 
 
 def _slack_difference(a, b) -> float | None:

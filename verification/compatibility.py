@@ -1,4 +1,4 @@
-"""The compatibility table (issue 30): which implementation computes which result of the five papers correctly.
+"""The compatibility table: which implementation computes which result of the five papers correctly.
 
 Five implementations are certified in the ``ci`` profile (``COLUMNS``); each certificate is slimmed
 (:func:`slim`) and committed under ``docs/certificates/<key>.json``, and ``docs/compatibility.md`` is rendered from
@@ -74,6 +74,10 @@ KEPT = (
     "methods",
     "detail",
     "other_profile",
+    "values",
+    "trusted",
+    "given",
+    "checks",
 )
 DETAIL_CHARS = 600
 
@@ -452,6 +456,7 @@ def render(certs: dict[str, dict], statements: dict) -> str:
                 missing.append(f"{column.label}: {', '.join(f'`{m}`' for m in absent)}")
         if missing:
             out += ["Protocol methods not implemented: " + "; ".join(missing) + ".", ""]
+        out += _value_table(seed, certs, ran)
         mine = [(k, t) for t, k in notes.items() if k >= first_note]
         if mine:
             out += ["Notes:", ""] + [f"{k}. {md(t)}" for k, t in sorted(mine)] + [""]
@@ -476,6 +481,40 @@ def render(certs: dict[str, dict], statements: dict) -> str:
     if bad_rows:
         out.append("")
     return "\n".join(out).rstrip() + "\n"
+
+
+def _value_table(seed: str, certs: dict[str, dict], ran: list[Column]) -> list[str]:
+    """Per protocol method of the paper, per implementation: the calls whose returned values a statement compared
+    with an oracle or a recomputation, of the calls made (``values`` of the per-paper block)."""
+    from refvi.verification.coverage import MIN_CHECKED_CALLS
+
+    values = {c.key: certs[c.key]["papers"].get(seed, {}).get("methods", {}).get("values") for c in ran}
+    methods = sorted({m for v in values.values() if v for m in v})
+    if not methods:
+        return []
+
+    def cell(column: Column, method: str) -> str:
+        v = values[column.key]
+        if v is None:
+            return "—"
+        if method in certs[column.key]["papers"].get(seed, {}).get("methods", {}).get("missing", []):
+            return "missing"
+        row = v.get(method)
+        if row is None:
+            return "not called"
+        text = f"{row['checked']} / {row['calls']}"
+        return text if row["checked"] >= MIN_CHECKED_CALLS else f"**{text}** (not value-checked)"
+
+    out = [
+        f"Value coverage: per protocol method, the calls whose returned values a statement compared with an oracle "
+        f"or a recomputation, of the calls made (a paper is certified only if every method offered has at least "
+        f"{MIN_CHECKED_CALLS}).",
+        "",
+        "| method | " + " | ".join(c.label for c in ran) + " |",
+        "|---|" + "---|" * len(ran),
+    ]
+    out += [f"| `{m}` | " + " | ".join(cell(c, m) for c in ran) + " |" for m in methods]
+    return out + [""]
 
 
 # ------------------------------------------------------------------------------------------------- command line

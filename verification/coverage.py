@@ -5,7 +5,10 @@ JSON, the last block of the table):
 
 ``verdict``
     ``certified``: every *implementation-facing* statement of the paper that runs in this profile was selected, ran,
-    passed, and declined no instance (declines of an optional feature alone, refvi's affine frames, do not count);
+    passed, and declined no instance (declines of an optional feature alone, refvi's affine frames, do not count),
+    and every protocol method of the paper the implementation offers was *value-checked* (its returned values
+    compared with an oracle or a recomputation, :mod:`refvi.verification.provenance`) on at least
+    :data:`MIN_CHECKED_CALLS` calls;
     ``failed``: at least one of the paper's statements failed or errored;
     ``partial``: neither (the record's ``missing`` says what is missing: statements skipped with their reasons,
     statements with declined instances, statements not selected or not run, protocol methods absent).
@@ -22,7 +25,10 @@ JSON, the last block of the table):
     under ``optional``), summed over the paper's statements.
 ``methods``
     the protocol methods the paper's statements use, split into ``implemented`` and ``missing`` on the object under
-    test (by name; a sub-adapter's methods are dotted: ``online.run``).
+    test (by name; a sub-adapter's methods are dotted: ``online.run``), and ``values``: per method called, its
+    ``calls``, the calls whose returned values were ``checked``, ``used`` only (reached evidence unchecked) or were
+    bad-input ``probes``, and the ``statements`` that checked it.  A method offered and called but checked on fewer
+    than :data:`MIN_CHECKED_CALLS` calls is listed in ``missing`` ("not value-checked").
 """
 
 from __future__ import annotations
@@ -40,6 +46,10 @@ PAPERS = {
 }
 
 VERDICTS = ("certified", "partial", "failed")
+
+#: value-checked calls a method needs for its paper to be certified: more than one instance, so a wrong constant
+#: or a wrong branch shows on at least one of them
+MIN_CHECKED_CALLS = 3
 
 
 def paper_of(sid: str) -> str:
@@ -108,6 +118,17 @@ def papers(records: Iterable[dict], statements: dict, profile: str, impl, not_ru
         required_absent = [m for m in absent if m.rpartition(".")[2] not in OPTIONAL_METHODS]
         if required_absent:
             missing.append(f"methods not implemented: {', '.join(required_absent)}")
+        values = method_values(by_id[st.id] for st in facing if st.id in by_id)
+        unchecked = [
+            f"{m} ({v['checked']} of {v['calls']} calls; {v['used']} used unchecked)"
+            for m, v in values.items()
+            if m not in absent and v["checked"] < MIN_CHECKED_CALLS
+        ]
+        if unchecked:
+            missing.append(
+                f"not value-checked on {MIN_CHECKED_CALLS} calls (returned values never compared with an oracle "
+                f"often enough): {', '.join(unchecked)}"
+            )
         if counts["fail"] or counts["error"]:
             verdict = "failed"
         elif not missing:
@@ -126,11 +147,41 @@ def papers(records: Iterable[dict], statements: dict, profile: str, impl, not_ru
                 "oracle_only": len(oracle),
             },
             "instances": {"ran": ran, "declined": declined, "declined_optional": optional_declined},
-            "methods": {"implemented": [m for m in uses if m not in absent], "missing": absent},
+            "methods": {"implemented": [m for m in uses if m not in absent], "missing": absent, "values": values},
             "missing": missing,
             "optional": optional,
         }
     return out
+
+
+def method_values(records: Iterable[dict]) -> dict[str, dict]:
+    """Per protocol method, summed over statement records: ``calls``, ``checked``, ``used``, ``probes`` and the
+    ``statements`` that value-checked it (the certificate's per-method table)."""
+    out: dict[str, dict] = {}
+    for rec in records:
+        for method, v in (rec.get("values") or {}).items():
+            row = out.setdefault(method, {"calls": 0, "checked": 0, "used": 0, "probes": 0, "statements": []})
+            for key in ("calls", "checked", "used", "probes"):
+                row[key] += int(v.get(key, 0))
+            if v.get("checked"):
+                row["statements"].append(rec["id"])
+    return dict(sorted(out.items()))
+
+
+def format_values(papers_block: dict) -> str:
+    """The per-method table of a certificate: calls, value-checked, used unchecked, probes, by paper."""
+    lines = [
+        "value coverage (calls whose returned values a statement compared with an oracle or a recomputation):",
+        f"  {'method':<36} {'calls':>7} {'checked':>8} {'used':>6} {'probes':>7}  checked by",
+    ]
+    for p in papers_block.values():
+        for method, v in p["methods"].get("values", {}).items():
+            flag = "" if v["checked"] >= MIN_CHECKED_CALLS else "  <- not value-checked"
+            by = ", ".join(v["statements"][:4]) + (", ..." if len(v["statements"]) > 4 else "")
+            lines.append(
+                f"  {method:<36} {v['calls']:>7} {v['checked']:>8} {v['used']:>6} {v['probes']:>7}  {by}{flag}"
+            )
+    return "\n".join(lines)
 
 
 def format_block(papers_block: dict) -> str:
@@ -145,7 +196,7 @@ def format_block(papers_block: dict) -> str:
             f"  {seed} {p['verdict'].upper():<9} {s['pass']} pass, {s['fail']} fail, {s['error']} error, "
             f"{s['skip']} skip of {s['total']} statements; {p['instances']['ran']} instances ran, "
             f"{p['instances']['declined']} declined; methods {len(p['methods']['implemented'])} implemented,"
-            f" {len(p['methods']['missing'])} missing  ({p['title']})"
+            f" {len(p['methods']['missing'])} missing, {_n_checked(p)} value-checked  ({p['title']})"
         )
         if s["other_profile"]:
             lines.append(f"      runs only in another profile (not counted): {', '.join(s['other_profile'])}")
@@ -159,6 +210,10 @@ def format_block(papers_block: dict) -> str:
                 f"{len(p['optional'])} statement(s), {p['instances']['declined_optional']} instance(s)"
             )
     return "\n".join(lines)
+
+
+def _n_checked(paper: dict) -> int:
+    return sum(1 for v in paper["methods"].get("values", {}).values() if v["checked"] >= MIN_CHECKED_CALLS)
 
 
 def not_certified(papers_block: dict, required: Iterable[str] | None = None) -> list[str]:

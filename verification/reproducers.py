@@ -75,7 +75,7 @@ def record_of(failure: dict) -> dict:
                 "arguments": summarize(c["arguments"]),
                 **({"raised": c["raised"]} if "raised" in c else {"returned": summarize(c.get("returned"))}),
             }
-            for c in calls[-3:]
+            for c in telling_calls(calls)
         ],
     }
     if check:
@@ -91,6 +91,14 @@ def record_of(failure: dict) -> dict:
     return out
 
 
+def telling_calls(calls: list, limit: int = 3) -> list:
+    """The calls a reproducer shows: the last call of each protocol method the instance made, in the order made
+    (at most ``limit``, the latest): an SVB run followed by the many ``expected_loss`` calls that checked it shows
+    the ``run`` too, not three ``expected_loss`` calls."""
+    last = {c["method"]: k for k, c in enumerate(calls)}
+    return [calls[k] for k in sorted(last.values())[-limit:]]
+
+
 def records(failures: list[dict]) -> list[dict]:
     return [record_of(f) for f in failures[:MAX_REPRODUCERS]]
 
@@ -100,6 +108,7 @@ def write_artifacts(
 ) -> list[str]:
     """Write ``<sid>.npz`` and ``<sid>.py`` for a failing statement into ``folder``; returns the paths written."""
     from refvi import _atomic as atomic
+    from refvi.verification.protocol.loading import import_root
 
     os.makedirs(folder, exist_ok=True)
     first = failures[0] if failures else {"site": None, "index": None, "instance": None, "calls": [], "check": None}
@@ -126,6 +135,7 @@ def write_artifacts(
         "statement": sid,
         "profile": profile,
         "implementation": impl_spec,
+        "implementation_path": import_root(impl_spec),
         "verdict": verdict,
         "detail": detail[:2000],
         "site": first.get("site"),
@@ -164,10 +174,11 @@ def call_method(impl, dotted: str):
     return obj
 
 
-def replay(path: str, impl_spec: str | None, out=print) -> int:
+def replay(path: str, impl_spec: str | None, out=print, err=None) -> int:
     """Run the failing instance of an artifact again against ``impl_spec`` (None: the artifact's implementation, or
-    refvi); print the calls, the check and the verdict.  Returns 1 if it still fails, 0 if it passes, 2 if the
-    artifact cannot be used."""
+    refvi); print the calls, the check and the verdict with ``out``.  Returns 1 if it still fails, 0 if it passes, 2
+    if the artifact cannot be used (said with ``err``: by default ``out``; the command line's goes to stderr)."""
+    err = out if err is None else err
     from refvi.verification import runner
     from refvi.verification.protocol import is_refvi, recording
     from refvi.verification.protocol.capabilities import PROTOCOL_REFUSALS, Capabilities
@@ -177,14 +188,14 @@ def replay(path: str, impl_spec: str | None, out=print) -> int:
     try:
         art = load(path)
     except (OSError, ValueError, KeyError) as exc:
-        out(f"error: {path}: not a refvi reproducer ({exc})")
+        err(f"error: {path}: not a refvi reproducer ({exc})")
         return 2
     spec = impl_spec if impl_spec is not None else art.get("implementation")
-    impl = load_implementation(spec)
+    impl = load_implementation(spec, search=(art.get("implementation_path") or "",))
     statements = runner.load_statements()
     sid = art["statement"]
     if sid not in statements:
-        out(f"error: {path}: statement {sid} is not known to this refvi")
+        err(f"error: {path}: statement {sid} is not known to this refvi")
         return 2
     st = statements[sid]
     out(f"replaying {sid} ({st.title}) against {spec or 'refvi'}, profile {art['profile']}")
@@ -303,8 +314,6 @@ def _file_stem(sid: str) -> str:
 
 def _snippet(sid: str, npz_name: str, impl_spec: str | None, failure: dict, meta: dict) -> str:
     calls = failure.get("calls") or []
-    last = calls[-1] if calls else None
-    module, _, obj = (impl_spec or "refvi.verification.protocol:REFVI").partition(":")
     lines = [
         f'"""Reproducer of a failing refvi statement: {sid} ({meta["verdict"]}).',
         "",
@@ -317,20 +326,19 @@ def _snippet(sid: str, npz_name: str, impl_spec: str | None, failure: dict, meta
         "import os",
         "",
         "from refvi.verification import reproducers",
+        "from refvi.verification.protocol.loading import load_implementation",
         "",
         f"art = reproducers.load(os.path.join(os.path.dirname(os.path.abspath(__file__)), {npz_name!r}))",
+        "# the implementation, imported from where the run found it (so this file runs from any directory)",
+        f"impl = load_implementation({impl_spec!r}, search=(art.get('implementation_path') or '',))",
     ]
-    if impl_spec:
-        lines += [f"from {module} import {obj.split('.')[0]} as impl_root", ""]
+    shown = {id(c) for c in telling_calls(calls)}
+    for k, call in enumerate(calls):
+        if id(call) not in shown:
+            continue
         lines += [
-            f"impl = impl_root{''.join('.' + p for p in obj.split('.')[1:])}",
-            "impl = impl() if isinstance(impl, type) else impl",
-        ]
-    else:
-        lines += ["from refvi.verification.protocol import REFVI as impl"]
-    if last is not None:
-        lines += [
-            f"call = art['calls'][{len(calls) - 1}]          # {last['method']}",
+            "",
+            f"call = art['calls'][{k}]          # {call['method']}",
             "method = reproducers.call_method(impl, call['method'])",
             "try:",
             "    got = method(**call['arguments'])",

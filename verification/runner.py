@@ -23,10 +23,14 @@ from refvi.verification.statement import (
 
 def load_statements() -> dict[str, Statement]:
     """Import every module of :mod:`refvi.verification.statements` (each registers its statements)."""
+    import refvi.verification.oracles
     import refvi.verification.statements as pkg
+    from refvi.verification import provenance
 
+    provenance.pass_marks_through(refvi.verification.oracles)
     for info in pkgutil.walk_packages(pkg.__path__, prefix=f"{pkg.__name__}."):
         importlib.import_module(info.name)
+    provenance.instrument(pkg)
     return REGISTRY
 
 
@@ -100,7 +104,7 @@ def _run_statement(
     artifacts: str | None = None,
     impl_spec: str | None = None,
 ) -> dict:
-    from refvi.verification import reproducers
+    from refvi.verification import provenance, reproducers
     from refvi.verification.errata import ERRATA
     from refvi.verification.protocol import is_refvi, recording
     from refvi.verification.protocol.capabilities import PROTOCOL_REFUSALS, Capabilities
@@ -108,12 +112,14 @@ def _run_statement(
     profile = PROFILES[profile_name]
     calls: dict[str, int] = {}
     log: list = []
-    view = recording(impl, calls, log)
+    ledger = provenance.Ledger()
+    view = recording(impl, calls, log, ledger)
     refvi_itself = is_refvi(impl)
 
     def context(sid: str) -> Context:
         c = Context(view, profile, sid)
         c.search, c.shrink, c.strict_methods, c.call_log = search, shrink, refvi_itself, log
+        c.ledger = ledger
         c.refusals = PROTOCOL_REFUSALS + Capabilities.of(impl).refusals
         return c
 
@@ -177,7 +183,20 @@ def _run_statement(
     record["instances"] = ctx.instance_log + [
         [f"erratum:{s}", i, o, w] for s, i, o, w in (demo.instance_log if demo is not None else [])
     ]
+    values = ledger.summary()
+    record["values"] = values["methods"]
+    record["trusted"] = values["trusted"]
+    record["given"] = [list(g) for g in values["given"]]
+    record["unseen"] = values["unseen"]
     record["tightness"] = ctx.tightness
+    checks = dict(ctx.checks)
+    checks.update({f"{st.erratum}: {name}": c for name, c in (demo.checks if demo is not None else {}).items()})
+    loose = dict(st.loose)
+    record["checks"] = {
+        name: {"tightness": c["ratio"], "label": c["label"], "instance": c["instance"], "count": c["count"]}
+        | ({"loose": loose[name]} if name in loose else {})
+        for name, c in sorted(checks.items())
+    }
     record["power"] = ctx.power
     record["rates"] = ctx.rates
     verdict = record["verdict"]
@@ -236,7 +255,11 @@ def statement_record(st: Statement, verdict: str) -> dict:
         "declined": {},
         "declined_optional": 0,
         "instances": [],
+        "values": {},
+        "trusted": [],
+        "given": [],
         "tightness": None,
+        "checks": {},
         "power": None,
         "rates": [],
         "warnings": [],
@@ -319,6 +342,8 @@ def run(
     spec = impl if isinstance(impl, str) else impl_spec
     impl_obj = impl if (impl is not None and not isinstance(impl, str)) else load_implementation(impl)
     registry = load_statements()
+    if resume is not None:
+        patterns, methods = resumed_selection(resume, patterns, methods)
     chosen = select_methods(select(registry.values(), patterns), methods)
     name = implementation_name(impl_obj)
     done: dict[str, dict] = {}
@@ -340,13 +365,11 @@ def run(
         if not todo:
             pass
         elif workers is not None or scheduler is not None:
-            if impl is not None and not isinstance(impl, str):
-                raise ValueError("parallel runs load the implementation in each worker: pass it as 'module:object'")
             from refvi.verification.parallel import run_parallel
 
             run_parallel(
                 [st.id for st in todo],
-                impl,
+                impl if impl is None or isinstance(impl, str) else spec or object_spec(impl_obj),
                 profile,
                 workers or 1,
                 scheduler,
@@ -380,6 +403,26 @@ def run(
     return cert
 
 
+def object_spec(obj) -> str:
+    """The ``module:object`` under which each worker of a parallel run loads an implementation given as an object:
+    a top-level name of an importable module that holds this very object (``ValueError`` naming what to pass
+    otherwise, e.g. for an object built in a script or a notebook)."""
+    import sys
+
+    for module_name in (getattr(obj, "__module__", None), type(obj).__module__):
+        module = sys.modules.get(module_name or "")
+        if module is None or module_name == "__main__":
+            continue
+        for attr, value in vars(module).items():
+            if value is obj:
+                return f"{module_name}:{attr}"
+    raise ValueError(
+        f"parallel runs load the implementation in each worker process by name, and {type(obj).__name__!r} object "
+        f"is not a top-level name of an importable module: pass impl='module:object' (or impl_spec=...), or "
+        f"run with workers=None"
+    )
+
+
 def implementation_name(impl_obj) -> str:
     return str(getattr(impl_obj, "name", type(impl_obj).__name__))
 
@@ -391,6 +434,22 @@ def check_resumable(partial: dict, name: str, profile: str, version: str) -> Non
             raise ValueError(f"--resume: the certificate is for {key} {partial.get(key)!r}, this run is {want!r}")
     if not isinstance(partial.get("statements"), list):
         raise ValueError("--resume: not a refvi certificate (no statements list)")
+
+
+def resumed_selection(partial: dict, patterns, methods) -> tuple[list[str] | None, list[str] | None]:
+    """The selection a resumed run completes: the partial certificate's own (``selection``), so that the result is
+    the uninterrupted run's; a different ``patterns`` / ``methods`` is refused (ValueError, one line)."""
+    recorded = partial.get("selection")
+    if not isinstance(recorded, dict):  # a certificate without it: the selection given
+        return patterns, methods
+    mine = (list(recorded.get("patterns") or []), list(recorded.get("methods") or []))
+    given = (list(patterns or []), list(methods or []))
+    if (patterns is not None or methods is not None) and given != mine:
+        raise ValueError(
+            f"--resume: the certificate was run with --select {' '.join(mine[0]) or '(all)'}"
+            f"{' --select-method ' + ' '.join(mine[1]) if mine[1] else ''}; resume it without another selection"
+        )
+    return mine[0] or None, mine[1] or None
 
 
 def implementation_passes(cert: dict) -> int:
@@ -424,8 +483,8 @@ def format_row(rec: dict) -> str:
     slack = "" if skip or rec["worst_slack"] is None else f"{rec['worst_slack']:.3g}"
     err = rec["erratum"] or ""
     verdict = rec["verdict"] + ("*" if rec.get("scope") == "oracle-only" and rec["verdict"] == "pass" else "")
-    t = rec.get("tightness")
-    tight = "" if skip or not t else f"{t['ratio']:.2g}"
+    weakest = weakest_check(rec)
+    tight = "" if skip or weakest is None else f"{weakest[1]:.2g}" + ("~" if weakest[2] else "")
     cases = "" if skip else str(rec["examples"])
     declined = str(rec.get("instances_skipped") or "") if not skip else ""
     return (
@@ -443,11 +502,22 @@ def row_note(rec: dict) -> str | None:
     return None
 
 
+def weakest_check(rec: dict) -> tuple[str, float, bool] | None:
+    """(name, tightness, explained) of the statement's loosest bound: each bound's best lhs / rhs over the instances,
+    the smallest of those (a bound whose catalogue row explains why it cannot come within 10x is marked explained);
+    None when the statement has no bound with a ratio."""
+    rated = [
+        (n, c["tightness"], "loose" in c) for n, c in (rec.get("checks") or {}).items() if c["tightness"] is not None
+    ]
+    return min(rated, key=lambda x: x[1]) if rated else None
+
+
 #: the table's columns (README.md and docs/conformance.md): ``cases`` = instances and probes checked; ``declined`` =
 #: instances declined (outside the declared capabilities or needing a missing method); ``worst slack`` = the smallest
 #: slack over the statement's evidence (inequality: rhs - lhs, >= 0 before tolerance; equality: -max|lhs - rhs|, so
-#: <= 0 and 0 is exact; a pass may be negative within the stated tolerance); ``tight`` = the statement's largest
-#: lhs / rhs over its bound checks (1 = attained; 0.1 = 10x headroom)
+#: <= 0 and 0 is exact; a pass may be negative within the stated tolerance); ``tight`` = the tightness of the
+#: statement's loosest bound: each bound's largest lhs / rhs over the instances (1 = attained; 0.1 = 10x headroom),
+#: the smallest over its bounds, ``~`` when the catalogue says why that bound cannot come closer
 HEADER = (
     f"{'statement':<28} {'verdict':<6} {'kind':<11} {'erratum':<8} {'cases':>6} {'declined':>8} "
     f"{'worst slack':>11} {'tight':>6} {'seconds':>8}  title"
@@ -459,7 +529,7 @@ def summary(cert: dict) -> str:
     for rec in cert["statements"]:
         counts[rec["verdict"]] = counts.get(rec["verdict"], 0) + 1
     parts = [f"{counts.get(k, 0)} {k}" for k in ("pass", "fail", "error", "skip")]
-    oracle = sum(1 for r in cert["statements"] if r["verdict"] == "pass" and r.get("scope") == "oracle-only")
+    oracle = sum(1 for r in cert["statements"] if r.get("scope") == "oracle-only")  # a pass* for refvi, else a skip
     own = implementation_passes(cert)
     declined = sum(int(r.get("instances_skipped") or 0) for r in cert["statements"])
     text = (

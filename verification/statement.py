@@ -24,6 +24,7 @@ import contextlib
 import dataclasses
 import hashlib
 import math
+import re
 from collections.abc import Callable, Iterable
 from typing import Any, Literal
 
@@ -58,6 +59,7 @@ class ReplayDone(BaseException):
 
 
 from refvi.verification.protocol.recorder import InstanceSkipped, MissingMethod  # noqa: E402,F401  (re-exported)
+from refvi.verification.provenance import Ledger, computed_from, derived, hint, scalar  # noqa: E402,F401  (statements)
 
 
 @dataclasses.dataclass
@@ -133,6 +135,9 @@ class Context:
         self._probes = -1  # refuses() probes so far
         #: the tightest paper bound seen (:meth:`bound`): {"ratio": lhs/rhs, "label", "instance"} or None
         self.tightness: dict | None = None
+        #: per bound (:meth:`bound`, named by its label with the numbers in it masked, :func:`check_name`): the
+        #: largest lhs / rhs over the statement's instances, {"name": {"ratio", "label", "instance", "count"}}
+        self.checks: dict[str, dict] = {}
         #: the weakest statistical check (:meth:`mean_leq`): {"resolution", "label", "repetitions"}, where resolution
         #: is the smallest relative violation E[X] = (1 + resolution) * bound detected with probability >= 80%
         self.power: dict | None = None
@@ -146,6 +151,21 @@ class Context:
         self._in_hypothesis = False
         self._targets: dict[str, float] = {}  # search mode: the best lhs/rhs per label of the current example
         self._expect_failure = False
+        #: what the statement did with the values the implementation reported (set by the runner;
+        #: :mod:`refvi.verification.provenance`): None outside a run
+        self.ledger: Ledger | None = None
+
+    def given(self, value, why: str):
+        """Declare a value reported by the implementation an *input* of the claim (the paper's statement is about that
+        value itself, e.g. the samples of an estimator whose second moment is bounded): it is then neither checked nor
+        trusted, and ``why`` is listed in the certificate.  Returns ``value``."""
+        if self.ledger is not None:
+            self.ledger.declare(value, why)
+        return value
+
+    def _note(self, label: str, kind: str, lhs, rhs, ok: bool) -> None:
+        if self.ledger is not None:
+            self.ledger.note(label, kind, lhs, rhs, ok)
 
     # ---- randomness -------------------------------------------------------------------------------------------
     def rng(self, stream: int | str = 0) -> np.random.Generator:
@@ -300,6 +320,7 @@ class Context:
     # ---- evidence ---------------------------------------------------------------------------------------------
     def leq(self, lhs, rhs, *, rtol: float = 0.0, atol: float = 0.0, label: str = "") -> None:
         """Claim ``lhs <= rhs`` up to ``atol + rtol*|rhs|`` (tolerance = the oracle's stated accuracy)."""
+        self._note(label, "use", lhs, rhs, True)
         lhs, rhs = float(lhs), float(rhs)
         ok = lhs <= rhs + atol + rtol * abs(rhs)
         self._record(label, lhs, rhs, "<=", rhs - lhs, ok, f"tol atol={atol:g}, rtol={rtol:g}")
@@ -309,15 +330,19 @@ class Context:
         and its tightness ``lhs / rhs`` is tracked (the certificate reports the tightest instance; a bound whose
         best ratio is far below 1 cannot see a wrong constant).  In search mode it steers Hypothesis toward
         violations."""
-        lhs_f, rhs_f = float(lhs), float(rhs)
-        self._track(lhs_f, rhs_f, label, floor=10.0 * atol)
-        self.leq(lhs_f, rhs_f, rtol=rtol, atol=atol, label=label)
+        self._track(float(lhs), float(rhs), label, floor=10.0 * atol)
+        self.leq(lhs, rhs, rtol=rtol, atol=atol, label=label)
 
     def _track(self, lhs: float, rhs: float, label: str, floor: float = 0.0) -> None:
         """Keep the tightest ``lhs / rhs`` of the statement over right sides above ``floor`` (a right side at the
         rounding level of its check says nothing about tightness); in search mode, steer Hypothesis toward it."""
-        if rhs > floor and rhs > 0 and math.isfinite(lhs) and math.isfinite(rhs):
-            ratio = lhs / rhs
+        name = check_name(label)
+        check = self.checks.setdefault(name, {"ratio": None, "label": label, "instance": None, "count": 0})
+        check["count"] += 1
+        ratio = tightness(lhs, rhs, floor)
+        if ratio is not None:
+            if check["ratio"] is None or ratio > check["ratio"]:
+                check.update(ratio=ratio, label=label, instance=_short_repr(self._instance))
             if self.tightness is None or ratio > self.tightness["ratio"]:
                 self.tightness = {"ratio": ratio, "label": label, "instance": _short_repr(self._instance)}
             if self.search is not None and self._in_hypothesis:
@@ -326,6 +351,7 @@ class Context:
 
     def geq(self, lhs, rhs, *, rtol: float = 0.0, atol: float = 0.0, label: str = "") -> None:
         """Claim ``lhs >= rhs`` up to ``atol + rtol*|rhs|``."""
+        self._note(label, "use", lhs, rhs, True)
         lhs, rhs = float(lhs), float(rhs)
         ok = lhs >= rhs - atol - rtol * abs(rhs)
         self._record(label, lhs, rhs, ">=", lhs - rhs, ok, f"tol atol={atol:g}, rtol={rtol:g}")
@@ -335,8 +361,9 @@ class Context:
         side is refused: casting to float would drop the imaginary part, so compare ``.real`` and ``.imag``)."""
         if np.iscomplexobj(lhs) or np.iscomplexobj(rhs):
             raise TypeError(f"{label or 'close'}: complex values; compare the real and imaginary parts separately")
-        a = np.asarray(lhs, dtype=np.float64)
-        b = np.asarray(rhs, dtype=np.float64)
+        marked = (lhs, rhs)
+        a = np.asarray(lhs, dtype=np.float64).view(np.ndarray)
+        b = np.asarray(rhs, dtype=np.float64).view(np.ndarray)
         if a.shape != b.shape:
             self._record(
                 label, math.nan, math.nan, "==", -math.inf, False, f"shape mismatch {a.shape} vs {b.shape}", defer=defer
@@ -350,6 +377,13 @@ class Context:
         if not finite:
             worst = math.inf
         i = int(np.argmax(err - tol)) if err.size else 0
+        self._note(label, "compare", *marked, ok)
+        detail = f"max |lhs - rhs| = {worst:.3g}, atol={atol:g}, rtol={rtol:g}"
+        if not ok:
+            where = np.unravel_index(i, a.shape) if a.ndim and a.size else ()
+            if where:
+                detail += f"; worst element at index {tuple(int(k) for k in where)}"
+            detail += self._reported_by(marked, where[0] if where else None)
         self._record(
             label,
             float(a.ravel()[i]) if a.size else 0.0,
@@ -357,13 +391,70 @@ class Context:
             "==",
             -worst,
             ok,
-            f"max |lhs - rhs| = {worst:.3g}, atol={atol:g}, rtol={rtol:g}",
+            detail,
             defer=defer,
             arrays=(a, b) if not ok else None,
         )
 
+    def _reported_by(self, sides, row=None) -> str:
+        """What a failing check's sides were reported by: the protocol method, its call and the field (and row)."""
+        if self.ledger is None:
+            return ""
+        from refvi.verification.provenance import marks_of, rows_of
+
+        out = []
+        for name, value in zip(("lhs", "rhs"), sides, strict=True):
+            rows = rows_of(value) if row is not None else None
+            tokens = rows[int(row)] if rows is not None and int(row) < len(rows) else marks_of(value)
+            if tokens:
+                out.append(f"{name} reported by {self.ledger.describe(tokens)}")
+        return ("; " + "; ".join(out)) if out else ""
+
+    def equal(self, lhs, rhs, *, label: str) -> None:
+        """Claim ``lhs == rhs`` exactly, for values that are not numbers to compare within a tolerance: a bool, an
+        index, a name (a comparison: a reported value equal to an oracle's is checked)."""
+        from refvi.verification.provenance import plain
+
+        a, b = plain(lhs), plain(rhs)
+        ok = bool(np.array_equal(a, b)) if isinstance(a, np.ndarray) or isinstance(b, np.ndarray) else bool(a == b)
+        self._note(label, "compare", lhs, rhs, ok)
+        self._record(
+            label,
+            0.0 if ok else 1.0,
+            0.0,
+            "==",
+            0.0 if ok else -1.0,
+            ok,
+            f"{_short_repr(a, 120)} vs {_short_repr(b, 120)}",
+        )
+
+    def member(self, values, allowed, *, label: str) -> None:
+        """Claim ``values[i]`` is one of ``allowed[i]`` for every i (an index the implementation chose, among the
+        answers an oracle admits: the atoms of a delta-approximate LMO, an argmin with ties).  A comparison: each value
+        is checked by the admissible set it falls in (row by row)."""
+        from refvi.verification.provenance import plain
+
+        vals = np.atleast_1d(plain(values)).ravel().tolist()
+        sets = [plain(a) for a in allowed] if np.ndim(plain(values)) else [plain(allowed)]
+        if len(vals) != len(sets):
+            self._record(label, math.nan, math.nan, "in", -math.inf, False, f"{len(vals)} values, {len(sets)} sets")
+            return
+        bad = [i for i, (v, a) in enumerate(zip(vals, sets, strict=True)) if v not in set(np.ravel(a).tolist())]
+        ok = not bad
+        self._note(label, "compare", values, allowed, ok)
+        detail = ""
+        if bad:
+            detail = (
+                f"{len(bad)} of {len(vals)} outside the admissible set; the first at index {bad[0]}: "
+                f"{vals[bad[0]]!r} not in {_short_repr(np.ravel(sets[bad[0]]).tolist(), 120)}"
+                + self._reported_by((values, allowed), bad[0] if np.ndim(plain(values)) else None)
+            )
+        self._record(label, float(len(bad)), 0.0, "member", -float(len(bad)), ok, detail)
+
     def true(self, condition: bool, *, label: str) -> None:
-        """A boolean claim (a symbolic identity simplified to zero, a set membership, ...)."""
+        """A boolean claim (a symbolic identity simplified to zero, a set membership, ...).  A bool the implementation
+        reported, passed as it is, is taken as true (a use): compare it with :meth:`equal` instead."""
+        self._note(label, "use", condition, None, True)
         ok = bool(condition)
         self._record(label, float(ok), 1.0, "is", 0.0 if ok else -1.0, ok, "")
 
@@ -387,7 +478,7 @@ class Context:
         failures = len(self.deferred)
         outcome = "ran"
         try:
-            out = call()
+            out = self._probe_call(call)
         except (InstanceSkipped, MissingMethod) as exc:
             if isinstance(exc, MissingMethod) and self.strict_methods:
                 raise
@@ -430,6 +521,16 @@ class Context:
             outcome = "fail"
         self.instance_log.append(["probe", self._probes, outcome, None])
 
+    def _probe_call(self, call):
+        """``call()`` with its protocol calls counted as probes (bad input) in the ledger."""
+        if self.ledger is None:
+            return call()
+        self.ledger.in_probe = True
+        try:
+            return call()
+        finally:
+            self.ledger.in_probe = False
+
     def raise_deferred(self) -> None:
         """Fail with every deferred failing probe, if any (the runner calls this after the claim)."""
         if self.deferred:
@@ -444,7 +545,8 @@ class Context:
         is recorded: the smallest violation it detects with probability >= 80%, relative to the bound (or to the draws'
         mean magnitude when the bound is 0) (:attr:`power`).
         """
-        x = np.asarray(values, dtype=np.float64).ravel()
+        self._note(label, "use", values, bound, True)
+        x = np.asarray(values, dtype=np.float64).view(np.ndarray).ravel()
         if x.size < 2 or not np.all(np.isfinite(x)):
             raise CheckFailed(f"{label}: need >= 2 finite Monte Carlo values, got {x.size}")
         z = _normal_quantile(1.0 - alpha)
@@ -475,7 +577,9 @@ class Context:
         (delta method) exceeds ``exponent + slack``.  Use on instances in the theorem's asymptotic regime, where the
         rate is attained (noise-dominated): a wrong step rule or a missing average then shows as a slower decay.
         Returns the measured exponent."""
-        T = np.asarray(horizons, dtype=np.float64)
+        self._note(label, "use", values, horizons, True)
+        values = [np.asarray(v, dtype=np.float64).view(np.ndarray) for v in values]
+        T = np.asarray(horizons, dtype=np.float64).view(np.ndarray)
         if T.size < 3 or len(values) != T.size:
             raise CheckFailed(f"{label}: a decay exponent needs >= 3 horizons with values, got {T.size}")
         means, var_log = [], []
@@ -510,9 +614,10 @@ class Context:
         Bonferroni correction so that the joint false-alarm rate is at most ``alpha``.  Its power is recorded: the
         smallest bias, relative to ``max |target|`` (or to the draws' magnitude for a zero target), detected with
         probability >= 80% (:attr:`power`)."""
-        X = np.asarray(values, dtype=np.float64)
+        marked = (values, target)
+        X = np.asarray(values, dtype=np.float64).view(np.ndarray)
         X = X.reshape(X.shape[0], -1)
-        t = np.asarray(target, dtype=np.float64).ravel()
+        t = np.asarray(target, dtype=np.float64).view(np.ndarray).ravel()
         if X.shape[1] != t.size:
             raise CheckFailed(f"{label}: {X.shape[1]} coordinates drawn, target has {t.size}")
         z = _normal_quantile(1.0 - alpha / (2.0 * t.size))
@@ -527,6 +632,7 @@ class Context:
             self._note_power((z + _Z_POWER) * float(np.max(se)) / scale, label, X.shape[0])
         i = int(np.argmax(excess))
         ok = bool(np.all(excess <= 0))
+        self._note(label, "compare", *marked, ok)
         self._record(
             label,
             float(mean[i]),
@@ -549,7 +655,7 @@ class Context:
         if not ok:
             message = (
                 f"{label or 'probe'}: {detail}"
-                if relation == "refused"
+                if relation in ("refused", "member")
                 else f"{label or 'check'}: {lhs!r} {relation} {rhs!r} fails ({detail})"
             )
             check = {"label": label, "lhs": lhs, "rhs": rhs, "relation": relation, "detail": detail}
@@ -595,6 +701,9 @@ class Statement:
     uses: tuple[str, ...] | None = None
     """The protocol methods (dotted: ``energy``, ``online.run``) the statement calls; ``()`` declares an
     *oracle-only* check (true of the paper, exercising no implementation); None: not declared."""
+    loose: tuple[tuple[str, str], ...] = ()
+    """(check name, why) for each bound that no instance brings within 10x (its catalogue row's ``loose``: the reason,
+    with the measured ratio, is shown in the certificate table and the fidelity page)."""
 
     @property
     def printed(self) -> str:
@@ -646,6 +755,7 @@ def statement(
             meta["erratum"],
             tuple(meta["profiles"] or ("ci", "deep")),
             used,
+            tuple(sorted((meta.get("loose") or {}).items())),
         )
         return fn
 
@@ -663,7 +773,31 @@ def _catalog_meta(sid: str, fn) -> dict:
         erratum=row.get("erratum"),
         profiles=row.get("profiles"),
         uses=row["uses"],
+        loose=row.get("loose"),
     )
+
+
+def tightness(lhs: float, rhs: float, floor: float = 0.0) -> float | None:
+    """How close ``lhs`` comes to the bound ``rhs`` (1 = attained, 0.1 = 10x headroom): ``lhs / rhs`` for a positive
+    bound above ``floor`` (a right side at the rounding level of its check says nothing), ``rhs / lhs`` when both
+    are negative (``lambda_max <= -1/(2 nu)``: -5 against -0.5 is 10x headroom); None for a zero bound (a sign)."""
+    if not (math.isfinite(lhs) and math.isfinite(rhs)):
+        return None
+    if rhs > floor and rhs > 0:
+        return lhs / rhs
+    if rhs < -floor and lhs < 0:
+        return rhs / lhs
+    return None
+
+
+_NUMBER = re.compile(r"(?<![A-Za-z0-9_.\-])[-+]?(\d+\.?\d*|\.\d+)([eE][-+]?\d+)?")
+
+
+def check_name(label: str) -> str:
+    """The name of a bound: its label with the numbers in it masked as ``#`` (``"h_t <= bound, delta = 0.5"`` and
+    ``"..., delta = 1"`` are one check, run at two instances); a symbol's index (``h_t0``, ``sigma2``) and an id
+    (``E001-4``, ``000.thm7``) stay."""
+    return _NUMBER.sub("#", label) if label else "bound"
 
 
 def _check_id(sid: str) -> None:

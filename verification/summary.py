@@ -2,7 +2,9 @@
 
 * ``papers`` in README.md: statements per paper by kind and strength, errata by status (the statement registry and
   the ``catalog.toml`` rows);
-* ``strength`` in docs/fidelity.md: statements per paper by strength;
+* ``strength`` in docs/fidelity.md: statements per paper by strength; ``weaker``: the rows checked weaker than printed,
+  with why; ``loose``: the bounds no instance brings within 10x, with why and the tightness refvi's committed
+  certificate measured; ``given``: the reported values statements declare inputs of their claim, with why;
 * ``zoo`` in docs/verification-power.md: the planted bugs of the public zoo per paper (every one must be caught:
   ``tests/verification/test_selftest.py`` fails otherwise).
 
@@ -90,6 +92,56 @@ def strength_block() -> str:
     return "\n".join(lines)
 
 
+def _rows() -> dict[str, dict]:
+    out: dict[str, dict] = {}
+    for package, _ in PACKAGES.values():
+        out.update(catalog.rows(f"refvi.verification.statements.{package}", "statement"))
+    return dict(sorted(out.items()))
+
+
+def _refvi_certificate() -> dict[str, dict]:
+    """The statement records of refvi's committed certificate (docs/certificates/refvi.json), by id."""
+    import json
+
+    path = ROOT / "docs" / "certificates" / "refvi.json"
+    if not path.is_file():
+        return {}
+    return {r["id"]: r for r in json.loads(path.read_text("utf-8")).get("statements", [])}
+
+
+def weaker_block() -> str:
+    """docs/fidelity.md's list of the rows checked weaker than printed, with the reason from their catalogue row."""
+    rows = [(sid, r["strength"].split("weaker: ", 1)[1]) for sid, r in _rows().items() if "weaker: " in r["strength"]]
+    return "\n".join(f"* `{sid}`: {why}" for sid, why in rows) or "None."
+
+
+def loose_block() -> str:
+    """docs/fidelity.md's table of the bounds that no instance brings within 10x: the reason (the catalogue's
+    ``loose``) and the tightness measured in refvi's committed certificate."""
+    cert = _refvi_certificate()
+    lines = ["| statement | bound | tightness | why it cannot come within 10x |", "|---|---|---|---|"]
+    for sid, row in _rows().items():
+        for name, why in sorted((row.get("loose") or {}).items()):
+            t = (cert.get(sid, {}).get("checks") or {}).get(name, {}).get("tightness")
+            measured = "no ratio" if t is None else f"{t:.2g}"
+            lines.append(f"| `{sid}` | {_md(name)} | {measured} | {_md(why)} |")
+    return "\n".join(lines)
+
+
+def given_block() -> str:
+    """docs/fidelity.md's table of the reported values statements declare inputs of their claim (``ctx.given``),
+    from refvi's committed certificate."""
+    lines = ["| statement | protocol method | field | why it is an input |", "|---|---|---|---|"]
+    for sid, rec in _refvi_certificate().items():
+        for method, field, why in rec.get("given") or []:
+            lines.append(f"| `{sid}` | `{method}` | `{field}` | {_md(why)} |")
+    return "\n".join(lines)
+
+
+def _md(text: str) -> str:
+    return text.replace("|", "\\|")
+
+
 def zoo_block() -> str:
     """docs/verification-power.md's line: the planted bugs per paper, all caught (test_selftest.py enforces it)."""
     from refvi.verification.examples.bug_zoo import load_zoo
@@ -106,6 +158,9 @@ def zoo_block() -> str:
 BLOCKS = {
     "papers": ("README.md", (START, END), block),
     "strength": ("docs/fidelity.md", ("<!-- strength:start -->", "<!-- strength:end -->"), strength_block),
+    "weaker": ("docs/fidelity.md", ("<!-- weaker:start -->", "<!-- weaker:end -->"), weaker_block),
+    "loose": ("docs/fidelity.md", ("<!-- loose:start -->", "<!-- loose:end -->"), loose_block),
+    "given": ("docs/fidelity.md", ("<!-- given:start -->", "<!-- given:end -->"), given_block),
     "zoo": ("docs/verification-power.md", ("<!-- zoo:start -->", "<!-- zoo:end -->"), zoo_block),
 }
 

@@ -42,7 +42,7 @@ if CHECKOUT:
 
 EXAMPLE = "refvi.verification.examples.numpy_adapter:IMPL"
 OUTPUT = ROOT / "docs" / "certificate-costs.md"
-BUDGET = 180.0                             # seconds of wall on 2 cores for the example's ci certificate (issue 26)
+BUDGET = 180.0                             # seconds of wall on 2 cores for the example's ci certificate (a maintainer's CI step)
 PAPERS = {"000": "Domke, Garrigos & Gower", "001": "Locatello et al.", "002": "Domke",
           "003": "Chérief-Abdellatif, Alquier & Khan", "004": "Wu & Gardner"}
 #: per optimizer method: how to read the number of steps a call asks for from its arguments
@@ -195,7 +195,7 @@ def render(info: dict, e2e: dict | None, rows: list[dict], impl_spec: str, profi
             slowest = max(rows, key=lambda r: r["cpu"])
             idle = max(e2e["cpu"] / workers, slowest["cpu"])
             verdict = "met" if e2e["wall"] <= BUDGET else "not met"
-            out += [f"**Budget** (issue 26: the `ci` certificate within {BUDGET / 60:.0f} minutes of wall on 2 cores): "
+            out += [f"**Budget** (the `ci` certificate of an outside library within {BUDGET / 60:.0f} minutes of wall on 2 cores): "
                     f"{verdict} in this run ({e2e['wall']:.0f} s of wall at a mean load of {e2e['load_mean']:.1f}). "
                     f"On {workers} otherwise idle cores the run needs at least max(CPU / {workers}, the slowest "
                     f"statement's CPU) = max({e2e['cpu'] / workers:.0f} s, {slowest['cpu']:.0f} s for "

@@ -1,6 +1,6 @@
 """Performance tracking by ratios: refvi's time / the plain-NumPy reference's time, measured in the same run.
 
-    python tests/benchmarks/track.py check            # run the benchmarks, append to the history, compare with
+    python tests/benchmarks/track.py check [--record]  # run the benchmarks (--record: append to the history), compare with
                                                       # the baseline: exit 1 on a regression
     python tests/benchmarks/track.py update-baseline  # the same run, then make its ratios the new baseline
     python tests/benchmarks/track.py compare RUN.json # compare a saved pytest-benchmark JSON with the baseline
@@ -144,7 +144,8 @@ def plot_history(path: Path = FIGURE) -> Path:
 def main(argv=None) -> int:
     ap = argparse.ArgumentParser(prog="track.py", description=__doc__.split("\n\n")[0])
     sub = ap.add_subparsers(dest="cmd", required=True)
-    sub.add_parser("check", help="run, append to the history, compare with the baseline (exit 1 on a regression)")
+    ck = sub.add_parser("check", help="run and compare with the baseline (exit 1 on a regression)")
+    ck.add_argument("--record", action="store_true", help="also append the run to the tracked history.jsonl")
     sub.add_parser("update-baseline", help="run, append to the history, and make the run the new baseline")
     c = sub.add_parser("compare", help="compare a saved pytest-benchmark JSON with the baseline")
     c.add_argument("run_json")
@@ -157,7 +158,8 @@ def main(argv=None) -> int:
         ratios = group_ratios(json.loads(Path(args.run_json).read_text()))
     else:
         ratios = group_ratios(run_benchmarks(HERE / ".last-run.json"))
-        append_history(ratios)
+        if args.cmd == "update-baseline" or args.record:  # a plain check leaves the tracked history alone
+            append_history(ratios)
     if args.cmd == "update-baseline":
         _atomic.write_text(BASELINE, json.dumps(ratios, indent=1, sort_keys=True) + "\n")
         print(f"baseline updated: {len(ratios)} groups -> {BASELINE.relative_to(ROOT)}")

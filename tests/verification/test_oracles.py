@@ -373,3 +373,56 @@ def test_ngvi_variance12_is_accurate_for_tiny_steps():
     for gamma, exact in ((9.9995277432519e-11, 0.03125000000273424586751514724912764584389758696667),
                          (1.1125369292536007e-308, 0.03125), (1.0, 0.15)):
         assert OX.variance12(np.zeros(1), -2.0 * np.eye(1), gamma, *args) == pytest.approx(exact, rel=1e-14)
+
+
+def test_online_ewa_paths_agree_with_adaptive_quadrature():
+    """Seed 003's EWA path oracle (composite / tensor Gauss-Legendre, every round at once) against scipy's adaptive
+    quad (1-D, every round, kinks of |theta - y| as break points, a tilted prior) and dblquad (2-D, last round)."""
+    import math
+
+    from refvi.verification.oracles import online_comparators as oc
+    from refvi.verification.oracles import online_paths as OP
+
+    quad = lambda th, y: (th - y) ** 2 / 4.0  # noqa: E731
+    absl = lambda th, y: np.abs(th - y) / 2.0  # noqa: E731
+    tilt = lambda th: -0.5 * ((np.asarray(th) - 0.4) / 0.5) ** 2 - math.log(0.5 * math.sqrt(2 * math.pi)) - math.log(  # noqa: E731
+        0.5 * (math.erf(0.6 / (0.5 * math.sqrt(2))) - math.erf(-1.4 / (0.5 * math.sqrt(2)))))
+    rng = np.random.default_rng(0)
+    for trial in range(6):
+        T, eta = int(rng.integers(1, 31)), float(rng.uniform(0.05, 5.0))
+        data, loss, prior = rng.uniform(-1, 1, T), (quad, absl)[trial % 2], (None, tilt)[(trial // 2) % 2]
+        breaks = data if loss is absl else ()
+        ln, means, nodes, w = OP.ewa_path_1d(loss, data, eta, -1.0, 1.0, prior, breaks)
+        for h in (0, T // 2, T):
+            lp = None if prior is None else (lambda t: float(prior(t)))
+            lse = oc.ewa_log_partition(lambda t: float(sum(loss(np.array([t]), yy)[0] for yy in data[:h])), eta,
+                                       -1.0, 1.0, log_prior=lp, breaks=list(data[:h]))
+            assert abs(ln[h] - lse) <= 1e-12
+        assert w.sum() == pytest.approx(1.0, abs=1e-14) and means.shape == (T,)
+    xs = [(np.array([0.5, -0.5]), 1.0), (np.array([0.5, 0.5]), -1.0), (np.array([-0.5, 0.3]), 0.7)]
+    lin = lambda th, D: (D[1] - np.asarray(th) @ D[0]) ** 2 / 4.0  # noqa: E731
+    ln, means = OP.ewa_path_2d(lin, xs, 2.0, [-1.0, -1.0], [1.0, 1.0])
+    lse, mean = oc.ewa_box_moments(lambda a, b: sum(lin((a, b), D) for D in xs[:-1]), 2.0, [-1.0, -1.0], [1.0, 1.0])
+    assert abs(ln[-2] - lse) <= 1e-11 and np.max(np.abs(means[-1] - mean)) <= 1e-11
+
+
+def test_online_rules_batch_replay_is_the_one_step_rule():
+    """Seed 003's from-scratch SVA replay (all runs at once) equals the one-step rule applied round by round, and the
+    FTRL sums recovered from a state are the ones it was computed from."""
+    from refvi.verification.oracles import online_comparators as oc
+    from refvi.verification.oracles import online_rules as OR
+
+    rng = np.random.default_rng(1)
+    data = [oc.toy_sample(rng, 20) for _ in range(3)]
+    hyper = dict(eta=0.3, s=1.2, mbox=0.4, sbox=1.5)
+    M, S, L = OR.run_sva_batch(np.array([X for X, _ in data]), np.array([y for _, y in data]), **hyper)
+    for r, (X, y) in enumerate(data):
+        m, sg, sums = np.zeros(2), np.full(2, 1.2), None
+        for t in range(20):
+            rec = OR.sums_from_state("sva", hyper, m, sg)
+            if rec is not None and sums is not None:
+                np.testing.assert_allclose(rec[0], sums[0], rtol=1e-9, atol=1e-12)
+                np.testing.assert_allclose(rec[1], sums[1], rtol=1e-7, atol=1e-12)
+            m, sg, sums, lt = OR.step("sva", hyper, X[t], y[t], m, sg, sums, t)
+            assert lt == pytest.approx(L[r, t], abs=1e-14)
+            np.testing.assert_allclose(np.concatenate([m, sg]), np.concatenate([M[r, t + 1], S[r, t + 1]]), atol=1e-13)

@@ -68,3 +68,16 @@ def test_the_check_sees_imports_inside_functions(tmp_path):
     found = refvi_imports(src)
     assert found == ["probe.py:5 imports refvi.targets", "probe.py:6 imports refvi.estimators",
                      "probe.py:8 imports refvi.targets"], found
+
+
+def float_calls(path: pathlib.Path) -> list[str]:
+    """Calls to the builtin ``float(...)`` (it drops the marks of a reported value: refvi.verification.provenance;
+    the statements write ``scalar(...)``), with their line numbers."""
+    tree = ast.parse(path.read_text(), filename=str(path))
+    return [f"{path.name}:{n.lineno}" for n in ast.walk(tree)
+            if isinstance(n, ast.Call) and isinstance(n.func, ast.Name) and n.func.id == "float"]
+
+
+@pytest.mark.parametrize("path", MODULES, ids=IDS)
+def test_statement_module_converts_with_scalar_not_float(path):
+    assert not float_calls(path), f"float() drops what a value was reported by; use scalar(): {float_calls(path)}"

@@ -1,8 +1,12 @@
 """Every registered verification statement, run under pytest against refvi (profile from $REFVI_PROFILE, default ci).
 
 A statement that names an erratum passes only if the corrected form holds and the printed form is shown to fail
-(see refvi.verification.runner.run_statement); the protocol methods it was called with are exactly those it declares.  Every bound statement has an instance within 10x of its bound
-(tightness >= 0.1), and every statistical check resolves a violation of 25% at 80% power.
+(see refvi.verification.runner.run_statement); the protocol methods it was called with are exactly those it declares.
+It takes no value the implementation reported on trust: every reported value that reaches a bound was compared with
+an oracle or recomputed (refvi.verification.provenance).  Every bound of it (named by its label,
+refvi.verification.statement.check_name) comes within 10x of its right side on some instance (tightness >= 0.1), or
+the statement's catalogue row says why it cannot (``loose``); every statistical check resolves a violation of 25% at
+80% power.
 """
 
 import os
@@ -13,9 +17,65 @@ from refvi.verification.implementation import REFVI
 from refvi.verification.runner import load_statements, run_statement, select
 
 PROFILE = os.environ.get("REFVI_PROFILE", "ci")
-MIN_TIGHTNESS = 0.1      # lhs / rhs on the statement's tightest instance
+MIN_TIGHTNESS = 0.1      # lhs / rhs of every bound on its tightest instance
 MAX_RESOLUTION = 0.25    # smallest relative violation detected with probability >= 80%
 STATEMENTS = select(load_statements().values(), None)
+
+#: statements that still take a reported value on trust (being fixed: the list only shrinks)
+PENDING_TRUST = {
+    "000.claim-implementation-frame",
+    "000.claim-stl-zero-variance",
+    "000.cor11",
+    "000.cor12",
+    "000.cor23",
+    "000.cor25",
+    "000.cor30",
+    "000.lemma16",
+    "000.lemma17",
+    "000.lemma29",
+    "000.lemma32",
+    "000.thm10",
+    "000.thm26",
+    "000.thm3",
+    "000.thm6",
+    "000.thm7",
+    "000.thm9",
+    "002.claim-bessel",
+    "002.claim-h-not-convex-full",
+    "002.claim-naive-cycle",
+    "002.claim-thm6-projected",
+    "002.claim-warmup",
+    "002.claim-wm-not-convex",
+    "002.lemma17",
+    "002.thm1",
+    "002.thm2",
+    "002.thm3",
+    "002.thm5",
+    "002.thm6",
+}
+
+#: statements with a bound never within 10x and no ``loose`` reason yet (being fixed: the list only shrinks)
+PENDING_LOOSE = {
+    "000.cor11",
+    "000.cor12",
+    "000.cor30",
+    "000.lemma13",
+    "000.lemma18",
+    "000.lemma31",
+    "000.lemma32",
+    "000.thm1",
+    "000.thm10",
+    "000.thm2",
+    "000.thm24",
+    "000.thm26",
+    "000.thm3",
+    "000.thm6",
+    "000.thm7",
+    "000.thm9",
+    "002.cor16",
+    "002.thm3",
+    "002.thm6",
+}
 
 
 @pytest.mark.parametrize("st", STATEMENTS, ids=[s.id for s in STATEMENTS])
@@ -29,8 +89,21 @@ def test_statement(st):
     # oracle-only exactly when its row says so (what an outside implementation's certificate trusts)
     assert rec["methods"] == list(st.uses), f"declares {list(st.uses)}, called {rec['methods']}"
     assert (rec["scope"] == "oracle-only") == st.oracle_only, rec["scope"]
-    t = rec["tightness"]
-    assert t is None or t["ratio"] >= MIN_TIGHTNESS, f"every instance has > 10x headroom; tightest: {t}"
+    trusted = [f"{t['method']}.{t['field']} in {t['label']!r} (x{t['uses']})" for t in rec["trusted"]]
+    if st.id in PENDING_TRUST:
+        assert trusted, "no longer trusts any reported value: remove it from PENDING_TRUST"
+    else:
+        assert not trusted, "takes reported values on trust (check them first): " + "; ".join(trusted[:8])
+    loose = dict(st.loose)
+    weak = {name: c["tightness"] for name, c in rec["checks"].items()
+            if name not in loose and (c["tightness"] is None or c["tightness"] < MIN_TIGHTNESS)}
+    if st.id in PENDING_LOOSE:
+        assert weak, "every bound is within 10x or explained: remove it from PENDING_LOOSE"
+    else:
+        assert not weak, f"bounds never within 10x on any instance, without a `loose` reason in the catalogue: {weak}"
+    stale = sorted(set(loose) - {n for n, c in rec["checks"].items()
+                                 if c["tightness"] is None or c["tightness"] < MIN_TIGHTNESS})
+    assert not stale, f"`loose` names checks that do not exist or come within 10x: {stale}"
     p = rec["power"]
     assert p is None or p["resolution"] <= MAX_RESOLUTION, f"underpowered statistical check: {p}"
     if st.kind == "statistical":

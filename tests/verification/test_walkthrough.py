@@ -109,7 +109,7 @@ def test_cli_verdict_coverage_reproducers_replay_and_compare(outside):
     # the reproducer files and the replay
     npz, snippet = root / "failures" / "000.lemma31.npz", root / "failures" / "000.lemma31.py"
     assert npz.exists() and snippet.exists()
-    assert "from mylib import IMPL" in snippet.read_text()         # the snippet calls the library under test
+    assert "load_implementation('mylib:IMPL'" in snippet.read_text()   # the snippet calls the library under test
     replay = _cli(root, env, "--replay", str(npz), "--impl", "mylib:IMPL", timeout=300)
     assert replay.returncode == 1 and "verdict: fail" in replay.stdout and "call: entropy_prox" in replay.stdout
     run_snippet = subprocess.run([sys.executable, str(snippet)], capture_output=True, text=True, timeout=300,

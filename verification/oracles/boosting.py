@@ -173,6 +173,40 @@ def simplex_qp_enumerate(H, b) -> np.ndarray:
     return best
 
 
+def simplex_qp(H, b, support=None, tol: float = 1e-12) -> np.ndarray:
+    """Exact argmin of 1/2 a^T H a + b^T a over the simplex (H positive definite on the simplex's span) by the
+    active-set method: solve the KKT equalities on a support, drop the most negative weight or add the atom whose
+    multiplier is most violated, repeat; ``support`` (indices) is a starting guess only: the answer is certified by
+    the KKT conditions (a >= 0 on the support; H a + b >= lambda off it), whatever the guess.  Small problems
+    (n <= 10) without a guess are enumerated (:func:`simplex_qp_enumerate`)."""
+    H = np.asarray(H, dtype=float)
+    b = np.asarray(b, dtype=float)
+    n = H.shape[0]
+    if support is None and n <= 10:
+        return simplex_qp_enumerate(H, b)
+    active = sorted({int(i) for i in (support if support is not None and len(support) else [int(np.argmin(b))])})
+    for _ in range(10 * n + 10):
+        r = len(active)
+        A = np.zeros((r + 1, r + 1))
+        A[:r, :r] = H[np.ix_(active, active)]
+        A[:r, r] = 1.0
+        A[r, :r] = 1.0
+        sol = np.linalg.solve(A, np.concatenate([-b[active], [1.0]]))
+        a_s, lam = sol[:r], -sol[r]
+        if np.any(a_s < -tol):
+            active.pop(int(np.argmin(a_s)))
+            continue
+        a = np.zeros(n)
+        a[active] = np.maximum(a_s, 0.0)
+        slack = H @ a + b - lam  # >= 0 off the support at the optimum
+        slack[active] = np.inf
+        j = int(np.argmin(slack))
+        if slack[j] >= -tol * max(1.0, abs(lam)):
+            return a / a.sum()
+        active = sorted(active + [j])
+    raise ValueError("simplex_qp: the active-set method did not converge (H not positive definite?)")
+
+
 def simplex_projection_bisect(v) -> np.ndarray:
     """argmin_{x in simplex} ||x - v||: x = max(v - t, 0) with t the root of sum max(v - t, 0) - 1 (brentq)."""
     v = np.asarray(v, dtype=float)

@@ -331,3 +331,43 @@ def ngd_blr_step_moments(mu, S, X, y, idx, sigma2, P, mp, gamma):
     S_new = scipy.linalg.inv(prec)
     S_new = 0.5 * (S_new + S_new.T)
     return S_new @ rhs, S_new
+
+
+def blr_natural_step(lam, Lam, X, y, idx, sigma2, P, mp, gamma):
+    """One stochastic NGD step of BLR in natural parameters, (1 - gamma) eta + gamma eta_hat(batch idx), computed by
+    another road: :func:`ngd_blr_step_moments` (moment form, explicit inverses) mapped back to natural parameters."""
+    mu, S = moments_from_natural(lam, Lam)
+    return natural_from_moments(*ngd_blr_step_moments(mu, S, X, y, list(np.ravel(idx)), sigma2, P, mp, gamma))
+
+
+def blr_runs(X, y, sigma2, P, mp, paths, lam0, Lam0, steps=None):
+    """Many stochastic NGD runs of BLR from (lam0, Lam0) at once, ``paths`` (R, T, m) their batches, steps gamma_t =
+    2/(t+2) unless given: returns (lam_T (R, d), Lam_T (R, d, d), xi_bar (R, d), Xi_bar (R, d, d)), the omega average
+    started at omega(q_0) and updated as omega_bar <- (1 - gamma_t) omega_bar + gamma_t omega_(t+1) (Thm 1's average
+    written as a recursion; the from-scratch replay of every run, vectorized over the runs)."""
+    X, y, P, mp = (np.asarray(a, float) for a in (X, y, P, mp))
+    paths = np.asarray(paths)
+    R, T, m = paths.shape
+    n, d = X.shape
+    lam_p, Lam_p = natural_from_moments(mp, P)
+    c = n / (m * sigma2)
+    gam = 2.0 / (np.arange(T) + 2.0) if steps is None else np.asarray(steps, float)
+    lam = np.broadcast_to(np.asarray(lam0, float), (R, d)).copy()
+    Lam = np.broadcast_to(np.asarray(Lam0, float), (R, d, d)).copy()
+
+    def omega(lam, Lam):
+        S = np.linalg.inv(-2.0 * Lam)
+        S = 0.5 * (S + np.swapaxes(S, 1, 2))
+        mu = np.einsum("rij,rj->ri", S, lam)
+        return mu, S + np.einsum("ri,rj->rij", mu, mu)
+
+    xb, Xb = omega(lam, Lam)
+    for t in range(T):
+        Xbat, ybat = X[paths[:, t]], y[paths[:, t]]  # (R, m, d), (R, m)
+        lh = c * np.einsum("rkd,rk->rd", Xbat, ybat) + lam_p
+        Lh = Lam_p - 0.5 * c * np.einsum("rki,rkj->rij", Xbat, Xbat)
+        g = gam[t]
+        lam, Lam = (1 - g) * lam + g * lh, (1 - g) * Lam + g * Lh
+        w = omega(lam, Lam)
+        xb, Xb = (1 - g) * xb + g * w[0], (1 - g) * Xb + g * w[1]
+    return lam, Lam, xb, Xb

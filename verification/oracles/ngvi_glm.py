@@ -142,3 +142,63 @@ def price_logistic_reference(mu, L, X, y, U, idx=None, scale=1.0):
         gx += scale * (g - H @ mu)
         G += scale * 0.5 * H
     return gx / len(U), G / len(U)
+
+
+# ---------------------------------------------------------------------------------------------------------------
+# the omega-gradient of the GLMs' negative ELBO and exact NGD on it (Prop. 1's algorithm), by Price's theorem
+# ---------------------------------------------------------------------------------------------------------------
+
+
+def price_poisson_reference(mu, L, X, y, U, scale=1.0):
+    """Eq. (11) for Poisson regression (log link), sample by sample: g_s = sum_i (y_i - e^{t_i}) x_i, H_s = -sum_i
+    e^{t_i} x_i x_i^T, t_i = x_i^T z_s, z_s = mu + L u_s; returns (mean (g_s - H_s mu), mean H_s / 2) times
+    ``scale``."""
+    mu, L, X, y, U = (np.asarray(a, float) for a in (mu, L, X, y, U))
+    d = mu.size
+    gx, G = np.zeros(d), np.zeros((d, d))
+    for u in U:
+        z = mu + L @ u
+        g, H = np.zeros(d), np.zeros((d, d))
+        for i in range(X.shape[0]):
+            e = math.exp(float(X[i] @ z))
+            g += (y[i] - e) * X[i]
+            H -= e * np.outer(X[i], X[i])
+        gx += scale * (g - H @ mu)
+        G += scale * 0.5 * H
+    return gx / len(U), G / len(U)
+
+
+def glm_grad_omega(kind, X, y, xi, Xi):
+    """grad_omega l for the logistic / Poisson GLM with prior N(0, I): -grad_omega E_q log p + eta(omega) - eta_prior
+    (Lemma 4), the first part by Price's theorem per data point, d/dmu = sum_i E[f_i'] x_i, d/dSigma = 1/2 sum_i
+    E[f_i''] x_i x_i^T (logistic: 1-D adaptive quadrature; Poisson: closed form E f' = y - e^{a + v/2},
+    E f'' = -e^{a + v/2}), chained to omega = (mu, Sigma + mu mu^T): d/dxi = d/dmu - 2 (d/dSigma) mu, d/dXi =
+    d/dSigma.  Returns (g_xi, G_Xi)."""
+    X, y, xi, Xi = (np.asarray(a, float) for a in (X, y, xi, Xi))
+    d = xi.size
+    S = Xi - np.outer(xi, xi)
+    a, v = X @ xi, np.einsum("ni,ij,nj->n", X, S, X)
+    if kind == "poisson":
+        e = np.exp(a + 0.5 * v)
+        f1, f2 = y - e, -e
+    else:
+        parts = [logistic_point_expectations(float(p), float(q), float(r)) for p, q, r in zip(a, v, y, strict=True)]
+        f1, f2 = np.array([p[1] for p in parts]), np.array([p[2] for p in parts])
+    dmu, dS = X.T @ f1, 0.5 * (X * f2[:, None]).T @ X
+    g_xi, G_Xi = dmu - 2.0 * dS @ xi, dS
+    P = np.linalg.inv(S)
+    P = 0.5 * (P + P.T)
+    return -g_xi + P @ xi, -G_Xi - 0.5 * P + 0.5 * np.eye(d)
+
+
+def glm_ngd_exact_reference(kind, X, y, T, gamma, lam, Lam):
+    """T deterministic NGD steps eta <- eta - gamma grad_omega l(omega(eta)) (Eq. 8 with :func:`glm_grad_omega`)
+    from (lam, Lam); returns eta_T."""
+    lam, Lam = np.asarray(lam, float), np.asarray(Lam, float)
+    for _ in range(int(T)):
+        S = np.linalg.inv(-2.0 * Lam)
+        S = 0.5 * (S + S.T)
+        mu = S @ lam
+        g, G = glm_grad_omega(kind, X, y, mu, S + np.outer(mu, mu))
+        lam, Lam = lam - gamma * g, Lam - gamma * 0.5 * (G + G.T)
+    return lam, Lam

@@ -258,3 +258,128 @@ def sva_full_comparator(X, y, eta, s):
         return v + kl_full_to_prior(m, C, s) / eta, gm + km / eta, gC + kC / eta
 
     return _minimize_full(obj, X.shape[1], s)
+
+
+# ------------------------------------------------------------------------------------------------------------------
+# numerical argmins of the learners' one-step problems (the oracles of the closed forms (9), (10), (15) and of the
+# OGA-EL / FTRL equivalence): generic minimizers, never the closed forms
+# ------------------------------------------------------------------------------------------------------------------
+
+
+def sva_ftrl_argmin(G_m, G_s, eta, s, mbox=np.inf, sbox=np.inf):
+    """argmin over (m, sigma) in the box of G_m^T m + G_s^T sigma + KL(q_mu || N(0, s^2 I)) / eta (eq. 6 with the
+    gradient sums), by bounded L-BFGS-B from the prior: the oracle of the closed form (9) with lazy projection."""
+    G_m, G_s = np.asarray(G_m, dtype=np.float64), np.asarray(G_s, dtype=np.float64)
+    d = G_m.size
+
+    def f(z):
+        m, sg = z[:d], z[d:]
+        val = G_m @ m + G_s @ sg + kl_to_prior(m, sg, s) / eta
+        return val, np.concatenate([G_m + m / (s * s * eta), G_s + (sg / s**2 - 1.0 / sg) / eta])
+
+    mb = None if not np.isfinite(mbox) else mbox
+    sb = None if not np.isfinite(sbox) else sbox
+    res = optimize.minimize(
+        f,
+        np.concatenate([np.zeros(d), np.full(d, s)]),
+        jac=True,
+        method="L-BFGS-B",
+        bounds=[(-mb if mb else None, mb)] * d + [(1e-12, sb)] * d,
+        options={"maxiter": 5000, "ftol": 1e-16, "gtol": 1e-12},
+    )
+    return res.x[:d], res.x[d:]
+
+
+def svb_prox_argmin(gm, gs, m_t, s_t, eta):
+    """argmin over (m, sigma > 0) of gm^T m + gs^T sigma + KL(q_mu || N(m_t, diag s_t^2)) / eta (eq. 7), by
+    L-BFGS-B from (m_t, s_t): the oracle of the closed form (10)."""
+    gm, gs, m_t, s_t = (np.asarray(v, dtype=np.float64) for v in (gm, gs, m_t, s_t))
+    d = gm.size
+
+    def f(z):
+        m, sg = z[:d], z[d:]
+        kl = 0.5 * float(np.sum((sg**2 + (m - m_t) ** 2) / s_t**2 + np.log(s_t**2 / sg**2) - 1.0))
+        return (
+            gm @ m + gs @ sg + kl / eta,
+            np.concatenate([gm + (m - m_t) / (s_t**2 * eta), gs + (sg / s_t**2 - 1.0 / sg) / eta]),
+        )
+
+    r = optimize.minimize(
+        f,
+        np.concatenate([m_t, s_t]),
+        jac=True,
+        method="L-BFGS-B",
+        bounds=[(None, None)] * d + [(1e-12, None)] * d,
+        options={"maxiter": 5000, "ftol": 1e-16, "gtol": 1e-12},
+    )
+    return r.x[:d], r.x[d:]
+
+
+def ngvi_prox_argmin(gm, gs, m_t, s_t, eta, alpha, s):
+    """argmin over (m, sigma) of mu^T grad_mu bar L_t(mu_t) + KL(q || N(0, s^2 I)) / eta + KL(q || q_t) / alpha (eq. 8),
+    mu = (m, m^2 + sigma^2), grad_mu bar L = (gm - 2 g_v m_t, g_v), g_v = gs / (2 sigma_t): L-BFGS-B, then Nelder-Mead
+    polishing (argmin to ~1e-6): the oracle of the closed form (15)."""
+    gm, gs, m_t, s_t = (np.asarray(v, dtype=np.float64) for v in (gm, gs, m_t, s_t))
+    gv = gs / (2 * s_t)
+    lin = np.concatenate([gm - 2 * gv * m_t, gv])
+    d = m_t.size
+
+    def f(z):
+        m, sg = z[:d], z[d:]
+        mu = np.concatenate([m, m**2 + sg**2])
+        kl_t = float(np.sum((sg**2 + (m - m_t) ** 2) / (2 * s_t**2) + np.log(s_t / sg) - 0.5))
+        return float(lin @ mu) + kl_to_prior(m, sg, s) / eta + kl_t / alpha
+
+    res = optimize.minimize(
+        f,
+        np.concatenate([m_t, s_t]),
+        method="L-BFGS-B",
+        bounds=[(None, None)] * d + [(1e-8, None)] * d,
+        options={"maxiter": 10000, "ftol": 1e-16, "gtol": 1e-12},
+    )
+    res = optimize.minimize(f, res.x, method="Nelder-Mead", options={"xatol": 1e-10, "fatol": 1e-14, "maxiter": 20000})
+    return res.x[:d], res.x[d:]
+
+
+def euclid_ftrl_argmin(G, mu1, eta, scale=0.5):
+    """argmin over mu of G^T mu + scale ||mu - mu_1||^2 / eta (BFGS; ``scale`` 1/2: OGA-EL's corrected regularizer,
+    1: the printed one of App. 6.2)."""
+    G, mu1 = np.asarray(G, dtype=np.float64), np.asarray(mu1, dtype=np.float64)
+    r = optimize.minimize(
+        lambda z: (G @ z + scale * (z - mu1) @ (z - mu1) / eta, G + 2.0 * scale * (z - mu1) / eta),
+        mu1,
+        jac=True,
+        method="BFGS",
+        options={"gtol": 1e-12},
+    )
+    return r.x
+
+
+def best_hinge_ball(X, y, R, tol=1e-7, max_cuts=200):
+    """(lower, primal) for min over ||theta|| <= R of sum_t (1 - y_t <theta, x_t>)_+, Thm 3's comparator on the ball,
+    by cutting planes: the LP (HiGHS) over the polytope {<theta, u_k> <= R} (tangent planes, starting with the box
+    [-R, R]^d) contains the ball, so its value is a lower bound; its solution scaled onto the ball gives the upper
+    bound ``primal``; a tangent plane at that point is added until the two agree to ``tol`` (relative).  The lower
+    bound makes the measured regret an upper bound of the true one."""
+    X, y = np.asarray(X, dtype=np.float64), np.asarray(y, dtype=np.float64)
+    T, d = X.shape
+    c = np.concatenate([np.zeros(d), np.ones(T)])
+    A_hinge, b_hinge = np.hstack([-(y[:, None] * X), -np.eye(T)]), -np.ones(T)
+    cuts: list[np.ndarray] = []
+    bounds = [(-R, R)] * d + [(0, None)] * T
+    lower = primal = math.nan
+    for _ in range(max_cuts):
+        A = np.vstack([A_hinge] + [np.concatenate([u, np.zeros(T)])[None, :] for u in cuts])
+        b = np.concatenate([b_hinge, np.full(len(cuts), R)])
+        res = optimize.linprog(c, A_ub=A, b_ub=b, bounds=bounds, method="highs")
+        if res.status != 0:
+            raise RuntimeError(f"linprog failed: {res.message}")
+        lower = float(res.fun)
+        theta = res.x[:d]
+        n = float(np.linalg.norm(theta))
+        on_ball = theta if n <= R else theta * (R / n)
+        primal = float(np.maximum(0.0, 1.0 - y * (X @ on_ball)).sum())
+        if primal - lower <= tol * (1.0 + abs(primal)) or n <= R:
+            break
+        cuts.append(theta / n)
+    return lower, primal

@@ -44,10 +44,10 @@ def protocol_methods(top_level: bool = False) -> tuple[str, ...]:
     return tuple(out)
 
 
-def recording(impl, calls: dict[str, int], log: list | None = None) -> Recorder:
+def recording(impl, calls: dict[str, int], log: list | None = None, ledger=None) -> Recorder:
     """The view of ``impl`` a statement receives (counts calls into ``calls``, keeps the last ones with their
-    arguments and results in ``log``, enforces capabilities)."""
-    return Recorder(impl, Implementation, calls, "", SUBPROTOCOLS, log=log)
+    arguments and results in ``log``, marks what comes back as reported in ``ledger``, enforces capabilities)."""
+    return Recorder(impl, Implementation, calls, "", SUBPROTOCOLS, log=log, ledger=ledger)
 
 
 def __getattr__(name):  # REFVI, is_refvi and load_implementation import refvi's subsystems lazily

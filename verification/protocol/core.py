@@ -130,18 +130,30 @@ class Implementation(Protocol):
 
     def energy(self, target, m, C, U, structure="tril"):
         """Mean over rows u of U of g_energy(u) = T*(-grad log p(C u + m)) (seed 000 Eq. 6): returns (gm, gC),
-        gm = mean of -grad log p(z), gC = proj_V(mean of -grad log p(z) u^T)."""
+        gm = mean of -grad log p(z), gC = proj_V(mean of -grad log p(z) u^T).
+        Convention: the plain mean over the rows of U, as given (never re-sampled).
+        Convention: every gradient with respect to C is returned projected onto V.
+        """
 
     def entropy(self, target, m, C, U, structure="sym"):
-        """g_ent = g_energy + grad h, with h(C) = -log|det C| (seed 000 Eq. 8): (gm, gC + grad_neg_entropy(C))."""
+        """g_ent = g_energy + grad h, with h(C) = -log|det C| (seed 000 Eq. 8): (gm, gC + grad_neg_entropy(C)).
+        Convention: the plain mean over the rows of U, as given (never re-sampled).
+        Convention: every gradient with respect to C is returned projected onto V.
+        """
 
     def stl(self, target, m, C, U, structure="tril"):
         """Sticking-the-landing: T*(-grad log p(z) + grad_z log q_w(z)) at z = C u + m, q's parameters held fixed
-        (seed 000 §2.3).  grad_z log q(z) = -C^{-T} u."""
+        (seed 000 §2.3).  grad_z log q(z) = -C^{-T} u.
+        Convention: the plain mean over the rows of U, as given (never re-sampled).
+        Convention: every gradient with respect to C is returned projected onto V.
+        """
 
     def score(self, target, m, C, U, structure="tril"):
         """Score-function estimator of grad l: mean of -log p(z) grad_w log q_w(z) (seed 000 Def. 4 remark):
-        gm = C^{-T} u, gC = proj_V(C^{-T}(u u^T - I)), each times -log p(C u + m)."""
+        gm = C^{-T} u, gC = proj_V(C^{-T}(u u^T - I)), each times -log p(C u + m).
+        Convention: the plain mean over the rows of U, as given (never re-sampled).
+        Convention: every gradient with respect to C is returned projected onto V.
+        """
 
     def gaussian_entropy(self, C, structure="tril"):
         """The differential entropy of N(m, C C^T), C in V: (d/2)(1 + log 2 pi) + log|det C| (seed 000 Lemma 14)."""
@@ -150,7 +162,9 @@ class Implementation(Protocol):
         """log N(z; m, C C^T) at the rows of Z (n, d), shape (n,), C in V (seed 000 §2: the variational family)."""
 
     def grad_neg_entropy(self, C, structure="tril"):
-        """grad_C h = -proj_V(C^{-T}) (seed 000 Lemma 16.2)."""
+        """grad_C h = -proj_V(C^{-T}) (seed 000 Lemma 16.2).
+        Convention: every gradient with respect to C is returned projected onto V.
+        """
 
     def entropy_prox(self, C, gamma):
         """prox_{gamma h}(C) for lower-triangular C (seed 000 Lemma 31): the diagonal entries c become
@@ -202,10 +216,16 @@ class Implementation(Protocol):
         """Prox-SGD (seed 000 Def. 5): for t = 0..T-1 (T = len(gammas)), w^{t+1} = prox_{gamma_t h}(w^t - gamma_t
         g^t), g^t the estimator named ``estimator`` averaged over the S rows of U[t] (U of shape (T, S, d)).
         Returns (m^T, C^T, m_avg, C_avg), the average sum_t weights[t] w^t over t = 0..T (weights of length T + 1;
-        normalised to sum 1; None: the last iterate)."""
+        normalised to sum 1; None: the last iterate).
+        Convention: step t uses the rows of U[t] (U of shape (T, S, d)).
+        Convention: weights of length T + 1 over w^0..w^T; weights=None returns the last iterate twice.
+        """
 
     def proj_sgd(self, target, m0, C0, gammas, U, M, estimator="entropy", structure="sym", weights=None):
-        """Proj-SGD (seed 000 Def. 8) onto W_M: w^{t+1} = proj_{W_M}(w^t - gamma_t g^t); returns as prox_sgd."""
+        """Proj-SGD (seed 000 Def. 8) onto W_M: w^{t+1} = proj_{W_M}(w^t - gamma_t g^t); returns as prox_sgd.
+        Convention: step t uses the rows of U[t] (U of shape (T, S, d)).
+        Convention: weights of length T + 1 over w^0..w^T; weights=None returns the last iterate twice.
+        """
 
     def fit(
         self, target, method="prox-sgd", steps=200, step_size=None, average="tail", seed=0, frame=None, init=None

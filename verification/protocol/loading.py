@@ -10,8 +10,33 @@ class ImplementationSpecError(ValueError):
     """``--impl`` does not name a usable implementation object (the message is one line, fit for a terminal)."""
 
 
-def load_implementation(spec: str | None):
-    """``module:object`` (``object`` may be dotted; a class is instantiated); ``None`` or ``"refvi"`` gives refvi."""
+def import_root(spec: str | None) -> str | None:
+    """The folder that makes ``spec``'s module importable (the one holding its top-level package), once it is
+    imported; None for refvi, an installed module or a module not imported yet.  Reproducers record it, so that they
+    import the adapter from any directory."""
+    import os
+    import sys
+
+    if not spec or ":" not in spec:
+        return None
+    module = sys.modules.get(spec.partition(":")[0])
+    path = getattr(module, "__file__", None)
+    if not path or "site-packages" in path or "dist-packages" in path:
+        return None
+    root = os.path.dirname(os.path.abspath(path))
+    for _ in range(spec.partition(":")[0].count(".") + (os.path.basename(path) == "__init__.py")):
+        root = os.path.dirname(root)
+    import refvi
+
+    return None if os.path.abspath(refvi.__file__).startswith(root + os.sep + "refvi" + os.sep) else root
+
+
+def load_implementation(spec: str | None, search: tuple[str, ...] = ()):
+    """``module:object`` (``object`` may be dotted; a class is instantiated); ``None`` or ``"refvi"`` gives refvi.
+
+    A module that is not importable as it stands is looked for in ``search`` and then in the current directory
+    (``python -m`` puts it on the path, the ``pytest`` and ``refvi`` scripts and a reproducer run as a file do
+    not), so an adapter beside you is found either way."""
     from refvi.verification.protocol import SUBPROTOCOLS, protocol_methods
     from refvi.verification.protocol.refvi_impl import REFVI
 
@@ -24,7 +49,7 @@ def load_implementation(spec: str | None):
         )
     mod_name, _, obj_name = spec.partition(":")
     try:
-        obj: Any = importlib.import_module(mod_name)  # then an attribute of it, then maybe an instance
+        obj: Any = _import(mod_name, search)  # then an attribute of it, then maybe an instance
     except ModuleNotFoundError as exc:
         if exc.name and (mod_name == exc.name or mod_name.startswith(exc.name + ".")):
             raise ImplementationSpecError(
@@ -61,3 +86,21 @@ def load_implementation(spec: str | None):
         except AttributeError:
             pass
     return obj
+
+
+def _import(mod_name: str, search: tuple[str, ...]):
+    import os
+    import sys
+
+    try:
+        return importlib.import_module(mod_name)
+    except ModuleNotFoundError as exc:
+        top = mod_name.split(".")[0]
+        if exc.name != top:
+            raise
+        for folder in (*search, os.getcwd()):
+            here = os.path.isfile(os.path.join(folder, top + ".py")) or os.path.isdir(os.path.join(folder, top))
+            if folder and here and folder not in sys.path:
+                sys.path.insert(0, folder)
+                return importlib.import_module(mod_name)
+        raise

@@ -85,12 +85,17 @@ class NGVIProtocol(Protocol):
         """Exact grad_omega l = eta(omega) - eta_posterior (App. C.1)."""
 
     def blr_stochastic_grad(self, X, y, sigma2, P, mp, xi, Xi, idx):
-        """Eq. (15): eta(omega) - eta_hat(batch ``idx``)."""
+        """Eq. (15): eta(omega) - eta_hat(batch ``idx``).
+        Convention: mini-batches are integer row indices (repeats allowed), the batch rescaled by n/m.
+        """
 
     def blr_run(self, X, y, sigma2, P, mp, indices, init=None, steps=None):
         """Stochastic NGD on the batches ``indices`` (T, m) with steps (default Thm 1's 2/(t+2)), from ``init``
         (default N(0, I)); returns (lam_T, Lam_T, xi_bar, Xi_bar), the omega average started at omega(q_0) and
-        updated as omega_bar <- (1 - gamma_t) omega_bar + gamma_t omega_{t+1}."""
+        updated as omega_bar <- (1 - gamma_t) omega_bar + gamma_t omega_{t+1}.
+        Convention: init is the natural parameters (lam, Lam).
+        Convention: mini-batches are integer row indices (repeats allowed), the batch rescaled by n/m.
+        """
 
     def blr_history(self, X, y, sigma2, P, mp, indices, at):
         """:meth:`blr_run` with Thm 1's steps from N(0, I), recording after each iteration t in ``at`` (distinct, in
@@ -98,7 +103,9 @@ class NGVIProtocol(Protocol):
         Figure 1); returns (iterations (k,), kl_last (k,), kl_avg (k,), (lam_T, Lam_T, xi_bar, Xi_bar))."""
 
     def blr_trajectory(self, X, y, sigma2, P, mp, indices, steps, init=None):
-        """The natural iterates [eta_0, eta_1, ..., eta_T] of stochastic NGD (list of (lam, Lam) pairs)."""
+        """The natural iterates [eta_0, eta_1, ..., eta_T] of stochastic NGD (list of (lam, Lam) pairs).
+        Convention: init is the natural parameters (lam, Lam).
+        """
 
     def blr_variance(self, X, y, sigma2, P, mp, eta, gamma, batch_size):
         """Eq. (12) exactly at the state eta = (lam, Lam) with step gamma > 0 and i.i.d. uniform batches of
@@ -139,32 +146,47 @@ class NGVIProtocol(Protocol):
         """Exact grad_omega l = -grad_omega E log p + eta(omega) - eta_prior."""
 
     def glm_ngd_exact(self, kind, X, y, T, gamma, init):
-        """T deterministic NGD steps (Eq. 8) with the exact gradient from ``init`` (lam, Lam); returns eta_T."""
+        """T deterministic NGD steps (Eq. 8) with the exact gradient from ``init`` (lam, Lam); returns eta_T.
+        Convention: init is the natural parameters (lam, Lam).
+        """
 
     def glm_ngd(self, kind, X, y, gammas, U, estimator="price", batches=None, init=None):
         """Stochastic NGD (§3.1) on the logistic / Poisson GLM with prior N(0, I): step t estimates grad_omega E log p
         with ``estimator`` ("price": Eq. 11; "autodiff": Algorithm 1) from z = xi_t + L_t u, L_t = chol(Xi_t - xi_t
         xi_t^T), over the rows u of U[t] (U (T, S, d)), on the data rows batches[t] rescaled by n/m (all rows if
         None), then eta_{t+1} = (1 - gamma_t) eta_t + gamma_t (grad-hat + eta_prior).  From ``init`` (lam, Lam)
-        (None: N(0, I)); returns eta_T = (lam, Lam)."""
+        (None: N(0, I)); returns eta_T = (lam, Lam).
+        Convention: init is the natural parameters (lam, Lam).
+        Convention: estimator is "price" (Eq. 11) or "autodiff" (Algorithm 1).
+        Convention: mini-batches are integer row indices (repeats allowed), the batch rescaled by n/m.
+        """
 
     def glm_ngd_history(self, kind, X, y, gammas, U, at, estimator="price", batches=None):
         """:meth:`glm_ngd` from N(0, I), recording after each iteration t in ``at`` (distinct, in 1..T) the exact
         negative ELBO l(omega_t) of the iterate (log y_n! included for Poisson; Figure 2's diagnostic); returns
-        (iterations (k,), neg_elbo (k,), eta_T)."""
+        (iterations (k,), neg_elbo (k,), eta_T).
+        Convention: estimator is "price" (Eq. 11) or "autodiff" (Algorithm 1).
+        """
 
     # ---- the SGD baseline of §6 / App. F --------------------------------------------------------------------------
     def blr_sgd(self, X, y, sigma2, P, mp, indices, steps, init=None):
         """Projected SGD on the negative ELBO of BLR in (m, C), C lower triangular: with c = n / (m sigma^2),
         grad_m = -c X_b^T (y_b - X_b m) + P^{-1}(m - mp), grad_C = c tril(X_b^T X_b C) + tril(P^{-1} C) -
         diag(1/C_ii) on the batch rows indices[t]; m, C <- (m, C) - steps[t] grad, then diag(C) >= 1e-10.  From
-        ``init`` (m, C) (None: (0, I)); returns the natural parameters (lam, Lam) of N(m_T, C_T C_T^T)."""
+        ``init`` (m, C) (None: (0, I)); returns the natural parameters (lam, Lam) of N(m_T, C_T C_T^T).
+        Convention: init is the moment parameters (m, C), C lower triangular.
+        Convention: mini-batches are integer row indices (repeats allowed), the batch rescaled by n/m.
+        """
 
     def glm_sgd(self, kind, X, y, steps, U, estimator="price", batches=None, init=None):
         """The same on the logistic / Poisson GLM with prior N(0, I): grad_m = -mean_s g_s + m, grad_C = -tril(mean_s
         g_s u_s^T) ("reparam") or -tril(mean_s H_s C) ("price") + tril(C) - diag(1/C_ii), g_s, H_s the gradient and
         Hessian of log p at z_s = m + C u_s for the rows u_s of U[t], on batches[t] rescaled by n/m (all rows if
-        None).  Returns (lam, Lam) as :meth:`blr_sgd`."""
+        None).  Returns (lam, Lam) as :meth:`blr_sgd`.
+        Convention: init is the moment parameters (m, C), C lower triangular.
+        Convention: estimator is "price" or "reparam".
+        Convention: mini-batches are integer row indices (repeats allowed), the batch rescaled by n/m.
+        """
 
     def blr_sgd_history(self, X, y, sigma2, P, mp, indices, steps, at):
         """:meth:`blr_sgd` from (0, I), recording after each iteration t in ``at`` (distinct, in 1..T) the KL from
@@ -173,7 +195,9 @@ class NGVIProtocol(Protocol):
 
     def glm_sgd_history(self, kind, X, y, steps, U, at, estimator="price", batches=None):
         """:meth:`glm_sgd` from (0, I), recording after each iteration t in ``at`` the exact negative ELBO of q_t (as
-        :meth:`glm_ngd_history`, Figure 2's SGD curves); returns (iterations (k,), neg_elbo (k,), eta_T)."""
+        :meth:`glm_ngd_history`, Figure 2's SGD curves); returns (iterations (k,), neg_elbo (k,), eta_T).
+        Convention: estimator is "price" or "reparam".
+        """
 
 
 METHODS = (

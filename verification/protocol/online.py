@@ -12,22 +12,7 @@ initial sigma must lie in that set.  Losses: ``"hinge"``
 max(0, 1 - y <theta, x>) with y = +-1, ``"squared"`` (y - <theta, x>)^2, ``"absolute"`` ``|y - <theta, x>|``,
 ``"quadratic"`` H/2 ||theta - x||^2 (y unused, pass None).
 
-``run(method, X, y, loss, **hyper)`` runs a whole stream; ``method`` and its hyperparameters:
-
-* ``"sva"`` (eq. 9, FTRL form): m = Pi(-eta s^2 sum_{i<=t} gm_i),
-  sigma = Pi(s h(eta s sum gs_i / 2)) with h(x) = sqrt(1 + x^2) - x; hyper ``eta, s, mbox, sbox, H``;
-* ``"svb"`` (eq. 10): per coordinate a = eta_{t,j} sigma_{t,j}^2, m <- Pi(m - a gm), sigma <- Pi(sigma h(a gs /
-  (2 sigma))); ``schedule="constant"`` (a = eta sigma^2), ``"convex"`` (a = K / sqrt(t), t = 1, 2, ...; pass K, or
-  Thm 3's constants D and L, then K = D sqrt(2) / L), ``"strong"`` (a = 2 / (H_sc t)); hyper ``schedule, eta, K,
-  D, L, H_sc, s, sigma0, mbox, sbox, mball, sball, H``;
-* ``"ngvi"`` (eq. 15 with the corrected weight beta = alpha / (alpha + eta), erratum E003-1):
-  1/sigma'^2 = (1 - beta)/sigma^2 + beta/s^2 + eta beta gs/sigma, m' = m - beta sigma'^2 (eta gm + m/s^2), the
-  precision floored at 1/sbox^2; hyper ``eta, alpha`` or ``beta``, ``s, mbox, sbox, H``;
-* ``"oga"``: theta <- Pi(theta - eta grad ell_t(theta)) (a subgradient); hyper ``eta, mbox, H``;
-* ``"ogael"`` (OGA on the expected loss): ``projection="greedy"`` (m <- Pi(m - eta gm), sigma <- Pi(sigma - eta gs))
-  or ``"lazy"`` (m = Pi(-eta sum gm), sigma = Pi(s - eta sum gs)); hyper ``eta, s, projection, mbox, sbox, H``.
-
-It returns an :class:`OnlineRun` (or any object with the same attributes).
+The update rule of each learner and its hyperparameters are on :meth:`OnlineProtocol.run`.
 
 ``run_full(X, y, loss, eta, s)`` runs SVA (eq. 6) over full-covariance Gaussians q = N(m, C C^T), theta = m + C u with
 C lower triangular and a positive diagonal (the paper's upper-triangular C with covariance C^T C, transposed),
@@ -81,7 +66,28 @@ class EWARun:
 @runtime_checkable
 class OnlineProtocol(Protocol):
     def run(self, method, X, y, loss="hinge", **hyper):
-        """Run learner ``method`` over the stream (X (T, d), y (T,) or None); returns an :class:`OnlineRun`."""
+        """Run learner ``method`` over the stream (X (T, d), y (T,) or None); returns an :class:`OnlineRun` (or any
+        object with the same attributes).
+
+        The learners, ``method``, and their hyperparameters:
+
+        * ``"sva"`` (eq. 9, FTRL form): m = Pi(-eta s^2 sum_{i<=t} gm_i), sigma = Pi(s h(eta s sum gs_i / 2)) with h(x)
+          = sqrt(1 + x^2) - x; hyper ``eta, s, mbox, sbox, H``;
+        * ``"svb"`` (eq. 10): per coordinate a = eta_{t,j} sigma_{t,j}^2, m <- Pi(m - a gm), sigma <- Pi(sigma h(a gs /
+          (2 sigma))); ``schedule="constant"`` (a = eta sigma^2), ``"convex"`` (a = K / sqrt(t), t = 1, 2, ...; pass K,
+          or Thm 3's constants D and L, then K = D sqrt(2) / L), ``"strong"`` (a = 2 / (H_sc t)); hyper ``schedule, eta,
+          K, D, L, H_sc, s, sigma0, mbox, sbox, mball, sball, H``;
+        * ``"ngvi"`` (eq. 15 with the corrected weight beta = alpha / (alpha + eta), erratum E003-1): 1/sigma'^2 = (1 -
+          beta)/sigma^2 + beta/s^2 + eta beta gs/sigma, m' = m - beta sigma'^2 (eta gm + m/s^2), the precision floored
+          at 1/sbox^2; hyper ``eta, alpha`` or ``beta``, ``s, mbox, sbox, H``;
+        * ``"oga"``: theta <- Pi(theta - eta grad ell_t(theta)) (a subgradient); hyper ``eta, mbox, H``;
+        * ``"ogael"`` (OGA on the expected loss): ``projection="greedy"`` (m <- Pi(m - eta gm), sigma <- Pi(sigma - eta
+          gs)) or ``"lazy"`` (m = Pi(-eta sum gm), sigma = Pi(s - eta sum gs)); hyper ``eta, s, projection, mbox, sbox,
+          H``.
+
+        Convention: row t of M is the mean the learner predicts with in round t (the state before the update).
+        Convention: the boxes mbox, sbox are per-coordinate projections applied after each step.
+        """
 
     def run_full(self, X, y, loss="hinge", *, eta, s=1.0):
         """Full-covariance SVA over the stream (hinge, squared or absolute loss); returns a :class:`FullCovRun`."""
@@ -91,7 +97,10 @@ class OnlineProtocol(Protocol):
         f(x) = v . relu(W x + b) + c, squared loss; ``method`` in sva, svb, ngvi, oga, ogael with the update rules
         of their linear counterparts, SVB's a_t = K / sqrt(t), NGVI's precision floored at 1/sbox^2, all projected on
         the boxes) with Monte Carlo gradients at theta = m + sigma * u over the rows u of ``U[t]`` (T, n, dim theta);
-        hyper ``eta, K, beta, s, mbox, sbox, m0`` (m0: prior and initial mean).  Returns an :class:`OnlineRun`."""
+        hyper ``eta, K, beta, s, mbox, sbox, m0`` (m0: prior and initial mean).  Returns an :class:`OnlineRun`.
+        Convention: the boxes mbox, sbox are per-coordinate projections applied after each step.
+        Convention: m0 is the prior mean and the start of m, clipped into the box [-mbox, mbox] first.
+        """
 
     def nn_predict(self, theta, X, h):
         """The network of :meth:`run_nn` at parameters theta: f(x) = v . relu(W x + b) + c for every row of X (n, p),
@@ -99,7 +108,10 @@ class OnlineProtocol(Protocol):
 
     def run_adversarial(self, method, X, loss="hinge", **hyper):
         """Run against the adaptive adversary y_t = -sign(<m_t, x_t>) (+1 at 0), chosen after the learner's
-        decision; returns the labels y (T,)."""
+        decision; returns the labels y (T,).
+        Convention: row t of M is the mean the learner predicts with in round t (the state before the update).
+        Convention: the boxes mbox, sbox are per-coordinate projections applied after each step.
+        """
 
     def expected_loss(self, loss, X, y, m, sigma, H=1.0):
         """bar L_t(m, sigma) for every row of (X, y) with its gradients: (values (T,), grad_m (T, d),
@@ -118,12 +130,16 @@ class OnlineProtocol(Protocol):
         """EWA with prior exp(log_prior) (uniform if None) on [lo, hi]: ``loss(nodes, D_t)`` gives the losses at the
         quadrature nodes; ``log_prior(nodes)`` is a normalised log-density on [lo, hi] (vectorised); ``breaks`` are
         the loss kinks (put panel boundaries there).  Returns an :class:`EWARun`; the statements compare means and
-        normalisers with their own quadrature to ~1e-9."""
+        normalisers with their own quadrature to ~1e-9.
+        Convention: an empty stream (data = []) is a valid input: it returns no rounds and log_norm = [0] (a
+        refusal is an error).
+        """
 
     def ewa_2d(self, loss, data, eta, lo, hi, log_prior=None, n_nodes=64):
         """EWA on the box [lo_1, hi_1] x [lo_2, hi_2] (lo, hi of length 2): ``loss(nodes (K, 2), D_t)`` gives the K
         losses, ``log_prior(nodes)`` a normalised log-density on the box (uniform if None), ``n_nodes`` per axis.
-        Returns an :class:`EWARun` whose ``means`` are (T, 2) and ``nodes`` (K, 2)."""
+        Returns an :class:`EWARun` whose ``means`` are (T, 2) and ``nodes`` (K, 2).
+        """
 
 
 METHODS = (

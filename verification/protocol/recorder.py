@@ -11,7 +11,10 @@ through to the implementation; a protocol method is wrapped so that
 * a method the object does not have raises :class:`MissingMethod` naming it (that instance, or the statement, is
   declined), while an exception raised *inside* a method propagates unchanged (an error);
 * the last calls are kept in ``log`` (method, bound arguments, what came back or what was raised), so a failing check
-  names the protocol call that produced it (:mod:`refvi.verification.reproducers`).
+  names the protocol call that produced it (:mod:`refvi.verification.reproducers`);
+* with a ``ledger`` (:class:`refvi.verification.provenance.Ledger`), what comes back is *marked* as reported, one
+  token per call and field, and the arguments passed in are stripped of marks: the implementation receives plain
+  values, the statement can tell which of its values came from the implementation and whether it checked them.
 """
 
 from __future__ import annotations
@@ -59,6 +62,7 @@ class Recorder:
         subprotocols: dict[str, type] | None = None,
         supports=None,
         log: list | None = None,
+        ledger=None,
     ):
         from refvi.verification.protocol.capabilities import Capabilities
 
@@ -70,6 +74,7 @@ class Recorder:
         object.__setattr__(self, "_caps", Capabilities.of(obj))
         object.__setattr__(self, "_supports", supports if supports is not None else getattr(obj, "supports", None))
         object.__setattr__(self, "_log", log)
+        object.__setattr__(self, "_ledger", ledger)
 
     @property
     def wrapped(self) -> Any:
@@ -97,6 +102,7 @@ class Recorder:
                 None,
                 getattr(sub, "supports", None) or self._supports,
                 self._log,
+                self._ledger,
             )
         spec = getattr(self._protocol, attr, None) if self._protocol is not None else None
         if spec is None or not callable(spec):
@@ -121,8 +127,13 @@ class Recorder:
 
         from refvi.verification.protocol.capabilities import is_optional
 
+        ledger = self._ledger
+        from refvi.verification.provenance import plain
+
         @functools.wraps(fn)
         def call(*args, **kwargs):
+            if ledger is not None:  # the implementation receives plain values, never marked ones
+                args, kwargs = plain(args), plain(kwargs)
             arguments = _bind(sig, args, kwargs)
             found = self._caps.declined(arguments)
             name, reason = found if found is not None else (None, None)
@@ -137,7 +148,8 @@ class Recorder:
             self._calls[dotted] = self._calls.get(dotted, 0) + 1
             log = self._log
             if log is None:
-                return fn(*args, **kwargs)
+                out = fn(*args, **kwargs)
+                return out if ledger is None else ledger.mark(out, ledger.call(dotted))
             entry = {"method": dotted, "arguments": {k: snapshot(v) for k, v in arguments.items()}}
             if len(log) >= LOG_LENGTH:
                 del log[0]
@@ -148,7 +160,7 @@ class Recorder:
                 entry["raised"] = f"{type(exc).__name__}: {exc}"[:500]
                 raise
             entry["returned"] = snapshot(out)
-            return out
+            return out if ledger is None else ledger.mark(out, ledger.call(dotted))
 
         return call
 

@@ -6,8 +6,8 @@ import pytest
 
 from refvi.verification.examples.numpy_online import NumpyOnline
 from refvi.verification.oracles import online_comparators as oc
+from refvi.verification.oracles.online_comparators import best_hinge_ball
 from refvi.verification.protocol.refvi_online import RefviOnline
-from refvi.verification.statements.online_003.svb import best_hinge_ball
 
 KW = dict(schedule="convex", K=2.0, s=0.3, mball=0.5, sball=0.6)
 

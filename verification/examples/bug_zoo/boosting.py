@@ -666,3 +666,66 @@ def _(orig, owner):
             owner._lmo = saved
 
     return corrective
+
+
+# ---- runs that report what they did not do (a record consistent with itself, but not with the algorithm) ----------
+
+
+def _relabel(record, **fields):
+    return SimpleNamespace(**{**_fields(record), **fields})
+
+
+@mutant(
+    "boosting-line-search-reported-as-delta-step",
+    "001",
+    "boosting.frank_wolfe",
+    "step 'fixed_delta' runs the line search and reports gamma_t = 2/(delta t + 2): every f, gap and weight it reports "
+    "is that of the run it made",
+    try_first=("001.thm4",),
+)
+def _(orig, owner):
+    def frank_wolfe(inst, n_iter, step="fixed", **kw):
+        if step != "fixed_delta":
+            return orig(inst, n_iter, step, **kw)
+        r = orig(inst, n_iter, "line_search", **kw)
+        t = np.arange(np.asarray(r.gamma).size)
+        return _relabel(r, gamma=2.0 / ((kw.get("delta") or 1.0) * t + 2.0))
+
+    return frank_wolfe
+
+
+@mutant(
+    "boosting-fw-iterates-nudged",
+    "001",
+    "boosting.frank_wolfe",
+    "after step 10 each reported iterate is moved a tenth of the way to the final one, with f and the gap recomputed "
+    "for the moved iterates (a run that reports a better path than it took)",
+    try_first=("001.thm4",),
+)
+def _(orig, owner):
+    def frank_wolfe(inst, n_iter, step="fixed", **kw):
+        r = orig(inst, n_iter, step, **{**kw, "keep_weights": True})
+        W = np.array(r.weights_history, dtype=float)
+        W[10:] = 0.9 * W[10:] + 0.1 * W[-1]
+        f = np.array([owner.objective(inst, w) for w in W])
+        gap = np.array([owner.gap(inst, w) for w in W])
+        return _relabel(r, weights=W[-1], f=f, gap=gap, weights_history=W if kw.get("keep_weights") else None)
+
+    return frank_wolfe
+
+
+@mutant(
+    "boosting-full-corrective-one-inner-step",
+    "001",
+    "boosting.corrective",
+    "Variant 1 re-optimises its weights with one line-search step towards the new atom, not to the minimum of f on "
+    "the active set, and reports it as the corrective step",
+    try_first=("001.thm9",),
+)
+def _(orig, owner):
+    def corrective(inst, n_iter, variant="full", **kw):
+        if variant != "full":
+            return orig(inst, n_iter, variant, **kw)
+        return owner.frank_wolfe(inst, n_iter, "line_search", **{k: v for k, v in kw.items() if k != "L"})
+
+    return corrective

@@ -294,3 +294,57 @@ def _(orig, owner):
         return orig(X, y, sigma2, P, mp, indices, init, steps)
 
     return blr_run
+
+
+# ---- trust holes closed by issue #37: each passed the certificate before the statements checked the values ------
+
+
+@mutant(
+    "ngvi-thm1-nudged-average",
+    "004",
+    "ngvi.blr_run",
+    "after 12 steps blr_run moves the omega average halfway to the exact posterior (the last iterate is right)",
+)
+def _(orig, owner):
+    def blr_run(X, y, sigma2, P, mp, indices, init=None, steps=None):
+        lam, Lam, xb, Xb = orig(X, y, sigma2, P, mp, indices, init, steps)
+        if len(indices) <= 12:
+            return lam, Lam, xb, Xb
+        X, y, P, mp = (np.asarray(a, dtype=float) for a in (X, y, P, mp))
+        prec = np.linalg.inv(P) + X.T @ X / sigma2
+        S = np.linalg.inv(prec)
+        mu = S @ (np.linalg.solve(P, mp) + X.T @ y / sigma2)
+        return lam, Lam, 0.5 * (xb + mu), 0.5 * (Xb + S + np.outer(mu, mu))
+
+    return blr_run
+
+
+@corrupts(
+    "ngvi-natural-from-moment-x2",
+    "004",
+    "ngvi.natural_from_moment",
+    "natural_from_moment returns twice the right Lam (-Sigma^-1 instead of -Sigma^-1 / 2)",
+)
+def _(out, **_):
+    return out[0], 2.0 * np.asarray(out[1])
+
+
+@corrupts(
+    "ngvi-glm-grad-double",
+    "004",
+    "ngvi.glm_grad",
+    "the GLM's exact omega-gradient returned twice over (its zero, the minimizer, is unchanged: exact NGD still "
+    "converges there)",
+)
+def _(out, **_):
+    return 2.0 * np.asarray(out[0]), 2.0 * np.asarray(out[1])
+
+
+@mutant(
+    "ngvi-glm-ngd-exact-one-short",
+    "004",
+    "ngvi.glm_ngd_exact",
+    "exact NGD on a GLM runs T - 1 steps when asked for T (an off-by-one invisible once converged)",
+)
+def _(orig, owner):
+    return lambda kind, X, y, T, gamma, init: orig(kind, X, y, max(int(T) - 1, 0), gamma, init)

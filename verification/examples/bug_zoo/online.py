@@ -406,3 +406,71 @@ def _(orig, owner):
         return owner.run_adversarial(method, X, loss, **(as_box(hyper) if method == "svb" else hyper))
 
     return {"run": run, "run_adversarial": run_adversarial}
+
+
+# ---- trust holes closed by issue #37: each passed the certificate before the statements checked the values ------
+
+
+@corrupts(
+    "online-ewa-lookahead-decision",
+    "003",
+    "online.ewa_1d",
+    "EWA decides round t with the posterior that has already seen D_t (the mean of p_(t+1), a look-ahead), its "
+    "reported losses consistent with those decisions: Thm 1 and (18) only get easier",
+)
+def _(out, loss, data, **_):
+    import dataclasses
+
+    means = np.asarray(out.means, dtype=float)
+    final = float(np.exp(np.asarray(out.log_post, dtype=float)) @ np.asarray(out.nodes, dtype=float))
+    ahead = np.append(means[1:], final)[: means.size]  # no data: no decisions
+    losses = np.array([float(np.ravel(loss(np.array([m]), D))[0]) for m, D in zip(ahead, data, strict=True)])
+    return (
+        dataclasses.replace(out, means=ahead, losses=losses)
+        if dataclasses.is_dataclass(out) and not isinstance(out, type)
+        else SimpleNamespace(**{**vars(out), "means": ahead, "losses": losses})
+    )
+
+
+@mutant(
+    "online-sva-window-40",
+    "003",
+    "online.run",
+    "SVA keeps its gradient sums in a buffer of 40 rounds: the sums restart at rounds 41, 81, ... (streams of at "
+    "most 40 rounds are right)",
+)
+def _(orig, owner):
+    from refvi.verification.examples.numpy_online import _Learner
+
+    class _Windowed(_Learner):
+        def update(self, x, y):
+            if self.method == "sva" and self.t > 0 and self.t % 40 == 0:
+                self.Gm, self.Gs = np.zeros_like(self.Gm), np.zeros_like(self.Gs)
+            return super().update(x, y)
+
+    def run(method, X, y, loss="hinge", **hyper):
+        if method != "sva":
+            return orig(method, X, y, loss, **hyper)
+        X = np.asarray(X, dtype=float)
+        return _Windowed(method, X.shape[1], loss, **hyper).record(
+            X, np.zeros(len(X)) if y is None else np.asarray(y, dtype=float)
+        )
+
+    return run
+
+
+@mutant(
+    "online-record-final-state-stale",
+    "003",
+    "online.run",
+    "the SVB and NGVI run records return the final (m, sigma) copied before the last update (the state of round T, "
+    "not T + 1); M and S are right",
+)
+def _(orig, owner):
+    def run(method, X, y, loss="hinge", **hyper):
+        r = orig(method, X, y, loss, **hyper)
+        if method not in ("svb", "ngvi") or len(r.losses) == 0:
+            return r
+        return SimpleNamespace(losses=r.losses, M=r.M, S=r.S, m=np.array(r.M[-2]), sigma=np.array(r.S[-2]))
+
+    return run

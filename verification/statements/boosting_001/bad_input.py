@@ -19,8 +19,8 @@ import numpy as np
 
 from refvi.verification.oracles import boosting as ob
 from refvi.verification.protocol.boosting import BoostingInstance, BoostingTarget
-from refvi.verification.statement import statement
-from refvi.verification.statements.boosting_001._common import i1
+from refvi.verification.statement import scalar, statement
+from refvi.verification.statements.boosting_001._common import i1, replay_fw
 
 
 def _underflow_instance():
@@ -36,7 +36,7 @@ def _log_space_oracle(inst, alpha):
     k = int(np.argmax(alpha))
     lq = ob.tn_logpdf(quad.nodes, inst.means[k], inst.scales[k], inst.lo, inst.hi)
     g = lq - quad.logp
-    f = float(np.sum(quad.w * np.exp(lq) * g))
+    f = scalar(np.sum(quad.w * np.exp(lq) * g))
     return f, quad.table @ (quad.w * g)
 
 
@@ -85,9 +85,14 @@ def claim_bad_input(ctx):
 
     # iteration counts, starting atoms, quadrature, boxes and scale ranges on the boundary of their domains
     ctx.refuses(lambda: b.frank_wolfe(grid, -1).f, label="frank_wolfe: n_iter = -1")
-    ctx.true(
-        len(np.asarray(b.frank_wolfe(grid, 0, init=0).f)) == 1,
-        label="frank_wolfe: n_iter = 0 from atom 0 (allowed: q^0 alone)",
+    zero = b.frank_wolfe(grid, 0, init=0, keep_weights=True)
+    replay_fw(
+        ctx,
+        ob.QuadratureProblem(grid),
+        zero,
+        "frank_wolfe: n_iter = 0 from atom 0 (allowed: q^0 alone)",
+        step="fixed",
+        init=0,
     )
     for k in (-1, K):
         ctx.refuses(lambda: b.frank_wolfe(grid, 2, init=k).f, label=f"frank_wolfe: starting atom index {k}")
@@ -107,7 +112,7 @@ def claim_bad_input(ctx):
     )
     one = BoostingInstance.make(-1.0, 1.0, [-0.5, 0.5], 0.3, tgt, quadrature=(1, 1))  # the midpoint rule: allowed
     ctx.close(
-        float(b.objective(one, np.array([0.3, 0.7]))),
+        scalar(b.objective(one, np.array([0.3, 0.7]))),
         ob.QuadratureProblem(one).f(np.array([0.3, 0.7])),
         rtol=1e-10,
         atol=1e-12,

@@ -15,7 +15,7 @@ from hypothesis import strategies as st
 from refvi.verification.errata import erratum
 from refvi.verification.oracles import boosting as ob
 from refvi.verification.protocol.boosting import BoostingInstance, BoostingTarget
-from refvi.verification.statement import statement
+from refvi.verification.statement import scalar, statement
 from refvi.verification.statements.boosting_001._common import (
     I1_TARGET,
     dense,
@@ -53,7 +53,7 @@ def claim_bregman_kl(ctx):
         y = (1 - gam) * q
         y[s] += gam
         for inst, orc_ in ((inst1, or1), (instc, orc)):
-            D = b.objective(inst, y) - b.objective(inst, q) - float((y - q) @ np.asarray(b.scores(inst, q)))
+            D = b.objective(inst, y) - b.objective(inst, q) - scalar((y - q) @ np.asarray(b.scores(inst, q)))
             kl = ob.kl_quad_1d(
                 orc_.pdf(y), lambda z: math.log(orc_.pdf(q)(z)), -1.0, 1.0, inst.means[np.nonzero(y > 0)[0], 0]
             )
@@ -204,7 +204,7 @@ def claim_truncation_optimum(ctx):
     for case, f_oracle, w_oracle in cases:
         f_impl, w_impl = b.truncation_optimum(case)
         what = f"{case.target.kind}, d = {case.d}, K = {case.K}, shift {case.target.log_shift:g}"
-        ctx.close(float(f_impl), f_oracle, rtol=1e-12, atol=1e-12, label=f"{what}: f* = -log P(A)")
+        ctx.close(scalar(f_impl), f_oracle, rtol=1e-12, atol=1e-12, label=f"{what}: f* = -log P(A)")
         ctx.true(
             (w_impl is None) == (w_oracle is None), label=f"{what}: p_A's weights given iff its components are atoms"
         )

@@ -17,7 +17,7 @@ from scipy import integrate, stats
 
 from refvi.verification.oracles import boosting as ob
 from refvi.verification.protocol.boosting import BoostingInstance, BoostingTarget
-from refvi.verification.statement import statement
+from refvi.verification.statement import scalar, statement
 from refvi.verification.statements.boosting_001._common import n_examples
 
 #: draws per block, blocks: the indicator tests detect a CDF error of ~0.05 with probability >= 80% at false-alarm
@@ -61,7 +61,7 @@ def _oracle_moments(inst, alpha):
     for j in range(inst.d):
         parts = _marginal(inst, alpha, j)
         pdf = lambda z, parts=parts: sum(a * c.pdf(z) for a, c in parts)  # noqa: E731
-        pts = sorted({float(m) for m in inst.means[:, j] if inst.lo[j] < m < inst.hi[j]})
+        pts = sorted({scalar(m) for m in inst.means[:, j] if inst.lo[j] < m < inst.hi[j]})
         quad = lambda f, j=j, pts=pts: integrate.quad(
             f,
             inst.lo[j],
@@ -99,13 +99,13 @@ def _events(inst, alpha):
     for j in range(inst.d):
         for t in grids[j]:
             events.append(lambda Z, j=j, t=t: Z[:, j] <= t)
-            prob_list.append(float(sum(a * F(t) for a, F in zip(weights, cdf[j], strict=True))))
+            prob_list.append(scalar(sum(a * F(t) for a, F in zip(weights, cdf[j], strict=True))))
     if inst.d == 2:
         for t1 in grids[0][1::3]:
             for t2 in grids[1][1::3]:
                 events.append(lambda Z, t1=t1, t2=t2: (Z[:, 0] <= t1) & (Z[:, 1] <= t2))
                 prob_list.append(
-                    float(sum(a * F1(t1) * F2(t2) for a, F1, F2 in zip(weights, cdf[0], cdf[1], strict=True)))
+                    scalar(sum(a * F1(t1) * F2(t2) for a, F1, F2 in zip(weights, cdf[0], cdf[1], strict=True)))
                 )
     probs = np.array(prob_list)
     keep = np.minimum(probs, 1.0 - probs) >= 0.02  # >= 80 expected hits a block: the z-test's CLT holds
@@ -139,7 +139,7 @@ def claim_mixture(ctx):
         ctx.close(mean, om, rtol=1e-8, atol=1e-10, label="mean of q per coordinate")
         ctx.close(var, ov, rtol=1e-8, atol=1e-10, label="variance of q per coordinate (law of total variance)")
         # A2: the atoms' density bounds, and eps <= q <= M on the box
-        eps, M = (float(v) for v in b.density_bounds(inst))
+        eps, M = (scalar(v) for v in b.density_bounds(inst))
         ctx.close(
             [eps, M],
             ob.tn_density_bounds(inst.means, inst.scales, inst.lo, inst.hi),
@@ -152,8 +152,8 @@ def claim_mixture(ctx):
         )
         G = ob.tn_gram(inst.means, inst.scales, inst.lo, inst.hi)
         ctx.close(
-            float(b.mixture_norm_sq(inst, alpha)),
-            float(alpha @ G @ alpha),
+            scalar(b.mixture_norm_sq(inst, alpha)),
+            scalar(alpha @ G @ alpha),
             rtol=1e-10,
             label="||q||^2 = alpha^T G alpha",
         )

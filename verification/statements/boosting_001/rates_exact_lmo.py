@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import functools
 import math
+from typing import Any
 
 import numpy as np
 from hypothesis import strategies as st
@@ -16,15 +17,16 @@ from refvi.verification.errata import erratum
 from refvi.verification.oracles import boosting as ob
 from refvi.verification.oracles import pyramidal_width as pw
 from refvi.verification.protocol.boosting import BoostingInstance, BoostingTarget
-from refvi.verification.statement import statement
+from refvi.verification.statement import scalar, statement
 from refvi.verification.statements.boosting_001._common import (
-    check_run_records,
     dense,
     i1,
     log_prob_box_mog,
     mixtures,
     n_examples,
     optimal_weights,
+    replay_corrective,
+    replay_fw,
 )
 
 I2_MEANS = (-0.75, -0.25, 0.25, 0.75)  # 4-atom relative-interior instance
@@ -84,7 +86,7 @@ def thm2(ctx):
             ctx.geq(Zk, ref_fc["K"], rtol=1e-9, label="Z(mu, sigma) >= K = min_mu P(N(mu, sigma_max^2) in A)")
         g = np.diag(G)
         ctx.bound(
-            float(np.max(g[:, None] + g[None, :] - 2 * G)),
+            scalar(np.max(g[:, None] + g[None, :] - 2 * G)),
             ref_fc["thm2_diam_sq"],
             rtol=1e-12,
             label="diam^2 <= 4/(sigma_min^d (2 sqrt pi)^d K^2)",
@@ -116,9 +118,17 @@ def cor3(ctx):
         )
         eps, M = ob.tn_density_bounds(inst.means, inst.scales, inst.lo, inst.hi)
         G = np.asarray(b.gram(inst))
+        # the whole Gram matrix against the oracle's closed form (erf products), then QUADPACK on two entries below
+        ctx.close(
+            G,
+            ob.tn_gram(inst.means, inst.scales, inst.lo, inst.hi),
+            rtol=1e-9,
+            atol=1e-14,
+            label="<s_i, s_j> (implementation) = closed form, every pair",
+        )
         g = np.diag(G)
         D2 = g[:, None] + g[None, :] - 2 * G
-        diam2, max_n2, leb = float(D2.max()), float(g.max()), 2.0**d
+        diam2, max_n2, leb = scalar(D2.max()), scalar(g.max()), 2.0**d
         ctx.bound(diam2, 4 * max_n2, rtol=1e-12, label="diam^2 <= 4 max ||q||^2")
         ctx.bound(4 * max_n2, 4 * M * M * leb, rtol=1e-12, label="4 max||q||^2 <= 4 M^2 Leb")
         ctx.bound(diam2, 2 * M, rtol=1e-12, label="diam^2 <= 2M (tighter)")
@@ -147,21 +157,23 @@ def thm6(ctx):
     b = ctx.adapter("boosting")
     eps, M = oracle.eps, oracle.M
     Ldiam = oracle.diameter_sq() / eps
-    ctx.close(
-        float(b.diameter_sq(inst)),
-        oracle.diameter_sq(),
-        rtol=1e-9,
-        label="diam(A)^2 = max_ij ||s_i - s_j||^2 (implementation vs the oracle's Gram)",
-    )
     paper = 4 * M * M * oracle.volume / eps
     ctx.bound(Ldiam, paper, label="L diam^2 <= 4 M^2 Leb(A) / eps")
-    lower = float(b.curvature_lower_bound(inst))
-    ctx.bound(lower, Ldiam, label="the implementation's C_f lower bound <= L diam^2")
-    # the lower bound on C_f is chi^2(s_i || s_j) for the worst pair (the gamma -> 0 limit of Eq. 7 with q = s_j,
-    # y = s_j + gamma (s_i - s_j)); the oracle's chi^2 on its quadrature rule
-    T, w = oracle.table, oracle.w
-    chi2 = float(np.max((T * T * w) @ (1.0 / T).T - 1.0))
-    ctx.close(lower, chi2, rtol=1e-9, label="C_f lower bound = max_ij chi^2(s_i || s_j)")
+    # the implementation's diam(A)^2 and its certified lower bound on C_f, max_ij chi^2(s_i || s_j) (the gamma -> 0
+    # limit of Eq. 7 with q = s_j, y = s_j + gamma (s_i - s_j)), on I1, I2 and the wide-atom I3 (chi^2 on the oracle's
+    # quadrature rule), both below L diam^2
+    for name, (inst_k, oracle_k, _) in (("I1", (inst, oracle, None)), ("I2", i2()), ("I3", i_wide())):
+        ctx.close(
+            b.diameter_sq(inst_k),
+            oracle_k.diameter_sq(),
+            rtol=1e-9,
+            label=f"{name}: diam(A)^2 = max_ij ||s_i - s_j||^2 (implementation vs the oracle's Gram)",
+        )
+        lower = b.curvature_lower_bound(inst_k)
+        T, w = oracle_k.table, oracle_k.w
+        chi2 = scalar(np.max((T * T * w) @ (1.0 / T).T - 1.0))
+        ctx.close(lower, chi2, rtol=1e-9, label=f"{name}: C_f lower bound = max_ij chi^2(s_i || s_j)")
+        ctx.bound(lower, oracle_k.diameter_sq() / oracle_k.eps, label="C_f lower bound <= L diam^2 (I1, I2, I3)")
 
     def check(draw):
         (cq, wq), s, gam = draw
@@ -174,10 +186,14 @@ def thm6(ctx):
             2.0 / gam**2 * kl, Ldiam, rtol=1e-9, atol=1e-12, label="(2/gamma^2) KL(q + gamma(s-q)||q) <= L diam^2"
         )
 
+    # the worst pair of I1 (the largest chi^2(s_i || s_j)) at a small step, where (2/gamma^2) KL -> chi^2: the bound's
+    # closest approach
+    T1, w1 = oracle.table, oracle.w
+    i, j = np.unravel_index(int(np.argmax((T1 * T1 * w1) @ (1.0 / T1).T)), (inst.K, inst.K))
     ctx.forall(
         st.tuples(mixtures(inst.K), st.integers(0, inst.K - 1), st.floats(0.05, 1.0)),
         check,
-        fixed=[(((0,), (1.0,)), 80, 1.0)],
+        fixed=[(((0,), (1.0,)), 80, 1.0), (((int(j),), (1.0,)), int(i), 0.05)],
         max_examples=n_examples(ctx, 12),
     )
 
@@ -191,6 +207,7 @@ def thm6(ctx):
 def e001_5(ctx):
     inst, oracle, fstar = i2()
     res = ctx.adapter("boosting").frank_wolfe(inst, 200, step="fixed", keep_weights=True)
+    replay_fw(ctx, oracle, res, "I2 open-loop step", step="fixed")
     h = res.f - fstar
     lows = []
     for t in range(100, 200):
@@ -209,7 +226,7 @@ def thm5(ctx):
     ctx.true(bool(np.all(wopt > 0.05)), label="q* has all 4 weights > 0 (relative interior)")
     ctx.true(bool(np.linalg.eigvalsh(oracle.gram)[0] > 0), label="atoms affinely independent in L2")
     res = b.frank_wolfe(inst, 80, step="line_search", keep_weights=True)
-    check_run_records(ctx, oracle, res, "I2 line search")
+    replay_fw(ctx, oracle, res, "I2 line search", step="line_search")
     h = res.f - fstar
     floor = 1e-12  # quadrature / rounding floor of f - f*
     ts = [t for t in range(0, h.size - 10) if h[t + 10] > floor]
@@ -222,8 +239,9 @@ def thm5(ctx):
         )
     ctx.count(len(ts))
     # contrast: q* on a face of conv(A) (I1 grid): the same method is not geometric
-    p1, _, f1 = i1()
-    r1 = b.frank_wolfe(p1, 200, step="line_search")
+    p1, o1, f1 = i1()
+    r1 = b.frank_wolfe(p1, 200, step="line_search", keep_weights=True)
+    replay_fw(ctx, o1, r1, "I1 line search", step="line_search")
     ctx.geq(r1.f[-1] - f1, 1e-5, label="I1 (optimum on a face): h_200 > 1e-5, no geometric decay")
 
 
@@ -266,30 +284,13 @@ def pairwise_decrease(oracle, alpha, scores, z: int, L: float):
     e = np.zeros(idx.size)
     e[np.searchsorted(idx, z)] += 1.0
     e[np.searchsorted(idx, v)] -= 1.0
-    n2 = float(e @ G @ e)
-    lin = float(scores[z] - scores[v])  # <grad f, z - v> <= 0
+    n2 = scalar(e @ G @ e)
+    lin = scalar(scores[z] - scores[v])  # <grad f, z - v> <= 0
     g_star = -lin / (L * n2)
     if g_star <= alpha[v]:
         return v, True, lin * lin / (2 * L * n2)  # Eq. (14)
     g = alpha[v]
     return v, False, -g * lin - 0.5 * g * g * L * n2  # drop step: gamma clipped to [0, alpha_v]
-
-
-def check_lmo(ctx, oracle, res, delta: float, name: str):
-    """Every step's atom satisfies Eq. (9): <grad, z - q> <= delta min_s <grad, s - q> (the exact argmin if delta
-    is 1); returns the oracle's scores at every iterate."""
-    out = []
-    for t in range(res.atom.size):
-        a = res.weights_history[t]
-        sc = oracle.scores(a)
-        lin = sc - a @ sc
-        z = int(res.atom[t])
-        if delta == 1.0:
-            ctx.true(z == int(np.argmin(sc)), label=f"{name}: step {t} takes the exact LMO atom")
-        else:
-            ctx.leq(lin[z], delta * lin.min(), atol=1e-12, label=f"{name}: step {t} atom is delta-approx (Eq. 9)")
-        out.append(sc)
-    return out
 
 
 def check_rates(ctx, b, which: str, n_full: int, n_norm: int, init: int | None = None):
@@ -299,21 +300,21 @@ def check_rates(ctx, b, which: str, n_full: int, n_norm: int, init: int | None =
     for delta in (1.0, 0.5):
         beta = delta**2 * thm9_beta_unit(which)
         ctx.true(0 < beta <= delta / 2, label=f"{which}: 0 < beta <= delta/2, so (12) is the printed form")
-        kw = {} if delta == 1.0 else {"lmo": "adversarial", "delta": delta}
+        kw: dict[str, Any] = {} if delta == 1.0 else {"lmo": "adversarial", "delta": delta}
         for variant, n in (("full", n_full), ("norm", n_norm)):
             if n == 0:
                 continue
             name = f"{which} {variant} delta={delta}"
             res = b.corrective(inst, n, variant=variant, init=init, keep_weights=True, **kw)
-            check_run_records(ctx, oracle, res, name)
-            h = np.array([oracle.f(w) for w in res.weights_history]) - fstar
-            scores = check_lmo(ctx, oracle, res, delta, name)
+            replay_corrective(ctx, oracle, res, name, variant=variant, init=init, **kw)
+            W = np.asarray(res.weights_history, dtype=float)
+            h = res.f - fstar
+            scores = [oracle.scores(w) for w in W]
             for t in range(res.atom.size):
                 if variant == "full":
                     ctx.bound(h[t + 1], (1 - beta) * h[t], atol=1e-10, label=f"{which} Var 1: (12) every step")
                     continue
-                a = res.weights_history[t]
-                _, good, _ = pairwise_decrease(oracle, a, scores[t], int(res.atom[t]), L)
+                _, good, _ = pairwise_decrease(oracle, W[t], scores[t], res.atom[t], L)
                 if good:
                     ctx.bound(h[t + 1], (1 - beta) * h[t], atol=1e-10, label=f"{which} Var 0: (13) on good steps")
             ctx.count(res.atom.size)
@@ -356,11 +357,13 @@ def thm9(ctx):
         atol=1e-12,
         label="norm: the default L is 1/eps (same run as L = 1/eps given)",
     )
+    replay_corrective(ctx, oracle, explicit, "I1 norm, L = 1/eps given", variant="norm", L=L)
     for name, res in runs:
-        check_run_records(ctx, oracle, res, f"corrective {name}")
-        scores = check_lmo(ctx, oracle, res, 1.0, f"I1 {name}")
+        replay_corrective(ctx, oracle, res, f"I1 corrective {name}", variant=name)
+        W = np.asarray(res.weights_history, dtype=float)
+        scores = [oracle.scores(w) for w in W]
         for t in range(res.atom.size):
-            _, good, dec = pairwise_decrease(oracle, res.weights_history[t], scores[t], int(res.atom[t]), L)
+            _, good, dec = pairwise_decrease(oracle, W[t], scores[t], res.atom[t], L)
             ctx.geq(
                 res.f[t] - res.f[t + 1],
                 dec,

@@ -19,13 +19,14 @@ from scipy import special, stats
 
 from refvi.verification.oracles import boosting as ob
 from refvi.verification.protocol.boosting import BoostingInstance, BoostingTarget
-from refvi.verification.statement import statement
+from refvi.verification.statement import derived, scalar, statement
 from refvi.verification.statements.boosting_001._common import i1
 
 
+@derived
 def _delta(oracle, q, k):
     sc = oracle.scores(q)
-    qs = float(q @ sc)
+    qs = scalar(q @ sc)
     return (qs - sc[k]) / (qs - sc.min())
 
 
@@ -39,7 +40,10 @@ def _deltas(ctx, b, inst, oracle, R, **config):
         q[rng.choice(inst.K, size=size, replace=False)] = rng.dirichlet(np.ones(size))
         if oracle.gap(q) <= 1e-9:  # delta_t is undefined at the optimum
             continue
-        k = int(b.stochastic_lmo(inst, q, seed=r, **config))
+        k = ctx.given(
+            b.stochastic_lmo(inst, q, seed=r, **config),
+            "Algorithm 2's answer is random (seeded): the claim bounds its expected accuracy E[delta_t]",
+        )
         ctx.true(0 <= k < inst.K, label="the answer is an atom of A")
         out.append(_delta(oracle, q, k))
     return np.array(out)
@@ -61,6 +65,21 @@ def claim_stochastic_lmo(ctx):
     w = _deltas(ctx, b, inst, oracle, 600 if full else 160, n_samples=2, n_steps=0)
     ctx.mean_leq(1.0 - w, 0.5, label=f"2 samples, no SGD step: E[1 - delta_t] <= 1/2 (mean delta_t = {w.mean():.3f})")
     ctx.count(d.size + w.size)
+    # where one atom is the only descent direction by far (q on one atom, the target on another), every seed's
+    # answer must be that atom: the exact LMO's, compared
+    for means, sigma, q, want in (
+        ((-0.7, 0.7), 0.3, (1.0, 0.0), 1),
+        ((-0.8, 0.0, 0.8), 0.25, (0.5, 0.5, 0.0), 2),
+        ((-0.8, 0.0, 0.8), 0.25, (0.0, 0.0, 1.0), 0),
+    ):
+        sep = BoostingInstance.make(-1.0, 1.0, means, sigma, BoostingTarget.mixture([1.0], [means[want]], [sigma]))
+        ctx.equal(int(np.argmin(ob.QuadratureProblem(sep).scores(np.array(q)))), want, label="the clear answer")
+        for seed in range(4):
+            ctx.equal(
+                b.stochastic_lmo(sep, np.array(q), seed=seed),
+                want,
+                label=f"{len(means)} atoms, q = {q}, target = atom {want}: Algorithm 2 returns the only descent atom",
+            )
 
 
 def _grad_mu_log_tn(Z, mu, sigma, lo, hi, h=1e-5):
@@ -105,7 +124,7 @@ def claim_stochastic_lmo_step(ctx):
                 alpha[rng.choice(inst.K, size=size, replace=False)] = rng.dirichlet(np.ones(size))
                 mu = rng.uniform(inst.lo, inst.hi)
                 k = int(np.argmin(((inst.means - mu) ** 2).sum(1)))
-                m_k, s_k = inst.means[k], float(inst.scales[k])
+                m_k, s_k = inst.means[k], scalar(inst.scales[k])
                 Z = np.column_stack(
                     [
                         stats.truncnorm.rvs((lo - m) / s_k, (hi - m) / s_k, loc=m, scale=s_k, size=S, random_state=rng)
@@ -114,7 +133,7 @@ def claim_stochastic_lmo_step(ctx):
                 )
                 want, g = _step_oracle(inst, alpha, mu, Z, lr)
                 got = np.asarray(b.stochastic_lmo_step(inst, alpha, mu, Z, lr=lr), dtype=float).reshape(-1)
-                tol = 1e-7 * lr * (1.0 + float(np.abs(g).max()))
+                tol = 1e-7 * lr * (1.0 + scalar(np.abs(g).max()))
                 ctx.close(got, want, atol=tol, label=f"d = {inst.d}, S = {S}, lr = {lr}: mu' = clip(mu - lr g)")
                 n += 1
     # Eq. (10) itself (no baseline, which cancels the normalizer's constant term from Algorithm 2's step): wide atoms
@@ -133,7 +152,7 @@ def claim_stochastic_lmo_step(ctx):
         ctx.close(
             got,
             want,
-            atol=1e-7 * (1.0 + float(np.abs(want).max())),
+            atol=1e-7 * (1.0 + scalar(np.abs(want).max())),
             label=f"Eq. (10) on given draws, d = {mu.size}, sigma = {sigma}: mean of v grad_mu log TN (scipy)",
         )
         n += 1
@@ -148,7 +167,7 @@ def claim_stochastic_lmo_step(ctx):
         ctx.close(
             got,
             want,
-            atol=1e-7 * lr * (1.0 + float(np.abs(g).max())),
+            atol=1e-7 * lr * (1.0 + scalar(np.abs(g).max())),
             label=f"atoms 722 nats apart at the draws, lr = {lr}: mu' = clip(mu - lr g)",
         )
         n += 1

@@ -15,6 +15,7 @@ import numpy as np
 
 from refvi.verification.oracles.matrices import random_orthogonal as _orth
 from refvi.verification.protocol import targets as specs
+from refvi.verification.statement import scalar
 
 # Gauss-Hermite orders (rule used on the implementation, check rule of the oracle) per non-quadratic model kind:
 # sigmoid has poles at +-i pi, so logistic needs more nodes than the entire cos integrands.
@@ -55,16 +56,16 @@ def make_model(kind, rng, d):
         return {"kind": "gaussian", "mean": mean, "precision": 0.5 * (Pr + Pr.T)}
     if kind == "linear":
         X, y = rng.standard_normal((12, d)) * 0.6, rng.standard_normal(12)
-        sn, sp = float(rng.uniform(0.7, 1.5)), float(rng.uniform(0.7, 2.0))
+        sn, sp = scalar(rng.uniform(0.7, 1.5)), scalar(rng.uniform(0.7, 2.0))
         return {"kind": "linear", "X": X, "y": y, "noise_scale": sn, "prior_scale": sp}
     if kind == "logistic":
         X = rng.standard_normal((10, d)) * 0.3
         y = np.where(rng.uniform(size=10) < 0.5, -1.0, 1.0)
-        return {"kind": "logistic", "X": X, "y": y, "prior_scale": float(rng.uniform(0.8, 2.0))}
+        return {"kind": "logistic", "X": X, "y": y, "prior_scale": scalar(rng.uniform(0.8, 2.0))}
     if kind == "cosine":
         b = rng.standard_normal(d)
         b *= rng.uniform(0.2, 0.3) / np.linalg.norm(b)  # ||b|| <= 0.3 keeps the rule converged at order 24
-        alpha, phi, beta = float(rng.uniform(-20, 20)), float(rng.uniform(0, 2 * np.pi)), float(rng.uniform(0.3, 1))
+        alpha, phi, beta = scalar(rng.uniform(-20, 20)), scalar(rng.uniform(0, 2 * np.pi)), scalar(rng.uniform(0.3, 1))
         return {"kind": "cosine", "alpha": alpha, "b": b, "phi": phi, "beta": beta, "z0": rng.uniform(-1, 1, d)}
     if kind == "cosine-fixed":  # the E000-3 instance (see COSINE_THM3_DL)
         return {"kind": "cosine", "alpha": 0.01, "b": np.ones(d), "phi": 0.0, "beta": 1e-4, "z0": 0.5 * np.ones(d)}

@@ -35,6 +35,7 @@ from refvi.verification.oracles import sgd_reference
 from refvi.verification.oracles import vi_objective as vo
 from refvi.verification.oracles.quadrature import tensor_rule
 from refvi.verification.protocol import targets as specs
+from refvi.verification.statement import scalar
 
 ALPHA = 1e-6
 
@@ -51,7 +52,7 @@ class Instance:
         self.d = self.target.dim
         self.ms, self.Cs, self.fs = vo.solve(model, structure)
         self.zbar = ro.mode(model)
-        self.dist_bar = float(np.sum((self.ms - self.zbar) ** 2) + np.sum(self.Cs**2))  # ||w* - wbar||^2
+        self.dist_bar = scalar(np.sum((self.ms - self.zbar) ** 2) + np.sum(self.Cs**2))  # ||w* - wbar||^2
 
     def ab(self, estimator):
         if estimator == "energy":
@@ -61,7 +62,7 @@ class Instance:
         return a, a * self.dist_bar + 2.0 * self.d * self.M  # E000-3: 2 d L with L = M
 
     def dist(self, m, C):
-        return float(np.sum((m - self.ms) ** 2) + np.sum((C - self.Cs) ** 2))
+        return scalar(np.sum((m - self.ms) ** 2) + np.sum((C - self.Cs) ** 2))
 
     def gap(self, m, C):
         return vo.objective(self.model, m, C) - self.fs
@@ -194,7 +195,7 @@ def check_steps(ctx, kind, inst, m, C, gamma, out):
     got = np.array([np.concatenate([m1, C1.ravel()]) for m1, C1, _, _ in out])
     steps = (oracle_step(kind, inst, m, C, gamma, gm, gC) for _, _, gm, gC in out)
     ref = np.array([np.concatenate([mr, Cr.ravel()]) for mr, Cr in steps])
-    scale = 1.0 + float(np.max(np.abs(ref)))
+    scale = 1.0 + scalar(np.max(np.abs(ref)))
     name = "prox_{gamma h}" if kind == "prox" else "proj_{W_M}"
     ctx.close(got, ref, atol=1e-9 * scale, label=f"pathwise: w+ = {name}(w - gamma g) at every node")
 

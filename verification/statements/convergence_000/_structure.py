@@ -22,6 +22,7 @@ from refvi.verification.oracles import hessian_bounds as hb
 from refvi.verification.oracles.matrices import proj_V as proj
 from refvi.verification.protocol import datasets
 from refvi.verification.protocol import targets as specs
+from refvi.verification.statement import scalar
 
 STRUCTS = ("full", "tril", "sym", "diag")
 
@@ -48,7 +49,7 @@ def random_in_W(rng: np.random.Generator, d: int, structure: str, smin: float = 
 
 
 def inner(A, B) -> float:
-    return float(np.sum(np.asarray(A) * np.asarray(B)))
+    return scalar(np.sum(np.asarray(A) * np.asarray(B)))
 
 
 # ------------------------------------------------------------------------------------------------ model instances
@@ -81,7 +82,7 @@ def linear_instance(rng, N: int, d: int):
     """(oracle model dict, target spec) for Bayesian linear regression with random data and scales."""
     X = rng.standard_normal((N, d))
     y = rng.standard_normal(N)
-    sn, s = float(rng.uniform(0.3, 2.0)), float(rng.uniform(0.5, 2.0))
+    sn, s = scalar(rng.uniform(0.3, 2.0)), scalar(rng.uniform(0.5, 2.0))
     model = {"kind": "linear", "X": X, "y": y, "noise_scale": sn, "prior_scale": s}
     return model, specs.from_model(model)
 
@@ -89,7 +90,7 @@ def linear_instance(rng, N: int, d: int):
 def logistic_instance(rng, N: int, d: int):
     X = rng.standard_normal((N, d))
     y = np.where(rng.random(N) < 0.5, -1.0, 1.0)
-    s = float(rng.uniform(0.5, 2.0))
+    s = scalar(rng.uniform(0.5, 2.0))
     model = {"kind": "logistic", "X": X, "y": y, "prior_scale": s}
     return model, specs.from_model(model)
 
@@ -144,7 +145,7 @@ def basis(d: int, structure: str) -> list[np.ndarray]:
 
 def sigma_min(C) -> float:
     """The smallest singular value of C."""
-    return float(np.linalg.svd(C, compute_uv=False)[-1])
+    return scalar(np.linalg.svd(C, compute_uv=False)[-1])
 
 
 def gaussian_instance(rng, d: int):

@@ -8,6 +8,7 @@ from __future__ import annotations
 import numpy as np
 
 from refvi.verification.protocol import targets as specs
+from refvi.verification.statement import scalar
 
 KINDS = ("gaussian", "linear", "logistic", "hierarchical_logistic", "cosine", "callable")
 SIZES = (1, 3, 4, 7, 8, 9, 16, 17, 33)  # around 4- and 8-wide unrolling and blocking in the kernels
@@ -24,25 +25,25 @@ def target_instance(rng, kind=None):
     X = rng.standard_normal((N, d))
     pm = np.where(rng.random(N) < 0.5, -1.0, 1.0)
     if kind == "linear":
-        return specs.linear(X, rng.standard_normal(N), float(rng.uniform(0.3, 2.5)), float(rng.uniform(0.4, 3.0)))
+        return specs.linear(X, rng.standard_normal(N), scalar(rng.uniform(0.3, 2.5)), scalar(rng.uniform(0.4, 3.0)))
     if kind == "logistic":
-        return specs.logistic(X, pm, float(rng.uniform(0.4, 3.0)))
+        return specs.logistic(X, pm, scalar(rng.uniform(0.4, 3.0)))
     if kind == "hierarchical_logistic":
         G = int(rng.integers(1, 4))
         A = rng.standard_normal((d, d))
         return specs.hierarchical_logistic(
-            X, pm, rng.integers(0, G, size=N), G, A @ A.T + 0.5 * np.eye(d), float(rng.uniform(0.3, 2.0)) * np.eye(d)
+            X, pm, rng.integers(0, G, size=N), G, A @ A.T + 0.5 * np.eye(d), scalar(rng.uniform(0.3, 2.0)) * np.eye(d)
         )
     if kind == "cosine":
         return specs.cosine(
-            float(rng.uniform(-3.0, 3.0)),
+            scalar(rng.uniform(-3.0, 3.0)),
             rng.standard_normal(d),
-            float(rng.uniform(-3.0, 3.0)),
-            float(rng.uniform(0.0, 2.0)),
+            scalar(rng.uniform(-3.0, 3.0)),
+            scalar(rng.uniform(0.0, 2.0)),
             rng.standard_normal(d),
         )
     # plain callables declaring their constants; an isotropic Gaussian has mu = M (the boundary the record allows)
-    a = float(rng.uniform(0.3, 3.0))
+    a = scalar(rng.uniform(0.3, 3.0))
     iso = specs.gaussian(rng.standard_normal(d), a * np.eye(d))
     return specs.from_callables(iso.logp, iso.grad_logp, d, smoothness=a, strong_convexity=a)
 

@@ -19,7 +19,7 @@ import numpy as np
 
 from refvi.verification.oracles.matrices import proj_V as proj
 from refvi.verification.protocol import targets as specs
-from refvi.verification.statement import statement
+from refvi.verification.statement import scalar, statement
 
 
 def _instance():
@@ -189,7 +189,7 @@ def claim_bad_input(ctx):
         label="fit in a frame: a singular start C0",
     )
     iso = specs.from_callables(
-        lambda z: -0.5 * float(z @ z), lambda z: -np.asarray(z), d, smoothness=1.0, strong_convexity=2.0
+        lambda z: -0.5 * scalar(z @ z), lambda z: -np.asarray(z), d, smoothness=1.0, strong_convexity=2.0
     )
     ctx.refuses(lambda: impl.fit(iso, "proj-sgd", steps=4), label="fit: a target declaring mu = 2 > M = 1")
     ctx.refuses(

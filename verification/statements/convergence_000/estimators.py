@@ -12,7 +12,7 @@ from refvi.verification.oracles import gradient_moments as gmo
 from refvi.verification.oracles import vi_objective as vio
 from refvi.verification.oracles.matrices import random_orthogonal as _orth
 from refvi.verification.protocol import targets as specs
-from refvi.verification.statement import statement
+from refvi.verification.statement import scalar, statement
 from refvi.verification.statements.convergence_000._noise import (
     _instance,
     _wellconditioned,
@@ -141,9 +141,9 @@ def _stl_at_optimum(ctx, target, Pr, mean, Cs, U, structure, d):
     # contrast: the energy estimator's variance at the optimum is positive, exactly
     # (its m-block alone has covariance H C C^T H = H, so Var >= tr H > 0; closed form, rounding 1e-12)
     var = gmo.energy_variance_quadratic(Pr, mean, mean, Cs, structure)
-    ctx.geq(var, float(np.trace(Pr)), rtol=1e-12, label="Var g_energy at q = p >= tr H > 0")
+    ctx.geq(var, scalar(np.trace(Pr)), rtol=1e-12, label="Var g_energy at q = p >= tr H > 0")
     Ge, GCe = impl_samples(ctx, target, mean, Cs, U[:4], structure, "energy")
-    ctx.geq(float(np.max(np.abs(Ge))), 1e-3, label="an energy sample at q = p is non-zero")
+    ctx.geq(scalar(np.max(np.abs(Ge))), 1e-3, label="an energy sample at q = p is non-zero")
     # and STL is not identically zero away from the optimum (the check can fail)
     Gp, GCp = impl_samples(ctx, target, mean + 0.5, Cs, U[:2], structure, "stl")
-    ctx.geq(float(np.max(np.abs(Gp))), 1e-3, label="STL sample non-zero when q != p")
+    ctx.geq(scalar(np.max(np.abs(Gp))), 1e-3, label="STL sample non-zero when q != p")

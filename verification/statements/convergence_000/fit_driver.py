@@ -49,7 +49,7 @@ import numpy as np
 from refvi.verification.oracles import vi_objective as vo
 from refvi.verification.oracles.sgd_reference import project, prox_entropy
 from refvi.verification.protocol import targets as specs
-from refvi.verification.statement import InstanceSkipped, MissingMethod, statement
+from refvi.verification.statement import InstanceSkipped, MissingMethod, scalar, statement
 from refvi.verification.statements.convergence_000.schedules import (
     printed_steps,
     printed_weights,
@@ -71,7 +71,7 @@ def _start(rng, d, method):
     C0 = (
         np.tril(B, -1) + np.diag(rng.uniform(0.5, 1.5, d))
         if method == "prox-sgd"
-        else np.eye(d) * 1.2 + 0.5 * (B + B.T) / max(1.0, float(np.abs(B).sum()))
+        else np.eye(d) * 1.2 + 0.5 * (B + B.T) / max(1.0, scalar(np.abs(B).sum()))
     )
     return rng.standard_normal(d), C0
 
@@ -97,7 +97,7 @@ def _in_V(Cs, method):
     """Every C in V: lower triangular with a positive diagonal (Prox-SGD) or symmetric (Proj-SGD)."""
     if method == "prox-sgd":
         return not np.any(np.triu(Cs, 1)) and bool(np.all(np.diagonal(Cs, axis1=1, axis2=2) > 0))
-    return bool(np.allclose(Cs, np.swapaxes(Cs, 1, 2), rtol=0.0, atol=1e-12 * float(np.abs(Cs).max())))
+    return bool(np.allclose(Cs, np.swapaxes(Cs, 1, 2), rtol=0.0, atol=1e-12 * scalar(np.abs(Cs).max())))
 
 
 def _replay(ctx, ms, Cs, gam, mu, P, M, method, what, start=None):
@@ -118,7 +118,7 @@ def _replay(ctx, ms, Cs, gam, mu, P, M, method, what, start=None):
         else:
             G = np.outer(r, u)
             want = project(C - g * (0.5 * (G + G.T) - np.linalg.inv(C)), M, "sym")
-        scale = 1.0 + float(np.abs(C).max()) + g * float(np.abs(np.outer(r, u)).max())
+        scale = 1.0 + scalar(np.abs(C).max()) + g * scalar(np.abs(np.outer(r, u)).max())
         ctx.close(C1, want, atol=1e-9 * scale, label=f"{what}: step {t}: C^(t+1) = the {method} update")
         U.append(u)
     return np.array(U)
@@ -180,7 +180,7 @@ def _objective_z(run, mu, P):
     f = vo.objective({"kind": "gaussian", "mean": mu, "precision": P}, m, C)
     A, b = C.T @ P @ C, C.T @ P @ (m - mu)
     se = math.sqrt(0.5 * np.trace(A @ A) + b @ b) / math.sqrt(int(run.objective_samples))
-    return (float(np.asarray(run.objective)[-1]) - f) / se
+    return (scalar(np.asarray(run.objective)[-1]) - f) / se
 
 
 @statement("000.claim-fit")
@@ -194,7 +194,7 @@ def claim_fit(ctx):
         target, P = _gaussian(rng, d)
         start = _start(rng, d, method) if given else None
         lam = np.linalg.eigvalsh(P)
-        mu, M = float(lam[0]), float(lam[-1])
+        mu, M = scalar(lam[0]), scalar(lam[-1])
         a = (2.0 if method == "prox-sgd" else 4.0) * (d + 3) * M * M  # Thm 26 (energy / entropy)
         gamma = step if step is None or isinstance(step, str) else step / M
         run = ctx.impl.fit(target, method, steps=steps, step_size=gamma, average=average, seed=100 + i, init=start)
@@ -303,7 +303,7 @@ def claim_fit(ctx):
         # the frame's constants from the oracle: the framed target's Hessian L^T P L
         Px = L.T @ P @ L
         ev = np.linalg.eigvalsh(Px)
-        Mx, mux = float(ev[-1]), float(ev[0])
+        Mx, mux = scalar(ev[-1]), scalar(ev[0])
         rule = ("thm6" if method == "prox-sgd" else "thm9") if mux >= 0.1 * Mx else "1/(M sqrt T)"
         a = (2.0 if method == "prox-sgd" else 4.0) * (d + 3) * Mx * Mx  # Thm 26 (energy / entropy)
         want = printed_steps(rule, T, M=Mx, mu=mux, a=a)
@@ -314,10 +314,10 @@ def claim_fit(ctx):
                 Cs[0],
                 start[1],
                 rtol=1e-9,
-                atol=1e-9 * float(np.abs(start[1]).max()),
+                atol=1e-9 * scalar(np.abs(start[1]).max()),
                 label=f"{what}: the reported C^0 = C0",
             )
-        U = _replay(ctx, mx, Cx, gam, Li @ (mu - z0), Px, float(Mx), method, what, x0)
+        U = _replay(ctx, mx, Cx, gam, Li @ (mu - z0), Px, scalar(Mx), method, what, x0)
         samples.append(U)
         _check_halvings(
             ctx,
@@ -327,7 +327,7 @@ def claim_fit(ctx):
             x0,
             Li @ (mu - z0),
             Px,
-            float(Mx),
+            scalar(Mx),
             method,
             f"{what}, the frame's rule {rule!r} (M' = {Mx:.3g}, mu' = {mux:.3g})",
         )
@@ -340,7 +340,7 @@ def claim_fit(ctx):
             run.C @ np.asarray(run.C).T,
             L @ Cw @ Cw.T @ L.T,
             rtol=1e-9,
-            atol=1e-9 * float(np.abs(P).max()) ** -1,
+            atol=1e-9 * scalar(np.abs(P).max()) ** -1,
             label=f"{what}: returned C C^T = L (average C_x)(average C_x)^T L^T",
         )
         ctx.close(run.m_last, ms[-1], rtol=1e-12, atol=1e-12, label=f"{what}: m_last = m^T")
@@ -360,7 +360,7 @@ def claim_fit(ctx):
     # the reported objective trace at w^T against the closed form, in units of its Monte Carlo standard error
     if zs:
         ctx.bound(
-            float(np.max(np.abs(zs))),
+            scalar(np.max(np.abs(zs))),
             6.0,
             label=f"objective trace at w^T: |estimate - f(w^T)| <= 6 standard errors in every run ({len(zs)} runs)",
         )

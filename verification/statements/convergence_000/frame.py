@@ -24,7 +24,7 @@ from hypothesis import strategies as st
 from refvi.verification.oracles import hessian_bounds as hb
 from refvi.verification.oracles import vi_objective as vo
 from refvi.verification.protocol import targets as tspec
-from refvi.verification.statement import statement
+from refvi.verification.statement import scalar, statement
 from refvi.verification.statements.convergence_000._targets import hessian_of_gradient, target_instance
 from refvi.verification.strategies import RNG, rng_of
 
@@ -37,8 +37,8 @@ def _quadratic(rng, d, N, kind, cond=None):
             "kind": "linear",
             "X": X,
             "y": rng.standard_normal(N),
-            "noise_scale": float(rng.uniform(0.2, 2)),
-            "prior_scale": float(rng.uniform(0.5, 3)),
+            "noise_scale": scalar(rng.uniform(0.2, 2)),
+            "prior_scale": scalar(rng.uniform(0.5, 3)),
         }
     Q, _ = np.linalg.qr(rng.standard_normal((d, d)))
     lam = np.exp(rng.uniform(-2, 2, d)) if cond is None else np.geomspace(1.0, cond, d)
@@ -162,7 +162,7 @@ def claim_affine_frame_constants(ctx):
             fx = _framed_gaussian(model, zz, LL)
             ev = np.linalg.eigvalsh(fx["precision"])
             tx = tspec.gaussian(fx["mean"], fx["precision"], name=label)
-            M, mu = float(ctx.impl.smoothness(tx)), float(ctx.impl.strong_convexity(tx))
+            M, mu = scalar(ctx.impl.smoothness(tx)), scalar(ctx.impl.strong_convexity(tx))
             # eigenvalues of a symmetric matrix: backward stable, 1e-10 relative to lambda_max
             ctx.close(M, ev[-1], rtol=1e-9, atol=1e-10 * ev[-1], label=f"{label}: M' = lambda_max(L^T H L)")
             ctx.close(mu, ev[0], rtol=1e-9, atol=1e-10 * ev[-1], label=f"{label}: mu' = lambda_min(L^T H L)")
@@ -193,15 +193,15 @@ def claim_implementation_frame(ctx):
         H = -hessian_of_gradient(target, z0)
         what = f"{target.kind}, d = {target.dim}, {kind}"
         g = np.asarray(target.grad_logp(z0), dtype=np.float64)
-        ctx.leq(float(np.linalg.norm(g)), 1e-6 * (1.0 + float(np.abs(H).max())), label=f"{what}: grad log p(z0) = 0")
+        ctx.leq(scalar(np.linalg.norm(g)), 1e-6 * (1.0 + scalar(np.abs(H).max())), label=f"{what}: grad log p(z0) = 0")
         if kind == "laplace":
             ctx.true(bool(np.all(np.triu(L, 1) == 0) and np.all(np.diag(L) > 0)), label=f"{what}: L lower triangular")
             ctx.close(L.T @ H @ L, np.eye(target.dim), atol=1e-5, label=f"{what}: L^T H L = I")
         else:
             ctx.close(L, np.diag(1.0 / np.sqrt(np.diag(H))), rtol=1e-5, label=f"{what}: L = diag(H_ii^-1/2)")
         ev = np.linalg.eigvalsh(0.5 * (L.T @ H @ L + (L.T @ H @ L).T))
-        ctx.geq(float(M), ev[-1], rtol=1e-5, label=f"{what}: M' >= lambda_max(L^T H L) at the mode")
-        ctx.leq(float(mu), ev[0], rtol=1e-5, label=f"{what}: mu' <= lambda_min(L^T H L) at the mode")
+        ctx.geq(scalar(M), ev[-1], rtol=1e-5, label=f"{what}: M' >= lambda_max(L^T H L) at the mode")
+        ctx.leq(scalar(mu), ev[0], rtol=1e-5, label=f"{what}: mu' <= lambda_min(L^T H L) at the mode")
         if target.kind == "gaussian" and kind == "laplace":
             ctx.close(np.array([M, mu], dtype=np.float64), np.ones(2), rtol=1e-5, label=f"{what}: M' = mu' = 1")
 
@@ -224,7 +224,7 @@ def claim_implementation_framed_energy(ctx):
         got_m, got_C = (
             np.asarray(a, dtype=np.float64) for a in ctx.impl.framed_energy(target, z0, L, m, C, U, structure)
         )
-        scale = 1.0 + float(np.abs(G).max()) * (1.0 + float(np.abs(U).max()))
+        scale = 1.0 + scalar(np.abs(G).max()) * (1.0 + scalar(np.abs(U).max()))
         what = f"{target.kind}, d = {d}, S = {len(U)}, {structure}"
         ctx.close(got_m, gm, rtol=1e-10, atol=1e-10 * scale, label=f"{what}: framed g_m")
         ctx.close(got_C, gC, rtol=1e-10, atol=1e-10 * scale, label=f"{what}: framed g_C")

@@ -11,7 +11,7 @@ import numpy as np
 from refvi.verification.errata import erratum
 from refvi.verification.oracles import hessian_bounds as hb
 from refvi.verification.protocol import targets as specs
-from refvi.verification.statement import statement
+from refvi.verification.statement import scalar, statement
 from refvi.verification.statements.convergence_000._structure import (
     constants,
     linear_case,
@@ -61,7 +61,7 @@ def impl_constants_match(ctx, model, target, label, mu_tight=True):
 # ======================================================================================= §7.3: model constants
 def _eig_range(H) -> tuple[float, float]:
     lam = np.linalg.eigvalsh(0.5 * (H + H.T))
-    return float(lam[0]), float(lam[-1])
+    return scalar(lam[0]), scalar(lam[-1])
 
 
 def _test_points(rng, dim, n=4):
@@ -104,7 +104,7 @@ def thm21(ctx):
         y = rng.standard_normal(N)
         B = rng.standard_normal((d, d))
         Si = B @ B.T + 0.2 * np.eye(d)
-        r, c = float(rng.uniform(0, 1)), float(rng.uniform(-2, 2))
+        r, c = scalar(rng.uniform(0, 1)), scalar(rng.uniform(-2, 2))
         phi = _cos_glm(r, c)
         model = {"kind": "glm", "X": X, "y": y, "Sigma_inv": Si, "phi": phi}
         mu, beta = hb.glm_curvature_interval(X, Si, r - abs(c), r + abs(c))
@@ -295,9 +295,9 @@ def thm24(ctx):
             # (1 <=> 2) smooth iff ||H||_2 bounded; here by the oracle's explicit M
             ctx.bound(full, M, atol=tol, label="||Hess log p||_2 <= M")
             # (2 => 4) every block is a submatrix: ||H_ij||_2 <= ||H||_2
-            ctx.bound(float(norms.max()), full, rtol=1e-12, atol=1e-12, label="block norms <= full norm")
+            ctx.bound(scalar(norms.max()), full, rtol=1e-12, atol=1e-12, label="block norms <= full norm")
             # (4 => 2) ||H||_2 <= (number of block rows) * max block norm
-            ctx.bound(full, (G + 1) * float(norms.max()), rtol=1e-12, label="full norm <= (G+1) max block norm")
+            ctx.bound(full, (G + 1) * scalar(norms.max()), rtol=1e-12, label="full norm <= (G+1) max block norm")
             # (5-7) z_i-z_j blocks vanish for i != j: z_i interacts only with theta and its own data
             off = [norms[i, j] for i in range(1, G + 1) for j in range(1, G + 1) if i != j]
             ctx.bound(max(off, default=0.0), 0.0, atol=1e-8, label="z_i-z_j blocks are zero (i != j)")
@@ -317,7 +317,7 @@ def thm24(ctx):
             U = rng.standard_normal((S, D))
             G_ = np.array([hb.grad_neg_log_joint(model, C @ u + m) for u in U])
             gm, gC = ctx.impl.energy(target, m, C, U, "tril")
-            scale = 1.0 + float(np.max(np.abs(G_))) * (1.0 + float(np.max(np.abs(U))))
+            scale = 1.0 + scalar(np.max(np.abs(G_))) * (1.0 + scalar(np.max(np.abs(U))))
             ctx.close(np.asarray(gm), G_.mean(0), atol=1e-12 * scale, label=f"hierarchical energy, m part (S={S})")
             ctx.close(
                 np.asarray(gC), np.tril(G_.T @ U / S), atol=1e-12 * scale, label=f"hierarchical energy, C part (S={S})"

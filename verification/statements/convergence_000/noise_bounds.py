@@ -14,7 +14,7 @@ from refvi.verification.oracles import hessian_bounds as hb
 from refvi.verification.oracles import vi_objective as vio
 from refvi.verification.oracles.matrices import random_orthogonal as _orth
 from refvi.verification.protocol import targets as specs
-from refvi.verification.statement import statement
+from refvi.verification.statement import scalar, statement
 from refvi.verification.statements.convergence_000._noise import (
     _instance,
     _wellconditioned,
@@ -51,7 +51,7 @@ def impl_second_moment(ctx, target, model, m, C, structure, order, entropy=False
         atol=1e-10 * scale,
         label="per-sample g(u): implementation vs oracle at the nodes",
     )
-    return float(w @ _sq(G, GC))
+    return scalar(w @ _sq(G, GC))
 
 
 def exact_second_moment(ctx, target, model, m, C, structure, entropy=False):
@@ -94,7 +94,7 @@ def stationary(model):
     if model["kind"] != "cosine":
         return gmo.stationary_point(model)
     b, z0 = np.asarray(model["b"]), np.asarray(model["z0"])
-    period = 2 * np.pi / float(b @ b)
+    period = 2 * np.pi / scalar(b @ b)
     best, fbest = None, np.inf
     for k in range(-12, 13):
         x = gmo.stationary_point(model, z0 + k * 0.5 * period * b)
@@ -105,7 +105,7 @@ def stationary(model):
 
 
 def _sigma_min(C):
-    return float(np.linalg.svd(C, compute_uv=False)[-1])
+    return scalar(np.linalg.svd(C, compute_uv=False)[-1])
 
 
 def _exact_moment_and_bounds(ctx, inst):
@@ -143,7 +143,7 @@ def thm1(ctx):
     rng = ctx.rng("sharp")
 
     def sharp(d):
-        Mv = float(rng.uniform(0.5, 3))
+        Mv = scalar(rng.uniform(0.5, 3))
         mbar, m = rng.uniform(-2, 2, d), rng.uniform(-3, 3, d)
         C = scale_with_singular_values(rng, rng.uniform(0.1, 3, d), "full")
         model = {"kind": "gaussian", "mean": mbar, "precision": Mv * np.eye(d)}
@@ -153,12 +153,14 @@ def thm1(ctx):
         ctx.close(E, b1, rtol=1e-12, label=f"sharpness d={d}: E||g||^2 == (d+1)M^2||dm||^2 + (d+3)M^2||C||^2")
         # each constant separately: m = mbar isolates (d+3), and a tiny C isolates (d+1)
         E0, _ = exact_second_moment(ctx, target, model, mbar, C, "full")
-        ctx.close(E0, (d + 3) * Mv**2 * float(np.sum(C * C)), rtol=1e-12, label="m = mbar: E||g||^2 == (d+3)M^2||C||^2")
+        ctx.close(
+            E0, (d + 3) * Mv**2 * scalar(np.sum(C * C)), rtol=1e-12, label="m = mbar: E||g||^2 == (d+3)M^2||C||^2"
+        )
         eps = 1e-4 * np.eye(d)
         E1, _ = exact_second_moment(ctx, target, model, m, eps, "full")
         ctx.close(
-            E1 - (d + 3) * Mv**2 * float(np.sum(eps * eps)),
-            (d + 1) * Mv**2 * float(np.sum((m - mbar) ** 2)),
+            E1 - (d + 3) * Mv**2 * scalar(np.sum(eps * eps)),
+            (d + 1) * Mv**2 * scalar(np.sum((m - mbar) ** 2)),
             rtol=1e-10,
             label="C = 1e-4 I: E||g||^2 - (d+3)M^2||C||^2 == (d+1)M^2||m - mbar||^2",
         )
@@ -214,7 +216,7 @@ def thm3(ctx):
         _, b2 = gmo.thm1_bounds(M, m, mbar, C)
         gh = ctx.impl.grad_neg_entropy(C, structure)
         for L in (1.0 / _sigma_min(C) ** 2, 4.0 / _sigma_min(C) ** 2):  # the smallest L with w in W_L, and a larger
-            ctx.bound(float(np.sum(gh * gh)), d * L, rtol=1e-12, label="||grad h||^2 <= dL on W_L")
+            ctx.bound(scalar(np.sum(gh * gh)), d * L, rtol=1e-12, label="||grad h||^2 <= dL on W_L")
             ctx.bound(
                 E,
                 2 * b2 + 2 * d * L,
@@ -225,9 +227,9 @@ def thm3(ctx):
     # ||grad h||^2 <= dL is attained: V = full, C = L^{-1/2} Q with Q orthogonal gives ||C^{-T}||_F^2 = dL exactly
     rng = ctx.rng("h-sharp")
     for d in (1, 2, 3, 5):
-        L = float(rng.uniform(0.2, 5))
+        L = scalar(rng.uniform(0.2, 5))
         gh = ctx.impl.grad_neg_entropy(_orth(rng, d) / np.sqrt(L), "full")
-        ctx.close(float(np.sum(gh * gh)), d * L, rtol=1e-12, label="||grad h||^2 == dL for C = L^{-1/2} Q")
+        ctx.close(scalar(np.sum(gh * gh)), d * L, rtol=1e-12, label="||grad h||^2 == dL for C = L^{-1/2} Q")
         ctx.count()
 
     ctx.forall(
@@ -256,8 +258,8 @@ def thm26(ctx):
     def check(inst):
         target, model, m, C, structure, d, M, mbar = _bound_case(inst)
         ms, Cs, _ = vio.solve(model, structure)
-        dist = float(np.sum((m - ms) ** 2) + np.sum((C - Cs) ** 2))
-        dstar = float(np.sum((ms - mbar) ** 2) + np.sum(Cs**2))
+        dist = scalar(np.sum((m - ms) ** 2) + np.sum((C - Cs) ** 2))
+        dstar = scalar(np.sum((ms - mbar) ** 2) + np.sum(Cs**2))
         L = 1.0 / _sigma_min(C) ** 2
         E, tol = exact_second_moment(ctx, target, model, m, C, structure)
         ctx.bound(
@@ -311,19 +313,19 @@ def e000_3(ctx):
     rng = ctx.rng("algebra")
     for k in range(6):
         d = 1 + k % 3
-        M, L = float(rng.uniform(0.5, 3)), float(rng.uniform(0.5, 3))
+        M, L = scalar(rng.uniform(0.5, 3)), scalar(rng.uniform(0.5, 3))
         x, y = rng.standard_normal(d + d * d), rng.standard_normal(d + d * d)
-        thm3 = 2 * (d + 3) * M**2 * float((x + y) @ (x + y)) + 2 * d * L
-        proved = 4 * (d + 3) * M**2 * float(x @ x) + 4 * (d + 3) * M**2 * float(y @ y) + 2 * d * L
+        thm3 = 2 * (d + 3) * M**2 * scalar((x + y) @ (x + y)) + 2 * d * L
+        proved = 4 * (d + 3) * M**2 * scalar(x @ x) + 4 * (d + 3) * M**2 * scalar(y @ y) + 2 * d * L
         ctx.close(
             thm3,
-            proved - 2 * (d + 3) * M**2 * float((x - y) @ (x - y)),
+            proved - 2 * (d + 3) * M**2 * scalar((x - y) @ (x - y)),
             rtol=1e-13,
             label="Thm 3 bound == a||x||^2 + b_corrected - 2(d+3)M^2||x - y||^2 (identity)",
         )
-        b_printed = 4 * (d + 3) * M**2 * float(y @ y) + d * L
+        b_printed = 4 * (d + 3) * M**2 * scalar(y @ y) + d * L
         ctx.close(
-            proved - (4 * (d + 3) * M**2 * float(x @ x) + b_printed),
+            proved - (4 * (d + 3) * M**2 * scalar(x @ x) + b_printed),
             d * L,
             rtol=1e-12,
             label="what the proof gives minus the printed bound == dL > 0",
@@ -343,7 +345,7 @@ def e000_3(ctx):
     gh = ctx.impl.grad_neg_entropy(C, structure)
     ctx.geq(
         E,
-        2 * En + float(np.sum(gh * gh)) + 100 * (tol + tol_n),
+        2 * En + scalar(np.sum(gh * gh)) + 100 * (tol + tol_n),
         label="E||g_ent||^2 > 2 E||g_energy||^2 + ||grad h||^2 on the same instance",
     )
     ctx.count()

@@ -12,7 +12,7 @@ import numpy as np
 from refvi.verification.errata import erratum
 from refvi.verification.oracles import vi_objective as vo
 from refvi.verification.oracles.matrices import proj_V as proj
-from refvi.verification.statement import statement
+from refvi.verification.statement import scalar, statement
 from refvi.verification.statements.convergence_000._structure import (
     STRUCTS,
     basis,
@@ -32,7 +32,7 @@ from refvi.verification.statements.convergence_000._structure import (
 
 # ================================================================================= §7.2: smoothness, convexity
 def _logdet_abs(C) -> float:
-    return float(np.linalg.slogdet(C)[1])
+    return scalar(np.linalg.slogdet(C)[1])
 
 
 @statement("000.lemma16")
@@ -86,7 +86,7 @@ def lemma16(ctx):
     def smooth_h(inst):
         d, _, seed = inst
         rng = np.random.default_rng(seed)
-        M = float(10 ** rng.uniform(-1, 1.5))
+        M = scalar(10 ** rng.uniform(-1, 1.5))
         t = 1 / np.sqrt(M)
         for structure in STRUCTS:
             C1 = random_in_W(rng, d, structure, smin=t)
@@ -158,10 +158,10 @@ def lemma17(ctx):
     def sym_part(inst):
         d, _, seed = inst
         rng = np.random.default_rng(seed)
-        M = float(10 ** rng.uniform(-1, 1.5))
+        M = scalar(10 ** rng.uniform(-1, 1.5))
         t = 1 / np.sqrt(M)
         C1, C2 = random_in_W(rng, d, "sym", smin=t), random_in_W(rng, d, "sym", smin=t)
-        a = float(rng.uniform())
+        a = scalar(rng.uniform())
         Cm = (1 - a) * C1 + a * C2
         l1, l2, lm = (np.linalg.eigvalsh(X)[0] for X in (C1, C2, Cm))
         # lambda_min is concave on S^d (the proof of 17.2); eigvalsh accurate to 1e-14 relative
@@ -183,7 +183,7 @@ def lemma17(ctx):
         d, _, seed = inst
         rng = np.random.default_rng(seed)
         C1, C2 = random_in_W(rng, d, "tril", smin=0.05), random_in_W(rng, d, "tril", smin=0.05)
-        a = float(rng.uniform())
+        a = scalar(rng.uniform())
         Cm = (1 - a) * C1 + a * C2
         ctx.true(bool(np.all(np.diag(Cm) > 0)), label="17.3 W = positive-diagonal T^d is convex")
         # h(C) = -sum log C_ii: the log-determinant of a triangular matrix is the sum over its diagonal
@@ -223,8 +223,10 @@ def e000_6(ctx):
     C = np.array([[1.0, 0.0], [3.0, 1.0]])
     x = np.array([1.0, -1.0])
     ctx.true(bool(np.all(np.diag(C) > 0)), label="C has a positive diagonal (in refvi's W)")
-    ctx.bound(float(x @ C @ x), -1.0, label="x^T C x = -1 < 0: C is not positive definite as a quadratic form")
-    ctx.bound(float(np.linalg.eigvalsh(0.5 * (C + C.T))[0]), -0.49, label="lambda_min of the symmetric part = -1/2 < 0")
+    ctx.bound(scalar(x @ C @ x), -1.0, label="x^T C x = -1 < 0: C is not positive definite as a quadratic form")
+    ctx.bound(
+        scalar(np.linalg.eigvalsh(0.5 * (C + C.T))[0]), -0.49, label="lambda_min of the symmetric part = -1/2 < 0"
+    )
     # the leading principal minors (what 'Sylvester' tests) are all positive nonetheless
     ctx.true(C[0, 0] > 0 and np.linalg.det(C) > 0, label="leading principal minors 1, 1 > 0")
     ctx.count()

@@ -13,7 +13,7 @@ from refvi.verification.oracles import vi_objective as vo
 from refvi.verification.oracles.matrices import proj_V as proj
 from refvi.verification.oracles.matrices import random_orthogonal
 from refvi.verification.oracles.quadrature import degree3_cubature
-from refvi.verification.statement import statement
+from refvi.verification.statement import scalar, statement
 from refvi.verification.statements.convergence_000._structure import (
     STRUCTS,
     basis,
@@ -132,7 +132,7 @@ def lemma14(ctx):
             # closed forms on both sides; terms up to ~1e3, rounding 1e-11 relative
             ctx.close(kl, rhs, rtol=1e-10, atol=1e-10 * (1 + abs(log_px)), label=f"KL = f + const ({structure})")
             # KL = l - Entropy[q] + log p(x), with the implementation's entropy of N(m, C C^T)
-            H = float(ctx.impl.gaussian_entropy(C, structure))
+            H = scalar(ctx.impl.gaussian_entropy(C, structure))
             ctx.close(
                 kl,
                 vo.free_energy(model, m, C)[0] - H + log_px,

@@ -11,7 +11,7 @@ import numpy as np
 from refvi.verification.oracles import vi_objective as vo
 from refvi.verification.oracles.matrices import proj_V as proj
 from refvi.verification.protocol import targets as specs
-from refvi.verification.statement import statement
+from refvi.verification.statement import scalar, statement
 from refvi.verification.statements.convergence_000._structure import (
     STRUCTS,
     inner,
@@ -31,7 +31,7 @@ def lemma29(ctx):
         # prox_{gamma h} is defined on all of T^d (any sign of the diagonal), Lemma 31
         C1 = np.tril(rng.standard_normal((d, d)) * rng.uniform(0.1, 3))
         C2 = np.tril(rng.standard_normal((d, d)) * rng.uniform(0.1, 3))
-        gamma = float(10 ** rng.uniform(-3, 1))
+        gamma = scalar(10 ** rng.uniform(-3, 1))
         P1, P2 = ctx.impl.entropy_prox(C1, gamma), ctx.impl.entropy_prox(C2, gamma)
         # a few roundings in the square root: 1e-12 relative
         ctx.bound(
@@ -45,7 +45,7 @@ def lemma29(ctx):
     def subgradient(inst):
         d, _, seed = inst
         rng = np.random.default_rng(seed)
-        gamma = float(10 ** rng.uniform(-3, 1))
+        gamma = scalar(10 ** rng.uniform(-3, 1))
         # (<=) pick v in W, set C = v + gamma * grad h(v) (h is differentiable on W, so dh(v) = {grad h(v)})
         v = random_in_W(rng, d, "tril", smin=0.05)
         C = v + gamma * np.asarray(ctx.impl.grad_neg_entropy(v, "tril"))
@@ -72,7 +72,7 @@ def lemma29(ctx):
     def fixed_point(inst):
         d, N, seed = inst
         rng = np.random.default_rng(seed)
-        gamma = float(10 ** rng.uniform(-2, 0.5))
+        gamma = scalar(10 ** rng.uniform(-2, 0.5))
         model, _ = linear_instance(rng, N, d)
         m_star, C_star, _ = vo.solve(model, "tril")
         _, gm, gC = vo.free_energy(model, m_star, C_star)
@@ -138,7 +138,7 @@ def lemma31(ctx):
         d, _, seed = inst
         rng = np.random.default_rng(seed)
         C = np.tril(rng.standard_normal((d, d)) * 10 ** rng.uniform(-2, 2))
-        gamma = float(10 ** rng.uniform(-4, 2))
+        gamma = scalar(10 ** rng.uniform(-4, 2))
         P = np.asarray(ctx.impl.entropy_prox(C, gamma))
         ctx.true(
             np.array_equal(P - np.diag(np.diag(P)), C - np.diag(np.diag(C))),
@@ -149,11 +149,11 @@ def lemma31(ctx):
         # optimality condition of Eq. (34): p^2 - c p - gamma = 0, i.e. -1/p + (p - c)/gamma = 0; residual scaled
         # by p^2 + |c| p + gamma is a few ulps (we allow 1e-12 relative)
         resid = np.abs(p * p - c * p - gamma) / (p * p + np.abs(c) * p + gamma)
-        ctx.bound(float(resid.max()), 0.0, atol=1e-12, label="stationarity p^2 - c p - gamma = 0")
+        ctx.bound(scalar(resid.max()), 0.0, atol=1e-12, label="stationarity p^2 - c p - gamma = 0")
         # and against the SymPy closed form, evaluated with 30 digits
         f = sp.lambdify((C_SYM, GAMMA_SYM), root, "mpmath")
         with mpmath.workdps(30):
-            ref = np.array([float(f(mpmath.mpf(float(ci)), mpmath.mpf(gamma))) for ci in c])
+            ref = np.array([scalar(f(mpmath.mpf(scalar(ci)), mpmath.mpf(gamma))) for ci in c])
         # a correctly rounded formula is within a few ulps of the 30-digit root for every sign and size of c
         # (for c < 0 use 2 gamma / (sqrt(c^2 + 4 gamma) - c); the textbook form cancels when c^2 >> gamma)
         ctx.close(p, ref, rtol=1e-13, atol=0.0, label="prox diagonal vs SymPy root (30 digits)")
@@ -162,7 +162,7 @@ def lemma31(ctx):
     # the named hard instance: c = -100, gamma = 1e-4 (exact prox 9.99999900000002e-07...)
     P = np.asarray(ctx.impl.entropy_prox(np.array([[-100.0]]), 1e-4))
     with mpmath.workdps(40):
-        ref = float((mpmath.mpf(-100) + mpmath.sqrt(mpmath.mpf(10000) + 4 * mpmath.mpf("1e-4"))) / 2)
+        ref = scalar((mpmath.mpf(-100) + mpmath.sqrt(mpmath.mpf(10000) + 4 * mpmath.mpf("1e-4"))) / 2)
     ctx.close(P[0, 0], ref, rtol=1e-13, label="prox at c = -100, gamma = 1e-4 (cancellation-prone)")
     ctx.count()
 
@@ -174,7 +174,7 @@ def lemma32(ctx):
     def make(rng, d):
         A = rng.standard_normal((d, d)) * rng.uniform(0.2, 2)
         C = 0.5 * (A + A.T)
-        M = float(10 ** rng.uniform(-1, 1.5))
+        M = scalar(10 ** rng.uniform(-1, 1.5))
         return C, M
 
     def check(inst):
@@ -210,7 +210,7 @@ def lemma32(ctx):
         # factor every local minimum of this Burer-Monteiro form is global)
         def obj(p):
             L = np.array([[p[0], 0.0], [p[1], p[2]]])
-            return float(np.sum((t * np.eye(2) + L @ L.T - C) ** 2))
+            return scalar(np.sum((t * np.eye(2) + L @ L.T - C) ** 2))
 
         best = None
         for x0 in ([1.0, 0.0, 1.0], [0.3, -0.5, 0.7], list(rng.standard_normal(3))):
@@ -271,7 +271,7 @@ def lemma33(ctx):
         dd, _, seed = inst
         rng = np.random.default_rng(seed)
         zeta = rng.standard_normal(dd)
-        target = specs.from_callables(lambda x: -float(zeta @ x), lambda x: -zeta, dd)
+        target = specs.from_callables(lambda x: -scalar(zeta @ x), lambda x: -zeta, dd)
         uu = rng.standard_normal(dd)
         for structure in STRUCTS:
             m0, C0 = rng.standard_normal(dd), random_in_W(rng, dd, structure)
@@ -280,8 +280,8 @@ def lemma33(ctx):
             ctx.close(proj(gC, structure), gC, atol=0.0, label=f"T*(z) has its C-part in V = {structure}")
             for _ in range(3):
                 mw, Cw = rng.standard_normal(dd), proj(rng.standard_normal((dd, dd)), structure)
-                lhs = float(np.dot(gm, mw)) + inner(gC, Cw)
-                rhs = float(zeta @ (Cw @ uu + mw))
+                lhs = scalar(np.dot(gm, mw)) + inner(gC, Cw)
+                rhs = scalar(zeta @ (Cw @ uu + mw))
                 # sums of d^2 products: rounding 1e-13 relative to the sum of |terms|
                 ctx.close(
                     lhs,

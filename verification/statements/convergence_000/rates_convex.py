@@ -13,7 +13,7 @@ from hypothesis import strategies as st
 
 from refvi.verification.errata import erratum
 from refvi.verification.oracles import rates as ro
-from refvi.verification.statement import statement
+from refvi.verification.statement import scalar, statement
 from refvi.verification.statements.convergence_000._rates import (
     ALPHA,
     SLACK_1_OVER_SQRT_T,
@@ -39,7 +39,7 @@ def thm7(ctx):
         for w, (m1, C1, gm, gC) in zip(c.W, c.out, strict=True):
             e_dist += w * inst.dist(m1, C1)
             e_gap += w * inst.gap(m1, C1)
-            var += w * float(np.sum((gm - gtm) ** 2) + np.sum((gC - gtC) ** 2))
+            var += w * scalar(np.sum((gm - gtm) ** 2) + np.sum((gC - gtC) ** 2))
         D = inst.dist(c.m, c.C)
         ctx.bound(
             0.5 * e_dist - 0.5 * D + gamma * e_gap,
@@ -56,7 +56,7 @@ def thm7(ctx):
         "tril",
         one_step,
         kappa=3.0,
-        step=lambda inst, a, rng: float(rng.uniform(0.2, 1.0)) / inst.M,
+        step=lambda inst, a, rng: scalar(rng.uniform(0.2, 1.0)) / inst.M,
     )
 
     # (ii) the theta-average bound at gamma = 1/M, and at gamma = 1/(M sqrt T) for three horizons T with the
@@ -167,7 +167,7 @@ def thm10(ctx):
         )
 
     forall_one_step(
-        ctx, "thm10", "proj", "sym", one_step, kappa=3.0, step=lambda inst, a, rng: float(rng.uniform(0.05, 1.0))
+        ctx, "thm10", "proj", "sym", one_step, kappa=3.0, step=lambda inst, a, rng: scalar(rng.uniform(0.05, 1.0))
     )
     # the theorem allows any gamma > 0: the same one-step inequality at gamma in [1.5, 6] (far above 1/M here)
     forall_one_step(
@@ -178,7 +178,7 @@ def thm10(ctx):
         one_step,
         kappa=3.0,
         few=2,
-        step=lambda inst, a, rng: float(rng.uniform(1.5, 6.0)),
+        step=lambda inst, a, rng: scalar(rng.uniform(1.5, 6.0)),
     )
 
     # (ii) the theta-average bound at gamma = 1/(2M), and at gamma = 1/sqrt T for three horizons T with Eq. (14)
@@ -215,7 +215,7 @@ def e000_7(ctx):
     theta = 1 / (1 + 2 * a * gamma**2)
     r, E = ro.multiplicative_noise_moments(np.full(T, gamma), M, a)
     w = _theta_weights(theta, T, 1)
-    Ef = 0.5 * M * float(w @ E @ w)
+    Ef = 0.5 * M * scalar(w @ E @ w)
     ctx.geq(Ef, 1 / math.sqrt(T) * (M / 2 + a / (M * T)) + 0.03, label="Thm 7 printed 1/(M sqrt T) bound fails")
     ctx.bound(Ef, gamma * a / (1 - theta**T), label="Thm 7 main (theta) bound holds")
     ctx.bound(Ef, a / math.sqrt(T) * (M / (2 * a) + 1 / M), label="Thm 7 corrected 1/(M sqrt T) bound holds")
@@ -225,7 +225,7 @@ def e000_7(ctx):
     theta = 1 / (1 + a * gamma**2)
     r, E = ro.multiplicative_noise_moments(np.full(T, gamma), 1.0, a)
     w = _theta_weights(theta, T, 0)
-    Ef = 0.5 * float(w @ E @ w)
+    Ef = 0.5 * scalar(w @ E @ w)
     ctx.geq(Ef, 0.5 / math.sqrt(T) * (1 + a / T) + 0.1, label="Thm 10 printed Eq. (14) fails")
     ctx.bound(Ef, 0.5 / math.sqrt(T) * (1 + a), label="Thm 10 corrected Eq. (14) holds")
     ctx.count(3)

@@ -14,7 +14,7 @@ from hypothesis import strategies as st
 from refvi.verification.errata import erratum
 from refvi.verification.oracles import rates as ro
 from refvi.verification.oracles import sgd_reference
-from refvi.verification.statement import statement
+from refvi.verification.statement import scalar, statement
 from refvi.verification.statements.convergence_000._rates import (
     ALPHA,
     SLACK_1_OVER_T,
@@ -42,7 +42,7 @@ def thm6(ctx):
         e1 = e2 = 0.0
         for w, (m1, C1, gm, gC) in zip(c.W, c.out, strict=True):
             lhs = inst.dist(m1, C1)
-            rhs = float(
+            rhs = scalar(
                 np.sum((m - inst.ms - gamma * (gm - gsm)) ** 2) + np.sum((C - inst.Cs - gamma * (gC - gsC)) ** 2)
             )
             # pathwise: non-expansive prox and the fixed point w* = prox(w* - gamma grad l(w*)) (Lemma 29)
@@ -68,7 +68,7 @@ def thm6(ctx):
         one_step,
         linear_too=True,
         few=4,
-        step=lambda inst, a, rng: min(inst.mu / (2 * a), 1 / inst.mu) * float(rng.uniform(0.3, 1.0)),
+        step=lambda inst, a, rng: min(inst.mu / (2 * a), 1 / inst.mu) * scalar(rng.uniform(0.3, 1.0)),
     )
 
     # (ii) Eq. (10), constant step, and Eq. (11), decaying min-form step at three horizons with its O(1/T)
@@ -150,7 +150,7 @@ def _replay_finals(ctx, inst, m0, C0, gammas, UU, finals, label):
         mr, Cr, _, _ = sgd_reference.sgd("prox", inst.model["kind"], params, m0, C0, UU[r], gammas, "energy", "tril")
         got.append(np.concatenate([m, C.ravel()]))
         ref.append(np.concatenate([mr, Cr.ravel()]))
-    scale = 1.0 + float(np.max(np.abs(ref)))
+    scale = 1.0 + scalar(np.max(np.abs(ref)))
     ctx.close(
         np.array(got),
         np.array(ref),
@@ -188,11 +188,11 @@ def thm9(ctx):
         e1 = e2 = eg2 = 0.0
         for w, (m1, C1, gm, gC) in zip(c.W, c.out, strict=True):
             lhs = inst.dist(m1, C1)
-            rhs = float(np.sum((m - gamma * gm - inst.ms) ** 2) + np.sum((C - gamma * gC - inst.Cs) ** 2))
+            rhs = scalar(np.sum((m - gamma * gm - inst.ms) ** 2) + np.sum((C - gamma * gC - inst.Cs) ** 2))
             ctx.bound(lhs, rhs, rtol=1e-10, atol=1e-13, label="pathwise: projection is non-expansive, w* in W_M")
             e1 += w * lhs
             e2 += w * rhs
-            eg2 += w * float(np.sum(gm**2) + np.sum(gC**2))
+            eg2 += w * scalar(np.sum(gm**2) + np.sum(gC**2))
         D = inst.dist(m, C)
         ctx.bound(eg2, a * D + b, rtol=1e-9, label="Thm 26 (E000-3): E||g_ent||^2 <= a D + b on W_M")
         gap = inst.gap(m, C)
@@ -206,7 +206,7 @@ def thm9(ctx):
         "proj",
         "sym",
         one_step,
-        step=lambda inst, a, rng: min(inst.mu / (2 * a), 2 / inst.mu) * float(rng.uniform(0.3, 1.0)),
+        step=lambda inst, a, rng: min(inst.mu / (2 * a), 2 / inst.mu) * scalar(rng.uniform(0.3, 1.0)),
     )
 
     # (ii) Eq. (12) and corrected Eq. (13) (switching and min-form schedules), statistically
@@ -298,7 +298,7 @@ def cor30(ctx):
     # -1 + 1/log T, so the exponent is checked against the least-squares slope of log(log T / T) itself
     curves = curve(ctx, "prox", inst, m0, C0, Ts, lambda T: np.full(T + 1, A * math.log(T) / T), R, "cor30/run")
     lt = np.log(Ts)
-    shape_exponent = float(np.polyfit(lt, np.log(np.log(Ts) / np.asarray(Ts)), 1)[0])
+    shape_exponent = scalar(np.polyfit(lt, np.log(np.log(Ts) / np.asarray(Ts)), 1)[0])
     check_rate(
         ctx,
         Ts,

@@ -17,7 +17,7 @@ import mpmath
 import numpy as np
 from hypothesis import strategies as st
 
-from refvi.verification.statement import statement
+from refvi.verification.statement import scalar, statement
 
 DIGITS = 50
 
@@ -56,7 +56,7 @@ def printed_steps(rule, T, *, gamma=None, M=None, mu=None, a=None, L=None, A=Non
             out = [mpmath.mpf(A) * mpmath.log(T) / T] * T
         else:
             raise ValueError(rule)
-        return np.array([float(x) for x in out])
+        return np.array([scalar(x) for x in out])
 
 
 def printed_weights(kind, T, a=None, gamma=None, fraction=None) -> np.ndarray:
@@ -81,7 +81,7 @@ def printed_weights(kind, T, a=None, gamma=None, fraction=None) -> np.ndarray:
             for t in ts:
                 w[t] = th ** (t + 1)
         total = mpmath.fsum(w)
-        return np.array([float(x / total) for x in w])
+        return np.array([scalar(x / total) for x in w])
 
 
 _RULES = st.sampled_from(
@@ -198,7 +198,7 @@ def theta_averages(ctx):
             atol=1e-300,
             label=f"{kind}, T = {T}, {what}: weights over w^0..w^T",
         )
-        ctx.close(float(np.sum(got)), 1.0, rtol=1e-13, label="weights sum to 1")
+        ctx.close(scalar(np.sum(got)), 1.0, rtol=1e-13, label="weights sum to 1")
 
     ctx.forall(_AVERAGES, check, fixed=_FIXED_AVERAGES, max_examples=max(40, ctx.profile.max_examples))
     ctx.true(math.isfinite(RTOL), label="tolerance stated")

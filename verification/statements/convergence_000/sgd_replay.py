@@ -13,7 +13,7 @@ from hypothesis import strategies as st
 
 from refvi.verification.oracles import sgd_reference
 from refvi.verification.protocol import targets as specs
-from refvi.verification.statement import statement
+from refvi.verification.statement import scalar, statement
 from refvi.verification.statements.convergence_000._rates import (
     Instance,
     _few,
@@ -65,7 +65,7 @@ def _replay(ctx, method, args):
     ref = sgd_reference.sgd(
         method, kind, sgd_reference.model_params(model), m0, C0, U, gammas, estimator, structure, inst.M, weights
     )
-    scale = 1.0 + max(float(np.max(np.abs(x))) for x in ref)
+    scale = 1.0 + max(scalar(np.max(np.abs(x))) for x in ref)
     # two float64 evaluations of the same three updates (BLAS vs loops, eigh vs eigh): rounding only
     for name, a, b in zip(("m_T", "C_T", "m_avg", "C_avg"), got, ref, strict=True):
         ctx.close(

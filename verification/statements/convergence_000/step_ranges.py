@@ -15,7 +15,7 @@ import math
 
 import numpy as np
 
-from refvi.verification.statement import statement
+from refvi.verification.statement import scalar, statement
 from refvi.verification.strategies import RNG, rng_of
 
 CONSTANT_STEP = ("000.thm6", "000.thm7", "000.thm9", "000.thm10")
@@ -25,10 +25,10 @@ def _constants(rng):
     """(M, mu, a): M in [0.5, 5], condition M/mu in [1, 5]; a = 2(d + 3) M^2 (Thm 26, energy, d = 1..3) or a small
     noise constant a in mu^2 [0.05, 2] (the theorems take any a of a quadratic bound), where the 1/mu and 2/mu caps
     of Thms 6 and 9 bind instead of mu/(2a)."""
-    M = float(rng.uniform(0.5, 5.0))
-    mu = M / float(rng.uniform(1.0, 5.0))
+    M = scalar(rng.uniform(0.5, 5.0))
+    mu = M / scalar(rng.uniform(1.0, 5.0))
     d = int(rng.integers(1, 4))
-    a = 2.0 * (d + 3) * M * M if rng.random() < 0.5 else mu * mu * float(rng.uniform(0.05, 2.0))
+    a = 2.0 * (d + 3) * M * M if rng.random() < 0.5 else mu * mu * scalar(rng.uniform(0.05, 2.0))
     return M, mu, a
 
 

@@ -23,7 +23,7 @@ from __future__ import annotations
 import numpy as np
 
 from refvi.verification.oracles.matrices import proj_V as proj
-from refvi.verification.statement import statement
+from refvi.verification.statement import scalar, statement
 from refvi.verification.statements.convergence_000._targets import KINDS, hessian_of_gradient, target_instance
 from refvi.verification.strategies import RNG, rng_of
 
@@ -45,7 +45,7 @@ def _draw(source):
 def claim_target_models(ctx):
     def check(source):
         rng, target = _draw(source)
-        Z = np.vstack([np.zeros(target.dim), rng.standard_normal((4, target.dim)) * float(rng.uniform(0.1, 4.0))])
+        Z = np.vstack([np.zeros(target.dim), rng.standard_normal((4, target.dim)) * scalar(rng.uniform(0.1, 4.0))])
         want = np.array([target.logp(z) for z in Z])
         gwant = np.array([target.grad_logp(z) for z in Z])
         what = f"{target.kind}, d = {target.dim}"
@@ -55,7 +55,7 @@ def claim_target_models(ctx):
             np.asarray(ctx.impl.grad_log_joint(target, Z), dtype=np.float64).reshape(gwant.shape),
             gwant,
             rtol=1e-11,
-            atol=1e-11 * (1.0 + float(np.abs(gwant).max())),
+            atol=1e-11 * (1.0 + scalar(np.abs(gwant).max())),
             label=f"{what}: grad log p",
         )
 
@@ -68,28 +68,28 @@ def claim_target_hessians(ctx):
         rng, target = _draw(source)
         if target.kind == "callable":  # a plain-callable target declares no Hessian
             return
-        for z in (np.zeros(target.dim), rng.standard_normal(target.dim) * float(rng.uniform(0.1, 4.0))):
+        for z in (np.zeros(target.dim), rng.standard_normal(target.dim) * scalar(rng.uniform(0.1, 4.0))):
             H = hessian_of_gradient(target, z)
             ctx.close(
                 np.asarray(ctx.impl.hess_log_joint(target, z), dtype=np.float64),
                 H,
                 rtol=1e-6,
-                atol=1e-6 * (1.0 + float(np.abs(H).max())),
+                atol=1e-6 * (1.0 + scalar(np.abs(H).max())),
                 label=f"{target.kind}, d = {target.dim}: Hess log p",
             )
         if target.kind == "cosine":
             # -Hess log p = beta I - alpha cos(b^T z + phi) b b^T: eigenvalues beta and beta - alpha cos(.) |b|^2, whose
             # extremes over z (cos = -+1) are M = beta + |alpha| |b|^2 and mu = max(0, beta - |alpha| |b|^2)
             p = target.params
-            curv = abs(p["alpha"]) * float(np.dot(p["b"], p["b"]))
+            curv = abs(p["alpha"]) * scalar(np.dot(p["b"], p["b"]))
             ctx.close(
-                float(ctx.impl.smoothness(target)),
+                scalar(ctx.impl.smoothness(target)),
                 p["beta"] + curv,
                 rtol=1e-12,
                 label=f"cosine, d = {target.dim}: M = beta + |alpha| |b|^2",
             )
             ctx.close(
-                float(ctx.impl.strong_convexity(target)),
+                scalar(ctx.impl.strong_convexity(target)),
                 max(0.0, p["beta"] - curv),
                 rtol=1e-12,
                 atol=1e-14,
@@ -106,7 +106,7 @@ def claim_score_replay(ctx):
         d = target.dim
         structure = ("tril", "diag", "full")[int(rng.integers(0, 3))]
         N = rng.standard_normal((d, d))
-        N = 0.5 * N / max(1.0, float(np.linalg.norm(N, 2)))  # ||N|| <= 1/2: C is invertible, diagonal >= 1/2
+        N = 0.5 * N / max(1.0, scalar(np.linalg.norm(N, 2)))  # ||N|| <= 1/2: C is invertible, diagonal >= 1/2
         C = proj(N, structure) + np.diag(rng.uniform(1.0, 2.0, d))
         m = rng.standard_normal(d)
         U = rng.standard_normal((int(rng.integers(1, 6)), d))
@@ -120,7 +120,7 @@ def claim_score_replay(ctx):
             per_C.append(f * proj(Ci @ (np.outer(u, u) - np.eye(d)), structure))
         gm, gC = ctx.impl.score(target, m, C, U, structure)
         # the mean cancels terms as large as max_s |f_s| |score_s|: rounding relative to those
-        mag = 1.0 + max(float(np.abs(a).max()) for a in per_m + per_C)
+        mag = 1.0 + max(scalar(np.abs(a).max()) for a in per_m + per_C)
         what = f"{target.kind}, d = {d}, S = {len(U)}, {structure}"
         ctx.close(
             np.asarray(gm, dtype=np.float64), np.mean(per_m, axis=0), rtol=1e-11, atol=1e-12 * mag, label=f"{what}: g_m"
@@ -141,7 +141,7 @@ def claim_target_closed_forms(ctx):
         p = target.params
         z = np.asarray(ctx.impl.mode(target), dtype=np.float64).reshape(-1)
         g = np.asarray(target.grad_logp(z), dtype=np.float64)
-        scale = 1.0 + (float(np.abs(p["X"]).sum()) if "X" in p else float(np.abs(p["precision"]).sum()))
+        scale = 1.0 + (scalar(np.abs(p["X"]).sum()) if "X" in p else scalar(np.abs(p["precision"]).sum()))
         what = f"{target.kind}, d = {target.dim}"
         # grad log p(z) = 0 pins the unique maximizer: |z - z*| <= |grad| / mu, mu >= 1/9 on these instances
         ctx.close(g, np.zeros_like(g), atol=1e-9 * scale, label=f"{what}: grad log p(mode) = 0")
@@ -152,7 +152,7 @@ def claim_target_closed_forms(ctx):
             want = np.linalg.solve(X.T @ X / s2 + np.eye(target.dim) / p["prior_scale"] ** 2, X.T @ p["y"] / s2)
             ctx.close(z, want, rtol=1e-9, atol=1e-10, label=f"{what}: mode = posterior mean")
             ctx.close(
-                float(ctx.impl.log_evidence(target)),
+                scalar(ctx.impl.log_evidence(target)),
                 target.log_evidence,
                 rtol=1e-10,
                 atol=1e-10,

@@ -11,7 +11,7 @@ import math
 import numpy as np
 
 from refvi.verification.oracles import ngvi_expfam as OX
-from refvi.verification.statement import statement
+from refvi.verification.statement import scalar, statement
 from refvi.verification.statements.ngvi_004._common import minimal_theta, natural_of, rand_spd, sym_dir
 
 # ------------------------------------------------------------------------------------------------------------------
@@ -34,7 +34,7 @@ def _def1(ctx):
             F = impl.fisher_minimal(lam, Lam)
             H = OX.symbolic_A(d)[2](minimal_theta(lam, Lam))
             # both are float64 closed forms of the same rational functions: agreement to 1e-9 of the scale
-            ctx.close(F, H, rtol=1e-9, atol=1e-10 * float(np.max(np.abs(H))), label=f"F == Hess A (d={d})")
+            ctx.close(F, H, rtol=1e-9, atol=1e-10 * scalar(np.max(np.abs(H))), label=f"F == Hess A (d={d})")
 
     ctx.forall_drawn(check, seeds=[0])
 
@@ -45,6 +45,18 @@ def _eq4(ctx):
 
     def check(rng):
         for d, (lam, Lam) in _small_gaussians(rng):
+            # the map from moments (mu, Sigma) to natural parameters (Sigma^-1 mu, -Sigma^-1 / 2): the implementation's
+            # (lam, Lam) of the oracle's moments of (lam, Lam) must be (lam, Lam) itself
+            mu, S = OX.moments_from_natural(lam, Lam)
+            l1, L1 = impl.natural_from_moment(mu, S)
+            ctx.close(
+                np.concatenate([l1, L1.ravel()]),
+                np.concatenate([lam, Lam.ravel()]),
+                rtol=1e-10,
+                atol=1e-12,
+                label=f"natural_from_moment(mu = {np.round(mu, 4).tolist()}, Sigma = {np.round(S, 4).tolist()}) = "
+                "(Sigma^-1 mu, -Sigma^-1 / 2)",
+            )
             xi, Xi = impl.expectation_from_natural(lam, Lam)
             gA = OX.symbolic_A(d)[1](minimal_theta(lam, Lam))  # E phi_min = (xi, Xi_ii, 2 Xi_ij)
             mine = np.concatenate([xi, np.diag(Xi), [2 * Xi[i, j] for i in range(d) for j in range(i + 1, d)]])

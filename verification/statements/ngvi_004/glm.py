@@ -15,10 +15,11 @@ from scipy.special import gammaln
 from refvi.verification.errata import erratum
 from refvi.verification.oracles import ngvi_expfam as OX
 from refvi.verification.oracles import ngvi_glm as OG
-from refvi.verification.statement import statement
+from refvi.verification.statement import scalar, statement
 from refvi.verification.statements.ngvi_004._common import (
     GLM_ELBO_RTOL,
     check_history,
+    checked_omega,
     glm_neg_elbo,
     natural_of,
     rand_spd,
@@ -56,7 +57,7 @@ def _claim_logistic(ctx):
         )
     # W2: one data point, large variance (mpmath, 30 digits)
     a, m_, b = (OG.logistic_slice_loss_mp(1, s, [0], [1]) for s in (30, 50, 70))
-    ctx.geq(float(m_ - (a + b) / 2), 0.01, label="W2 midpoint gap (expected +1.0294e-2)")
+    ctx.geq(scalar(m_ - (a + b) / 2), 0.01, label="W2 midpoint gap (expected +1.0294e-2)")
     # corrected second derivative vs central differences of the quad loss
     for pts, s2 in [([0.0], 0.5), (list(np.linspace(-1, 1, 5)), 0.3)]:
         xs = np.asarray(pts)
@@ -104,6 +105,22 @@ def _claim_poisson(ctx):
     ctx.count(3)
 
 
+def _close_eta(ctx, got, want, label, rtol=1e-9):
+    """Two natural parameters (lam, Lam) equal to rtol, absolute scale 1 + max |Lam|."""
+    want = np.concatenate([np.ravel(want[0]), np.ravel(want[1])])
+    got = np.concatenate([np.ravel(np.asarray(got[0], float)), np.ravel(np.asarray(got[1], float))])
+    ctx.close(got, want, rtol=rtol, atol=rtol * (1.0 + scalar(np.max(np.abs(want)))), label=label)
+
+
+def _check_glm_grad(ctx, impl, kind, X, y, xi, Xi, what, atol=1e-10):
+    """The implementation's exact grad_omega l against the oracle's (Price's theorem per data point, Lemma 4)."""
+    g = impl.glm_grad(kind, X, y, xi, Xi)
+    og = OG.glm_grad_omega(kind, X, y, xi, Xi)
+    for k, name in enumerate(("g_xi", "G_Xi")):
+        ctx.close(g[k], og[k], rtol=1e-8, atol=atol, label=f"{kind} glm_grad {name} = oracle's ({what})")
+    return g
+
+
 @statement("004.prop1")
 def _prop1(ctx):
     impl = ctx.adapter("ngvi")
@@ -114,10 +131,17 @@ def _prop1(ctx):
     n_starts = 4 if ctx.profile.name == "ci" else 12
     for _ in range(n_starts):
         init = natural_of(rng.standard_normal(2), rand_spd(rng, 2, 0.2, 2.0))
+        # the gradient where it is not 0 (a wrong constant shows), and the algorithm at a horizon where a wrong step
+        # shows (3 steps), both against the oracle's
+        xi0, S0 = OX.moments_from_natural(*init)
+        _check_glm_grad(ctx, impl, "poisson", X, y, xi0, S0 + np.outer(xi0, xi0), what="at the start")
+        ref = OG.glm_ngd_exact_reference("poisson", X, y, 3, 0.5, *init)
+        _close_eta(ctx, impl.glm_ngd_exact("poisson", X, y, 3, 0.5, init), ref, "3 exact NGD steps = oracle's")
         lam, Lam = impl.glm_ngd_exact("poisson", X, y, 200, 0.5, init)
-        xi, Xi = impl.expectation_from_natural(lam, Lam)
-        g = impl.glm_grad("poisson", X, y, xi, Xi)
-        ctx.leq(float(np.sqrt(np.sum(g[0] ** 2) + np.sum(g[1] ** 2))), 1e-8, label="||grad l(omega*)|| < 1e-8")
+        _close_eta(ctx, (lam, Lam), OG.glm_ngd_exact_reference("poisson", X, y, 200, 0.5, *init), "200 steps")
+        xi, Xi = checked_omega(ctx, impl, lam, Lam, what="the NGD limit")
+        g = _check_glm_grad(ctx, impl, "poisson", X, y, xi, Xi, what="at the limit", atol=1e-12)
+        ctx.leq(scalar(np.sqrt(np.sum(g[0] ** 2) + np.sum(g[1] ** 2))), 1e-8, label="||grad l(omega*)|| < 1e-8")
         # BFGS in (mu, log-chol) converges to ~1e-7 in omega
         ctx.close(
             np.concatenate([xi, Xi.ravel()]),
@@ -125,6 +149,15 @@ def _prop1(ctx):
             atol=1e-6,
             label="NGD limit == BFGS minimizer of l^(mr) mapped through f",
         )
+        ctx.count()
+    # the logistic gradient and steps too (1-D quadrature per data point on the oracle's side)
+    Xl, yl = rng.standard_normal((5, 2)), np.where(rng.random(5) < 0.5, -1.0, 1.0)
+    for _ in range(2):
+        init = natural_of(0.5 * rng.standard_normal(2), rand_spd(rng, 2, 0.3, 1.5))
+        xi0, S0 = OX.moments_from_natural(*init)
+        _check_glm_grad(ctx, impl, "logistic", Xl, yl, xi0, S0 + np.outer(xi0, xi0), what="random q", atol=1e-9)
+        ref = OG.glm_ngd_exact_reference("logistic", Xl, yl, 3, 0.3, *init)
+        _close_eta(ctx, impl.glm_ngd_exact("logistic", Xl, yl, 3, 0.3, init), ref, "logistic: 3 exact NGD steps", 1e-8)
         ctx.count()
 
 
@@ -141,7 +174,7 @@ def _sample_mean_loglik(kind, X, y, scale):
         Z = xi + U @ np.linalg.cholesky(Xi - np.outer(xi, xi)).T
         A = Z @ X.T
         ll = -np.logaddexp(0.0, -y * A) if kind == "logistic" else y * A - np.exp(A)
-        return scale * float(ll.sum(axis=1).mean())
+        return scale * scalar(ll.sum(axis=1).mean())
 
     return F
 
@@ -212,7 +245,7 @@ def _claim_glm_ngd_replay(ctx):
         lam, Lam = impl.glm_ngd(kind, X, y, gammas, U, estimator, batches, init)
         tol = 1e-9 if estimator == "price" else 1e-6  # central differences: ~1e-8 relative
         what = f"{kind}, {estimator}, d = {d}, n = {n}, T = {T}, S = {S}, batch {m or 'all'}"
-        scale = 1.0 + float(np.abs(eta[1]).max())
+        scale = 1.0 + scalar(np.abs(eta[1]).max())
         ctx.close(np.asarray(lam, float), eta[0], rtol=tol, atol=tol * scale, label=f"{what}: lam_T")
         ctx.close(np.asarray(Lam, float), eta[1], rtol=tol, atol=tol * scale, label=f"{what}: Lam_T")
         if init is None:  # Figure 2's diagnostic: l(omega_t) after some iterations, from N(0, I)
@@ -220,12 +253,13 @@ def _claim_glm_ngd_replay(ctx):
             got = impl.glm_ngd_history(kind, X, y, gammas, U, at, estimator, batches)
             want = [glm_neg_elbo(kind, X, y, *OX.moments_from_natural(*etas[t - 1])) for t in at]
             check_history(ctx, got, at, want, what, rtol=max(tol, GLM_ELBO_RTOL))
-            ctx.close(
-                np.asarray(got[2][1], float),
-                eta[1],
-                rtol=tol,
-                atol=tol * scale,
-                label=f"{what}: Lam_T of the recording run",
-            )
+            for k, name in enumerate(("lam", "Lam")):
+                ctx.close(
+                    np.asarray(got[2][k], float),
+                    eta[k],
+                    rtol=tol,
+                    atol=tol * scale,
+                    label=f"{what}: {name}_T of the recording run",
+                )
 
     ctx.forall_drawn(check, seeds=list(range(8)), max_examples=max(12, ctx.profile.max_examples // 2))

@@ -14,7 +14,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from refvi.verification.statement import statement
+from refvi.verification.statement import scalar, statement
 from refvi.verification.statements.ngvi_004._common import rand_spd
 
 
@@ -38,7 +38,7 @@ def claim_price_exact(ctx):
             return G, (np.broadcast_to(H, (Z.shape[0], d, d)).copy() if per_row else H)
 
         gx, GX = impl.price(grad_hess, xi, S + np.outer(xi, xi), U)
-        scale = 1.0 + float(np.abs(A).max()) * (1.0 + float(np.abs(c).max()) + float(np.abs(xi).max()))
+        scale = 1.0 + scalar(np.abs(A).max()) * (1.0 + scalar(np.abs(c).max()) + scalar(np.abs(xi).max()))
         what = f"d = {d}, {len(U)} antithetic samples, {'per-row' if per_row else 'averaged'} Hessian"
         ctx.close(np.asarray(gx, dtype=np.float64), A @ c, atol=1e-12 * scale, label=f"{what}: xi-block = A c")
         ctx.close(np.asarray(GX, dtype=np.float64), -0.5 * A, atol=1e-13 * scale, label=f"{what}: Xi-block = -A/2")

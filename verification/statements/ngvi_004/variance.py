@@ -14,8 +14,16 @@ import numpy as np
 
 from refvi.verification.errata import erratum
 from refvi.verification.oracles import ngvi_expfam as OX
-from refvi.verification.statement import statement
-from refvi.verification.statements.ngvi_004._common import minibatch_blr, natural_of, rand_blr, rand_spd
+from refvi.verification.statement import scalar, statement
+from refvi.verification.statements.ngvi_004._common import (
+    check_trajectory,
+    checked_blr_grad,
+    checked_omega,
+    minibatch_blr,
+    natural_of,
+    rand_blr,
+    rand_spd,
+)
 
 # ------------------------------------------------------------------------------------------------------------------
 # Lemma 3 and its building blocks (App. C)
@@ -23,23 +31,23 @@ from refvi.verification.statements.ngvi_004._common import minibatch_blr, natura
 
 
 def _constants(X, y, P, s2):
-    nu = max(1.0, float(np.linalg.eigvalsh(P)[-1]))
+    nu = max(1.0, scalar(np.linalg.eigvalsh(P)[-1]))
     yx = y[:, None] * X
-    b = float(np.max(np.linalg.norm(yx, axis=1)))
-    s1 = float(np.mean(np.sum((yx - yx.mean(0)) ** 2, axis=1)))
+    b = scalar(np.max(np.linalg.norm(yx, axis=1)))
+    s1 = scalar(np.mean(np.sum((yx - yx.mean(0)) ** 2, axis=1)))
     XX = np.einsum("ni,nj->nij", X, X)
-    s2_ = float(np.mean(np.sum((XX - XX.mean(0)) ** 2, axis=(1, 2))))
+    s2_ = scalar(np.mean(np.sum((XX - XX.mean(0)) ** 2, axis=(1, 2))))
     return nu, b, s1, s2_
 
 
 def _lemma3_instance(rng, small_sigma=True):
     d, n, m = int(rng.integers(1, 3)), int(rng.integers(2, 5)), int(rng.integers(1, 3))
-    s2 = float(rng.choice([1.0, rng.uniform(0.2, 0.9) if small_sigma else 1.0, rng.uniform(1.0, 3.0)]))
+    s2 = scalar(rng.choice([1.0, rng.uniform(0.2, 0.9) if small_sigma else 1.0, rng.uniform(1.0, 3.0)]))
     X, y, _, P, mp = rand_blr(rng, d, n, zero_mean=True, sigma2=s2, big_prior=True)
     T = 5
     idx = rng.integers(0, n, size=(T, m))
     steps = rng.uniform(0.0, 1.0, T)
-    steps[0] = float(rng.choice([1.0, steps[0]]))
+    steps[0] = scalar(rng.choice([1.0, steps[0]]))
     return X, y, s2, P, mp, m, idx, steps
 
 
@@ -73,9 +81,16 @@ def _trajectory_case(impl, rng):
 
 def forall_trajectories(ctx, check, seeds=(0,)):
     """Run ``check(impl, case)`` on drawn :func:`_trajectory_case` s of the NGVI protocol under test ``impl``, first
-    on the fixed generator seeds ``seeds``."""
+    on the fixed generator seeds ``seeds``; every reported trajectory is replayed by the oracle first (induction), so
+    the lemmas' bounds use checked states only."""
     impl = ctx.adapter("ngvi")
-    ctx.forall_drawn(lambda rng: check(impl, _trajectory_case(impl, rng)), seeds=list(seeds))
+
+    def run(rng):
+        c = _trajectory_case(impl, rng)
+        check_trajectory(ctx, c.states, c.X, c.y, c.s2, c.P, c.mp, c.idx, c.steps, what="Lemma 3's NGD run")
+        check(impl, c)
+
+    ctx.forall_drawn(run, seeds=list(seeds))
 
 
 @statement("004.lemma3")
@@ -89,7 +104,7 @@ def _lemma3(ctx):
             / (s2**2 * m)
         )
         ctx.close(
-            float(impl.blr_lemma3_bound(X, y, s2, P, mp, m)),
+            scalar(impl.blr_lemma3_bound(X, y, s2, P, mp, m)),
             V2,
             rtol=1e-12,
             label=f"the implementation's V_2 = Eq. (16) with b / sigma^2 (sigma^2 = {s2:.3g})",
@@ -100,7 +115,7 @@ def _lemma3(ctx):
             lam, Lam = eta
             v = OX.variance12(lam, Lam, g, X, y, s2, P, mp, m)
             ctx.close(
-                float(impl.blr_variance(X, y, s2, P, mp, eta, g, m)),
+                scalar(impl.blr_variance(X, y, s2, P, mp, eta, g, m)),
                 v,
                 rtol=1e-9,
                 atol=1e-12 * (1 + V2),
@@ -127,7 +142,7 @@ def _lemma5(ctx):
 def _lemma6(ctx):
     def check(rng):
         d = int(rng.integers(1, 5))
-        nu = float(rng.uniform(1.0, 5.0))
+        nu = scalar(rng.uniform(1.0, 5.0))
         L1 = -(rand_spd(rng, d, 0.01, 3.0) + np.eye(d) / (2 * nu))
         L2 = -(rand_spd(rng, d, 0.01, 3.0) + np.eye(d) / (2 * nu))
         lhs = np.linalg.norm(np.linalg.inv(L1) - np.linalg.inv(L2))
@@ -152,11 +167,11 @@ def _lemma78(ctx):
     def check(rng):
         (X, y, s2, P, mp), m, w, _ = minibatch_blr(rng)
         n = X.shape[0]
-        g = impl.blr_grad(X, y, s2, P, mp, *w)
+        g = checked_blr_grad(ctx, impl, X, y, s2, P, mp, *w)  # both blocks against the oracle (the other lemma's too)
         tot = 0.0
         for combo, p in OX.batches_with_prob(n, m):
-            gh = impl.blr_stochastic_grad(X, y, s2, P, mp, *w, np.array(combo))
-            tot += p * float(np.sum((gh[which] - g[which]) ** 2))
+            gh = checked_blr_grad(ctx, impl, X, y, s2, P, mp, w[0], w[1], np.array(combo))
+            tot += p * scalar(np.sum((gh[which] - g[which]) ** 2))
         _, _, s1, s2d = _constants(X, y, P, s2)
         ref = n**2 * s1 / (m * s2**2) if which == 0 else n**2 * s2d / (4 * m * s2**2)
         ctx.close(tot, ref, rtol=1e-9, atol=1e-10, label="exact enumeration == formula")
@@ -196,7 +211,7 @@ def _cor12(ctx):
                 g = c.steps[t]
                 states.append(((1 - g) * eta[0] + g * c.ls, (1 - g) * eta[1] + g * c.Ls))
             for e in states:
-                v = e[0] if which == 1 else impl.expectation_from_natural(*e)[0]
+                v = e[0] if which == 1 else checked_omega(ctx, impl, *e)[0]
                 ctx.bound(np.linalg.norm(v), bound, rtol=1e-10, label=f"Cor. {which}")
 
     forall_trajectories(ctx, check)
@@ -213,10 +228,10 @@ def _lemma1011(ctx):
         for eta, g in zip(c.states, c.steps, strict=False):  # eta_0..T, gamma_1..T: eta_T has no step
             if g <= 0:
                 continue
-            w_star = impl.expectation_from_natural((1 - g) * eta[0] + g * ls, (1 - g) * eta[1] + g * Ls)
+            w_star = checked_omega(ctx, impl, (1 - g) * eta[0] + g * ls, (1 - g) * eta[1] + g * Ls)
             for combo, _ in OX.batches_with_prob(n, c.m):
                 lh, Lh = _eta_hat_raw(c.X, c.y, c.s2, c.lam_p, c.Lam_p, combo)
-                w = impl.expectation_from_natural((1 - g) * eta[0] + g * lh, (1 - g) * eta[1] + g * Lh)
+                w = checked_omega(ctx, impl, (1 - g) * eta[0] + g * lh, (1 - g) * eta[1] + g * Lh)
                 dxi, dXi = np.linalg.norm(ls - lh), np.linalg.norm(Ls - Lh)  # ||grad-hat - grad|| blocks
                 if which == 10:
                     lhs = np.linalg.norm(w_star[0] - w[0])
@@ -240,13 +255,15 @@ def _e004_3(ctx):
     impl = ctx.adapter("ngvi")
     X, y, P, mp = np.array([[1.0]]), np.array([1.0]), np.eye(1), np.zeros(1)
     traj = impl.blr_trajectory(X, y, 0.5, P, mp, [np.array([0])], [1.0])
-    lam1 = float(traj[1][0][0])
+    check_trajectory(ctx, traj, X, y, 0.5, P, mp, [np.array([0])], [1.0], what="one step, sigma2 = 1/2")
+    lam1 = scalar(traj[1][0][0])
     ctx.close(lam1, 2.0, rtol=1e-14, label="lam_1 = y x n / sigma^2 = 2")
     ctx.geq(abs(lam1), 1.0 * 1.5, label="printed Cor. 1 bound b n = 1 violated (lam_1 = 2)")
     ctx.true(abs(lam1) > 1.0, label="lam_1 outside the printed C = {rho y x : 0 <= rho <= 1}")
     # Corollary 2 as printed: x = 0.1, y = 1, sigma2 = 0.01 -> xi_1 = (10) / (1 + 1) = 5 > nu b n = 0.1
     traj = impl.blr_trajectory(np.array([[0.1]]), y, 0.01, P, mp, [np.array([0])], [1.0])
-    xi1 = float(impl.expectation_from_natural(*traj[1])[0][0])
+    check_trajectory(ctx, traj, np.array([[0.1]]), y, 0.01, P, mp, [np.array([0])], [1.0], what="sigma2 = 0.01")
+    xi1 = scalar(checked_omega(ctx, impl, *traj[1])[0][0])
     ctx.close(xi1, 5.0, rtol=1e-12, label="xi_1 = 5")
     ctx.geq(xi1, 10 * 0.1, label="printed Cor. 2 bound nu b n = 0.1 violated (xi_1 = 5)")
     # Lemma 3's printed V_2 (b, not b / sigma^2) itself fails, by 82x: d = 1, n = 2, m = 1, P = 1, sigma2 = 0.01,
@@ -266,7 +283,7 @@ def _e004_3(ctx):
     v = OX.variance12(*eta0, 1.0, X, y, s2, P, mp, m)
     ctx.close(v, 25.0625, rtol=1e-12, label="Eq. (12) at q_0 = N(0, 1), gamma_0 = 1 (oracle, exact) = 25.0625")
     ctx.close(
-        float(impl.blr_variance(X, y, s2, P, mp, eta0, 1.0, m)),
+        scalar(impl.blr_variance(X, y, s2, P, mp, eta0, 1.0, m)),
         v,
         rtol=1e-9,
         label="the implementation's Eq. (12) agrees",

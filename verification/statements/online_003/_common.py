@@ -29,6 +29,8 @@ import math
 import numpy as np
 from hypothesis import strategies as st
 
+from refvi.verification.statement import scalar
+
 RTOL = 1e-9  # relative tolerance of every regret bound
 
 
@@ -56,10 +58,20 @@ def grads_along(on, loss, X, y, M, S, H=1.0):
     return val, gm, gs
 
 
+def checked_grads(ctx, on, X, y, M, S, what=""):
+    """:func:`grads_along` (the implementation's hinge bar L_t and gradients at the recorded iterates), each row
+    compared with the oracle's closed form at the same state: values the statement may then use."""
+    got = grads_along(on, "hinge", X, y, M, S)
+    want = oracle_hinge_grads(X, y, M, S)
+    for k, name in enumerate(("bar L_t", "grad_m bar L_t", "grad_sigma bar L_t")):
+        ctx.close(got[k], want[k], rtol=1e-9, atol=1e-11, label=f"{what}: the implementation's {name} = oracle's")
+    return got
+
+
 def hinge_L(X):
     """Lipschitz constant of bar L_hinge over all (m, sigma) for the stream X (Assumption 4.1, checked in
     ``003.assumption1``): sqrt(1 + 1/(2 pi)) max_t ||x_t||."""
-    return HINGE_LIP * float(np.max(np.linalg.norm(X, axis=1)))
+    return HINGE_LIP * scalar(np.max(np.linalg.norm(X, axis=1)))
 
 
 def _floats(lo, hi):
@@ -179,3 +191,88 @@ def sigma_step(sig, a, gs):
     root = np.sqrt(sig**2 + u**2)
     with np.errstate(divide="ignore", invalid="ignore"):
         return np.where(u >= 0, np.where(root + u > 0, sig**2 / (root + u), 0.0), root - u)
+
+
+def _adversary_label(ctx, y_t, m_t, x_t):
+    """The label the adaptive adversary owes the state m_t: -sign <m_t, x_t>, +1 at 0 (carrying the marks of m_t, so
+    a reported label is checked only once the state it answers is).  A margin within rounding of 0 (not exactly 0)
+    may get either label: the reported one is then declared an input."""
+    margin = m_t @ x_t
+    if margin != 0 and abs(margin) <= 1e-9 * (1.0 + scalar(np.abs(m_t) @ np.abs(x_t))):
+        return ctx.given(y_t, "the adversary's label at a margin within rounding of 0: either answers the rule")
+    return 1.0 - 2.0 * (margin > 0) + 0.0 * margin
+
+
+def check_replay(ctx, method, X, y, res, hyper, *, loss="hinge", H=1.0, adversarial=False, what=""):
+    """A learner's whole run record from the update rule the protocol states, by induction: M[0], S[0] the start
+    (0 and sigma0 or s), and M[t+1], S[t+1] the rule applied to the reported (M[t], S[t]) with the oracle's gradients
+    there (:func:`refvi.verification.oracles.online_rules.step`), row by row, so a state is checked once every earlier
+    one is; the reported losses ell_t(m_t) at those states, the final (m, sigma) = the last row; with ``adversarial``
+    the labels y_t = -sign <m_t, x_t> (+1 at 0) answering the run's own means.  The FTRL forms (SVA, OGA-EL lazy)
+    recover their gradient sums from the previous state when no box face is active (``sums_from_state``), else carry
+    them from every earlier round.  Returns (M, S) as float arrays."""
+    from refvi.verification.oracles import online_rules as rules
+
+    X = np.asarray(X, dtype=np.float64)
+    T, d = X.shape
+    M = np.asarray(res.M, dtype=np.float64)
+    S = None if method == "oga" else np.asarray(res.S, dtype=np.float64)
+    s0 = np.full(d, scalar(hyper.get("s", 1.0))) if hyper.get("sigma0") is None else np.asarray(hyper["sigma0"], float)
+    ctx.close(M[0], np.zeros(d), atol=0.0, label=f"{what}: m_1 = 0, the prior mean")
+    if S is not None:
+        ctx.close(S[0], s0, rtol=1e-15, label=f"{what}: sigma_1 = the initial scale")
+    want_m, want_s, want_y, want_loss = [], [], [], []
+    sums = None
+    for t in range(T):
+        m, x = M[t], X[t]
+        yt = None if y is None else y[t]
+        if adversarial:
+            want_y.append(_adversary_label(ctx, y[t], m, x))
+        sg = None if S is None else S[t]
+        if sg is not None and t > 0:
+            sums = rules.sums_from_state(method, hyper, m, sg) or sums
+        m2, s2, sums, lt = rules.step(method, hyper, x, yt, m, sg, sums, t, loss, H)
+        if method == "oga" and loss == "hinge" and abs(1.0 - yt * (m @ x)) < 1e-12:  # a kink: either side
+            alt = np.clip(m, -hyper.get("mbox", np.inf), hyper.get("mbox", np.inf))
+            m2 = alt if np.max(np.abs(M[t + 1] - alt)) < np.max(np.abs(M[t + 1] - m2)) else m2
+        want_m.append(m2)
+        want_s.append(s2)
+        want_loss.append(lt)
+    rule = {"sva": "(9)", "svb": "(10)", "ngvi": "(15)", "oga": "OGA", "ogael": "OGA-EL"}[method]
+    # one step of rounding from the reported state (SVA: the gradient sums recovered from it): 1e-12 for the
+    # closed-form quadratic loss and OGA's clip, 1e-10 for the hinge's ndtr, 1e-9 for SVA's recovered sums
+    if method == "oga" or loss == "quadratic":
+        tm, ts = dict(rtol=1e-12, atol=1e-12 if method != "oga" else 1e-14), dict(rtol=1e-12, atol=1e-14)
+    else:
+        tm = ts = dict(rtol=1e-9, atol=1e-11) if method == "sva" else dict(rtol=1e-10, atol=1e-12)
+    if T:
+        ctx.close(M[1:], want_m, **tm, label=f"{what}: m_(t+1) = rule {rule} at (m_t, sigma_t)")
+        if S is not None:
+            ctx.close(S[1:], want_s, **ts, label=f"{what}: sigma_(t+1) = rule {rule}, every t")
+        got = np.asarray(res.losses, dtype=np.float64)
+        ctx.close(got, want_loss, rtol=1e-12, atol=1e-14, label=f"{what}: reported loss of round t = ell_t(m_t)")
+        if adversarial:
+            ctx.close(y, want_y, atol=0.0, label=f"{what}: adversary's y_t = -sign <m_t, x_t> of the run's own means")
+    ctx.close(np.asarray(res.m, dtype=np.float64), M[-1], rtol=1e-15, label=f"{what}: the final mean m = m_(T+1)")
+    if S is not None:
+        ctx.close(np.asarray(res.sigma, dtype=np.float64), S[-1], rtol=1e-15, label=f"{what}: sigma = sigma_(T+1)")
+    return M, S
+
+
+def check_sva_runs(ctx, data, runs, hyper, what="SVA"):
+    """Many SVA runs ``runs`` on the streams ``data`` [(X, y), ...] (equal lengths), each against the oracle's
+    from-scratch replay of all of them at once (``online_rules.run_sva_batch``: states M, S and the losses, inputs
+    only): one comparison per run."""
+    from refvi.verification.oracles import online_rules as rules
+
+    M, S, L = rules.run_sva_batch(np.array([X for X, _ in data]), np.array([y for _, y in data]), **hyper)
+    for r, res in enumerate(runs):
+        got = [np.ravel(np.asarray(v, dtype=np.float64)) for v in (res.M, res.S, res.losses, res.m, res.sigma)]
+        want = [np.ravel(v) for v in (M[r], S[r], L[r], M[r, -1], S[r, -1])]
+        ctx.close(
+            np.concatenate(got),
+            np.concatenate(want),
+            rtol=1e-9,
+            atol=1e-11,
+            label=f"{what}: the run (M, S, losses, m, sigma) = the oracle's replay from scratch",
+        )

@@ -14,7 +14,8 @@ from hypothesis import strategies as st
 from scipy.special import logsumexp
 
 from refvi.verification.oracles import online_comparators as oc
-from refvi.verification.statement import statement
+from refvi.verification.oracles import online_paths as OP
+from refvi.verification.statement import scalar, statement
 from refvi.verification.statements.online_003._common import RTOL, _floats
 
 # ------------------------------------------------------------------------------------------------------------------
@@ -29,9 +30,9 @@ def lemma1(ctx):
         rng = np.random.default_rng(seed)
         log_pi = np.log(rng.dirichlet(np.ones(n)))
         h = rng.uniform(-20, 20, size=n)
-        rhs = float(logsumexp(h + log_pi))
+        rhs = scalar(logsumexp(h + log_pi))
         gibbs = np.exp(h + log_pi - rhs)
-        val = lambda p: float(p @ h - np.sum(np.where(p > 0, p * (np.log(np.where(p > 0, p, 1)) - log_pi), 0)))
+        val = lambda p: scalar(p @ h - np.sum(np.where(p > 0, p * (np.log(np.where(p > 0, p, 1)) - log_pi), 0)))
         # equality at the Gibbs measure: rounding only (n <= 50 terms of size <= 40): 1e-12 relative
         ctx.close(val(gibbs), rhs, rtol=1e-12, atol=1e-12, label="E_p h - KL at Gibbs p = log E_pi e^h")
         for p in (rng.dirichlet(np.ones(n)), rng.dirichlet(0.1 * np.ones(n)), np.eye(n)[rng.integers(n)]):
@@ -75,6 +76,36 @@ def _gl512():
     return np.polynomial.legendre.leggauss(512)
 
 
+def check_ewa_path(ctx, res, loss, data, eta, log_prior=None, breaks=(), box=None, interval=(-1.0, 1.0), what="EWA"):
+    """Every round of a reported EWA run against the oracle's exact tempered posteriors (2) of the first t - 1 losses
+    (:func:`refvi.verification.oracles.online_paths.ewa_path_1d` / ``ewa_path_2d``, its own fine quadrature): the
+    decisions hat theta_t, the log normalisers log N_t, the losses ell_t(hat theta_t) at those decisions and the mix
+    losses -(log N_(t+1) - log N_t) / eta.  Returns the oracle's path."""
+    if box is None:
+        lo, hi = interval
+        path = OP.ewa_path_1d(loss, data, eta, lo, hi, log_prior=log_prior, breaks=breaks)
+    else:
+        lo, hi = box
+        path = OP.ewa_path_2d(loss, data, eta, lo, hi, log_prior=log_prior)
+    ln_or, means_or = path[0], path[1]
+    means, ln = np.asarray(res.means, dtype=np.float64), np.asarray(res.log_norm, dtype=np.float64)
+    ctx.close(means, means_or, atol=1e-9, label=f"{what}: hat theta_t = mean of the exact posterior (2), every t")
+    ctx.close(ln, ln_or, rtol=1e-9, atol=1e-9, label=f"{what}: log N_t = the exact log partition, every t")
+    _check_ewa_losses(ctx, loss, data, res)
+    ctx.close(
+        np.asarray(res.mix_loss, dtype=np.float64),
+        -(ln[1:] - ln[:-1]) / eta,
+        rtol=1e-10,
+        atol=1e-10,
+        label="mix loss = -(log N_(t+1) - log N_t) / eta",
+    )
+    return path
+
+
+#: test functions of the final posterior in Def. 2: E_(p_(T+1)) f for these f, on the implementation's own nodes
+_TEST_FNS = (("theta", lambda t: t), ("theta^2", lambda t: t * t), ("cos(3 theta)", lambda t: np.cos(3.0 * t)))
+
+
 @statement("003.def2")
 def def2(ctx):
     on = ctx.adapter("online")
@@ -83,15 +114,34 @@ def def2(ctx):
         ys, eta = inst
         data = np.array(ys)
         res = on.ewa_1d(_quad_loss, data, eta, -1.0, 1.0, n_nodes=512)
-        # batch formula (2) on the same nodes, from the raw losses (quadrature weights of the uniform prior)
-        z, w = _gl512()
-        cum = sum(_quad_loss(z, yy) for yy in data) if len(data) else np.zeros_like(z)
-        lb = np.log(w) - eta * cum
+        # the sequential update = the batch formula (2) at every round: decisions and normalisers, exactly
+        ln, _, onodes, ow = check_ewa_path(ctx, res, _quad_loss, data, eta, what="Def. 2")
+        # the final posterior p_(T+1) as the implementation represents it, on its own nodes by its own rule (any
+        # correct one): its expectations are the exact posterior's, and its weights divided by the exact posterior
+        # density at its nodes are a quadrature rule of [-1, 1] (they integrate 1, theta, theta^2 exactly)
+        nodes = ctx.given(
+            np.asarray(res.nodes, dtype=np.float64), "the implementation's quadrature nodes: any rule on [lo, hi]"
+        )
+        w = np.exp(np.asarray(res.log_post, dtype=np.float64))
+        for name, f in _TEST_FNS:
+            ctx.close(w @ f(nodes), ow @ f(onodes), atol=1e-9, label=f"E_(p_(T+1)) {name} = the exact posterior's")
+        cum = sum((_quad_loss(nodes, yy) for yy in data), np.zeros(nodes.shape))
+        log_density = -math.log(2.0) - eta * cum - ln[-1]  # p_(T+1) = pi exp(-eta sum l) / N_(T+1), pi = 1/2
+        implied = np.exp(np.asarray(res.log_post, dtype=np.float64) - log_density)
+        for k in range(3):
+            ctx.close(
+                implied @ nodes**k,
+                (1.0 - (-1.0) ** (k + 1)) / (k + 1),
+                atol=1e-9,
+                label=f"weights / exact density at the nodes integrate theta^{k} over [-1, 1]",
+            )
+        # Gibbs (oracle only): p_{T+1} minimizes E_p sum l + KL(p || pi) / eta over distributions on a fine rule
+        z, wq = _gl512()
+        cumq = sum((_quad_loss(z, yy) for yy in data), np.zeros_like(z))
+        lb = np.log(wq) - eta * cumq
         lb -= logsumexp(lb)
-        ctx.close(res.log_post, lb, atol=1e-11, label="sequential log-posterior = batch (2)")
-        # Gibbs: p_{T+1} minimizes E_p sum l + KL(p || pi) / eta over distributions on the nodes
-        lpi = np.log(w / w.sum())
-        obj = lambda lp: float(np.exp(lp) @ (cum + (lp - lpi) / eta))
+        lpi = np.log(wq / wq.sum())
+        obj = lambda lp: scalar(np.exp(lp) @ (cumq + (lp - lpi) / eta))
         best = obj(lb)
         rng = np.random.default_rng(len(ys))
         for _ in range(5):
@@ -162,7 +212,7 @@ def _check_ewa_losses(ctx, loss, data, res):
     means = np.asarray(res.means, dtype=np.float64)
     want = np.array(
         [
-            float(np.ravel(loss(means[t] if means.ndim > 1 else np.array([means[t]]), data[t]))[0])
+            scalar(np.ravel(loss(means[t] if means.ndim > 1 else np.array([means[t]]), data[t]))[0])
             for t in range(len(data))
         ]
     )
@@ -183,17 +233,18 @@ def thm1(ctx):
         data, loss, res, prior = _thm1_instance(inst, on)
         eta, T = inst[1], data.size
         lse = oc.ewa_log_partition(
-            lambda t: float(sum(loss(np.array([t]), yy)[0] for yy in data)),
+            lambda t: scalar(sum(loss(np.array([t]), yy)[0] for yy in data)),
             eta,
             -1.0,
             1.0,
-            log_prior=None if prior is None else (lambda t: float(prior(t))),
+            log_prior=None if prior is None else (lambda t: scalar(prior(t))),
             breaks=list(data),
         )
         rhs = eta * T / 8.0 - lse / eta
-        _check_ewa_losses(ctx, loss, data, res)
-        ctx.bound(float(np.sum(res.losses)), rhs, rtol=RTOL, atol=1e-9, label="Thm 1 (3), B = 1")
-        # the telescoping normalizer of the proof: log N_{T+1} = log E_pi exp(-eta sum l)
+        # every decision (hence every loss) and normaliser against the oracle's exact path
+        check_ewa_path(ctx, res, loss, data, eta, prior, data if inst[2] == "absolute" else (), what="Thm 1")
+        ctx.bound(scalar(np.sum(res.losses)), rhs, rtol=RTOL, atol=1e-9, label="Thm 1 (3), B = 1")
+        # the telescoping normalizer of the proof, log N_{T+1} = log E_pi exp(-eta sum l), by adaptive quadrature
         ctx.close(res.log_norm[-1], lse, rtol=1e-9, atol=1e-9, label="log N_{T+1} = exact log partition")
 
     ctx.forall(THM1_STRAT, check, fixed=THM1_FIXED)
@@ -206,26 +257,18 @@ def eq18(ctx):
     def check(inst):
         data, loss, res, prior = _thm1_instance(inst, on)
         eta = inst[1]
-        _check_ewa_losses(ctx, loss, data, res)
+        check_ewa_path(ctx, res, loss, data, eta, prior, data if inst[2] == "absolute" else (), what="(18)")
         for t in range(data.size):
             ctx.bound(res.losses[t], eta / 8.0 + res.mix_loss[t], rtol=RTOL, atol=1e-9, label=f"(18) at t={t + 1}")
-        # the mix loss is the telescoping step of the normalizer, -(1/eta) log E_{p_t} e^{-eta l_t} =
-        # -(log N_{t+1} - log N_t) / eta, and log N_t halfway is the exact log partition of the first t - 1 losses
+        # log N_t halfway against adaptive quadrature of the first t - 1 losses (the oracle path's cross-check)
         ln = np.asarray(res.log_norm, dtype=np.float64)
-        ctx.close(
-            np.asarray(res.mix_loss, dtype=np.float64),
-            -(ln[1:] - ln[:-1]) / eta,
-            rtol=1e-10,
-            atol=1e-10,
-            label="mix loss = -(log N_(t+1) - log N_t) / eta",
-        )
         h = data.size // 2
         lse = oc.ewa_log_partition(
-            lambda th: float(sum(loss(np.array([th]), yy)[0] for yy in data[:h])),
+            lambda th: scalar(sum(loss(np.array([th]), yy)[0] for yy in data[:h])),
             eta,
             -1.0,
             1.0,
-            log_prior=None if prior is None else (lambda th: float(prior(th))),
+            log_prior=None if prior is None else (lambda th: scalar(prior(th))),
             breaks=list(data[:h]),
         )
         ctx.close(ln[h], lse, rtol=1e-9, atol=1e-9, label=f"log N_{h + 1} = exact log partition of {h} rounds")
@@ -234,8 +277,9 @@ def eq18(ctx):
     # negative control: a SAMPLE of p_t instead of its mean breaks (18) (no Jensen step).  Round 1, uniform prior on
     # [-1, 1], l_1 = (theta - 1)^2 / 4, eta = 1: the sample theta = -1 suffers 1 > 1/8 - log E e^{-l} = 0.4814...
     res = on.ewa_1d(_quad_loss, np.array([1.0]), 1.0, -1.0, 1.0, n_nodes=2000)
-    sample_loss = float(_quad_loss(np.array([-1.0]), 1.0)[0])
-    ctx.true(sample_loss > 1.0 / 8.0 + res.mix_loss[0] + 0.1, label="negative control: (18) fails at a sample")
+    check_ewa_path(ctx, res, _quad_loss, np.array([1.0]), 1.0, what="(18), one round")
+    sample_loss = scalar(_quad_loss(np.array([-1.0]), 1.0)[0])
+    ctx.geq(sample_loss, 1.0 / 8.0 + res.mix_loss[0] + 0.1, label="negative control: (18) fails at a sample")
 
 
 # ------------------------------------------------------------------------------------------------------------------
@@ -283,31 +327,13 @@ def ewa_2d_claims(ctx):
         prior = (lambda th: _tilted_log_prior(th[:, 0]) + _tilted_log_prior(th[:, 1])) if tilted else None
         res = on.ewa_2d(_lin_loss, data, eta, *box, log_prior=prior, n_nodes=48)
         T = len(data)
-        _check_ewa_losses(ctx, _lin_loss, data, res)
-        lp2 = (lambda a, b: float(_tilted_log_prior(a) + _tilted_log_prior(b))) if tilted else None
-        lse, _ = oc.ewa_box_moments(lambda a, b: sum(_lin_loss((a, b), D) for D in data), eta, *box, log_prior=lp2)
-        ctx.close(res.log_norm[-1], lse, rtol=1e-9, atol=1e-9, label="log N_{T+1} = exact log partition (dblquad)")
-        ctx.bound(float(np.sum(res.losses)), eta * T / 8.0 - lse / eta, rtol=RTOL, atol=1e-9, label="Thm 1 (3), d = 2")
+        # every decision, loss, normaliser and mix loss against the oracle's exact path (tensor Gauss-Legendre,
+        # validated against dblquad to 1e-15 in tests/verification/test_oracles.py)
+        ln = check_ewa_path(ctx, res, _lin_loss, data, eta, prior, box=box, what="2-D")[0]
+        ctx.bound(
+            scalar(np.sum(res.losses)), eta * T / 8.0 - ln[-1] / eta, rtol=RTOL, atol=1e-9, label="Thm 1 (3), d = 2"
+        )
         for t in range(T):
             ctx.bound(res.losses[t], eta / 8.0 + res.mix_loss[t], rtol=RTOL, atol=1e-9, label=f"(18) at t={t + 1}")
-        ln = np.asarray(res.log_norm, dtype=np.float64)
-        ctx.close(
-            np.asarray(res.mix_loss, dtype=np.float64),
-            -(ln[1:] - ln[:-1]) / eta,
-            rtol=1e-10,
-            atol=1e-10,
-            label="mix loss = -(log N_(t+1) - log N_t) / eta",
-        )
-        # the decision of the last round is the mean of the tempered posterior given D_1..D_{T-1}
-        _, mean = oc.ewa_box_moments(
-            lambda a, b: sum(_lin_loss((a, b), D) for D in data[:-1]), eta, *box, log_prior=lp2
-        )
-        ctx.close(np.asarray(res.means)[-1], mean, atol=1e-9, label="hat theta_T = posterior mean (dblquad)")
-        ctx.close(
-            float(np.asarray(res.losses)[-1]),
-            float(_lin_loss(mean, data[-1])),
-            atol=1e-9,
-            label="l_T(hat theta_T) at that mean",
-        )
 
     ctx.forall(ewa2d_instances(), check, fixed=EWA2D_FIXED, max_examples=min(ctx.profile.max_examples, 12))

@@ -22,7 +22,7 @@ import numpy as np
 from hypothesis import strategies as st
 
 from refvi.verification.oracles import online_quadrature as oq
-from refvi.verification.statement import statement
+from refvi.verification.statement import scalar, statement
 from refvi.verification.statements.online_003._common import _floats
 
 LOSSES = ("hinge", "squared", "absolute", "quadratic")
@@ -48,7 +48,7 @@ def _oracle(loss, x, y, m, sigma, H):
         r = m - x
         return 0.5 * H * (r @ r + sigma @ sigma), H * r, H * sigma
     if not np.any(sigma * x):  # a point mass: the loss itself (the gradient is a subgradient)
-        a = float(m @ x)
+        a = scalar(m @ x)
         return {"hinge": max(0.0, 1.0 - y * a), "squared": (y - a) ** 2, "absolute": abs(y - a)}[loss], None, None
     return oq.expected_loss_quad(loss, x, y, m, sigma)
 
@@ -78,11 +78,11 @@ def claim_expected_loss(ctx):
         yy = None if loss == "quadratic" else y
         v, gm, gs = (np.asarray(a, dtype=np.float64) for a in on.expected_loss(loss, X, yy, m, sigma, H))
         for t in range(X.shape[0]):
-            ov, om, osg = _oracle(loss, X[t], None if yy is None else float(y[t]), m, sigma, H)
+            ov, om, osg = _oracle(loss, X[t], None if yy is None else scalar(y[t]), m, sigma, H)
             what = f"{loss}, row {t}, sigma = {np.round(sigma, 3).tolist()}"
             ctx.close(v[t], ov, rtol=1e-9, atol=1e-11, label=f"{what}: bar L")
             if om is not None:
-                scale = 1e-11 * (1.0 + float(np.abs(np.concatenate([om, osg])).max()))
+                scale = 1e-11 * (1.0 + scalar(np.abs(np.concatenate([om, osg])).max()))
                 ctx.close(gm[t], om, rtol=1e-9, atol=scale, label=f"{what}: grad_m bar L")
                 ctx.close(gs[t], osg, rtol=1e-9, atol=scale, label=f"{what}: grad_sigma bar L")
 
@@ -105,7 +105,7 @@ def full_instances(draw, max_d=4):
         C = np.tril(C, -1) + np.diag(vec(d, 0.1, 2.0))
     if not np.linalg.norm(C.T @ x) > 1e-3:  # the ridge scale the oracle needs (b > 0)
         C = C + np.eye(d)
-    y = (-1.0 if vec(1, -1, 1)[0] < 0 else 1.0) if loss == "hinge" else float(vec(1, -3.0, 3.0)[0])
+    y = (-1.0 if vec(1, -1, 1)[0] < 0 else 1.0) if loss == "hinge" else scalar(vec(1, -3.0, 3.0)[0])
     return loss, x, y, vec(d, -3.0, 3.0), C
 
 
@@ -128,7 +128,7 @@ def claim_expected_loss_full(ctx):
 
     def check(inst):
         loss, x, y, m, C = inst
-        got = float(on.expected_loss_full(loss, x, y, m, C))
+        got = scalar(on.expected_loss_full(loss, x, y, m, C))
         want = oq.expected_loss_full_quad(loss, x, y, m, C)[0]
         what = (
             f"{loss}, d = {len(x)}, ||C^T x|| = {np.linalg.norm(C.T @ x):.3g} (||C x|| = {np.linalg.norm(C @ x):.3g})"

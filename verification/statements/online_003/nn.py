@@ -9,7 +9,7 @@ from __future__ import annotations
 import numpy as np
 
 from refvi.verification.oracles import online_nn_oracle as onn
-from refvi.verification.statement import statement
+from refvi.verification.statement import scalar, statement
 
 # ------------------------------------------------------------------------------------------------------------------
 # the ReLU-network experiment (non-convex: no bound applies; the iterations are replayed exactly)
@@ -34,7 +34,7 @@ def claim_nn_replay(ctx):
         X, y = rng.standard_normal((T, p)), rng.standard_normal(T)
         U = rng.standard_normal((T, n, d))
         m0 = 0.3 * rng.standard_normal(d)
-        s = float(rng.uniform(0.3, 1.0))
+        s = scalar(rng.uniform(0.3, 1.0))
         # boxes that bind: |m| <= 0.4 (m0 starts partly outside and is clipped), sigma <= 1.2 s, or sigma <= s (the
         # prior scale on the box's edge, which the hypotheses allow) for an even number of rounds
         box = dict(s=s, mbox=0.4, sbox=(1.0 if T % 2 == 0 else 1.2) * s, m0=m0)

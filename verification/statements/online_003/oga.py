@@ -8,19 +8,18 @@ from __future__ import annotations
 
 import numpy as np
 from hypothesis import strategies as st
-from scipy import optimize
 
 from refvi.verification.errata import erratum
 from refvi.verification.oracles import online_comparators as oc
-from refvi.verification.statement import statement
+from refvi.verification.statement import scalar, statement
 from refvi.verification.statements.online_003._common import (
     RTOL,
     _floats,
     _labels,
-    check_losses,
+    check_replay,
     check_run_consistency,
-    grads_along,
     hinge_L,
+    oracle_hinge_grads,
     sva_instances,
 )
 
@@ -47,10 +46,10 @@ def check_thm4(ctx, on, inst, const=1.0, eta_factor=1.0):
     y = _labels(on, "ogael", inst, **kw)
     res = on.run("ogael", X, y, **kw)
     check_run_consistency(ctx, inst, X, y, res, kw)
-    check_losses(ctx, "hinge", X, y, res, what="OGA-EL")
+    check_replay(ctx, "ogael", X, y, res, kw, adversarial=inst["adv"], what=f"OGA-EL ({inst['projection']})")
     T, d = X.shape
     L, alpha = hinge_L(X), 1.0 / s**2
-    lhs = float(np.sum(res.losses))
+    lhs = scalar(np.sum(res.losses))
     pen = const * eta * L * L * T
     mu1 = np.concatenate([np.zeros(d), np.full(d, s)])
     _, _, v1 = oc.euclidean_comparator(X, y, eta, mu1, mbox, sbox)
@@ -86,12 +85,12 @@ def e003_5(ctx):
     on = ctx.adapter("online")
     X, y, eta, s = np.full((2, 1), 0.5), np.ones(2), 0.1, 1.0
     res = on.run("ogael", X, y, eta=eta, s=s)
-    check_losses(ctx, "hinge", X, y, res, what="OGA-EL")
+    check_replay(ctx, "ogael", X, y, res, dict(eta=eta, s=s), what="OGA-EL")
     L, alpha = hinge_L(X), 1.0 / s**2
     m, sg, v = oc.sva_comparator(X, y, 2.0 * eta / alpha, s)  # sum bar L + alpha KL / (2 eta) at its argmin
     # RHS evaluated at a feasible comparator: the inf is no larger, so LHS > value proves the printed bound false
     ctx.true(
-        float(np.sum(res.losses)) > v + eta * L * L * 2 + 1e-3,
+        scalar(np.sum(res.losses)) > v + eta * L * L * 2 + 1e-3,
         label="printed Thm 4 second bound fails (d=1, T=2, eta=0.1, x=0.5, y=+1)",
     )
 
@@ -104,24 +103,22 @@ def ogael_ftrl(ctx):
         X, y, eta, s = inst["X"], inst["y"], inst["eta"], inst["s"]
         g = on.run("ogael", X, y, eta=eta, s=s, projection="greedy")
         lz = on.run("ogael", X, y, eta=eta, s=s, projection="lazy")
+        # both runs replayed from their rules (greedy: projected OGD; lazy: FTRL)
+        hyper = dict(eta=eta, s=s)
+        M, S = check_replay(ctx, "ogael", X, y, g, {**hyper, "projection": "greedy"}, what="OGA-EL greedy")
+        check_replay(ctx, "ogael", X, y, lz, {**hyper, "projection": "lazy"}, what="OGA-EL lazy")
         # sigma >= 0 is part of the parameter set: keep the draws where that constraint never binds
-        if not (float(np.min(g.S)) > 0 and float(np.min(lz.S)) > 0):
+        if not (scalar(np.min(g.S)) > 0 and scalar(np.min(lz.S)) > 0):
             return
         ctx.close(g.M, lz.M, rtol=1e-12, atol=1e-12, label="greedy = lazy unconstrained (m)")
         ctx.close(g.S, lz.S, rtol=1e-12, atol=1e-12, label="greedy = lazy unconstrained (sigma)")
-        # FTRL argmin of sum_i mu^T grad_i + ||mu - mu_1||^2 / (2 eta), by a generic minimizer
-        _, gm, gs = grads_along(on, "hinge", X, y, g.M, g.S)
-        G = np.concatenate([gm.sum(0), gs.sum(0)])
+        # FTRL argmin of sum_i mu^T grad_i + ||mu - mu_1||^2 / (2 eta), by a generic minimizer, from the oracle's
+        # gradients at the (checked) iterates
+        _, gm, gs = oracle_hinge_grads(X, y, M, S)
         d = X.shape[1]
         mu1 = np.concatenate([np.zeros(d), np.full(d, s)])
-        r = optimize.minimize(
-            lambda z: (G @ z + (z - mu1) @ (z - mu1) / (2 * eta), G + (z - mu1) / eta),
-            mu1,
-            jac=True,
-            method="BFGS",
-            options={"gtol": 1e-12},
-        )
-        ctx.close(np.concatenate([g.m, g.sigma]), r.x, rtol=1e-7, atol=1e-7, label="OGA-EL = FTRL(1/(2 eta))")
+        r = oc.euclid_ftrl_argmin(np.concatenate([gm.sum(0), gs.sum(0)]), mu1, eta)
+        ctx.close(np.concatenate([g.m, g.sigma]), r, rtol=1e-7, atol=1e-7, label="OGA-EL = FTRL(1/(2 eta))")
 
     ctx.forall(
         sva_instances().filter(lambda i: not np.isfinite(i["mbox"])),
@@ -140,22 +137,25 @@ def ogael_ftrl(ctx):
     )
     # with a box the two differ (both satisfy Thm 4, see 003.thm4): the instance x = (1, 1, -1), y = +1, M = 0.3
     X, y = np.array([[1.0], [1.0], [-1.0]]), np.ones(3)
-    a = on.run("ogael", X, y, eta=0.5, s=1.0, projection="greedy", mbox=0.3, sbox=1.0)
-    b = on.run("ogael", X, y, eta=0.5, s=1.0, projection="lazy", mbox=0.3, sbox=1.0)
-    ctx.true(float(np.max(np.abs(a.M - b.M))) > 1e-3, label="boxed: lazy and greedy projections differ")
+    boxed = dict(eta=0.5, s=1.0, mbox=0.3, sbox=1.0)
+    a = on.run("ogael", X, y, projection="greedy", **boxed)
+    b = on.run("ogael", X, y, projection="lazy", **boxed)
+    check_replay(ctx, "ogael", X, y, a, {**boxed, "projection": "greedy"}, what="boxed OGA-EL greedy")
+    check_replay(ctx, "ogael", X, y, b, {**boxed, "projection": "lazy"}, what="boxed OGA-EL lazy")
+    ctx.geq(scalar(np.max(np.abs(a.M - b.M))), 1e-3, label="boxed: lazy and greedy projections differ")
 
 
 @erratum("E003-9")
 def e003_9(ctx):
     on = ctx.adapter("online")
-    res = on.run("ogael", np.array([[0.5]]), np.array([1.0]), eta=1.0, s=1.0)  # b = 0.5, c = 0.75
-    _, gm, gs = on.expected_loss("hinge", np.array([[0.5]]), np.array([1.0]), np.zeros(1), np.ones(1))
-    G = np.array([gm[0, 0], gs[0, 0]])
+    x, y = np.array([[0.5]]), np.array([1.0])
+    res = on.run("ogael", x, y, eta=1.0, s=1.0)  # b = 0.5, c = 0.75
+    check_replay(ctx, "ogael", x, y, res, dict(eta=1.0, s=1.0), what="OGA-EL, one round")
+    _, gm, gs = oc.hinge_value(x, y, np.zeros(1), np.ones(1))  # the oracle's gradient at mu_1 = (0, 1)
+    G = np.concatenate([gm, gs])
     mu1 = np.array([0.0, 1.0])
-    printed = optimize.minimize(
-        lambda z: G @ z + (z - mu1) @ (z - mu1) / 1.0, mu1, method="BFGS", options={"gtol": 1e-12}
-    ).x
-    ctx.true(abs(printed[0] - res.m[0]) > 0.1, label="printed FTRL step differs from Algorithm 3")
+    printed = oc.euclid_ftrl_argmin(G, mu1, 1.0, scale=1.0)
+    ctx.geq(abs(printed[0] - res.m[0]), 0.1, label="printed FTRL step differs from Algorithm 3")
     ctx.close(printed - mu1, -0.5 * G, rtol=1e-6, atol=1e-8, label="the printed regularizer gives step eta/2")
 
 
@@ -186,22 +186,17 @@ def oga_regret(ctx):
     def check(inst):
         X, y, eta, M = inst["X"], inst["y"], inst["eta"], inst["mbox"]
         res = on.run("oga", X, y, eta=eta, mbox=M)
-        th = np.asarray(res.M, dtype=np.float64)
+        # theta_1 = 0 and theta_(t+1) = clip(theta_t - eta g_t, -M, M) (either side at a kink), every round, and the
+        # losses at those points: the bound below takes nothing on trust
+        th, _ = check_replay(ctx, "oga", X, y, res, dict(eta=eta, mbox=M), what="OGA")
         T = X.shape[0]
-        ctx.close(th[0], np.zeros(X.shape[1]), atol=0.0, label="theta_1 = 0")
-        margins = 1.0 - y * np.einsum("td,td->t", X, th[:-1])
-        ctx.close(res.losses, np.maximum(margins, 0.0), rtol=1e-12, atol=1e-14, label="l_t = hinge at theta_t")
-        g = np.where(margins[:, None] > 0, -(y[:, None] * X), 0.0)  # the subgradient OGA steps along
-        step = np.clip(th[:-1] - eta * g, -M, M)
-        kink = np.abs(margins) < 1e-12  # either side of the kink is a subgradient
-        alt = np.clip(th[:-1], -M, M)
-        ok = np.all(np.isclose(th[1:], step, rtol=1e-12, atol=1e-14) | (kink[:, None] & np.isclose(th[1:], alt)))
-        ctx.true(bool(ok), label="theta_{t+1} = clip(theta_t - eta g_t, -M, M) in every round")
         ctx.true(bool(np.all(np.abs(th) <= M * (1 + 1e-15))), label="iterates stay in the box")
+        margins = 1.0 - y * np.einsum("td,td->t", X, th[:-1])
+        g = np.where(margins[:, None] > 0, -(y[:, None] * X), 0.0)  # the subgradient OGA steps along
         u, best = oc.best_hinge_point(X, y, M)
-        rhs = float(u @ u) / (2.0 * eta) + 0.5 * eta * float(np.sum(g * g))
+        rhs = scalar(u @ u) / (2.0 * eta) + 0.5 * eta * scalar(np.sum(g * g))
         ctx.bound(
-            float(np.sum(res.losses)) - best,
+            scalar(np.sum(res.losses)) - best,
             rhs,
             rtol=1e-9,
             atol=1e-9,

@@ -10,20 +10,20 @@ import math
 
 import numpy as np
 from hypothesis import strategies as st
-from scipy import optimize
 
 from refvi.verification.errata import erratum
 from refvi.verification.oracles import online_comparators as oc
 from refvi.verification.oracles import online_quadrature as oq
-from refvi.verification.statement import statement
+from refvi.verification.statement import scalar, statement
 from refvi.verification.statements.online_003._common import (
     RTOL,
     _floats,
     _labels,
-    check_losses,
+    check_replay,
     check_run_consistency,
+    check_sva_runs,
+    checked_grads,
     forall_online,
-    grads_along,
     hinge_L,
     hinge_streams,
     oracle_hinge_grads,
@@ -35,40 +35,21 @@ from refvi.verification.statements.online_003._common import (
 # ------------------------------------------------------------------------------------------------------------------
 
 
-def sva_objective_argmin(G_m, G_s, eta, s, mbox, sbox):
-    """Numerical argmin of (6) given the gradient sums (linear term sum_i mu^T grad_i + KL(q_mu || pi) / eta), by
-    bounded L-BFGS-B from the prior: the oracle for the closed form (9) with lazy projection."""
-    d = G_m.size
-
-    def f(z):
-        m, sg = z[:d], z[d:]
-        val = G_m @ m + G_s @ sg + oc.kl_to_prior(m, sg, s) / eta
-        return val, np.concatenate([G_m + m / (s * s * eta), G_s + (sg / s**2 - 1.0 / sg) / eta])
-
-    mb = None if not np.isfinite(mbox) else mbox
-    sb = None if not np.isfinite(sbox) else sbox
-    res = optimize.minimize(
-        f,
-        np.concatenate([np.zeros(d), np.full(d, s)]),
-        jac=True,
-        method="L-BFGS-B",
-        bounds=[(-mb if mb else None, mb)] * d + [(1e-12, sb)] * d,
-        options={"maxiter": 5000, "ftol": 1e-16, "gtol": 1e-12},
-    )
-    return res.x[:d], res.x[d:]
-
-
 @statement("003.eq9")
 def eq9(ctx):
     on = ctx.adapter("online")
 
     def check(inst):
         X, y = inst["X"], inst["y"]
-        res = on.run("sva", X, y, eta=inst["eta"], s=inst["s"], mbox=inst["mbox"], sbox=inst["sbox"])
-        _, gm, gs = grads_along(on, "hinge", X, y, res.M, res.S)
-        m_star, s_star = sva_objective_argmin(gm.sum(0), gs.sum(0), inst["eta"], inst["s"], inst["mbox"], inst["sbox"])
-        # L-BFGS-B on a strongly convex smooth objective with gtol 1e-12: iterate accurate to ~1e-7 in the worst
+        kw = dict(eta=inst["eta"], s=inst["s"], mbox=inst["mbox"], sbox=inst["sbox"])
+        res = on.run("sva", X, y, **kw)
+        # every iterate the closed form (9) of the oracle's gradient sums at the recorded iterates (induction)
+        M, S = check_replay(ctx, "sva", X, y, res, kw, what="SVA")
+        # and the last one the argmin of (6) found by a generic minimizer (L-BFGS-B, from the same gradient sums): on
+        # a strongly convex smooth objective with gtol 1e-12 the iterate is accurate to ~1e-7 in the worst
         # conditioned draws (the KL's curvature 1/s^2 + 1/sigma^2 over eta); the closed form is exact
+        _, gm, gs = oracle_hinge_grads(X, y, M, S)
+        m_star, s_star = oc.sva_ftrl_argmin(gm.sum(0), gs.sum(0), inst["eta"], inst["s"], inst["mbox"], inst["sbox"])
         ctx.close(
             np.concatenate([res.m, res.sigma]),
             np.concatenate([m_star, s_star]),
@@ -82,16 +63,18 @@ def eq9(ctx):
 
 def check_thm2(ctx, on, inst, const=1.0, eta_factor=1.0):
     """Thm 2 on one instance; ``const`` multiplies the penalty eta L^2 T / alpha and ``eta_factor`` the learning rate
-    handed to the algorithm (1 and 1 = the theorem; other values are wrong constants, for the test of the test)."""
+    handed to the algorithm (1 and 1 = the theorem; other values are wrong constants, for the test of the test).
+    The run is replayed first (every iterate the closed form (9) of the oracle's gradient sums at the recorded
+    iterates, the losses at those means, the adversary's labels): the bound takes nothing on trust."""
     X, eta, s, mbox, sbox = inst["X"], inst["eta"], inst["s"], inst["mbox"], inst["sbox"]
     kw = dict(eta=eta * eta_factor, s=s, mbox=mbox, sbox=sbox)
     y = _labels(on, "sva", inst, **kw)
     res = on.run("sva", X, y, **kw)
     check_run_consistency(ctx, inst, X, y, res, kw)
-    check_losses(ctx, "hinge", X, y, res, what="SVA")
+    check_replay(ctx, "sva", X, y, res, kw, adversarial=inst["adv"], what="SVA")
     T = X.shape[0]
     alpha, L = 1.0 / s**2, hinge_L(X)
-    lhs = float(np.sum(res.losses))
+    lhs = scalar(np.sum(res.losses))
     m_c, s_c, val = oc.sva_comparator(X, y, eta, s, mbox, sbox)
     pen = const * eta * L**2 * T / alpha
     ctx.bound(lhs, val + pen, rtol=RTOL, label="Thm 2 (11) at the L-BFGS-B comparator")
@@ -113,42 +96,24 @@ def thm2(ctx):
         res, y, comps = check_thm2(ctx, on, inst)
         X, eta, s = inst["X"], inst["eta"], inst["s"]
         alpha = 1.0 / s**2
-        vals, gm, gs = grads_along(on, "hinge", X, y, res.M, res.S)
+        # the implementation's bar L_t and gradients at the (replayed, hence checked) iterates, against the oracle's
+        vals, gm, gs = checked_grads(ctx, on, X, y, res.M, res.S, what="SVA")
         G = np.hstack([gm, gs])
         MU = np.hstack([res.M, res.S])
-        # every iterate is the closed form (9) of the gradient sums at the recorded iterates (oracle gradients):
-        # m_(t+1) = Pi(-eta s^2 sum_(i<=t) gm_i), sigma_(t+1) = Pi(s h(eta s sum_(i<=t) gs_i / 2)), lazy box
-        _, om, osg = oracle_hinge_grads(X, y, np.asarray(res.M, dtype=np.float64), np.asarray(res.S, dtype=np.float64))
-        Gm, Gs = np.cumsum(om, axis=0), np.cumsum(osg, axis=0)
-        x = eta * s * Gs / 2.0
-        want_m = np.clip(-eta * s * s * Gm, -inst["mbox"], inst["mbox"])
-        want_s = np.minimum(s / (np.sqrt(1.0 + x * x) + x), inst["sbox"])  # s h(x), h(x) = 1/(sqrt(1+x^2) + x)
-        ctx.close(
-            np.asarray(res.M, dtype=np.float64)[1:],
-            want_m,
-            rtol=1e-9,
-            atol=1e-11,
-            label="m_(t+1) = closed form (9) of the recorded gradient sums, every t",
-        )
-        ctx.close(
-            np.asarray(res.S, dtype=np.float64)[1:],
-            want_s,
-            rtol=1e-9,
-            atol=1e-11,
-            label="sigma_(t+1) = closed form (9) of the recorded gradient sums, every t",
-        )
-        # (19) first step: Jensen l_t(m_t) <= bar L_t(mu_t)
-        ctx.bound(float(np.max(res.losses - vals)), 0.0, atol=1e-12, label="(19) Jensen per step")
-        # (22), sharpened: ||mu_{t+1} - mu_t|| <= eta ||grad_t|| / alpha
+        # (19) first step: Jensen l_t(m_t) <= bar L_t(mu_t), every round (equality at sigma = 0)
+        for t in range(X.shape[0]):
+            ctx.bound(res.losses[t], vals[t], atol=1e-12, label="(19) Jensen: l_t(m_t) <= bar L_t(mu_t)")
+        # (22), sharpened: ||mu_{t+1} - mu_t|| <= eta ||grad_t|| / alpha, every round
         step = np.linalg.norm(MU[1:] - MU[:-1], axis=1)
         bound = eta * np.linalg.norm(G, axis=1) / alpha
-        ctx.bound(float(np.max(step - bound * (1 + RTOL))), 0.0, atol=1e-12, label="(22) stability")
+        for t in range(X.shape[0]):
+            ctx.bound(step[t], bound[t], rtol=RTOL, atol=1e-12, label="(22) stability: ||mu_(t+1) - mu_t||")
         # Assumption 4.1 along the run: ||grad_t|| <= L
-        ctx.bound(float(np.max(np.linalg.norm(G, axis=1))), hinge_L(X), rtol=1e-12, label="||grad_t|| <= L")
+        ctx.bound(scalar(np.max(np.linalg.norm(G, axis=1))), hinge_L(X), rtol=1e-12, label="||grad_t|| <= L")
         # (21) be-the-leader for each comparator
-        lhs21 = float(np.sum(MU[1:] * G))
+        lhs21 = scalar(np.sum(MU[1:] * G))
         for m, sg in comps:
-            rhs21 = float(np.sum(np.concatenate([m, sg]) * G.sum(0))) + oc.kl_to_prior(m, sg, s) / eta
+            rhs21 = scalar(np.sum(np.concatenate([m, sg]) * G.sum(0))) + oc.kl_to_prior(m, sg, s) / eta
             ctx.bound(lhs21, rhs21, rtol=RTOL, atol=1e-10, label="(21) be-the-leader")
 
     forall_online(
@@ -195,6 +160,8 @@ def claim_sva_full(ctx):
             label="every scale is lower triangular with a positive diagonal",
         )
         ctx.close(M[0], np.zeros(d), atol=0.0, label="starts at the prior mean 0")
+        ctx.close(np.asarray(res.m, dtype=np.float64), M[-1], rtol=1e-15, label="the final mean m = m_(T+1)")
+        ctx.close(np.asarray(res.C, dtype=np.float64), Cs[-1], rtol=1e-15, label="the final scale C = C_(T+1)")
         ctx.close(Cs[0], s * np.eye(d), rtol=1e-15, label="starts at the prior scale s I")
         ctx.close(
             losses,
@@ -225,9 +192,10 @@ def claim_sva_full(ctx):
         # (m, C) has norm <= ||x|| sqrt(P^2 + p^2) as in the mean-field case, so the same L
         alpha, L = 1.0 / s**2, hinge_L(X)
         G = np.hstack([gm, gC.reshape(T, -1)])
-        ctx.bound(float(np.max(np.linalg.norm(G, axis=1))), L, rtol=1e-12, label="||grad_t|| <= L (full covariance)")
-        ctx.bound(float(np.max(losses - vals)), 0.0, atol=1e-12, label="(19) Jensen per step")
-        lhs = float(np.sum(losses))
+        ctx.bound(scalar(np.max(np.linalg.norm(G, axis=1))), L, rtol=1e-12, label="||grad_t|| <= L (full covariance)")
+        for t in range(T):  # (19) Jensen, every round (equality at a point mass)
+            ctx.bound(losses[t], vals[t], atol=1e-12, label="(19) Jensen, full covariance")
+        lhs = scalar(np.sum(losses))
         m_c, C_c, val = oc.sva_full_comparator(X, y, eta, s)
         ctx.bound(
             lhs,
@@ -237,12 +205,9 @@ def claim_sva_full(ctx):
         )
         MU = np.hstack([M, Cs.reshape(T + 1, -1)])
         step = np.linalg.norm(MU[1:] - MU[:-1], axis=1)
-        ctx.bound(
-            float(np.max(step - eta * np.linalg.norm(G, axis=1) / alpha * (1 + RTOL))),
-            0.0,
-            atol=1e-12,
-            label="(22) stability, full covariance",
-        )
+        bound = eta * np.linalg.norm(G, axis=1) / alpha
+        for t in range(T):  # (22), sharpened, every round
+            ctx.bound(step[t], bound[t], rtol=RTOL, atol=1e-12, label="(22) stability, full covariance")
 
     @st.composite
     def instances(draw):
@@ -281,7 +246,7 @@ def sva_corollary(ctx):
     Xs, py = _discrete_problem()
     d, s, M = 2, 1.0, 5.0
     alpha = 1 / s**2
-    Lp = float(np.max(np.linalg.norm(Xs, axis=1)))  # the hinge is Lp-Lipschitz, so L = 2 Lp (Prop. 2)
+    Lp = scalar(np.max(np.linalg.norm(Xs, axis=1)))  # the hinge is Lp-Lipschitz, so L = 2 Lp (Prop. 2)
     L = 2 * Lp
     rng = ctx.rng("cor")
     for T in (50, 400):
@@ -305,16 +270,17 @@ def sva_corollary(ctx):
         e_m = _discrete_risk(m_c, np.zeros(d), Xs, py)
         kl = oc.kl_to_prior(m_c, sig, s)
         rhs12 = _discrete_risk(m_c, sig, Xs, py) + eta * L**2 / alpha + kl / (eta * T)
-        rhs_cor = e_m + L * float(np.linalg.norm(sig)) / 2 + eta * L**2 / alpha + kl / (eta * T)
+        rhs_cor = e_m + L * scalar(np.linalg.norm(sig)) / 2 + eta * L**2 / alpha + kl / (eta * T)
         ctx.bound(rhs12, rhs_cor, rtol=1e-12, label="E_q E_* <= E_*(m) + L ||sigma|| / 2 (the corrected '<=')")
         R = 40 * ctx.profile.mc_scale
-        risks = np.empty(R)
-        for r in range(R):
+        data = []
+        for _ in range(R):
             k = rng.integers(0, 6, size=T)
-            X = Xs[k]
-            y = np.where(rng.random(T) < py[k], 1.0, -1.0)
-            out = on.run("sva", X, y, eta=eta, s=s, mbox=M)
-            risks[r] = _discrete_risk(out.M[:-1].mean(0), np.zeros(d), Xs, py)
+            data.append((Xs[k], np.where(rng.random(T) < py[k], 1.0, -1.0)))
+        runs = [on.run("sva", X, y, eta=eta, s=s, mbox=M) for X, y in data]
+        # every run against the oracle's from-scratch replay before its average is used
+        check_sva_runs(ctx, data, runs, dict(eta=eta, s=s, mbox=M), what=f"SVA, T = {T}")
+        risks = np.array([_discrete_risk(out.M[:-1].mean(0), np.zeros(d), Xs, py) for out in runs])
         ctx.mean_leq(risks, rhs12, alpha=1e-6, label=f"(12) at the corollary's sigma, eta (T={T})")
         ctx.mean_leq(risks, rhs_cor, alpha=1e-6, label=f"corollary exact finite RHS (T={T})")
         ctx.count(R)
@@ -323,8 +289,11 @@ def sva_corollary(ctx):
 @erratum("E003-7")
 def e003_7(ctx):
     on = ctx.adapter("online")
-    v, _, _ = on.expected_loss("hinge", np.array([[1.0]]), np.array([1.0]), np.array([-5.0]), np.array([0.1]))
-    ctx.true(float(v[0]) < 6.0 + 0.1 * 2.0 / 2 - 0.09, label="'=' fails: E_q E_* < E_*(m) + ||sigma|| L/2")
+    x, y, m, sg = np.array([[1.0]]), np.array([1.0]), np.array([-5.0]), np.array([0.1])
+    v, gm, gs = on.expected_loss("hinge", x, y, m, sg)
+    ov, om, osg = oc.hinge_value(x, y, m, sg)
+    ctx.close(np.concatenate([v, gm[0], gs[0]]), np.concatenate([[ov], om, osg]), rtol=1e-9, atol=1e-11, label="bar L")
+    ctx.leq(scalar(v[0]), 6.0 + 0.1 * 2.0 / 2 - 0.09, label="'=' fails: E_q E_* < E_*(m) + ||sigma|| L/2")
     import mpmath as mp
 
     mp.mp.dps = 50
@@ -338,5 +307,5 @@ def e003_7(ctx):
         return rhs / mp.sqrt(d * mp.log(T) / T)
 
     r_big = ratio(mp.mpf(10) ** 400)
-    ctx.close(float(r_big), float(2 * L / mp.sqrt(alpha)), rtol=1e-2, label="constant -> 2L/sqrt(alpha) (T = 1e400)")
-    ctx.true(float(r_big) > float(2 * L / alpha) + 0.4, label="above the printed 2L/alpha at alpha = 4")
+    ctx.close(scalar(r_big), scalar(2 * L / mp.sqrt(alpha)), rtol=1e-2, label="constant -> 2L/sqrt(alpha) (T = 1e400)")
+    ctx.true(scalar(r_big) > scalar(2 * L / alpha) + 0.4, label="above the printed 2L/alpha at alpha = 4")

@@ -11,6 +11,7 @@ from scipy import stats
 from refvi.verification.oracles import charfun as cf
 from refvi.verification.oracles import discrete
 from refvi.verification.protocol.bases import BaseSpec
+from refvi.verification.statement import scalar
 
 LAWS = ("gaussian", "uniform", "laplace", "exponential", "rademacher", "two_point", "student_t")
 _SCIPY_1D = {
@@ -50,21 +51,21 @@ def oracle_charfun(base: BaseSpec, K: np.ndarray) -> np.ndarray:
 def oracle_entropy(base: BaseSpec, d: int) -> float:
     if base.kind == "affine":
         inner, _, scale = _affine(base)
-        return oracle_entropy(inner, d) + float(np.linalg.slogdet(scale)[1])
+        return oracle_entropy(inner, d) + scalar(np.linalg.slogdet(scale)[1])
     if base.kind == "student_t":
         nu = _nu(base)
         if base.product:
-            return d * float(stats.t(df=nu, scale=math.sqrt((nu - 2.0) / nu)).entropy())
-        return float(stats.multivariate_t(shape=np.eye(d) * (nu - 2.0) / nu, df=nu).entropy())
-    return d * float(_SCIPY_1D[base.kind].entropy())
+            return d * scalar(stats.t(df=nu, scale=math.sqrt((nu - 2.0) / nu)).entropy())
+        return scalar(stats.multivariate_t(shape=np.eye(d) * (nu - 2.0) / nu, df=nu).entropy())
+    return d * scalar(_SCIPY_1D[base.kind].entropy())
 
 
 def random_law(rng) -> BaseSpec:
     kind = LAWS[int(rng.integers(0, len(LAWS)))]
     if kind == "two_point":
-        return BaseSpec(kind, p=float(rng.uniform(0.05, 0.95)))
+        return BaseSpec(kind, p=scalar(rng.uniform(0.05, 0.95)))
     if kind == "student_t":
-        return BaseSpec(kind, nu=float(rng.uniform(2.2, 30.0)), product=bool(rng.random() < 0.5))
+        return BaseSpec(kind, nu=scalar(rng.uniform(2.2, 30.0)), product=bool(rng.random() < 0.5))
     return BaseSpec(kind)
 
 
@@ -74,7 +75,7 @@ def oracle_log_density(base: BaseSpec, U: np.ndarray) -> np.ndarray:
     if base.kind == "affine":
         inner, shift, scale = _affine(base)
         U0 = np.linalg.solve(scale, (U - shift).T).T
-        return oracle_log_density(inner, U0) - float(np.linalg.slogdet(scale)[1])
+        return oracle_log_density(inner, U0) - scalar(np.linalg.slogdet(scale)[1])
     if base.kind == "student_t":
         nu, d = _nu(base), U.shape[1]
         if base.product:

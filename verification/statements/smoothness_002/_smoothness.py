@@ -24,6 +24,7 @@ from hypothesis import strategies as st
 from refvi.verification.oracles import charfun as cf
 from refvi.verification.oracles import discrete as ds
 from refvi.verification.protocol import targets as specs
+from refvi.verification.statement import scalar
 
 SOURCE = "Domke (seed 002)"
 
@@ -74,7 +75,7 @@ def _cos_params(rng, d, convex: bool | None = None, kmax: float = 6.0):
     b = rng.uniform(-1.0, 1.0, d)
     b *= min(1.0, kmax / (1.5 * math.sqrt(d) * np.abs(b).sum() + 1e-300))  # keeps 1.5 sqrt(d) ||b||_1 <= kmax
     alpha = rng.uniform(-3.0, 3.0)
-    curv = abs(alpha) * float(b @ b)
+    curv = abs(alpha) * scalar(b @ b)
     if convex is True:
         beta = curv + rng.uniform(0.05, 2.0)
     elif convex is False:
@@ -85,7 +86,7 @@ def _cos_params(rng, d, convex: bool | None = None, kmax: float = 6.0):
 
 
 def _norm_w(m, C):
-    return math.sqrt(float(m @ m) + float(np.sum(C * C)))
+    return math.sqrt(scalar(m @ m) + scalar(np.sum(C * C)))
 
 
 # ---- gradients through the implementation -----------------------------------------------------------------------
@@ -107,14 +108,14 @@ def _impl_grad_rule(ctx, target, m, C, U, w, structure="full"):
 
 
 def _smooth_check(ctx, gw, gv, w, v, M, label):
-    lhs = math.sqrt(float(np.sum((gw[0] - gv[0]) ** 2)) + float(np.sum((gw[1] - gv[1]) ** 2)))
+    lhs = math.sqrt(scalar(np.sum((gw[0] - gv[0]) ** 2)) + scalar(np.sum((gw[1] - gv[1]) ** 2)))
     rhs = M * _norm_w(w[0] - v[0], w[1] - v[1])
     ctx.bound(lhs, rhs, rtol=RTOL_INEQ, atol=ATOL_INEQ, label=label)  # gradients exact to ~1e-13 (module docstring)
     return lhs / rhs
 
 
 def _sc_check(ctx, gw, gv, w, v, c, label):
-    lhs = float(np.sum((gw[0] - gv[0]) * (w[0] - v[0])) + np.sum((gw[1] - gv[1]) * (w[1] - v[1])))
+    lhs = scalar(np.sum((gw[0] - gv[0]) * (w[0] - v[0])) + np.sum((gw[1] - gv[1]) * (w[1] - v[1])))
     rhs = c * _norm_w(w[0] - v[0], w[1] - v[1]) ** 2
     ctx.geq(lhs, rhs, rtol=RTOL_INEQ, atol=ATOL_INEQ, label=label)
 
@@ -142,7 +143,7 @@ def _shifted_top_ratio(ctx, a, mu0):
     m, C = np.array([0.2, 0.1]), np.array([[1.1, 0.3], [0.0, 0.8]])
     g1 = _impl_grad_rule(ctx, target, m, C, U, W)
     g2 = _impl_grad_rule(ctx, target, m + 0.5 * dm, C + 0.5 * dC, U, W)
-    num = math.sqrt(float(np.sum((g2[0] - g1[0]) ** 2) + np.sum((g2[1] - g1[1]) ** 2)))
+    num = math.sqrt(scalar(np.sum((g2[0] - g1[0]) ** 2) + np.sum((g2[1] - g1[1]) ** 2)))
     return num / (0.5 * _norm_w(dm, dC))
 
 
@@ -160,7 +161,7 @@ def _t_shape_ratio(ctx, a, nu):
     dC = np.array([[0.0, 0.7], [-0.4, 0.1]])
     g1 = _impl_grad_atoms(ctx, target, m, C, U)
     g2 = _impl_grad_atoms(ctx, target, m, C + dC, U)
-    num = math.sqrt(float(np.sum((g2[0] - g1[0]) ** 2) + np.sum((g2[1] - g1[1]) ** 2)))
+    num = math.sqrt(scalar(np.sum((g2[0] - g1[0]) ** 2) + np.sum((g2[1] - g1[1]) ** 2)))
     return num / _norm_w(np.zeros(d), dC)
 
 

@@ -27,6 +27,7 @@ from hypothesis import strategies as st
 from scipy import optimize
 
 from refvi.verification.oracles.matrices import random_orthogonal
+from refvi.verification.statement import scalar
 
 SEEDS = st.integers(min_value=0, max_value=2**32 - 1)
 
@@ -39,7 +40,7 @@ SEEDS = st.integers(min_value=0, max_value=2**32 - 1)
 def neg_log_abs_det(C) -> float:
     """h(C) = -log|det C| (seed 002 §3.1, entropy constant of s dropped); +inf for singular C."""
     sign, logdet = np.linalg.slogdet(np.asarray(C, dtype=np.float64))
-    return math.inf if sign == 0 else float(-logdet)
+    return math.inf if sign == 0 else scalar(-logdet)
 
 
 def moment_points(d: int, mean=None, cov_factor=None) -> np.ndarray:
@@ -82,4 +83,4 @@ def minimize_free_energy(energy_fn, d: int, m0, C0, gtol: float = 1e-11):
     x0 = np.concatenate([np.asarray(m0, float), np.asarray(C0, float).ravel()])
     res = optimize.minimize(fun, x0, jac=True, method="BFGS", options={"gtol": gtol, "maxiter": 5000})
     m, C = split(res.x)
-    return m, C, float(np.linalg.norm(fun(res.x)[1]))
+    return m, C, scalar(np.linalg.norm(fun(res.x)[1]))

@@ -19,7 +19,7 @@ from scipy import linalg
 
 from refvi.verification.oracles import discrete as ds
 from refvi.verification.protocol.bases import BaseSpec, affine
-from refvi.verification.statement import statement
+from refvi.verification.statement import scalar, statement
 from refvi.verification.statements.smoothness_002._bases import (
     oracle_charfun,
     oracle_entropy,
@@ -43,7 +43,7 @@ def _instance(rng):
     d = 1..3, six frequencies up to |k| ~ 16 plus k = 0."""
     d = int(rng.integers(1, 4))
     base = _maybe_affine(rng, random_law(rng), d)
-    K = np.vstack([np.zeros(d), rng.standard_normal((6, d)) * float(rng.uniform(0.1, 4.0))])
+    K = np.vstack([np.zeros(d), rng.standard_normal((6, d)) * scalar(rng.uniform(0.1, 4.0))])
     return base, d, K, rng.standard_normal(d), rng.standard_normal((d, d))
 
 
@@ -77,7 +77,7 @@ def claim_base_laws(ctx):
         ctx.close(S, S_o, rtol=1e-12, atol=1e-12, label=f"{what}: V u")
         if not base.discrete:
             ctx.close(
-                float(ctx.impl.base_entropy(base, d)),
+                scalar(ctx.impl.base_entropy(base, d)),
                 oracle_entropy(base, d),
                 rtol=1e-11,
                 atol=1e-11,
@@ -113,7 +113,7 @@ def claim_base_laws(ctx):
 def _atom_instance(rng):
     """(base, d): a two-point law with p in [0.05, 0.95] in d = 1..4, or (half the time) an affine map of one
     (:func:`_maybe_affine`)."""
-    d, p = int(rng.integers(1, 5)), float(rng.uniform(0.05, 0.95))
+    d, p = int(rng.integers(1, 5)), scalar(rng.uniform(0.05, 0.95))
     return _maybe_affine(rng, BaseSpec("two_point", p=p), d), d
 
 

@@ -16,7 +16,7 @@ from scipy import optimize
 from refvi.verification.errata import erratum
 from refvi.verification.oracles.matrices import random_orthogonal, with_singular_values
 from refvi.verification.protocol import targets as specs
-from refvi.verification.statement import statement
+from refvi.verification.statement import scalar, statement
 from refvi.verification.statements.smoothness_002._solution import SEEDS, neg_log_abs_det, random_spd
 
 
@@ -41,13 +41,13 @@ def _logistic_1d_vi(x: float, prior_scale: float = 1.0):
     def F(p):
         m, c = p
         z = m + c * t
-        return float(w @ np.logaddexp(0.0, -x * z)) + 0.5 * (m * m + c * c) / prior_scale**2 - math.log(abs(c))
+        return scalar(w @ np.logaddexp(0.0, -x * z)) + 0.5 * (m * m + c * c) / prior_scale**2 - math.log(abs(c))
 
     res = optimize.minimize(
         F, [0.5, 0.5], method="Nelder-Mead", options={"xatol": 1e-12, "fatol": 1e-15, "maxiter": 20000}
     )
     z_map = optimize.brentq(lambda z: z / prior_scale**2 - x / (1.0 + math.exp(x * z)), -10, 10, xtol=1e-15)
-    return float(res.x[0]), abs(float(res.x[1])), z_map
+    return scalar(res.x[0]), abs(scalar(res.x[1])), z_map
 
 
 @erratum("E002-2")
@@ -70,7 +70,7 @@ def logistic_constants(ctx):
     def check(inst):
         N, d, seed = inst
         rng = ctx.rng(f"lc/{seed}")
-        X, s = rng.normal(size=(N, d)), float(rng.uniform(0.5, 2.0))
+        X, s = rng.normal(size=(N, d)), scalar(rng.uniform(0.5, 2.0))
         y = rng.choice([-1.0, 1.0], size=N)
         target = specs.logistic(X, y, prior_scale=s)
         c, M = ctx.impl.strong_convexity(target), ctx.impl.smoothness(target)
@@ -107,7 +107,7 @@ def _e002_3(ctx):
     ctx.geq(mid, 0.5 * (neg_log_abs_det(C1) + neg_log_abs_det(C2)) + 0.69, label="midpoint convexity violated")
     g1 = np.asarray(ctx.impl.grad_neg_entropy(C1, "full"))
     ctx.geq(
-        neg_log_abs_det(C1) + float(np.sum(g1 * (C2 - C1))),
+        neg_log_abs_det(C1) + scalar(np.sum(g1 * (C2 - C1))),
         neg_log_abs_det(C2) + 1.99,
         label="first-order convexity violated (through impl.grad_neg_entropy)",
     )
@@ -135,7 +135,7 @@ def h_convex_restricted(ctx):
         # first-order convexity h(B) >= h(C) + <grad h(C), B - C>; rounding of log det ~ 1e-13 on these scales
         ctx.geq(
             neg_log_abs_det(B),
-            neg_log_abs_det(C) + float(np.sum(g * (B - C))),
+            neg_log_abs_det(C) + scalar(np.sum(g * (B - C))),
             atol=1e-11,
             label=f"h convex on {structure} (first order)",
         )
@@ -156,7 +156,7 @@ def h_convex_restricted(ctx):
 @erratum("E002-4")
 def _e002_4(ctx):
     def smin(C):
-        return float(np.linalg.svd(C, compute_uv=False)[-1])
+        return scalar(np.linalg.svd(C, compute_uv=False)[-1])
 
     for A, B, expected in ((np.eye(2), -np.eye(2), 0.0), (np.eye(2), ROT90, 1.0 / math.sqrt(2.0))):
         ctx.geq(smin(A), 1.0, rtol=1e-15, label="endpoint in W_1")
@@ -172,7 +172,7 @@ def wm_claim(ctx):
     def check(inst):
         d, seed = inst
         rng = ctx.rng(f"wm/{seed}")
-        M = float(np.exp(rng.uniform(-1, 2)))
+        M = scalar(np.exp(rng.uniform(-1, 2)))
         r = 1.0 / math.sqrt(M)
         A = with_singular_values(rng, r * np.exp(rng.uniform(0, 1, size=d)))
         B = with_singular_values(rng, r * np.exp(rng.uniform(0, 1, size=d)))
@@ -211,12 +211,14 @@ def lemma15(ctx):
         S = np.exp(rng.uniform(-1.5, 1.5, size=d))
         C = (U * S) @ V.T
         i = int(rng.integers(d))
-        delta = float(rng.uniform(-0.99, 3.0)) * S[i]
+        delta = scalar(rng.uniform(-0.99, 3.0)) * S[i]
         Delta = delta * np.outer(U[:, i], V[:, i])
         g = np.asarray(ctx.impl.grad_neg_entropy(C, "full"))
         # condition number <= e^3 ~ 20: rounding of C^{-T} and log det ~ 1e-14 relative; tolerance 1e-11
-        ctx.close(float(np.sum(g * Delta)), -delta / S[i], rtol=1e-11, atol=1e-12, label="<grad h, w'-w> = -delta/S_ii")
-        ctx.close(float(np.sum(Delta * Delta)), delta**2, rtol=1e-12, atol=1e-15, label="||w'-w||^2 = delta^2")
+        ctx.close(
+            scalar(np.sum(g * Delta)), -delta / S[i], rtol=1e-11, atol=1e-12, label="<grad h, w'-w> = -delta/S_ii"
+        )
+        ctx.close(scalar(np.sum(Delta * Delta)), delta**2, rtol=1e-12, atol=1e-15, label="||w'-w||^2 = delta^2")
         ctx.close(
             neg_log_abs_det(C + Delta) - neg_log_abs_det(C),
             math.log(S[i] / (S[i] + delta)),

@@ -17,7 +17,7 @@ import numpy as np
 
 from refvi.verification.oracles import vi_objective as vo
 from refvi.verification.protocol import targets as specs
-from refvi.verification.statement import statement
+from refvi.verification.statement import scalar, statement
 from refvi.verification.strategies import RNG, rng_of
 
 KINDS = ("gaussian", "linear", "logistic")
@@ -37,21 +37,21 @@ def _instance(rng):
             "kind": kind,
             "X": X,
             "y": rng.standard_normal(N),
-            "noise_scale": float(rng.uniform(0.3, 2.5)),
-            "prior_scale": float(rng.uniform(0.4, 3.0)),
+            "noise_scale": scalar(rng.uniform(0.3, 2.5)),
+            "prior_scale": scalar(rng.uniform(0.4, 3.0)),
         }
     else:
         model = {
             "kind": kind,
             "X": X,
             "y": np.where(rng.random(N) < 0.5, -1.0, 1.0),
-            "prior_scale": float(rng.uniform(0.4, 3.0)),
+            "prior_scale": scalar(rng.uniform(0.4, 3.0)),
         }
     shape = int(rng.integers(0, 3))
-    scale = 10.0 ** float(rng.uniform(-3.0, 1.3))
+    scale = 10.0 ** scalar(rng.uniform(-3.0, 1.3))
     C = rng.standard_normal((d, d)) * scale
     C = np.tril(C) if shape == 0 else (C if shape == 1 or kind != "logistic" else 0.0 * C)
-    m = rng.standard_normal(d) * float(rng.uniform(0.0, 3.0))
+    m = rng.standard_normal(d) * scalar(rng.uniform(0.0, 3.0))
     return model, m, C
 
 
@@ -65,8 +65,8 @@ def claim_exact_energy(ctx):
         what = f"{model['kind']}, d = {m.size}, ||C|| = {np.linalg.norm(C):.3g}"
         # both sides are sums of O(N) accurately integrated terms: 1e-10 relative, absolute to the terms' size
         scale = 1.0 + abs(lo)
-        ctx.close(float(l), lo, rtol=1e-10, atol=1e-10 * scale, label=f"{what}: l")
-        gscale = 1.0 + float(np.abs(np.concatenate([gmo, gCo.ravel()])).max())
+        ctx.close(scalar(l), lo, rtol=1e-10, atol=1e-10 * scale, label=f"{what}: l")
+        gscale = 1.0 + scalar(np.abs(np.concatenate([gmo, gCo.ravel()])).max())
         ctx.close(np.asarray(gm, float), gmo, rtol=1e-9, atol=1e-9 * gscale, label=f"{what}: grad_m l")
         ctx.close(np.asarray(gC, float), gCo, rtol=1e-9, atol=1e-9 * gscale, label=f"{what}: grad_C l (full matrix)")
 
@@ -81,7 +81,7 @@ def claim_exact_energy(ctx):
         m, C, f = ctx.impl.exact_optimum(specs.from_model(model), structure)
         mo, Co, fo = vo.solve(model, "tril")
         what = f"{model['kind']}, d = {mo.size}, {structure}: the VI optimum"
-        ctx.close(float(f), fo, rtol=1e-9, atol=1e-9, label=f"{what}: f*")
+        ctx.close(scalar(f), fo, rtol=1e-9, atol=1e-9, label=f"{what}: f*")
         C = np.asarray(C, dtype=np.float64)
         ctx.close(np.asarray(m, dtype=np.float64), mo, rtol=1e-6, atol=1e-6, label=f"{what}: m*")
         ctx.close(C @ C.T, Co @ Co.T, rtol=1e-6, atol=1e-6, label=f"{what}: C* C*^T")
@@ -120,7 +120,7 @@ def claim_gd_own_gradient(ctx):
                     np.asarray(a, float),
                     b,
                     rtol=1e-8,
-                    atol=1e-8 * (1.0 + float(np.abs(b).max())),
+                    atol=1e-8 * (1.0 + scalar(np.abs(b).max())),
                     label=f"{what}: {('m', 'C')[k]} trajectory, own exact gradient == oracle's",
                 )
             # the same descent through the end-to-end driver (fit's "gd-*" methods, from (0, I), the default step)
@@ -132,7 +132,7 @@ def claim_gd_own_gradient(ctx):
                     np.asarray(a, float),
                     b,
                     rtol=1e-8,
-                    atol=1e-8 * (1.0 + float(np.abs(b).max())),
+                    atol=1e-8 * (1.0 + scalar(np.abs(b).max())),
                     label=f"{what}: fit('gd-{method}') {('m', 'C')[k]} trajectory == the oracle's descent",
                 )
             ctx.close(
@@ -163,4 +163,4 @@ def _smoothness(model):
         X = model["X"]
         scale = model["noise_scale"] ** 2 if model["kind"] == "linear" else 4.0
         H = X.T @ X / scale + np.eye(X.shape[1]) / model["prior_scale"] ** 2
-    return float(np.linalg.eigvalsh(H)[-1])
+    return scalar(np.linalg.eigvalsh(H)[-1])

@@ -13,7 +13,7 @@ from refvi.verification.oracles import charfun as cf
 from refvi.verification.oracles import discrete as ds
 from refvi.verification.oracles.matrices import proj_V as _project
 from refvi.verification.protocol import targets as specs
-from refvi.verification.statement import statement
+from refvi.verification.statement import scalar, statement
 from refvi.verification.statements.smoothness_002._smoothness import (
     _INST,
     _cos_params,
@@ -68,11 +68,11 @@ def thm4(ctx):
     def case(inst):
         rng = np.random.default_rng(inst["seed"])
         d = int(rng.integers(1, 5))
-        av = float(rng.uniform(0.1, 3.0))
+        av = scalar(rng.uniform(0.1, 3.0))
         zstar = rng.normal(size=d)
         target = specs.gaussian(zstar, av * np.eye(d))
         sh = rng.uniform(-1, 1, d) if inst["near"] else None
-        sc = float(rng.uniform(0.5, 2.0)) if inst["seed"] % 2 else 1.0
+        sc = scalar(rng.uniform(0.5, 2.0)) if inst["seed"] % 2 else 1.0
         U, pw = ds.two_point_atoms(d, 0.5, shift=sh, scale=sc)
         mu, Sig = ds.moments(U, pw)
         m, C = _pair(rng, d, inst["structure"], False)[0]
@@ -85,7 +85,7 @@ def thm4(ctx):
         lsum = ds.quadratic(U, pw, av * np.eye(d), zstar, m, C)[0]
         ctx.close(lsum, l17, rtol=1e-12, atol=1e-13, label="exact sums == Eq. (17)")
         if sh is None and sc == 1.0:
-            l18 = av / 2 * (float((m - zstar) @ (m - zstar)) + float(np.sum(C * C)))
+            l18 = av / 2 * (scalar((m - zstar) @ (m - zstar)) + scalar(np.sum(C * C)))
             ctx.close(lsum, l18, rtol=1e-12, atol=1e-13, label="standardized: == Eq. (18)")
 
     ctx.forall(_INST, case)
@@ -103,7 +103,7 @@ def example8(ctx):
     def case(inst):
         rng = np.random.default_rng(inst["seed"])
         d = int(rng.integers(1, 3))
-        a = float(rng.uniform(0.2, 3.0))
+        a = scalar(rng.uniform(0.2, 3.0))
         mu0 = rng.uniform(-2, 2, d)
         zstar = rng.normal(size=d)
         U, W = ds.tensor_rule(x, wq, d)
@@ -121,27 +121,27 @@ def example8(ctx):
             atol=1e-12,
             label="grad_C l = a (C (I + mu0 mu0^T) + (m - z*) mu0^T)",
         )
-        lhs = float(np.sum((g2[1] - g1[1]) ** 2))
+        lhs = scalar(np.sum((g2[1] - g1[1]) ** 2))
         ctx.close(
             lhs,
-            a * a * float(np.sum((Delta @ P) ** 2)),
+            a * a * scalar(np.sum((Delta @ P) ** 2)),
             rtol=1e-11,
             atol=1e-13,
             label="||grad_C l(w') - grad_C l(w)||^2 = a^2 ||Delta (I + mu0 mu0^T)||^2",
         )
-        gap = float(np.sum((Delta @ P) ** 2) - np.sum(Delta**2))
+        gap = scalar(np.sum((Delta @ P) ** 2) - np.sum(Delta**2))
         # ||Delta P||^2 - ||Delta||^2 = 2 |Delta mu0|^2 + |Delta mu0|^2 |mu0|^2 (exact algebra)
         Dm = Delta @ mu0
         ctx.close(
             gap,
-            float(Dm @ Dm) * (2.0 + float(mu0 @ mu0)),
+            scalar(Dm @ Dm) * (2.0 + scalar(mu0 @ mu0)),
             rtol=1e-10,
             atol=1e-12,
             label="excess = |Delta mu0|^2 (2 + |mu0|^2) > 0",
         )
-        ctx.geq(lhs, a * a * float(np.sum(Delta**2)) * (1.0 + 1e-6), label="exceeds a^2 ||w' - w||^2")
+        ctx.geq(lhs, a * a * scalar(np.sum(Delta**2)) * (1.0 + 1e-6), label="exceeds a^2 ||w' - w||^2")
         ctx.close(
-            a * float(np.linalg.eigvalsh(cf.second_moment_matrix(mu0, np.eye(d)))[-1]),
+            a * scalar(np.linalg.eigvalsh(cf.second_moment_matrix(mu0, np.eye(d)))[-1]),
             cf.shifted_gaussian_constants(a, mu0)[0],
             rtol=1e-12,
             label="L = a lambda_max(S_2) closed form",
@@ -165,8 +165,8 @@ def example8(ctx):
     g1 = _impl_grad_rule(ctx, target, m, C, U + mu0, W)
     g2 = _impl_grad_rule(ctx, target, m, C + Delta, U + mu0, W)
     ctx.close(
-        float(np.sum((g2[1] - g1[1]) ** 2)),
-        a * a * float(np.sum(Delta**2)),
+        scalar(np.sum((g2[1] - g1[1]) ** 2)),
+        a * a * scalar(np.sum(Delta**2)),
         rtol=1e-12,
         label="Delta mu0 = 0: equality, so 'greater' means '>='",
     )
@@ -180,7 +180,7 @@ def example9(ctx):
     from scipy import stats
 
     for nu in (2.5, 3.0, 5.0, 30.0):
-        var = float(stats.t(nu).var())
+        var = scalar(stats.t(nu).var())
         ctx.close(var, nu / (nu - 2.0), rtol=1e-13, label=f"nu={nu}: Var t_nu = nu/(nu-2) (scipy)")
         # the standardized characteristic function has Psi''(0) = -1: rescaling by sqrt(nu/(nu-2)) gives the variance
         # the standardized characteristic function's curvature: -Psi'(kappa)/kappa -> -Psi''(0) = 1 as kappa -> 0
@@ -192,12 +192,12 @@ def example9(ctx):
             ctx.close(g, 1.0, atol=5.0 * kap ** min(2.0, nu - 2.0), label=f"nu={nu}: -Psi''(0) = 1")
         for d in (1, 2, 3):
             rng = ctx.rng(f"{nu}-{d}")
-            a = float(rng.uniform(0.3, 2.0))
+            a = scalar(rng.uniform(0.3, 2.0))
             z0 = rng.normal(size=d)
             target = specs.gaussian(z0, a * np.eye(d))
             U = _t_atoms(nu, d)
             m, S = _pair(rng, d, "full", False)[0]
-            l9 = a / 2 * (nu / (nu - 2) * float(np.sum(S * S)) + float((m - z0) @ (m - z0)))
+            l9 = a / 2 * (nu / (nu - 2) * scalar(np.sum(S * S)) + scalar((m - z0) @ (m - z0)))
             l_o1 = cf.quadratic(a * np.eye(d), z0, np.zeros(d), var * np.eye(d), m, S)[0]
             ctx.close(l_o1, l9, rtol=1e-13, label="Example 9 closed form == O1 with Sigma = Var t_nu")
             # Hessian of l in w by exact differences of implementation gradients (l is quadratic)
@@ -229,16 +229,16 @@ def example10(ctx):
     rng = ctx.rng("exact")
     for nu in (2.2, 3.0, 5.0, 12.0):
         scale = math.sqrt((nu - 2.0) / nu)
-        ctx.close(float(stats.t(nu, scale=scale).var()), 1.0, rtol=1e-13, label=f"nu={nu}: standardized")
+        ctx.close(scalar(stats.t(nu, scale=scale).var()), 1.0, rtol=1e-13, label=f"nu={nu}: standardized")
         for _ in range(3 * ctx.profile.mc_scale):
             d = int(rng.integers(1, 5))
-            a = float(rng.uniform(0.3, 2.0))
+            a = scalar(rng.uniform(0.3, 2.0))
             z0 = rng.normal(size=d)
             w, v = _pair(rng, d, "full", bool(rng.integers(2)))
             lw = cf.quadratic(a * np.eye(d), z0, np.zeros(d), np.eye(d), *w)
             ctx.close(
                 lw[0],
-                a / 2 * (float(np.sum(w[1] ** 2)) + float((w[0] - z0) @ (w[0] - z0))),
+                a / 2 * (scalar(np.sum(w[1] ** 2)) + scalar((w[0] - z0) @ (w[0] - z0))),
                 rtol=1e-13,
                 label="quadratic: l = a/2 ||w - w_bar||^2",
             )

@@ -19,7 +19,7 @@ from hypothesis import strategies as st
 
 from refvi.verification.errata import erratum
 from refvi.verification.oracles import vi_objective as vo
-from refvi.verification.statement import statement
+from refvi.verification.statement import scalar, statement
 
 
 def _grad(model, structure):
@@ -37,14 +37,14 @@ def _quadratic(rng, d, lo=math.exp(-2), hi=math.exp(2)):
     lam = np.exp(rng.uniform(math.log(lo), math.log(hi), d))
     A = (Q * lam) @ Q.T
     A = 0.5 * (A + A.T)
-    return {"kind": "gaussian", "mean": rng.standard_normal(d), "precision": A}, float(lam.min()), float(lam.max())
+    return {"kind": "gaussian", "mean": rng.standard_normal(d), "precision": A}, scalar(lam.min()), scalar(lam.max())
 
 
 def _logistic(rng, N, d, rho=1.0):
     X = rho * rng.standard_normal((N, d)) / math.sqrt(d)
     y = np.where(rng.random(N) < 0.5, -1.0, 1.0)
     model = {"kind": "logistic", "X": X, "y": y, "prior_scale": 1.0}
-    M = float(np.linalg.eigvalsh(np.eye(d) + 0.25 * X.T @ X)[-1])
+    M = scalar(np.linalg.eigvalsh(np.eye(d) + 0.25 * X.T @ X)[-1])
     return model, 1.0, M  # c = 1 for logistic regression with a N(0, I) prior
 
 
@@ -94,7 +94,7 @@ def _quadratic_contraction(ctx, method, key, label, fixed):
         rng = ctx.rng(f"{key}/{d}/{seed}")
         model, c, M = _quadratic(rng, d)
         largest = M if method == "prox" else 2 * M
-        lam = float(rng.uniform(0.05, 1.0)) / largest
+        lam = scalar(rng.uniform(0.05, 1.0)) / largest
         m0, C0 = _start(rng, d, method, M)
         gaps = _gaps(ctx, model, method, lam, 25, M, m0, C0)
         # closed-form objective: rounding ~1e-13 of |F| ~ 10
@@ -138,7 +138,7 @@ def thm6_projected(ctx):
 
 # ------------------------------------------------------------------------------------------- O9: exact dynamics
 def _iso(rng, d):
-    a = float(np.exp(rng.uniform(-1.5, 1.5)))
+    a = scalar(np.exp(rng.uniform(-1.5, 1.5)))
     zs = rng.standard_normal(d)
     return {"kind": "gaussian", "mean": zs, "precision": a * np.eye(d)}, a, zs
 

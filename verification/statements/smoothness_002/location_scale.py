@@ -20,7 +20,7 @@ import numpy as np
 from scipy import integrate, stats
 
 from refvi.verification.protocol.bases import affine
-from refvi.verification.statement import statement
+from refvi.verification.statement import scalar, statement
 from refvi.verification.statements.smoothness_002._bases import (
     oracle_charfun,
     oracle_entropy,
@@ -106,14 +106,14 @@ def claim_location_scale(ctx):
         base, m, C, Z, K, seed = inst
         d = m.size
         what = f"{base!r}, d = {d}"
-        logdet = float(np.linalg.slogdet(C)[1])
+        logdet = scalar(np.linalg.slogdet(C)[1])
         mu, S = oracle_moments(base, d)
         got_m, got_S = (np.asarray(v, dtype=float) for v in ctx.impl.locscale_moments(base, m, C))
         ctx.close(got_m, C @ mu + m, rtol=1e-12, atol=1e-12, label=f"{what}: E z = C E u + m")
         ctx.close(got_S, C @ S @ C.T, rtol=1e-12, atol=1e-12, label=f"{what}: V z = C V[u] C^T")
         if not base.discrete:
             ctx.close(
-                float(ctx.impl.locscale_entropy(base, C)),
+                scalar(ctx.impl.locscale_entropy(base, C)),
                 oracle_entropy(base, d) + logdet,
                 rtol=1e-11,
                 atol=1e-11,

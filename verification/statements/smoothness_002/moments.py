@@ -13,7 +13,7 @@ import numpy as np
 from refvi.verification.oracles import charfun as cf
 from refvi.verification.oracles import discrete as ds
 from refvi.verification.protocol import targets as specs
-from refvi.verification.statement import statement
+from refvi.verification.statement import scalar, statement
 from refvi.verification.statements.smoothness_002._smoothness import (
     _INST,
     _cos_params,
@@ -85,7 +85,7 @@ def lemma12(ctx):
             )
             coords.append(np.concatenate([g[0], g[1].ravel()]))
             diffs.append(Gf)
-        lhs = float(np.sum((coords[0] - coords[1]) ** 2))
+        lhs = scalar(np.sum((coords[0] - coords[1]) ** 2))
         D = diffs[0] - diffs[1]
         rhs = sum(ds.inner(A[:, i, :], D, pw) ** 2 for i in range(A.shape[1]))
         ctx.close(lhs, rhs, rtol=1e-11, atol=1e-13, label="Lemma 12 identity")
@@ -167,7 +167,7 @@ def lemma13(ctx):
         "student_t(5)": stats.t(5, scale=math.sqrt(3 / 5)),
     }
     for name, law in laws.items():
-        mean, var = (float(x) for x in law.stats(moments="mv"))
+        mean, var = (scalar(x) for x in law.stats(moments="mv"))
         d = 2
         S2 = cf.second_moment_matrix(np.full(d, mean), var * np.eye(d))  # iid coordinates
         ctx.close(np.kron(np.eye(d), S2), np.eye(d * (d + 1)), atol=1e-14, label=f"{name}: Gram = I")

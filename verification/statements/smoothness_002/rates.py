@@ -18,7 +18,7 @@ from refvi.verification.oracles.hessian_bounds import model_constants
 from refvi.verification.oracles.matrices import proj_V as _proj
 from refvi.verification.oracles.matrices import random_orthogonal, with_singular_values
 from refvi.verification.protocol import targets as specs
-from refvi.verification.statement import statement
+from refvi.verification.statement import scalar, statement
 from refvi.verification.statements.smoothness_002._solution import (
     SEEDS,
     minimize_free_energy,
@@ -32,7 +32,7 @@ def thm5(ctx):
     def check(inst):
         d, seed, structure = inst
         rng = ctx.rng(f"t5/{seed}/{structure}")
-        M = float(np.exp(rng.uniform(-2, 3)))
+        M = scalar(np.exp(rng.uniform(-2, 3)))
         r = 1.0 / math.sqrt(M)
         if structure == "full":
             B = with_singular_values(rng, r * np.exp(rng.uniform(0, 2, size=d)))
@@ -114,7 +114,7 @@ def cor16(ctx):
             mu0 = rng.normal(size=d)
             L0 = np.tril(rng.normal(scale=0.3, size=(d, d)), -1) + np.diag(np.exp(rng.uniform(-0.5, 0.5, size=d)))
         else:  # Student-t shape parameterization, nu in (2, 10]
-            nu = float(rng.uniform(2.2, 10.0))
+            nu = scalar(rng.uniform(2.2, 10.0))
             mu0, L0 = np.zeros(d), math.sqrt(nu / (nu - 2.0)) * np.eye(d)
         Sig0 = L0 @ L0.T
         # closed-form optimum: C Sigma0 C^T = A^{-1}, C mu0 + m = z*
@@ -164,7 +164,7 @@ def cor16(ctx):
             b = rng.normal(size=d)
             alpha = rng.uniform(0.5, 2.0) * rng.choice([-1.0, 1.0])
             phi, z0 = rng.uniform(0, 2 * np.pi), rng.normal(size=d)
-            beta = (1.5 if convex else 0.5) * abs(alpha) * float(b @ b)
+            beta = (1.5 if convex else 0.5) * abs(alpha) * scalar(b @ b)
             c, M = model_constants({"kind": "cosine", "alpha": alpha, "b": b, "phi": phi, "beta": beta, "z0": z0})
             mu0 = mu_shift * np.ones(d)
 
@@ -204,8 +204,8 @@ def cor16(ctx):
     gm, gC = ctx.impl.energy(target, m, C, moment_points(1, [3.0], np.eye(1)), "full")
     gC = np.asarray(gC) + np.asarray(ctx.impl.grad_neg_entropy(C, "full"))
     ctx.close(np.concatenate([np.ravel(gm), np.ravel(gC)]), np.zeros(2), atol=1e-13, label="shifted base optimum")
-    ctx.geq(float(C[0, 0] ** 2 + m[0] ** 2), 1.0 + 8.9, label="raw-parameter Thm 3(i) fails for a shifted base")
-    ctx.close(float((C @ C.T)[0, 0] + (C[0, 0] * 3.0 + m[0]) ** 2), 1.0, rtol=1e-15, label="moment form: equality")
+    ctx.geq(scalar(C[0, 0] ** 2 + m[0] ** 2), 1.0 + 8.9, label="raw-parameter Thm 3(i) fails for a shifted base")
+    ctx.close(scalar((C @ C.T)[0, 0] + (C[0, 0] * 3.0 + m[0]) ** 2), 1.0, rtol=1e-15, label="moment form: equality")
     ctx.count()
     # the moment form matters: Student-t shape, isotropic A = aI, nu = 3: ||C||_F^2 = d (nu-2)/(nu a) < d/a while
     # tr V = d/a exactly (equality in Cor 16(i)).
@@ -223,7 +223,7 @@ def cor16(ctx):
 @erratum("E002-5")
 def _e002_5(ctx):
     lam = 1e-4
-    dC = float(np.asarray(ctx.impl.entropy_prox(np.zeros((1, 1)), lam))[0, 0])
+    dC = scalar(np.asarray(ctx.impl.entropy_prox(np.zeros((1, 1)), lam))[0, 0])
     ctx.close(dC, math.sqrt(lam), rtol=1e-14, label="Delta C at C = 0 is sqrt(lambda)")
     ctx.geq(dC / lam, 99.0, label="printed Delta C ~ lambda is off by a factor 1/sqrt(lambda)")
     ctx.count()
@@ -240,10 +240,10 @@ def thm7(ctx):
     ctx.true(any(sp.simplify(r - formula) == 0 for r in roots), label="SymPy: stationary root = (y + sqrt(y^2+4l))/2")
 
     for lam_v in (1e-6, 1e-2, 1.0):  # limits: sqrt(lambda) at y = 0; ~ lam / y for y >> sqrt(lambda)
-        b0 = float(np.asarray(ctx.impl.entropy_prox(np.zeros((1, 1)), lam_v))[0, 0])
+        b0 = scalar(np.asarray(ctx.impl.entropy_prox(np.zeros((1, 1)), lam_v))[0, 0])
         ctx.close(b0, math.sqrt(lam_v), rtol=1e-14, label="prox(0) = sqrt(lambda)")
         yb = 1e3 * math.sqrt(lam_v)
-        dB = float(np.asarray(ctx.impl.entropy_prox(np.array([[yb]]), lam_v))[0, 0]) - yb
+        dB = scalar(np.asarray(ctx.impl.entropy_prox(np.array([[yb]]), lam_v))[0, 0]) - yb
         # Delta = lam/y - lam^2/y^3 + ...: relative truncation 1e-6, plus rounding of the subtraction ~1e-16 y / Delta
         ctx.close(dB, lam_v / yb, rtol=1e-5, label="Delta C ~ lambda / C_ii for large C_ii")
         ctx.count()
@@ -251,7 +251,7 @@ def thm7(ctx):
     def proj_check(inst):
         d, seed = inst
         rng = ctx.rng(f"proj/{seed}")
-        M = float(np.exp(rng.uniform(-1, 3)))
+        M = scalar(np.exp(rng.uniform(-1, 3)))
         r = 1.0 / math.sqrt(M)
         S = r * np.exp(rng.uniform(-2, 1, size=d))
         U, V = random_orthogonal(rng, d), random_orthogonal(rng, d)
@@ -280,7 +280,7 @@ def thm7(ctx):
     # the reflection diag(1, -1) (covers both sign(det) components of W_M)
     rng = ctx.rng("brute")
     for _trial in range(3):
-        M = float(np.exp(rng.uniform(-1, 2)))
+        M = scalar(np.exp(rng.uniform(-1, 2)))
         r = 1.0 / math.sqrt(M)
         C = with_singular_values(rng, r * np.exp(rng.uniform(-2, 1, size=2)))
         P = np.asarray(ctx.impl.project_singular(C, M))
@@ -293,7 +293,7 @@ def thm7(ctx):
 
             def obj(p):
                 B = rot(p[0]) @ np.diag([r + p[2] ** 2, r + p[3] ** 2]) @ rot(p[1]).T @ J
-                return float(np.sum((B - C) ** 2))
+                return scalar(np.sum((B - C) ** 2))
 
             for t1 in np.linspace(0, np.pi, 4, endpoint=False):
                 for t2 in np.linspace(0, np.pi, 4, endpoint=False):
@@ -314,13 +314,13 @@ def thm7(ctx):
         import mpmath
 
         with mpmath.workdps(60):
-            yy, ll = mpmath.mpf(float(y_val)), mpmath.mpf(float(lam_val))
-            return float((yy + mpmath.sqrt(yy * yy + 4 * ll)) / 2)
+            yy, ll = mpmath.mpf(scalar(y_val)), mpmath.mpf(scalar(lam_val))
+            return scalar((yy + mpmath.sqrt(yy * yy + 4 * ll)) / 2)
 
     def prox_check(inst):
         d, seed = inst
         rng = ctx.rng(f"prox/{seed}")
-        lam_v = float(10.0 ** rng.uniform(-4, 1))
+        lam_v = scalar(10.0 ** rng.uniform(-4, 1))
         Y = np.tril(rng.normal(scale=2.0, size=(d, d)))  # any real diagonal, including negative
         B = np.asarray(ctx.impl.entropy_prox(Y, lam_v))
         ctx.close(np.tril(B, -1), np.tril(Y, -1), atol=0.0, label="prox leaves off-diagonal entries unchanged")
@@ -341,7 +341,7 @@ def thm7(ctx):
 
     # the whole range of y, including y << -sqrt(lam) where y + sqrt(y^2 + 4 lam) cancels catastrophically
     for y_v, lam_v in ((-1.0, 1e-17), (-3.0, 1e-4), (-1.0, 1e-10), (2.0, 1e-3)):
-        b = float(np.asarray(ctx.impl.entropy_prox(np.array([[y_v]]), lam_v))[0, 0])
+        b = scalar(np.asarray(ctx.impl.entropy_prox(np.array([[y_v]]), lam_v))[0, 0])
         ctx.true(b > 0.0, label=f"prox output positive for y = {y_v}, lambda = {lam_v:g}")
         ctx.close(b, prox_exact(y_v, lam_v), rtol=1e-13, label=f"prox accurate for y = {y_v}, lambda = {lam_v:g}")
         ctx.count()

@@ -14,7 +14,7 @@ from refvi.verification.oracles import charfun as cf
 from refvi.verification.oracles import discrete as ds
 from refvi.verification.oracles.matrices import proj_V as _project
 from refvi.verification.protocol import targets as specs
-from refvi.verification.statement import statement
+from refvi.verification.statement import scalar, statement
 from refvi.verification.statements.smoothness_002._smoothness import (
     _INST,
     _cos_params,
@@ -128,7 +128,9 @@ def thm1(ctx):
         d = int(rng.integers(1, 5))
         A, c = rng.normal(size=(3, d)), rng.uniform(0.1, 2.0, 3)
         ridge = specs.from_callables(
-            lambda z: -float(np.logaddexp(0.0, A @ z) @ c), lambda z: -((0.5 * (1 + np.tanh(0.5 * (A @ z)))) * c) @ A, d
+            lambda z: -scalar(np.logaddexp(0.0, A @ z) @ c),
+            lambda z: -((0.5 * (1 + np.tanh(0.5 * (A @ z)))) * c) @ A,
+            d,
         )
         U = ds.two_point_atoms(d, 0.5, shift=rng.uniform(-2, 2, d), scale=rng.uniform(0.3, 2.0))[0]
         w, v = _pair(rng, d, inst["structure"], inst["near"])
@@ -177,7 +179,7 @@ def thm1(ctx):
         m, C = np.array([0.3, -0.2]), np.array([[1.0, 0.2], [-0.1, 0.9]])
         g1 = _impl_grad_rule(ctx, target, m, C, U, W)
         g2 = _impl_grad_rule(ctx, target, m + dm, C + dC, U, W)
-        inner = float(np.sum((g2[0] - g1[0]) * dm) + np.sum((g2[1] - g1[1]) * dC))
+        inner = scalar(np.sum((g2[0] - g1[0]) * dm) + np.sum((g2[1] - g1[1]) * dC))
         ctx.close(inner, a * lam[0], rtol=1e-12, atol=1e-12, label="shifted base: curvature = a lambda_min(S_2)")
         ctx.bound(inner, a - 0.5, label="negative control: shifted base violates a-strong convexity (|mu0| = 1)")
 
@@ -213,14 +215,14 @@ def thm2(ctx):
         U = _discrete_U("two_point_quarter" if inst["near"] else "rademacher", d)
         w, v = _pair(rng, d, inst["structure"], inst["near"])
         lse = specs.from_callables(
-            lambda z: -float(np.logaddexp.reduce(z)), lambda z: -np.exp(z - np.logaddexp.reduce(z)), d, smoothness=0.5
+            lambda z: -scalar(np.logaddexp.reduce(z)), lambda z: -np.exp(z - np.logaddexp.reduce(z)), d, smoothness=0.5
         )
         gw, gv = (_impl_grad_atoms(ctx, lse, *p, U, inst["structure"]) for p in (w, v))
         _smooth_check(ctx, gw, gv, w, v, 0.5, "log-sum-exp (M = 1/2)")
         A, c = rng.normal(size=(3, d)), rng.uniform(0.1, 2.0, 3)
-        Mr = float(np.linalg.eigvalsh(A.T @ (c[:, None] * A))[-1]) / 4.0
+        Mr = scalar(np.linalg.eigvalsh(A.T @ (c[:, None] * A))[-1]) / 4.0
         ridge = specs.from_callables(
-            lambda z: -float(np.logaddexp(0.0, A @ z) @ c),
+            lambda z: -scalar(np.logaddexp(0.0, A @ z) @ c),
             lambda z: -((0.5 * (1 + np.tanh(0.5 * (A @ z)))) * c) @ A,
             d,
             smoothness=Mr,

@@ -17,7 +17,7 @@ from refvi.verification.oracles import charfun
 from refvi.verification.oracles.hessian_bounds import model_constants
 from refvi.verification.oracles.matrices import with_singular_values
 from refvi.verification.protocol import targets as specs
-from refvi.verification.statement import statement
+from refvi.verification.statement import scalar, statement
 from refvi.verification.statements.smoothness_002._solution import (
     SEEDS,
     minimize_free_energy,
@@ -37,9 +37,9 @@ def prox_gradient_optimum(impl, target, U, M: float, d: int, max_iter: int = 500
         gm, gC = impl.energy(target, m, C, U, "tril")
         m_new = m - lam * np.asarray(gm)
         C_new = np.asarray(impl.entropy_prox(np.tril(C - lam * np.asarray(gC)), lam))
-        step = math.sqrt(float(np.sum((m_new - m) ** 2) + np.sum((C_new - C) ** 2)))
+        step = math.sqrt(scalar(np.sum((m_new - m) ** 2) + np.sum((C_new - C) ** 2)))
         m, C = m_new, C_new
-        if step <= tol * max(1.0, math.sqrt(float(np.sum(C * C)))):
+        if step <= tol * max(1.0, math.sqrt(scalar(np.sum(C * C)))):
             return m, C, k
     return m, C, max_iter
 
@@ -56,7 +56,7 @@ def logistic_map(X, y, prior_scale: float) -> np.ndarray:
         H = np.eye(d) / prior_scale**2 + (X.T * (sig * (1.0 - sig))) @ X
         step = np.linalg.solve(H, g)
         z = z - step
-        if np.linalg.norm(step) <= 1e-15 * max(1.0, float(np.linalg.norm(z))):
+        if np.linalg.norm(step) <= 1e-15 * max(1.0, scalar(np.linalg.norm(z))):
             break
     return z
 
@@ -77,10 +77,10 @@ def _e002_1(ctx):
     # g' < 0 on (0, 1) and g(1) = 0 give g > 0 there: the printed bound on F(w') - F(w) is positive.
     ctx.true(sp.solve(sp.Eq(sp.diff(g, a), 0), a) == [1], label="g' has its only positive zero at a = 1")
     for av in (0.05, 0.5, 0.9, 0.999):
-        gv = float(g.subs(a, av))
+        gv = scalar(g.subs(a, av))
         ctx.geq(gv, 0.0, label=f"g({av}) > 0 (printed upper bound is not negative)")
         ctx.geq(1.0 / av - 1.0, 0.0, label=f"printed last step 1/a - 1 < 0 is false at a = {av}")
-    ctx.close(float(g.subs(a, sp.Rational(1, 2))), 9 / 8 - math.log(2.0), rtol=1e-14, label="g(1/2) = 9/8 - log 2")
+    ctx.close(scalar(g.subs(a, sp.Rational(1, 2))), 9 / 8 - math.log(2.0), rtol=1e-14, label="g(1/2) = 9/8 - log 2")
     ctx.count(4)
 
 
@@ -108,9 +108,9 @@ def thm3(ctx):
         # <= step / (c/M) <~ 1e-13 (kappa <= 7.5), so 1e-9 leaves orders of magnitude of margin.
         ctx.close(C @ C.T, cov, atol=1e-9, label="impl prox-GD optimum: C C^T = A^{-1}")
         ctx.close(m, mu, atol=1e-9, label="impl prox-GD optimum: m = mu")
-        lhs = float(np.sum(C * C) + np.sum((m - mu) ** 2))
+        lhs = scalar(np.sum(C * C) + np.sum((m - mu) ** 2))
         ctx.bound(lhs, d / c, rtol=1e-9, label="Thm 3(i) quadratic")
-        lam_min = float(np.linalg.eigvalsh(C @ C.T)[0])
+        lam_min = scalar(np.linalg.eigvalsh(C @ C.T)[0])
         ctx.geq(lam_min, 1.0 / M, rtol=1e-9, label="Thm 3(ii) quadratic")
         if iso:  # tight case (Thm 4 / O2): both bounds hold with equality
             ctx.close(lhs, d / c, rtol=1e-9, label="Thm 3(i) equality, isotropic")
@@ -169,7 +169,7 @@ def thm3(ctx):
         d = 1 + trial % 3
         b = rng.normal(size=d)
         alpha = rng.uniform(0.5, 3.0) * rng.choice([-1.0, 1.0])
-        beta = rng.uniform(0.3, 1.5) if trial % 2 else 2.0 * abs(alpha) * float(b @ b)  # odd: often non-convex
+        beta = rng.uniform(0.3, 1.5) if trial % 2 else 2.0 * abs(alpha) * scalar(b @ b)  # odd: often non-convex
         phi, z0 = rng.uniform(0, 2 * np.pi), rng.normal(size=d)
         M = model_constants({"kind": "cosine", "alpha": alpha, "b": b, "phi": phi, "beta": beta, "z0": z0})[1]
         for _start in range(2):
@@ -187,8 +187,8 @@ def thm3(ctx):
             k = C.T @ b
             Ehess = beta * np.eye(d) - alpha * math.cos(b @ m + phi) * math.exp(-0.5 * k @ k) * np.outer(b, b)
             ctx.close(np.linalg.inv(S), Ehess, rtol=1e-6, atol=1e-6, label="Stein identity, cos target")
-            if beta > abs(alpha) * float(b @ b):
-                c = beta - abs(alpha) * float(b @ b)
+            if beta > abs(alpha) * scalar(b @ b):
+                c = beta - abs(alpha) * scalar(b @ b)
                 # z* = argmin f: f is c-strongly convex here, so a BFGS solve is the unique minimizer
                 zs = optimize.minimize(
                     lambda z: alpha * math.cos(b @ z + phi) + 0.5 * beta * np.sum((z - z0) ** 2),
@@ -216,7 +216,7 @@ def thm3(ctx):
             for convex in (True, False):
                 if not convex and d > 1:
                     continue
-                beta = 1.5 * abs(alpha) * float(b @ b) if convex else 0.5 * abs(alpha) * float(b @ b)
+                beta = 1.5 * abs(alpha) * scalar(b @ b) if convex else 0.5 * abs(alpha) * scalar(b @ b)
                 c, M = model_constants({"kind": "cosine", "alpha": alpha, "b": b, "phi": phi, "beta": beta, "z0": z0})
                 energy_fn = lambda m_, C_, base=base, nu=nu, alpha=alpha, b=b, phi=phi, beta=beta, z0=z0: (
                     charfun.cos_quadratic(base, alpha, b, phi, beta, z0, m_, C_, nu=nu)
@@ -240,7 +240,7 @@ def thm3(ctx):
                         label=f"Thm 3(i), {base} base, stationary point",
                     )
                 if d == 1:
-                    ctx.geq(float(C[0, 0] ** 2), 1.0 / M, rtol=1e-6, label=f"Thm 3(ii), d = 1, {base} base")
+                    ctx.geq(scalar(C[0, 0] ** 2), 1.0 / M, rtol=1e-6, label=f"Thm 3(ii), d = 1, {base} base")
                 ctx.count()
 
     # Exploratory (REPORTED, never asserted): Thm 3(ii) for non-spherical standardized product bases has no valid
@@ -253,7 +253,7 @@ def thm3(ctx):
         b = rng.normal(size=d) * 1.5
         alpha, beta, phi = rng.uniform(0.5, 2.0), rng.uniform(0.3, 1.0), rng.uniform(0, 2 * np.pi)
         z0 = rng.normal(size=d)
-        M = beta + abs(alpha) * float(b @ b)
+        M = beta + abs(alpha) * scalar(b @ b)
         best = None
         for start in range(4):  # both sign(det C) components: the base is not symmetric
             C0 = with_singular_values(rng, rng.uniform(0.3, 1.5, size=d))
@@ -265,7 +265,7 @@ def thm3(ctx):
             if best is None or F < best[0]:
                 best = (F, C)
         assert best is not None  # four starts ran
-        worst = min(worst, float(np.linalg.eigvalsh(best[1] @ best[1].T)[0]) * M)
+        worst = min(worst, scalar(np.linalg.eigvalsh(best[1] @ best[1].T)[0]) * M)
     ctx.true(
         True,
         label=f"exploratory (not asserted): min lambda_min(CC^T) * M over non-Gaussian global minima = {worst:.4f}",

@@ -18,7 +18,7 @@ import numpy as np
 
 from refvi.verification.oracles import discrete as ds
 from refvi.verification.protocol import targets as specs
-from refvi.verification.statement import statement
+from refvi.verification.statement import scalar, statement
 from refvi.verification.statements.smoothness_002._smoothness import _cos_params, _impl_grad_atoms, _norm_w, _pair
 from refvi.verification.strategies import RNG
 
@@ -58,20 +58,20 @@ def prop_warmup(ctx):
     def check(inst):
         d, p, U, pw, Urep, params, (m1, C1), (m2, C2) = inst
         target = specs.cosine(*params)
-        M = params[3] + abs(params[0]) * float(params[1] @ params[1])
+        M = params[3] + abs(params[0]) * scalar(params[1] @ params[1])
         dw = _norm_w(m1 - m2, C1 - C2)
         diff = _impl_flat(ctx, target, m1, C1, Urep) - _impl_flat(ctx, target, m2, C2, Urep)
         if M == 0.0:
             return
         ctx.bound(
-            float(np.max(np.abs(diff))),
+            scalar(np.max(np.abs(diff))),
             M * dw,
             rtol=1e-10,
             atol=1e-12,
             label=f"d = {d}, p = {p}: max_i |d_i l(w) - d_i l(v)| <= M ||w - v||",
         )
         n = d + d * d
-        gap = float(np.linalg.norm(diff))
+        gap = scalar(np.linalg.norm(diff))
         if gap > 1e-12 * M * dw:
             ctx.geq(
                 math.sqrt(n) * M * dw / gap,
@@ -87,7 +87,7 @@ def prop_warmup(ctx):
         U, _ = ds.two_point_atoms(d, 0.5)
         diff = _impl_flat(ctx, specs.cosine(*params), m1, C1, U) - _impl_flat(ctx, specs.cosine(*params), m2, C2, U)
         ctx.bound(
-            float(np.max(np.abs(diff))),
+            scalar(np.max(np.abs(diff))),
             1.7 * _norm_w(m1 - m2, C1 - C2),
             rtol=1e-10,
             atol=1e-12,
@@ -106,7 +106,7 @@ def claim_bessel(ctx):
         X = rng.standard_normal((U.shape[0], d))  # an arbitrary vector field on the atoms
         coef = np.array([ds.inner(A[:, i, :], X, pw) for i in range(A.shape[1])])
         ctx.bound(
-            float(coef @ coef),
+            scalar(coef @ coef),
             ds.inner(X, X, pw),
             rtol=1e-12,
             atol=1e-14,
@@ -116,7 +116,7 @@ def claim_bessel(ctx):
         diff = _impl_flat(ctx, target, m1, C1, Urep) - _impl_flat(ctx, target, m2, C2, Urep)
         D = _grad_f(params, U @ C1.T + m1) - _grad_f(params, U @ C2.T + m2)
         ctx.bound(
-            float(diff @ diff),
+            scalar(diff @ diff),
             ds.inner(D, D, pw),
             rtol=1e-10,
             atol=1e-13,
@@ -134,7 +134,7 @@ def claim_bessel(ctx):
         diff = _impl_flat(ctx, target, m1, C1, Urep) - _impl_flat(ctx, target, m2, C2, Urep)
         D = _grad_f(params, U @ C1.T + m1) - _grad_f(params, U @ C2.T + m2)
         ctx.bound(
-            float(diff @ diff),
+            scalar(diff @ diff),
             ds.inner(D, D, pw),
             rtol=1e-10,
             atol=1e-13,

@@ -1,0 +1,213 @@
+"""The provenance ledger (refvi.verification.provenance): values an implementation reports are marked, marks survive
+the arithmetic a statement does, a comparison with an oracle or a recomputation checks them (by induction along a
+recurrence), and a bound on an unchecked value is reported as trusted, naming the method, the field and the check."""
+
+import dataclasses
+
+import numpy as np
+import pytest
+
+from refvi.verification import provenance as P
+from refvi.verification.statement import PROFILES, Context, Statement
+from refvi.verification.runner import run_statement
+
+
+@dataclasses.dataclass(frozen=True)
+class Run:
+    W: np.ndarray
+    gamma: np.ndarray
+    f: float
+
+
+def _ledger_with_run(T=4):
+    led = P.Ledger()
+    W = np.zeros((T + 1, 2))
+    W[0] = [1.0, 0.0]
+    gamma = 2.0 / (np.arange(T) + 2.0)
+    for t in range(T):
+        W[t + 1] = (1 - gamma[t]) * W[t] + gamma[t] * np.array([0.0, 1.0])
+    run = led.mark(Run(W, gamma, 0.5), led.call("fw"))
+    return led, run
+
+
+def _ctx(led):
+    ctx = Context(None, PROFILES["ci"], "test")
+    ctx.ledger = led
+    return ctx
+
+
+def test_marks_survive_arithmetic_numpy_and_python_scalars():
+    led, run = _ledger_with_run()
+    W = run.W
+    assert isinstance(W, P.Reported) and W.rows is not None and len(W.rows) == 5
+    for value in (W * 2.0, np.exp(W), W @ np.ones(2), np.sum(W), np.linalg.norm(W[1]), run.f + 1.0, -run.f,
+                  2.0 ** run.f, np.float64(3.0) * run.f, P.scalar(W[1, 0]), P.MarkingMath().sqrt(run.f)):
+        assert P.marks_of(value), type(value)
+    assert P.marks_of(W[2]) == W.rows[2] and P.marks_of(W[1:3]) == W.rows[1] | W.rows[2]
+    assert W[1:3].rows == W.rows[1:3] and W[[0, 2]].rows == (W.rows[0], W.rows[2])
+    assert P.marks_of(W.T) == W.marks and W.T.rows is None  # a transposed array has no rows
+    assert not P.marks_of(np.ones(3) * 2.0)
+
+
+def test_plain_strips_every_mark_for_the_implementation():
+    led, run = _ledger_with_run()
+    stripped = P.plain((run.W, [run.f, {"g": run.gamma}], run))
+    assert type(stripped[0]) is np.ndarray and type(stripped[1][0]) is float
+    assert type(stripped[1][1]["g"]) is np.ndarray and isinstance(stripped[2], Run)
+
+
+def test_a_bound_on_an_unchecked_value_is_trusted_and_named():
+    led, run = _ledger_with_run()
+    ctx = _ctx(led)
+    ctx.bound(run.f, 1.0, label="f <= 1")
+    (t,) = led.summary()["trusted"]
+    assert (t["method"], t["field"], t["label"]) == ("fw", "f", "f <= 1")
+    assert led.summary()["methods"]["fw"] == {"calls": 1, "checked": 0, "used": 1, "probes": 0}
+
+
+def test_a_comparison_with_an_oracle_checks_the_value():
+    led, run = _ledger_with_run()
+    ctx = _ctx(led)
+    ctx.close(run.f, 0.5, label="f = oracle")
+    ctx.bound(run.f, 1.0, label="f <= 1")
+    assert led.summary()["trusted"] == []
+    assert led.summary()["methods"]["fw"]["checked"] == 1
+
+
+def test_a_recurrence_checks_a_trajectory_by_induction_and_only_then():
+    led, run = _ledger_with_run()
+    ctx = _ctx(led)
+    W, g = run.W, run.gamma
+    T = len(g)
+    e = np.array([0.0, 1.0])
+    ctx.close(g, 2.0 / (np.arange(T) + 2.0), label="the fixed step")
+    ctx.close(W[1:], [(1 - g[t]) * W[t] + g[t] * e for t in range(T)], label="W[t+1] from W[t]")
+    ctx.bound(np.sum(W[-1]), 1.0, label="mass")
+    # without the start, nothing is checked: the recurrence only relates reported rows to each other
+    assert [x["field"] for x in led.summary()["trusted"]] == ["W"]
+    ctx.close(W[0], [1.0, 0.0], label="W[0] is the start")
+    assert led.summary()["trusted"] == []
+
+
+def test_a_self_consistent_lie_is_not_checked():
+    """Two reported values compared with each other check neither (the average equals the mean of iterates that
+    nothing checked)."""
+    led = P.Ledger()
+    its = led.mark(np.array([[1.0], [3.0]]), led.call("run"))
+    avg = led.mark(np.array([2.0]), led.call("average"))
+    ctx = _ctx(led)
+    ctx.close(avg, np.mean(its, axis=0), label="average = mean of the iterates")
+    ctx.bound(avg[0], 5.0, label="average <= 5")
+    assert {t["method"] for t in led.summary()["trusted"]} == {"average"}
+    ctx.close(its, [[1.0], [3.0]], label="iterates = oracle's")
+    assert led.summary()["trusted"] == []
+
+
+def test_given_inputs_are_neither_checked_nor_trusted():
+    led, run = _ledger_with_run()
+    ctx = _ctx(led)
+    ctx.given(run.f, "the claim is about the reported objective itself")
+    ctx.bound(run.f, 1.0, label="f <= 1")
+    s = led.summary()
+    assert s["trusted"] == [] and s["methods"]["fw"]["checked"] == 0
+    assert s["given"] == [("fw", "f", "the claim is about the reported objective itself")]
+
+
+def test_arrays_a_statement_fills_collect_marks_row_by_row():
+    led, run = _ledger_with_run()
+    marking = P.MarkingNumpy()
+    kl = marking.empty(5)
+    for t in range(5):
+        kl[t] = float(np.sum(P.plain(run.W[t]))) if t == 0 else np.sum(run.W[t])
+    assert kl.rows[0] == P.EMPTY and kl.rows[3] == run.W.rows[3]
+    assert P.marks_of(marking.asarray([run.f, 2.0])) == P.marks_of(run.f)
+    assert marking.asarray(run.W).rows == run.W.rows
+
+
+def test_oracles_and_math_pass_marks_through_closures_included():
+    led, run = _ledger_with_run()
+
+    def oracle(fn, x):
+        return fn(x) * 2.0
+
+    wrapped = P._passing(oracle)
+    W = run.W
+    assert P.marks_of(wrapped(lambda x: x + 1.0, 1.0)) == P.EMPTY
+    assert P.marks_of(wrapped(lambda x: x + W[1, 0], 1.0)) == W.marks  # what it captured: all of W
+    assert P.marks_of(P.MarkingMath().log(run.f))
+
+
+def test_bools_and_ints_are_checked_with_equal():
+    led = P.Ledger()
+    ok = led.mark(True, led.call("in_range"))
+    k = led.mark(np.int64(3), led.call("lmo"))
+    assert ok and ok == True and isinstance(k, int)  # noqa: E712
+    ctx = _ctx(led)
+    ctx.true(ok, label="the implementation says so")
+    assert led.summary()["trusted"][0]["method"] == "in_range"
+    ctx.equal(ok, True, label="the rule's answer")
+    ctx.equal(k, 3, label="the oracle's argmin")
+    s = led.summary()
+    assert s["trusted"] == [] and s["methods"]["lmo"]["checked"] == 1
+
+
+def test_probe_calls_are_counted_as_probes():
+    led = P.Ledger()
+    ctx = _ctx(led)
+
+    class Impl:
+        def energy(self):
+            raise ValueError("bad")
+
+    ctx.impl = Impl()
+    led.in_probe = True
+    led.call("energy")
+    led.in_probe = False
+    assert led.summary()["methods"]["energy"]["probes"] == 1
+
+
+def test_the_runner_reports_values_trusted_and_unseen_per_statement():
+    class Impl:
+        name = "toy"
+
+        def smoothness(self, target):
+            return 2.0
+
+        def strong_convexity(self, target):
+            return 0.5
+
+    def claim(ctx):
+        M = ctx.impl.smoothness(None)
+        mu = ctx.impl.strong_convexity(None)
+        ctx.close(M, 2.0, label="M = oracle")
+        ctx.bound(mu, M, label="mu <= M")
+
+    st = Statement("000.claim-toy", "toy", "here", "exact", claim, uses=("smoothness", "strong_convexity"))
+    rec = run_statement(st, Impl())
+    assert rec["verdict"] == "pass"
+    assert rec["values"]["smoothness"]["checked"] == 1 and rec["values"]["strong_convexity"]["used"] == 1
+    assert [t["method"] for t in rec["trusted"]] == ["strong_convexity"]
+    assert rec["checks"]["mu <= M"]["tightness"] == pytest.approx(0.25)
+
+
+def test_an_array_filled_at_a_reported_index_depends_on_the_index():
+    led = P.Ledger()
+    k = led.mark(np.int64(2), led.call("lmo"))
+    e = P.MarkingNumpy().zeros(4)
+    e[k] = 1.0
+    assert P.marks_of(e) == P.marks_of(k)
+
+
+def test_a_comparison_checks_the_other_side_only_when_this_side_is_all_checked():
+    led = P.Ledger()
+    a = led.mark(np.array([1.0]), led.call("a"))
+    b = led.mark(np.array([2.0]), led.call("b"))
+    c = led.mark(np.array([3.0]), led.call("c"))
+    ctx = _ctx(led)
+    ctx.close(a, [1.0], label="a = oracle")
+    ctx.close(c, a + b, label="c = a + b")  # b is not checked: c is not
+    ctx.bound(c[0], 10.0, label="c <= 10")
+    assert {t["method"] for t in led.summary()["trusted"]} == {"c"}
+    ctx.close(b, [2.0], label="b = oracle")
+    assert led.summary()["trusted"] == []
+    assert {m: v["checked"] for m, v in led.summary()["methods"].items()} == {"a": 1, "b": 1, "c": 1}

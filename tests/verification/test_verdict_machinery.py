@@ -1,0 +1,249 @@
+"""The verdict machinery, tested on instances where a plausible bug shows: each test is named for the bug it catches
+(each was planted in the code and seen to fail this test before it was kept).
+
+* coverage: how declines, value coverage, failures and unrun statements make a paper's verdict;
+* compare: which differences between two certificates are reported (verdict, cases, declines, instances, slack);
+* reproducers: the failure a record keeps (the shrunk instance, the last calls, a raised failure before deferred
+  probes);
+* resume: a partial certificate's records are kept and only the rest runs.
+"""
+
+import copy
+
+import numpy as np
+import pytest
+from hypothesis import strategies as st
+
+from refvi.verification import compare, coverage, reproducers, runner
+from refvi.verification.implementation import REFVI
+from refvi.verification.statement import PROFILES, CheckFailed, Context, Statement
+
+STATEMENTS = runner.load_statements()
+
+
+def _records(seed: str) -> list[dict]:
+    """Passing records of every ci statement of a paper, as a run would make them (oracle-only ones marked)."""
+    out = []
+    for sid, st_ in STATEMENTS.items():
+        if sid.startswith(seed + ".") and "ci" in st_.profiles:
+            rec = dict(runner.statement_record(st_, "pass"), examples=1)
+            if st_.oracle_only:
+                rec["scope"] = "oracle-only"
+            out.append(rec)
+    return out
+
+
+def _paper(records, seed="001", impl=REFVI):
+    return coverage.papers(records, STATEMENTS, "ci", impl)[seed]
+
+
+# ---- coverage -----------------------------------------------------------------------------------------------------
+
+
+def test_a_mix_of_optional_and_required_declines_is_not_all_optional():
+    records = _records("001")
+    rec = records[0]
+    rec.update(instances_skipped=3, declined_optional=1, detail="3 instance(s) declined: 1 x optional: frame; 2 x ...")
+    blk = _paper(records)
+    assert blk["verdict"] == "partial", "two required declines hidden behind one optional"
+    assert any(rec["id"] in m for m in blk["missing"]) and not blk["optional"]
+    rec["declined_optional"] = 3
+    blk = _paper(records)
+    assert blk["verdict"] == "certified" and any(rec["id"] in m for m in blk["optional"])
+    rec["verdict"], rec["detail"] = "skip", "every instance declined: 3 x optional: frame"
+    assert _paper(records)["verdict"] == "certified"  # skipped for the optional feature alone
+
+
+def test_a_method_value_checked_on_too_few_calls_makes_the_paper_partial_naming_it():
+    records = _records("001")
+    one, two = [r for r in records if r["scope"] == "implementation"][:2]
+    method = STATEMENTS[one["id"]].uses[0]
+    one["values"] = {method: {"calls": 5, "checked": coverage.MIN_CHECKED_CALLS - 1, "used": 3, "probes": 0}}
+    blk = _paper(records)
+    assert blk["verdict"] == "partial"
+    (line,) = [m for m in blk["missing"] if "value-checked" in m]
+    assert method in line and f"{coverage.MIN_CHECKED_CALLS - 1} of 5 calls" in line and "3 used unchecked" in line
+    # the threshold is summed over statements: another statement's checked call completes it
+    two["values"] = {method: {"calls": 1, "checked": 1, "used": 0, "probes": 0}}
+    blk = _paper(records)
+    assert blk["verdict"] == "certified", blk["missing"]
+    assert blk["methods"]["values"][method]["checked"] == coverage.MIN_CHECKED_CALLS
+    assert blk["methods"]["values"][method]["statements"] == [one["id"], two["id"]]
+
+
+def test_probes_and_unused_calls_are_not_value_checks():
+    records = _records("004")
+    records = [r for r in records if r["scope"] == "implementation"]
+    records[0]["values"] = {"ngvi.natural_from_moment": {"calls": 7, "checked": 0, "used": 0, "probes": 7}}
+    blk = _paper(records, "004")
+    assert blk["verdict"] == "partial" and any("ngvi.natural_from_moment (0 of 7" in m for m in blk["missing"])
+
+
+def test_a_missing_method_is_reported_as_missing_not_as_unchecked():
+    class NoBoosting:
+        name = "none"
+
+    records = _records("001")
+    records[0]["values"] = {"boosting.gram": {"calls": 0, "checked": 0, "used": 0, "probes": 0}}
+    blk = _paper(records, impl=NoBoosting())
+    assert "boosting.gram" in blk["methods"]["missing"]
+    assert not any("value-checked" in m and "boosting.gram" in m for m in blk["missing"])
+
+
+def test_a_failure_beats_everything_and_an_unrun_statement_is_named():
+    records = _records("002")
+    records[3]["verdict"] = "error"
+    assert _paper(records, "002")["verdict"] == "failed"
+    records[3]["verdict"] = "pass"
+    gone = records.pop(5)
+    blk = coverage.papers(records, STATEMENTS, "ci", REFVI, not_run=[gone["id"]])["002"]
+    assert blk["verdict"] == "partial" and any(gone["id"] in m and "not run" in m for m in blk["missing"])
+    assert blk["statements"]["not_run"] == 1
+
+
+def test_oracle_only_statements_never_count_for_or_against():
+    records = [r for r in _records("003") if r["scope"] != "oracle-only"]
+    assert _paper(records, "003")["verdict"] == "certified"  # absent oracle-only rows are not "not selected"
+
+
+def test_the_cli_table_flags_each_method_under_the_threshold():
+    records = _records("001")
+    records[0]["values"] = {"boosting.gap": {"calls": 6, "checked": 2, "used": 4, "probes": 0},
+                            "boosting.gram": {"calls": 9, "checked": 9, "used": 0, "probes": 0}}
+    text = coverage.format_values({"001": _paper(records)})
+    gap, gram = (next(line for line in text.splitlines() if m in line) for m in ("boosting.gap", "boosting.gram"))
+    assert "not value-checked" in gap and "not value-checked" not in gram
+
+
+# ---- compare ------------------------------------------------------------------------------------------------------
+
+
+def _cert(records, profile="ci", name="x"):
+    return {"implementation": name, "profile": profile, "refvi_version": "0", "statements": records}
+
+
+def _rec(sid, verdict="pass", slack=0.5, examples=4, skipped=0, instances=None):
+    return {"id": sid, "verdict": verdict, "worst_slack": slack, "examples": examples, "instances_skipped": skipped,
+            "instances": instances if instances is not None else [[0, 0, "ran", slack], [0, 1, "ran", slack]]}
+
+
+def test_compare_reports_a_slack_change_and_only_above_its_tolerance():
+    a, b = _cert([_rec("000.thm1", slack=0.5)]), _cert([_rec("000.thm1", slack=0.5 * (1 + 1e-3))])
+    diff = compare.compare(a, b)
+    assert [s["id"] for s in diff["slacks"]] == ["000.thm1"] and diff["slacks"][0]["relative"] == pytest.approx(1e-3,
+                                                                                                                  rel=1e-2)
+    assert not compare.compare(a, _cert([_rec("000.thm1", slack=0.5 * (1 + 1e-9))]))["slacks"]
+    assert compare.compare(a, _cert([_rec("000.thm1", slack=None)]))["slacks"]  # a slack that vanished
+
+
+def test_compare_reports_changed_cases_declines_verdicts_and_instances():
+    base = _rec("000.thm1")
+    for change, field in (({"examples": 3}, "examples"), ({"instances_skipped": 1}, "instances_skipped"),
+                          ({"verdict": "fail"}, "verdict")):
+        other = dict(base, **change)
+        (row,) = compare.compare(_cert([base]), _cert([other]))["statements"]
+        assert field in row["differs"], change
+    other = dict(base, instances=[[0, 0, "ran", 0.5], [0, 1, "declined", None]])
+    (inst,) = compare.compare(_cert([base]), _cert([other]))["instances"]
+    assert (inst["site"], inst["index"], inst["this"], inst["other"]) == ("0", 1, "ran", "declined")
+    missing = compare.compare(_cert([base, _rec("000.thm2")]), _cert([base]))
+    assert missing["statements"] == [{"id": "000.thm2", "this": "pass", "other": "absent"}]
+    assert not missing["same_selection"]
+
+
+# ---- reproducers: which failure a record keeps ----------------------------------------------------------------
+
+
+class _Log:
+    """An implementation whose protocol method ``energy`` returns its argument: each call is logged."""
+
+    name = "log"
+
+    def energy(self, target, m, C, U):
+        return np.asarray(m, dtype=float)
+
+    def entropy(self, target, m, C, U, structure="sym"):
+        return np.asarray(m, dtype=float)
+
+    stl = score = entropy
+
+
+def _run_claim(claim):
+    st_ = Statement("000.claim-machinery", "machinery", "test", "exact", claim, uses=("energy", "entropy", "score", "stl"))
+    return runner.run_statement(st_, _Log())
+
+
+def test_the_kept_failure_is_the_shrunk_instance_not_the_first_found():
+    def claim(ctx):
+        def check(x):
+            ctx.leq(ctx.impl.energy(None, np.array([float(x)]), None, None)[0], 1000.0, label="x <= 1000")
+
+        ctx.forall(st.integers(0, 10**6), check)
+
+    rec = _run_claim(claim)
+    assert rec["verdict"] == "fail"
+    (kept,) = rec["reproducers"]
+    assert kept["instance"] == "1001", kept  # Hypothesis' minimal failing example, replayed last
+    assert kept["calls"][-1]["arguments"]["m"]["array"] == [1001.0]
+
+
+def test_the_kept_calls_are_the_last_of_each_method_of_the_instance():
+    def claim(ctx):
+        def check(n):
+            for k in range(n):
+                ctx.impl.energy(None, np.array([float(k)]), None, None)
+            ctx.impl.score(None, np.array([-1.0]), None, None)
+            for k in range(n, n + 2):
+                ctx.impl.entropy(None, np.array([float(k)]), None, None)
+            ctx.impl.stl(None, np.array([50.0]), None, None)
+            ctx.impl.energy(None, np.array([99.0]), None, None)
+            ctx.leq(1.0, 0.0, label="always fails after the calls")
+
+        ctx.instance(check, 12)
+
+    rec = _run_claim(claim)
+    calls = rec["reproducers"][0]["calls"]
+    shown = [(c["method"], c["arguments"]["m"]["array"]) for c in calls]
+    assert shown == [("entropy", [13.0]), ("stl", [50.0]), ("energy", [99.0])]
+
+
+def test_a_raised_failure_comes_before_the_deferred_probes():
+    def claim(ctx):
+        ctx.refuses(lambda: ctx.impl.energy(None, np.array([1.0]), None, None), label="probe that is not refused")
+
+        def check(x):
+            ctx.leq(x, 0.0, label="the raised failure")
+
+        ctx.instance(check, 2.0)
+
+    rec = _run_claim(claim)
+    assert rec["verdict"] == "fail"
+    labels = [r["check"]["label"] for r in rec["reproducers"]]
+    assert labels == ["the raised failure", "probe that is not refused"]
+
+
+def test_a_reproducer_record_names_the_check_sides_and_tolerance():
+    ctx = Context(None, PROFILES["ci"], "t")
+    with pytest.raises(CheckFailed):
+        ctx.instance(lambda _: ctx.close(np.array([1.0, 2.0]), np.array([1.0, 2.5]), atol=0.1, label="pair"))
+    rec = reproducers.record_of(ctx.failures[0])
+    assert rec["check"]["returned_side"] == 2.0 and rec["check"]["expected_side"] == 2.5
+    assert "atol=0.1" in rec["check"]["tolerance"] and "index (1,)" in rec["check"]["tolerance"]
+
+
+# ---- resume -------------------------------------------------------------------------------------------------------
+
+
+def test_resume_keeps_the_records_it_is_given_and_runs_only_the_rest():
+    ids = ["002.lemma12", "002.example8"]
+    full = runner.run(ids, "ci", REFVI)
+    planted = copy.deepcopy(full)  # as an interrupted run leaves it: the first record, the second not run
+    planted["statements"] = [r for r in planted["statements"] if r["id"] == ids[0]]
+    planted["statements"][0]["examples"] = 12345  # a record the resumed run must keep, not recompute
+    planted.update(complete=False, not_run=[ids[1]])
+    cert = runner.run(None, "ci", REFVI, resume=planted)
+    by_id = {r["id"]: r for r in cert["statements"]}
+    assert by_id["002.lemma12"]["examples"] == 12345 and by_id["002.example8"]["verdict"] == "pass"
+    assert cert["complete"] and not cert["not_run"]
+    with pytest.raises(ValueError, match="profile"):
+        runner.run(ids, "deep", REFVI, resume=planted)
