@@ -114,9 +114,8 @@ def _fit(args) -> int:
         )
         return 1
     if res.diagnostics is not None and not res.diagnostics.converged:
-        print(
-            "refvi fit: the fit did not pass its diagnostics: " + "; ".join(res.diagnostics.messages), file=sys.stderr
-        )
+        # the warning's text, noted last by fit (with the cause when it is not the checks themselves)
+        print(f"refvi fit: {res.notes[-1]}", file=sys.stderr)
         return 1
     return 0
 

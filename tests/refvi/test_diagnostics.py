@@ -64,8 +64,30 @@ def test_moves_flag_a_drifting_run():
     I = np.eye(2)
     still = D.diagnose(t, np.zeros(2), I, quarters=((np.zeros(2), I), (np.full(2, 0.01), I)))
     assert still.stationary and still.mean_move == pytest.approx(0.01)
+    assert still.quarter_kl == pytest.approx(0.5 * 2 * 0.01**2)     # KL of N(0, I) from N(0.01 1, I)
     moving = D.diagnose(t, np.zeros(2), I, quarters=((np.zeros(2), I), (np.array([0.0, 0.5]), 1.3 * I)))
     assert not moving.stationary and not moving.converged
     assert moving.mean_move == pytest.approx(0.5 / 1.3) and moving.sd_move == pytest.approx(0.3)
     assert any("still moving" in m and "steps=" in m for m in moving.messages)
     assert math.isnan(D.diagnose(t, np.zeros(2), I).mean_move)  # no quarters: not judged
+    # KL(N(0, S3) || N(0, S4)) in closed form for diagonal S: (1/2) sum(s3/s4 - 1 - log(s3/s4))
+    C3, C4 = np.diag([1.0, 2.0]), np.diag([1.5, 1.0])
+    r = (np.diag(C3) / np.diag(C4)) ** 2
+    kl = 0.5 * np.sum(r - 1 - np.log(r))
+    assert D._quarter_kl(((np.zeros(2), C3), (np.zeros(2), C4))) == pytest.approx(kl, rel=1e-12)
+
+
+def test_a_pareto_failure_says_whether_it_is_the_runs_noise():
+    d = 100
+    t = Gaussian(np.zeros(d), np.eye(d))
+    rng = np.random.default_rng(1)
+    I = np.eye(d)
+    # two quarter averages with independent noise in the strictly lower triangle (the sds barely move): their average
+    # is KL ~ d^2 sigma^2 / 8 = 2 from p
+    E3, E4 = (np.tril(0.04 * rng.standard_normal((d, d)), -1) for _ in range(2))
+    noisy = D.diagnose(t, np.zeros(d), I + (E3 + E4) / 2, quarters=((np.zeros(d), I + E3), (np.zeros(d), I + E4)))
+    assert not noisy.pareto_ok and noisy.stationary and noisy.quarter_kl > D.QUARTER_KL
+    assert any("samples=" in m for m in noisy.messages)
+    shape = D.diagnose(t, np.zeros(d), 0.7 * I, quarters=((np.zeros(d), 0.7 * I), (np.zeros(d), 0.7 * I)))
+    assert not shape.pareto_ok and shape.quarter_kl == 0.0
+    assert any("posterior's shape" in m for m in shape.messages)

@@ -75,3 +75,30 @@ def test_refvi_verify_passes_every_option_through(capsys):
     assert cli(["verify", "--list", "--select", "001.thm4"]) == 0
     out = capsys.readouterr().out
     assert "001.thm4" in out and "002." not in out
+
+
+def test_ctrl_c_stops_the_loop_and_the_cli_says_so_in_one_line(wine, capsys, monkeypatch):
+    """The compiled loop runs in pieces of ~0.2 s, so a KeyboardInterrupt arrives between two pieces; fit lets it
+    through (BLAS threads restored by the threadpoolctl context), the CLI prints one line and exits 130."""
+    from threadpoolctl import threadpool_info
+
+    from refvi.optim import fastpath
+
+    before = [(i["internal_api"], i["num_threads"]) for i in threadpool_info()]
+    real, calls = fastpath.run, []
+
+    def interrupted(*args):
+        calls.append(1)
+        if len(calls) == 3:
+            raise KeyboardInterrupt
+        return real(*args)
+
+    monkeypatch.setattr(fastpath, "run", interrupted)
+    with pytest.raises(KeyboardInterrupt):
+        fit(wine, steps=100_000, progress=False)
+    assert len(calls) == 3
+    assert [(i["internal_api"], i["num_threads"]) for i in threadpool_info()] == before
+    calls.clear()
+    assert cli(["fit", "wine", "--steps", "100000", "--no-progress"]) == 130
+    err = capsys.readouterr().err
+    assert err.strip().splitlines() == ["refvi fit: interrupted (Ctrl-C); no result"]
