@@ -102,3 +102,33 @@ def test_ctrl_c_stops_the_loop_and_the_cli_says_so_in_one_line(wine, capsys, mon
     assert cli(["fit", "wine", "--steps", "100000", "--no-progress"]) == 130
     err = capsys.readouterr().err
     assert err.strip().splitlines() == ["refvi fit: interrupted (Ctrl-C); no result"]
+
+
+def test_an_interrupt_swallowed_during_compilation_still_stops_the_run(wine, monkeypatch):
+    """llvmlite drops a KeyboardInterrupt raised inside its ctypes callbacks (while Numba compiles); fit's handler also
+    sets a flag, which the loop checks between pieces."""
+    import importlib
+    import signal
+
+    from refvi.optim import fastpath
+
+    fitmod = importlib.import_module("refvi.optim.fit")  # the module (refvi.optim.fit is also the function's name)
+
+    real, calls = fastpath.run, []
+
+    def swallowed(*args):
+        calls.append(1)
+        if len(calls) == 2:
+            try:
+                fitmod._on_sigint(signal.SIGINT, None)
+            except KeyboardInterrupt:  # what the ctypes callback does with it
+                pass
+        return real(*args)
+
+    monkeypatch.setattr(fastpath, "run", swallowed)
+    handler = signal.getsignal(signal.SIGINT)
+    with pytest.raises(KeyboardInterrupt):
+        fit(wine, steps=100_000, progress=False)
+    assert len(calls) == 2 and not fitmod._INTERRUPTED[0] and signal.getsignal(signal.SIGINT) is handler
+    monkeypatch.setattr(fastpath, "run", real)
+    fit(wine, steps=4000, progress=False)                # the next fit is not interrupted by a stale flag
