@@ -616,7 +616,8 @@ def _loop(
     acc_m, acc_C = weights[0] * m, weights[0] * C
     f0 = _objective_estimate(target, m, C, Ub)
     tr_steps, tr_obj, tr_m, tr_C = [0], [f0], [m.copy()], [C.copy()]
-    qsum = [[np.zeros(d), np.zeros((d, d)), 0], [np.zeros(d), np.zeros((d, d)), 0]]  # the last two quarters' records
+    # sums of the last two quarters' records: (m sums, C sums, counts)
+    q_m, q_C, q_n = [np.zeros(d), np.zeros(d)], [np.zeros((d, d)), np.zeros((d, d))], [0, 0]
     bar = _progress(T, progress, method)
     elapsed = 0.0
     per_step = None
@@ -675,17 +676,17 @@ def _loop(
             tr_steps.append(done)
             tr_obj.append(f)
             if 2 * done > T:
-                q = qsum[0 if 4 * done <= 3 * T else 1]
-                q[0] += m
-                q[1] += C
-                q[2] += 1
+                i = 0 if 4 * done <= 3 * T else 1
+                q_m[i] += m
+                q_C[i] += C
+                q_n[i] += 1
             if keep_iterates:
                 tr_m.append(m.copy())
                 tr_C.append(C.copy())
             bar.update(n)
     finally:
         bar.close()
-    quarters = tuple((q[0] / q[2], q[1] / q[2]) for q in qsum) if qsum[0][2] and qsum[1][2] else None
+    quarters = tuple((q_m[i] / q_n[i], q_C[i] / q_n[i]) for i in (0, 1)) if q_n[0] and q_n[1] else None
     return acc_m, acc_C, np.array(tr_steps), np.array(tr_obj), tr_m, tr_C, elapsed, quarters
 
 
