@@ -127,12 +127,23 @@ def _one_point_out(gm, u, L):
 
 @jit_nocache
 def affine_energy(m, C, U, z0, L, energy, args):
-    d = m.shape[0]
-    if U.shape[0] == 1 and d <= _SMALL:
+    S, d = U.shape
+    if S == 1:
         # one sample (fit's default): the z-space kernel sees its one point z as the mean with a zero scale (an energy
         # kernel reads C only through z = C u + m), so no d x d x d product is formed on either side
         gm, _ = energy(_one_point(m, C, U[0], z0, L), np.zeros((d, d)), U, *args)
         return _one_point_out(gm, U[0], L)
+    if d > _SMALL and 4 * S < d:
+        # a few samples in a large d: sample by sample as above, O(S d^2), instead of L C (d^3 flops)
+        gm = np.zeros(d)
+        gC = np.zeros((d, d))
+        zero = np.zeros((d, d))
+        for s in range(S):
+            g1, _ = energy(_one_point(m, C, U[s], z0, L), zero, U[s : s + 1], *args)
+            om, oC = _one_point_out(g1, U[s], L)
+            gm += om
+            gC += oC
+        return gm / S, gC / S
     mz, Cz = _frame_in(m, C, z0, L)
     gm, gC = energy(mz, Cz, U, *args)
     return _frame_out(gm, gC, L)

@@ -31,7 +31,7 @@ def main(argv=None) -> int:
         "--step-size",
         default=None,
         help="a number, or a rule: '1/(M sqrt T)', '1/sqrt T', thm6, thm9, thm6-switch, thm9-switch, "
-        "'A log T / T' (default: 1/M for prox-sgd, 1/(2M) for proj-sgd)",
+        "'A log T / T' (default: Thm 6's / Thm 9's rule in the Laplace frame)",
     )
     f.add_argument("--samples", type=int, default=1, help="base samples per step (S)")
     f.add_argument("--seed", type=int, default=0)
@@ -94,6 +94,9 @@ def _fit(args) -> int:
     except (ValueError, TypeError) as exc:
         print(f"refvi fit: {exc}", file=sys.stderr)
         return 2
+    except KeyboardInterrupt:
+        print("refvi fit: interrupted (Ctrl-C); no result", file=sys.stderr)
+        return 130
     sd = np.sqrt(np.diag(res.covariance))
     print(
         f"{args.dataset}: {type(target).__name__}, d = {target.dim}, M = {target.smoothness:.6g}, "
@@ -109,6 +112,10 @@ def _fit(args) -> int:
             "approximation",
             file=sys.stderr,
         )
+        return 1
+    if res.diagnostics is not None and not res.diagnostics.converged:
+        # the warning's text, noted last by fit (with the cause when it is not the checks themselves)
+        print(f"refvi fit: {res.notes[-1]}", file=sys.stderr)
         return 1
     return 0
 

@@ -20,6 +20,7 @@ from refvi import estimators as _est
 from refvi import prox as _prox
 from refvi._checks import NonFiniteError
 from refvi.kernels import _entry
+from refvi.kernels import framed as _kfr
 from refvi.kernels import fused as _kf
 from refvi.kernels import optim as _ko
 from refvi.kernels.structure import structure_code
@@ -76,8 +77,29 @@ def generic_step(method, target, estimator, structure, m, C, U, gamma, M):
     return m_new, _prox.project_singular_values(Y, M)
 
 
+def framed_plan(target, method, estimator, structure):
+    """(z0, L, target code, P2, P1, s1, s2) for :func:`refvi.kernels.framed.framed_prox_loop`: Prox-SGD with the
+    energy estimator and lower-triangular C on a built-in target (one with a whole-loop code) seen through a
+    lower-triangular frame (the Laplace frame of ``refvi.fit``); None otherwise."""
+    from refvi.targets.affine import AffineTarget
+
+    if not (method == "prox" and estimator == "energy" and structure == "tril" and isinstance(target, AffineTarget)):
+        return None
+    base = kernel_plan(target.base)
+    if base is None or not target.lower:
+        return None
+    code, P2, P1, s1, s2 = base
+    return (target.z0, np.ascontiguousarray(target.L), code, P2, P1, float(s1), float(s2))
+
+
 def run(method, target, estimator, structure, m, C, U, gammas, weights, acc_m, acc_C, M=0.0, fast=True) -> int:
     """Run len(gammas) steps in place on (m, C); accumulate weights[t+1] w^{t+1}.  Returns -1 or the failing step."""
+    framed = framed_plan(target, method, estimator, structure) if fast else None
+    if framed is not None:
+        if not all(a.flags.c_contiguous and a.dtype == np.float64 for a in (m, C, U, acc_m, acc_C)):
+            raise ValueError("fastpath.run: m, C, U and the averages must be C-contiguous float64 arrays")
+        z0, L, code, P2, P1, s1, s2 = framed
+        return int(_kfr.framed_prox_loop(code, m, C, U, gammas, weights, acc_m, acc_C, z0, L, P2, P1, s1, s2))
     plan = kernel_plan(target) if fast and estimator in _EST_CODES else None
     if plan is not None:
         code, P2, P1, s1, s2 = plan

@@ -102,6 +102,8 @@ class FitResult:
     notes: list[str]
     frame: object = None  # the affine frame of the run (refvi.optim.frame.Frame), None for the plain algorithm
     ended_worse: bool = False  # the returned approximation's objective is far above the start's (see notes)
+    diagnostics: Any = None  # refvi.optim.diagnostics.FitDiagnostics: did it work? (None with diagnose=0)
+    quarters: Any = dataclasses.field(default=None, repr=False)  # (m, C) averages of the last two quarters' records
 
     # read-through names (the configuration and the trace)
     method, estimator, structure, steps, samples, step_sizes, average, seed = _read_through(
@@ -139,6 +141,8 @@ class FitResult:
             f"{'Numba fast path' if self.fast_path else 'generic path'})",
             f"objective at the last recorded iterate: {f:.6g}",
         ]
+        if self.diagnostics is not None:
+            lines.append(f"diagnostics: {self.diagnostics.summary()}")
         lines += [f"note: {n}" for n in self.notes]
         return "\n".join(lines)
 
@@ -186,43 +190,101 @@ def _schedule(step_size, T, target, method, estimator, M_arg):
     return check_gammas(arr, T), M_arg
 
 
+def _neglogp(target, Z) -> np.ndarray:
+    """-log p on the rows of Z: the compiled -log p kernel of the target's plan (``Target.kernels()``), else
+    ``target.logp``."""
+    plan = target.kernels().neglogp if isinstance(target, Target) else None
+    if plan is None:
+        return -np.asarray(target.logp(Z), dtype=np.float64)
+    from refvi.kernels import _entry
+
+    return np.asarray(_entry.call(plan[0], (np.ascontiguousarray(Z),), plan[1]), dtype=np.float64)
+
+
 def _objective_estimate(target, m, C, Ub):
-    """Monte Carlo f(m, C) = E -log p(C u + m) - log|det C| on the fixed base samples Ub (the objective trace): the
-    compiled -log p kernel of the target's plan (``Target.kernels()``), else ``target.logp``."""
+    """Monte Carlo f(m, C) = E -log p(C u + m) - log|det C| on the fixed base samples Ub (the objective trace)."""
     Z = Ub @ C.T + m
     sign, logdet = np.linalg.slogdet(C)
     if sign == 0:
         return float("inf")
-    plan = target.kernels().neglogp if isinstance(target, Target) else None
-    if plan is None:
-        return float(-np.mean(target.logp(Z)) - logdet)
-    from refvi.kernels import _entry
-
-    return float(np.mean(_entry.call(plan[0], (np.ascontiguousarray(Z),), plan[1])) - logdet)
+    return float(np.mean(_neglogp(target, Z)) - logdet)
 
 
-_BLAS_THREADS_UP_TO = 128
+#: seconds of compiled loop between two returns to Python (where Ctrl-C is seen): refvi.fit stops within about that
+_SLICE = 0.2
+
+_BLAS_THREADS_UP_TO = 1024
 _CONTROLLER: list[Any] = []  # the threadpoolctl controller, made on first use
 
 
 def _small_blas(fn):
-    """Run ``fn(target, ...)`` with BLAS single-threaded when target.dim <= 128: every matrix of a fit is d x d or
+    """Run ``fn(target, ...)`` with BLAS single-threaded when target.dim <= 1024: every matrix of a fit is d x d or
     smaller, too small to gain from threads, and on a loaded machine OpenBLAS's spinning threads made the L-BFGS
     mode search and the loop several times slower (sblrc's frame search 0.79 s instead of 0.03 s, measured)."""
     import functools
 
     @functools.wraps(fn)
     def wrapped(target, *args, **kwargs):
-        if not 0 < getattr(target, "dim", 0) <= _BLAS_THREADS_UP_TO:
-            return fn(target, *args, **kwargs)
-        if not _CONTROLLER:
-            from threadpoolctl import ThreadpoolController
+        with _interruptible():
+            if not 0 < getattr(target, "dim", 0) <= _BLAS_THREADS_UP_TO:
+                return fn(target, *args, **kwargs)
+            if not _CONTROLLER:
+                from threadpoolctl import ThreadpoolController
 
-            _CONTROLLER.append(ThreadpoolController())
-        with _CONTROLLER[0].limit(limits=1, user_api="blas"):
-            return fn(target, *args, **kwargs)
+                _CONTROLLER.append(ThreadpoolController())
+            with _CONTROLLER[0].limit(limits=1, user_api="blas"):
+                return fn(target, *args, **kwargs)
 
     return wrapped
+
+
+_INTERRUPTED = [False]  # set by fit's SIGINT handler; the loop checks it between pieces
+
+
+class _interruptible:
+    """Inside ``fit``: Ctrl-C raises KeyboardInterrupt as usual and also sets a flag that the loop checks between
+    pieces, because a KeyboardInterrupt raised while Numba compiles lands in an llvmlite ctypes callback, which
+    prints "Exception ignored" and drops it (measured: a SIGINT 12 s into `refvi fit breast_cancer --steps 2000000`
+    was lost and the run went on for 2 minutes; with the flag it stopped 0.7 s after the signal).  The handler is
+    installed by the outermost fit of the main thread over Python's default handler only, and the previous handler
+    is restored on the way out; the flag is cleared on the way in and out of the outermost fit."""
+
+    depth = [0]
+
+    def __enter__(self):
+        import signal
+        import threading
+
+        self.main = threading.current_thread() is threading.main_thread()
+        self.previous = None
+        if self.main:
+            self.depth[0] += 1
+            if self.depth[0] == 1:
+                _INTERRUPTED[0] = False
+                if signal.getsignal(signal.SIGINT) is signal.default_int_handler:
+                    self.previous = signal.signal(signal.SIGINT, _on_sigint)
+        return self
+
+    def __exit__(self, *exc):
+        import signal
+
+        if self.main:
+            self.depth[0] -= 1
+            if self.depth[0] == 0:
+                if self.previous is not None:
+                    signal.signal(signal.SIGINT, self.previous)
+                _INTERRUPTED[0] = False
+        return False
+
+
+def _on_sigint(signum, frame):
+    _INTERRUPTED[0] = True
+    raise KeyboardInterrupt
+
+
+def _check_interrupt():
+    if _INTERRUPTED[0]:
+        raise KeyboardInterrupt
 
 
 @_small_blas
@@ -248,6 +310,7 @@ def fit(
     fast: bool = True,
     tail_fraction: float = 0.5,
     frame="auto",
+    diagnose: int = 1000,
 ) -> FitResult:
     """Fit N(m, C C^T) to ``target`` (see the module docstring for methods and defaults).
 
@@ -260,11 +323,16 @@ def fit(
     ``progress``: ``None`` (default) shows a progress bar on an interactive terminal once the run has lasted 2 s,
     ``True`` from the start, ``False`` never.
 
-    ``frame``: ``"auto"`` (default) runs Prox-SGD / Proj-SGD in an estimated affine frame z = z0 + L x
-    (:mod:`refvi.optim.frame`) when the target's M is unknown or M/mu > 1e4 and no step or M is given; ``"laplace"``,
-    ``"diagonal"``, a ``Frame`` or a pair ``(z0, L)`` force a frame; ``None`` is the plain paper algorithm.
+    ``frame``: ``"auto"`` (default) runs Prox-SGD / Proj-SGD in the Laplace frame z = z0 + L x
+    (:mod:`refvi.optim.frame`) whenever no step and no M is given; ``"laplace"``, ``"diagonal"``, a ``Frame`` or a
+    pair ``(z0, L)`` force a frame; ``None`` is the plain paper algorithm.
+
+    ``diagnose``: the number of draws of the fitted q for the diagnostics (:mod:`refvi.optim.diagnostics`: Pareto k
+    of the importance weights, whether the tail averages stopped moving, posterior error bounds), ``0`` to skip them.
+    A run that fails them gets ``res.diagnostics.converged = False``, a note and a :class:`ConvergenceWarning`.
     """
     check_target(target)
+    diagnose = _check_diagnose(diagnose)
     if method not in METHODS:
         raise ValueError(f"method must be one of {METHODS}, got {method!r}")
     T = schedules.check_steps(steps)
@@ -291,8 +359,10 @@ def fit(
             progress=progress,
             fast=fast,
             tail_fraction=tail_fraction,
+            diagnose=0,  # run once, on the result mapped back (the original target and coordinates)
         )
-        return _frame.fit_in_frame(fit, target, frame, kwargs)
+        res = _frame.fit_in_frame(fit, target, frame, kwargs)
+        return _diagnose(res, target, diagnose)
     # ---- end of the affine-frame hook ----
     if isinstance(samples, bool) or not isinstance(samples, (int, np.integer)) or samples < 1:
         raise ValueError(f"samples must be an integer >= 1, got {samples!r}")
@@ -300,7 +370,8 @@ def fit(
         raise ValueError(f"trace_samples must be an integer >= 1, got {trace_samples!r}")
     d = target.dim
     if method.startswith("gd-"):
-        return _fit_gd(target, method, T, step_size, m0, C0, M, theorem, keep_iterates, trace_every)
+        res = _fit_gd(target, method, T, step_size, m0, C0, M, theorem, keep_iterates, trace_every)
+        return _diagnose(res, target, diagnose)
     est_default, struct_default = _DEFAULTS[method]
     estimator = estimator or est_default
     structure = structure or struct_default
@@ -332,6 +403,16 @@ def fit(
             raise ValueError("the theta-weighted average needs the noise constant a of Thm 26 (energy / entropy)")
         a = schedules.noise_constants(estimator, d, _smoothness(target, M_used, "the theta average"))[0]
         weights = averaging.average_weights(kind, T, a=a, gamma=float(gammas[0]))
+        th = averaging.theta(kind, a, float(gammas[0]))
+        half = math.ceil(math.log(2.0) / -math.log(th)) if th < 1.0 else T
+        if half < T // 4:
+            notes.append(
+                f"the theta-weighted average of Thm {7 if kind == 'theta7' else 10} weighs w^t by theta^(t+1), "
+                f"theta = 1/(1 + {2 if kind == 'theta7' else 1} a gamma^2) = {th:.6g} (a = {a:.4g}, gamma = "
+                f"{gammas[0]:.4g}): half of its weight is on the first {half} of the {T} iterates, so it stays near "
+                f"the start; the theorem bounds this average, it does not make it a good estimate of w* (use "
+                f"average='tail')"
+            )
     else:
         weights = averaging.average_weights(kind, T, tail_fraction=tail_fraction)
     weights = check_weights(weights, T)
@@ -380,7 +461,7 @@ def fit(
         gammas = gammas / 2.0
     else:
         raise fastpath.DivergenceError(0, m0_, C0_, f"{method} (default step halved {_MAX_HALVINGS} times)")
-    acc_m, acc_C, tr_steps, tr_obj, tr_m, tr_C, elapsed = run
+    acc_m, acc_C, tr_steps, tr_obj, tr_m, tr_C, elapsed, quarters = run
     avg = kind != "last"
     res = FitResult(
         m=acc_m if avg else m.copy(),
@@ -406,11 +487,47 @@ def fit(
         seconds=elapsed,
         fast_path=fast and fastpath.has_fast_path(target, estimator),
         notes=notes,
+        quarters=quarters,
     )
     finite = bool(np.all(np.isfinite(res.m)) and np.all(np.isfinite(res.C)))
     with np.errstate(over="ignore", invalid="ignore", divide="ignore"):
         f_end = _objective_estimate(target, res.m, res.C, Ub) if finite else float("nan")
-    return _check_outcome(res, f_end, "step size" if step_size is not None else "default step")
+    res = _check_outcome(res, f_end, "step size" if step_size is not None else "default step")
+    return _diagnose(res, target, diagnose)
+
+
+def _check_diagnose(diagnose) -> int:
+    if diagnose is False or diagnose is None:
+        return 0
+    if isinstance(diagnose, bool) or not isinstance(diagnose, (int, np.integer)) or (0 < diagnose < 20) or diagnose < 0:
+        raise ValueError(f"diagnose must be 0 (no diagnostics) or a number of draws >= 20, got {diagnose!r}")
+    return int(diagnose)
+
+
+def _diagnose(res: FitResult, target, draws: int) -> FitResult:
+    """Attach the diagnostics of :mod:`refvi.optim.diagnostics` to ``res``; a failed check becomes a note and a
+    :class:`ConvergenceWarning` with its numbers and what to do."""
+    if not draws:
+        return res
+    import warnings
+
+    from refvi.optim import diagnostics
+
+    with np.errstate(all="ignore"):
+        diag = diagnostics.diagnose(target, res.m, res.C, quarters=res.quarters, draws=draws, seed=0)
+    res.diagnostics = diag
+    if not diag.converged:
+        msg = "the fit did not pass its diagnostics: " + "; ".join(diag.messages)
+        if res.average in ("theta7", "theta10") and any("stays near the start" in n for n in res.notes):
+            # the real cause, whatever the checks saw: the returned average is (nearly) the start
+            msg = (
+                f"the returned {res.average} average is essentially the start: Thm {res.average[5:]}'s weights "
+                f"theta^(t+1) put half their mass on the first iterates (see the note above); the iterates themselves "
+                f"are fine or not as the diagnostics say, use average='tail' for an estimate of w*. " + msg
+            )
+        res.notes.append(msg)
+        warnings.warn(msg, ConvergenceWarning, stacklevel=3)
+    return res
 
 
 def _preflight(target, m, C, Ub):
@@ -499,34 +616,49 @@ def _loop(
     acc_m, acc_C = weights[0] * m, weights[0] * C
     f0 = _objective_estimate(target, m, C, Ub)
     tr_steps, tr_obj, tr_m, tr_C = [0], [f0], [m.copy()], [C.copy()]
+    # sums of the last two quarters' records: (m sums, C sums, counts)
+    q_m, q_C, q_n = [np.zeros(d), np.zeros(d)], [np.zeros((d, d)), np.zeros((d, d))], [0, 0]
     bar = _progress(T, progress, method)
     elapsed = 0.0
+    per_step = None
     done = 0
     try:
         while done < T:
             n = min(every, T - done)
-            U = main.standard_normal((n, samples, d))
-            s0 = time.perf_counter()
-            status = fastpath.run(
-                mcode,
-                target,
-                estimator,
-                structure,
-                m,
-                C,
-                U,
-                gammas[done : done + n],
-                weights[done : done + n + 1],
-                acc_m,
-                acc_C,
-                M,
-                fast,
-            )
-            elapsed += time.perf_counter() - s0
-            if status >= 0:
-                if guard:
-                    return None
-                raise fastpath.DivergenceError(done + status, m, C, "Prox-SGD" if mcode == "prox" else "Proj-SGD")
+            # the record's n steps run in pieces of about _SLICE seconds (a compiled loop does not see Ctrl-C; Python
+            # does between pieces); the base samples are drawn piece by piece from the same stream, so the run is the
+            # same bit for bit whatever the pieces
+            k = 0
+            while k < n:
+                piece = min(n - k, 8 if per_step is None else max(1, int(_SLICE / max(per_step, 1e-9))))
+                _check_interrupt()
+                U = main.standard_normal((piece, samples, d))
+                s0 = time.perf_counter()
+                status = fastpath.run(
+                    mcode,
+                    target,
+                    estimator,
+                    structure,
+                    m,
+                    C,
+                    U,
+                    gammas[done + k : done + k + piece],
+                    weights[done + k : done + k + piece + 1],
+                    acc_m,
+                    acc_C,
+                    M,
+                    fast,
+                )
+                took = time.perf_counter() - s0
+                elapsed += took
+                per_step = took / piece  # the last piece's rate (the first piece may include compiling the loop)
+                if status >= 0:
+                    if guard:
+                        return None
+                    raise fastpath.DivergenceError(
+                        done + k + status, m, C, "Prox-SGD" if mcode == "prox" else "Proj-SGD"
+                    )
+                k += piece
             done += n
             with np.errstate(over="ignore", invalid="ignore", divide="ignore"):
                 f = _objective_estimate(target, m, C, Ub)
@@ -543,13 +675,19 @@ def _loop(
                 )
             tr_steps.append(done)
             tr_obj.append(f)
+            if 2 * done > T:
+                i = 0 if 4 * done <= 3 * T else 1
+                q_m[i] += m
+                q_C[i] += C
+                q_n[i] += 1
             if keep_iterates:
                 tr_m.append(m.copy())
                 tr_C.append(C.copy())
             bar.update(n)
     finally:
         bar.close()
-    return acc_m, acc_C, np.array(tr_steps), np.array(tr_obj), tr_m, tr_C, elapsed
+    quarters = tuple((q_m[i] / q_n[i], q_C[i] / q_n[i]) for i in (0, 1)) if q_n[0] and q_n[1] else None
+    return acc_m, acc_C, np.array(tr_steps), np.array(tr_obj), tr_m, tr_C, elapsed, quarters
 
 
 def _progress(T, progress, desc):
@@ -570,6 +708,16 @@ def _progress(T, progress, desc):
         return _Null()
     # progress=None (the default): on an interactive terminal, shown only once a run has lasted 2 s
     return tqdm(total=T, desc=desc, unit="step", leave=False, delay=2.0 if progress is None else 0.0)
+
+
+def _trajectory_quarters(ms, Cs, idx):
+    """(m, C) averages of the recorded iterates of the last two quarters (the records at the indices idx)."""
+    T = idx[-1]
+    q3 = [i for i in idx if 2 * i > T and 4 * i <= 3 * T]
+    q4 = [i for i in idx if 4 * i > 3 * T]
+    if not q3 or not q4:
+        return None
+    return (ms[q3].mean(axis=0), Cs[q3].mean(axis=0)), (ms[q4].mean(axis=0), Cs[q4].mean(axis=0))
 
 
 def _fit_gd(target, method, T, step_size, m0, C0, M, theorem, keep_iterates, trace_every):
@@ -612,6 +760,7 @@ def _fit_gd(target, method, T, step_size, m0, C0, M, theorem, keep_iterates, tra
         seconds=secs,
         fast_path=False,
         notes=notes,
+        quarters=_trajectory_quarters(r.ms, r.Cs, idx),
     )
     if r.objective is None:  # no exact objective for this target: finiteness only
         return _check_outcome(

@@ -34,7 +34,7 @@ def test_own_model_end_to_end(benchmark, targets, impl):
     t = targets[impl]
     res = benchmark.pedantic(lambda: refvi.fit(t, steps=STEPS, seed=0, progress=False), rounds=3, warmup_rounds=1)
     assert res.fast_path and np.all(np.isfinite(res.m))
-    assert (res.frame is not None) == (impl == "refvi")
+    assert res.frame is not None                    # every default run is framed (the built-in one too)
 
 
 def _best_of(fn, n):

@@ -23,16 +23,19 @@ def test_explicit_step_far_too_large_is_an_error(wine):
 
 
 def test_explicit_step_that_climbs_warns_notes_and_flags(wine):
-    with pytest.warns(ConvergenceWarning, match="ended worse than it started"):
+    with pytest.warns(ConvergenceWarning) as caught:
         res = fit(wine, steps=100, step_size=0.05)
-    assert res.ended_worse
+    assert any("ended worse than it started" in str(w.message) for w in caught)
+    assert any("did not pass its diagnostics" in str(w.message) for w in caught)   # and it did not converge
+    assert res.ended_worse and not res.diagnostics.converged
     assert any("ended worse than it started" in n for n in res.notes)
     assert "ended worse than it started" in res.summary()
 
 
 def test_gradient_descent_that_climbs_is_flagged(wine):
-    with pytest.warns(ConvergenceWarning):
+    with pytest.warns(ConvergenceWarning) as caught:
         res = fit(wine, "gd-prox", steps=100, step_size=1.0)
+    assert any("ended worse than it started" in str(w.message) for w in caught)
     assert res.ended_worse
 
 
@@ -40,8 +43,15 @@ def test_a_converging_run_is_not_flagged(wine):
     import warnings
     with warnings.catch_warnings():
         warnings.simplefilter("error", ConvergenceWarning)
-        res = fit(wine, steps=300)
-    assert not res.ended_worse and res.trace_objective[-1] < res.trace_objective[0]
+        res = fit(wine, steps=4000)
+    assert not res.ended_worse
+    # the default run starts near the optimum (the ridge start in the Laplace frame), so its first objective is not the
+    # mark to beat: the result must be near the exact optimum (exact.solve, projected gradient < 1e-10)
+    from refvi.optim import exact
+    mr, Cr, fstar = exact.solve(wine)
+    assert exact.objective(wine, res.m, res.C) - fstar < 0.1
+    assert np.max(np.abs(res.m - mr) / np.sqrt(np.diag(Cr @ Cr.T))) < 0.1
+    assert res.diagnostics.converged and res.diagnostics.pareto_k < 0.5
 
 
 def test_cli_exit_codes(wine, capsys):
@@ -49,7 +59,9 @@ def test_cli_exit_codes(wine, capsys):
     assert "diverged" in capsys.readouterr().err
     assert cli(["fit", "wine", "--step-size", "0.05", "--steps", "100", "--no-progress"]) == 1
     assert "ended worse than it started" in capsys.readouterr().err
-    assert cli(["fit", "wine", "--steps", "200", "--no-progress"]) == 0
+    assert cli(["fit", "wine", "--steps", "200", "--no-progress"]) == 1          # too short: not converged
+    assert "did not pass its diagnostics" in capsys.readouterr().err
+    assert cli(["fit", "wine", "--steps", "4000", "--no-progress"]) == 0
 
 
 def test_nan_gradient_is_reported_as_itself():
@@ -63,3 +75,60 @@ def test_refvi_verify_passes_every_option_through(capsys):
     assert cli(["verify", "--list", "--select", "001.thm4"]) == 0
     out = capsys.readouterr().out
     assert "001.thm4" in out and "002." not in out
+
+
+def test_ctrl_c_stops_the_loop_and_the_cli_says_so_in_one_line(wine, capsys, monkeypatch):
+    """The compiled loop runs in pieces of ~0.2 s, so a KeyboardInterrupt arrives between two pieces; fit lets it
+    through (BLAS threads restored by the threadpoolctl context), the CLI prints one line and exits 130."""
+    from threadpoolctl import threadpool_info
+
+    from refvi.optim import fastpath
+
+    before = [(i["internal_api"], i["num_threads"]) for i in threadpool_info()]
+    real, calls = fastpath.run, []
+
+    def interrupted(*args):
+        calls.append(1)
+        if len(calls) == 3:
+            raise KeyboardInterrupt
+        return real(*args)
+
+    monkeypatch.setattr(fastpath, "run", interrupted)
+    with pytest.raises(KeyboardInterrupt):
+        fit(wine, steps=100_000, progress=False)
+    assert len(calls) == 3
+    assert [(i["internal_api"], i["num_threads"]) for i in threadpool_info()] == before
+    calls.clear()
+    assert cli(["fit", "wine", "--steps", "100000", "--no-progress"]) == 130
+    err = capsys.readouterr().err
+    assert err.strip().splitlines() == ["refvi fit: interrupted (Ctrl-C); no result"]
+
+
+def test_an_interrupt_swallowed_during_compilation_still_stops_the_run(wine, monkeypatch):
+    """llvmlite drops a KeyboardInterrupt raised inside its ctypes callbacks (while Numba compiles); fit's handler also
+    sets a flag, which the loop checks between pieces."""
+    import importlib
+    import signal
+
+    from refvi.optim import fastpath
+
+    fitmod = importlib.import_module("refvi.optim.fit")  # the module (refvi.optim.fit is also the function's name)
+
+    real, calls = fastpath.run, []
+
+    def swallowed(*args):
+        calls.append(1)
+        if len(calls) == 2:
+            try:
+                fitmod._on_sigint(signal.SIGINT, None)
+            except KeyboardInterrupt:  # what the ctypes callback does with it
+                pass
+        return real(*args)
+
+    monkeypatch.setattr(fastpath, "run", swallowed)
+    handler = signal.getsignal(signal.SIGINT)
+    with pytest.raises(KeyboardInterrupt):
+        fit(wine, steps=100_000, progress=False)
+    assert len(calls) == 2 and not fitmod._INTERRUPTED[0] and signal.getsignal(signal.SIGINT) is handler
+    monkeypatch.setattr(fastpath, "run", real)
+    fit(wine, steps=4000, progress=False)                # the next fit is not interrupted by a stale flag

@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import numpy as np
 import pytest
+from _fits import fit_expecting  # tests/_fits.py
 from _peers import need  # tests/_peers.py
 
 import refvi
@@ -125,7 +126,7 @@ def test_pushforward_and_inference_data():
     np.testing.assert_allclose(got_mean, mean_h, rtol=1e-10, atol=1e-10 * np.abs(mean_h).max())
     np.testing.assert_allclose(got_sd, sd_h, rtol=1e-10)
 
-    res = refvi.fit(t, steps=2_000, seed=0)
+    res = fit_expecting(t, steps=2_000, seed=0)      # a short run for the plumbing: it may fail its diagnostics
     idata = res.to_inference_data(draws=400, target=t, chains=4)
     summary = az.summary(idata)
     assert "tau" in summary.index and "theta[7]" in summary.index

@@ -192,6 +192,7 @@ class RefviCore:
             progress=False,
             m0=m0,
             C0=C0,
+            diagnose=0,  # the statements judge these runs (rates at set horizons, often short by design)
         )
         return FitRun(
             m=r.m,
