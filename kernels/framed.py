@@ -17,7 +17,7 @@ Steps 3 and 4 and the next step's x_s = C' u_s + m' are one pass over the lower 
 L (twice) and the data once: the floor of a dense Gaussian step is reading the data for the gradient and updating C.
 If any of gx, m' or the proximal diagonal would not be finite, the loop returns the step index t with m, C still
 holding w^t (the generic path's divergence), checked before anything is written: the rank-S update cannot
-overflow when max|C| + gamma max_s |gx_s|_inf |u_s|_inf stays below 1e300, which the loop checks too (it returns t
+overflow when ``max|C| + gamma max_s |gx_s|_inf |u_s|_inf`` stays below 1e300, which the loop checks too (it returns t
 otherwise: a step that large has already left every region where the theory applies).
 
 The result equals the generic path (:func:`refvi.optim.fastpath.generic_step` on the framed target) up to rounding

@@ -17,8 +17,9 @@ Three checks, each from the literature on validating variational approximations:
   each (at the recorded trace points): the largest change of a coordinate's mean, in units of the fitted posterior
   sd, and of a coordinate's sd, relative.  A run still drifting at its end moves by much more than its noise.
   The two quarter averages also measure the run's own noise in the joint: ``quarter_kl`` = KL(q_3 || q_4) between
-  the Gaussians of the two quarter averages (for a Gaussian pair, (1/2)(tr(S_4^-1 S_3) - d + |m_4 - m_3|^2_{S_4^-1}
-  + log det S_4 / det S_3)).  SGD's error in the d(d+1)/2 entries of C makes the returned average's KL from the
+  the Gaussians of the two quarter averages (for a Gaussian pair,
+  ``(1/2)(tr(S_4^-1 S_3) - d + |m_4 - m_3|^2_{S_4^-1} + log det S_4 / det S_3)``).
+  SGD's error in the d(d+1)/2 entries of C makes the returned average's KL from the
   optimum grow like d^2 / (samples x steps), so a run whose marginals have settled can still be several nats from
   the optimum as a joint at d in the hundreds.  On Bayesian linear regressions fitted with the defaults (exact KL
   known) that KL was 1.5 times ``quarter_kl`` (d = 100: 0.35 and 0.23; d = 200: 1.40 and 0.94; d = 200 with

@@ -32,10 +32,20 @@ def test_linear_regressions_reach_the_gold_standard_with_defaults(name):
 
 
 def test_non_gaussian_posteriors_run_with_defaults_and_say_so():
+    """A posterior no Gaussian represents runs with defaults and says so: its notes name the non-convexity, and a run
+    whose diagnostics fail (the Pareto k of a non-Gaussian posterior) warns with a ConvergenceWarning."""
+    import warnings
+
+    from refvi.optim.fit import ConvergenceWarning
+
     for name in ("eight_schools-eight_schools_noncentered", "gp_pois_regr-gp_pois_regr"):
-        r = B.run_refvi(name, steps=4000)
+        with warnings.catch_warnings(record=True) as caught:
+            warnings.simplefilter("always", ConvergenceWarning)
+            r = B.run_refvi(name, steps=4000)
         assert np.isfinite(r["err"]) and r["err"] < 1.0, (name, r["err"])
         assert any("not convex" in n for n in r["notes"])
+        warned = any(issubclass(w.category, ConvergenceWarning) for w in caught)
+        assert warned == any("did not pass its diagnostics" in n for n in r["notes"]), (name, r["notes"])
 
 
 @pytest.mark.skipif(not B.have_numpyro(), reason="NumPyro / JAX not installed (optional peer comparison)")

@@ -71,8 +71,17 @@ def _alive(pids) -> list[int]:
     return out
 
 
-@pytest.mark.parametrize("workers", [None, 2], ids=["serial", "workers2"])
-@pytest.mark.parametrize("sig", [signal.SIGINT, signal.SIGTERM], ids=["SIGINT", "SIGTERM"])
+#: the default run covers each signal and each mode once (SIGINT serial, SIGTERM with workers); the other two
+#: combinations run with ``pytest --run-slow``
+_COMBOS = [
+    pytest.param(signal.SIGINT, None, id="SIGINT-serial"),
+    pytest.param(signal.SIGTERM, 2, id="SIGTERM-workers2"),
+    pytest.param(signal.SIGINT, 2, id="SIGINT-workers2", marks=pytest.mark.slow),
+    pytest.param(signal.SIGTERM, None, id="SIGTERM-serial", marks=pytest.mark.slow),
+]
+
+
+@pytest.mark.parametrize(("sig", "workers"), _COMBOS)
 def test_interrupt_then_resume(tmp_path, uninterrupted, sig, workers):
     path = tmp_path / "cert.json"
     extra = ["--workers", str(workers)] if workers else []

@@ -1,5 +1,6 @@
 """--workers: the certificate is the same whatever the number of workers (only timings differ), on Dask distributed
-and on the local-process fallback."""
+and on the local-process fallback.  A crashing or hanging statement is tested on the process pool in the default run
+and on Dask with ``pytest --run-slow`` (a Dask cluster costs ~15 s to start; the certificate test above starts one)."""
 
 import json
 import os
@@ -70,7 +71,7 @@ IMPL = Crashing()
 '''
 
 
-@pytest.mark.parametrize("backend", ["processes", "dask"])
+@pytest.mark.parametrize("backend", ["processes", pytest.param("dask", marks=pytest.mark.slow)])
 def test_a_crashing_statement_is_an_error_and_the_run_goes_on(backend, tmp_path, monkeypatch):
     """A worker that dies (segfault, abort) inside one statement: that statement gets an error record naming the
     crash, every other statement its normal record."""
@@ -108,7 +109,7 @@ IMPL = Hanging()
 '''
 
 
-@pytest.mark.parametrize("backend", ["processes", "dask"])
+@pytest.mark.parametrize("backend", ["processes", pytest.param("dask", marks=pytest.mark.slow)])
 def test_a_hanging_statement_times_out_and_the_run_goes_on(backend, tmp_path, monkeypatch):
     """A statement still running after the timeout: an error record saying where it hung, not re-run; every other
     statement its normal record."""
