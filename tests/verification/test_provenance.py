@@ -65,6 +65,20 @@ def test_a_bound_on_an_unchecked_value_is_trusted_and_named():
     assert led.summary()["methods"]["fw"] == {"calls": 1, "checked": 0, "used": 1, "probes": 0}
 
 
+def test_a_value_on_either_side_of_a_bound_is_used_and_seen():
+    """A reported value on the right side of a bound counts as used, like one on the left, and is not 'unseen'."""
+    led = P.Ledger()
+    lhs = led.mark(0.5, led.call("left"))
+    rhs = led.mark(1.0, led.call("right"))
+    _ctx(led).bound(0.25, rhs, label="0.25 <= right")
+    _ctx(led).bound(lhs, 2.0, label="left <= 2")
+    summary = led.summary()
+    assert summary["methods"]["right"] == {"calls": 1, "checked": 0, "used": 1, "probes": 0}
+    assert summary["methods"]["left"] == {"calls": 1, "checked": 0, "used": 1, "probes": 0}
+    assert summary["unseen"] == []
+    assert {t["method"] for t in summary["trusted"]} == {"left", "right"}
+
+
 def test_a_comparison_with_an_oracle_checks_the_value():
     led, run = _ledger_with_run()
     ctx = _ctx(led)
