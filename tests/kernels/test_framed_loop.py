@@ -85,39 +85,28 @@ def test_framed_loop_is_deterministic_and_fit_takes_it():
         assert np.array_equal(a, b)
 
 
-def test_framed_loop_stops_at_a_non_finite_step_with_the_last_finite_state():
+@pytest.mark.parametrize(
+    ("bad_gamma", "S"),
+    [
+        (np.inf, 1),  # step 17 cannot be finite
+        # finite, but its rank-S update would reach 1e300 (max|C| + gamma max|gx| max|u| S, the loop's overflow guard)
+        (1e302, 2),
+    ],
+    ids=["non-finite", "too-large-to-write"],
+)
+def test_framed_loop_stops_at_a_step_it_cannot_take_with_the_last_finite_state(bad_gamma, S):
     rng = np.random.default_rng(2)
     base, z0, L = _case("linear", 6, 20, rng)
     code, P2, P1, s1, s2 = base.kernels().sgd_loop
     T = 40
-    U = rng.standard_normal((T, 1, 6))
+    U = rng.standard_normal((T, S, 6))
     gammas = np.full(T, 1e-3)
-    gammas[17] = np.inf                                                   # step 17 cannot be finite
+    gammas[17] = bad_gamma
     m, C = np.zeros(6), np.eye(6)
     w = np.full(T + 1, 1 / (T + 1))
     am, aC = w[0] * m, w[0] * C
     status = framed.framed_prox_loop(code, m, C, U, gammas, w, am, aC, z0, L, P2, P1, s1, s2)
     assert status == 17
     want = _numpy_replay(base, z0, L, np.zeros(6), np.eye(6), U[:17], gammas[:17], w[:18])
-    np.testing.assert_allclose(m, want[0], rtol=1e-12)
-    np.testing.assert_allclose(C, want[1], rtol=1e-12)
-
-
-def test_framed_loop_stops_before_a_step_too_large_to_write():
-    """A finite step whose rank-S update would reach 1e300 (``max|C| + gamma max|gx| max|u| S``, the loop's overflow
-    guard) stops the run at that step with w^t untouched, like a non-finite one."""
-    rng = np.random.default_rng(3)
-    base, z0, L = _case("linear", 5, 20, rng)
-    code, P2, P1, s1, s2 = base.kernels().sgd_loop
-    T, S = 30, 2
-    U = rng.standard_normal((T, S, 5))
-    gammas = np.full(T, 1e-3)
-    gammas[11] = 1e302                                                    # finite, but its update is not writable
-    m, C = np.zeros(5), np.eye(5)
-    w = np.full(T + 1, 1 / (T + 1))
-    am, aC = w[0] * m, w[0] * C
-    status = framed.framed_prox_loop(code, m, C, U, gammas, w, am, aC, z0, L, P2, P1, s1, s2)
-    assert status == 11
-    want = _numpy_replay(base, z0, L, np.zeros(5), np.eye(5), U[:11], gammas[:11], w[:12])
     np.testing.assert_allclose(m, want[0], rtol=1e-12)
     np.testing.assert_allclose(C, want[1], rtol=1e-12)

@@ -33,7 +33,7 @@ def model_params(model):
 
 
 def neg_grad_logp(kind, Z, params):
-    """Rows: -grad log p(z_s) for the rows of Z (S x d)."""
+    """Rows: -grad log p(z_s) for the rows of Z (S x d, or a stack of them: every formula broadcasts)."""
     if kind == "gaussian":
         mean, P = params
         return (Z - mean) @ P
@@ -93,21 +93,6 @@ def sgd(method, kind, params, m, C, U, gammas, estimator="energy", structure="tr
     return m, C, am, aC
 
 
-def _neg_grad_logp_batch(kind, Z, params):
-    """-grad log p at the points Z (R, S, d) of R runs (:func:`neg_grad_logp` over a stack)."""
-    if kind == "gaussian":
-        mean, P = params
-        return (Z - mean) @ P
-    if kind == "linear":
-        X, y, inv_noise_var, inv_prior_var = params
-        return ((Z @ X.T - y) * inv_noise_var) @ X + Z * inv_prior_var
-    X, y, inv_prior_var = params
-    T = (Z @ X.T) * y
-    e = np.exp(-np.abs(T))
-    R = y * np.where(T >= 0, e / (1.0 + e), 1.0 / (1.0 + e))  # y sigmoid(-y x^T z)
-    return Z * inv_prior_var - R @ X
-
-
 def _project_batch(C, M, structure):
     if structure == "sym":
         lam, Q = np.linalg.eigh(C)
@@ -143,7 +128,7 @@ def sgd_batch(method, kind, params, m0, C0, UU, gammas, estimator="energy", stru
     for t in range(T):
         U = UU[:, t]  # (R, S, d)
         Z = U @ np.swapaxes(C, -1, -2) + m[:, None, :]
-        G = _neg_grad_logp_batch(kind, Z, params)
+        G = neg_grad_logp(kind, Z, params)  # its formulas broadcast over the stack of runs
         gm, gC = G.mean(axis=1), np.swapaxes(G, -1, -2) @ U / S
         if estimator == "entropy":
             gC = gC - np.swapaxes(np.linalg.inv(C), -1, -2)

@@ -1,7 +1,8 @@
 """The implementation's values that seed 002's bounds use, each compared with an oracle first (so no bound takes a
 reported value on trust, :mod:`refvi.verification.provenance`).
 
-* :func:`grad_h`: ``grad_neg_entropy`` against -proj_V(C^{-T}) (seed 002 §2.3: grad_C h = -C^{-T});
+* :func:`grad_h`: ``grad_neg_entropy`` against -proj_V(C^{-T}) (seed 002 §2.3: grad_C h = -C^{-T}), the same check
+  as seed 000's (Lemma 16.2), imported from :mod:`..convergence_000._structure`;
 * :func:`project_singular`: ``project_singular`` against the singular-value clip at 1/sqrt(M) (Thm 7), from
   :func:`..oracles.sgd_reference.project`;
 * :func:`energy_atoms`: ``energy`` over the rows U of a discrete base's atoms (or any sample) against the same
@@ -15,20 +16,7 @@ import numpy as np
 
 from refvi.verification.oracles import sgd_reference
 from refvi.verification.oracles.matrices import proj_V as _proj
-
-
-def grad_h(ctx, C, structure: str, what: str = "") -> np.ndarray:
-    """The implementation's grad h(C), compared with -proj_V(C^{-T}): two float64 inverses, rounding ~1e-16 cond(C)
-    relative to |C^{-1}|."""
-    G = np.asarray(ctx.impl.grad_neg_entropy(C, structure), dtype=np.float64)
-    ref = -_proj(np.linalg.inv(C).T, structure)
-    ctx.close(
-        G,
-        ref,
-        atol=1e-13 * np.linalg.cond(C) * (1.0 + np.abs(ref).max()),
-        label=f"grad h(C) == -proj_V C^(-T) (oracle, {structure}){what}",
-    )
-    return G
+from refvi.verification.statements.convergence_000._structure import grad_h  # noqa: F401  (re-exported)
 
 
 def project_singular(ctx, C, M: float, what: str = "") -> np.ndarray:
