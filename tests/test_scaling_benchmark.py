@@ -59,11 +59,21 @@ def test_page_block_is_current_and_update_is_idempotent(tmp_path):
 
 def test_goals_are_read_off_the_report():
     """The verdicts on the page follow the numbers: a step over 3x the floor, or NumPyro first, is 'not met'."""
-    tta = lambda t: {"reached": t is not None, "time_s": t, "tried_s": 1.0, "err": 0.05 if t else 0.5,
-                     "sd_ratio": [1.0, 1.0], "steps": 10}
-    row = lambda d, fused_us, me, other: {"d": d, "N": 500, "floor": {"prox_us": 10.0, "eigh_us": 1.0, "proj_us": 11.0},
-                                          "per_step": {"fused": {"us": fused_us}},
-                                          "time_to_accuracy": {"fused": tta(me), "numpyro": {**tta(other), "lr": 1e-3}}}
+    tta = lambda t: {
+        "reached": t is not None,
+        "time_s": t,
+        "tried_s": 1.0,
+        "err": 0.05 if t else 0.5,
+        "sd_ratio": [1.0, 1.0],
+        "steps": 10,
+    }
+    row = lambda d, fused_us, me, other: {
+        "d": d,
+        "N": 500,
+        "floor": {"prox_us": 10.0, "eigh_us": 1.0, "proj_us": 11.0},
+        "per_step": {"fused": {"us": fused_us}},
+        "time_to_accuracy": {"fused": tta(me), "numpyro": {**tta(other), "lr": 1e-3}},
+    }
     good = {"rows": [row(100, 29.0, 1.0, 2.0), row(5, 100.0, 1.0, None)]}
     g = sc.goals(good)
     assert g["step_goal_met"] and g["ahead_goal_met"]["fused"] and not g["ahead"]["plain"][0][2] == "ahead"
