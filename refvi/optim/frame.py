@@ -149,12 +149,12 @@ def _newton_mode(fun, target, start):
 
 def _mode(target, start):
     """(mode, description of the search): damped Newton first, L-BFGS then a Newton polish when it fails."""
-    from scipy.optimize import minimize
-
     fun = _objective(target)
     found = _newton_mode(fun, target, start)
     if found is not None:
         return found[0], f"Newton ({found[1]} iterations)"
+    from scipy.optimize import minimize  # imported only when needed: it costs about 0.3 s in a fresh process
+
     r = minimize(
         fun,
         start,
