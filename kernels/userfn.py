@@ -17,7 +17,7 @@ as arguments, so they are compiled once and cached on disk like every other kern
 
 A user function whose return type for that argument is not the fixed one (a float32 gradient, an integer log
 density, a non-contiguous array) is called through a small adapter, compiled in each process, that converts its
-value exactly as the kernels did before (``float(logp(z))``, ``np.asarray(grad_logp(z), dtype=np.float64)``).
+value to float64 as the kernels did before (``float(logp(z))``, ``np.asarray(grad_logp(z), dtype=np.float64)``).
 """
 
 from __future__ import annotations
@@ -69,7 +69,7 @@ def _adapter(fn, kind):
 
         @numba.njit(error_model="numpy")
         def logp(z):
-            return float(fn(z))
+            return np.float64(float(fn(z)))  # float() of a float32 stays float32 in Numba
 
         return logp
 
@@ -98,6 +98,8 @@ def address(fn, kind: str):
         target = _adapter(fn, kind)
         cres = target.get_compile_result(sig)
         compiled = True
+        if cres.signature.return_type != sig.return_type:  # pragma: no cover - the adapters convert every value
+            raise TypeError(f"the user's {kind} function cannot be called as {sig}")
     addr = cres.library.get_pointer_to_function(cres.fndesc.llvm_func_name)
     if not isinstance(addr, int) or addr <= 0:  # pragma: no cover - Numba always exports the entry point
         raise RuntimeError(f"no entry point for the user's {kind} function")

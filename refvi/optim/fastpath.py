@@ -129,7 +129,7 @@ def run(method, target, estimator, structure, m, C, U, gammas, weights, acc_m, a
     if energy is not None:
         if not all(a.flags.c_contiguous and a.dtype == np.float64 for a in (m, C, U, acc_m, acc_C)):  # STEP_SIGNATURE
             raise ValueError("fastpath.run: m, C, U and the averages must be C-contiguous float64 arrays")
-        head = (_METHOD_CODES[method], _EST_CODES[estimator], structure_code(structure))
+        head: tuple = (_METHOD_CODES[method], _EST_CODES[estimator], structure_code(structure))
         head += (m, C, U, gammas, weights, acc_m, acc_C, float(M))
         loop = target.kernels().loop
         if loop is not None:  # a cached loop with fixed argument types (the user's functions by address)

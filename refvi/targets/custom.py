@@ -133,7 +133,8 @@ class CallableTarget(Target):
         elif self.is_numba and Z.shape[0] > 1:  # every row in one compiled call (the frame search's Hessians)
             from refvi.kernels import _entry, energy
 
-            out = _entry.call(energy.callable_grad_rows, (np.ascontiguousarray(Z),), self.kernels().energy[1])
+            args = self.kernels().energy[1]  # type: ignore[index]  # (a numba target always has an energy plan)
+            out = _entry.call(energy.callable_grad_rows, (np.ascontiguousarray(Z),), args)
         else:
             out = np.empty_like(Z)
             for s, z in enumerate(Z):
