@@ -10,7 +10,7 @@ kernel as an integer, the address of its compiled code for one fixed signature:
 
 :func:`address` compiles the user's function for that argument type (the compilation a call
 ``logp(np.zeros(d))`` does; nothing else of the user's is compiled) and returns the address of its Numba entry
-point; inside a kernel, :func:`logp_function` / :func:`grad_function` turn the address back into a first-class
+point; inside a kernel, ``logp_function`` / ``grad_function`` turn the address back into a first-class
 function of that signature, called with Numba's own calling convention (a user function that raises still raises).
 The kernels taking such addresses (:func:`refvi.kernels.energy.callable_energy`, ...) have only arrays and integers
 as arguments, so they are compiled once and cached on disk like every other kernel.

@@ -331,9 +331,9 @@ def fit(
     of the importance weights, whether the tail averages stopped moving, posterior error bounds), ``0`` to skip them.
     A run that fails them gets ``res.diagnostics.converged = False``, a note and a :class:`ConvergenceWarning`.
 
-    Stages, each entered once and in this order: :func:`_validate` the arguments; choose and build the frame
-    (:func:`refvi.optim.frame.build`: the target the loop runs on and its map back); :func:`_choose_step`;
-    :func:`_run` the loop; :func:`_outcome` (check how it ended); map back (``Framed.back``), then the diagnostics
+    Stages, each entered once and in this order: ``_validate`` the arguments; choose and build the frame
+    (:func:`refvi.optim.frame.build`: the target the loop runs on and its map back); ``_choose_step``;
+    ``_run`` the loop; ``_outcome`` (check how it ended); map back (``Framed.back``), then the diagnostics
     of the result in the original coordinates.
     """
     from refvi.optim import frame as _frame
@@ -368,8 +368,8 @@ def fit(
 
 
 @dataclasses.dataclass(frozen=True, kw_only=True)
-class FitSpec:
-    """``fit``'s arguments once validated (:func:`_validate`): the estimator and structure with their defaults
+class _FitSpec:
+    """``fit``'s arguments once validated (``_validate``): the estimator and structure with their defaults
     resolved (None for the gd-* methods), ``frames``: whether the run goes through an affine frame, ``notes``: what
     the estimator / structure combination warrants, ``compiled``: the note on compiling the target's functions."""
 
@@ -399,9 +399,9 @@ class FitSpec:
     compiled: tuple = ()
 
 
-def _validate(target, method, *, steps, frame, diagnose, samples, trace_samples, trace_every, **rest) -> FitSpec:
+def _validate(target, method, *, steps, frame, diagnose, samples, trace_samples, trace_every, **rest) -> _FitSpec:
     """Stage 1: every argument that can be checked before any work (the start m0 / C0 is checked where it is
-    mapped, by the frame and step stages), and the target's functions compiled (:func:`_compile_user_functions`)."""
+    mapped, by the frame and step stages), and the target's functions compiled (``_compile_user_functions``)."""
     from refvi.optim import frame as _frame
 
     check_target(target)
@@ -424,7 +424,7 @@ def _validate(target, method, *, steps, frame, diagnose, samples, trace_samples,
         notes = mod.check_combination(rest["estimator"], rest["structure"])
         if trace_every is not None and int(trace_every) < 1:
             raise ValueError(f"trace_every must be >= 1, got {trace_every}")
-    return FitSpec(
+    return _FitSpec(
         target=target,
         method=method,
         steps=T,
@@ -440,7 +440,7 @@ def _validate(target, method, *, steps, frame, diagnose, samples, trace_samples,
     )
 
 
-def _framed_run(spec: FitSpec, framed) -> FitResult:
+def _framed_run(spec: _FitSpec, framed) -> FitResult:
     """Stages 3 to 6 on what the frame stage built: choose the step, run the loop, check the outcome, map back."""
     t0 = time.perf_counter()
     plan = _choose_step(spec, framed)
@@ -470,7 +470,7 @@ class _Plan:
 _FRAME_RULES = ("thm6", "thm9", "1/(M sqrt T)")  # the frame's own default rules, guarded as fit's default step is
 
 
-def _choose_step(spec: FitSpec, framed) -> _Plan:
+def _choose_step(spec: _FitSpec, framed) -> _Plan:
     """Stage 3: the step sizes (a number, an array, a rule of :mod:`refvi.optim.schedules`; by default 1/M or 1/(2M)
     in the original coordinates, seed 000 Thm 7 / seed 002 Thm 6, and in a frame its rule,
     :func:`refvi.optim.frame.default_step`: Thm 6 / Thm 9 or Cor 11 / 12), the check against ``theorem``, the start
@@ -506,7 +506,7 @@ def _choose_step(spec: FitSpec, framed) -> _Plan:
     return plan
 
 
-def _frame_step(spec: FitSpec, framed):
+def _frame_step(spec: _FitSpec, framed):
     """(step size, M, guard) in the frame: the caller's M, else the frame's M'; the caller's step, else the frame's
     rule (:func:`refvi.optim.frame.default_step`; Cor 11 / 12's constant step for Thm 7's / Thm 10's theta average),
     whose steps use the constants of :func:`refvi.optim.frame.step_constants` and are guarded."""
@@ -528,7 +528,7 @@ def _frame_step(spec: FitSpec, framed):
     return schedules.step_sizes(step_size, framed.steps, M=Ms, mu=mus or None, a=a), M, "frame"
 
 
-def _average(spec: FitSpec, framed, plan: _Plan) -> None:
+def _average(spec: _FitSpec, framed, plan: _Plan) -> None:
     """The average's kind and weights for ``plan.gammas`` (Thms 7, 10: theta weights; else the tail or last), with
     the note on a theta average that stays near the start."""
     target, T, d, estimator = framed.target, framed.steps, framed.target.dim, spec.estimator
@@ -578,7 +578,7 @@ class _Run:
     result: Any = None
 
 
-def _run(spec: FitSpec, framed, plan: _Plan) -> _Run:
+def _run(spec: _FitSpec, framed, plan: _Plan) -> _Run:
     """Stage 4: the loop (Prox-SGD, seed 000 Def. 5; Proj-SGD, Def. 8; or seed 002's gradient descent), with the
     guard of ``plan.guard``: a run that blows up restarts with half the steps, up to 30 times."""
     if spec.method.startswith("gd-"):
@@ -648,8 +648,8 @@ def _run(spec: FitSpec, framed, plan: _Plan) -> _Run:
     )
 
 
-def _outcome(spec: FitSpec, framed, plan: _Plan, run: _Run) -> FitResult:
-    """Stage 5: the result in the loop's coordinates and how it ended (:func:`_check_outcome`: a non-finite result
+def _outcome(spec: _FitSpec, framed, plan: _Plan, run: _Run) -> FitResult:
+    """Stage 5: the result in the loop's coordinates and how it ended (``_check_outcome``: a non-finite result
     is a DivergenceError, one that ended above its start a note and a ConvergenceWarning)."""
     if run.result is not None:  # gd-*
         return _check_outcome(run.result, run.f_end, "step size")
@@ -799,7 +799,7 @@ def _check_outcome(res: FitResult, f: float, what: str) -> FitResult:
 _MAX_HALVINGS = 30
 
 
-def _loop(target, mcode, spec: FitSpec, m, C, gammas, weights, main, d, T, every, Ub, M, guard):
+def _loop(target, mcode, spec: _FitSpec, m, C, gammas, weights, main, d, T, every, Ub, M, guard):
     """The chunked run; returns None when ``guard`` is on and the run blew up (an update or an objective estimate
     not finite, or, with ``guard="climb"``, an objective estimate above f(w^0) + 1 + |f(w^0)|/10: a stable run does
     not climb above its start by more than its noise), raises DivergenceError for a non-finite iterate otherwise."""
@@ -913,7 +913,7 @@ def _trajectory_quarters(ms, Cs, idx):
     return (ms[q3].mean(axis=0), Cs[q3].mean(axis=0)), (ms[q4].mean(axis=0), Cs[q4].mean(axis=0))
 
 
-def _run_gd(spec: FitSpec, framed) -> _Run:
+def _run_gd(spec: _FitSpec, framed) -> _Run:
     """The loop stage of seed 002's deterministic methods (:func:`refvi.optim.gradient_descent.gradient_descent`,
     exact gradients): the result with its records, and the exact objective at the end (finiteness only when the
     target has no exact objective)."""

@@ -102,7 +102,7 @@ _NEWTON_STALL = 1e-8  # ... or at which a line search that finds no decrease is 
 
 
 def _newton_mode(fun, target, start):
-    """Damped Newton on -log p from ``start`` with the curvature of :func:`_neg_hessian` (eigenvalues taken in
+    """Damped Newton on -log p from ``start`` with the curvature of ``_neg_hessian`` (eigenvalues taken in
     absolute value and floored, so every step descends) and backtracking; (z, iterations) once the Newton decrement
     g^T H^{-1} g is below 1e-10 nats (z within ~1e-5 sd of the Laplace approximation from the mode; the decrement
     then stalls near 1e-13 on rounding), else None (the caller falls back to L-BFGS).  On the bundled posteriors it
@@ -365,7 +365,7 @@ class Framed:
     pilot: Any = None
 
     def back(self, res, late_notes=()):
-        """The result in the original coordinates (:func:`_map_back`: m = z0 + L m', C C^T = L C' C'^T L^T, the
+        """The result in the original coordinates (``_map_back``: m = z0 + L m', C C^T = L C' C'^T L^T, the
         objective less log|det L|, the frame's notes first), ``late_notes`` after its notes, joined to the pilot's
         (stage 1 of a refined run) when there is one."""
         if self.frame is None:
@@ -381,7 +381,7 @@ def build(target, spec, run) -> Framed:
 
     Without a frame (``spec.frames`` false) the target itself.  Otherwise the frame of ``spec.frame``
     (:func:`as_frame`: the Laplace frame by default), the start checked in z and mapped into the frame (for a logistic
-    regression, the ridge start of :func:`_ridge_start`).  When the found frame had to start narrow (-log p not
+    regression, the ridge start of ``_ridge_start``).  When the found frame had to start narrow (-log p not
     convex within one Laplace sd of the mode) the run is refined: a pilot of T/2 steps from N(0, 0.1^2 I) in the
     Laplace frame (``run(spec, framed)``: stages 3 to 6), then the frame of its result (z0 = m, L = its triangular
     C, constants probed again there, :func:`frame_from_q`) for the remaining steps, the pilot kept for the map
