@@ -5,8 +5,10 @@ Modules: :mod:`~refvi.kernels.energy` (mean energy gradient per built-in target)
 :mod:`~refvi.kernels.structure` (codes of V and the projection onto V), :mod:`~refvi.kernels.prox` (Lemma 31,
 Lemma 32, seed 002 Thm 7), :mod:`~refvi.kernels.constants` (M and mu), :mod:`~refvi.kernels.optim` (the whole
 SGD loop of the built-in targets), :mod:`~refvi.kernels.fused` (the whole loop for any energy kernel passed as a
-first-class function) and :mod:`~refvi.kernels.composed` (energy kernels built from other compiled functions:
-posteriordb models, affine frames, batched user callables).  Kernels take raw C-contiguous float64
+first-class function, and the cached loop of a user's per-point numba functions), :mod:`~refvi.kernels.composed`
+(energy kernels built from other compiled functions: posteriordb models, affine frames, batched user callables) and
+:mod:`~refvi.kernels.userfn` (a user's numba functions as fixed-signature pointers, so the kernels calling them are
+cached).  Kernels take raw C-contiguous float64
 arrays and assume validated input; the public, validating API is :mod:`refvi.estimators` and :mod:`refvi.prox`.
 
 Numba's on-disk cache keys a kernel on its own source file only: a kernel that inlines or calls a helper from another

@@ -9,11 +9,14 @@
   kernel of p: x_s = C u_s + m maps to z_s = (z0 + L m) + (L C) u_s and grad_x log p_x = L^T grad_z log p, so
   (gm_x, gC_x) = (L^T gm_z, L^T gC_z) with ``(gm_z, gC_z) = energy(z0 + L m, L C, U, *args)``
   (:class:`refvi.targets.affine.AffineTarget`);
-* ``affine_callable_energy(m, C, U, z0, L, grad_logp)``: the same for a base target whose gradient is one numba
+* ``affine_callable_energy(m, C, U, z0, L, grad)``: the same for a base target whose gradient is one numba
   function of one point (a ``CallableTarget``), without the intermediate batch;
-* ``affine_neglogp(Z, z0, L, neglogp, args)``: -log p_x on the rows of Z.
+* ``affine_neglogp(Z, z0, L, neglogp, args)``: -log p_x on the rows of Z; ``affine_callable_neglogp(Z, z0, L,
+  logp)`` for a ``CallableTarget``'s per-point ``logp``.
 
-Like :func:`refvi.kernels.energy.callable_energy`, they are compiled per function argument in each process.
+The kernels that take another kernel or a user's dispatcher as an argument are compiled per function argument in each
+process; the two ``affine_callable_*`` kernels take the user's function as the address of its compiled code
+(:mod:`refvi.kernels.userfn`), so they are compiled once and cached on disk.
 """
 
 from __future__ import annotations
@@ -22,8 +25,10 @@ import warnings
 
 import numpy as np
 
-from refvi.kernels._jit import jit_nocache, jit_reduce
+from refvi.kernels._jit import jit, jit_nocache, jit_reduce
 from refvi.kernels.energy import mean_outer, transform
+from refvi.kernels.neglogp import callable_neglogp
+from refvi.kernels.userfn import grad_function
 
 # a compiled function inside an argument tuple is typed as Numba's first-class function type, which Numba flags as
 # experimental at every compilation; its use here is covered by the tests (tests/refvi/test_fused_loop.py)
@@ -149,12 +154,13 @@ def affine_energy(m, C, U, z0, L, energy, args):
     return _frame_out(gm, gC, L)
 
 
-@jit_nocache
-def affine_callable_energy(m, C, U, z0, L, grad_logp):
-    """``affine_energy`` when the base target's gradient is a numba-compiled
-    ``grad_logp(z) -> (d,)`` of one point (a ``CallableTarget``): per row z = z0 + L (C u + m) and
-    grad_x = L^T grad log p(z), accumulated straight into (gm, gC) = mean(-grad_x, -grad_x u^T), with no
-    intermediate batch (the user model's framed fit, issue 28)."""
+@jit
+def affine_callable_energy(m, C, U, z0, L, grad):
+    """``affine_energy`` when the base target's gradient is a numba-compiled ``grad_logp(z) -> (d,)`` of one point
+    (a ``CallableTarget``), at the address ``grad``: per row z = z0 + L (C u + m) and grad_x = L^T grad log p(z),
+    accumulated straight into (gm, gC) = mean(-grad_x, -grad_x u^T), with no intermediate batch (the user model's
+    framed fit)."""
+    grad_logp = grad_function(grad)
     S, d = U.shape
     gm = np.zeros(d)
     gC = np.zeros((d, d))
@@ -176,14 +182,26 @@ def affine_callable_energy(m, C, U, z0, L, grad_logp):
     return gm, gC
 
 
-@jit_nocache
-def affine_neglogp(Z, z0, L, neglogp, args):
+@jit
+def _frame_points(Z, z0, L):
+    """The rows z0 + L x of the rows x of Z."""
     X = np.dot(Z, L.T)
     S, d = X.shape
     for s in range(S):
         for i in range(d):
             X[s, i] += z0[i]
-    return neglogp(X, *args)
+    return X
+
+
+@jit_nocache
+def affine_neglogp(Z, z0, L, neglogp, args):
+    return neglogp(_frame_points(Z, z0, L), *args)
+
+
+@jit
+def affine_callable_neglogp(Z, z0, L, logp):
+    """``affine_neglogp`` for a ``CallableTarget``'s numba ``logp(z) -> float`` at the address ``logp``."""
+    return callable_neglogp(_frame_points(Z, z0, L), logp)
 
 
 @jit_nocache

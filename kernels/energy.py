@@ -14,7 +14,8 @@ Target parameters (the kernels take raw arrays, not target objects):
 * HierarchicalLogisticRegression ``X``, ``y``, ``groups`` (int64), block d, prior precision P ((G+1)d square):
   -grad log p(z) = P z - sum_n y_n sigmoid(-y_n x_n^T z_{g(n)}) x_n placed in block g(n) + 1
 * CosineQuadratic   alpha, ``b``, phi, beta, ``z0``:          -grad log p(z) = -alpha sin(b^T z + phi) b + beta (z - z0)
-* CallableTarget    a numba-compiled ``grad_logp(z) -> (d,)`` passed as a first-class function.
+* CallableTarget    a numba-compiled ``grad_logp(z) -> (d,)``, passed as the address of its compiled code
+  (:func:`refvi.kernels.userfn.address`), so these kernels are cached like the others.
 """
 
 from __future__ import annotations
@@ -24,7 +25,8 @@ import math
 import numpy as np
 
 from refvi.kernels._fastmath_exp import sigmoid_neg
-from refvi.kernels._jit import jit, jit_nocache, jit_reduce
+from refvi.kernels._jit import jit, jit_reduce
+from refvi.kernels.userfn import grad_function
 
 
 @jit_reduce
@@ -196,12 +198,14 @@ def cosine_energy(m, C, U, alpha, b, phi, beta, z0):
     return mean_outer(G, U)
 
 
-@jit_nocache
-def callable_grad_rows(Z, grad_logp):
-    """grad log p on every row of Z, from a numba-compiled ``grad_logp(z) -> (d,)`` called once per row in-kernel.
+@jit
+def callable_grad_rows(Z, grad):
+    """grad log p on every row of Z (C-contiguous), from a numba-compiled ``grad_logp(z) -> (d,)`` at the address
+    ``grad`` (:func:`refvi.kernels.userfn.address`) called once per row in-kernel.
 
     Raises ValueError if the user function returns a wrong shape; a non-finite value is passed on (the caller
     reports it: the estimator as ``NonFiniteError``, the fused loop as divergence at that step)."""
+    grad_logp = grad_function(grad)
     S, d = Z.shape
     G = np.empty((S, d))
     for s in range(S):
@@ -213,8 +217,8 @@ def callable_grad_rows(Z, grad_logp):
     return G
 
 
-@jit_nocache
-def callable_energy(m, C, U, grad_logp):
-    """The energy gradient of a user target whose ``grad_logp(z) -> (d,)`` is itself numba-compiled
-    (:func:`callable_grad_rows` on the rows of Z = U C^T + m)."""
-    return mean_outer(-callable_grad_rows(transform(m, C, U), grad_logp), U)
+@jit
+def callable_energy(m, C, U, grad):
+    """The energy gradient of a user target whose ``grad_logp(z) -> (d,)`` is itself numba-compiled, at the address
+    ``grad`` (:func:`callable_grad_rows` on the rows of Z = U C^T + m)."""
+    return mean_outer(-callable_grad_rows(transform(m, C, U), grad), U)

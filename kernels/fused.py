@@ -22,6 +22,12 @@ target compiles the loop and that target's energy only, not the prox and project
 for a posteriordb model's framed energy); per step the two loops take the same time.  ``step_from_raw`` is also what
 :func:`refvi.optim.fastpath.run` calls per step for targets whose gradient is Python code (a batched NumPy or JAX
 function): one call of the user's function and one compiled call per step.
+
+A ``CallableTarget`` of per-point ``numba.njit`` functions, and its affine frame, run :func:`callable_loop`
+instead: the same loop with the target's energy kernel (:func:`refvi.kernels.energy.callable_energy` or
+:func:`refvi.kernels.composed.affine_callable_energy`) called directly and the user's gradient passed as the address
+of its compiled code (:mod:`refvi.kernels.userfn`), so the loop is compiled once and cached on disk, and a new user
+model compiles only the user's two functions.
 """
 
 from __future__ import annotations
@@ -32,8 +38,9 @@ import numba
 import numpy as np
 from numba import types
 
-from refvi.kernels import composed as _composed  # noqa: F401  (its warning filter: first-class function types)
+from refvi.kernels import composed as _composed  # also its warning filter: first-class function types
 from refvi.kernels._jit import jit, jit_nocache
+from refvi.kernels.energy import callable_energy
 from refvi.kernels.estimators import finish_energy, finish_entropy, finish_stl
 from refvi.kernels.optim import ENERGY, ENTROPY, PROX, _all_finite
 from refvi.kernels.prox import entropy_prox, project_singular, project_wm_sym
@@ -144,3 +151,23 @@ def energy_loop():
         return -1
 
     return loop
+
+
+@jit
+def callable_loop(method, estimator, code, m, C, U, gammas, weights, acc_m, acc_C, M, z0, L, grad):
+    """:func:`energy_loop`'s loop for a ``CallableTarget`` whose ``grad_logp(z)`` is numba-compiled, at the address
+    ``grad`` (:func:`refvi.kernels.userfn.address`): the energy of each step is
+    :func:`refvi.kernels.energy.callable_energy`, or, in the affine frame z = z0 + L x (``L`` of shape (d, d); an
+    empty ``L`` means no frame), :func:`refvi.kernels.composed.affine_callable_energy`; then steps 1-4 of the module
+    docstring (:func:`step_from_raw`).  Returns -1 or the index of the first step whose update is not finite."""
+    framed = L.shape[0] > 0
+    for t in range(gammas.shape[0]):
+        if framed:
+            gm_raw, gC_raw = _composed.affine_callable_energy(m, C, U[t], z0, L, grad)
+        else:
+            gm_raw, gC_raw = callable_energy(m, C, U[t], grad)
+        if not step_from_raw(
+            method, estimator, code, m, C, U[t], gm_raw, gC_raw, gammas[t], M, weights[t + 1], acc_m, acc_C
+        ):
+            return t
+    return -1

@@ -12,7 +12,8 @@ import math
 import numpy as np
 
 from refvi.kernels._fastmath_exp import log1pexp
-from refvi.kernels._jit import jit, jit_nocache, jit_reduce
+from refvi.kernels._jit import jit, jit_reduce
+from refvi.kernels.userfn import logp_function
 
 
 @jit
@@ -98,8 +99,11 @@ def cosine_neglogp(Z, alpha, b, phi, beta, z0):
     return f
 
 
-@jit_nocache
-def callable_neglogp(Z, logp):
+@jit
+def callable_neglogp(Z, logp_address):
+    """-log p on the rows of Z (C-contiguous) from a numba-compiled ``logp(z) -> float`` at ``logp_address``
+    (:func:`refvi.kernels.userfn.address`)."""
+    logp = logp_function(logp_address)
     S = Z.shape[0]
     f = np.empty(S)
     for s in range(S):

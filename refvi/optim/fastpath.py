@@ -4,7 +4,9 @@ Two compiled loops: targets whose kernel plan has an ``sgd_loop`` entry (built i
 LogisticRegression) run :func:`refvi.kernels.optim.sgd_loop`; every other target whose plan has an ``energy`` kernel
 (the posteriordb models, CosineQuadratic, HierarchicalLogisticRegression, CallableTargets around ``numba.njit``
 functions, and the affine frames of all of these) runs the loop of :func:`refvi.kernels.fused.energy_loop`, the same
-loop with the energy kernel passed as a first-class function.  Both cover the energy, entropy and STL estimators.  A
+loop with the energy kernel passed as a first-class function, or, when the plan has a ``loop`` entry (a
+``CallableTarget`` of per-point ``numba.njit`` functions and its affine frame), that entry's loop,
+:func:`refvi.kernels.fused.callable_loop`, cached on disk.  Both cover the energy, entropy and STL estimators.  A
 target whose gradient is Python code (NumPy or JAX callables, batched or not) runs a Python loop with one gradient
 call and one compiled call per step (``_python_gradient_loop``).  ``fast=False`` and the score estimator run the
 generic loop, one validated estimator call per step (:mod:`refvi.estimators`, :mod:`refvi.prox`).  All compute the
@@ -127,25 +129,12 @@ def run(method, target, estimator, structure, m, C, U, gammas, weights, acc_m, a
     if energy is not None:
         if not all(a.flags.c_contiguous and a.dtype == np.float64 for a in (m, C, U, acc_m, acc_C)):  # STEP_SIGNATURE
             raise ValueError("fastpath.run: m, C, U and the averages must be C-contiguous float64 arrays")
-        return int(
-            _entry.call(
-                _kf.energy_loop(),
-                (
-                    _METHOD_CODES[method],
-                    _EST_CODES[estimator],
-                    structure_code(structure),
-                    m,
-                    C,
-                    U,
-                    gammas,
-                    weights,
-                    acc_m,
-                    acc_C,
-                    float(M),
-                ),
-                energy,
-            )
-        )
+        head: tuple = (_METHOD_CODES[method], _EST_CODES[estimator], structure_code(structure))
+        head += (m, C, U, gammas, weights, acc_m, acc_C, float(M))
+        loop = target.kernels().loop
+        if loop is not None:  # a cached loop with fixed argument types (the user's functions by address)
+            return int(_entry.call(loop[0], head, loop[1]))
+        return int(_entry.call(_kf.energy_loop(), head, energy))
     if fast and estimator in _EST_CODES:
         return _python_gradient_loop(method, target, estimator, structure, m, C, U, gammas, weights, acc_m, acc_C, M)
     for t in range(gammas.shape[0]):

@@ -330,57 +330,165 @@ def fit(
     ``diagnose``: the number of draws of the fitted q for the diagnostics (:mod:`refvi.optim.diagnostics`: Pareto k
     of the importance weights, whether the tail averages stopped moving, posterior error bounds), ``0`` to skip them.
     A run that fails them gets ``res.diagnostics.converged = False``, a note and a :class:`ConvergenceWarning`.
+
+    Stages, each entered once and in this order: ``_validate`` the arguments; choose and build the frame
+    (:func:`refvi.optim.frame.build`: the target the loop runs on and its map back); ``_choose_step``;
+    ``_run`` the loop; ``_outcome`` (check how it ended); map back (``Framed.back``), then the diagnostics
+    of the result in the original coordinates.
     """
+    from refvi.optim import frame as _frame
+
+    spec = _validate(
+        target,
+        method,
+        steps=steps,
+        step_size=step_size,
+        samples=samples,
+        seed=seed,
+        average=average,
+        estimator=estimator,
+        structure=structure,
+        m0=m0,
+        C0=C0,
+        M=M,
+        theorem=theorem,
+        trace_every=trace_every,
+        trace_samples=trace_samples,
+        keep_iterates=keep_iterates,
+        progress=progress,
+        fast=fast,
+        tail_fraction=tail_fraction,
+        frame=frame,
+        diagnose=diagnose,
+    )
+    framed = _frame.build(target, spec, _framed_run)
+    res = _framed_run(spec, framed)
+    res.notes.extend(spec.compiled)
+    return _diagnose(res, target, spec.diagnose)
+
+
+@dataclasses.dataclass(frozen=True, kw_only=True)
+class _FitSpec:
+    """``fit``'s arguments once validated (``_validate``): the estimator and structure with their defaults
+    resolved (None for the gd-* methods), ``frames``: whether the run goes through an affine frame, ``notes``: what
+    the estimator / structure combination warrants, ``compiled``: the note on compiling the target's functions."""
+
+    target: Any
+    method: str
+    steps: int
+    step_size: Any
+    samples: int
+    seed: Any
+    average: str | None
+    estimator: Any  # str, None for gd-*
+    structure: Any  # str, None for gd-*
+    m0: Any
+    C0: Any
+    M: float | None
+    theorem: str | None
+    trace_every: int | None
+    trace_samples: int
+    keep_iterates: bool
+    progress: bool | None
+    fast: bool
+    tail_fraction: float
+    frame: Any
+    frames: bool
+    diagnose: int
+    notes: tuple = ()
+    compiled: tuple = ()
+
+
+def _validate(target, method, *, steps, frame, diagnose, samples, trace_samples, trace_every, **rest) -> _FitSpec:
+    """Stage 1: every argument that can be checked before any work (the start m0 / C0 is checked where it is
+    mapped, by the frame and step stages), and the target's functions compiled (``_compile_user_functions``)."""
+    from refvi.optim import frame as _frame
+
     check_target(target)
     diagnose = _check_diagnose(diagnose)
     if method not in METHODS:
         raise ValueError(f"method must be one of {METHODS}, got {method!r}")
     T = schedules.check_steps(steps)
-    # ---- affine frame (refvi.optim.frame): frame=None is the plain paper algorithm, unchanged ----
-    from refvi.optim import frame as _frame
-
-    if _frame.wants_frame(target, frame, method=method, M=M, step_size=step_size, steps=T):
-        kwargs = dict(
-            method=method,
-            steps=steps,
-            step_size=step_size,
-            samples=samples,
-            seed=seed,
-            average=average,
-            estimator=estimator,
-            structure=structure,
-            m0=m0,
-            C0=C0,
-            M=M,
-            theorem=theorem,
-            trace_every=trace_every,
-            trace_samples=trace_samples,
-            keep_iterates=keep_iterates,
-            progress=progress,
-            fast=fast,
-            tail_fraction=tail_fraction,
-            diagnose=0,  # run once, on the result mapped back (the original target and coordinates)
-        )
-        res = _frame.fit_in_frame(fit, target, frame, kwargs)
-        return _diagnose(res, target, diagnose)
-    # ---- end of the affine-frame hook ----
+    compiled = tuple(_compile_user_functions(target))
+    frames = _frame.wants_frame(target, frame, method=method, M=rest["M"], step_size=rest["step_size"], steps=T)
     if isinstance(samples, bool) or not isinstance(samples, (int, np.integer)) or samples < 1:
         raise ValueError(f"samples must be an integer >= 1, got {samples!r}")
     if isinstance(trace_samples, bool) or not isinstance(trace_samples, (int, np.integer)) or trace_samples < 1:
         raise ValueError(f"trace_samples must be an integer >= 1, got {trace_samples!r}")
+    notes: list[str] = []
+    if not method.startswith("gd-"):
+        est_default, struct_default = _DEFAULTS[method]
+        rest["estimator"] = rest["estimator"] or est_default
+        rest["structure"] = rest["structure"] or struct_default
+        mod = _prox if method == "prox-sgd" else _proj
+        notes = mod.check_combination(rest["estimator"], rest["structure"])
+        if trace_every is not None and int(trace_every) < 1:
+            raise ValueError(f"trace_every must be >= 1, got {trace_every}")
+    return _FitSpec(
+        target=target,
+        method=method,
+        steps=T,
+        samples=int(samples),
+        trace_samples=int(trace_samples),
+        trace_every=trace_every,
+        frame=frame,
+        frames=frames,
+        diagnose=diagnose,
+        notes=tuple(notes),
+        compiled=compiled,
+        **rest,
+    )
+
+
+def _framed_run(spec: _FitSpec, framed) -> FitResult:
+    """Stages 3 to 6 on what the frame stage built: choose the step, run the loop, check the outcome, map back."""
+    t0 = time.perf_counter()
+    plan = _choose_step(spec, framed)
+    framed.setup += time.perf_counter() - t0
+    run = _run(spec, framed, plan)
+    res = _outcome(spec, framed, plan, run)
+    return framed.back(res, run.late_notes)
+
+
+@dataclasses.dataclass(kw_only=True)
+class _Plan:
+    """What the step stage chose: the step sizes and the M they use, the guard (``"climb"``: the plain default step,
+    restarted with half the step when the run climbs above its start, seed 000 Thm 1; ``"frame"``: the frame's own
+    rule, restarted when the run blows up or ends above its start; None: the caller's step, never changed), the
+    start (m, C) in the loop's coordinates and the average's weights."""
+
+    gammas: np.ndarray
+    M: float | None
+    guard: str | None
+    m: Any = None  # None for gd-*, which starts from m0 / C0 itself
+    C: Any = None
+    kind: str = "last"
+    weights: np.ndarray | None = None
+    notes: list = dataclasses.field(default_factory=list)
+
+
+_FRAME_RULES = ("thm6", "thm9", "1/(M sqrt T)")  # the frame's own default rules, guarded as fit's default step is
+
+
+def _choose_step(spec: _FitSpec, framed) -> _Plan:
+    """Stage 3: the step sizes (a number, an array, a rule of :mod:`refvi.optim.schedules`; by default 1/M or 1/(2M)
+    in the original coordinates, seed 000 Thm 7 / seed 002 Thm 6, and in a frame its rule,
+    :func:`refvi.optim.frame.default_step`: Thm 6 / Thm 9 or Cor 11 / 12), the check against ``theorem``, the start
+    and the average's weights (tail, or Thm 7's / Thm 10's theta weights)."""
+    if spec.method.startswith("gd-"):
+        if spec.step_size is not None and (isinstance(spec.step_size, str) or np.ndim(spec.step_size) != 0):
+            raise ValueError("seed 002 gradient descent takes a constant step size (a number)")
+        return _Plan(gammas=np.empty(0), M=spec.M, guard=None)
+    target, T, method, estimator = framed.target, framed.steps, spec.method, spec.estimator
     d = target.dim
-    if method.startswith("gd-"):
-        res = _fit_gd(target, method, T, step_size, m0, C0, M, theorem, keep_iterates, trace_every)
-        return _diagnose(res, target, diagnose)
-    est_default, struct_default = _DEFAULTS[method]
-    estimator = estimator or est_default
-    structure = structure or struct_default
-    mod = _prox if method == "prox-sgd" else _proj
-    notes = mod.check_combination(estimator, structure)
+    step_size, M = spec.step_size, spec.M
+    guard = "climb" if step_size is None else None
+    if framed.frame is not None:
+        step_size, M, guard = _frame_step(spec, framed)
     gammas, M_used = _schedule(step_size, T, target, method, estimator, M)
     if method == "proj-sgd":
         M_used = _smoothness(target, M_used, "the projection onto W_M")
-    if theorem is not None:
+    if spec.theorem is not None:
         if M_used is None and getattr(target, "smoothness", None) is not None:
             M_used = positive_scalar(target.smoothness, "M")
         mu = getattr(target, "strong_convexity", 0.0) or None
@@ -388,20 +496,52 @@ def fit(
         if M_used is not None and estimator in ("energy", "entropy"):
             a = schedules.noise_constants(estimator, d, M_used)[0]
         A = None
-        if theorem == "000.cor30":
+        if spec.theorem == "000.cor30":
             A = gammas[0] * T / math.log(T)
-        schedules.check_theorem(theorem, gammas, M=M_used, mu=mu, a=a, A=A)
-    m = np.zeros(d) if m0 is None else as_vector(m0, "m0", d).copy()
-    C = np.eye(d) if C0 is None else check_scale(C0, d, structure, "C0").copy()
-    # averaging
-    average = average or "tail"
-    kind = {"theta": "theta7" if method == "prox-sgd" else "theta10"}.get(average, average)
+        schedules.check_theorem(spec.theorem, gammas, M=M_used, mu=mu, a=a, A=A)
+    m = np.zeros(d) if framed.m0 is None else as_vector(framed.m0, "m0", d).copy()
+    C = np.eye(d) if framed.C0 is None else check_scale(framed.C0, d, spec.structure, "C0").copy()
+    plan = _Plan(gammas=gammas, M=M_used, guard=guard, m=m, C=C)
+    _average(spec, framed, plan)
+    return plan
+
+
+def _frame_step(spec: _FitSpec, framed):
+    """(step size, M, guard) in the frame: the caller's M, else the frame's M'; the caller's step, else the frame's
+    rule (:func:`refvi.optim.frame.default_step`; Cor 11 / 12's constant step for Thm 7's / Thm 10's theta average),
+    whose steps use the constants of :func:`refvi.optim.frame.step_constants` and are guarded."""
+    from refvi.optim import frame as _frame
+
+    frame, method, estimator = framed.frame, spec.method, spec.estimator
+    M = spec.M if spec.M is not None else frame.M
+    step_size = spec.step_size
+    if step_size is None:
+        step_size = _frame.default_step(frame, method, estimator, framed.target.dim)
+        if spec.average == "theta":  # Thm 7's / Thm 10's theta average is stated for a constant step
+            step_size = "1/(M sqrt T)"
+    if not (isinstance(step_size, str) and step_size in _FRAME_RULES):
+        return step_size, M, None
+    Ms, mus = _frame.step_constants(frame)
+    if Ms is None or M != frame.M:  # an M given by the caller sets the rule's constants
+        Ms, mus = M, frame.mu
+    a = schedules.noise_constants(estimator, framed.target.dim, Ms)[0] if estimator in ("energy", "entropy") else None
+    return schedules.step_sizes(step_size, framed.steps, M=Ms, mu=mus or None, a=a), M, "frame"
+
+
+def _average(spec: _FitSpec, framed, plan: _Plan) -> None:
+    """The average's kind and weights for ``plan.gammas`` (Thms 7, 10: theta weights; else the tail or last), with
+    the note on a theta average that stays near the start."""
+    target, T, d, estimator = framed.target, framed.steps, framed.target.dim, spec.estimator
+    gammas = plan.gammas
+    average = spec.average or "tail"
+    kind = {"theta": "theta7" if spec.method == "prox-sgd" else "theta10"}.get(average, average)
+    notes = []
     if kind in ("theta7", "theta10"):
         if not np.all(gammas == gammas[0]):
             raise ValueError("the theta-weighted average (Thms 7, 10) needs a constant step size")
         if estimator not in ("energy", "entropy"):
             raise ValueError("the theta-weighted average needs the noise constant a of Thm 26 (energy / entropy)")
-        a = schedules.noise_constants(estimator, d, _smoothness(target, M_used, "the theta average"))[0]
+        a = schedules.noise_constants(estimator, d, _smoothness(target, plan.M, "the theta average"))[0]
         weights = averaging.average_weights(kind, T, a=a, gamma=float(gammas[0]))
         th = averaging.theta(kind, a, float(gammas[0]))
         half = math.ceil(math.log(2.0) / -math.log(th)) if th < 1.0 else T
@@ -414,86 +554,157 @@ def fit(
                 f"average='tail')"
             )
     else:
-        weights = averaging.average_weights(kind, T, tail_fraction=tail_fraction)
-    weights = check_weights(weights, T)
-    main, aux = _generators(seed)
-    Ub = aux.standard_normal((int(trace_samples), d))
-    _preflight(target, m, C, Ub)
-    every = max(1, T // 100) if trace_every is None else int(trace_every)
-    if every < 1:
-        raise ValueError(f"trace_every must be >= 1, got {trace_every}")
-    mcode = "prox" if method == "prox-sgd" else "proj"
-    guard = step_size is None
+        weights = averaging.average_weights(kind, T, tail_fraction=spec.tail_fraction)
+    plan.kind, plan.weights, plan.notes = kind, check_weights(weights, T), notes
+
+
+@dataclasses.dataclass(kw_only=True)
+class _Run:
+    """What the loop stage returns: the final (m, C), the weighted averages, the records, the loop's seconds, the
+    steps used (halved by the guard), the objective at the returned approximation and the guard's notes (``notes``
+    before the outcome's, ``late_notes`` after the map back); for gd-*, the finished ``result`` instead."""
+
+    m: Any = None
+    C: Any = None
+    acc_m: Any = None
+    acc_C: Any = None
+    trace: tuple = ()
+    elapsed: float = 0.0
+    quarters: Any = None
+    gammas: Any = None
+    f_end: float = float("nan")
+    notes: list = dataclasses.field(default_factory=list)
+    late_notes: list = dataclasses.field(default_factory=list)
+    result: Any = None
+
+
+def _run(spec: _FitSpec, framed, plan: _Plan) -> _Run:
+    """Stage 4: the loop (Prox-SGD, seed 000 Def. 5; Proj-SGD, Def. 8; or seed 002's gradient descent), with the
+    guard of ``plan.guard``: a run that blows up restarts with half the steps, up to 30 times."""
+    if spec.method.startswith("gd-"):
+        return _run_gd(spec, framed)
+    target, T, d = framed.target, framed.steps, framed.target.dim
+    every = max(1, T // 100) if spec.trace_every is None else int(spec.trace_every)
+    mcode = "prox" if spec.method == "prox-sgd" else "proj"
+    gammas, guard = plan.gammas, plan.guard
+    main, aux = _generators(spec.seed)
+    Ub = aux.standard_normal((int(spec.trace_samples), d))
+    _preflight(target, plan.m, plan.C, Ub)
     state = main.bit_generator.state
-    m0_, C0_ = m.copy(), C.copy()
-    for _attempt in range(_MAX_HALVINGS + 1):
-        main.bit_generator.state = state  # a restart replays the same base samples
-        m, C = m0_.copy(), C0_.copy()
-        run = _loop(
-            target,
-            mcode,
-            estimator,
-            structure,
-            m,
-            C,
-            gammas,
-            weights,
-            main,
-            samples,
-            d,
-            T,
-            every,
-            Ub,
-            M_used or 0.0,
-            fast,
-            keep_iterates,
-            progress,
-            method,
-            guard,
-        )
+    notes = []
+    for attempt in range(_MAX_HALVINGS + 1):
+        if attempt and guard == "frame":  # the frame's guard restarts as a new run: streams and weights afresh
+            main, aux = _generators(spec.seed)
+            Ub = aux.standard_normal((int(spec.trace_samples), d))
+            plan.gammas = gammas
+            _average(spec, framed, plan)
+        else:
+            main.bit_generator.state = state  # a restart replays the same base samples
+        m, C = plan.m.copy(), plan.C.copy()
+        run = _loop(target, mcode, spec, m, C, gammas, plan.weights, main, d, T, every, Ub, plan.M or 0.0, guard)
+        f_end = float("nan")
+        if run is not None:
+            rm, rC = (run[0], run[1]) if plan.kind != "last" else (m, C)
+            if np.all(np.isfinite(rm)) and np.all(np.isfinite(rC)):
+                with np.errstate(over="ignore", invalid="ignore", divide="ignore"):
+                    f_end = _objective_estimate(target, rm, rC, Ub)
+            f = run[3]
+            if guard == "frame" and not (np.isfinite(f_end) and np.all(np.isfinite(f)) and not _climbed(f[-1], f[0])):
+                run = None
         if run is not None:
             break
-        notes.append(
-            f"the default step {gammas[0]:.4g} made the iterates blow up (the energy estimator's noise grows "
-            f"like (d+3)M^2 ||w - wbar||^2, seed 000 Thm 1, so the last iterate of SGD can diverge at "
-            f"gamma = 1/M although Thm 7's theta-average stays bounded); restarted with half the step"
-        )
+        if guard == "climb":
+            notes.append(
+                f"the default step {gammas[0]:.4g} made the iterates blow up (the energy estimator's noise grows "
+                f"like (d+3)M^2 ||w - wbar||^2, seed 000 Thm 1, so the last iterate of SGD can diverge at "
+                f"gamma = 1/M although Thm 7's theta-average stays bounded); restarted with half the step"
+            )
         gammas = gammas / 2.0
     else:
-        raise fastpath.DivergenceError(0, m0_, C0_, f"{method} (default step halved {_MAX_HALVINGS} times)")
+        if guard == "frame":
+            raise fastpath.DivergenceError(
+                0, np.zeros(d), np.eye(d), f"{spec.method} in the affine frame (steps halved {_MAX_HALVINGS} times)"
+            )
+        raise fastpath.DivergenceError(0, plan.m, plan.C, f"{spec.method} (default step halved {_MAX_HALVINGS} times)")
+    late = []
+    if guard == "frame" and attempt:
+        late.append(
+            f"the frame's step rule made the run blow up; restarted with the steps halved {attempt} "
+            f"time(s) (the energy estimator's noise grows like (d+3)M^2 ||w - wbar||^2, seed 000 Thm 1)"
+        )
     acc_m, acc_C, tr_steps, tr_obj, tr_m, tr_C, elapsed, quarters = run
-    avg = kind != "last"
+    return _Run(
+        m=m,
+        C=C,
+        acc_m=acc_m,
+        acc_C=acc_C,
+        trace=(tr_steps, tr_obj, tr_m, tr_C),
+        elapsed=elapsed,
+        quarters=quarters,
+        gammas=gammas,
+        f_end=f_end,
+        notes=notes,
+        late_notes=late,
+    )
+
+
+def _outcome(spec: _FitSpec, framed, plan: _Plan, run: _Run) -> FitResult:
+    """Stage 5: the result in the loop's coordinates and how it ended (``_check_outcome``: a non-finite result
+    is a DivergenceError, one that ended above its start a note and a ConvergenceWarning)."""
+    if run.result is not None:  # gd-*
+        return _check_outcome(run.result, run.f_end, "step size")
+    avg = plan.kind != "last"
+    tr_steps, tr_obj, tr_m, tr_C = run.trace
     res = FitResult(
-        m=acc_m if avg else m.copy(),
-        C=acc_C if avg else C.copy(),
-        m_last=m,
-        C_last=C,
+        m=run.acc_m if avg else run.m.copy(),
+        C=run.acc_C if avg else run.C.copy(),
+        m_last=run.m,
+        C_last=run.C,
         config=FitConfig(
-            method=method,
-            estimator=estimator,
-            structure=structure,
-            steps=T,
-            samples=int(samples),
-            step_sizes=gammas,
-            average=kind,
-            seed=seed,
+            method=spec.method,
+            estimator=spec.estimator,
+            structure=spec.structure,
+            steps=framed.steps,
+            samples=int(spec.samples),
+            step_sizes=run.gammas,
+            average=plan.kind,
+            seed=spec.seed,
         ),
         trace=FitTrace(
             steps=tr_steps,
             objective=tr_obj,
-            m=np.array(tr_m) if keep_iterates else None,
-            C=np.array(tr_C) if keep_iterates else None,
+            m=np.array(tr_m) if spec.keep_iterates else None,
+            C=np.array(tr_C) if spec.keep_iterates else None,
         ),
-        seconds=elapsed,
-        fast_path=fast and fastpath.has_fast_path(target, estimator),
-        notes=notes,
-        quarters=quarters,
+        seconds=run.elapsed,
+        fast_path=spec.fast and fastpath.has_fast_path(framed.target, spec.estimator),
+        notes=list(spec.notes) + plan.notes + run.notes,
+        quarters=run.quarters,
     )
-    finite = bool(np.all(np.isfinite(res.m)) and np.all(np.isfinite(res.C)))
-    with np.errstate(over="ignore", invalid="ignore", divide="ignore"):
-        f_end = _objective_estimate(target, res.m, res.C, Ub) if finite else float("nan")
-    res = _check_outcome(res, f_end, "step size" if step_size is not None else "default step")
-    return _diagnose(res, target, diagnose)
+    return _check_outcome(res, run.f_end, "default step" if plan.guard == "climb" else "step size")
+
+
+def _compile_user_functions(target) -> list[str]:
+    """Compile what the target needs compiled before anything is timed: a ``CallableTarget`` of ``numba.njit``
+    functions compiles the user's functions for refvi's kernels when its kernel plan is built (refvi's own kernels
+    are cached on disk).  A note with the measured seconds when something was compiled, so that compilation is
+    never counted as frame-search or loop time."""
+    from refvi.targets.affine import AffineTarget
+
+    base = target
+    while isinstance(base, AffineTarget):
+        base = base.base
+    before = getattr(base, "compile_seconds", None)
+    if not isinstance(target, Target) or before is None:
+        return []
+    target.kernels()
+    spent = base.compile_seconds - before
+    if spent <= 0.0:
+        return []
+    return [
+        f"compiling the target's numba functions (logp and grad_logp, for float64 vectors) took {spent:.2f} s, "
+        f"measured apart from the frame search and the loop (refvi's own kernels are cached on disk)"
+    ]
 
 
 def _check_diagnose(diagnose) -> int:
@@ -588,37 +799,18 @@ def _check_outcome(res: FitResult, f: float, what: str) -> FitResult:
 _MAX_HALVINGS = 30
 
 
-def _loop(
-    target,
-    mcode,
-    estimator,
-    structure,
-    m,
-    C,
-    gammas,
-    weights,
-    main,
-    samples,
-    d,
-    T,
-    every,
-    Ub,
-    M,
-    fast,
-    keep_iterates,
-    progress,
-    method,
-    guard,
-):
-    """The chunked run; returns None when ``guard`` is on and the run blew up (objective estimate non-finite or
-    above f(w^0) + 1 + |f(w^0)|/10: a stable run does not climb above its start by more than its noise), raises
-    DivergenceError for a non-finite iterate otherwise."""
+def _loop(target, mcode, spec: _FitSpec, m, C, gammas, weights, main, d, T, every, Ub, M, guard):
+    """The chunked run; returns None when ``guard`` is on and the run blew up (an update or an objective estimate
+    not finite, or, with ``guard="climb"``, an objective estimate above f(w^0) + 1 + |f(w^0)|/10: a stable run does
+    not climb above its start by more than its noise), raises DivergenceError for a non-finite iterate otherwise."""
+    estimator, structure, samples, fast = spec.estimator, spec.structure, spec.samples, spec.fast
+    keep_iterates, method = spec.keep_iterates, spec.method
     acc_m, acc_C = weights[0] * m, weights[0] * C
     f0 = _objective_estimate(target, m, C, Ub)
     tr_steps, tr_obj, tr_m, tr_C = [0], [f0], [m.copy()], [C.copy()]
     # sums of the last two quarters' records: (m sums, C sums, counts)
     q_m, q_C, q_n = [np.zeros(d), np.zeros(d)], [np.zeros((d, d)), np.zeros((d, d))], [0, 0]
-    bar = _progress(T, progress, method)
+    bar = _progress(T, spec.progress, method)
     elapsed = 0.0
     per_step = None
     done = 0
@@ -662,7 +854,9 @@ def _loop(
             done += n
             with np.errstate(over="ignore", invalid="ignore", divide="ignore"):
                 f = _objective_estimate(target, m, C, Ub)
-            if guard and not (np.isfinite(f) and not _climbed(f, f0)):
+            if guard == "climb" and not (np.isfinite(f) and not _climbed(f, f0)):
+                return None
+            if guard and not np.isfinite(f):
                 return None
             if not np.isfinite(f):
                 raise fastpath.DivergenceError(
@@ -690,22 +884,21 @@ def _loop(
     return acc_m, acc_C, np.array(tr_steps), np.array(tr_obj), tr_m, tr_C, elapsed, quarters
 
 
+class _NoBar:
+    def update(self, n):
+        pass
+
+    def close(self):
+        pass
+
+
 def _progress(T, progress, desc):
-    try:
+    if not ((progress is None or bool(progress)) and sys.stderr.isatty()):
+        return _NoBar()
+    try:  # imported only when shown: tqdm.auto imports asyncio, about 0.2 s in a fresh process
         from tqdm.auto import tqdm
     except ImportError:  # pragma: no cover
-        tqdm = None
-    enabled = (progress is None or bool(progress)) and sys.stderr.isatty()
-    if tqdm is None or not enabled:
-
-        class _Null:
-            def update(self, n):
-                pass
-
-            def close(self):
-                pass
-
-        return _Null()
+        return _NoBar()
     # progress=None (the default): on an interactive terminal, shown only once a run has lasted 2 s
     return tqdm(total=T, desc=desc, unit="step", leave=False, delay=2.0 if progress is None else 0.0)
 
@@ -720,16 +913,24 @@ def _trajectory_quarters(ms, Cs, idx):
     return (ms[q3].mean(axis=0), Cs[q3].mean(axis=0)), (ms[q4].mean(axis=0), Cs[q4].mean(axis=0))
 
 
-def _fit_gd(target, method, T, step_size, m0, C0, M, theorem, keep_iterates, trace_every):
-    kind = method[3:]
-    if step_size is not None and (isinstance(step_size, str) or np.ndim(step_size) != 0):
-        raise ValueError("seed 002 gradient descent takes a constant step size (a number)")
+def _run_gd(spec: _FitSpec, framed) -> _Run:
+    """The loop stage of seed 002's deterministic methods (:func:`refvi.optim.gradient_descent.gradient_descent`,
+    exact gradients): the result with its records, and the exact objective at the end (finiteness only when the
+    target has no exact objective)."""
+    kind, T, target = spec.method[3:], framed.steps, framed.target
     t0 = time.perf_counter()
     r = _gd.gradient_descent(
-        target, method=kind, steps=T, step=step_size, m0=m0, C0=C0, M=M, theorem=(theorem == "002.thm6")
+        target,
+        method=kind,
+        steps=T,
+        step=spec.step_size,
+        m0=spec.m0,
+        C0=spec.C0,
+        M=spec.M,
+        theorem=(spec.theorem == "002.thm6"),
     )
     secs = time.perf_counter() - t0
-    every = 1 if trace_every is None else max(1, int(trace_every))
+    every = 1 if spec.trace_every is None else max(1, int(spec.trace_every))
     idx = np.unique(np.r_[np.arange(0, T + 1, every), T])
     obj = r.objective[idx] if r.objective is not None else np.full(idx.size, np.nan)
     notes = (
@@ -739,13 +940,14 @@ def _fit_gd(target, method, T, step_size, m0, C0, M, theorem, keep_iterates, tra
         notes.append(
             "projected gradient descent on full C: W_M is not convex, Thm 6's projected half is unproven (E002-4)"
         )
+    keep = spec.keep_iterates
     res = FitResult(
         m=r.m.copy(),
         C=r.C.copy(),
         m_last=r.m.copy(),
         C_last=r.C.copy(),
         config=FitConfig(
-            method=method,
+            method=spec.method,
             estimator=None,
             structure=_gd._STRUCT[kind],
             steps=T,
@@ -754,16 +956,14 @@ def _fit_gd(target, method, T, step_size, m0, C0, M, theorem, keep_iterates, tra
             average="last",
             seed=None,
         ),
-        trace=FitTrace(
-            steps=idx, objective=obj, m=r.ms[idx] if keep_iterates else None, C=r.Cs[idx] if keep_iterates else None
-        ),
+        trace=FitTrace(steps=idx, objective=obj, m=r.ms[idx] if keep else None, C=r.Cs[idx] if keep else None),
         seconds=secs,
         fast_path=False,
         notes=notes,
         quarters=_trajectory_quarters(r.ms, r.Cs, idx),
     )
     if r.objective is None:  # no exact objective for this target: finiteness only
-        return _check_outcome(
-            res, 0.0 if np.all(np.isfinite(r.m)) and np.all(np.isfinite(r.C)) else float("nan"), "step size"
-        )
-    return _check_outcome(res, float(r.objective[-1]), "step size")
+        f = 0.0 if np.all(np.isfinite(r.m)) and np.all(np.isfinite(r.C)) else float("nan")
+    else:
+        f = float(r.objective[-1])
+    return _Run(result=res, f_end=f)

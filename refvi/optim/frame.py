@@ -28,6 +28,7 @@ from __future__ import annotations
 import dataclasses
 import math
 import time
+from typing import Any
 
 import numpy as np
 
@@ -101,7 +102,7 @@ _NEWTON_STALL = 1e-8  # ... or at which a line search that finds no decrease is 
 
 
 def _newton_mode(fun, target, start):
-    """Damped Newton on -log p from ``start`` with the curvature of :func:`_neg_hessian` (eigenvalues taken in
+    """Damped Newton on -log p from ``start`` with the curvature of ``_neg_hessian`` (eigenvalues taken in
     absolute value and floored, so every step descends) and backtracking; (z, iterations) once the Newton decrement
     g^T H^{-1} g is below 1e-10 nats (z within ~1e-5 sd of the Laplace approximation from the mode; the decrement
     then stalls near 1e-13 on rounding), else None (the caller falls back to L-BFGS).  On the bundled posteriors it
@@ -149,12 +150,12 @@ def _newton_mode(fun, target, start):
 
 def _mode(target, start):
     """(mode, description of the search): damped Newton first, L-BFGS then a Newton polish when it fails."""
-    from scipy.optimize import minimize
-
     fun = _objective(target)
     found = _newton_mode(fun, target, start)
     if found is not None:
         return found[0], f"Newton ({found[1]} iterations)"
+    from scipy.optimize import minimize  # imported only when needed: it costs about 0.3 s in a fresh process
+
     r = minimize(
         fun,
         start,
@@ -330,7 +331,8 @@ def step_constants(frame: Frame) -> tuple[float | None, float]:
     Gaussian VI mean) they were (2.3, 0.35): a step 29x smaller than with the Laplace constants (1, 1), and 10,000
     steps ended 0.69 sd from the optimum instead of 0.03; at d = 200, N = 400, 1.7 sd instead of 0.06 (measured).
     On a Gaussian target the two coincide (L^T H L is the same everywhere).  The steps keep the divergence guard of
-    :func:`fit_in_frame`, and every result carries the diagnostics of :mod:`refvi.optim.diagnostics`."""
+    ``refvi.fit`` (its ``"frame"`` guard), and every result carries the diagnostics of
+    :mod:`refvi.optim.diagnostics`."""
     if frame.M_l is not None and frame.mu_l is not None:
         return frame.M_l, frame.mu_l
     return frame.M, frame.mu
@@ -347,46 +349,103 @@ def default_step(frame: Frame, method: str, estimator: str, d: int):
     return "1/(M sqrt T)"
 
 
-def fit_in_frame(fit, target, frame_spec, kwargs: dict):
-    """Run ``fit`` on the framed target and map the result back (``kwargs``: fit's arguments).
+@dataclasses.dataclass(kw_only=True)
+class Framed:
+    """What the frame stage of ``refvi.fit`` hands on (:func:`build`): the ``target`` the loop runs on (the framed
+    target p_x, or the original when ``frame`` is None), the start (``m0``, ``C0``: None for 0 and I) in its
+    coordinates, the loop's number of ``steps``, the seconds spent before the loop (``setup``), and, for a refined
+    run, the mapped-back result of its first stage (``pilot``).  :meth:`back` maps a result back."""
 
-    When the found frame had to start narrow (-log p not convex within one Laplace sd of the mode), the run has two
-    stages of T/2 steps: from N(0, 0.1^2 I) in the Laplace frame, then from N(0, I) in the frame of the stage-1
-    result (z0 = m, L = its triangular C), with the constants probed again there."""
-    kw = dict(kwargs)
+    target: Any
+    frame: Frame | None = None
+    m0: Any = None
+    C0: Any = None
+    steps: int = 0
+    setup: float = 0.0
+    pilot: Any = None
+
+    def back(self, res, late_notes=()):
+        """The result in the original coordinates (``_map_back``: m = z0 + L m', C C^T = L C' C'^T L^T, the
+        objective less log|det L|, the frame's notes first), ``late_notes`` after its notes, joined to the pilot's
+        (stage 1 of a refined run) when there is one."""
+        if self.frame is None:
+            res.notes.extend(late_notes)
+            return res
+        out = _map_back(res, self.target, self.frame, res.structure, self.setup)
+        out.notes.extend(late_notes)
+        return out if self.pilot is None else _join(self.pilot, out)
+
+
+def build(target, spec, run) -> Framed:
+    """Stage 2 of ``refvi.fit``: choose and build the frame, and return the target the loop runs on with its map back.
+
+    Without a frame (``spec.frames`` false) the target itself.  Otherwise the frame of ``spec.frame``
+    (:func:`as_frame`: the Laplace frame by default), the start checked in z and mapped into the frame (for a logistic
+    regression, the ridge start of ``_ridge_start``).  When the found frame had to start narrow (-log p not
+    convex within one Laplace sd of the mode) the run is refined: a pilot of T/2 steps from N(0, 0.1^2 I) in the
+    Laplace frame (``run(spec, framed)``: stages 3 to 6), then the frame of its result (z0 = m, L = its triangular
+    C, constants probed again there, :func:`frame_from_q`) for the remaining steps, the pilot kept for the map
+    back."""
+    T = spec.steps
+    if not spec.frames:
+        return Framed(target=target, m0=spec.m0, C0=spec.C0, steps=T)
     t0 = time.perf_counter()
-    _preflight_start(target, kw.get("m0"))
-    frame = as_frame(frame_spec, target, start=kw.get("m0"), seed=_seed_int(kw.get("seed", 0)))
-    structure = kw.get("structure") or ("tril" if kw["method"] == "prox-sgd" else "sym")
-    if kw.get("m0") is not None:  # a start is checked in z, where the user gave it, before it is mapped
-        kw["m0"] = as_vector(kw["m0"], "m0", target.dim)
-    if kw.get("C0") is not None:
-        kw["C0"] = check_scale(kw["C0"], target.dim, structure, "C0")
+    _preflight_start(target, spec.m0)
+    frame = as_frame(spec.frame, target, start=spec.m0, seed=_seed_int(spec.seed))
+    m0 = None if spec.m0 is None else as_vector(spec.m0, "m0", target.dim)  # checked in z, where it was given
+    C0 = None if spec.C0 is None else check_scale(spec.C0, target.dim, spec.structure, "C0")
     if (
-        kw.get("m0") is None
-        and kw.get("C0") is None
-        and kw.get("step_size") is None
+        m0 is None
+        and C0 is None
+        and spec.step_size is None
         and frame.kind == "laplace"
         and type(target).__dict__.get("ridge_likelihood") == "logistic"
     ):
-        kw["m0"] = _ridge_start(target, frame)
-    T = int(kw["steps"])
+        m0 = _ridge_start(target, frame)
     refine = (
         frame.radius < 1.0
         and frame.kind in ("laplace", "diagonal")
-        and kw.get("step_size") is None
-        and kw.get("m0") is None
-        and kw.get("C0") is None
+        and spec.step_size is None
+        and m0 is None
+        and C0 is None
         and T >= 4
     )
     if not refine:
-        return _stage(fit, target, frame, kw, structure, time.perf_counter() - t0)
+        return _framed(target, frame, m0, C0, spec.structure, T, time.perf_counter() - t0)
     T1 = T // 2
-    r1 = _stage(fit, target, frame, dict(kw, steps=T1), structure, time.perf_counter() - t0)
+    first = _framed(target, frame, None, None, spec.structure, T1, time.perf_counter() - t0)
+    pilot = run(dataclasses.replace(spec, steps=T1), first)
     t1 = time.perf_counter()
-    frame2 = frame_from_q(target, r1.m, r1.C, seed=_seed_int(kw.get("seed", 0)) + 1)
+    frame2 = frame_from_q(target, pilot.m, pilot.C, seed=_seed_int(spec.seed) + 1)
     frame2.notes.insert(0, f"stage 2 of 2 ({T - T1} steps): {frame2.notes.pop(0)}")
-    r2 = _stage(fit, target, frame2, dict(kw, steps=T - T1), structure, time.perf_counter() - t1)
+    out = _framed(target, frame2, None, None, spec.structure, T - T1, time.perf_counter() - t1)
+    out.pilot = pilot
+    return out
+
+
+def _framed(target, frame, m0, C0, structure, steps, setup) -> Framed:
+    """The framed target and the start in the frame: a given (m0, C0) mapped by x = L^{-1}(z - z0), C' = L^{-1} C
+    (then its triangular or symmetric root of the same q, for the structure), else N(0, radius^2 I)."""
+    at = frame.target(target)
+    m0x = C0x = None
+    if m0 is not None or C0 is not None:
+        m0 = m0 if m0 is not None else frame.z0
+        C0 = C0 if C0 is not None else frame.L
+        m0x, C0x = at.params_to_frame(np.asarray(m0, dtype=np.float64), np.asarray(C0, dtype=np.float64))
+        if structure in ("tril", "diag"):
+            C0x = np.linalg.cholesky(C0x @ C0x.T)
+        elif structure == "sym":
+            lam, Q = np.linalg.eigh(C0x @ C0x.T)
+            C0x = (Q * np.sqrt(lam)) @ Q.T
+            C0x = 0.5 * (C0x + C0x.T)
+    elif frame.radius != 1.0:
+        C0x = frame.radius * np.eye(target.dim)
+    return Framed(target=at, frame=frame, m0=m0x, C0=C0x, steps=steps, setup=setup)
+
+
+def _join(r1, r2):
+    """A refined run's result: the pilot's (stage 1) and the second stage's records, steps and notes, in order."""
+    T1 = r1.steps
     notes = [f"stage 1 of 2 ({T1} steps): {n}" for n in r1.notes] + r2.notes
     trace = dataclasses.replace(
         r2.trace,
@@ -395,7 +454,9 @@ def fit_in_frame(fit, target, frame_spec, kwargs: dict):
         m=None if r1.trace_m is None else np.concatenate([r1.trace_m, r2.trace_m[1:]]),
         C=None if r1.trace_C is None else np.concatenate([r1.trace_C, r2.trace_C[1:]]),
     )
-    config = dataclasses.replace(r2.config, steps=T, step_sizes=np.concatenate([r1.step_sizes, r2.step_sizes]))
+    config = dataclasses.replace(
+        r2.config, steps=T1 + r2.steps, step_sizes=np.concatenate([r1.step_sizes, r2.step_sizes])
+    )
     return dataclasses.replace(r2, config=config, trace=trace, notes=notes, seconds=r1.seconds + r2.seconds)
 
 
@@ -483,71 +544,6 @@ def frame_from_q(target, m, C, *, probes: int = 8, seed: int = 0) -> Frame:
     if mu <= 0:
         frame.notes.append("-log p is not convex at some probed point (mu' <= 0): no convergence guarantee")
     return frame
-
-
-def _stage(fit, target, frame, kw, structure, setup):
-    kw = dict(kw)
-    t0 = time.perf_counter()
-    at = frame.target(target)
-    method = kw["method"]
-    if kw.get("m0") is not None or kw.get("C0") is not None:
-        m0 = kw["m0"] if kw.get("m0") is not None else frame.z0
-        C0 = kw["C0"] if kw.get("C0") is not None else frame.L
-        m0x, C0x = at.params_to_frame(np.asarray(m0, dtype=np.float64), np.asarray(C0, dtype=np.float64))
-        if structure in ("tril", "diag"):
-            C0x = np.linalg.cholesky(C0x @ C0x.T)
-        elif structure == "sym":
-            lam, Q = np.linalg.eigh(C0x @ C0x.T)
-            C0x = (Q * np.sqrt(lam)) @ Q.T
-            C0x = 0.5 * (C0x + C0x.T)
-        kw["m0"], kw["C0"] = m0x, C0x
-    elif frame.radius != 1.0:
-        kw["C0"] = frame.radius * np.eye(target.dim)
-    if kw.get("M") is None and frame.M is not None:
-        kw["M"] = frame.M
-    if kw.get("step_size") is None:
-        kw["step_size"] = default_step(
-            frame, method, kw.get("estimator") or ("energy" if method == "prox-sgd" else "entropy"), target.dim
-        )
-        if kw.get("average") == "theta":  # Thm 7's / Thm 10's theta average is stated for a constant step
-            kw["step_size"] = "1/(M sqrt T)"
-    kw["frame"] = None
-    guard = isinstance(kw["step_size"], str) and kw["step_size"] in ("thm6", "thm9", "1/(M sqrt T)")
-    if guard:  # our own default rule: restart with half the steps when the run blows up (as fit's guard)
-        from refvi.optim import schedules
-
-        est = kw.get("estimator") or ("energy" if method == "prox-sgd" else "entropy")
-        Ms, mus = step_constants(frame)
-        if Ms is None or kw["M"] != frame.M:  # an M given by the caller sets the rule's constants
-            Ms, mus = kw["M"], frame.mu
-        a = schedules.noise_constants(est, at.dim, Ms)[0] if est in ("energy", "entropy") else None
-        kw["step_size"] = schedules.step_sizes(kw["step_size"], int(kw["steps"]), M=Ms, mu=mus or None, a=a)
-    setup += time.perf_counter() - t0
-    from refvi.optim.fastpath import DivergenceError
-
-    halvings = 0
-    while True:
-        try:
-            res = fit(at, **kw)
-            f = res.trace_objective
-            if not guard or (np.all(np.isfinite(f)) and f[-1] <= f[0] + 1.0 + 0.1 * abs(f[0])):
-                break
-        except DivergenceError:
-            if not guard:
-                raise
-        if halvings >= 30:
-            raise DivergenceError(
-                0, np.zeros(at.dim), np.eye(at.dim), f"{method} in the affine frame (steps halved 30 times)"
-            )
-        halvings += 1
-        kw["step_size"] = kw["step_size"] / 2.0
-    out = _map_back(res, at, frame, structure, setup)
-    if halvings:
-        out.notes.append(
-            f"the frame's step rule made the run blow up; restarted with the steps halved {halvings} "
-            f"time(s) (the energy estimator's noise grows like (d+3)M^2 ||w - wbar||^2, seed 000 Thm 1)"
-        )
-    return out
 
 
 def _seed_int(seed):

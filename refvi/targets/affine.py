@@ -69,22 +69,31 @@ class AffineTarget(Target):
     def _kernel_plan(self):
         """The base target's compiled energy and -log p kernels seen through the frame
         (:mod:`refvi.kernels.composed`), so a framed fit runs the fused loop whenever the base target has kernels."""
-        from refvi.kernels import composed
+        from refvi.kernels import composed, fused
         from refvi.kernels.energy import callable_energy
+        from refvi.kernels.neglogp import callable_neglogp
 
         base = self.base.kernels()
         z0, L = self.z0, np.ascontiguousarray(self.L)
         energy: tuple[Any, tuple] | None  # (kernel, its extra arguments): kernels of different arities
+        loop = None
         if base.energy is None:
             energy = None
         elif base.energy[0] is callable_energy:  # one numba grad_logp of one point: rows straight through the frame
             energy = (composed.affine_callable_energy, (z0, L) + tuple(base.energy[1]))
+            loop = (fused.callable_loop, energy[1])
         else:
             energy = (composed.affine_energy, (z0, L) + (base.energy[0], base.energy[1]))
-        neglogp = None if base.neglogp is None else (composed.affine_neglogp, (z0, L, base.neglogp[0], base.neglogp[1]))
+        neglogp: tuple[Any, tuple] | None
+        if base.neglogp is None:
+            neglogp = None
+        elif base.neglogp[0] is callable_neglogp:  # one numba logp of one point, by address: a cached kernel
+            neglogp = (composed.affine_callable_neglogp, (z0, L) + tuple(base.neglogp[1]))
+        else:
+            neglogp = (composed.affine_neglogp, (z0, L, base.neglogp[0], base.neglogp[1]))
         if energy is None and neglogp is None:
             return None
-        return KernelPlan(energy=energy, neglogp=neglogp)
+        return KernelPlan(energy=energy, neglogp=neglogp, loop=loop)
 
     # ---- density ----------------------------------------------------------------------------------------------
     def _logp_batch(self, X):

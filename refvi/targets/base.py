@@ -31,13 +31,17 @@ class KernelPlan:
     * ``energy_checked``: the fused validate-and-compute kernel of the public estimator
       (:mod:`refvi.kernels.checked`): ``kernel(m, C, U, d, structure code, *args) -> (status, gm, gC)``;
     * ``neglogp``: ``kernel(Z, *args)``, -log p(z) on the rows of Z with every constant (:mod:`refvi.kernels.neglogp`);
-    * ``sgd_loop``: ``(target code, P2, P1, s1, s2)`` of the whole-loop kernel :func:`refvi.kernels.optim.sgd_loop`.
+    * ``sgd_loop``: ``(target code, P2, P1, s1, s2)`` of the whole-loop kernel :func:`refvi.kernels.optim.sgd_loop`;
+    * ``loop``: a cached whole-loop kernel with fixed argument types, ``kernel(method, estimator, structure code, m,
+      C, U, gammas, weights, acc_m, acc_C, M, *args)`` (:func:`refvi.kernels.fused.callable_loop`), run instead of
+      :func:`refvi.kernels.fused.energy_loop` around ``energy``, which is compiled in each process.
     """
 
     energy: tuple | None = None
     energy_checked: tuple | None = None
     neglogp: tuple | None = None
     sgd_loop: tuple | None = None
+    loop: tuple | None = None
 
 
 _NO_PLAN = KernelPlan()

@@ -16,8 +16,11 @@ class CallableTarget(Target):
     ``smoothness`` (M) and ``strong_convexity`` (mu) are what you know about -log p; schedules that need M
     refuse a target without it.  Functions compiled with ``numba.njit`` (per point or batched) are called from
     refvi's Numba kernels directly: ``refvi.fit`` runs its whole loop in one compiled call
-    (:mod:`refvi.kernels.fused`).  Python functions run one call per step.  Non-finite values returned by your
-    functions raise ``ValueError`` (or end a run as divergence at that step).
+    (:mod:`refvi.kernels.fused`).  Per-point ones reach the kernels as the address of their compiled code for a
+    float64 vector (:mod:`refvi.kernels.userfn`), so those kernels are cached on disk and a new model compiles only
+    its own two functions (``compile_seconds`` adds up how long that took).  Python functions run one call per
+    step.  Non-finite values returned by your functions raise ``ValueError`` (or end a run as divergence at that
+    step).
     """
 
     name = "callable"
@@ -68,23 +71,40 @@ class CallableTarget(Target):
         self._lp = (logp_batch, True) if logp_batch is not None else (logp, False)
         self._gr = (grad_batch, True) if grad_batch is not None else (grad_logp, False)
         self.is_numba = _is_numba(self._lp[0]) and _is_numba(self._gr[0])
-        self._logp_args, self._grad_args = (self._lp[0],), (self._gr[0],)
+        self.compile_seconds = 0.0  # seconds spent compiling the user's numba functions for refvi's kernels
+        self._owners: list = []  # the dispatchers whose compiled code the kernels call by address
 
     @property
     def mode(self):
         return None if self._mode is None else self._mode.copy()
 
     def _kernel_plan(self):
-        """numba-compiled functions are called from the kernels directly; plain Python ones run the NumPy path."""
+        """numba-compiled functions are called from the kernels directly (a per-point one by the address of its
+        compiled code, :func:`refvi.kernels.userfn.address`, compiled here); plain Python ones run the NumPy path."""
         if not self.is_numba:
             return None
-        from refvi.kernels import composed, energy, neglogp
+        from refvi.kernels import composed, energy, fused, neglogp
 
         grad, batched = self._gr
-        en = (composed.batch_energy, self._grad_args) if batched else (energy.callable_energy, self._grad_args)
+        loop = None
+        if batched:
+            en = (composed.batch_energy, (grad,))
+        else:
+            args = (self._address(grad, "grad"),)
+            en = (energy.callable_energy, args)
+            loop = (fused.callable_loop, (np.empty(0), np.empty((0, 0))) + args)
         lp, batched = self._lp
-        nl = (composed.batch_neglogp, self._logp_args) if batched else (neglogp.callable_neglogp, self._logp_args)
-        return KernelPlan(energy=en, neglogp=nl)
+        nl = (composed.batch_neglogp, (lp,)) if batched else (neglogp.callable_neglogp, (self._address(lp, "logp"),))
+        return KernelPlan(energy=en, neglogp=nl, loop=loop)
+
+    def _address(self, fn, kind):
+        from refvi.kernels import userfn
+
+        addr, owner, compiled, seconds = userfn.address(fn, kind)
+        self._owners.append(owner)
+        if compiled:
+            self.compile_seconds += seconds
+        return addr
 
     def _logp_batch(self, Z):
         fn, batched = self._lp
@@ -113,7 +133,8 @@ class CallableTarget(Target):
         elif self.is_numba and Z.shape[0] > 1:  # every row in one compiled call (the frame search's Hessians)
             from refvi.kernels import _entry, energy
 
-            out = _entry.call(energy.callable_grad_rows, (np.ascontiguousarray(Z),), self._grad_args)
+            args = self.kernels().energy[1]  # type: ignore[index]  # (a numba target always has an energy plan)
+            out = _entry.call(energy.callable_grad_rows, (np.ascontiguousarray(Z),), args)
         else:
             out = np.empty_like(Z)
             for s, z in enumerate(Z):
