@@ -18,8 +18,11 @@ def test_planted_bug_is_caught_by_the_certificate(mutant):
 
 
 def test_planting_changes_only_the_named_method():
-    base = NumpyImplementation()
+    from refvi.verification.protocol.refvi_impl import RefviImplementation
+
+    bases = {"numpy": NumpyImplementation(), "refvi": RefviImplementation()}
     for mt in MUTANTS:
+        base = bases[mt.on]
         planted = mt.build(base)
         assert planted.name.endswith(mt.id) and planted is not base
         head = mt.method.split(".")[0]

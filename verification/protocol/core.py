@@ -74,6 +74,7 @@ METHODS = (
     "frame",
     "framed_energy",
     "fit",
+    "fit_as_user",
 )
 
 
@@ -91,6 +92,24 @@ class FitRun:
     Cs: np.ndarray  # (T+1, d, d)
     objective: np.ndarray | None = None  # optional (T+1,): the driver's Monte Carlo estimate of f(w^t) =
     objective_samples: int = 0  # E_q[-log p] - log|det C| on its own fixed base samples, and how many
+
+
+@dataclasses.dataclass(frozen=True)
+class UserFitRun:
+    """A run of :meth:`Implementation.fit_as_user`: the returned approximation, the last iterate, the step sizes run,
+    the affine frame the driver chose and the iterates it recorded."""
+
+    m: np.ndarray  # (d,) the returned mean
+    C: np.ndarray  # (d, d)
+    m_last: np.ndarray  # (d,) w^T
+    C_last: np.ndarray
+    step_sizes: np.ndarray  # (T,) as run (in the frame's coordinates for a framed run)
+    frame: tuple[np.ndarray, np.ndarray] | None  # (z0, L) of the frame the run used; None: the target's coordinates
+    steps: np.ndarray  # (n,) the step indices t of the recorded iterates, 0 and T included
+    ms: np.ndarray  # (n, d) the recorded m^t (in z)
+    Cs: np.ndarray  # (n, d, d)
+    objective: np.ndarray | None = None  # (n,) the driver's Monte Carlo estimate of f(w^t) at the recorded steps
+    objective_samples: int = 0  # on how many fixed base samples
 
 
 @runtime_checkable
@@ -255,6 +274,23 @@ class Implementation(Protocol):
         M the target's); it returns the last iterate.  Optionally the run reports its objective trace
         (``objective``, ``objective_samples``): 000.claim-fit then checks it against the closed form within Monte
         Carlo error."""
+
+    def fit_as_user(self, target, **options) -> UserFitRun:
+        """The end-to-end driver called as a user calls it (optional; refvi's own defaults, not a paper result): with
+        ``target`` and exactly the keyword ``options`` given, by their protocol names (``method``, ``steps``,
+        ``step_size``, ``average``, ``seed``, ``frame``, ``init`` as in :meth:`fit`, and ``samples``, the base
+        samples per step), every other argument left to the driver's own default: the adapter passes no default of
+        its own, only switches that report without changing the run (keep the iterates).  Returns a
+        :class:`UserFitRun`.  What ``000.claim-fit-defaults`` holds the driver to: with no step size given, it runs
+        Prox-SGD ("prox-sgd", lower-triangular C) in the Laplace frame of :meth:`frame` (reported as ``frame``) with
+        Eq. 11's "thm6" steps ("proj-sgd": Eq. 13's "thm9", symmetric C) on the frame's constants at the mode, halved
+        k >= 0 times by a divergence guard; with a step size given, in the target's own coordinates (``frame`` None);
+        ``frame=None`` given: in the target's coordinates with the default step 1/M ("prox-sgd") or 1/(2M)
+        ("proj-sgd"), halved k >= 0 times; the guard's rule both ways: each halving follows a run that blew up on the
+        same base samples, and no reported run with a default step ends with its objective above
+        f(w^0) + 1 + ``|f(w^0)|``/10 (within the Monte Carlo error of its own estimate); the defaults of ``method``,
+        ``average`` ("tail"), ``seed`` (0) and ``samples`` (1) give the same run, bit for bit, as passing those
+        values; the recorded iterates include w^0 and w^T, and every step when T <= 100."""
 
     def gradient_descent(self, grad_l, m0, C0, step, steps, method, M=None):
         """Seed 002 §5.3 with the exact energy gradient ``grad_l(m, C) -> (gm, gC)`` (full-matrix gC) supplied by

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import inspect
 import weakref
 
 import numpy as np
@@ -41,6 +42,8 @@ def _build(spec):
             spec.logp,
             spec.grad_logp,
             spec.dim,
+            logp_batch=spec.logp_batch,  # the user's batched form when given (refvi then calls it, once per step)
+            grad_batch=spec.grad_batch,
             smoothness=p.get("smoothness"),
             strong_convexity=p.get("strong_convexity", 0.0),
         )
@@ -204,6 +207,37 @@ class RefviCore:
             Cs=r.trace_C,
             objective=r.trace_objective,
             objective_samples=4096,
+        )
+
+    #: protocol option -> refvi.fit's keyword (``init`` is split into m0, C0)
+    _USER_OPTIONS = ("method", "steps", "step_size", "average", "seed", "frame", "samples")
+
+    def fit_as_user(self, target, **options):
+        from refvi.optim.fit import fit
+        from refvi.verification.protocol.core import UserFitRun
+
+        unknown = sorted(set(options) - set(self._USER_OPTIONS) - {"init"})
+        if unknown:
+            raise TypeError(f"fit_as_user: unknown options {unknown}")
+        kwargs = {k: options[k] for k in self._USER_OPTIONS if k in options}
+        if "init" in options:
+            kwargs["m0"], kwargs["C0"] = (None, None) if options["init"] is None else options["init"]
+        # only what the caller gave, and keep_iterates (it records the iterates at the trace points; the run is the
+        # same bit for bit); every other argument is refvi.fit's own default (frame="auto", trace_every, ...)
+        r = fit(as_refvi_target(target), keep_iterates=True, **kwargs)
+        frame = None if r.frame is None else (np.array(r.frame.z0), np.array(r.frame.L))
+        return UserFitRun(
+            m=r.m,
+            C=r.C,
+            m_last=r.m_last,
+            C_last=r.C_last,
+            step_sizes=r.step_sizes,
+            frame=frame,
+            steps=r.trace_steps,
+            ms=r.trace_m,
+            Cs=r.trace_C,
+            objective=r.trace_objective,
+            objective_samples=int(inspect.signature(fit).parameters["trace_samples"].default),  # fit's default
         )
 
     def gradient_descent(self, grad_l, m0, C0, step, steps, method, M=None):

@@ -22,6 +22,13 @@ kind                        log p(z, x)                                         
                             constants (the instance's hypotheses, not something to compute)     strong_convexity
 ==========================  ==================================================================  ===================
 
+A ``callable`` record may also carry the same density *batched*, ``logp_batch(Z) -> (S,)`` and
+``grad_batch(Z) -> (S, d)`` for the rows of Z (S, d): a user's model written once per batch of points (a
+``numba.njit`` or vectorized NumPy function).  They compute the same values as ``logp`` / ``grad_logp`` row by row;
+an implementation may call either form (refvi hands the batched form to its compiled loops), and one that ignores
+them is still right.  The callables of a record may be ``numba.njit`` functions (statement ``000.claim-user-model``):
+they are plain Python callables too.
+
 ``spec.model`` is the same content as the plain dict the oracles take (:mod:`refvi.verification.oracles`), and
 :func:`from_model` builds the spec back from such a dict; :mod:`refvi.verification.protocol.datasets` gives the
 scikit-learn data sets as specs.
@@ -56,6 +63,8 @@ class TargetSpec:
     grad_logp: Callable[[np.ndarray], np.ndarray]
     log_evidence: float | None = None
     name: str = ""
+    logp_batch: Callable[[np.ndarray], np.ndarray] | None = None  # "callable" only: the same density on rows (S, d)
+    grad_batch: Callable[[np.ndarray], np.ndarray] | None = None
 
     @property
     def model(self) -> dict:
@@ -77,7 +86,17 @@ class TargetSpec:
         if self.kind == "callable":
             return (
                 _spec,
-                (self.kind, self.dim, dict(self.params), self.logp, self.grad_logp, self.log_evidence, self.name),
+                (
+                    self.kind,
+                    self.dim,
+                    dict(self.params),
+                    self.logp,
+                    self.grad_logp,
+                    self.log_evidence,
+                    self.name,
+                    self.logp_batch,
+                    self.grad_batch,
+                ),
             )
         return (from_model, (dict(self.model), self.name))
 
@@ -88,8 +107,10 @@ def _frozen(a) -> np.ndarray:
     return out
 
 
-def _spec(kind, dim, params, logp, grad, log_evidence=None, name="") -> TargetSpec:
-    return TargetSpec(kind, int(dim), types.MappingProxyType(dict(params)), logp, grad, log_evidence, name)
+def _spec(kind, dim, params, logp, grad, log_evidence=None, name="", logp_batch=None, grad_batch=None) -> TargetSpec:
+    return TargetSpec(
+        kind, int(dim), types.MappingProxyType(dict(params)), logp, grad, log_evidence, name, logp_batch, grad_batch
+    )
 
 
 def gaussian(mean, precision, name: str = "") -> TargetSpec:
@@ -156,9 +177,20 @@ def cosine(alpha: float, b, phi: float = 0.0, beta: float = 1.0, z0=None, name: 
 
 
 def from_callables(
-    logp, grad_logp, dim: int, *, smoothness: float | None = None, strong_convexity: float = 0.0, name: str = ""
+    logp,
+    grad_logp,
+    dim: int,
+    *,
+    smoothness: float | None = None,
+    strong_convexity: float = 0.0,
+    name: str = "",
+    logp_batch=None,
+    grad_batch=None,
 ) -> TargetSpec:
-    """A target given only by its density: the constants are part of the instance (its hypotheses)."""
+    """A target given only by its density: the constants are part of the instance (its hypotheses).  ``logp_batch``
+    / ``grad_batch``: the same density on the rows of Z (S, d), optional (see the module docstring)."""
+    if (logp_batch is None) != (grad_batch is None):
+        raise ValueError("give both logp_batch and grad_batch, or neither")
     return _spec(
         "callable",
         dim,
@@ -167,6 +199,8 @@ def from_callables(
         grad_logp,
         None,
         name,
+        logp_batch,
+        grad_batch,
     )
 
 

@@ -33,10 +33,18 @@ class Mutant:
     #: that call the method are costly); a speed hint only: every statement that calls the method still runs if these
     #: do not catch it, and the verdict does not depend on the order
     try_first: tuple[str, ...] = ()
+    #: the implementation the bug is planted in when none is given: "numpy" (the plain-NumPy example) or "refvi" (for
+    #: a method of refvi's own features the example does not offer, e.g. ``fit_as_user``; still a wrapper around the
+    #: adapter's method: refvi's source is never edited)
+    on: str = "numpy"
 
     def build(self, base=None):
         """The example implementation (or ``base``) with this bug planted.  The method is overridden on a copy of its
         owner, so the owner's other methods that call it (an optimizer calling its estimator) see the bug too."""
+        if base is None and self.on == "refvi":
+            from refvi.verification.protocol.refvi_impl import RefviImplementation
+
+            base = RefviImplementation()
         if base is None:
             from refvi.verification.examples.numpy_adapter import NumpyImplementation
 
@@ -46,14 +54,16 @@ class Mutant:
         return planted
 
 
-def mutant(id: str, seed: str, method: str, bug: str, try_first: tuple[str, ...] = ()):
+def mutant(id: str, seed: str, method: str, bug: str, try_first: tuple[str, ...] = (), on: str = "numpy"):
     """Register ``make(original, owner) -> buggy method`` as a mutant of the dotted protocol ``method``
-    (``try_first``: see :attr:`Mutant.try_first`)."""
+    (``try_first``: see :attr:`Mutant.try_first`; ``on``: see :attr:`Mutant.on`)."""
 
     def deco(make):
         if id in ZOO:
             raise ValueError(f"mutant {id} registered twice")
-        ZOO[id] = Mutant(id, seed, method, bug, make, tuple(try_first))
+        if on not in ("numpy", "refvi"):
+            raise ValueError(f"mutant {id}: on must be 'numpy' or 'refvi', got {on!r}")
+        ZOO[id] = Mutant(id, seed, method, bug, make, tuple(try_first), on)
         return make
 
     return deco

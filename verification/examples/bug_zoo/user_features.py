@@ -1,0 +1,96 @@
+"""Planted bugs in refvi's own features under statements (issue 38 item 4): a user's model in an affine frame with a
+negative diagonal, Proj-SGD whose projection receives an indefinite Y, and the driver called with its own defaults
+(``fit_as_user``, which the plain-NumPy example does not offer: those bugs are planted around refvi's adapter)."""
+
+from __future__ import annotations
+
+import numpy as np
+
+from refvi.verification.examples.bug_zoo import mutant
+
+
+@mutant(
+    "framed-energy-abs-diagonal",
+    "000",
+    "framed_energy",
+    "the frame's L taken with |L_ii| on the diagonal (written for Cholesky factors, whose diagonal is positive)",
+    try_first=("000.claim-user-model",),
+)
+def _(orig, owner):
+    def framed_energy(target, z0, L, m, C, U, structure="full"):
+        L = np.array(L, dtype=float)
+        np.fill_diagonal(L, np.abs(np.diag(L)))
+        return orig(target, z0, L, m, C, U, structure)
+
+    return framed_energy
+
+
+@mutant(
+    "proj-sgd-singular-value-clip-on-sym",
+    "000",
+    "proj_sgd",
+    "Proj-SGD's loop projects a symmetric Y with the singular-value clip (the same as the eigenvalue clip while Y is "
+    "positive definite; |lambda| instead of lambda once Y is indefinite)",
+    try_first=("000.claim-user-model",),
+)
+def _(orig, owner):
+    def proj_sgd(target, m0, C0, gammas, U, M, estimator="entropy", structure="sym", weights=None):
+        M = float(M)
+        if structure != "sym":
+            return orig(target, m0, C0, gammas, U, M, estimator, structure, weights)
+
+        def clip(Y, g):
+            Us, s, Vt = np.linalg.svd(0.5 * (Y + Y.T))
+            return (Us * np.maximum(s, 1.0 / np.sqrt(M))) @ Vt
+
+        return owner._sgd(clip, target, m0, C0, gammas, U, estimator, structure, weights)
+
+    return proj_sgd
+
+
+@mutant(
+    "fit-as-user-frame-auto-ignored",
+    "000",
+    "fit_as_user",
+    "the driver's default frame is none (frame='auto' never chooses the Laplace frame)",
+    on="refvi",
+)
+def _(orig, owner):
+    def fit_as_user(target, **options):
+        options.setdefault("frame", None)
+        return orig(target, **options)
+
+    return fit_as_user
+
+
+@mutant(
+    "fit-as-user-guard-off",
+    "000",
+    "fit_as_user",
+    "without a frame, the default step 1/M (Proj-SGD: 1/(2M)) is passed on as a given step, so the divergence guard "
+    "never runs",
+    on="refvi",
+)
+def _(orig, owner):
+    def fit_as_user(target, **options):
+        if "frame" in options and options["frame"] is None and options.get("step_size") is None:
+            M = owner.smoothness(target)
+            options["step_size"] = 1.0 / M if options.get("method", "prox-sgd") == "prox-sgd" else 0.5 / M
+        return orig(target, **options)
+
+    return fit_as_user
+
+
+@mutant(
+    "fit-as-user-default-average-last",
+    "000",
+    "fit_as_user",
+    "the driver's default average is the last iterate, not the documented tail average",
+    on="refvi",
+)
+def _(orig, owner):
+    def fit_as_user(target, **options):
+        options.setdefault("average", "last")
+        return orig(target, **options)
+
+    return fit_as_user

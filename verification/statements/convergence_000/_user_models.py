@@ -1,0 +1,82 @@
+"""A user's own model, written as ``numba.njit`` functions: what a refvi user hands to ``CallableTarget``.
+
+One density, a correlated and off-centre Gaussian in d = 3, -log p(z) = 1/2 (z - MEAN)^T PREC (z - MEAN) + const with
+PREC's eigenvalues 1, 40 and 1e4 (condition number 1e4) and MEAN 200 units out along the flattest direction, written
+twice: per point (``logp(z)``, ``grad_logp(z)``) and batched (``logp_batch(Z)``, ``grad_batch(Z)`` on the rows of Z).
+Each function is compiled on first use and cached on disk (``cache=True``, as a user would), and every statement
+reuses it: instances vary the
+frame (z0, L), the start, the base samples and the step sizes, never the compiled model (an implementation's
+per-function compilation, refvi's fused loop and frame kernels, is paid once per process and model).
+
+The compiled functions name NumPy ``numpy``: the statements' ``np`` is the provenance ledger's marking wrapper
+(:func:`refvi.verification.provenance.instrument`), which Numba cannot type.  The oracle side never calls these
+functions: it evaluates the same density from :data:`MODEL`, a plain oracle model
+dict (:mod:`refvi.verification.oracles`).
+"""
+
+from __future__ import annotations
+
+import functools
+import math
+
+import numba
+import numpy
+import numpy as np
+
+from refvi.verification.protocol import targets as specs
+from refvi.verification.statement import scalar
+
+D = 3
+_Q = np.linalg.qr(np.array([[1.0, 0.4, -0.3], [0.2, 1.0, 0.5], [-0.6, 0.1, 1.0]]))[0]
+_EIGS = np.array([1.0, 40.0, 1e4])
+PREC = np.ascontiguousarray(0.5 * ((_Q * _EIGS) @ _Q.T + ((_Q * _EIGS) @ _Q.T).T))
+MEAN = np.ascontiguousarray(200.0 * _Q[:, 0] + np.array([0.5, -1.0, 0.25]))
+_CONST = 0.5 * scalar(np.linalg.slogdet(PREC)[1]) - 0.5 * D * math.log(2.0 * math.pi)
+M_TRUE, MU_TRUE = scalar(_EIGS[-1]), scalar(_EIGS[0])
+
+#: the oracle's view of the same density
+MODEL = {"kind": "gaussian", "mean": MEAN, "precision": PREC}
+
+
+@numba.njit(cache=True)
+def logp(z):
+    r = z - MEAN
+    return -0.5 * (r @ (PREC @ r)) + _CONST
+
+
+@numba.njit(cache=True)
+def grad_logp(z):
+    return -(PREC @ (z - MEAN))
+
+
+@numba.njit(cache=True)
+def logp_batch(Z):
+    out = numpy.empty(Z.shape[0])
+    for s in range(Z.shape[0]):
+        r = Z[s] - MEAN
+        out[s] = -0.5 * (r @ (PREC @ r)) + _CONST
+    return out
+
+
+@numba.njit(cache=True)
+def grad_batch(Z):
+    G = numpy.empty_like(Z)
+    for s in range(Z.shape[0]):
+        G[s] = -(PREC @ (Z[s] - MEAN))
+    return G
+
+
+@functools.cache
+def target(batched: bool) -> specs.TargetSpec:
+    """The user's model as a ``callable`` target record (its declared constants M, mu are the instance's
+    hypotheses); ``batched``: the record also carries the batched functions (refvi then calls those)."""
+    extra = {"logp_batch": logp_batch, "grad_batch": grad_batch} if batched else {}
+    return specs.from_callables(
+        logp,
+        grad_logp,
+        D,
+        smoothness=M_TRUE,
+        strong_convexity=MU_TRUE,
+        name=f"numba user model ({'batched' if batched else 'per point'})",
+        **extra,
+    )
