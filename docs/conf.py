@@ -15,7 +15,7 @@ import sys
 DOCS = pathlib.Path(__file__).resolve().parent
 ROOT = DOCS.parent
 sys.path.insert(0, str(DOCS / "_ext"))
-sys.path.insert(0, str(ROOT))                 # document the checkout's refvi, not whatever else is installed
+sys.path.insert(0, str(ROOT))  # document the checkout's refvi, not whatever else is installed
 os.environ.setdefault("NUMBA_NUM_THREADS", "1")
 
 import refvi  # noqa: E402
@@ -40,20 +40,21 @@ exclude_patterns = ["_build", "Thumbs.db", ".DS_Store"]
 
 # ---------------------------------------------------------------------------------------------------------- MyST
 myst_enable_extensions = ["dollarmath", "colon_fence"]
-myst_heading_anchors = 3                      # [text](page.md#a-heading) links resolve to generated anchors
+myst_heading_anchors = 3  # [text](page.md#a-heading) links resolve to generated anchors
 
 # ------------------------------------------------------------------------------------------------------- autodoc
 autodoc_default_options = {"members": True, "member-order": "bysource", "show-inheritance": True}
 autodoc_typehints = "signature"
-autodoc_preserve_defaults = True              # show `steps=10_000`, not the evaluated repr of every default
-autoclass_content = "both"                    # the class docstring and __init__'s
+autodoc_preserve_defaults = True  # show `steps=10_000`, not the evaluated repr of every default
+autoclass_content = "both"  # the class docstring and __init__'s
 
 # Nitpicky mode (-n) checks every cross-reference.  Types from other libraries cannot resolve without intersphinx
 # inventories, which would need the network at build time, so exactly those are listed here (nothing of refvi is).
 nitpick_ignore_regex = [
     ("py:.*", r"(np|numpy|numba|scipy|sympy|mpmath|hypothesis|dask|distributed|jax)(\..*)?"),
 ]
-nitpick_ignore = [("py:class", "random.Random"), ("py:class", "pathlib.Path")]      # the standard library's, in a signature of strategies.py
+# the standard library's, in a signature of strategies.py
+nitpick_ignore = [("py:class", "random.Random"), ("py:class", "pathlib.Path")]
 # the standard library's abstract types in signatures (Callable, Iterable, Sequence, ...: ruff's UP035 asks for
 # collections.abc, whose names Sphinx does not resolve without an inventory, unlike typing's)
 nitpick_ignore_regex.append(("py:class", r"collections\.abc\.\w+"))

@@ -190,6 +190,13 @@ def _all_finite(v):
 
 
 @jit
+def _round_buffers(d):
+    """The scratch vectors of a round of the mean-field learners: the gradient (gm, gs) of bar L_t, the running
+    sums (nGm, nGs) and the state (nm, ns) it would commit."""
+    return np.empty(d), np.empty(d), np.empty(d), np.empty(d), np.empty(d), np.empty(d)
+
+
+@jit
 def _begin_round(loss_id, H, x, yt, t, m, sigma, gm, gs, record, M_hist, S_hist):
     """Record the state used in round t, fill (gm, gs) with the gradient of bar L_t there, return ell_t(m)."""
     _record(record, M_hist, S_hist, t, m, sigma)
@@ -218,12 +225,7 @@ def sva_run(loss_id, H, X, y, eta, s, mbox, sbox, m, sigma, Gm, Gs, losses, reco
     Returns (rounds completed, status): it stops before committing a round whose loss, gradient or new state is not
     finite (STATUS_NONFINITE), leaving m, sigma, Gm, Gs as they were before that round."""
     T, d = X.shape
-    gm = np.empty(d)
-    gs = np.empty(d)
-    nGm = np.empty(d)
-    nGs = np.empty(d)
-    nm = np.empty(d)
-    ns = np.empty(d)
+    gm, gs, nGm, nGs, nm, ns = _round_buffers(d)
     s2 = s * s
     for t in range(T):
         lt = _begin_round(loss_id, H, X[t], y[t], t, m, sigma, gm, gs, record, M_hist, S_hist)
@@ -319,10 +321,7 @@ def svb_run(loss_id, H, X, y, mode, step, Hsc, t0, mbox, sbox, m, sigma, losses,
     m <- clip(m - a gm), sigma <- clip(sigma h(a gs / (2 sigma))) = clip(sqrt(sigma^2 + (a gs/2)^2) - a gs/2).
     Returns (rounds completed, status), stopping before a non-finite round (see :func:`sva_run`)."""
     T, d = X.shape
-    gm = np.empty(d)
-    gs = np.empty(d)
-    nm = np.empty(d)
-    ns = np.empty(d)
+    gm, gs, _, _, nm, ns = _round_buffers(d)  # no running sums
     for t in range(T):
         lt = _begin_round(loss_id, H, X[t], y[t], t, m, sigma, gm, gs, record, M_hist, S_hist)
         tt = float(t0 + t + 1)
@@ -417,12 +416,7 @@ def ogael_run(loss_id, H, X, y, eta, lazy, m1, s1, mbox, sbox, m, sigma, Gm, Gs,
     Pi is the clip onto [-mbox, mbox]^d x [0, sbox]^d.
     Returns (rounds completed, status), stopping before a non-finite round (see :func:`sva_run`)."""
     T, d = X.shape
-    gm = np.empty(d)
-    gs = np.empty(d)
-    nGm = np.empty(d)
-    nGs = np.empty(d)
-    nm = np.empty(d)
-    ns = np.empty(d)
+    gm, gs, nGm, nGs, nm, ns = _round_buffers(d)
     for t in range(T):
         lt = _begin_round(loss_id, H, X[t], y[t], t, m, sigma, gm, gs, record, M_hist, S_hist)
         for j in range(d):

@@ -18,10 +18,9 @@
 # %%
 import math
 
-from nbsetup import SMALL, save  # first: it selects the Agg backend
-
 import matplotlib.pyplot as plt
 import numpy as np
+from nbsetup import SMALL, save  # first: it selects the Agg backend
 
 import refvi
 from refvi.optim import exact
@@ -130,14 +129,17 @@ for P in problems:
 # %%
 fig, axes = plt.subplots(2, 2, figsize=(12, 8.5))
 style = {"prox": ("tab:blue", "Prox-SGD"), "proj": ("tab:orange", "Proj-SGD")}
-for row, (P, res) in enumerate(zip(problems, results)):
+for row, (P, res) in enumerate(zip(problems, results, strict=True)):
     axl, axr = axes[row]
     for method, rows in res.items():
         col, lab = style[method]
-        axl.loglog(TS, np.maximum(rows["theta_gap"], 1e-12), "o-", color=col, label=f"{lab}: theta average (theorem step)")
-        axl.loglog(TS, rows["theta_bound"], "--", color=col, label=f"{lab}: theta bound (Thm {7 if method == 'prox' else 10})")
+        theta_label = f"{lab}: theta average (theorem step)"
+        axl.loglog(TS, np.maximum(rows["theta_gap"], 1e-12), "o-", color=col, label=theta_label)
+        thm = 7 if method == "prox" else 10
+        axl.loglog(TS, rows["theta_bound"], "--", color=col, label=f"{lab}: theta bound (Thm {thm})")
         axl.loglog(TS, rows["sqrt_bound"], ":", color=col, label=f"{lab}: O(1/sqrt T) bound (E000-7)")
-        axl.loglog(TS, np.maximum(rows["tail_gap"], 1e-12), "s-", color=col, alpha=0.5, label=f"{lab}: refvi.fit default")
+        tail_gap = np.maximum(rows["tail_gap"], 1e-12)
+        axl.loglog(TS, tail_gap, "s-", color=col, alpha=0.5, label=f"{lab}: refvi.fit default")
         axr.loglog(TS, rows["thm_dist"], "o-", color=col, label=f"{lab}: theorem step")
         axr.loglog(TS, rows["thm_bound"], "--", color=col, label=f"{lab}: bound (Eq. {10 if method == 'prox' else 12})")
         axr.loglog(TS, rows["prac_dist"], "s-", color=col, alpha=0.5, label=f"{lab}: refvi.fit default (last iterate)")

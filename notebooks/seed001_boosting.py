@@ -41,14 +41,20 @@ os.environ.setdefault("NUMBA_NUM_THREADS", "1")
 
 import time  # noqa: E402
 
-from nbsetup import FIG_DIR, SMALL, save  # noqa: E402  (first: it selects the Agg backend)
-
 import matplotlib.pyplot as plt  # noqa: E402
 import numpy as np  # noqa: E402
+from nbsetup import FIG_DIR, SMALL, save  # noqa: E402  (first: it selects the Agg backend)
 
-from refvi.boosting import (AtomSet, BoostingProblem, Box, CauchyTarget, GaussianMixtureTarget,  # noqa: E402
-                            corrective_frank_wolfe, frank_wolfe)
-from refvi.boosting import mc  # noqa: E402
+from refvi.boosting import (  # noqa: E402
+    AtomSet,
+    BoostingProblem,
+    Box,
+    CauchyTarget,
+    GaussianMixtureTarget,
+    corrective_frank_wolfe,
+    frank_wolfe,
+    mc,  # noqa: E402
+)
 from refvi.targets import LogisticRegression, load_dataset  # noqa: E402
 
 print(f"small={SMALL}, figures -> {FIG_DIR}")

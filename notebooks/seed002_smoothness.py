@@ -14,15 +14,13 @@
 # and $K/10$ (dotted) iterations against $\rho$.  $v^*$ comes from `refvi.optim.exact.solve`.
 
 # %%
-from nbsetup import SMALL, save  # first: it selects the Agg backend
-
 import matplotlib.pyplot as plt
 import numpy as np
+from nbsetup import SMALL, save  # first: it selects the Agg backend
 
 from refvi.optim import exact
 from refvi.optim.gradient_descent import gradient_descent
 from refvi.targets import LogisticRegression
-
 
 rng = np.random.default_rng(2)
 N, d = (40, 3) if SMALL else (200, 8)
@@ -61,7 +59,7 @@ print(f"K = {K} (proximal from rho = 1e-3 reaches F - v* < 0.1), K/10 = {K // 10
 # %% Figure 1
 rhos_fig1 = (1e-3, 1 / np.sqrt(M), 10.0)
 fig, axes = plt.subplots(1, 3, figsize=(13, 3.8), sharey=True)
-for ax, rho in zip(axes, rhos_fig1):
+for ax, rho in zip(axes, rhos_fig1, strict=True):
     for name in METHODS:
         g = gaps(name, rho, K)
         ax.semilogy(g, label=name, color=COLORS[name])
@@ -70,7 +68,9 @@ for ax, rho in zip(axes, rhos_fig1):
     ax.set_xlabel("iteration k")
 axes[0].set_ylabel("F(w_k) - v*")
 axes[0].legend()
-save(fig, "seed002_fig1_convergence.png", "Seed 002 Fig. 1: convergence from different initial scales (exact gradients)")
+save(
+    fig, "seed002_fig1_convergence.png", "Seed 002 Fig. 1: convergence from different initial scales (exact gradients)"
+)
 
 # %% Figure 3
 rhos = np.logspace(-3, 1, 5 if SMALL else 13)

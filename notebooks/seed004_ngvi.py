@@ -29,10 +29,9 @@
 # %%
 import time
 
-from nbsetup import FIG_DIR, SMALL, save  # first: it selects the Agg backend
-
 import matplotlib.pyplot as plt
 import numpy as np
+from nbsetup import FIG_DIR, SMALL, save  # first: it selects the Agg backend
 
 from refvi import ngvi
 from refvi.ngvi import sgd_baseline
@@ -69,7 +68,7 @@ def synthetic_blr(n, d, seed=0):
 T1 = 300 if SMALL else 100000
 cases = []
 Xs, ys = synthetic_blr(2000 if SMALL else 17379, 17)
-cases.append(("synthetic (n=%d, d=17, m=%d)" % (len(ys), 100 if SMALL else 1000), Xs, ys, 100 if SMALL else 1000))
+cases.append((f"synthetic (n={len(ys)}, d=17, m={100 if SMALL else 1000})", Xs, ys, 100 if SMALL else 1000))
 ds = load_dataset("diabetes")
 cases.append((f"diabetes (n={ds.X.shape[0]}, d={ds.X.shape[1]}, m=50)", ds.X, ds.y, 50))
 
@@ -100,7 +99,7 @@ for name, X, y, m in cases:
           f"SGD KL at t={h2['iteration'][i1000]}: {h2['kl_last'][i1000]:.3g}")
 
 fig, axes = plt.subplots(1, len(fig1_rows), figsize=(5.5 * len(fig1_rows), 4.2))
-for ax, (name, h1, h2, a) in zip(np.atleast_1d(axes), fig1_rows):
+for ax, (name, h1, h2, a) in zip(np.atleast_1d(axes), fig1_rows, strict=True):
     ax.loglog(h1["iteration"], h1["kl_last"], "-", color="C0", label=r"NGD, $\gamma_t=2/(t+2)$ (last iterate)")
     ax.loglog(h1["iteration"], h1["kl_avg"], "--", color="C0", alpha=0.7, label=r"NGD, $\omega$-average (Thm 1)")
     ax.loglog(h2["iteration"], h2["kl_last"], "-", color="C3", label=rf"proj. SGD, $\gamma_t=1/({a:.3g}+t)$")
@@ -151,7 +150,7 @@ for dname in ("breast_cancer", "digits"):
 
 fig, axes = plt.subplots(1, len(fig2_rows), figsize=(5.5 * len(fig2_rows), 4.2))
 colors = {"NGD (Price)": "C0", "SGD (Price)": "C2", "SGD (reparam)": "C3"}
-for ax, (name, runs, l_star) in zip(np.atleast_1d(axes), fig2_rows):
+for ax, (name, runs, l_star) in zip(np.atleast_1d(axes), fig2_rows, strict=True):
     for label, best in runs.items():
         if best is None:
             continue

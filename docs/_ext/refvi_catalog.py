@@ -25,10 +25,22 @@ from sphinx.application import Sphinx
 from sphinx.util.docutils import SphinxDirective
 
 #: statement columns: (header, row key, relative width); "strength" only when some row has one
-STATEMENT_COLUMNS = [("id", "id", 12), ("result", "title", 34), ("source", "source", 22), ("kind", "kind", 8),
-                     ("strength", "strength", 8), ("erratum", "erratum", 7), ("uses", "uses", 14)]
-ERRATUM_COLUMNS = [("id", "id", 8), ("where", "where", 22), ("printed", "printed", 22),
-                   ("corrected", "corrected", 24), ("instance", "instance", 24)]
+STATEMENT_COLUMNS = [
+    ("id", "id", 12),
+    ("result", "title", 34),
+    ("source", "source", 22),
+    ("kind", "kind", 8),
+    ("strength", "strength", 8),
+    ("erratum", "erratum", 7),
+    ("uses", "uses", 14),
+]
+ERRATUM_COLUMNS = [
+    ("id", "id", 8),
+    ("where", "where", 22),
+    ("printed", "printed", 22),
+    ("corrected", "corrected", 24),
+    ("instance", "instance", 24),
+]
 
 
 def statements_folder() -> pathlib.Path:
@@ -144,15 +156,20 @@ class CatalogueDirective(SphinxDirective):
         has_strength = any("strength" in row for _, data in catalogues for row in data.get("statement", {}).values())
         columns = [c for c in STATEMENT_COLUMNS if c[1] != "strength" or has_strength]
 
-        out: list[nodes.Node] = [nodes.paragraph(
-            text=f"{n_statements} statements and {n_errata} errata over {len(catalogues)} papers "
-                 f"(counted from the catalogues when this page was built).")]
+        out: list[nodes.Node] = [
+            nodes.paragraph(
+                text=f"{n_statements} statements and {n_errata} errata over {len(catalogues)} papers "
+                f"(counted from the catalogues when this page was built)."
+            )
+        ]
         for package, data in catalogues:
             statements, errata = data.get("statement", {}), data.get("erratum", {})
             sec = nodes.section(ids=[nodes.make_id(f"catalogue-{package}")])
             sec += nodes.title(text=data["citation"])
-            sec += nodes.paragraph(text=f"Package refvi.verification.statements.{package}: {len(statements)} "
-                                        f"statements, {len(errata)} errata.")
+            sec += nodes.paragraph(
+                text=f"Package refvi.verification.statements.{package}: {len(statements)} "
+                f"statements, {len(errata)} errata."
+            )
             sec += table("statement", dict(sorted(statements.items(), key=lambda kv: _id_key(kv[0]))), columns)
             if errata:
                 sub = nodes.section(ids=[nodes.make_id(f"errata-{package}")])

@@ -51,7 +51,7 @@ def summary(obj: object) -> str:
     doc = (inspect.getdoc(obj) or "").strip()
     paragraph = " ".join(doc.split("\n\n")[0].split())
     for match in re.finditer(r"\.(\s|$)", paragraph):
-        head = paragraph[:match.start() + 1]
+        head = paragraph[: match.start() + 1]
         if head.count("``") % 2 == 0 and head.replace("``", "").count("`") % 2 == 0:
             return head
     return paragraph
@@ -83,12 +83,13 @@ class ExportsDirective(SphinxDirective):
             if target is None:
                 first += nodes.literal(name, name)
             else:
-                ref = addnodes.pending_xref("", refdomain="py", reftype="obj", reftarget=target,
-                                            refexplicit=True, refwarn=True)
+                ref = addnodes.pending_xref(
+                    "", refdomain="py", reftype="obj", reftarget=target, refexplicit=True, refwarn=True
+                )
                 ref += nodes.literal(name, name)
                 first += ref
             second = nodes.paragraph()
-            if target:   # the docstring's own inline markup, its references read in the defining module
+            if target:  # the docstring's own inline markup, its references read in the defining module
                 saved = self.env.ref_context.get("py:module")
                 self.env.ref_context["py:module"] = obj.__module__
                 try:
@@ -100,8 +101,9 @@ class ExportsDirective(SphinxDirective):
             else:
                 second += nodes.Text(f"data ({type(obj).__name__})")
             row = nodes.row(ids=[nodes.make_id(f"export-{modname}.{name}")])
-            domain.note_object(f"{modname}.{name}", objtype(obj), row["ids"][0], aliased=True,
-                               location=self.get_location())
+            domain.note_object(
+                f"{modname}.{name}", objtype(obj), row["ids"][0], aliased=True, location=self.get_location()
+            )
             for para in (first, second):
                 entry = nodes.entry()
                 entry += para

@@ -19,8 +19,12 @@ from sphinx.application import Sphinx
 from sphinx.transforms.post_transforms import SphinxPostTransform
 
 #: top-level file (without .md) -> the site page that shows it
-ROOT_PAGES = {"README": "index", "ARCHITECTURE": "project/architecture", "CONTRIBUTING": "project/contributing",
-              "CHANGELOG": "project/changelog"}
+ROOT_PAGES = {
+    "README": "index",
+    "ARCHITECTURE": "project/architecture",
+    "CONTRIBUTING": "project/contributing",
+    "CHANGELOG": "project/changelog",
+}
 
 
 def root_page(target: str, srcdir: pathlib.Path, refdoc: str) -> str | None:
@@ -43,7 +47,7 @@ def root_page(target: str, srcdir: pathlib.Path, refdoc: str) -> str | None:
 class RootFileLinks(SphinxPostTransform):
     """Point MyST links to ``../README.md``, ``../ARCHITECTURE.md``, ... at the site pages that include them."""
 
-    default_priority = 8                      # before MyST's own resolver (9)
+    default_priority = 8  # before MyST's own resolver (9)
 
     def run(self, **kwargs) -> None:
         srcdir = pathlib.Path(self.env.srcdir)
@@ -51,7 +55,7 @@ class RootFileLinks(SphinxPostTransform):
             if node.get("reftype") != "myst" or node["reftarget"] in self.env.all_docs:
                 continue
             refdoc = node.get("refdoc", self.env.docname)
-            if node.get("refdomain") == "doc":              # a path MyST took for a document: ../ARCHITECTURE.md
+            if node.get("refdomain") == "doc":  # a path MyST took for a document: ../ARCHITECTURE.md
                 page = root_page(node["reftarget"], srcdir, refdoc)
                 if page is not None and page in self.env.all_docs:
                     node["reftarget"] = page

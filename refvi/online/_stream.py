@@ -10,6 +10,7 @@ import dataclasses
 import math
 import sys
 import warnings
+from collections.abc import Callable
 
 import numpy as np
 
@@ -114,8 +115,10 @@ def as_stream(X, y, d: int, loss_id: int) -> tuple[np.ndarray, np.ndarray]:
 
 
 class OnlineLearner:
-    """Base class: subclasses hold their state and implement ``_advance(X, y, losses, record, M, S)`` on a
-    validated chunk; it returns (rounds completed, kernel status) and, when it stops early, leaves the state reached
+    """Base class: subclasses hold their state and name, in ``_kernel_call()``, the compiled run of
+    ``refvi.kernels.online`` that advances it and the parameters and state arrays it takes.  Every such kernel is
+    called ``kernel(loss_id, H, X, y, *params_and_state, losses, record, M, S)`` on a validated chunk by
+    ``_advance``; it returns (rounds completed, kernel status) and, when it stops early, leaves the state reached
     before the failing round (``_failure_reason(status)`` names the problem)."""
 
     has_sigma = True
@@ -140,8 +143,12 @@ class OnlineLearner:
         self.m = np.zeros(self.d)
         self.sigma = np.full(self.d, self.s)
 
+    def _kernel_call(self) -> tuple[Callable[..., tuple[int, int]], tuple]:
+        raise NotImplementedError  # each learner names its kernel and its arguments (see the class docstring)
+
     def _advance(self, X, y, losses, record, M, S) -> tuple[int, int]:
-        raise NotImplementedError  # each learner runs its kernel over the chunk (see the class docstring)
+        kernel, params_and_state = self._kernel_call()
+        return kernel(self.loss_id, self.H, X, y, *params_and_state, losses, record, M, S)
 
     # state -----------------------------------------------------------------------------------------------------
     def predict(self) -> np.ndarray:

@@ -49,24 +49,8 @@ class NGVI(OnlineLearner):
         self.beta = beta
         self._start_at_prior(s, mbox, sbox)
 
-    def _advance(self, X, y, losses, record, M, S):
-        return ko.ngvi_run(
-            self.loss_id,
-            self.H,
-            X,
-            y,
-            self.eta,
-            self.beta,
-            self.s,
-            self.mbox,
-            self.sbox,
-            self.m,
-            self.sigma,
-            losses,
-            record,
-            M,
-            S,
-        )
+    def _kernel_call(self):
+        return ko.ngvi_run, (self.eta, self.beta, self.s, self.mbox, self.sbox, self.m, self.sigma)
 
     def _failure_reason(self, status: int) -> str:
         if status == ko.STATUS_PRECISION:

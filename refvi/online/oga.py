@@ -23,6 +23,7 @@ class OGA(OnlineLearner):
         self.sigma = None  # type: ignore[assignment]  # OGA keeps no sigma (has_sigma = False): nothing reads it
 
     def _advance(self, X, y, losses, record, M, S):
+        # OGA keeps no sigma: its kernel takes no S (the base class's call passes one)
         return ko.oga_run(self.loss_id, self.H, X, y, self.eta, self.mbox, self.m, losses, record, M)
 
 
@@ -52,24 +53,6 @@ class OGAEL(OnlineLearner):
         self.Gm = np.zeros(self.d)
         self.Gs = np.zeros(self.d)
 
-    def _advance(self, X, y, losses, record, M, S):
-        return ko.ogael_run(
-            self.loss_id,
-            self.H,
-            X,
-            y,
-            self.eta,
-            self.lazy,
-            self.m1,
-            self.s1,
-            self.mbox,
-            self.sbox,
-            self.m,
-            self.sigma,
-            self.Gm,
-            self.Gs,
-            losses,
-            record,
-            M,
-            S,
-        )
+    def _kernel_call(self):
+        state = (self.m1, self.s1, self.mbox, self.sbox, self.m, self.sigma, self.Gm, self.Gs)
+        return ko.ogael_run, (self.eta, self.lazy, *state)

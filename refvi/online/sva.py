@@ -38,22 +38,5 @@ class SVA(OnlineLearner):
         self.Gm = np.zeros(self.d)
         self.Gs = np.zeros(self.d)
 
-    def _advance(self, X, y, losses, record, M, S):
-        return ko.sva_run(
-            self.loss_id,
-            self.H,
-            X,
-            y,
-            self.eta,
-            self.s,
-            self.mbox,
-            self.sbox,
-            self.m,
-            self.sigma,
-            self.Gm,
-            self.Gs,
-            losses,
-            record,
-            M,
-            S,
-        )
+    def _kernel_call(self):
+        return ko.sva_run, (self.eta, self.s, self.mbox, self.sbox, self.m, self.sigma, self.Gm, self.Gs)

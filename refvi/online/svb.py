@@ -83,22 +83,6 @@ class SVB(OnlineLearner):
         self.m = np.zeros(self.d)
         self.sigma = sig
 
-    def _advance(self, X, y, losses, record, M, S):
-        return ko.svb_run(
-            self.loss_id,
-            self.H,
-            X,
-            y,
-            self.mode,
-            self.step,
-            self.H_sc,
-            self.t,
-            self.mbox,
-            self.sbox,
-            self.m,
-            self.sigma,
-            losses,
-            record,
-            M,
-            S,
-        )
+    def _kernel_call(self):
+        # self.t: the rounds seen before this chunk (the schedules of Thm 3 count the global round)
+        return ko.svb_run, (self.mode, self.step, self.H_sc, self.t, self.mbox, self.sbox, self.m, self.sigma)

@@ -16,8 +16,13 @@ import numpy as np
 import pytest
 import sympy as sp
 
-from refvi.targets import (CosineQuadratic, Gaussian, HierarchicalLogisticRegression, LinearRegression,
-                           LogisticRegression)
+from refvi.targets import (
+    CosineQuadratic,
+    Gaussian,
+    HierarchicalLogisticRegression,
+    LinearRegression,
+    LogisticRegression,
+)
 from refvi.verification.oracles import vi_objective as VO
 
 RNG_SEED = 50
@@ -69,7 +74,7 @@ def _neg_logp_expr(name, params):
     raise ValueError(name)
 
 
-@functools.lru_cache(maxsize=None)
+@functools.cache
 def _hess_fn(name, params):
     z, e = _neg_logp_expr(name, params)
     H = sp.hessian(e, z)

@@ -17,8 +17,14 @@ import pytest
 import sympy as sp
 
 from refvi import estimators as E
-from refvi.targets import (CallableTarget, CosineQuadratic, Gaussian, HierarchicalLogisticRegression,
-                           LinearRegression, LogisticRegression)
+from refvi.targets import (
+    CallableTarget,
+    CosineQuadratic,
+    Gaussian,
+    HierarchicalLogisticRegression,
+    LinearRegression,
+    LogisticRegression,
+)
 from refvi.verification.oracles import quadrature as Q
 from refvi.verification.oracles import vi_objective as VO
 from refvi.verification.oracles.matrices import proj_V as _proj
@@ -126,7 +132,7 @@ def _sym_logp(name):
     return z, prior - sum(sp.log(1 + sp.exp(-tn)) for tn in t)
 
 
-@functools.lru_cache(maxsize=None)
+@functools.cache
 def _sym_funcs(name):
     z, lp = _sym_logp(name.split("_")[0])
     grad = [sp.diff(lp, zi) for zi in z]

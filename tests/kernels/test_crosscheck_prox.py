@@ -186,7 +186,7 @@ def test_project_singular_values_nearest_point_and_brute_force_d2():
             dist = np.sqrt(np.sum((np.maximum(sC, r) - sC) ** 2))        # Mirsky lower bound, attained by the clip
             assert np.linalg.norm(C - P) == pytest.approx(dist, rel=1e-10, abs=1e-14)
             best = np.inf
-            for k in range(8):                                            # multi-start over both det-sign components
+            for _ in range(8):                                            # multi-start over both det-sign components
                 x0 = C + 0.5 * rng.standard_normal((2, 2))                  # infeasible starts are fine for SLSQP
                 res = optimize.minimize(lambda p: np.sum((p.reshape(2, 2) - C) ** 2), x0.ravel(), method="SLSQP",
                                         constraints=[{"type": "ineq",

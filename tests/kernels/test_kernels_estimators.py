@@ -1,18 +1,24 @@
 """Numba energy / entropy / STL / score kernels: agreement with the NumPy reference path, determinism,
 composition inside user @njit code, and bad input through the public API (refvi.estimators)."""
 
+import _numpy_reference as npref  # tests/_numpy_reference.py: the plain-NumPy references
 import numba
 import numpy as np
 import pytest
 
-import _numpy_reference as npref  # tests/_numpy_reference.py: the plain-NumPy references
 from refvi import estimators as E
 from refvi.kernels import energy as ke
 from refvi.kernels import estimators as kest
 from refvi.kernels._fastmath_exp import exp_nonpos, log1pexp, sigmoid_neg
 from refvi.kernels.structure import SYM, TRIL, project_V, structure_code
-from refvi.targets import (CallableTarget, CosineQuadratic, Gaussian, HierarchicalLogisticRegression,
-                           LinearRegression, LogisticRegression)
+from refvi.targets import (
+    CallableTarget,
+    CosineQuadratic,
+    Gaussian,
+    HierarchicalLogisticRegression,
+    LinearRegression,
+    LogisticRegression,
+)
 
 KINDS = ("energy", "entropy", "stl", "score")
 

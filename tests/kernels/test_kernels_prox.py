@@ -1,11 +1,11 @@
 """Prox / projection kernels (seed 000 Lemmas 31, 32; seed 002 Thm 7): agreement with the plain-NumPy formulas,
 determinism, composition inside @njit, and bad input through refvi.prox."""
 
+import _numpy_reference as npref  # tests/_numpy_reference.py: the plain-NumPy references
 import numba
 import numpy as np
 import pytest
 
-import _numpy_reference as npref  # tests/_numpy_reference.py: the plain-NumPy references
 from refvi import prox
 from refvi.kernels import prox as kp
 

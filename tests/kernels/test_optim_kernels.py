@@ -8,8 +8,8 @@ import pytest
 from refvi.kernels import optim as ko
 from refvi.kernels.structure import structure_code
 from refvi.optim import fastpath
-from refvi.optim.prox_sgd import prox_sgd
 from refvi.optim.proj_sgd import proj_sgd
+from refvi.optim.prox_sgd import prox_sgd
 from refvi.targets import CallableTarget, Gaussian, LinearRegression, LogisticRegression
 from refvi.verification.oracles import sgd_reference as ref
 

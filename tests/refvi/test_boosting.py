@@ -6,8 +6,19 @@ import numpy as np
 import pytest
 from scipy import stats
 
-from refvi.boosting import (ApproxLMO, AtomSet, BoostingProblem, Box, CauchyTarget, GaussianMixtureTarget, Mixture,
-                            StochasticLMO, corrective_frank_wolfe, fixed_step_weights, frank_wolfe)
+from refvi.boosting import (
+    ApproxLMO,
+    AtomSet,
+    BoostingProblem,
+    Box,
+    CauchyTarget,
+    GaussianMixtureTarget,
+    Mixture,
+    StochasticLMO,
+    corrective_frank_wolfe,
+    fixed_step_weights,
+    frank_wolfe,
+)
 from refvi.boosting.constants import curvature_lower_bound, family_constants
 from refvi.targets import CallableTarget
 

@@ -7,9 +7,23 @@ import numpy as np
 import pytest
 from scipy import integrate, stats
 
-from refvi.families import (AffineBase, CenteredExponentialBase, GaussianBase, LaplaceBase, LocationScale,
-                            RademacherBase, StudentTBase, TwoPointBase, UniformBase, gaussian, get_base,
-                            shifted_gaussian, standardize, student_t_shape, to_base_params)
+from refvi.families import (
+    AffineBase,
+    CenteredExponentialBase,
+    GaussianBase,
+    LaplaceBase,
+    LocationScale,
+    RademacherBase,
+    StudentTBase,
+    TwoPointBase,
+    UniformBase,
+    gaussian,
+    get_base,
+    shifted_gaussian,
+    standardize,
+    student_t_shape,
+    to_base_params,
+)
 
 S3 = math.sqrt(3.0)
 CONTINUOUS = [GaussianBase(), UniformBase(), LaplaceBase(), CenteredExponentialBase(), StudentTBase(5.0),

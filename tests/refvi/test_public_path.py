@@ -2,15 +2,19 @@
 It must give the kernel's exact result, apply every check of the Python validation, and leave the error messages to
 the Python path (a failed compiled check re-runs it)."""
 
+import _numpy_reference as npref  # tests/_numpy_reference.py: the plain-NumPy references
 import numpy as np
 import pytest
 
-import _numpy_reference as npref  # tests/_numpy_reference.py: the plain-NumPy references
 from refvi import estimators as E
 from refvi._checks import NonFiniteError
-from refvi.targets import (CosineQuadratic, Gaussian, HierarchicalLogisticRegression, LinearRegression,
-                           LogisticRegression)
-
+from refvi.targets import (
+    CosineQuadratic,
+    Gaussian,
+    HierarchicalLogisticRegression,
+    LinearRegression,
+    LogisticRegression,
+)
 
 #: the targets of ``_targets()`` by class name, for parametrizing: building them compiles the constants' kernels, which
 #: at collection every pytest-xdist worker would do at once

@@ -10,10 +10,10 @@ import numpy as np
 import pytest
 
 from refvi.verification import compare, coverage, junit, reproducers, runner
+from refvi.verification.implementation import REFVI
 from refvi.verification.protocol import targets as specs
 from refvi.verification.protocol.capabilities import Capabilities
 from refvi.verification.statement import Statement
-from refvi.verification.implementation import REFVI
 
 STATEMENTS = runner.load_statements()
 

@@ -56,7 +56,7 @@ def test_spec_is_read_only_plain_data():
         spec.params["X"] = None
     assert spec.model["kind"] == "linear" and spec.noise_scale == 1.0
     with pytest.raises(AttributeError, match="no attribute"):
-        spec.smoothness
+        _ = spec.smoothness
 
 
 def test_linear_log_evidence_is_the_gaussian_integral():

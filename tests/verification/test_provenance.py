@@ -8,8 +8,8 @@ import numpy as np
 import pytest
 
 from refvi.verification import provenance as P
-from refvi.verification.statement import PROFILES, CheckFailed, Context, Statement
 from refvi.verification.runner import run_statement
+from refvi.verification.statement import PROFILES, CheckFailed, Context, Statement
 
 
 @dataclasses.dataclass(frozen=True)

@@ -4,7 +4,6 @@ frictions (the summary's oracle-only count, --require of an unknown paper, --rep
 object, reproducers that run from any directory)."""
 
 import json
-import os
 import subprocess
 import sys
 

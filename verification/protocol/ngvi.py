@@ -200,7 +200,8 @@ class NGVIProtocol(Protocol):
         """
 
 
-METHODS = (
+#: the exponential-family maps of the protocol (one function each of refvi.ngvi.expfam in refvi's adapter)
+EXPFAM_METHODS = (
     "natural_from_moment",
     "expectation_from_natural",
     "natural_from_expectation",
@@ -210,6 +211,10 @@ METHODS = (
     "bregman_A",
     "bregman_A_star",
     "fisher_minimal",
+)
+
+METHODS = (
+    *EXPFAM_METHODS,
     "ngd_step",
     "ngd_step_fim",
     "md_step",

@@ -59,35 +59,14 @@ class RefviBoosting:
     def gram(self, inst):
         return self._problem(inst).atoms.gram()
 
-    def frank_wolfe(
-        self,
-        inst,
-        n_iter,
-        step="fixed",
-        *,
-        lmo="exact",
-        delta=None,
-        curvature=None,
-        L=None,
-        init=None,
-        keep_weights=False,
-    ):
+    def frank_wolfe(self, inst, n_iter, step="fixed", *, lmo="exact", delta=None, **options):
+        """The protocol's keywords (``BoostingProtocol.frank_wolfe``): ``lmo`` names refvi's LMO object;
+        ``curvature``, ``L``, ``init`` and ``keep_weights`` pass through unchanged to ``refvi.boosting.frank_wolfe``,
+        which refuses any other name."""
         from refvi.boosting import frank_wolfe
 
-        lmo_obj = _lmo(lmo, delta)
-        return self._run(
-            frank_wolfe(
-                self._problem(inst),
-                n_iter,
-                step=step,
-                lmo=lmo_obj,
-                delta=delta,
-                curvature=curvature,
-                L=L,
-                init=init,
-                keep_weights=keep_weights,
-            )
-        )
+        run = frank_wolfe(self._problem(inst), n_iter, step=step, lmo=_lmo(lmo, delta), delta=delta, **options)
+        return self._run(run)
 
     def stochastic_lmo(self, inst, alpha, *, n_samples=64, n_steps=50, lr=0.05, seed=0):
         from refvi.boosting import StochasticLMO

@@ -19,6 +19,7 @@ from refvi.ngvi import (
 )
 from refvi.ngvi.sgd_baseline import sgd_blr, sgd_glm
 from refvi.ngvi.variance import lemma3_bound, variance_term
+from refvi.verification.protocol.ngvi import EXPFAM_METHODS
 
 
 def _functions_of(module, *names):
@@ -35,7 +36,8 @@ class RefviNGVI:
 
     name = "refvi.ngvi"
 
-    # exponential-family maps (refvi.ngvi.expfam) and steps (refvi.ngvi.ngd), as they are
+    # exponential-family maps (refvi.ngvi.expfam, named in the order of EXPFAM_METHODS) and steps (refvi.ngvi.ngd),
+    # as they are
     (
         natural_from_moment,
         expectation_from_natural,
@@ -46,18 +48,7 @@ class RefviNGVI:
         bregman_A,
         bregman_A_star,
         fisher_minimal,
-    ) = _functions_of(
-        expfam,
-        "natural_from_moment",
-        "expectation_from_natural",
-        "natural_from_expectation",
-        "log_partition",
-        "conjugate",
-        "kl",
-        "bregman_A",
-        "bregman_A_star",
-        "fisher_minimal",
-    )
+    ) = _functions_of(expfam, *EXPFAM_METHODS)
     ngd_step, ngd_step_fim, md_step, natural_update = _functions_of(
         ngd, "ngd_step", "ngd_step_fim", "md_step", "natural_update"
     )
@@ -139,40 +130,30 @@ class RefviNGVI:
         )
         return r.history["iteration"], r.history["neg_elbo"], (r.lam, r.Lam)
 
-    def blr_sgd(self, X, y, sigma2, P, mp, indices, steps, init=None):
+    # the SGD baseline (refvi.ngvi.sgd_baseline): one call each, its last iterate or its history
+    def _blr_sgd(self, X, y, sigma2, P, mp, indices, steps, **options):
         indices = np.asarray(indices)
-        r = sgd_blr(
-            self._blr(X, y, sigma2, P, mp),
-            indices.shape[0],
-            indices.shape[1],
-            np.asarray(steps, float),
-            indices=indices,
-            init=init,
-        )
+        problem = self._blr(X, y, sigma2, P, mp)
+        n_steps, batch = indices.shape[0], indices.shape[1]
+        return sgd_blr(problem, n_steps, batch, np.asarray(steps, float), indices=indices, **options)
+
+    def _glm_sgd(self, kind, X, y, steps, U, estimator, batches, **options):
+        steps = np.asarray(steps, dtype=np.float64)
+        model = _glm(kind, X, y)
+        return sgd_glm(model, steps.size, steps, base_samples=U, batches=batches, estimator=estimator, **options)
+
+    def blr_sgd(self, X, y, sigma2, P, mp, indices, steps, init=None):
+        r = self._blr_sgd(X, y, sigma2, P, mp, indices, steps, init=init)
         return r.lam, r.Lam
 
     def glm_sgd(self, kind, X, y, steps, U, estimator="price", batches=None, init=None):
-        steps = np.asarray(steps, dtype=np.float64)
-        r = sgd_glm(
-            _glm(kind, X, y), steps.size, steps, base_samples=U, batches=batches, init=init, estimator=estimator
-        )
+        r = self._glm_sgd(kind, X, y, steps, U, estimator, batches, init=init)
         return r.lam, r.Lam
 
     def blr_sgd_history(self, X, y, sigma2, P, mp, indices, steps, at):
-        indices = np.asarray(indices)
-        r = sgd_blr(
-            self._blr(X, y, sigma2, P, mp),
-            indices.shape[0],
-            indices.shape[1],
-            np.asarray(steps, float),
-            indices=indices,
-            history=at,
-        )
+        r = self._blr_sgd(X, y, sigma2, P, mp, indices, steps, history=at)
         return r.history["iteration"], r.history["kl_last"], (r.lam, r.Lam)
 
     def glm_sgd_history(self, kind, X, y, steps, U, at, estimator="price", batches=None):
-        steps = np.asarray(steps, dtype=np.float64)
-        r = sgd_glm(
-            _glm(kind, X, y), steps.size, steps, base_samples=U, batches=batches, estimator=estimator, history=at
-        )
+        r = self._glm_sgd(kind, X, y, steps, U, estimator, batches, history=at)
         return r.history["iteration"], r.history["neg_elbo"], (r.lam, r.Lam)

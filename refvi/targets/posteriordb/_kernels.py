@@ -113,33 +113,36 @@ def eight_schools_nc(Z, y, sig):
 
 
 @jit
+def _forward(L, b, x, n):
+    """x[:n] = L[:n, :n]^{-1} b[:n] for lower-triangular L (forward substitution)."""
+    for i in range(n):
+        acc = b[i]
+        for k in range(i):
+            acc -= L[i, k] * x[k]
+        x[i] = acc / L[i, i]
+
+
+@jit
 def _chol_lower(K):
+    """The lower Cholesky factor of K, row by row: row i below the diagonal solves L[:i, :i] L[i, :i] = K[i, :i]."""
     n = K.shape[0]
     L = np.zeros((n, n))
-    for j in range(n):
-        acc = K[j, j]
-        for k in range(j):
-            acc -= L[j, k] * L[j, k]
-        L[j, j] = math.sqrt(acc)
-        for i in range(j + 1, n):
-            acc = K[i, j]
-            for k in range(j):
-                acc -= L[i, k] * L[j, k]
-            L[i, j] = acc / L[j, j]
+    for i in range(n):
+        _forward(L, K[i], L[i], i)
+        acc = K[i, i]
+        for k in range(i):
+            acc -= L[i, k] * L[i, k]
+        L[i, i] = math.sqrt(acc)
     return L
 
 
 @jit
 def _solve_lower(L, B):
-    """L^{-1} B for lower-triangular L (B is n x m)."""
+    """L^{-1} B for lower-triangular L (B is n x m), a column at a time."""
     n, m = B.shape
     X = np.empty((n, m))
     for c in range(m):
-        for i in range(n):
-            acc = B[i, c]
-            for k in range(i):
-                acc -= L[i, k] * X[k, c]
-            X[i, c] = acc / L[i, i]
+        _forward(L, B[:, c], X[:, c], n)
     return X
 
 
@@ -158,6 +161,39 @@ def _chol_tangent(L, dK):
 
 
 @jit
+def _gp_row(z, x, D2, E):
+    """One row z = (log rho, log alpha, f_tilde) of the GP model: fill D2 = (x_i - x_j)^2 and E = exp(-D2 / (2 rho^2))
+    (N x N, N = len(x)) and return (rho, alpha, L, f_tilde, f), L the lower Cholesky factor of the covariance
+    K = alpha^2 E + 1e-10 I and f = L f_tilde."""
+    N = x.shape[0]
+    rho, alpha = math.exp(z[0]), math.exp(z[1])
+    for i in range(N):
+        for j in range(N):
+            D2[i, j] = (x[i] - x[j]) ** 2
+            E[i, j] = math.exp(-0.5 * D2[i, j] / (rho * rho))
+    K = alpha * alpha * E
+    for i in range(N):
+        K[i, i] += 1e-10
+    L = _chol_lower(K)
+    ft = z[2:].copy()
+    return rho, alpha, L, ft, L @ ft
+
+
+@jit
+def _gp_pois_value(lr, la, rho, ft, f, k, lgk):
+    """(log p, d/d log alpha of the prior on alpha) of one row of :func:`gp_pois`, given f_tilde and f = L f_tilde:
+    the one expression of the log density that :func:`gp_pois` and :func:`gp_pois_logp` share."""
+    val = 25.0 * math.log(4.0) - math.lgamma(25.0) + 24.0 * lr - 4.0 * rho + lr  # Gamma + Jacobian
+    pl, g_la = log_scale_prior(NORMAL, la, 2.0, 0.0)
+    val += pl
+    for i in range(f.shape[0]):
+        val += -0.5 * ft[i] * ft[i] - 0.5 * LOG_2PI
+        ef = math.exp(f[i])
+        val += k[i] * f[i] - ef
+    return val - lgk, g_la
+
+
+@jit
 def gp_pois(Z, x, k, lgk):
     """GP Poisson regression on z = (log rho, log alpha, f_tilde[N]): rho ~ Gamma(25, rate 4), alpha ~
     half-Normal(0, 2), f_tilde ~ N(0, I), f = chol(alpha^2 exp(-(x_i - x_j)^2 / (2 rho^2)) + 1e-10 I) f_tilde,
@@ -169,29 +205,12 @@ def gp_pois(Z, x, k, lgk):
     E = np.empty((N, N))
     D2 = np.empty((N, N))
     for s in range(S):
-        lr, la = Z[s, 0], Z[s, 1]
-        rho, alpha = math.exp(lr), math.exp(la)
-        for i in range(N):
-            for j in range(N):
-                D2[i, j] = (x[i] - x[j]) ** 2
-                E[i, j] = math.exp(-0.5 * D2[i, j] / (rho * rho))
-        K = alpha * alpha * E
-        for i in range(N):
-            K[i, i] += 1e-10
-        L = _chol_lower(K)
-        ft = Z[s, 2:].copy()
-        f = L @ ft
-        val = 25.0 * math.log(4.0) - math.lgamma(25.0) + 24.0 * lr - 4.0 * rho + lr  # Gamma + Jacobian
+        rho, alpha, L, ft, f = _gp_row(Z[s], x, D2, E)
+        val, g_la = _gp_pois_value(Z[s, 0], Z[s, 1], rho, ft, f, k, lgk)
         g_lr = 24.0 - 4.0 * rho + 1.0
-        pl, g_la = log_scale_prior(NORMAL, la, 2.0, 0.0)
-        val += pl
         gf = np.empty(N)
         for i in range(N):
-            val += -0.5 * ft[i] * ft[i] - 0.5 * LOG_2PI
-            ef = math.exp(f[i])
-            val += k[i] * f[i] - ef
-            gf[i] = k[i] - ef
-        val -= lgk
+            gf[i] = k[i] - math.exp(f[i])
         gft = L.T @ gf
         for i in range(N):
             G[s, 2 + i] = gft[i] - ft[i]
@@ -205,33 +224,16 @@ def gp_pois(Z, x, k, lgk):
 
 @jit
 def gp_pois_logp(Z, x, k, lgk):
-    """log p of :func:`gp_pois` alone (no Cholesky tangents: the objective trace needs no gradient), computed by the
-    same expressions in the same order, so the values are identical."""
+    """log p of :func:`gp_pois` alone (no Cholesky tangents: the objective trace needs no gradient), by the same
+    functions, so the values are identical."""
     S, d = Z.shape
     N = d - 2
     lp = np.empty(S)
     E = np.empty((N, N))
+    D2 = np.empty((N, N))
     for s in range(S):
-        lr, la = Z[s, 0], Z[s, 1]
-        rho, alpha = math.exp(lr), math.exp(la)
-        for i in range(N):
-            for j in range(N):
-                E[i, j] = math.exp(-0.5 * (x[i] - x[j]) ** 2 / (rho * rho))
-        K = alpha * alpha * E
-        for i in range(N):
-            K[i, i] += 1e-10
-        L = _chol_lower(K)
-        ft = Z[s, 2:].copy()
-        f = L @ ft
-        val = 25.0 * math.log(4.0) - math.lgamma(25.0) + 24.0 * lr - 4.0 * rho + lr
-        pl, _ = log_scale_prior(NORMAL, la, 2.0, 0.0)
-        val += pl
-        for i in range(N):
-            val += -0.5 * ft[i] * ft[i] - 0.5 * LOG_2PI
-            ef = math.exp(f[i])
-            val += k[i] * f[i] - ef
-        val -= lgk
-        lp[s] = val
+        rho, _, _, ft, f = _gp_row(Z[s], x, D2, E)
+        lp[s] = _gp_pois_value(Z[s, 0], Z[s, 1], rho, ft, f, k, lgk)[0]
     return lp
 
 
@@ -241,13 +243,8 @@ def gp_f(Z, x):
     S, d = Z.shape
     N = d - 2
     F = np.empty((S, N))
+    E = np.empty((N, N))
+    D2 = np.empty((N, N))
     for s in range(S):
-        rho, alpha = math.exp(Z[s, 0]), math.exp(Z[s, 1])
-        K = np.empty((N, N))
-        for i in range(N):
-            for j in range(N):
-                K[i, j] = alpha * alpha * math.exp(-0.5 * (x[i] - x[j]) ** 2 / (rho * rho))
-            K[i, i] += 1e-10
-        L = _chol_lower(K)
-        F[s] = L @ Z[s, 2:].copy()
+        F[s] = _gp_row(Z[s], x, D2, E)[4]
     return F

@@ -10,8 +10,8 @@ import os
 import pytest
 from hypothesis import HealthCheck, Phase, given, settings
 
-from refvi.verification.statement import PROFILES, CheckFailed, Context
 from refvi.verification.protocol.refvi_online import RefviOnline
+from refvi.verification.statement import PROFILES, CheckFailed, Context
 from refvi.verification.statements.online_003 import _common, oga, sva, svb
 
 PROFILE = PROFILES[os.environ.get("REFVI_PROFILE", "ci")]

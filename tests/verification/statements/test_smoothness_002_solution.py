@@ -13,10 +13,13 @@ import pytest  # noqa: E402
 
 from refvi.targets import LogisticRegression  # noqa: E402
 from refvi.verification.implementation import RefviImplementation  # noqa: E402
-from refvi.verification.oracles import charfun, vi_objective  # noqa: E402
+from refvi.verification.oracles import (  # noqa: E402
+    charfun,
+    matrices,  # noqa: E402
+    vi_objective,
+)
 from refvi.verification.protocol import targets as specs  # noqa: E402
 from refvi.verification.runner import load_statements, run_statement  # noqa: E402
-from refvi.verification.oracles import matrices  # noqa: E402
 from refvi.verification.statements.smoothness_002 import _solution, domain, solution  # noqa: E402
 
 STATEMENTS = load_statements()

@@ -96,6 +96,13 @@ def logistic(rng, N, d, scale=0.5):
     }
 
 
+def min_form_steps(T, mu, a, c):
+    """gamma_t = min{mu / (2a), (c / mu) (2t + 1) / (t + 1)^2} for t = 0..T-1: the decaying min-form step of Thm 6
+    and Cor. 11 (c = 1) and of Thm 9 and Cor. 12 (c = 2, Eq. (13))."""
+    t = np.arange(T)
+    return np.minimum(mu / (2 * a), (c / mu) * (2 * t + 1) / (t + 1) ** 2)
+
+
 def start_point(inst, rng, structure, scale=1.0):
     """A w^0 in the domain: tril with a positive diagonal, or symmetric in W_M."""
     d = inst.d

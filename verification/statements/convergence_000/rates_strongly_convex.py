@@ -24,6 +24,7 @@ from refvi.verification.statements.convergence_000._rates import (
     forall_one_step,
     gaussian,
     logistic,
+    min_form_steps,
     repetitions,
     runs,
     start_point,
@@ -102,8 +103,7 @@ def thm6(ctx):
             )
 
         def min_form(Tn, inst=inst, a=a):
-            t = np.arange(Tn)
-            return np.minimum(inst.mu / (2 * a), (1 / inst.mu) * (2 * t + 1) / (t + 1) ** 2)
+            return min_form_steps(Tn, inst.mu, a, 1)
 
         Ts = (100, 400, 1600)
         curves = curve(ctx, "prox", inst, m0, C0, Ts, min_form, R, f"thm6/dec/{model['kind']}")
@@ -142,7 +142,7 @@ def e000_4(ctx):
     a, mu, T = 64.0, 1.0, 107
     t = np.arange(T)
     for name, gam in (
-        ("min form", np.minimum(mu / (2 * a), (2 / mu) * (2 * t + 1) / (t + 1) ** 2)),
+        ("min form", min_form_steps(T, mu, a, 2)),
         (
             "switching form",
             np.where(t < 4 * math.floor(2 * a / mu**2), mu / (2 * a), (2 / mu) * (2 * t + 1) / (t + 1) ** 2),
@@ -216,8 +216,7 @@ def thm9(ctx):
         return np.where(t < 4 * math.floor(L / mu_h), 1 / (2 * L), (1 / mu_h) * (2 * t + 1) / (t + 1) ** 2)
 
     def min_form(T):
-        t = np.arange(T)
-        return np.minimum(inst.mu / (2 * a), (2 / inst.mu) * (2 * t + 1) / (t + 1) ** 2)
+        return min_form_steps(T, inst.mu, a, 2)
 
     Ts = (400, 1600, 6400)
     for name, schedule in (("switching", switching), ("min form", min_form)):

@@ -23,6 +23,7 @@ from refvi.verification.statements.convergence_000._rates import (
     gaussian,
     linear,
     logistic,
+    min_form_steps,
     repetitions,
     start_point,
 )
@@ -76,8 +77,7 @@ def cor11(ctx):
     R = repetitions(ctx, 32)
 
     def min_form(T):
-        t = np.arange(T)
-        return np.minimum(inst.mu / (2 * a), (1 / inst.mu) * (2 * t + 1) / (t + 1) ** 2)
+        return min_form_steps(T, inst.mu, a, 1)
 
     Ts = (200, 800, 3200)
     check_rate(
@@ -126,8 +126,7 @@ def cor12(ctx):
     # the step Cor 12 prescribes: "decaying as in Theorem 9", Eq. (13)'s min form min{mu/(2a), (2/mu)(2t+1)/(t+1)^2}
     # with a_ent = 4(d+3)M^2 (not Thm 27's switching schedule, which only the proof of Thm 9 uses)
     def min_form(T):
-        t = np.arange(T)
-        return np.minimum(inst.mu / (2 * a), (2 / inst.mu) * (2 * t + 1) / (t + 1) ** 2)
+        return min_form_steps(T, inst.mu, a, 2)
 
     Ts = (300, 1200, 4800)
     check_rate(

@@ -58,6 +58,12 @@ def minibatch_blr(rng, max_batch=4):
     return model, m, (mu, S + np.outer(mu, mu)), (mu, S)
 
 
+def flat(v, M):
+    """The pair (v, M) of a Gaussian's parameters (natural, expectation or moment) as one vector (v, vec M), to be
+    compared at once."""
+    return np.concatenate([v, M.ravel()])
+
+
 def natural_of(mu, S):
     return OX.natural_from_moments(mu, S)
 

@@ -12,7 +12,7 @@ from refvi.verification.errata import erratum
 from refvi.verification.oracles import ngvi_expfam as OX
 from refvi.verification.oracles import ngvi_glm as OG
 from refvi.verification.statement import scalar, statement
-from refvi.verification.statements.ngvi_004._common import rand_spd, sym_dir
+from refvi.verification.statements.ngvi_004._common import flat, rand_spd, sym_dir
 
 
 def _gauss_lik_grad(Z):
@@ -108,11 +108,10 @@ def _claim_price(ctx):
     parts = [OG.logistic_point_expectations(a[i], v[i], y[i]) for i in range(3)]
     Eg = sum(parts[i][1] * X[i] for i in range(3))
     EH = sum(parts[i][2] * np.outer(X[i], X[i]) for i in range(3))
-    target = np.concatenate([Eg - EH @ xi, (0.5 * EH).ravel()])
+    target = flat(Eg - EH @ xi, 0.5 * EH)
     N = 600 * ctx.profile.mc_scale
     draws = [
-        np.concatenate([gx, G.ravel()])
-        for gx, G in (impl.price_logistic(X, y, xi, Xi, u[None, :]) for u in rng.standard_normal((N, 2)))
+        flat(gx, G) for gx, G in (impl.price_logistic(X, y, xi, Xi, u[None, :]) for u in rng.standard_normal((N, 2)))
     ]
     ctx.mean_close(np.array(draws), target, alpha=1e-6, label="E[Price] == quadrature gradient")
     ctx.count(N)

@@ -12,7 +12,7 @@ import numpy as np
 
 from refvi.verification.oracles import ngvi_expfam as OX
 from refvi.verification.statement import scalar, statement
-from refvi.verification.statements.ngvi_004._common import minimal_theta, natural_of, rand_spd, sym_dir
+from refvi.verification.statements.ngvi_004._common import flat, minimal_theta, natural_of, rand_spd, sym_dir
 
 # ------------------------------------------------------------------------------------------------------------------
 # §2.1 / App. A: exponential-family facts
@@ -50,8 +50,8 @@ def _eq4(ctx):
             mu, S = OX.moments_from_natural(lam, Lam)
             l1, L1 = impl.natural_from_moment(mu, S)
             ctx.close(
-                np.concatenate([l1, L1.ravel()]),
-                np.concatenate([lam, Lam.ravel()]),
+                flat(l1, L1),
+                flat(lam, Lam),
                 rtol=1e-10,
                 atol=1e-12,
                 label=f"natural_from_moment(mu = {np.round(mu, 4).tolist()}, Sigma = {np.round(S, 4).tolist()}) = "
@@ -62,13 +62,7 @@ def _eq4(ctx):
             mine = np.concatenate([xi, np.diag(Xi), [2 * Xi[i, j] for i in range(d) for j in range(i + 1, d)]])
             ctx.close(mine, gA, rtol=1e-10, atol=1e-12, label="grad A == omega (SymPy)")
             l2, L2 = impl.natural_from_expectation(xi, Xi)
-            ctx.close(
-                np.concatenate([l2, L2.ravel()]),
-                np.concatenate([lam, Lam.ravel()]),
-                rtol=1e-10,
-                atol=1e-12,
-                label="grad A* o grad A == id",
-            )
+            ctx.close(flat(l2, L2), flat(lam, Lam), rtol=1e-10, atol=1e-12, label="grad A* o grad A == id")
             a = OX.symbolic_A(d)[0](minimal_theta(lam, Lam))
             ctx.close(impl.log_partition(lam, Lam), a, rtol=1e-11, atol=1e-12, label="A (Eq. 17) == SymPy")
             fen = impl.log_partition(lam, Lam) + impl.conjugate(xi, Xi) - (lam @ xi + np.sum(Lam * Xi))

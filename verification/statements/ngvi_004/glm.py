@@ -20,6 +20,7 @@ from refvi.verification.statements.ngvi_004._common import (
     GLM_ELBO_RTOL,
     check_history,
     checked_omega,
+    flat,
     glm_neg_elbo,
     natural_of,
     rand_spd,
@@ -144,10 +145,7 @@ def _prop1(ctx):
         ctx.leq(scalar(np.sqrt(np.sum(g[0] ** 2) + np.sum(g[1] ** 2))), 1e-8, label="||grad l(omega*)|| < 1e-8")
         # BFGS in (mu, log-chol) converges to ~1e-7 in omega
         ctx.close(
-            np.concatenate([xi, Xi.ravel()]),
-            np.concatenate([mu_o, Xi_o.ravel()]),
-            atol=1e-6,
-            label="NGD limit == BFGS minimizer of l^(mr) mapped through f",
+            flat(xi, Xi), flat(mu_o, Xi_o), atol=1e-6, label="NGD limit == BFGS minimizer of l^(mr) mapped through f"
         )
         ctx.count()
     # the logistic gradient and steps too (1-D quadrature per data point on the oracle's side)

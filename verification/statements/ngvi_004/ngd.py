@@ -13,6 +13,7 @@ from refvi.verification.statement import scalar, statement
 from refvi.verification.statements.ngvi_004._common import (
     checked_blr_grad,
     checked_omega,
+    flat,
     minibatch_blr,
     minimal_theta,
     natural_of,
@@ -63,8 +64,8 @@ def _lemma1(ctx):
             lam_t, Lam_t = OX.natural_from_moments(w_prev[0], w_prev[1] - np.outer(w_prev[0], w_prev[0]))
             mu_n, S_n = OX.moments_from_natural(lam_t - g * g_md[0], Lam_t - g * 0.5 * (g_md[1] + g_md[1].T))
             ctx.close(
-                np.concatenate([w_md[0], w_md[1].ravel()]),
-                np.concatenate([mu_n, (S_n + np.outer(mu_n, mu_n)).ravel()]),
+                flat(w_md[0], w_md[1]),
+                flat(mu_n, S_n + np.outer(mu_n, mu_n)),
                 rtol=1e-9,
                 atol=1e-10 * (1.0 + scalar(np.max(np.abs(S_n))) + scalar(np.max(np.abs(mu_n))) ** 2),
                 label="md_step = grad A(grad A*(omega_t) - gamma g) (Eq. 10)",
@@ -74,17 +75,17 @@ def _lemma1(ctx):
                 mu_t, S_t = w_prev[0], w_prev[1] - np.outer(w_prev[0], w_prev[0])
                 mu_o, S_o = OX.md_argmin(g_md[0], g_md[1], mu_t, S_t, g)
                 ctx.close(
-                    np.concatenate([w_md[0], w_md[1].ravel()]),
-                    np.concatenate([mu_o, (S_o + np.outer(mu_o, mu_o)).ravel()]),
+                    flat(w_md[0], w_md[1]),
+                    flat(mu_o, S_o + np.outer(mu_o, mu_o)),
                     rtol=1e-5,
                     atol=1e-5,
                     label="closed-form MD step (10) == numerical argmin of (9)",
                 )
             e_fim = e_fim_new
-            a = np.concatenate([e_fim[0], e_fim[1].ravel()])
-            b = np.concatenate([e_8[0], e_8[1].ravel()])
+            a = flat(e_fim[0], e_fim[1])
+            b = flat(e_8[0], e_8[1])
             e_md = impl.natural_from_expectation(*w_md)
-            c = np.concatenate([e_md[0], e_md[1].ravel()])
+            c = flat(e_md[0], e_md[1])
             # float64 Fisher solves in d <= 2 with condition numbers < 1e6: 1e-7 relative
             ctx.close(a, b, rtol=1e-7, atol=1e-8, label=f"(7) == (8) after {k + 1} steps")
             ctx.close(c, b, rtol=1e-9, atol=1e-10, label=f"MD == (8) after {k + 1} steps")
@@ -126,8 +127,8 @@ def _lemma2(ctx):
         eta1 = impl.ngd_step(natural_of(m1, S1), checked_blr_grad(ctx, impl, X, y, s2, P, mp, *w1), 1.0)
         mu1, Sg1 = moments(eta1)
         ctx.close(
-            np.concatenate([mu1, Sg1.ravel()]),
-            np.concatenate([mu_s, S_s.ravel()]),
+            flat(mu1, Sg1),
+            flat(mu_s, S_s),
             rtol=1e-10,
             atol=1e-10,
             label="one exact NGD step with gamma = 1 lands on q*",
@@ -163,8 +164,8 @@ def _example1(ctx):
         es, e = natural_of(mu_s, S_s), natural_of(mu, S)  # exact gradient = eta - eta*
         scale = max(1.0, scalar(np.max(np.abs(es[1]))), scalar(np.max(np.abs(es[0]))))
         ctx.close(
-            np.concatenate([gx, gX.ravel()]),
-            np.concatenate([e[0] - es[0], (e[1] - es[1]).ravel()]),
+            flat(gx, gX),
+            flat(e[0] - es[0], e[1] - es[1]),
             atol=1e-10 * scale,
             label="E[grad-hat] == grad l (all n^m batches)",
         )

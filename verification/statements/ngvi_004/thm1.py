@@ -19,7 +19,7 @@ import numpy as np
 from refvi.verification.errata import erratum
 from refvi.verification.oracles import ngvi_expfam as OX
 from refvi.verification.statement import scalar, statement
-from refvi.verification.statements.ngvi_004._common import check_trajectory, natural_of, rand_blr, rand_spd
+from refvi.verification.statements.ngvi_004._common import check_trajectory, flat, natural_of, rand_blr, rand_spd
 
 
 def _omega(eta):
@@ -60,13 +60,7 @@ def _thm1_instance(ctx, impl, X, y, s2, P, mp, m, T, eta0, label):
         idx = np.array(path, dtype=np.int64).reshape(T + 1, m)
         _, _, xb, Xb = impl.blr_run(X, y, s2, P, mp, idx, init=eta0)
         tol = 1e-9 * max(1.0, scalar(np.max(np.abs(Xb_o))))
-        ctx.close(
-            np.concatenate([xb, Xb.ravel()]),
-            np.concatenate([xb_o, Xb_o.ravel()]),
-            rtol=1e-9,
-            atol=tol,
-            label=f"{label}: omega_bar path replay",
-        )
+        ctx.close(flat(xb, Xb), flat(xb_o, Xb_o), rtol=1e-9, atol=tol, label=f"{label}: omega_bar path replay")
         if k < 3:
             # the implementation's trajectory (checked by induction) and its own omega-average of it (Thm 1's
             # weights) on the first paths
@@ -76,7 +70,7 @@ def _thm1_instance(ctx, impl, X, y, s2, P, mp, m, T, eta0, label):
             xa, Xa = impl.omega_average([_omega(e) for e in traj[1:]])
             ctx.close(
                 np.concatenate([np.ravel(xa), np.ravel(Xa)]),
-                np.concatenate([xb_o, Xb_o.ravel()]),
+                flat(xb_o, Xb_o),
                 rtol=1e-9,
                 atol=tol,
                 label=f"{label}: omega_average of the trajectory == Thm 1's omega_bar",
@@ -124,8 +118,8 @@ def _thm1(ctx):
         for e, got in zip(starts, runs, strict=True):
             _check_runs(ctx, [got], X, y, s2, P, mp, idx[None], e, what="one step")
         ctx.close(
-            np.concatenate([runs[0][0], runs[0][1].ravel()]),
-            np.concatenate([runs[1][0], runs[1][1].ravel()]),
+            flat(runs[0][0], runs[0][1]),
+            flat(runs[1][0], runs[1][1]),
             rtol=1e-12,
             atol=1e-12,
             label="q_1 independent of q_0",

@@ -97,6 +97,17 @@ def prop_warmup(ctx):
         )
 
 
+def _sides_14(ctx, params, w, v, U, pw, Urep):
+    """The two sides of (14) for the cosine target ``params``: ||grad l(w) - grad l(v)||^2 from the implementation on
+    the replicated atoms ``Urep``, and E_s ||grad f(t_w(u)) - grad f(t_v(u))||^2 from the oracle on the atoms ``U``
+    with weights ``pw``."""
+    (m1, C1), (m2, C2) = w, v
+    target = specs.cosine(*params)
+    diff = _impl_flat(ctx, target, m1, C1, Urep) - _impl_flat(ctx, target, m2, C2, Urep)
+    D = _grad_f(params, U @ C1.T + m1) - _grad_f(params, U @ C2.T + m2)
+    return scalar(diff @ diff), ds.inner(D, D, pw)
+
+
 @statement("002.claim-bessel")
 def claim_bessel(ctx):
     def check(inst):
@@ -114,12 +125,8 @@ def claim_bessel(ctx):
             atol=1e-14,
             label="sum_i <a_i, x>_s^2 <= ||x||_s^2 (random field)",
         )
-        target = specs.cosine(*params)
-        diff = _impl_flat(ctx, target, m1, C1, Urep) - _impl_flat(ctx, target, m2, C2, Urep)
-        D = _grad_f(params, U @ C1.T + m1) - _grad_f(params, U @ C2.T + m2)
         ctx.bound(
-            scalar(diff @ diff),
-            ds.inner(D, D, pw),
+            *_sides_14(ctx, params, (m1, C1), (m2, C2), U, pw, Urep),
             rtol=1e-10,
             atol=1e-13,
             label="||grad l(w) - grad l(v)||^2 <= E_s ||grad f(t_w(u)) - grad f(t_v(u))||^2 (14)",
@@ -132,12 +139,8 @@ def claim_bessel(ctx):
         U, pw = ds.two_point_atoms(d, p)
         Urep = U if p == 0.5 else ds.replicate_rational(U, pw, 4**d)
         (m1, C1), (m2, C2) = _pair(np.random.default_rng(11 + d), d, "full", False)
-        target = specs.cosine(*params)
-        diff = _impl_flat(ctx, target, m1, C1, Urep) - _impl_flat(ctx, target, m2, C2, Urep)
-        D = _grad_f(params, U @ C1.T + m1) - _grad_f(params, U @ C2.T + m2)
         ctx.bound(
-            scalar(diff @ diff),
-            ds.inner(D, D, pw),
+            *_sides_14(ctx, params, (m1, C1), (m2, C2), U, pw, Urep),
             rtol=1e-10,
             atol=1e-13,
             label=f"d = {d}, p = {p}: quadratic f: (14) with equality (tight)",
