@@ -244,7 +244,7 @@ def main(argv=None) -> int:
     p.add_argument("--no-end-to-end", action="store_true", help="skip the CLI run (per-statement pass only)")
     args = p.parse_args(argv)
 
-    info = {"date": datetime.datetime.now(datetime.timezone.utc).strftime("%Y-%m-%d %H:%M UTC"),
+    info = {"date": datetime.datetime.now(datetime.UTC).strftime("%Y-%m-%d %H:%M UTC"),
             "machine": machine(), "commit": _commit()}
     e2e = None if args.no_end_to_end else end_to_end(args.impl, args.profile, args.workers, args.select)
     if e2e is not None:

@@ -42,23 +42,23 @@ def main(argv=None) -> int:
             met = met and tk / floor <= 1.25
             fl = " & floor<=1.25"
         ok &= met
-        print(f"{'logistic energy N=%d d=%d S=%d' % (N, d, S):38s} {tk / tn:12.3f} {tk / floor:12.3f}  "
+        print(f"{f'logistic energy N={N} d={d} S={S}':38s} {tk / tn:12.3f} {tk / floor:12.3f}  "
               f"numpy<={want:.3f}{fl} {'MET' if met else 'NOT MET'}")
     for N, d, S in bc.LINEAR_GRID:
         a = bc.linear_case(N, d, S)
         tk, tn = bc.min_time(lambda: ke.linear_energy(*a), r), bc.min_time(lambda: bc.numpy_linear_energy(*a), r)
-        print(f"{'linear energy N=%d d=%d S=%d' % (N, d, S):38s} {tk / tn:12.3f} {'':>12s}")
+        print(f"{f'linear energy N={N} d={d} S={S}':38s} {tk / tn:12.3f} {'':>12s}")
     for N, d, G, S in bc.HIER_GRID:
         a = bc.hier_case(N, d, G, S)
         tk, tn = bc.min_time(lambda: ke.hierarchical_energy(*a), r), bc.min_time(lambda: bc.numpy_hier_energy(*a), r)
-        print(f"{'hierarchical energy N=%d d=%d G=%d S=%d' % (N, d, G, S):38s} {tk / tn:12.3f} {'':>12s}")
+        print(f"{f'hierarchical energy N={N} d={d} G={G} S={S}':38s} {tk / tn:12.3f} {'':>12s}")
     for d, S in bc.SMALL_D_GRID:
         a = bc.gaussian_case(d, S)
         tk, tn = bc.min_time(lambda: ke.gaussian_energy(*a), r), bc.min_time(lambda: bc.numpy_gaussian_energy(*a), r)
-        print(f"{'gaussian energy d=%d S=%d' % (d, S):38s} {tk / tn:12.3f} {'':>12s}")
+        print(f"{f'gaussian energy d={d} S={S}':38s} {tk / tn:12.3f} {'':>12s}")
         a = bc.cosine_case(d, S)
         tk, tn = bc.min_time(lambda: ke.cosine_energy(*a), r), bc.min_time(lambda: bc.numpy_cosine_energy(*a), r)
-        print(f"{'cosine energy d=%d S=%d' % (d, S):38s} {tk / tn:12.3f} {'':>12s}")
+        print(f"{f'cosine energy d={d} S={S}':38s} {tk / tn:12.3f} {'':>12s}")
     for d in bc.PROX_D:
         C, M = bc.sym_case(d)
         tk = bc.min_time(lambda: kp.project_wm_sym(C, M), r)
@@ -66,14 +66,14 @@ def main(argv=None) -> int:
         te = bc.min_time(lambda: bc.scipy_eigh(C, M), r)
         met = tk / te <= 1.2 if d == 100 else True
         ok &= met
-        print(f"{'project_wm d=%d' % d:38s} {tk / tn:12.3f} {tk / te:12.3f}  (floor = scipy.linalg.eigh)"
+        print(f"{f'project_wm d={d}':38s} {tk / tn:12.3f} {tk / te:12.3f}  (floor = scipy.linalg.eigh)"
               + (" <=1.2 " + ("MET" if met else "NOT MET") if d == 100 else ""))
         T = np.tril(bc.sym_case(d, 1)[0])
         tk, tn = bc.min_time(lambda: kp.entropy_prox(T, 0.3), r), bc.min_time(lambda: bc.numpy_entropy_prox(T, 0.3), r)
-        print(f"{'entropy_prox d=%d' % d:38s} {tk / tn:12.3f} {'':>12s}")
+        print(f"{f'entropy_prox d={d}':38s} {tk / tn:12.3f} {'':>12s}")
         tk = bc.min_time(lambda: kp.project_singular(C, M), r)
         tn = bc.min_time(lambda: bc.numpy_project_singular(C, M), r)
-        print(f"{'project_singular d=%d' % d:38s} {tk / tn:12.3f} {'':>12s}")
+        print(f"{f'project_singular d={d}':38s} {tk / tn:12.3f} {'':>12s}")
     print("all required targets met" if ok else "SOME REQUIRED TARGETS NOT MET")
     return 0
 

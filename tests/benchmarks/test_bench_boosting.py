@@ -23,7 +23,7 @@ from refvi.kernels import boosting as kb
 MOG = GaussianMixtureTarget([0.4, 0.6], [-0.5, 0.6], [0.5, 0.5])
 
 
-@functools.lru_cache(maxsize=None)
+@functools.cache
 def lmo_case(K=10_000, Q=400):
     atoms = AtomSet(Box(-1, 1), np.linspace(-1, 1, K), 0.3)
     prob = BoostingProblem(atoms, MOG, order=20, panels=Q // 20)

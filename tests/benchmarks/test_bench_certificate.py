@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import certificate_costs as cc
 
+
 def test_example_certificate_end_to_end(benchmark):
     args = (cc.EXAMPLE, "ci", None, ["000.lemma33"]) if benchmark.disabled else (cc.EXAMPLE, "ci", 2)
     out = benchmark.pedantic(cc.end_to_end, args=args, rounds=1, iterations=1)

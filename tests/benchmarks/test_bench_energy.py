@@ -5,10 +5,10 @@ Timing:  NUMBA_NUM_THREADS=1 OMP_NUM_THREADS=1 python -m pytest tests/benchmarks
 Ratios:  python tests/benchmarks/report_ratios.py
 """
 
+import bench_cases as bc
 import numpy as np
 import pytest
 
-import bench_cases as bc
 from refvi import estimators
 from refvi.kernels import energy as ke
 from refvi.kernels import estimators as kest

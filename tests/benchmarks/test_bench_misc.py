@@ -1,10 +1,10 @@
 """pytest-benchmark: model constants, -log p (score estimator) and the entropy / STL / score tails, each against
 plain NumPy in the same run."""
 
+import bench_cases as bc
 import numpy as np
 import pytest
 
-import bench_cases as bc
 from refvi.kernels import constants as kc
 from refvi.kernels import estimators as kest
 from refvi.kernels import neglogp as kf

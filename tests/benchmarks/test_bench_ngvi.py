@@ -5,11 +5,11 @@
 Target (issue 5): the mini-batch NGD update at d = 20, m = 100 at least 2x faster than NumPy.
 """
 
+import bench_cases as bc
 import numpy as np
 import pytest
 from scipy.special import expit
 
-import bench_cases as bc
 from refvi.kernels import ngvi as kn
 
 UPDATE_GRID = ((20, 100), (100, 1000))          # (d, m)

@@ -8,10 +8,11 @@ The default test run (--benchmark-disable) runs each case once on a 2 * 10^3-poi
 """
 
 import math
+
 import numpy as np
+import online_numpy as ref
 import pytest
 
-import online_numpy as ref
 from refvi import online
 
 D = 20

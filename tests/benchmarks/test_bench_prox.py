@@ -1,10 +1,10 @@
 """pytest-benchmark: prox / projection kernels against plain NumPy (and scipy.linalg.eigh as the floor of the
 projection onto W_M), same run.  See test_bench_energy.py for how to run with timing."""
 
+import bench_cases as bc
 import numpy as np
 import pytest
 
-import bench_cases as bc
 from refvi.kernels import prox as kp
 
 

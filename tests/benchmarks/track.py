@@ -112,7 +112,7 @@ def _commit() -> str:
 
 
 def append_history(ratios: dict) -> None:
-    entry = {"commit": _commit(), "date": datetime.datetime.now(datetime.timezone.utc).isoformat(timespec="seconds"),
+    entry = {"commit": _commit(), "date": datetime.datetime.now(datetime.UTC).isoformat(timespec="seconds"),
              "ratios": {g: r["numpy"] for g, r in sorted(ratios.items())}}
     _atomic.append_line(HISTORY, json.dumps(entry))
 
