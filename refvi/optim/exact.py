@@ -72,21 +72,32 @@ def solve(target, structure: str = "tril", tol: float = 1e-10, max_iter: int = 5
         )
     d = target.dim
     X, y, ip = target.X, target.y, target.prior_scale**-2
-    m = np.zeros(d)
-    Sigma = np.eye(d) / ip
+    m, P = np.zeros(d), ip * np.eye(d)  # the mean and the precision Sigma^{-1}
+    C = _factor(np.eye(d) / ip, structure)
+    f, w = objective(target, m, C), 1.0
     for _ in range(max_iter):
-        a = y * (X @ m)
-        beta = np.sqrt(np.maximum(np.einsum("nd,de,ne->n", X, Sigma, X), 0.0))
-        _, sg, ds = ridge_expectations(a, beta)
-        Lam = ip * np.eye(d) + (X.T * ds) @ X
-        Lam = 0.5 * (Lam + Lam.T)
-        m = m - np.linalg.solve(Lam, ip * m - X.T @ (y * sg))
-        Sigma = np.linalg.inv(Lam)
-        Sigma = 0.5 * (Sigma + Sigma.T)
-        C = _factor(Sigma, structure)
         gm, gC = gradient(target, m, C, structure)
         if np.sqrt(gm @ gm + np.sum(gC * gC)) < tol:
             break
+        Sigma = np.linalg.inv(P)
+        a = y * (X @ m)
+        beta = np.sqrt(np.maximum(np.einsum("nd,de,ne->n", X, 0.5 * (Sigma + Sigma.T), X), 0.0))
+        _, sg, ds = ridge_expectations(a, beta)
+        H = ip * np.eye(d) + (X.T * ds) @ X  # E_q Hess(-log p)
+        dm = -np.linalg.solve(0.5 * (H + H.T), ip * m - X.T @ (y * sg))
+        # the fixed point relaxed by w in (m, precision): both parts are descent directions of f (the m step is
+        # Newton's; moving P towards H changes f by -w tr((H - P) Sigma (H - P) Sigma) / 2), so halving w until f does
+        # not increase turns the undamped iteration's period-2 cycles (separable data) into convergence
+        while True:
+            P_new = P + w * (H - P)
+            P_new = 0.5 * (P_new + P_new.T)
+            m_new = m + w * dm
+            C_new = _factor(np.linalg.inv(P_new), structure)
+            f_new = objective(target, m_new, C_new)
+            if f_new <= f + 1e-12 * abs(f) or w < 2.0**-30:
+                break
+            w *= 0.5
+        m, P, C, f = m_new, P_new, C_new, f_new
     else:
         raise RuntimeError(f"exact.solve did not reach gradient norm {tol:g} in {max_iter} iterations")
     return m, C, objective(target, m, C)

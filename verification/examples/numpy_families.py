@@ -120,18 +120,23 @@ class NumpyFamilies:
         or its symmetric root ("sym")."""
         d = target.dim
         m, S = np.zeros(d), np.eye(d)
-        for _ in range(200):
+        relax, last = 1.0, np.inf  # halved whenever an update is no smaller than the one before (a cycle)
+        for _ in range(5000):
             L = np.linalg.cholesky(S)
             _, gm, gC = self.exact_energy(target, m, L)
             # E_q Hess(-log p) = gC L^{-1} (Stein: grad_C l = E[Hess] C), symmetrized
             Hq = gC @ np.linalg.inv(L)
             Hq = 0.5 * (Hq + Hq.T)
-            m_new = m - np.linalg.solve(Hq, gm)
-            S_new = np.linalg.inv(Hq)
-            done = np.max(np.abs(m_new - m)) + np.max(np.abs(S_new - S)) < 1e-14 * (1 + np.abs(S).max())
-            m, S = m_new, 0.5 * (S_new + S_new.T)
-            if done:
+            dm, dS = -np.linalg.solve(Hq, gm), np.linalg.inv(Hq) - S
+            size = np.max(np.abs(dm)) + np.max(np.abs(dS))
+            if size < 1e-14 * (1 + np.abs(S).max()):
                 break
+            if size >= last:
+                relax *= 0.5
+            last = size
+            m, S = m + relax * dm, S + relax * 0.5 * (dS + dS.T)
+        else:
+            raise RuntimeError("exact_optimum: the fixed point did not converge in 5000 iterations")
         if structure == "sym":
             lam, Q = np.linalg.eigh(S)
             L = (Q * np.sqrt(lam)) @ Q.T

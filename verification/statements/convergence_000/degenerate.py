@@ -5,7 +5,9 @@
   gets wrong;
 * a column of X that is all zero: that coordinate's posterior is its prior N(0, s^2), uncoupled from the rest;
 * duplicated rows, and fewer rows than coordinates (X^T X singular: only the prior makes the precision definite);
-* the same designs for the logistic model (y = +-1), whose optimum has no closed form (the oracle's Newton solver).
+* the same designs for the logistic model (y = +-1), whose optimum has no closed form (the oracle's Newton solver),
+  and the duplicated rows with one label per distinct row (separable data: only the prior keeps the optimum finite;
+  an undamped fixed point of the stationarity conditions cycles there instead of converging).
 
 For each, ``exact_optimum`` ("tril" and "sym") against :func:`..oracles.vi_objective.solve` (closed form; Newton for
 logistic to a gradient norm 1e-9): f* to 1e-9, m* to 1e-9 absolute where it is exactly 0 (else 1e-6), C* C*^T to
@@ -70,9 +72,6 @@ def _check(ctx, model, what, exact_zero_mean=False):
     ctx.close(np.asarray(gC, dtype=np.float64), gCo, rtol=1e-9, atol=1e-9 * gs, label=f"{what}: grad_C l")
 
 
-# Not here yet: the duplicated rows with one label per distinct row (separable data), where refvi's exact solver's
-# fixed point stalls above a gradient norm of 1e-8 and raises RuntimeError while the oracle's Newton solver converges;
-# pinned by tests/verification/test_degenerate_data.py (a strict xfail) until refvi.optim.exact.solve is fixed.
 @statement("000.claim-degenerate-data")
 def claim_degenerate_data(ctx):
     def run(inst):
@@ -84,8 +83,11 @@ def claim_degenerate_data(ctx):
             _check(ctx, lin, f"linear, d = {d}, {name}", exact_zero_mean=name == "X^T y = 0")
             if name != "X^T y = 0":
                 pm = np.where(y >= np.median(y), 1.0, -1.0)
-                if name == "duplicated rows":  # each distinct row with both labels: not separable (see SEPARABLE)
+                if name == "duplicated rows":  # each distinct row with both labels: not separable
                     pm = np.array([1.0, 1.0, -1.0, -1.0, 1.0, -1.0])
+                    # and with one label per distinct row: separable, only the prior keeps the optimum finite
+                    sep = {"kind": "logistic", "X": X, "y": np.tile([-1.0, 1.0], 3), "prior_scale": sp}
+                    _check(ctx, sep, f"logistic, d = {d}, duplicated rows, separable")
                 _check(ctx, {"kind": "logistic", "X": X, "y": pm, "prior_scale": sp}, f"logistic, d = {d}, {name}")
 
     for inst in ((1, 1), (3, 2), (5, 3)):
