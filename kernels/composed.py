@@ -12,11 +12,13 @@
 * ``affine_callable_energy(m, C, U, z0, L, grad)``: the same for a base target whose gradient is one numba
   function of one point (a ``CallableTarget``), without the intermediate batch;
 * ``affine_neglogp(Z, z0, L, neglogp, args)``: -log p_x on the rows of Z; ``affine_callable_neglogp(Z, z0, L,
-  logp)`` for a ``CallableTarget``'s per-point ``logp``.
+  logp)`` for a ``CallableTarget``'s per-point ``logp``;
+* ``batch_energy(m, C, U, grad_batch)``, ``batch_neglogp(Z, logp_batch)``: a ``CallableTarget``'s batched functions
+  (one call for all rows), and ``affine_batch_energy`` / ``affine_batch_neglogp`` through a frame.
 
-The kernels that take another kernel or a user's dispatcher as an argument are compiled per function argument in each
-process; the two ``affine_callable_*`` kernels take the user's function as the address of its compiled code
-(:mod:`refvi.kernels.userfn`), so they are compiled once and cached on disk.
+The kernels that take another kernel as an argument are compiled per function argument in each process; the
+``affine_callable_*``, ``batch_*`` and ``affine_batch_*`` kernels take the user's function as the address of its
+compiled code (:mod:`refvi.kernels.userfn`), so they are compiled once and cached on disk.
 """
 
 from __future__ import annotations
@@ -28,7 +30,7 @@ import numpy as np
 from refvi.kernels._jit import jit, jit_nocache, jit_reduce
 from refvi.kernels.energy import mean_outer, transform
 from refvi.kernels.neglogp import callable_neglogp
-from refvi.kernels.userfn import grad_function
+from refvi.kernels.userfn import grad_batch_function, grad_function, logp_batch_function
 
 # a compiled function inside an argument tuple is typed as Numba's first-class function type, which Numba flags as
 # experimental at every compilation; its use here is covered by the tests (tests/refvi/test_fused_loop.py)
@@ -204,20 +206,40 @@ def affine_callable_neglogp(Z, z0, L, logp):
     return callable_neglogp(_frame_points(Z, z0, L), logp)
 
 
-@jit_nocache
+@jit
 def batch_energy(m, C, U, grad_batch):
-    """The energy gradient from a numba-compiled ``grad_batch(Z) -> (S, d)``: one call for all rows of Z."""
-    Z = transform(m, C, U)
-    G = np.asarray(grad_batch(Z))
+    """The energy gradient from a numba-compiled ``grad_batch(Z) -> (S, d)`` at the address ``grad_batch``
+    (:func:`refvi.kernels.userfn.address`): one call for all rows of Z."""
+    Z = np.ascontiguousarray(transform(m, C, U))
+    G = grad_batch_function(grad_batch)(Z)
     if G.shape != Z.shape:
         raise ValueError("user grad_batch must return an array of the shape of Z, (S, dim)")
-    return mean_outer(-G.astype(np.float64), U)
+    return mean_outer(-G, U)
 
 
-@jit_nocache
+@jit
 def batch_neglogp(Z, logp_batch):
-    """-log p on the rows of Z from a numba-compiled ``logp_batch(Z) -> (S,)``."""
-    v = np.asarray(logp_batch(Z))
+    """-log p on the rows of Z from a numba-compiled ``logp_batch(Z) -> (S,)`` at the address ``logp_batch``."""
+    v = logp_batch_function(logp_batch)(np.ascontiguousarray(Z))
     if v.shape != (Z.shape[0],):
         raise ValueError("user logp_batch must return an array of shape (S,) for Z of shape (S, dim)")
-    return -v.astype(np.float64)
+    return -v
+
+
+@jit
+def affine_batch_energy(m, C, U, z0, L, grad_batch):
+    """``affine_energy`` of :func:`batch_energy` (a user's batched ``grad_batch`` at its address), a cached kernel:
+    one sample through its one point (no d x d x d product), several through (z0 + L m, L C) in one batched call."""
+    if U.shape[0] == 1:
+        d = U.shape[1]
+        gm, _ = batch_energy(_one_point(m, C, U[0], z0, L), np.zeros((d, d)), U, grad_batch)
+        return _one_point_out(gm, U[0], L)
+    mz, Cz = _frame_in(m, C, z0, L)
+    gm, gC = batch_energy(mz, Cz, U, grad_batch)
+    return _frame_out(gm, gC, L)
+
+
+@jit
+def affine_batch_neglogp(Z, z0, L, logp_batch):
+    """:func:`batch_neglogp` through the frame: a user's batched ``logp_batch`` at its address, a cached kernel."""
+    return batch_neglogp(_frame_points(Z, z0, L), logp_batch)

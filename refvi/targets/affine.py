@@ -82,6 +82,8 @@ class AffineTarget(Target):
         elif base.energy[0] is callable_energy:  # one numba grad_logp of one point: rows straight through the frame
             energy = (composed.affine_callable_energy, (z0, L) + tuple(base.energy[1]))
             loop = (fused.callable_loop, energy[1])
+        elif base.energy[0] is composed.batch_energy:  # a numba grad_batch, by address: a cached kernel
+            energy = (composed.affine_batch_energy, (z0, L) + tuple(base.energy[1]))
         else:
             energy = (composed.affine_energy, (z0, L) + (base.energy[0], base.energy[1]))
         neglogp: tuple[Any, tuple] | None
@@ -89,6 +91,8 @@ class AffineTarget(Target):
             neglogp = None
         elif base.neglogp[0] is callable_neglogp:  # one numba logp of one point, by address: a cached kernel
             neglogp = (composed.affine_callable_neglogp, (z0, L) + tuple(base.neglogp[1]))
+        elif base.neglogp[0] is composed.batch_neglogp:  # a numba logp_batch, by address
+            neglogp = (composed.affine_batch_neglogp, (z0, L) + tuple(base.neglogp[1]))
         else:
             neglogp = (composed.affine_neglogp, (z0, L, base.neglogp[0], base.neglogp[1]))
         if energy is None and neglogp is None:

@@ -79,8 +79,8 @@ class CallableTarget(Target):
         return None if self._mode is None else self._mode.copy()
 
     def _kernel_plan(self):
-        """numba-compiled functions are called from the kernels directly (a per-point one by the address of its
-        compiled code, :func:`refvi.kernels.userfn.address`, compiled here); plain Python ones run the NumPy path."""
+        """numba-compiled functions are called from the kernels by the address of their compiled code (per point or
+        batched, :func:`refvi.kernels.userfn.address`, compiled here); plain Python ones run the NumPy path."""
         if not self.is_numba:
             return None
         from refvi.kernels import composed, energy, fused, neglogp
@@ -88,13 +88,16 @@ class CallableTarget(Target):
         grad, batched = self._gr
         loop = None
         if batched:
-            en = (composed.batch_energy, (grad,))
+            en = (composed.batch_energy, (self._address(grad, "grad_batch"),))
         else:
             args = (self._address(grad, "grad"),)
             en = (energy.callable_energy, args)
             loop = (fused.callable_loop, (np.empty(0), np.empty((0, 0))) + args)
         lp, batched = self._lp
-        nl = (composed.batch_neglogp, (lp,)) if batched else (neglogp.callable_neglogp, (self._address(lp, "logp"),))
+        if batched:
+            nl = (composed.batch_neglogp, (self._address(lp, "logp_batch"),))
+        else:
+            nl = (neglogp.callable_neglogp, (self._address(lp, "logp"),))
         return KernelPlan(energy=en, neglogp=nl, loop=loop)
 
     def _address(self, fn, kind):
