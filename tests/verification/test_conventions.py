@@ -7,7 +7,7 @@ import pathlib
 
 import pytest
 
-from refvi.verification import runner
+from refvi.verification.running import runner
 from refvi.verification.protocol import boosting, core, ngvi, online
 from refvi.verification.protocol.conventions import CONVENTIONS, normalize, of_statement
 

@@ -13,7 +13,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from refvi.verification import runner
+from refvi.verification.running import runner
 from refvi.verification.examples import numpy_adapter
 from refvi.verification.examples.numpy_adapter import NumpyImplementation
 from refvi.verification.examples.numpy_targets import boosting_logp, model_of

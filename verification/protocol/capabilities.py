@@ -39,7 +39,7 @@ SPECIAL_KEYS = ("targets", "refusals")
 
 #: optional protocol features: refvi's affine frames (preconditioning, not a paper result).  Instances declined for
 #: them (the methods absent, or a ``frame`` argument declined) are counted and listed, but never count against a
-#: paper's certification (:mod:`refvi.verification.coverage`)
+#: paper's certification (:mod:`refvi.verification.certificate.coverage`)
 OPTIONAL_METHODS = ("frame", "framed_energy")
 OPTIONAL_ARGUMENTS = ("frame",)
 

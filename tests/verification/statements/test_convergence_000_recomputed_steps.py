@@ -7,7 +7,7 @@ import importlib
 
 import pytest
 
-from refvi.verification import runner
+from refvi.verification.running import runner
 from refvi.verification.examples.bug_zoo import ZOO, load_zoo
 
 S = importlib.import_module("refvi.verification.statement")

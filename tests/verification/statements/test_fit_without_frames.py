@@ -4,7 +4,7 @@ framed run is a declined instance, counted, never the whole statement."""
 
 import importlib
 
-from refvi.verification import runner
+from refvi.verification.running import runner
 from refvi.verification.examples.numpy_adapter import NumpyImplementation
 
 S = importlib.import_module("refvi.verification.statement")

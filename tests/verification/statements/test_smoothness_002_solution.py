@@ -15,7 +15,7 @@ from refvi.targets import LogisticRegression  # noqa: E402
 from refvi.verification.implementation import RefviImplementation  # noqa: E402
 from refvi.verification.oracles import charfun, vi_objective  # noqa: E402
 from refvi.verification.protocol import targets as specs  # noqa: E402
-from refvi.verification.runner import load_statements, run_statement  # noqa: E402
+from refvi.verification.running.runner import load_statements, run_statement  # noqa: E402
 from refvi.verification.oracles import matrices  # noqa: E402
 from refvi.verification.statements.smoothness_002 import _solution, domain, solution  # noqa: E402
 
