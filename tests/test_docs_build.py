@@ -24,7 +24,7 @@ STRICT = ["-W", "--keep-going", "-n", "-q"]
 #: the packages whose public modules the API reference must document (docs/api/<package>.rst)
 API_PACKAGES = ["refvi.targets", "refvi.optim", "refvi.families", "refvi.boosting", "refvi.online", "refvi.ngvi",
                 "refvi.kernels", "refvi.verification.protocol"]
-API_MODULES = ["refvi", "refvi.estimators", "refvi.prox", "refvi.verification.runner"]
+API_MODULES = ["refvi", "refvi.estimators", "refvi.prox", "refvi.verification.running.runner"]
 
 
 def sphinx_build(source: pathlib.Path, out: pathlib.Path) -> subprocess.CompletedProcess:

@@ -102,14 +102,14 @@ def test_mypy():
 @pytest.mark.parametrize(
     "path, clean",
     [
-        ("refvi/verification/runner.py", True),
+        ("refvi/verification/running/runner.py", True),
         ("refvi/verification/protocol/core.py", True),
         ("refvi/ngvi/ngd.py", True),
         ("refvi/verification/statements/ngvi_004/ngd.py", True),
         ("refvi/optim/fit.py", True),
         ("refvi/kernels/boosting.py", True),
         ("refvi/verification/statements/online_003/assumptions.py", True),
-        ("refvi/verification/compatibility.py", True),
+        ("refvi/verification/certificate/compatibility.py", True),
         ("verification/examples/bug_zoo/core.py", True),
         ("tests/test_lint.py", False),
     ],

@@ -9,10 +9,10 @@ README = pathlib.Path(__file__).resolve().parents[1] / "README.md"
 def test_generated_blocks_are_current():
     """The papers block of the README, the strength table of docs/fidelity.md, the zoo count of
     docs/verification-power.md."""
-    from refvi.verification import summary
+    from refvi.verification.certificate import summary
 
     stale = summary.stale(README.parent)  # this checkout's files (CI imports refvi from its installed copy)
-    assert not stale, f"stale generated blocks {stale}: python -m refvi.verification.summary --update"
+    assert not stale, f"stale generated blocks {stale}: python -m refvi.verification.certificate.summary --update"
 
 
 def test_readme_is_a_front_page():

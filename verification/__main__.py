@@ -13,7 +13,13 @@ import json
 import signal
 import sys
 
-from refvi.verification import runner
+from refvi.verification.certificate.report import progress as _progress
+from refvi.verification.certificate.report import report as _report
+from refvi.verification.running import runner
+from refvi.verification.running.commands import error as _error
+from refvi.verification.running.commands import in_compiler as _in_compiler
+from refvi.verification.running.commands import run_search as _search
+from refvi.verification.running.commands import run_self_test as _self_test
 
 
 def _parser() -> argparse.ArgumentParser:
@@ -133,11 +139,6 @@ def _version() -> str:
     return f"refvi {refvi.__version__}"
 
 
-def _error(msg: str) -> int:
-    print(f"error: {msg}", file=sys.stderr)
-    return 2
-
-
 def main(argv=None) -> int:
     args = _parser().parse_args(argv)
     reconfigure = getattr(sys.stdout, "reconfigure", None)  # a TextIOWrapper's; a replaced stdout may lack it
@@ -150,7 +151,7 @@ def main(argv=None) -> int:
     from refvi.verification.protocol.loading import ImplementationSpecError, load_implementation
 
     if args.replay is not None:
-        from refvi.verification import reproducers
+        from refvi.verification.certificate import reproducers
 
         try:
             return reproducers.replay(args.replay, args.impl, err=lambda line: print(line, file=sys.stderr))
@@ -286,180 +287,6 @@ def main(argv=None) -> int:
     finally:
         for sig, handler in previous.items():
             signal.signal(sig, handler)
-
-
-def _in_compiler(frame) -> bool:
-    """Whether the interrupted Python code is Numba's compiler or llvmlite (where an exception raised by a signal
-    handler lands in a ctypes callback of LLVM and can crash the process) or a garbage-collector callback (where it
-    is printed and dropped): the handler then asks again in a moment."""
-    while frame is not None:
-        name = frame.f_globals.get("__name__", "")
-        if name.startswith(("numba.core", "numba.np", "numba.misc", "numba.typed", "llvmlite")):
-            return True
-        if name == "distributed.gc" or frame.f_code.co_name.endswith("gc_callback"):
-            return True  # a garbage-collector callback: an exception raised there is printed and dropped
-        frame = frame.f_back
-    return False
-
-
-def _report(args, cert: dict, out_path: str | None, reference: dict | None) -> int:
-    from refvi.verification import coverage
-
-    print("-" * len(runner.HEADER))
-    print(runner.summary(cert))
-    print("(pass* = oracle-only: checks the paper with independent oracles, not the implementation)")
-    if cert.get("papers"):
-        print(coverage.format_values(cert["papers"]))
-        print(coverage.format_block(cert["papers"]))
-    if reference is not None and cert.get("complete", True):
-        from refvi.verification import compare
-
-        cert["comparison"] = compare.compare(cert, reference)
-        print(compare.format_comparison(cert["comparison"]))
-    written = []
-    try:
-        if out_path:
-            runner.write_json(cert, out_path)
-            written.append(f"certificate written to {out_path}")
-        if args.junit_xml:
-            from refvi import _atomic
-            from refvi.verification import junit
-
-            _atomic.write_text(args.junit_xml, junit.to_xml(cert))
-            written.append(f"JUnit XML written to {args.junit_xml}")
-    except OSError as exc:
-        print(f"error: {exc}", file=sys.stderr)
-        return 2
-    for line in written:
-        print(line)
-    failed = [r for r in cert["statements"] if r.get("artifacts")]
-    if failed:
-        print(
-            f"reproducers in {args.artifacts}: replay one with "
-            f"python -m refvi.verification --replay {failed[0]['artifacts'][0]}"
-            f"{' --impl ' + args.impl if args.impl else ''}"
-        )
-    stopped = cert.get("interrupted")
-    if stopped in ("SIGINT", "SIGTERM"):
-        done, total = len(cert["statements"]), len(cert["statements"]) + len(cert["not_run"])
-        where = (
-            f"; partial certificate in {out_path} (--resume {out_path} finishes it)"
-            if out_path
-            else " (no --json: nothing written)"
-        )
-        print(f"interrupted by {stopped} after {done} of {total} statements{where}", file=sys.stderr)
-        return 130 if stopped == "SIGINT" else 143
-    if stopped == "exitfirst":
-        print(f"stopped at the first fail or error (-x): {len(cert['not_run'])} statement(s) not run", file=sys.stderr)
-    if not cert["statements"]:
-        print("no statement matched the selection", file=sys.stderr)
-        return 2
-    require = [] if args.strict else args.require
-    code = runner.exit_code(cert, require)
-    if code == 2:
-        print("no selected statement exercised the implementation (all skipped or oracle-only)", file=sys.stderr)
-    elif code == runner.EXIT_NOT_CERTIFIED:
-        missing = coverage.not_certified(cert.get("papers", {}), list(require) or None)
-        print(f"not certified: paper(s) {', '.join(missing)} (see the per-paper block)", file=sys.stderr)
-    return code
-
-
-def _progress(total: int, bar: bool):
-    """(show(record), close()): rows printed and flushed as statements finish, under a progress bar on a terminal."""
-    use_bar = bar and sys.stdout.isatty() and total > 1
-    pbar = None
-    if use_bar:
-        try:
-            from tqdm import tqdm
-
-            pbar = tqdm(total=total, unit="stmt", leave=False, dynamic_ncols=True)
-        except ImportError:
-            pbar = None
-
-    def emit(line: str) -> None:
-        if pbar is not None:
-            pbar.write(line)
-        else:
-            print(line, flush=True)
-
-    def show(rec: dict) -> None:
-        emit(runner.format_row(rec))
-        note = runner.row_note(rec)
-        if note:
-            emit(note)
-        if pbar is not None:
-            pbar.update(1)
-
-    def close() -> None:
-        nonlocal pbar
-        if pbar is not None:
-            pbar.close()
-            pbar = None
-
-    return show, close
-
-
-def _search(args) -> int:
-    from refvi.verification import search
-
-    workers = args.workers or 1
-    seeds = list(range(args.seeds or workers))
-    try:
-        out = search.search(args.search, args.budget, seeds, args.impl, args.profile, workers, args.scheduler)
-    except (KeyError, ValueError) as exc:
-        print(f"error: {exc}", file=sys.stderr)
-        return 2
-    best = out["best"]
-    if best is None:
-        print(f"{args.search}: no bound recorded with ctx.bound(); nothing to search")
-    else:
-        print(
-            f"{args.search}: best lhs/rhs = {best['ratio']:.6g} ({best['label']}), seed {best['seed']}, "
-            f"budget {args.budget}\n  instance: {best['instance']}"
-        )
-    for c in out["counterexamples"]:
-        print(f"  COUNTEREXAMPLE (seed {c['seed']}, {c['verdict']}): {c['detail'][:800]}")
-    path = args.json or f"search-{args.search}.json"
-    try:
-        search.save(out, path)
-    except OSError as exc:
-        return _error(str(exc))
-    print(f"search written to {path} ({out['examples']} instances)")
-    return 1 if out["counterexamples"] else 0
-
-
-def _self_test(args) -> int:
-    import fnmatch
-
-    from refvi.verification import selftest
-    from refvi.verification.examples.bug_zoo import load_zoo
-
-    zoo = load_zoo()
-    chosen = [
-        m
-        for mid, m in sorted(zoo.items())
-        if not args.self_test or any(fnmatch.fnmatchcase(mid, p) or mid.startswith(p) for p in args.self_test)
-    ]
-    if not chosen:
-        print(f"no planted bug matches {args.self_test}; known: {', '.join(sorted(zoo))}", file=sys.stderr)
-        return 2
-    print(f"{'planted bug':<34} {'verdict':<7} {'caught/ran':<10} {'time':>7}  caught by")
-    rows = selftest.self_test(
-        chosen, args.profile, args.first_catch, progress=lambda r: print(selftest.format_row(r), flush=True)
-    )
-    missed = [r["id"] for r in rows if not r["caught_by"]]
-    print(
-        f"{len(rows) - len(missed)} of {len(rows)} planted bugs caught by the certificate alone"
-        + (f"; missed: {', '.join(missed)}" if missed else "")
-    )
-    if args.json:
-        from refvi import _atomic
-
-        try:
-            _atomic.write_json(args.json, {"profile": args.profile, "mutants": rows})
-        except OSError as exc:
-            return _error(str(exc))
-    return 1 if missed else 0
 
 
 if __name__ == "__main__":

@@ -67,7 +67,7 @@ class StatementCollector(pytest.Collector):
         self.impl, self.patterns, self.profile = impl, patterns, profile
 
     def collect(self):
-        from refvi.verification import runner
+        from refvi.verification.running import runner
 
         for st in runner.select(runner.load_statements().values(), self.patterns):
             yield StatementItem.from_parent(self, name=st.id, statement=st)
@@ -135,8 +135,9 @@ def _paper_block(config) -> dict | None:
     records = config.stash.get(_RECORDS, None)
     if not records or not config.getoption("--refvi-impl", default=None):
         return None
-    from refvi.verification import coverage, runner
+    from refvi.verification.certificate import coverage
     from refvi.verification.protocol.loading import load_implementation
+    from refvi.verification.running import runner
 
     impl = load_implementation(config.getoption("--refvi-impl"))
     registry = runner.load_statements()
@@ -148,7 +149,7 @@ def _paper_block(config) -> dict | None:
 @pytest.hookimpl(trylast=True)
 def pytest_sessionfinish(session, exitstatus):
     """--refvi-strict: a selected paper that is not certified fails the session."""
-    from refvi.verification import coverage
+    from refvi.verification.certificate import coverage
 
     if session.config.getoption("--refvi-strict", default=False) and exitstatus == 0:
         block = _paper_block(session.config)
@@ -158,7 +159,7 @@ def pytest_sessionfinish(session, exitstatus):
 
 def pytest_terminal_summary(terminalreporter, exitstatus, config):
     """The per-paper verdict of the statements run in this session (--refvi-impl)."""
-    from refvi.verification import coverage
+    from refvi.verification.certificate import coverage
 
     block = _paper_block(config)
     if block is None:
@@ -174,7 +175,7 @@ def statement_tests(impl, select: Iterable[str] | None = None, profile: str = "c
     """A pytest test function parametrized over the selected statements, for ``test_x = statement_tests(...)``.
 
     ``impl`` is an implementation object or a ``module:object`` string (loaded when the tests run)."""
-    from refvi.verification import runner
+    from refvi.verification.running import runner
 
     chosen = runner.select(runner.load_statements().values(), _patterns(select))
 
@@ -198,7 +199,7 @@ def _patterns(raw) -> list[str] | None:
 
 
 def _run(statement, impl, profile) -> dict:
-    from refvi.verification import runner
+    from refvi.verification.running import runner
 
     return runner.run_statement(statement, impl, profile)
 

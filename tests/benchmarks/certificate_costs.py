@@ -82,8 +82,8 @@ _WORKER: dict = {}
 
 
 def _start_worker(impl_spec: str) -> None:
-    from refvi.verification import runner
     from refvi.verification.protocol import load_implementation
+    from refvi.verification.running import runner
 
     _WORKER["statements"] = runner.load_statements()
     _WORKER["impl"] = load_implementation(impl_spec)
@@ -91,7 +91,7 @@ def _start_worker(impl_spec: str) -> None:
 
 def measure_statement(sid: str, profile: str) -> dict:
     """Run one statement through the counting wrapper: its record's verdict, wall and CPU seconds, calls, steps."""
-    from refvi.verification import runner
+    from refvi.verification.running import runner
 
     counts: dict[str, int] = {}
     steps: dict[str, int] = {}
@@ -107,7 +107,7 @@ def per_statement(impl_spec: str, profile: str, workers: int, select=None) -> li
     import multiprocessing as mp
     from concurrent.futures import ProcessPoolExecutor
 
-    from refvi.verification import runner
+    from refvi.verification.running import runner
 
     ids = [st.id for st in runner.select(runner.load_statements().values(), select)]
     with ProcessPoolExecutor(workers, mp_context=mp.get_context("spawn"), initializer=_start_worker,

@@ -49,8 +49,8 @@ def main(argv=None) -> int:
     ids = [s for s in args.ids.split(",") if s]
     per = dict(kv.split("=") for kv in args.timeouts.split(",") if kv)
     if ids:
-        from refvi.verification import runner
         from refvi.verification.protocol.loading import load_implementation
+        from refvi.verification.running import runner
 
         impl = load_implementation(None)
         statements = runner.load_statements()

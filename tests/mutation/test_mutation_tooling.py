@@ -52,7 +52,7 @@ def project(tmp_path):
             "kernels/prox.py": "def kernel(x):\n    return 2.0 * x\n",
             "kernels/helper.py": "def h(x):\n    return x + 1\n",
             "verification/__init__.py": "",
-            "verification/runner.py": "def run():\n    return 0\n",
+            "verification/running/runner.py": "def run():\n    return 0\n",
             "verification/protocol/__init__.py": "",
             "verification/protocol/refvi_core.py": """\
                 def _shared(x):
@@ -99,7 +99,7 @@ def project(tmp_path):
                 """,
             "tests/test_prox.py": "from refvi.prox import prox\n",
             "tests/test_fit.py": "from refvi import fit\n",
-            "tests/test_runner.py": "from refvi.verification.runner import run\n",
+            "tests/test_runner.py": "from refvi.verification.running.runner import run\n",
             "tests/test_helper_named.py": "import numpy\n",
             "tests/test_lint.py": "from refvi.kernels.prox import kernel\n",
         },
@@ -111,12 +111,12 @@ def test_module_names_and_kinds():
     assert mutlib.module_name("kernels/prox.py") == "refvi.kernels.prox"
     assert mutlib.module_name("refvi/boosting/__init__.py") == "refvi.boosting"
     assert mutlib.module_name("verification/protocol/refvi_core.py") == "refvi.verification.protocol.refvi_core"
-    assert mutlib.kind_of("verification/coverage.py", CFG) == "machinery"
+    assert mutlib.kind_of("verification/certificate/coverage.py", CFG) == "machinery"
     assert mutlib.kind_of("verification/protocol/refvi_core.py", CFG) == "implementation"  # an adapter
     assert mutlib.kind_of("kernels/prox.py", CFG) == "implementation"
     assert mutlib.group_of("refvi/fit.py", CFG) == "features"
     assert mutlib.group_of("refvi/prox.py", CFG) == "paper code"
-    assert mutlib.group_of("verification/runner.py", CFG) == "verdict machinery"
+    assert mutlib.group_of("verification/running/runner.py", CFG) == "verdict machinery"
 
 
 def test_map_statements_follow_adapter_methods_and_imports(project):
@@ -128,7 +128,7 @@ def test_map_statements_follow_adapter_methods_and_imports(project):
     # nearest first: entropy_prox imports refvi.prox itself, fit reaches it through refvi and refvi.fit
     assert pm.order(["000.b", "000.a"], "kernels/prox.py") == ["000.a", "000.b"]
     # the machinery and oracle-only statements: never
-    assert pm.statements_for("verification/runner.py") == []
+    assert pm.statements_for("verification/running/runner.py") == []
     assert "000.d" not in pm.statements_for("refvi/other.py")
 
 
@@ -150,7 +150,7 @@ def test_map_tests_and_cache_closure(project):
     assert pm.tests_for("kernels/prox.py") == ["tests/test_prox.py"]
     assert pm.tests_for("kernels/helper.py") == ["tests/test_helper_named.py"]  # by name
     assert pm.tests_for("refvi/fit.py")[0] == "tests/test_fit_extra.py"  # the configuration's extra first
-    assert pm.tests_for("verification/runner.py") == ["tests/test_runner.py"]
+    assert pm.tests_for("verification/running/runner.py") == ["tests/test_runner.py"]
     assert pm.importers_closure("kernels/prox.py") >= {
         "kernels/prox.py",
         "refvi/prox.py",
@@ -169,8 +169,8 @@ def test_real_repository_map():
     adapter = "verification/protocol/refvi_core.py"
     lo, hi, _ = pm.adapters[adapter]["methods"]["entropy_prox"]
     assert set(pm.statements_for(adapter, hi)) == users
-    assert pm.statements_for("verification/coverage.py") == []
-    assert pm.tests_for("verification/coverage.py")
+    assert pm.statements_for("verification/certificate/coverage.py") == []
+    assert pm.tests_for("verification/certificate/coverage.py")
 
 
 def test_excluded_lines():
@@ -294,7 +294,7 @@ def test_log_rates_triage_and_report(tmp_path):
         _rec(4, "kernels/prox.py", "survived", line_text="y = 3"),
         _rec(5, "kernels/prox.py", "timeout", "certificate"),
         _rec(6, "kernels/prox.py", "incompetent", "import"),
-        _rec(7, "verification/runner.py", "killed-by-tests", "tests", kind="machinery"),
+        _rec(7, "verification/running/runner.py", "killed-by-tests", "tests", kind="machinery"),
         _rec(8, "kernels/prox.py", "survived", line_text="z = 4"),
     ]
     log = tmp_path / "log.jsonl"
@@ -333,7 +333,7 @@ def test_parse_output_and_config():
     for rel in cfg["adapters"]:
         assert (mutlib.ROOT / rel).is_file(), rel
     files = mutlib.mutable_files(mutlib.ROOT, cfg)
-    assert "kernels/prox.py" in files and "verification/coverage.py" in files
+    assert "kernels/prox.py" in files and "verification/certificate/coverage.py" in files
     assert not any(f.startswith(("verification/statements/", "verification/oracles/", "refvi/kernels/")) for f in files)
 
 

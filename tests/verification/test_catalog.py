@@ -8,7 +8,7 @@ import pytest
 import refvi.verification.statements as statements_pkg
 from refvi.verification import catalog
 from refvi.verification.errata import ERRATA, erratum
-from refvi.verification.runner import load_statements
+from refvi.verification.running.runner import load_statements
 from refvi.verification.statement import REGISTRY, statement
 
 PACKAGES = sorted(p.name for p in pathlib.Path(statements_pkg.__file__).parent.iterdir()

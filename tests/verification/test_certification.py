@@ -9,10 +9,11 @@ import xml.etree.ElementTree as ET
 import numpy as np
 import pytest
 
-from refvi.verification import compare, coverage, junit, reproducers, runner
+from refvi.verification.certificate import compare, coverage, junit, reproducers
 from refvi.verification.implementation import REFVI
 from refvi.verification.protocol import targets as specs
 from refvi.verification.protocol.capabilities import Capabilities
+from refvi.verification.running import runner
 from refvi.verification.statement import Statement
 
 STATEMENTS = runner.load_statements()

@@ -1,4 +1,4 @@
-"""docs/compatibility.md is what the committed certificates render (verification/compatibility.py), every statement
+"""docs/compatibility.md is what the committed certificates render (verification/certificate/compatibility.py), every statement
 of the registry is in it and in every certificate, and the certificates are of this refvi version and profile ci.
 Runs no certificate: it only re-renders from docs/certificates/*.json (a few seconds, mostly importing the
 statements)."""
@@ -9,8 +9,8 @@ from pathlib import Path
 import pytest
 
 import refvi
-from refvi.verification import compatibility as compat
-from refvi.verification.runner import load_statements
+from refvi.verification.certificate import compatibility as compat
+from refvi.verification.running.runner import load_statements
 
 # the checkout's docs/ (refvi itself may be imported from an installed copy, as in CI, where compat.DOCS is not)
 DOCS = Path(__file__).resolve().parents[2] / "docs"
@@ -30,7 +30,7 @@ def certs():
 
 def test_page_is_what_the_certificates_render(certs, registry):
     assert PAGE.read_text(encoding="utf-8") == compat.render(certs, registry), (
-        "docs/compatibility.md is stale: run `python -m refvi.verification.compatibility` (or --run to refresh "
+        "docs/compatibility.md is stale: run `python -m refvi.verification.certificate.compatibility` (or --run to refresh "
         "the certificates too)")
 
 

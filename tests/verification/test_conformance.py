@@ -11,9 +11,9 @@ import textwrap
 import numpy as np
 import pytest
 
-from refvi.verification import runner
 from refvi.verification.protocol import REFVI, Capabilities, is_refvi, protocol_methods
 from refvi.verification.protocol.loading import ImplementationSpecError, load_implementation
+from refvi.verification.running import runner
 from refvi.verification.statement import Statement
 
 STATEMENTS = runner.load_statements()

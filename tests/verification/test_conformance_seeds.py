@@ -4,13 +4,13 @@ implementation-facing statement of each paper it covers; oracle-only statements 
 The example runs its optimizers and boosting loops in plain Python, a step at a time: the statements that run them
 thousands of times cost it minutes (NUMPY_HEAVY; measured 2026-11-28 on the project's 2-core machine, shared). The
 default run checks every other statement of each paper; ``pytest --run-slow`` runs each paper whole and requires it
-certified (as the committed certificate of the compatibility page, ``python -m refvi.verification.compatibility
+certified (as the committed certificate of the compatibility page, ``python -m refvi.verification.certificate.compatibility
 --run``, does). refvi itself runs every statement in the default run (``test_statements.py``)."""
 
 import pytest
 
-from refvi.verification import runner
 from refvi.verification.examples.numpy_adapter import IMPL
+from refvi.verification.running import runner
 
 #: statements that take the NumPy example more than about 5 s each (the rate statements' thousands of optimizer runs,
 #: the boosting loops): 000 ~400 s of its ~450 s, 001 ~100 s of ~130 s, 002 ~30 s of ~50 s, 003 ~25 s of ~50 s

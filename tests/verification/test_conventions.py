@@ -7,9 +7,9 @@ import pathlib
 
 import pytest
 
-from refvi.verification import runner
 from refvi.verification.protocol import boosting, core, ngvi, online
 from refvi.verification.protocol.conventions import CONVENTIONS, normalize, of_statement
+from refvi.verification.running import runner
 
 DOCS = pathlib.Path(__file__).resolve().parents[2] / "docs"
 CLASSES = {"": core.Implementation, "online": online.OnlineProtocol, "ngvi": ngvi.NGVIProtocol,

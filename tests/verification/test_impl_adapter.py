@@ -9,7 +9,7 @@ import numpy as np
 import pytest
 
 from refvi.verification.examples.numpy_adapter import NumpyImplementation
-from refvi.verification.runner import load_statements, run_statement, select
+from refvi.verification.running.runner import load_statements, run_statement, select
 
 
 def test_cli_verifies_the_example_adapter(tmp_path):

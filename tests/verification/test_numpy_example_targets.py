@@ -13,7 +13,6 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from refvi.verification import runner
 from refvi.verification.examples import numpy_adapter
 from refvi.verification.examples.numpy_adapter import NumpyImplementation
 from refvi.verification.examples.numpy_targets import boosting_logp, model_of
@@ -22,6 +21,7 @@ from refvi.verification.protocol import core
 from refvi.verification.protocol import targets as specs
 from refvi.verification.protocol.boosting import BoostingInstance, BoostingTarget
 from refvi.verification.protocol.capabilities import OPTIONAL_METHODS
+from refvi.verification.running import runner
 
 BUILDABLE = ("gaussian", "linear", "logistic", "hierarchical_logistic", "cosine")
 EXAMPLES = Path(numpy_adapter.__file__).resolve().parent

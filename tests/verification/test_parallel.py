@@ -9,7 +9,7 @@ import sys
 
 import pytest
 
-from refvi.verification import parallel, runner
+from refvi.verification.running import parallel, runner
 
 IDS = ["000.lemma31", "002.thm1", "002.lemma11", "004.lemma4", "003.thm5"]
 

@@ -2,13 +2,13 @@
 (``examples/jax_adapter.py``) and BlackJAX (``examples/blackjax_adapter.py``).  Needs the ``peers`` extra; skipped
 without it.  The default run certifies each adapter on a few statements that call every method it offers (almost
 all of their cost is XLA compiling per shape); the whole 000/002 selection runs with ``pytest --run-slow`` and in
-the committed certificates of the compatibility page (``python -m refvi.verification.compatibility --run``)."""
+the committed certificates of the compatibility page (``python -m refvi.verification.certificate.compatibility --run``)."""
 
 import numpy as np
 import pytest
 from _peers import need  # tests/_peers.py: a skip without the library, a failure under REFVI_REQUIRE_PEERS=1
 
-from refvi.verification import runner
+from refvi.verification.running import runner
 
 SELECT = ["000.*", "002.*"]
 #: statements that between them value-check every method both adapters offer (energy, entropy, stl and score in

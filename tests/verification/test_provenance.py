@@ -1,5 +1,5 @@
-"""The provenance ledger (refvi.verification.provenance): values an implementation reports are marked, marks survive
-the arithmetic a statement does, a comparison with an oracle or a recomputation checks them (by induction along a
+"""The provenance ledger (refvi.verification.statement.provenance): values an implementation reports are marked,
+marks survive the arithmetic a statement does, a comparison with an oracle or a recomputation checks them (by induction along a
 recurrence), and a bound on an unchecked value is reported as trusted, naming the method, the field and the check."""
 
 import dataclasses
@@ -7,9 +7,10 @@ import dataclasses
 import numpy as np
 import pytest
 
-from refvi.verification import provenance as P
-from refvi.verification.runner import run_statement
+from refvi.verification.running.runner import run_statement
 from refvi.verification.statement import PROFILES, CheckFailed, Context, Statement
+from refvi.verification.statement import provenance as P
+from refvi.verification.statement.provenance.instrument import _passing
 
 
 @dataclasses.dataclass(frozen=True)
@@ -144,7 +145,7 @@ def test_oracles_and_math_pass_marks_through_closures_included():
     def oracle(fn, x):
         return fn(x) * 2.0
 
-    wrapped = P._passing(oracle)
+    wrapped = _passing(oracle)
     W = run.W
     assert P.marks_of(wrapped(lambda x: x + 1.0, 1.0)) == P.EMPTY
     assert P.marks_of(wrapped(lambda x: x + W[1, 0], 1.0)) == W.marks  # what it captured: all of W

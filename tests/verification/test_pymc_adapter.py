@@ -9,8 +9,8 @@ import numpy as np
 import pytest
 from _peers import need  # tests/_peers.py
 
-from refvi.verification import runner
 from refvi.verification.protocol import targets as T
+from refvi.verification.running import runner
 
 need("pymc")
 

@@ -8,10 +8,11 @@ import numpy as np
 import pytest
 from hypothesis import strategies as st
 
-from refvi.verification import runner
 from refvi.verification.errata import ERRATA, Erratum
 from refvi.verification.implementation import METHODS, REFVI, load_implementation
-from refvi.verification.statement import PROFILES, CheckFailed, Context, Statement, _check_id
+from refvi.verification.running import runner
+from refvi.verification.statement import PROFILES, CheckFailed, Context, Statement
+from refvi.verification.statement.decorator import _check_id
 
 CERT_KEYS = {"id", "title", "source", "kind", "printed", "erratum", "verdict", "examples", "worst_slack", "seconds"}
 

@@ -11,7 +11,8 @@ import numpy as np
 import pytest
 
 from refvi.verification import __main__ as cli
-from refvi.verification import compare, runner
+from refvi.verification.certificate import compare
+from refvi.verification.running import runner
 
 NUMPY = "refvi.verification.examples.numpy_adapter:IMPL"
 
@@ -127,9 +128,9 @@ def test_version(argv):
 def test_parallel_run_of_an_object_by_its_module_name(monkeypatch):
     """``runner.run(impl=obj, workers=...)`` hands the workers the module-level name that holds the object (each
     worker loads it by name); the pool itself is tested in test_parallel.py, here it runs the statements in turn."""
-    from refvi.verification import parallel
     from refvi.verification.examples.numpy_adapter import IMPL
     from refvi.verification.protocol.loading import load_implementation
+    from refvi.verification.running import parallel
 
     handed = []
 
@@ -148,7 +149,7 @@ def test_parallel_run_of_an_object_by_its_module_name(monkeypatch):
 
 def test_reproducer_shows_each_method_called():
     """An instance that ran ``online.run`` and then checked it with many ``expected_loss`` calls shows the run."""
-    from refvi.verification.reproducers import telling_calls
+    from refvi.verification.certificate.reproducers import telling_calls
 
     calls = [{"method": "online.run"}] + [{"method": "online.expected_loss", "k": k} for k in range(5)]
     assert [c["method"] for c in telling_calls(calls)] == ["online.run", "online.expected_loss"]

@@ -3,8 +3,8 @@ with Hypothesis targeting, reproducibly per seed, and reports a failing instance
 
 import hypothesis.strategies as hs
 
-from refvi.verification import runner, search
 from refvi.verification.protocol import REFVI
+from refvi.verification.running import runner, search
 from refvi.verification.statement import REGISTRY, Statement
 
 

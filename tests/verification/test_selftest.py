@@ -3,9 +3,9 @@ caught by some statement in the ci profile, against the example adapter with tha
 
 import pytest
 
-from refvi.verification import selftest
 from refvi.verification.examples.bug_zoo import ZOO, load_zoo
 from refvi.verification.examples.numpy_adapter import NumpyImplementation
+from refvi.verification.running import selftest
 
 MUTANTS = sorted(load_zoo().values(), key=lambda m: m.id)
 

@@ -71,7 +71,7 @@ def test_the_check_sees_imports_inside_functions(tmp_path):
 
 
 def float_calls(path: pathlib.Path) -> list[str]:
-    """Calls to the builtin ``float(...)`` (it drops the marks of a reported value: refvi.verification.provenance;
+    """Calls to the builtin ``float(...)`` (it drops the marks of a reported value: refvi.verification.statement.provenance;
     the statements write ``scalar(...)``), with their line numbers."""
     tree = ast.parse(path.read_text(), filename=str(path))
     return [f"{path.name}:{n.lineno}" for n in ast.walk(tree)

@@ -1,9 +1,9 @@
 """Every registered verification statement, run under pytest against refvi (profile from $REFVI_PROFILE, default ci).
 
 A statement that names an erratum passes only if the corrected form holds and the printed form is shown to fail
-(see refvi.verification.runner.run_statement); the protocol methods it was called with are exactly those it declares.
+(see refvi.verification.running.runner.run_statement); the protocol methods it was called with are exactly those it declares.
 It takes no value the implementation reported on trust: every reported value that reaches a bound was compared with
-an oracle or recomputed (refvi.verification.provenance).  Every bound of it (named by its label,
+an oracle or recomputed (refvi.verification.statement.provenance).  Every bound of it (named by its label,
 refvi.verification.statement.check_name) comes within 10x of its right side on some instance (tightness >= 0.1), or
 the statement's catalogue row says why it cannot (``loose``); every statistical check resolves a violation of 25% at
 80% power.
@@ -14,7 +14,7 @@ import os
 import pytest
 
 from refvi.verification.implementation import REFVI
-from refvi.verification.runner import load_statements, run_statement, select
+from refvi.verification.running.runner import load_statements, run_statement, select
 
 PROFILE = os.environ.get("REFVI_PROFILE", "ci")
 MIN_TIGHTNESS = 0.1      # lhs / rhs of every bound on its tightest instance

@@ -14,8 +14,9 @@ import numpy as np
 import pytest
 from hypothesis import strategies as st
 
-from refvi.verification import compare, coverage, reproducers, runner
+from refvi.verification.certificate import compare, coverage, reproducers
 from refvi.verification.implementation import REFVI
+from refvi.verification.running import runner
 from refvi.verification.statement import PROFILES, CheckFailed, Context, Statement
 
 STATEMENTS = runner.load_statements()

@@ -40,7 +40,7 @@ SPECIAL_KEYS = ("targets", "refusals")
 #: optional protocol features: refvi's affine frames (preconditioning, not a paper result) and its driver called with
 #: its own defaults (``fit_as_user``).  Instances declined for them (the methods absent, or a ``frame`` argument
 #: declined) are counted and listed, but never count against a paper's certification
-#: (:mod:`refvi.verification.coverage`)
+#: (:mod:`refvi.verification.certificate.coverage`)
 OPTIONAL_METHODS = ("frame", "framed_energy", "fit_as_user")
 OPTIONAL_ARGUMENTS = ("frame",)
 

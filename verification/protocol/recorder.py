@@ -11,10 +11,11 @@ through to the implementation; a protocol method is wrapped so that
 * a method the object does not have raises :class:`MissingMethod` naming it (that instance, or the statement, is
   declined), while an exception raised *inside* a method propagates unchanged (an error);
 * the last calls are kept in ``log`` (method, bound arguments, what came back or what was raised), so a failing check
-  names the protocol call that produced it (:mod:`refvi.verification.reproducers`);
-* with a ``ledger`` (:class:`refvi.verification.provenance.Ledger`), what comes back is *marked* as reported, one
-  token per call and field, and the arguments passed in are stripped of marks: the implementation receives plain
-  values, the statement can tell which of its values came from the implementation and whether it checked them.
+  names the protocol call that produced it (:mod:`refvi.verification.certificate.reproducers`);
+* with a ``ledger`` (:class:`~refvi.verification.statement.provenance.ledger.Ledger`), what comes back is *marked* as
+  reported, one token per call and field, and the arguments passed in are stripped of marks: the implementation
+  receives plain values, the statement can tell which of its values came from the implementation and whether it
+  checked them.
 """
 
 from __future__ import annotations
@@ -128,7 +129,7 @@ class Recorder:
         from refvi.verification.protocol.capabilities import is_optional
 
         ledger = self._ledger
-        from refvi.verification.provenance import plain
+        from refvi.verification.statement.provenance import plain
 
         @functools.wraps(fn)
         def call(*args, **kwargs):

@@ -195,7 +195,7 @@ class _Broken:
 @pytest.mark.parametrize("sid,what", [("000.def4", "energy"), ("000.thm1", "energy"),
                                       ("000.claim-stl-zero-variance", "stl"), ("000.def4", "entropy")])
 def test_statements_catch_a_broken_estimator(sid, what):
-    from refvi.verification.runner import load_statements, run_statement
+    from refvi.verification.running.runner import load_statements, run_statement
 
     rec = run_statement(load_statements()[sid], _Broken(what), "ci")
     assert rec["verdict"] == "fail", rec

@@ -7,8 +7,8 @@ import importlib
 
 import pytest
 
-from refvi.verification import runner
 from refvi.verification.examples.bug_zoo import ZOO, load_zoo
+from refvi.verification.running import runner
 
 S = importlib.import_module("refvi.verification.statement")
 

@@ -13,7 +13,7 @@ import pytest  # noqa: E402
 from refvi.verification.implementation import RefviImplementation  # noqa: E402
 from refvi.verification.oracles import hessian_bounds as hb  # noqa: E402
 from refvi.verification.oracles import matrices  # noqa: E402
-from refvi.verification.runner import load_statements, run_statement  # noqa: E402
+from refvi.verification.running.runner import load_statements, run_statement  # noqa: E402
 from refvi.verification.statements.convergence_000 import _structure  # noqa: E402
 
 STATEMENTS = load_statements()

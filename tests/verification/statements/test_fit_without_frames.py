@@ -4,8 +4,8 @@ framed run is a declined instance, counted, never the whole statement."""
 
 import importlib
 
-from refvi.verification import runner
 from refvi.verification.examples.numpy_adapter import NumpyImplementation
+from refvi.verification.running import runner
 
 S = importlib.import_module("refvi.verification.statement")
 

@@ -19,7 +19,7 @@ from refvi.verification.oracles import (  # noqa: E402
     vi_objective,
 )
 from refvi.verification.protocol import targets as specs  # noqa: E402
-from refvi.verification.runner import load_statements, run_statement  # noqa: E402
+from refvi.verification.running.runner import load_statements, run_statement  # noqa: E402
 from refvi.verification.statements.smoothness_002 import _solution, domain, solution  # noqa: E402
 
 STATEMENTS = load_statements()

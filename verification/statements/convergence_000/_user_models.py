@@ -9,9 +9,9 @@ frame (z0, L), the start, the base samples and the step sizes, never the compile
 per-function compilation, refvi's fused loop and frame kernels, is paid once per process and model).
 
 The compiled functions name NumPy ``numpy``: the statements' ``np`` is the provenance ledger's marking wrapper
-(:func:`refvi.verification.provenance.instrument`), which Numba cannot type.  The oracle side never calls these
-functions: it evaluates the same density from :data:`MODEL`, a plain oracle model
-dict (:mod:`refvi.verification.oracles`).
+(:func:`refvi.verification.statement.provenance.instrument`), which Numba cannot type.  The oracle side never
+calls these functions: it evaluates the same density from :data:`MODEL`, a plain oracle model dict
+(:mod:`refvi.verification.oracles`).
 """
 
 from __future__ import annotations

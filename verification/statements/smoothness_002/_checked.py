@@ -1,5 +1,5 @@
 """The implementation's values that seed 002's bounds use, each compared with an oracle first (so no bound takes a
-reported value on trust, :mod:`refvi.verification.provenance`).
+reported value on trust, :mod:`refvi.verification.statement.provenance`).
 
 * :func:`grad_h`: ``grad_neg_entropy`` against -proj_V(C^{-T}) (seed 002 §2.3: grad_C h = -C^{-T}), the same check
   as seed 000's (Lemma 16.2), imported from :mod:`..convergence_000._structure`;

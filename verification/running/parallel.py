@@ -3,15 +3,15 @@ single-threaded worker processes, or an existing cluster with ``--scheduler ADDR
 
 The certificate does not depend on the number of workers: every statement's instances are derandomized by its id
 (:meth:`~refvi.verification.statement.Context.rng`, Hypothesis ``derandomize=True``), each statement runs whole in
-one worker, and records are merged in the order of :func:`~refvi.verification.runner.select`.  Only ``seconds``
+one worker, and records are merged in the order of :func:`~refvi.verification.running.runner.select`.  Only ``seconds``
 differs between runs.  Tasks are submitted longest first (by the durations of a previous certificate when one is
 given), which keeps the tail short.
 
 A statement whose worker process dies (a segfault or abort inside the implementation, e.g. an out-of-bounds index in
-a compiled kernel) gets an ``error`` record saying so (:func:`~refvi.verification.runner.crash_record`) and the run
-goes on.  Dask tries each task once (``allowed-failures = 0``), replaces the dead worker and re-runs alone every
-statement that was on it; the process pool, once broken, runs the statements it had not finished one at a time.
-Either way the crash is pinned to its statement.
+a compiled kernel) gets an ``error`` record saying so (:func:`~refvi.verification.certificate.record.crash_record`)
+and the run goes on.  Dask tries each task once (``allowed-failures = 0``), replaces the dead worker and re-runs
+alone every statement that was on it; the process pool, once broken, runs the statements it had not finished one at
+a time.  Either way the crash is pinned to its statement.
 
 A statement that does not return within ``timeout`` seconds (an endless loop in the implementation) is stopped the
 same way, by a watchdog in its worker (:func:`.timeouts.worker_watchdog`): it gets an ``error`` record "timed out"
@@ -30,7 +30,7 @@ import shutil
 import tempfile
 from collections.abc import Callable, Sequence
 
-from refvi.verification.timeouts import limit, timed_out, worker_watchdog
+from refvi.verification.running.timeouts import limit, timed_out, worker_watchdog
 
 #: the level below which a local Dask cluster's own log lines are not printed: the records already say which
 #: statement failed and which worker died, and when an interrupted run closes the cluster, a worker's heartbeat to
@@ -58,8 +58,8 @@ def _run_one(
 ) -> dict:
     """Worker side: load the statements and the implementation by name, run one statement (under a watchdog)."""
     os.environ.setdefault("NUMBA_NUM_THREADS", "1")
-    from refvi.verification import runner
     from refvi.verification.protocol.loading import load_implementation
+    from refvi.verification.running import runner
 
     st = runner.load_statements()[sid]
     impl = load_implementation(impl_spec)
@@ -162,7 +162,7 @@ def _run_processes(order, impl_spec, profile, workers, progress, watch=None, art
     from concurrent.futures import ProcessPoolExecutor, as_completed
     from concurrent.futures.process import BrokenProcessPool
 
-    from refvi.verification import runner
+    from refvi.verification.running import runner
 
     def done(sid, rec):
         out[sid] = rec
@@ -207,7 +207,7 @@ def _run_dask(order, impl_spec, profile, workers, scheduler, progress, watch=Non
     import dask
     from distributed import Client, KilledWorker, as_completed
 
-    from refvi.verification import runner
+    from refvi.verification.running import runner
 
     cluster = None
     if scheduler is None:

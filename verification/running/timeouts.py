@@ -45,7 +45,7 @@ def limit(profile: str, timeout: float | None) -> float:
 
 def timeout_record(sid: str, seconds: float, frames: list[str]) -> dict:
     """The ``error`` record of statement ``sid`` stopped after ``seconds``; ``frames``: innermost first."""
-    from refvi.verification.runner import load_statements, statement_record
+    from refvi.verification.running.runner import load_statements, statement_record
 
     return {
         **statement_record(load_statements()[sid], "error"),

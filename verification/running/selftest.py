@@ -11,7 +11,7 @@ from __future__ import annotations
 import time
 from collections.abc import Callable, Iterable
 
-from refvi.verification import runner
+from refvi.verification.running import runner
 
 
 def statements_for(mutant, statements) -> list:

@@ -7,7 +7,7 @@ JSON, the last block of the table):
     ``certified``: every *implementation-facing* statement of the paper that runs in this profile was selected, ran,
     passed, and declined no instance (declines of an optional feature alone, refvi's affine frames, do not count),
     and every protocol method of the paper the implementation offers was *value-checked* (its returned values
-    compared with an oracle or a recomputation, :mod:`refvi.verification.provenance`) on at least
+    compared with an oracle or a recomputation, :mod:`refvi.verification.statement.provenance`) on at least
     :data:`MIN_CHECKED_CALLS` calls;
     ``failed``: at least one of the paper's statements failed or errored;
     ``partial``: neither (the record's ``missing`` says what is missing: statements skipped with their reasons,

@@ -1,6 +1,6 @@
 """Counterexample search for bound statements (``--search STATEMENT --budget N``).
 
-A bound statement records its paper inequalities with :meth:`Context.bound`; in search mode its Hypothesis
+A bound statement records its paper inequalities with :meth:`.Context.bound`; in search mode its Hypothesis
 strategies run undeterministically seeded (one seed per task), with the *target* phase on, maximising the
 normalised violation ``lhs / rhs`` of every bound (> 1 is a violation).  Tasks run on the workers in parallel; the
 best instance found is printed and saved with its seed and budget, which reproduce it exactly (same statement, seed,
@@ -24,8 +24,8 @@ def search(
 ) -> dict:
     """Run the search over ``seeds`` (one task each) and return the summary: the best ratio, its instance and seed,
     and any failing (counterexample) record."""
-    from refvi.verification import runner
-    from refvi.verification.parallel import _run_one, map_tasks
+    from refvi.verification.running import runner
+    from refvi.verification.running.parallel import _run_one, map_tasks
 
     if statement_id not in runner.load_statements():
         raise KeyError(f"no statement {statement_id!r}")

@@ -179,10 +179,10 @@ def replay(path: str, impl_spec: str | None, out=print, err=None) -> int:
     refvi); print the calls, the check and the verdict with ``out``.  Returns 1 if it still fails, 0 if it passes, 2
     if the artifact cannot be used (said with ``err``: by default ``out``; the command line's goes to stderr)."""
     err = out if err is None else err
-    from refvi.verification import runner
     from refvi.verification.protocol import is_refvi, recording
     from refvi.verification.protocol.capabilities import PROTOCOL_REFUSALS, Capabilities
     from refvi.verification.protocol.loading import load_implementation
+    from refvi.verification.running import runner
     from refvi.verification.statement import PROFILES, CheckFailed, Context, ReplayDone
 
     try:
@@ -325,7 +325,7 @@ def _snippet(sid: str, npz_name: str, impl_spec: str | None, failure: dict, meta
         "",
         "import os",
         "",
-        "from refvi.verification import reproducers",
+        "from refvi.verification.certificate import reproducers",
         "from refvi.verification.protocol.loading import load_implementation",
         "",
         f"art = reproducers.load(os.path.join(os.path.dirname(os.path.abspath(__file__)), {npz_name!r}))",

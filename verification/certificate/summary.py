@@ -10,9 +10,9 @@
 
 ::
 
-    python -m refvi.verification.summary            # print the blocks
-    python -m refvi.verification.summary --update   # rewrite them between their markers
-    python -m refvi.verification.summary --check    # exit 1 if a block is not current
+    python -m refvi.verification.certificate.summary            # print the blocks
+    python -m refvi.verification.certificate.summary --update   # rewrite them between their markers
+    python -m refvi.verification.certificate.summary --check    # exit 1 if a block is not current
 
 ``tests/test_readme.py`` runs the check.
 """
@@ -23,9 +23,10 @@ import argparse
 import pathlib
 import sys
 
-from refvi.verification import catalog, coverage
+from refvi.verification import catalog
+from refvi.verification.certificate import coverage
 
-_SOURCE = pathlib.Path(__file__).resolve().parents[1]
+_SOURCE = pathlib.Path(__file__).resolve().parents[2]
 #: the checkout whose README and docs the blocks live in: this package's, when it is run from a checkout (an
 #: editable install), else the current directory (an installed copy has no README or docs beside it)
 ROOT = _SOURCE if (_SOURCE / "README.md").is_file() else pathlib.Path.cwd()
@@ -43,7 +44,7 @@ PACKAGES = {
 
 def block() -> str:
     """The Markdown table (one row per paper and a total row)."""
-    from refvi.verification import runner
+    from refvi.verification.running import runner
 
     registry = runner.load_statements()
     head = (
@@ -196,7 +197,9 @@ def update(name: str = "papers", root: pathlib.Path = ROOT) -> bool:
 
 
 def main(argv: list[str] | None = None) -> int:
-    ap = argparse.ArgumentParser(prog="python -m refvi.verification.summary", description=__doc__.splitlines()[0])
+    ap = argparse.ArgumentParser(
+        prog="python -m refvi.verification.certificate.summary", description=__doc__.splitlines()[0]
+    )
     ap.add_argument("--update", action="store_true", help="rewrite every generated block")
     ap.add_argument("--check", action="store_true", help="exit 1 if a generated block is not current")
     args = ap.parse_args(argv)
@@ -207,7 +210,7 @@ def main(argv: list[str] | None = None) -> int:
     if args.check:
         bad = stale()
         print(
-            "stale: " + ", ".join(bad) + " (run python -m refvi.verification.summary --update)"
+            "stale: " + ", ".join(bad) + " (run python -m refvi.verification.certificate.summary --update)"
             if bad
             else "all current"
         )

@@ -1,0 +1,220 @@
+"""The ledger of one statement run: the protocol calls, the tokens of what they returned, and what the evidence did
+with them (:class:`Ledger`): which calls were value-checked, used only, or neither, and every trusted use."""
+
+from __future__ import annotations
+
+import dataclasses
+from collections import defaultdict
+
+import numpy as np
+
+from refvi.verification.statement.provenance.marks import (
+    ROW_LIMIT,
+    Reported,
+    ReportedBool,
+    ReportedFloat,
+    ReportedInt,
+    ReportedRecord,
+    ReportedScalar,
+    _union,
+    marks_of,
+    rows_of,
+)
+
+
+@dataclasses.dataclass
+class Use:
+    """One piece of evidence that took marked values: its label, its kind and the tokens of its two sides."""
+
+    label: str
+    kind: str  # "compare" (close, mean_close, equal) or "use" (bound, leq, geq, mean_leq, decay, true)
+    sides: tuple[frozenset[int], frozenset[int]]
+    passed: bool
+
+
+class Ledger:
+    """The calls of one statement run, the tokens of what they returned, and what the evidence did with them."""
+
+    def __init__(self):
+        self.calls: list[tuple[str, bool]] = []  # (dotted method, made by a bad-input probe)
+        self.fields: list[tuple[int, str]] = []  # token -> (call, field path; a row is "<path>#<index>")
+        self.uses: list[Use] = []
+        self.given: dict[int, str] = {}  # token -> why it is an input of the claim
+        self.in_probe = False
+
+    # ---- marking ------------------------------------------------------------------------------------------
+    def call(self, method: str) -> int:
+        self.calls.append((method, self.in_probe))
+        return len(self.calls) - 1
+
+    def _token(self, call: int, path: str) -> frozenset[int]:
+        self.fields.append((call, path))
+        return frozenset((len(self.fields) - 1,))
+
+    def mark(self, value, call: int, path: str = ""):
+        """``value`` (a method's result or a part of it) marked with tokens of ``call``: one per field and row."""
+        here = path or "value"
+        if value is None or isinstance(value, str | bytes | type):
+            return value
+        if isinstance(value, Reported | ReportedScalar | ReportedRecord | ReportedBool):
+            return value
+        if isinstance(value, bool | np.bool_):
+            return ReportedBool(value, self._token(call, here))
+        if isinstance(value, np.ndarray):
+            if value.dtype.kind not in "biufc":
+                return value
+            out = value.view(Reported)
+            if value.ndim >= 1 and 0 < value.shape[0] <= ROW_LIMIT:
+                out.rows = tuple(self._token(call, f"{here}#{i}") for i in range(value.shape[0]))
+                out.marks = _union(out.rows)
+            else:
+                out.marks = self._token(call, here)
+            return out
+        if isinstance(value, float | np.floating):
+            return ReportedFloat(value, self._token(call, here))
+        if isinstance(value, int | np.integer):
+            return ReportedInt(value, self._token(call, here))
+        if isinstance(value, tuple) and not hasattr(value, "_fields"):
+            return tuple(self.mark(v, call, f"{path}[{i}]") for i, v in enumerate(value))
+        if isinstance(value, list):
+            return [self.mark(v, call, f"{path}[{i}]") for i, v in enumerate(value)]
+        if isinstance(value, dict):
+            return {k: self.mark(v, call, f"{path}[{k!r}]") for k, v in value.items()}
+        if callable(value) and not hasattr(value, "__dict__"):
+            return value
+        return ReportedRecord(value, self, call, path)
+
+    # ---- evidence -----------------------------------------------------------------------------------------
+    def note(self, label: str, kind: str, lhs, rhs, passed: bool) -> None:
+        """Record one piece of evidence about ``lhs`` and ``rhs`` (a comparison row by row when both have rows)."""
+        a, b = marks_of(lhs), marks_of(rhs)
+        if not (a or b):
+            return
+        if kind == "compare":
+            ra, rb = rows_of(lhs), rows_of(rhs)
+            if ra is not None and rb is not None and len(ra) == len(rb) > 1:
+                self.uses.extend(Use(label, kind, (x, y), passed) for x, y in zip(ra, rb, strict=True) if x or y)
+                return
+        self.uses.append(Use(label, kind, (a, b), passed))
+
+    def declare(self, value, why: str) -> None:
+        for t in marks_of(value):
+            self.given.setdefault(t, why)
+
+    # ---- the end of a statement ---------------------------------------------------------------------------
+    def checked(self) -> set[int]:
+        """The tokens compared with an oracle, or with a recomputation from checked values and inputs: the fixpoint
+        of the passing comparisons (a side all of whose tokens are checked checks the other side)."""
+        done: set[int] = set(self.given)
+        # a comparison with an oracle (one side unmarked) checks the other side outright; the rest (deduplicated) go
+        # through a worklist
+        rest: dict[tuple[frozenset[int], frozenset[int]], None] = {}
+        for u in self.uses:
+            if u.kind != "compare" or not u.passed:
+                continue
+            a, b = u.sides
+            if not a:
+                done.update(b)
+            elif not b:
+                done.update(a)
+            else:
+                rest[a, b] = None
+        # the worklist over the distinct sides: a side is ready once all its tokens are done; a ready side checks
+        # the sides it was compared with
+        group: dict[frozenset[int], int] = {}
+        partners: list[list[frozenset[int]]] = []
+        for a, b in rest:
+            for this, other in ((a, b), (b, a)):
+                g = group.setdefault(this, len(group))
+                if g == len(partners):
+                    partners.append([])
+                partners[g].append(other)
+        waiting = [0] * len(group)
+        watchers: dict[int, list[int]] = defaultdict(list)
+        ready: list[int] = []
+        for side, g in group.items():
+            open_ = [t for t in side if t not in done]
+            waiting[g] = len(open_)
+            for t in open_:
+                watchers[t].append(g)
+            if not open_:
+                ready.append(g)
+        while ready:
+            for other in partners[ready.pop()]:
+                for t in other:
+                    if t in done:
+                        continue
+                    done.add(t)
+                    for g in watchers.pop(t, ()):
+                        waiting[g] -= 1
+                        if waiting[g] == 0:
+                            ready.append(g)
+        return done - set(self.given)
+
+    def summary(self) -> dict:
+        """Per method: ``calls``, value-``checked`` calls, ``used``-only calls and bad-input ``probes``; every
+        ``trusted`` use (method, field, label, how many); the ``given`` inputs; ``unseen`` fields (read by the
+        statement, never in evidence: a value it ignored, or a mark lost on the way)."""
+        checked = self.checked()
+        given = set(self.given)
+        seen: set[int] = set()
+        for u in self.uses:
+            seen.update(u.sides[0])
+            seen.update(u.sides[1])
+        call_checked, call_used = set(), set()
+        for tok, (call, _) in enumerate(self.fields):
+            if tok in checked:
+                call_checked.add(call)
+            elif tok in seen:
+                call_used.add(call)
+        methods: dict[str, dict[str, int]] = {}
+        for i, (method, probe) in enumerate(self.calls):
+            row = methods.setdefault(method, {"calls": 0, "checked": 0, "used": 0, "probes": 0})
+            row["calls"] += 1
+            if i in call_checked:
+                row["checked"] += 1
+            elif i in call_used:
+                row["used"] += 1
+            elif probe:
+                row["probes"] += 1
+        trusted: dict[tuple[str, str, str], int] = {}
+        for u in self.uses:
+            if u.kind != "use":
+                continue
+            for tok in sorted((u.sides[0] | u.sides[1]) - checked - given):
+                key = (self._method(tok), self._field(tok), u.label)
+                trusted[key] = trusted.get(key, 0) + 1
+        # the fields read, by (call, field path without the row): one entry per field, not per token
+        read_fields = {(call, path.partition("#")[0]) for call, path in self.fields if not self.calls[call][1]}
+        read = {(self.calls[call][0], field or "value") for call, field in read_fields}
+        reached_fields = {(self.fields[t][0], self.fields[t][1].partition("#")[0]) for t in seen | given}
+        reached = {(self.calls[call][0], field or "value") for call, field in reached_fields}
+        return {
+            "methods": dict(sorted(methods.items())),
+            "trusted": [
+                {"method": m, "field": f, "label": lab, "uses": n} for (m, f, lab), n in sorted(trusted.items())
+            ],
+            "given": sorted({(self._method(t), self._field(t), why) for t, why in self.given.items()}),
+            "unseen": sorted(read - reached),
+        }
+
+    def describe(self, tokens, limit: int = 3) -> str:
+        """``boosting.frank_wolfe (call 2 of the statement): weights_history row 1``, for up to ``limit`` fields."""
+        seen: dict[tuple[int, str], list[str]] = {}
+        for t in sorted(tokens):
+            call, path = self.fields[t]
+            field, _, row = path.partition("#")
+            seen.setdefault((call, field or "value"), []).append(row)
+        parts = []
+        for (call, field), rows in list(seen.items())[:limit]:
+            rows = [r for r in rows if r]
+            where = f" row {rows[0]}" if len(rows) == 1 else (f" rows {rows[0]}..{rows[-1]}" if rows else "")
+            parts.append(f"{self.calls[call][0]} (call {call + 1} of the statement): {field}{where}")
+        more = len(seen) - limit
+        return ", ".join(parts) + (f" and {more} more" if more > 0 else "")
+
+    def _method(self, token: int) -> str:
+        return self.calls[self.fields[token][0]][0]
+
+    def _field(self, token: int) -> str:
+        return self.fields[token][1].split("#")[0] or "value"
