@@ -16,8 +16,16 @@ from refvi.verification.running import runner
 #: the boosting loops): 000 ~400 s of its ~450 s, 001 ~100 s of ~130 s, 002 ~30 s of ~50 s, 003 ~25 s of ~50 s
 NUMPY_HEAVY = {
     "000": ("000.thm9", "000.cor12", "000.thm6", "000.thm10", "000.cor11", "000.cor30", "000.thm7", "000.claim-fit"),
-    "001": ("001.claim-shift-invariance", "001.claim-mc-boosting", "001.claim-stochastic-lmo", "001.thm4", "001.cor7",
-            "001.cor3", "001.claim-mixture", "001.claim-mog-recovery"),
+    "001": (
+        "001.claim-shift-invariance",
+        "001.claim-mc-boosting",
+        "001.claim-stochastic-lmo",
+        "001.thm4",
+        "001.cor7",
+        "001.cor3",
+        "001.claim-mixture",
+        "001.claim-mog-recovery",
+    ),
     "002": ("002.thm2", "002.thm7", "002.example8"),
     "003": ("003.thm5", "003.thm1", "003.eq18"),
     "004": (),
@@ -26,8 +34,16 @@ NUMPY_HEAVY = {
 
 def _check_paper(cert):
     in_profile = [r for r in cert["statements"] if not r.get("detail", "").startswith("runs only in profiles")]
-    bad = [(r["id"], r["verdict"], r.get("detail", "")[:300]) for r in in_profile
-           if r["scope"] == "implementation" and r["verdict"] != "pass"]
+    # a statement of an optional feature the example does not offer (refvi's own driver, fit_as_user) skips with every
+    # instance declined as optional, which never counts against certification; anything else must pass
+    optional = [
+        r for r in in_profile if r["verdict"] == "skip" and r["instances_skipped"] == r["declined_optional"] > 0
+    ]
+    bad = [
+        (r["id"], r["verdict"], r.get("detail", "")[:300])
+        for r in in_profile
+        if r["scope"] == "implementation" and r["verdict"] != "pass" and r not in optional
+    ]
     assert not bad, bad
     assert all(r["verdict"] == "skip" for r in cert["statements"] if r["scope"] == "oracle-only")
     assert runner.implementation_passes(cert) >= 10
