@@ -292,9 +292,9 @@ def fit(
     target,
     method: str = "prox-sgd",
     *,
-    steps: int = 10_000,
+    steps: int | None = None,
     step_size=None,
-    samples: int = 1,
+    samples: int | None = None,
     seed=0,
     average: str | None = None,
     estimator: str | None = None,
@@ -319,6 +319,11 @@ def fit(
     (triangular with a positive diagonal, symmetric positive definite, ...); a schedule or projection that needs M
     on a target without one; a run whose iterate stops being finite (:class:`~refvi.optim.fastpath.DivergenceError`,
     naming the step and the last finite state).
+
+    ``steps``, ``samples``: ``None`` (default) is 10,000 steps of one sample, except for a default Prox-SGD run in
+    a frame (Thm 6's steps), whose budget grows with d as Thm 6's bound asks
+    (:func:`refvi.optim.frame.default_budget`: T = max(10,000, 40(d+3)), S = ceil(80(d+3)/T); 20,120 steps of 2
+    samples at d = 500).  ``samples=None`` with ``steps`` given is one sample.
 
     ``progress``: ``None`` (default) shows a progress bar on an interactive terminal once the run has lasted 2 s,
     ``True`` from the start, ``False`` never.
@@ -408,7 +413,15 @@ def _validate(target, method, *, steps, frame, diagnose, samples, trace_samples,
     diagnose = _check_diagnose(diagnose)
     if method not in METHODS:
         raise ValueError(f"method must be one of {METHODS}, got {method!r}")
-    T = schedules.check_steps(steps)
+    budget = _frame.BASE_STEPS, 1  # a given number of steps keeps one sample by default
+    if steps is None:
+        framed_rule = _frame.wants_frame(
+            target, frame, method=method, M=rest["M"], step_size=rest["step_size"], steps=_frame.BASE_STEPS
+        )
+        if framed_rule and rest["average"] != "theta":  # the frame's Thm 6 rule (theta: Cor 11's constant step)
+            budget = _frame.default_budget(target.dim, method)
+    T = schedules.check_steps(budget[0] if steps is None else steps)
+    samples = budget[1] if samples is None else samples
     compiled = tuple(_compile_user_functions(target))
     frames = _frame.wants_frame(target, frame, method=method, M=rest["M"], step_size=rest["step_size"], steps=T)
     if isinstance(samples, bool) or not isinstance(samples, (int, np.integer)) or samples < 1:
