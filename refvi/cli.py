@@ -26,14 +26,14 @@ def main(argv=None) -> int:
     f.add_argument(
         "--method", default="prox-sgd", choices=("prox-sgd", "proj-sgd", "gd-prox", "gd-projected", "gd-naive")
     )
-    f.add_argument("--steps", type=int, default=10_000)
+    f.add_argument("--steps", type=int, default=None, help="steps T (default: fit's budget for the data set's d)")
     f.add_argument(
         "--step-size",
         default=None,
         help="a number, or a rule: '1/(M sqrt T)', '1/sqrt T', thm6, thm9, thm6-switch, thm9-switch, "
         "'A log T / T' (default: Thm 6's / Thm 9's rule in the Laplace frame)",
     )
-    f.add_argument("--samples", type=int, default=1, help="base samples per step (S)")
+    f.add_argument("--samples", type=int, default=None, help="base samples per step S (default: fit's budget)")
     f.add_argument("--seed", type=int, default=0)
     f.add_argument("--average", default=None, help="tail (default), last, uniform or theta (Thms 7 / 10)")
     f.add_argument("--estimator", default=None, help="energy / score (prox-sgd), entropy / stl (proj-sgd)")
