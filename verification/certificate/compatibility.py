@@ -289,3 +289,7 @@ def main(argv: list[str] | None = None) -> int:
     write_text(target, page)
     print(f"wrote {target}")
     return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
