@@ -1,9 +1,12 @@
-"""docs/compatibility.md is what the committed certificates render (verification/certificate/compatibility.py), every statement
-of the registry is in it and in every certificate, and the certificates are of this refvi version and profile ci.
-Runs no certificate: it only re-renders from docs/certificates/*.json (a few seconds, mostly importing the
-statements)."""
+"""docs/compatibility.md is what the committed certificates render (verification/certificate/compatibility.py), every
+statement of the registry is in it and in every certificate, and the certificates are of this refvi version and
+profile ci.  Runs no certificate: it only re-renders from docs/certificates/*.json (a few seconds, mostly importing
+the statements)."""
 
 import json
+import shutil
+import subprocess
+import sys
 from pathlib import Path
 
 import pytest
@@ -32,6 +35,18 @@ def test_page_is_what_the_certificates_render(certs, registry):
     assert PAGE.read_text(encoding="utf-8") == compat.render(certs, registry), (
         "docs/compatibility.md is stale: run `python -m refvi.verification.certificate.compatibility` (or --run to refresh "
         "the certificates too)")
+
+
+def test_the_command_renders_the_page(tmp_path, certs, registry):
+    """``python -m refvi.verification.certificate.compatibility --docs DIR`` writes DIR/compatibility.md from
+    DIR/certificates (the command the page's maintainers run)."""
+    shutil.copytree(CERTS, tmp_path / "certificates")
+    proc = subprocess.run(
+        [sys.executable, "-m", "refvi.verification.certificate.compatibility", "--docs", str(tmp_path)],
+        capture_output=True, text=True, timeout=300,
+    )
+    assert proc.returncode == 0 and "wrote" in proc.stdout, proc.stderr[-2000:]
+    assert (tmp_path / "compatibility.md").read_text(encoding="utf-8") == compat.render(certs, registry)
 
 
 def test_every_column_has_a_certificate_of_this_version_and_profile(certs):
