@@ -257,3 +257,30 @@ def test_resume_keeps_the_records_it_is_given_and_runs_only_the_rest():
     assert cert["complete"] and not cert["not_run"]
     with pytest.raises(ValueError, match="profile"):
         runner.run(ids, "deep", REFVI, resume=planted)
+
+
+def test_power_is_relative_to_a_positive_bound_below_one():
+    """mean_leq's recorded power: (z_(1-alpha) + z_0.8) se / bound for any positive bound, 0.5 here (a rule that took
+    the draws' magnitude as the scale for bounds up to 1 reports 0.5 / 0.1 = 5x less power)."""
+    import math
+
+    from scipy.stats import norm
+
+    ctx = Context(None, PROFILES["ci"], "t")
+    x = np.array([0.05, 0.15, 0.1, 0.08, 0.12, 0.1])
+    ctx.instance(lambda _: ctx.mean_leq(x, 0.5, label="small bound"))
+    se = x.std(ddof=1) / math.sqrt(x.size)
+    expected = (norm.ppf(1 - 1e-6) + norm.ppf(0.8)) * se / 0.5
+    assert ctx.power["resolution"] == pytest.approx(expected, rel=1e-9)
+
+
+def test_a_call_outside_a_bad_input_probe_is_not_counted_as_one():
+    """Value coverage: a call a statement makes and ignores is an unchecked call, not a bad-input probe (a ledger that
+    started inside a probe would count every call before the first probe as one, hiding an ignored value)."""
+
+    def claim(ctx):
+        ctx.impl.energy(None, np.array([3.0]), None, None)  # called, its value ignored
+
+    rec = _run_claim(claim)
+    row = rec["values"]["energy"]
+    assert row["calls"] == 1 and row["probes"] == 0 and row["checked"] == 0 and row["used"] == 0, row
