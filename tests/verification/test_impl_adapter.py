@@ -11,7 +11,6 @@ import pytest
 from refvi.verification.examples.numpy_adapter import NumpyImplementation
 from refvi.verification.running.runner import load_statements, run_statement, select
 
-
 #: a cheap cross-section of paper 002 (implementation-facing and oracle-only): test_conformance_seeds runs every
 #: statement of every paper against the example in-process; here only the command-line path with --impl
 CLI_IDS = ("002.thm1", "002.lemma11", "002.claim-exact-energy", "002.claim-gd-own-gradient", "002.thm3")
