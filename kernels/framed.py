@@ -138,16 +138,16 @@ def framed_prox_loop(target, m, C, U, gammas, weights, acc_m, acc_C, z0, L, P2, 
             mi = m[i] - gamma * gm[i]
             m[i] = mi
             # row i of Y = C - gamma tril(mean_s gx_s u_s^T); the prox (Lemma 31) changes its diagonal only
-            for j in range(i + 1):
-                acc = 0.0
-                for s in range(S):
-                    acc += GX[s, i] * U[t, s, j]
-                C[i, j] -= gamma * (acc * inv_s)
+            for s in range(S):  # s outside, j inside: a vectorized axpy over the row
+                a = gamma * inv_s * GX[s, i]
+                for j in range(i + 1):
+                    C[i, j] -= a * U[t, s, j]
             c = C[i, i]
             r = math.hypot(c, two_root_gamma)
             C[i, i] = 0.5 * (c + r) if c >= 0.0 else 2.0 * gamma / (r - c)
-            for j in range(i + 1):
-                cmax = max(cmax, abs(C[i, j]))
+            for j in range(i + 1):  # a compare-and-select, which vectorizes where max() does not
+                a = abs(C[i, j])
+                cmax = a if a > cmax else cmax
             if w != 0.0:
                 acc_m[i] += w * mi
                 for j in range(i + 1):
