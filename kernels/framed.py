@@ -4,7 +4,9 @@
 triangular with a positive diagonal (the Laplace frame's Cholesky factor) and C lower triangular.  Done through the
 generic energy kernel, a step forms L C (d^3 flops) or, with one sample, allocates and fills d x d temporaries
 several times.  This loop does the same step with only the O(S d^2) arithmetic it needs, on the built-in targets of
-:mod:`refvi.kernels.optim` (Gaussian, linear and logistic regression, by target code):
+:mod:`refvi.kernels.optim` (Gaussian, linear and logistic regression, by target code) and on a user's
+``CallableTarget`` whose ``grad_logp`` of one point is ``numba.njit`` code (code ``USER``, the gradient called at the
+address of its compiled code, :mod:`refvi.kernels.userfn`):
 
 1. x_s = C u_s + m and z_s = z0 + L x_s (two triangular matrix-vector products per sample);
 2. g_s = -grad log p(z_s) (:func:`neg_grad_rows`), then the frame's chain rule gx_s = L^T g_s (seed 000 Eq. 6 for
@@ -33,14 +35,27 @@ import numpy as np
 from refvi.kernels._fastmath_exp import sigmoid_neg
 from refvi.kernels._jit import jit_reduce
 from refvi.kernels.optim import GAUSSIAN, LINEAR
+from refvi.kernels.userfn import grad_function
 
 _BIG = 1e300
+#: the target code of a user's per-point numba gradient (the built-in codes of refvi.kernels.optim are >= 0)
+USER = -1
 
 
 @jit_reduce
-def neg_grad_rows(target, Z, G, P2, P1, s1, s2):
-    """G[s] = -grad log p(Z[s]) for a built-in target code (the parameter slots of :mod:`refvi.kernels.optim`)."""
+def neg_grad_rows(target, Z, G, P2, P1, s1, s2, grad):
+    """G[s] = -grad log p(Z[s]) for a built-in target code (the parameter slots of :mod:`refvi.kernels.optim`), or
+    for ``USER`` the user's gradient at the address ``grad``."""
     S, d = Z.shape
+    if target == USER:
+        grad_logp = grad_function(grad)
+        for s in range(S):
+            g = grad_logp(Z[s])
+            if g.shape[0] != d:
+                raise ValueError("user grad_logp must return an array of shape (dim,)")
+            for j in range(d):
+                G[s, j] = -g[j]
+        return
     if target == GAUSSIAN:  # P2 = precision, P1 = mean: P (z - mean)
         for s in range(S):
             for i in range(d):
@@ -84,10 +99,11 @@ def _points(m, C, U, z0, L, X, Z):
 
 
 @jit_reduce
-def framed_prox_loop(target, m, C, U, gammas, weights, acc_m, acc_C, z0, L, P2, P1, s1, s2):
+def framed_prox_loop(target, m, C, U, gammas, weights, acc_m, acc_C, z0, L, P2, P1, s1, s2, grad):
     """Run len(gammas) Prox-SGD steps in the frame (see the module docstring); -1, or the first step whose update is
     not finite (m, C then hold the last finite state).  C, L lower triangular; only lower triangles are read and
-    written (the upper triangles of C and acc_C stay as they are: zero)."""
+    written (the upper triangles of C and acc_C stay as they are: zero).  ``grad`` is the address of the user's
+    gradient for ``target == USER`` and is not read otherwise."""
     T, S, d = U.shape
     X = np.empty((S, d))
     Z = np.empty((S, d))
@@ -104,7 +120,7 @@ def framed_prox_loop(target, m, C, U, gammas, weights, acc_m, acc_C, z0, L, P2, 
     _points(m, C, U[0], z0, L, X, Z)
     for t in range(T):
         gamma = gammas[t]
-        neg_grad_rows(target, Z, G, P2, P1, s1, s2)
+        neg_grad_rows(target, Z, G, P2, P1, s1, s2, grad)
         # gx_s = L^T g_s: row i of L scaled by g_s[i], added into gx_s[:i+1] (row-wise access of L)
         for s in range(S):
             for k in range(d):

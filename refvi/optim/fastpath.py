@@ -11,7 +11,10 @@ target whose gradient is Python code (NumPy or JAX callables, batched or not) ru
 call and one compiled call per step (``_python_gradient_loop``).  ``fast=False`` and the score estimator run the
 generic loop, one validated estimator call per step (:mod:`refvi.estimators`, :mod:`refvi.prox`).  All compute the
 same update from the same pre-drawn base samples; the fused loop and the generic loop agree bit for bit
-(``tests/refvi/test_fused_loop.py``).
+(``tests/refvi/test_fused_loop.py``).  In a lower-triangular frame, Prox-SGD with the energy estimator and triangular
+C runs :func:`refvi.kernels.framed.framed_prox_loop` instead (built-in targets and per-point numba
+``CallableTarget``s, :func:`framed_plan`): the same step with only its O(S d^2) arithmetic, in another order, which
+agrees to about 1e-12 relative (``tests/kernels/test_framed_loop.py``).
 """
 
 from __future__ import annotations
@@ -80,18 +83,26 @@ def generic_step(method, target, estimator, structure, m, C, U, gamma, M):
 
 
 def framed_plan(target, method, estimator, structure):
-    """(z0, L, target code, P2, P1, s1, s2) for :func:`refvi.kernels.framed.framed_prox_loop`: Prox-SGD with the
-    energy estimator and lower-triangular C on a built-in target (one with a whole-loop code) seen through a
+    """(z0, L, target code, P2, P1, s1, s2, grad) for :func:`refvi.kernels.framed.framed_prox_loop`: Prox-SGD with
+    the energy estimator and lower-triangular C on a built-in target (one with a whole-loop code) or a
+    ``CallableTarget`` of a per-point numba gradient (code ``USER``, ``grad`` its address), seen through a
     lower-triangular frame (the Laplace frame of ``refvi.fit``); None otherwise."""
+    from refvi.kernels.energy import callable_energy
     from refvi.targets.affine import AffineTarget
 
     if not (method == "prox" and estimator == "energy" and structure == "tril" and isinstance(target, AffineTarget)):
         return None
-    base = kernel_plan(target.base)
-    if base is None or not target.lower:
+    if not target.lower:
         return None
-    code, P2, P1, s1, s2 = base
-    return (target.z0, np.ascontiguousarray(target.L), code, P2, P1, float(s1), float(s2))
+    z0, L = target.z0, np.ascontiguousarray(target.L)
+    base = kernel_plan(target.base)
+    if base is not None:
+        code, P2, P1, s1, s2 = base
+        return (z0, L, code, P2, P1, float(s1), float(s2), 0)
+    energy = energy_plan(target.base)
+    if energy is not None and energy[0] is callable_energy:  # the user's gradient of one point, by address
+        return (z0, L, _kfr.USER, np.empty((0, 0)), np.empty(0), 0.0, 0.0, int(energy[1][0]))
+    return None
 
 
 def run(method, target, estimator, structure, m, C, U, gammas, weights, acc_m, acc_C, M=0.0, fast=True) -> int:
@@ -100,8 +111,8 @@ def run(method, target, estimator, structure, m, C, U, gammas, weights, acc_m, a
     if framed is not None:
         if not all(a.flags.c_contiguous and a.dtype == np.float64 for a in (m, C, U, acc_m, acc_C)):
             raise ValueError("fastpath.run: m, C, U and the averages must be C-contiguous float64 arrays")
-        z0, L, code, P2, P1, s1, s2 = framed
-        return int(_kfr.framed_prox_loop(code, m, C, U, gammas, weights, acc_m, acc_C, z0, L, P2, P1, s1, s2))
+        z0, L, code, P2, P1, s1, s2, grad = framed
+        return int(_kfr.framed_prox_loop(code, m, C, U, gammas, weights, acc_m, acc_C, z0, L, P2, P1, s1, s2, grad))
     plan = kernel_plan(target) if fast and estimator in _EST_CODES else None
     if plan is not None:
         code, P2, P1, s1, s2 = plan

@@ -57,7 +57,7 @@ def test_framed_loop_matches_the_numpy_replay(kind, d, S):
     m, C = m0.copy(), C0.copy()
     am, aC = w[0] * m, w[0] * C
     code, P2, P1, s1, s2 = base.kernels().sgd_loop
-    status = framed.framed_prox_loop(code, m, C, U, gammas, w, am, aC, z0, L, P2, P1, s1, s2)
+    status = framed.framed_prox_loop(code, m, C, U, gammas, w, am, aC, z0, L, P2, P1, s1, s2, 0)
     assert status == -1
     want = _numpy_replay(base, z0, L, m0, C0, U, gammas, w)
     for got, ref in zip((m, C, am, aC), want):
@@ -105,8 +105,71 @@ def test_framed_loop_stops_at_a_step_it_cannot_take_with_the_last_finite_state(b
     m, C = np.zeros(6), np.eye(6)
     w = np.full(T + 1, 1 / (T + 1))
     am, aC = w[0] * m, w[0] * C
-    status = framed.framed_prox_loop(code, m, C, U, gammas, w, am, aC, z0, L, P2, P1, s1, s2)
+    status = framed.framed_prox_loop(code, m, C, U, gammas, w, am, aC, z0, L, P2, P1, s1, s2, 0)
     assert status == 17
     want = _numpy_replay(base, z0, L, np.zeros(6), np.eye(6), U[:17], gammas[:17], w[:18])
     np.testing.assert_allclose(m, want[0], rtol=1e-12)
     np.testing.assert_allclose(C, want[1], rtol=1e-12)
+
+
+def _user_target(base):
+    """The base target's gradient written by a user: numba.njit, one point, in a CallableTarget (log p too)."""
+    import numba
+
+    from refvi.targets import CallableTarget
+
+    P = -base.hess_logp(np.zeros(base.dim))
+    b = base.grad_logp(np.zeros(base.dim))  # a Gaussian's gradient is affine: b - P z
+
+    @numba.njit
+    def logp(z):
+        return b @ z - 0.5 * z @ (P @ z)
+
+    @numba.njit
+    def grad_logp(z):
+        return b - P @ z
+
+    return CallableTarget(logp, grad_logp, base.dim)
+
+
+@pytest.mark.parametrize("d,S", [(7, 4), (45, 1)])
+def test_a_users_numba_gradient_runs_the_framed_loop_and_matches_the_numpy_replay(d, S):
+    rng = np.random.default_rng([d, S, 99])
+    base, z0, L = _case("gaussian", d, 0, rng)
+    user = _user_target(base)
+    at = AffineTarget(user, z0, L)
+    plan = fastpath.framed_plan(at, "prox", "energy", "tril")
+    assert plan is not None and plan[2] == framed.USER and plan[-1] != 0
+    T = 30
+    U = rng.standard_normal((T, S, d))
+    gammas = np.linspace(0.02, 0.005, T) / (d + 3)
+    w = np.zeros(T + 1)
+    w[T // 2 + 1:] = 1.0
+    w /= w.sum()
+    m0 = rng.standard_normal(d) * 0.2
+    C0 = np.tril(rng.standard_normal((d, d)) * 0.05, -1) + np.diag(rng.uniform(0.5, 1.5, d))
+    m, C = m0.copy(), C0.copy()
+    am, aC = w[0] * m, w[0] * C
+    assert fastpath.run("prox", at, "energy", "tril", m, C, U, gammas, w, am, aC) == -1
+    want = _numpy_replay(base, z0, L, m0, C0, U, gammas, w)
+    for got, ref in zip((m, C, am, aC), want):
+        np.testing.assert_allclose(got, ref, rtol=1e-12, atol=1e-12 * max(1.0, np.abs(ref).max()))
+
+
+def test_a_users_gradient_of_the_wrong_length_is_an_error_in_the_framed_loop():
+    import numba
+
+    from refvi.targets import CallableTarget
+
+    @numba.njit
+    def logp(z):
+        return -0.5 * z @ z
+
+    @numba.njit
+    def grad_logp(z):
+        return -z[:-1]
+
+    at = AffineTarget(CallableTarget(logp, grad_logp, 3), np.zeros(3), np.eye(3))
+    m, C, U = np.zeros(3), np.eye(3), np.ones((2, 1, 3))
+    with pytest.raises(ValueError, match="shape"):
+        fastpath.run("prox", at, "energy", "tril", m, C, U, np.full(2, 1e-3), np.zeros(3), np.zeros(3), np.zeros((3, 3)))

@@ -13,12 +13,12 @@ import numpy as np
 
 import refvi
 from refvi import estimators as E
-from refvi.kernels import composed, energy, fused, neglogp
+from refvi.kernels import composed, energy, framed, fused, neglogp
 from refvi.targets import CallableTarget
 
 _MODEL = """
 import numba, numpy as np, refvi
-from refvi.kernels import composed, energy, fused, neglogp
+from refvi.kernels import composed, energy, framed, fused, neglogp
 from refvi.targets import CallableTarget
 P = np.array([[2.0, 0.5], [0.5, 1.0]]) * {scale}
 
@@ -49,10 +49,11 @@ batched = refvi.fit(CallableTarget(logp_batch=logp_batch, grad_batch=grad_batch,
 assert batched.fast_path and batched.frame is not None
 kernels = (energy.callable_grad_rows, energy.callable_energy, neglogp.callable_neglogp,
            composed.affine_callable_energy, composed.affine_callable_neglogp, fused.callable_loop,
-           composed.batch_energy, composed.batch_neglogp, composed.affine_batch_energy, composed.affine_batch_neglogp)
+           composed.batch_energy, composed.batch_neglogp, composed.affine_batch_energy, composed.affine_batch_neglogp,
+           framed.framed_prox_loop)
 print("MISSES", sum(sum(k.stats.cache_misses.values()) for k in kernels))
 print("HITS", sum(sum(k.stats.cache_hits.values()) for k in kernels))
-print("LOOP", sum(fused.callable_loop.stats.cache_hits.values()))
+print("LOOP", sum(framed.framed_prox_loop.stats.cache_hits.values()))  # the framed fit's loop, user gradient by address
 print("NOTE", [n for n in res.notes if n.startswith("compiling the target's numba functions")])
 print("FRAME", res.notes[0].startswith("laplace frame"))
 """
