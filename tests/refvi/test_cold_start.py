@@ -13,7 +13,7 @@ import numpy as np
 
 import refvi
 from refvi import estimators as E
-from refvi.kernels import composed, energy, framed, fused, neglogp
+from refvi.kernels import composed, energy, fused, neglogp
 from refvi.targets import CallableTarget
 
 _MODEL = """
