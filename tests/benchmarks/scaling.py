@@ -465,9 +465,9 @@ def markdown(report: dict) -> str:
     out += [
         "",
         "First call, s of CPU, left out of the per-step times and the times to accuracy: refvi's first `fit` on "
-        "each target (frame search included; the first size's "
-        "also loads the compiled kernels from Numba's cache; a user's model compiles its fused loop) and NumPyro's "
-        "`svi.init` with the compilation of its jitted steps:",
+        "each target (frame search included; the first size's also loads the compiled kernels from Numba's cache; "
+        "a user's model compiles its own two functions) and NumPyro's `svi.init` with the compilation of its jitted "
+        "steps:",
         "",
         "| d | N | refvi fused loop | user njit model | NumPyro ADVI |",
         "|---|---|---|---|---|",
