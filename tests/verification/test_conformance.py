@@ -17,6 +17,11 @@ from refvi.verification.running import runner
 from refvi.verification.statement import Statement
 
 STATEMENTS = runner.load_statements()
+#: the 000 and 002 statements the energy-only and tril-only adapters run: all but three energy-only ones that take
+#: 17 s of the 31 s (measured 2026-11-28, 2-core machine) and would pass whole like the other eleven; refvi runs them in
+#: test_statements.py
+SPARED = ("002.thm2", "002.example8", "002.thm1")
+SELECTION = sorted(s.id for s in STATEMENTS.values() if s.id[:3] in ("000", "002") and s.id not in SPARED)
 
 
 def _run(impl, patterns=None):
@@ -26,7 +31,7 @@ def _run(impl, patterns=None):
 @functools.cache
 def _energy_only_cert():
     """The energy-only implementation's 000/002 certificate (read, never modified, by two tests: computed once)."""
-    return _run(_EnergyOnly(), ["000.*", "002.*"])
+    return _run(_EnergyOnly(), SELECTION)
 
 
 def _stmt(claim, uses=None, sid="999.claim-test"):
@@ -77,7 +82,8 @@ def test_energy_only_runs_every_instance_that_needs_only_energy():
     missing method), and no paper is certified."""
     cert = _energy_only_cert()
     whole = {r["id"] for r in cert["statements"] if r["verdict"] == "pass" and not r["instances_skipped"]}
-    expected = {s.id for s in STATEMENTS.values() if s.id[:3] in ("000", "002") and s.uses == ("energy",)}
+    assert all(STATEMENTS[i].uses == ("energy",) for i in SPARED)
+    expected = {i for i in SELECTION if STATEMENTS[i].uses == ("energy",)}
     assert whole == expected and expected
     for r in cert["statements"]:
         assert r["verdict"] in ("pass", "skip"), r
@@ -111,7 +117,7 @@ def tril_cli_cert(tmp_path_factory):
     """))
     path = folder / "cert.json"
     proc = subprocess.run([sys.executable, "-m", "refvi.verification", "--impl", "tril_adapter:IMPL", "--select",
-                           "000.*", "002.*", "--json", str(path)], capture_output=True, text=True, timeout=600,
+                           *SELECTION, "--json", str(path)], capture_output=True, text=True, timeout=600,
                           cwd=folder, env={**__import__("os").environ, "PYTHONPATH": str(folder)})
     assert proc.returncode == 0, proc.stderr
     return json.loads(path.read_text())

@@ -8,9 +8,25 @@ from refvi.verification.examples.numpy_adapter import NumpyImplementation
 from refvi.verification.running import selftest
 
 MUTANTS = sorted(load_zoo().values(), key=lambda m: m.id)
+#: planted bugs whose first catching statement takes more than 3 s (measured 2026-11-28 on the project's 2-core
+#: machine, warm Numba cache: 37 s of the zoo's 106 s): checked under ``pytest --run-slow`` and by
+#: ``python -m refvi.verification --self-test``; every other planted bug is checked in the default run
+SLOW_TO_CATCH = {
+    "boosting-mc-sample-first-weights",
+    "boosting-stochastic-lmo-ascent",
+    "boosting-variant1-step-over-delta",
+    "boosting-thm8-one-dimensional-factor",
+    "energy-group-block-shift",
+    "boosting-corrective-delta-lmo-sign",
+    "boosting-norm-corrective-family-eps",
+}
 
 
-@pytest.mark.parametrize("mutant", MUTANTS, ids=[m.id for m in MUTANTS])
+@pytest.mark.parametrize(
+    "mutant",
+    [pytest.param(m, marks=pytest.mark.slow) if m.id in SLOW_TO_CATCH else m for m in MUTANTS],
+    ids=[m.id for m in MUTANTS],
+)
 def test_planted_bug_is_caught_by_the_certificate(mutant):
     (row,) = selftest.self_test([mutant], "ci", first_catch=True)
     assert row["ran"], f"no statement calls {mutant.method}"
@@ -34,3 +50,7 @@ def test_zoo_covers_every_seed_000_002_method():
 
     covered = {m.method for m in ZOO.values()}
     assert set(CORE_METHODS) <= covered, set(CORE_METHODS) - covered
+
+
+def test_the_slow_tier_names_planted_bugs_that_exist():
+    assert SLOW_TO_CATCH <= {m.id for m in MUTANTS}, SLOW_TO_CATCH - {m.id for m in MUTANTS}
