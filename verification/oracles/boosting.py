@@ -17,6 +17,7 @@ Each one reaches the kernel's number by another road:
 
 from __future__ import annotations
 
+import functools
 import itertools
 import math
 
@@ -98,12 +99,27 @@ def normal_square_integral_sympy():
     return val, sp.simplify(val - 1 / (2 * sp.sqrt(sp.pi) * s))
 
 
+@functools.lru_cache(maxsize=4096)
+def truncnorm_log_mass(m: float, s: float, lo: float, hi: float) -> float:
+    """log P(lo <= X <= hi) for X ~ N(m, s^2), from SciPy's truncated normal (its tail-stable normaliser): its log
+    density at a point x0 of [lo, hi] is log N(x0; m, s^2) - log mass."""
+    x0 = min(max(m, lo), hi)
+    log_normal = -0.5 * ((x0 - m) / s) ** 2 - math.log(s * math.sqrt(2 * math.pi))
+    return log_normal - float(stats.truncnorm.logpdf(x0, (lo - m) / s, (hi - m) / s, loc=m, scale=s))
+
+
 def mixture_pdf_1d(z, weights, mus, sigmas, lo, hi) -> np.ndarray:
+    """sum_k w_k TN(z; m_k, s_k^2, [lo, hi]) (SciPy's truncnorm density; each component's normaliser computed once and
+    cached, since the QUADPACK oracles call this at one point at a time)."""
     z = np.atleast_1d(np.asarray(z, dtype=float))
     out = np.zeros_like(z)
+    inside = (z >= lo) & (z <= hi)
+    x = z[inside]
     for w, m, s in zip(weights, mus, sigmas, strict=True):
         if w > 0:
-            out += w * stats.truncnorm.pdf(z, (lo - m) / s, (hi - m) / s, loc=m, scale=s)
+            m, s = float(m), float(s)
+            log_pdf = -0.5 * ((x - m) / s) ** 2 - math.log(s * math.sqrt(2 * math.pi))
+            out[inside] += w * np.exp(log_pdf - truncnorm_log_mass(m, s, float(lo), float(hi)))
     return out
 
 
