@@ -101,7 +101,8 @@ def framed_plan(target, method, estimator, structure):
         return (z0, L, code, P2, P1, float(s1), float(s2), 0)
     energy = energy_plan(target.base)
     if energy is not None and energy[0] is callable_energy:  # the user's gradient of one point, by address
-        return (z0, L, _kfr.USER, np.empty((0, 0)), np.empty(0), 0.0, 0.0, int(energy[1][0]))
+        no_data = (np.empty((0, 0)), np.empty(0), 0.0, 0.0)  # pragma: no mutate (the USER branch reads no data slot)
+        return (z0, L, _kfr.USER, *no_data, int(energy[1][0]))
     return None
 
 
