@@ -173,3 +173,20 @@ def test_a_users_gradient_of_the_wrong_length_is_an_error_in_the_framed_loop():
     m, C, U = np.zeros(3), np.eye(3), np.ones((2, 1, 3))
     with pytest.raises(ValueError, match="shape"):
         fastpath.run("prox", at, "energy", "tril", m, C, U, np.full(2, 1e-3), np.zeros(3), np.zeros(3), np.zeros((3, 3)))
+
+
+def test_the_overflow_guard_reads_the_largest_entry_of_C_after_each_step():
+    """max|C| is recomputed row by row during a step; the next step's guard adds it to gamma max|gx| max|u| S.  With
+    C_00 = 9.9e299 and a flat Gaussian (precision 1e-12), step 1's update (about 1e299) is small but the sum crosses
+    1e300: the loop must stop there with the state of step 1, which a max|C| read as 0 would not."""
+    d = 3
+    base = Gaussian(np.zeros(d), 1e-12 * np.eye(d))  # (mean, precision)
+    code, P2, P1, s1, s2 = base.kernels().sgd_loop
+    U = np.ones((2, 1, d))
+    gammas = np.array([1e-300, 1e11])
+    m, C = np.zeros(d), np.diag([9.9e299, 1.0, 1.0])
+    w = np.zeros(3)
+    am, aC = np.zeros(d), np.zeros((d, d))
+    status = framed.framed_prox_loop(code, m, C, U, gammas, w, am, aC, np.zeros(d), np.eye(d), P2, P1, s1, s2, 0)
+    assert status == 1
+    assert np.isclose(C[0, 0], 9.9e299, rtol=1e-12) and np.all(np.isfinite(C)) and np.all(np.isfinite(m))
