@@ -247,6 +247,11 @@ def _reported_method(fn, ledger: Ledger, call: int, path: str):
     return wrapped
 
 
+def is_reported(value) -> bool:
+    """Whether ``value`` is already a marked value of the implementation's (an array, a number, a bool, a record)."""
+    return isinstance(value, Reported | ReportedScalar | ReportedRecord | ReportedBool)
+
+
 def tag(value, found: frozenset[int]):
     """``value`` carrying the marks ``found`` (arrays, NumPy and Python numbers, and containers of them; anything
     else, bools included, as it is)."""
