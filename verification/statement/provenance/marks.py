@@ -121,7 +121,7 @@ class ReportedScalar(_MarkedThroughNumPy):
 
     marks: frozenset[int] = EMPTY
     __array_priority__ = 1000
-    _number: type
+    _number: Any  # float or int, the builtin type a subclass derives from
 
     def __new__(cls, value, marks: frozenset[int] = EMPTY):
         out = cls._number.__new__(cls, value)
