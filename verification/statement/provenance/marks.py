@@ -25,7 +25,7 @@ ROW_LIMIT = 100_000
 # marked values
 
 
-class _MarkedThroughNumPy:
+class MarkedThroughNumPy:
     """NumPy's ufuncs and functions on marked operands: computed on the plain values, the result carrying the union of
     the operands' marks (the arrays and scalars below)."""
 
@@ -39,7 +39,7 @@ class _MarkedThroughNumPy:
         return tag(func(*plain(args), **plain(kwargs)), marks_of(args) | marks_of(kwargs))
 
 
-class Reported(_MarkedThroughNumPy, np.ndarray):
+class Reported(MarkedThroughNumPy, np.ndarray):
     """An array returned by the implementation under test, or computed from one.  ``marks``: every token it carries;
     ``rows``: the tokens of each index along the first axis, when it is (a slice of) a reported array."""
 
@@ -115,7 +115,7 @@ def _unary(op):
     return method
 
 
-class ReportedScalar(_MarkedThroughNumPy):
+class ReportedScalar(MarkedThroughNumPy):
     """Arithmetic of a marked Python scalar: every result carries the union of the operands' marks.  A subclass also
     derives from the builtin type ``_number`` (float or int); it pickles as that type's plain value."""
 
