@@ -35,61 +35,12 @@ from __future__ import annotations
 import functools
 
 import numba
-import numpy as np
 from numba import types
 
 from refvi.kernels import composed as _composed  # also its warning filter: first-class function types
 from refvi.kernels._jit import jit, jit_nocache
 from refvi.kernels.energy import callable_energy
-from refvi.kernels.estimators import finish_energy, finish_entropy, finish_stl
-from refvi.kernels.optim import ENERGY, ENTROPY, PROX, _all_finite
-from refvi.kernels.prox import entropy_prox, project_singular, project_wm_sym
-from refvi.kernels.structure import SYM
-
-
-@jit
-def tail(estimator, code, gm, gC, C, U):
-    """The estimator from the raw energy gradient (gm, gC): (gm, gC) projected onto V."""
-    if estimator == ENERGY:
-        return finish_energy(gm, gC, code)
-    if estimator == ENTROPY:
-        return finish_entropy(gm, gC, C, code)
-    return finish_stl(gm, gC, C, U, code)
-
-
-@jit
-def descend(m, C, gm, gC, gamma):
-    """(m - gamma gm, C - gamma gC) as new arrays (elementwise, the same rounding as NumPy's expressions)."""
-    d = m.shape[0]
-    m_new = np.empty(d)
-    Y = np.empty((d, d))
-    for i in range(d):
-        m_new[i] = m[i] - gamma * gm[i]
-        for j in range(d):
-            Y[i, j] = C[i, j] - gamma * gC[i, j]
-    return m_new, Y
-
-
-@jit
-def regularize(method, code, Y, gamma, M):
-    """Prox of the entropy (PROX) or the projection onto W_M (PROJ: eigenvalue clip for sym, singular-value clip)."""
-    if method == PROX:
-        return entropy_prox(Y, gamma)
-    if code == SYM:
-        return project_wm_sym(Y, M)
-    return project_singular(Y, M)
-
-
-@jit
-def accept(m, C, m_new, C_new, w, acc_m, acc_C):
-    """w^{t+1} becomes the state; the averages gain weight w times it."""
-    d = m.shape[0]
-    for i in range(d):
-        m[i] = m_new[i]
-        acc_m[i] += w * m_new[i]
-        for j in range(d):
-            C[i, j] = C_new[i, j]
-            acc_C[i, j] += w * C_new[i, j]
+from refvi.kernels.optim import _all_finite, accept, descend, regularize, tail
 
 
 @jit

@@ -48,14 +48,20 @@ def energy_raw(target, m, C, U, P2, P1, s1, s2):
 
 
 @jit
-def estimate(target, estimator, code, m, C, U, P2, P1, s1, s2):
-    """One gradient estimate (gm, gC projected onto V)."""
-    gm, gC = energy_raw(target, m, C, U, P2, P1, s1, s2)
+def tail(estimator, code, gm, gC, C, U):
+    """The estimator from the raw energy gradient (gm, gC): (gm, gC) projected onto V."""
     if estimator == ENERGY:
         return finish_energy(gm, gC, code)
     if estimator == ENTROPY:
         return finish_entropy(gm, gC, C, code)
     return finish_stl(gm, gC, C, U, code)
+
+
+@jit
+def estimate(target, estimator, code, m, C, U, P2, P1, s1, s2):
+    """One gradient estimate (gm, gC projected onto V)."""
+    gm, gC = energy_raw(target, m, C, U, P2, P1, s1, s2)
+    return tail(estimator, code, gm, gC, C, U)
 
 
 @jit
@@ -71,38 +77,55 @@ def _all_finite(m, C):
 
 
 @jit
+def descend(m, C, gm, gC, gamma):
+    """(m - gamma gm, C - gamma gC) as new arrays (elementwise, the same rounding as NumPy's expressions)."""
+    d = m.shape[0]
+    m_new = np.empty(d)
+    Y = np.empty((d, d))
+    for i in range(d):
+        m_new[i] = m[i] - gamma * gm[i]
+        for j in range(d):
+            Y[i, j] = C[i, j] - gamma * gC[i, j]
+    return m_new, Y
+
+
+@jit
+def regularize(method, code, Y, gamma, M):
+    """Prox of the entropy (PROX) or the projection onto W_M (PROJ: eigenvalue clip for sym, singular-value clip)."""
+    if method == PROX:
+        return entropy_prox(Y, gamma)
+    if code == SYM:
+        return project_wm_sym(Y, M)
+    return project_singular(Y, M)
+
+
+@jit
+def accept(m, C, m_new, C_new, w, acc_m, acc_C):
+    """w^{t+1} becomes the state; the averages gain weight w times it."""
+    d = m.shape[0]
+    for i in range(d):
+        m[i] = m_new[i]
+        acc_m[i] += w * m_new[i]
+        for j in range(d):
+            C[i, j] = C_new[i, j]
+            acc_C[i, j] += w * C_new[i, j]
+
+
+@jit
 def sgd_step(method, target, estimator, code, m, C, U, gamma, M, P2, P1, s1, s2):
     """One Prox-SGD / Proj-SGD step from (m, C); returns the new (m, C) as new arrays."""
     gm, gC = estimate(target, estimator, code, m, C, U, P2, P1, s1, s2)
-    d = m.shape[0]
-    m_new = np.empty(d)
-    for i in range(d):
-        m_new[i] = m[i] - gamma * gm[i]
-    Y = np.empty((d, d))
-    for i in range(d):
-        for j in range(d):
-            Y[i, j] = C[i, j] - gamma * gC[i, j]
-    if method == PROX:
-        return m_new, entropy_prox(Y, gamma)
-    if code == SYM:
-        return m_new, project_wm_sym(Y, M)
-    return m_new, project_singular(Y, M)
+    m_new, Y = descend(m, C, gm, gC, gamma)
+    return m_new, regularize(method, code, Y, gamma, M)
 
 
 @jit
 def sgd_loop(method, target, estimator, code, m, C, U, gammas, weights, acc_m, acc_C, M, P2, P1, s1, s2):
     """Run len(gammas) steps in place (see the module docstring); returns -1 or the first non-finite step."""
     T = gammas.shape[0]
-    d = m.shape[0]
     for t in range(T):
         m_new, C_new = sgd_step(method, target, estimator, code, m, C, U[t], gammas[t], M, P2, P1, s1, s2)
         if not _all_finite(m_new, C_new):
             return t
-        w = weights[t + 1]
-        for i in range(d):
-            m[i] = m_new[i]
-            acc_m[i] += w * m_new[i]
-            for j in range(d):
-                C[i, j] = C_new[i, j]
-                acc_C[i, j] += w * C_new[i, j]
+        accept(m, C, m_new, C_new, weights[t + 1], acc_m, acc_C)
     return -1

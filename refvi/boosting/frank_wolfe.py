@@ -57,12 +57,20 @@ def _progress(n, progress, desc):
     return tqdm(range(n), desc=desc, disable=not (progress and sys.stderr.isatty()), leave=False)
 
 
-def _check_problem(problem, n_iter):
+def _check_run(problem, n_iter, name: str, rule: str, rules: tuple[str, ...]) -> int:
+    """Validate the problem, the number of iterations (returned as an int) and the rule ``name=rule`` of a run."""
     if not isinstance(problem, BoostingProblem):
         raise TypeError(f"problem must be a BoostingProblem, got {type(problem).__name__}")
     if int(n_iter) != n_iter or n_iter < 0:
         raise ValueError(f"n_iter must be a non-negative integer, got {n_iter!r}")
+    if rule not in rules:
+        raise ValueError(f"{name} must be one of {rules}, got {rule!r}")
     return int(n_iter)
+
+
+def _smoothness(problem: BoostingProblem, L: float | None) -> float:
+    """The smoothness constant of the quadratic model of f (step="local", Variant 0): ``L``, by default 1/eps."""
+    return 1.0 / problem.eps if L is None else positive_scalar(L, "L")
 
 
 def initial_weights(problem: BoostingProblem, init=None) -> np.ndarray:
@@ -102,9 +110,7 @@ def frank_wolfe(
     progress: bool = False,
 ) -> BoostingResult:
     """Algorithm 1 of seed 001 with the step rule ``step`` (see module docstring)."""
-    n_iter = _check_problem(problem, n_iter)
-    if step not in STEPS:
-        raise ValueError(f"step must be one of {STEPS}, got {step!r}")
+    n_iter = _check_run(problem, n_iter, "step", step, STEPS)
     lmo = ExactLMO() if lmo is None else lmo
     if step == "fixed_delta":
         delta = check_delta(delta if delta is not None else getattr(lmo, "delta", None) or 1.0)
@@ -114,7 +120,7 @@ def frank_wolfe(
         curvature = positive_scalar(curvature, "curvature")
     L_local = float("nan")  # the smoothness of the quadratic bound: step="local" only
     if step == "local":
-        L_local = 1.0 / problem.eps if L is None else positive_scalar(L, "L")
+        L_local = _smoothness(problem, L)
     alpha = initial_weights(problem, init)
     trace, gams, atoms = _Trace(problem, keep_weights), [], []
     for t in _progress(n_iter, progress, f"FW[{step}]"):
@@ -137,16 +143,7 @@ def frank_wolfe(
         alpha[alpha < 0] = 0.0
         gams.append(g)
         atoms.append(k)
-    trace.observe(alpha)
-    return BoostingResult(
-        alpha,
-        np.array(trace.f),
-        np.array(trace.gap),
-        np.array(gams),
-        np.array(atoms, dtype=np.int64),
-        f"frank_wolfe[{step}]",
-        trace.weights_history(),
-    )
+    return trace.result(alpha, np.array(gams), atoms, f"frank_wolfe[{step}]")
 
 
 class _Trace:
@@ -167,8 +164,12 @@ class _Trace:
             self.weights.append(alpha.copy())
         return sc, qv
 
-    def weights_history(self):
-        return np.array(self.weights) if self.keep_weights else None
+    def result(self, alpha, gammas, atoms, method: str) -> BoostingResult:
+        """The run's result: alpha = q^T recorded last, the steps ``gammas`` and ``atoms`` chosen at each iteration."""
+        self.observe(alpha)
+        weights = np.array(self.weights) if self.keep_weights else None
+        atoms = np.array(atoms, dtype=np.int64)
+        return BoostingResult(alpha, np.array(self.f), np.array(self.gap), gammas, atoms, method, weights)
 
 
 def norm_corrective_weights(problem: BoostingProblem, alpha, idx, scores, L: float) -> np.ndarray:
@@ -218,12 +219,10 @@ def corrective_frank_wolfe(
     progress: bool = False,
 ) -> BoostingResult:
     """Algorithm 3 of seed 001: Variant 0 (``"norm"``, smoothness L, default 1/eps) or Variant 1 (``"full"``)."""
-    n_iter = _check_problem(problem, n_iter)
-    if variant not in VARIANTS:
-        raise ValueError(f"variant must be one of {VARIANTS}, got {variant!r}")
+    n_iter = _check_run(problem, n_iter, "variant", variant, VARIANTS)
     L_norm = float("nan")  # the smoothness of Variant 0's quadratic model: variant="norm" only
     if variant == "norm":
-        L_norm = 1.0 / problem.eps if L is None else positive_scalar(L, "L")
+        L_norm = _smoothness(problem, L)
     lmo = ExactLMO() if lmo is None else lmo
     alpha = initial_weights(problem, init)
     trace, atoms = _Trace(problem, keep_weights), []
@@ -238,16 +237,7 @@ def corrective_frank_wolfe(
         alpha = np.zeros(problem.K)
         alpha[idx] = a
         atoms.append(k)
-    trace.observe(alpha)
-    return BoostingResult(
-        alpha,
-        np.array(trace.f),
-        np.array(trace.gap),
-        np.full(len(atoms), np.nan),
-        np.array(atoms, dtype=np.int64),
-        f"corrective[{variant}]",
-        trace.weights_history(),
-    )
+    return trace.result(alpha, np.full(len(atoms), np.nan), atoms, f"corrective[{variant}]")
 
 
 def fixed_step_weights(chosen, n_atoms: int | None = None) -> np.ndarray:

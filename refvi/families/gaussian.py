@@ -9,21 +9,16 @@ from __future__ import annotations
 import numpy as np
 
 from refvi._checks import as_samples, as_vector, check_scale, check_structure
+from refvi.kernels.structure import project_V, structure_code
 
 LOG_2PI = float(np.log(2.0 * np.pi))
 
 
 def proj_V(X: np.ndarray, structure: str) -> np.ndarray:
-    """Orthogonal (Frobenius) projection of a d x d matrix onto V (seed 000 Lemma 15)."""
+    """Orthogonal (Frobenius) projection of a d x d matrix onto V (seed 000 Lemma 15), as a new array: the kernel
+    :func:`refvi.kernels.structure.project_V`."""
     check_structure(structure)
-    X = np.asarray(X, dtype=np.float64)
-    if structure == "full":
-        return X.copy()
-    if structure == "tril":
-        return np.tril(X)
-    if structure == "sym":
-        return 0.5 * (X + X.T)
-    return np.diag(np.diag(X))
+    return project_V(np.ascontiguousarray(X, dtype=np.float64), structure_code(structure))
 
 
 def transform(m: np.ndarray, C: np.ndarray, U: np.ndarray) -> np.ndarray:

@@ -123,13 +123,17 @@ class OnlineLearner:
 
     has_sigma = True
 
-    def __init__(self, d: int, loss: str, H: float):
+    def __init__(self, d: int, loss: str, H: float, *eta: float):
+        """Validate the dimension, the loss and its scale H and, for a learner with one learning rate, that rate
+        ``eta`` (given as a fourth argument; a learner that sets its own steps passes none)."""
         if isinstance(d, bool) or not isinstance(d, (int, np.integer)) or d < 1:
             raise ValueError(f"d must be a positive integer, got {d!r}")
         self.d = int(d)
         self.loss = loss
         self.loss_id = check_loss(loss)
         self.H = positive_scalar(H, "H")
+        if eta:
+            self.eta = check_step(eta[0], "eta")
         self.t = 0
 
     def _start_at_prior(self, s, mbox, sbox):

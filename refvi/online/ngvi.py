@@ -37,8 +37,7 @@ class NGVI(OnlineLearner):
         sbox: float = np.inf,
         H: float = 1.0,
     ):
-        super().__init__(d, loss, H)
-        self.eta = check_step(eta, "eta")
+        super().__init__(d, loss, H, eta)
         if (alpha is None) == (beta is None):
             raise ValueError("give exactly one of alpha (> 0) and beta (in (0, 1])")
         if alpha is not None:  # exactly one of them was given

@@ -7,7 +7,7 @@ from __future__ import annotations
 import numpy as np
 
 from refvi.kernels import online as ko
-from refvi.online._stream import OnlineLearner, check_box, check_step
+from refvi.online._stream import OnlineLearner, check_box
 
 
 class OGA(OnlineLearner):
@@ -16,8 +16,7 @@ class OGA(OnlineLearner):
     has_sigma = False
 
     def __init__(self, d: int, loss: str = "hinge", *, eta: float, mbox: float = np.inf, H: float = 1.0):
-        super().__init__(d, loss, H)
-        self.eta = check_step(eta, "eta")
+        super().__init__(d, loss, H, eta)
         self.mbox = check_box(mbox, "mbox")
         self.m = np.zeros(self.d)
         self.sigma = None  # type: ignore[assignment]  # OGA keeps no sigma (has_sigma = False): nothing reads it
@@ -43,8 +42,7 @@ class OGAEL(OnlineLearner):
         sbox: float = np.inf,
         H: float = 1.0,
     ):
-        super().__init__(d, loss, H)
-        self.eta = check_step(eta, "eta")
+        super().__init__(d, loss, H, eta)
         if projection not in ("greedy", "lazy"):
             raise ValueError(f"projection must be 'greedy' or 'lazy', got {projection!r}")
         self.lazy = projection == "lazy"

@@ -10,7 +10,7 @@ from __future__ import annotations
 import numpy as np
 
 from refvi.kernels import online as ko
-from refvi.online._stream import OnlineLearner, check_step
+from refvi.online._stream import OnlineLearner
 
 
 class SVA(OnlineLearner):
@@ -32,8 +32,7 @@ class SVA(OnlineLearner):
         sbox: float = np.inf,
         H: float = 1.0,
     ):
-        super().__init__(d, loss, H)
-        self.eta = check_step(eta, "eta")
+        super().__init__(d, loss, H, eta)
         self._start_at_prior(s, mbox, sbox)
         self.Gm = np.zeros(self.d)
         self.Gs = np.zeros(self.d)

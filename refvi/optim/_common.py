@@ -21,6 +21,36 @@ class SGDRun:
     fast_path: bool
 
 
+@dataclasses.dataclass(frozen=True)
+class Combinations:
+    """The estimators and structures of C a method takes (``estimators`` estimate ``estimates``; any other estimator
+    estimates ``misuse``; ``structure_reason`` says why these structures), and the estimators its theorems cover
+    (``uncovered``: the note for another one, formatted with ``estimator``)."""
+
+    method: str
+    estimators: tuple[str, ...]
+    covered: tuple[str, ...]
+    structures: tuple[str, ...]
+    estimates: str
+    misuse: str
+    uncovered: str
+    structure_reason: str = ""
+
+    def check(self, estimator: str, structure: str) -> list[str]:
+        """Raise a ValueError for a combination the method does not take; return notes for those its theorems do not
+        cover."""
+        if estimator not in self.estimators:
+            raise ValueError(
+                f"{self.method} needs an estimator of {self.estimates}, one of {self.estimators}; {estimator!r} "
+                f"estimates {self.misuse}"
+            )
+        if structure not in self.structures:
+            raise ValueError(
+                f"{self.method} needs C in {self.structures}{self.structure_reason}; got structure={structure!r}"
+            )
+        return [] if estimator in self.covered else [self.uncovered.format(estimator=estimator)]
+
+
 def check_gammas(gammas, T: int | None = None) -> np.ndarray:
     g = np.ascontiguousarray(np.asarray(gammas, dtype=np.float64))
     if g.ndim != 1 or g.size == 0:

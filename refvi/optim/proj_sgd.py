@@ -9,27 +9,26 @@ quadratically bounded on W_M by Thm 26) and ``"stl"`` (unbiased, not covered by 
 from __future__ import annotations
 
 from refvi._checks import positive_scalar
-from refvi.optim._common import SGDRun, run_sgd
+from refvi.optim._common import Combinations, SGDRun, run_sgd
 
 ESTIMATORS = ("entropy", "stl")
 COVERED = ("entropy",)
 STRUCTURES = ("sym", "full")
+_COMBINATIONS = Combinations(
+    "Proj-SGD",
+    ESTIMATORS,
+    COVERED,
+    STRUCTURES,
+    estimates="grad f = grad l + grad h",
+    misuse="grad l only (use Prox-SGD for it)",
+    uncovered="estimator {estimator!r} is unbiased for grad f but seed 000 gives no quadratic bound for it (Thm 26 "
+    "covers 'entropy'): the rate theorems do not cover this run",
+)
 
 
 def check_combination(estimator: str, structure: str) -> list[str]:
-    if estimator not in ESTIMATORS:
-        raise ValueError(
-            f"Proj-SGD needs an estimator of grad f = grad l + grad h, one of {ESTIMATORS}; "
-            f"{estimator!r} estimates grad l only (use Prox-SGD for it)"
-        )
-    if structure not in STRUCTURES:
-        raise ValueError(f"Proj-SGD needs C in {STRUCTURES}; got structure={structure!r}")
-    notes = []
-    if estimator not in COVERED:
-        notes.append(
-            f"estimator {estimator!r} is unbiased for grad f but seed 000 gives no quadratic bound for it "
-            f"(Thm 26 covers 'entropy'): the rate theorems do not cover this run"
-        )
+    """Raise for combinations that are not Proj-SGD; return notes for those the theory does not cover."""
+    notes = _COMBINATIONS.check(estimator, structure)
     if structure == "full":
         notes.append("full C with the singular-value clip: W_M is not convex (E002-4), no theorem covers this run")
     return notes

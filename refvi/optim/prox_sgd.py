@@ -8,31 +8,27 @@ covered by the paper's theorems).
 
 from __future__ import annotations
 
-from refvi.optim._common import SGDRun, run_sgd
+from refvi.optim._common import Combinations, SGDRun, run_sgd
 
 ESTIMATORS = ("energy", "score")
 COVERED = ("energy",)
 STRUCTURES = ("tril", "diag")
+_COMBINATIONS = Combinations(
+    "Prox-SGD",
+    ESTIMATORS,
+    COVERED,
+    STRUCTURES,
+    estimates="grad l",
+    misuse="grad f = grad l + grad h and would count the entropy twice (use Proj-SGD for it)",
+    uncovered="estimator {estimator!r} is unbiased but has no quadratic bound in seed 000 (Thm 26 covers 'energy'): "
+    "the rate theorems do not cover this run",
+    structure_reason=" (the prox of h is Lemma 31 on triangular C)",
+)
 
 
 def check_combination(estimator: str, structure: str) -> list[str]:
     """Raise for combinations that are not Prox-SGD; return notes for those the theory does not cover."""
-    if estimator not in ESTIMATORS:
-        raise ValueError(
-            f"Prox-SGD needs an estimator of grad l, one of {ESTIMATORS}; {estimator!r} estimates "
-            f"grad f = grad l + grad h and would count the entropy twice (use Proj-SGD for it)"
-        )
-    if structure not in STRUCTURES:
-        raise ValueError(
-            f"Prox-SGD needs C in {STRUCTURES} (the prox of h is Lemma 31 on triangular C); got structure={structure!r}"
-        )
-    notes = []
-    if estimator not in COVERED:
-        notes.append(
-            f"estimator {estimator!r} is unbiased but has no quadratic bound in seed 000 (Thm 26 covers "
-            f"'energy'): the rate theorems do not cover this run"
-        )
-    return notes
+    return _COMBINATIONS.check(estimator, structure)
 
 
 def prox_sgd(

@@ -113,27 +113,22 @@ class NumpyNGVI:
         return float(self.conjugate(*w1) - self.conjugate(*w2) - inner)
 
     def fisher_minimal(self, lam, Lam):
-        """Cov of the minimal statistic (z_i, z_i^2, 2 z_i z_j for i < j) under q (Def. 1), by Isserlis."""
+        """Cov of the minimal statistic (z_i, z_i^2, 2 z_i z_j for i < j) under q (Def. 1), by Isserlis, each block as
+        one array expression: the quadratic statistics are c_a z_I[a] z_J[a] (c_a = 1 on the diagonal, 2 off it)."""
         mu, S = _moment(np.asarray(lam, float), Lam)
         d = len(mu)
-        quad = [(i, i, 1.0) for i in range(d)] + [(i, j, 2.0) for i, j in _pairs(d)]
-        F = np.zeros((d + len(quad),) * 2)
+        I, J = np.array([(i, i) for i in range(d)] + _pairs(d)).T
+        c = np.where(I == J, 1.0, 2.0)
+        F = np.zeros((d + len(I),) * 2)
         F[:d, :d] = S
-        for a, (i, j, ca) in enumerate(quad):
-            F[:d, d + a] = F[d + a, :d] = ca * (mu[i] * S[:, j] + mu[j] * S[:, i])
-            for b, (k, l, cb) in enumerate(quad):
-                F[d + a, d + b] = (
-                    ca
-                    * cb
-                    * (
-                        S[i, k] * S[j, l]
-                        + S[i, l] * S[j, k]
-                        + mu[i] * mu[k] * S[j, l]
-                        + mu[i] * mu[l] * S[j, k]
-                        + mu[j] * mu[k] * S[i, l]
-                        + mu[j] * mu[l] * S[i, k]
-                    )
-                )
+        F[:d, d:] = c * (mu[I] * S[:, J] + mu[J] * S[:, I])  # Cov(z_r, z_i z_j) = mu_i S_rj + mu_j S_ri
+        F[d:, :d] = F[:d, d:].T
+        # Cov(z_i z_j, z_k z_l) for every pair of quadratic statistics: rows (i, j), columns (k, l)
+        i, j, k, l = I[:, None], J[:, None], I[None, :], J[None, :]
+        Sik, Sil, Sjk, Sjl = S[i, k], S[i, l], S[j, k], S[j, l]
+        mi, mj, mk, ml = mu[i], mu[j], mu[k], mu[l]
+        cov = Sik * Sjl + Sil * Sjk + mi * mk * Sjl + mi * ml * Sjk + mj * mk * Sil + mj * ml * Sik
+        F[d:, d:] = (c[:, None] * c[None, :]) * cov
         return F
 
     # ---- steps (Eqs. 7, 8, 10) ------------------------------------------------------------------------------------

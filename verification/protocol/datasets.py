@@ -11,7 +11,14 @@ import numpy as np
 
 from refvi.verification.protocol import targets as _targets
 
-DATASETS = ("breast_cancer", "diabetes", "digits", "wine")
+#: data set -> (scikit-learn's loader, the classes kept (None: all), the class labelled +1 (None: a regression))
+_SOURCES = {
+    "breast_cancer": ("load_breast_cancer", None, 1),
+    "diabetes": ("load_diabetes", None, None),
+    "digits": ("load_digits", (1, 7), 1),
+    "wine": ("load_wine", None, 0),
+}
+DATASETS = tuple(_SOURCES)
 
 
 def load(name: str) -> tuple[np.ndarray, np.ndarray, str]:
@@ -19,26 +26,23 @@ def load(name: str) -> tuple[np.ndarray, np.ndarray, str]:
 
     breast_cancer: 569 x 30, benign +1; diabetes: 442 x 10; digits: 1 (+1) vs 7 (-1); wine: cultivar 0 (+1) vs rest.
     """
+    if name not in _SOURCES:
+        raise ValueError(f"unknown data set {name!r}; choose one of {DATASETS}")
     try:
         from sklearn import datasets as skd
     except ImportError as exc:  # pragma: no cover
         raise ImportError("the real-data instances need scikit-learn (pip install scikit-learn)") from exc
-    if name == "breast_cancer":
-        raw = skd.load_breast_cancer()
-        X, y, task = raw.data, np.where(raw.target == 1, 1.0, -1.0), "classification"
-    elif name == "diabetes":
-        raw = skd.load_diabetes()
-        y = raw.target.astype(float)
-        X, y, task = raw.data, (y - y.mean()) / y.std(), "regression"
-    elif name == "digits":
-        raw = skd.load_digits()
-        keep = np.isin(raw.target, (1, 7))
-        X, y, task = raw.data[keep], np.where(raw.target[keep] == 1, 1.0, -1.0), "classification"
-    elif name == "wine":
-        raw = skd.load_wine()
-        X, y, task = raw.data, np.where(raw.target == 0, 1.0, -1.0), "classification"
+    loader, classes, positive = _SOURCES[name]
+    raw = getattr(skd, loader)()
+    X, target = raw.data, raw.target
+    if classes is not None:
+        keep = np.isin(target, classes)
+        X, target = X[keep], target[keep]
+    if positive is None:
+        y = target.astype(float)
+        y, task = (y - y.mean()) / y.std(), "regression"
     else:
-        raise ValueError(f"unknown data set {name!r}; choose one of {DATASETS}")
+        y, task = np.where(target == positive, 1.0, -1.0), "classification"
     X = np.asarray(X, dtype=np.float64)
     sd = X.std(axis=0)
     X = X[:, sd > 0]

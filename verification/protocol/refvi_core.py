@@ -50,6 +50,18 @@ def _build(spec):
     raise ValueError(f"unknown target kind {spec.kind!r}")
 
 
+#: the fields of FitRun / UserFitRun that refvi's FitResult holds under the same name, and those from its trace
+_RESULT_FIELDS = ("m", "C", "m_last", "C_last", "step_sizes")
+_TRACE_FIELDS = {"ms": "trace_m", "Cs": "trace_C", "objective": "trace_objective"}
+
+
+def _run_record(record, r, **fields):
+    """The protocol's run record (``FitRun`` / ``UserFitRun``) of refvi's FitResult ``r``, with ``fields`` added."""
+    own = {name: getattr(r, name) for name in _RESULT_FIELDS}
+    traced = {name: getattr(r, attr) for name, attr in _TRACE_FIELDS.items()}
+    return record(**own, **traced, **fields)
+
+
 class RefviCore:
     """Seed 000 / 002 methods: refvi.estimators, refvi.prox, refvi.families, refvi.optim."""
 
@@ -197,17 +209,7 @@ class RefviCore:
             C0=C0,
             diagnose=0,  # the statements judge these runs (rates at set horizons, often short by design)
         )
-        return FitRun(
-            m=r.m,
-            C=r.C,
-            m_last=r.m_last,
-            C_last=r.C_last,
-            step_sizes=r.step_sizes,
-            ms=r.trace_m,
-            Cs=r.trace_C,
-            objective=r.trace_objective,
-            objective_samples=4096,
-        )
+        return _run_record(FitRun, r, objective_samples=4096)
 
     #: protocol option -> refvi.fit's keyword (``init`` is split into m0, C0)
     _USER_OPTIONS = ("method", "steps", "step_size", "average", "seed", "frame", "samples")
@@ -226,19 +228,8 @@ class RefviCore:
         # same bit for bit); every other argument is refvi.fit's own default (frame="auto", trace_every, ...)
         r = fit(as_refvi_target(target), keep_iterates=True, **kwargs)
         frame = None if r.frame is None else (np.array(r.frame.z0), np.array(r.frame.L))
-        return UserFitRun(
-            m=r.m,
-            C=r.C,
-            m_last=r.m_last,
-            C_last=r.C_last,
-            step_sizes=r.step_sizes,
-            frame=frame,
-            steps=r.trace_steps,
-            ms=r.trace_m,
-            Cs=r.trace_C,
-            objective=r.trace_objective,
-            objective_samples=int(inspect.signature(fit).parameters["trace_samples"].default),  # fit's default
-        )
+        samples = int(inspect.signature(fit).parameters["trace_samples"].default)  # fit's default
+        return _run_record(UserFitRun, r, frame=frame, steps=r.trace_steps, objective_samples=samples)
 
     def gradient_descent(self, grad_l, m0, C0, step, steps, method, M=None):
         from refvi.optim.gradient_descent import gradient_descent

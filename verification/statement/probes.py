@@ -52,30 +52,20 @@ class Probes(Checks):
         except self.refusals as exc:
             self._record(label, 1.0, 1.0, "refused", 0.0, True, f"raised {type(exc).__name__}")
         except Exception as exc:
-            self._record(
+            self._not_refused(
                 label,
-                0.0,
-                1.0,
-                "refused",
-                -1.0,
-                False,
                 f"raised {type(exc).__name__}: {str(exc)[:200]!r}, which is not a refusal: the protocol's "
                 f"refusals are {', '.join(c.__name__ for c in self.refusals)} (declare your library's own "
                 f"in capabilities['refusals'])",
-                defer=defer,
+                defer,
             )
         else:
             if correct is None:
-                self._record(
+                self._not_refused(
                     label,
-                    0.0,
-                    1.0,
-                    "refused",
-                    -1.0,
-                    False,
                     f"returned {_short_repr(out, 120)} instead of raising "
                     f"{' / '.join(c.__name__ for c in self.refusals)}",
-                    defer=defer,
+                    defer,
                 )
             else:
                 self.close(
@@ -84,6 +74,10 @@ class Probes(Checks):
         if outcome == "ran" and len(self.deferred) > failures:
             outcome = "fail"
         self.instance_log.append(["probe", self._probes, outcome, None])
+
+    def _not_refused(self, label: str, detail: str, defer: bool) -> None:
+        """Record a failing probe: the bad input was neither refused nor answered right (``detail`` says what)."""
+        self._record(label, 0.0, 1.0, "refused", -1.0, False, detail, defer=defer)
 
     def _probe_call(self, call):
         """``call()`` with its protocol calls counted as probes (bad input) in the ledger."""

@@ -12,13 +12,12 @@ from refvi.verification.statement.provenance.marks import (
     ROW_LIMIT,
     Reported,
     ReportedBool,
-    ReportedFloat,
-    ReportedInt,
     ReportedRecord,
-    ReportedScalar,
     _union,
+    is_reported,
     marks_of,
     rows_of,
+    tag,
 )
 
 
@@ -56,7 +55,7 @@ class Ledger:
         here = path or "value"
         if value is None or isinstance(value, str | bytes | type):
             return value
-        if isinstance(value, Reported | ReportedScalar | ReportedRecord | ReportedBool):
+        if is_reported(value):
             return value
         if isinstance(value, bool | np.bool_):
             return ReportedBool(value, self._token(call, here))
@@ -70,10 +69,8 @@ class Ledger:
             else:
                 out.marks = self._token(call, here)
             return out
-        if isinstance(value, float | np.floating):
-            return ReportedFloat(value, self._token(call, here))
-        if isinstance(value, int | np.integer):
-            return ReportedInt(value, self._token(call, here))
+        if isinstance(value, float | np.floating | int | np.integer):
+            return tag(value, self._token(call, here))  # a ReportedFloat or ReportedInt
         if isinstance(value, tuple) and not hasattr(value, "_fields"):
             return tuple(self.mark(v, call, f"{path}[{i}]") for i, v in enumerate(value))
         if isinstance(value, list):

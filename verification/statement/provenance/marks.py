@@ -25,16 +25,9 @@ ROW_LIMIT = 100_000
 # marked values
 
 
-class Reported(np.ndarray):
-    """An array returned by the implementation under test, or computed from one.  ``marks``: every token it carries;
-    ``rows``: the tokens of each index along the first axis, when it is (a slice of) a reported array."""
-
-    marks: frozenset[int]
-    rows: Rows | None
-
-    def __array_finalize__(self, obj):
-        self.marks = getattr(obj, "marks", EMPTY)
-        self.rows = None
+class MarkedThroughNumPy:
+    """NumPy's ufuncs and functions on marked operands: computed on the plain values, the result carrying the union of
+    the operands' marks (the arrays and scalars below)."""
 
     def __array_ufunc__(self, ufunc, method, *inputs, **kwargs):
         found = marks_of(inputs) | marks_of(kwargs.get("out", ()))
@@ -44,6 +37,18 @@ class Reported(np.ndarray):
 
     def __array_function__(self, func, types, args, kwargs):
         return tag(func(*plain(args), **plain(kwargs)), marks_of(args) | marks_of(kwargs))
+
+
+class Reported(MarkedThroughNumPy, np.ndarray):
+    """An array returned by the implementation under test, or computed from one.  ``marks``: every token it carries;
+    ``rows``: the tokens of each index along the first axis, when it is (a slice of) a reported array."""
+
+    marks: frozenset[int]
+    rows: Rows | None
+
+    def __array_finalize__(self, obj):
+        self.marks = getattr(obj, "marks", EMPTY)
+        self.rows = None
 
     def __getitem__(self, key):
         out = super().__getitem__(key)
@@ -110,20 +115,21 @@ def _unary(op):
     return method
 
 
-class ReportedScalar:
-    """Arithmetic of a marked Python scalar: every result carries the union of the operands' marks."""
+class ReportedScalar(MarkedThroughNumPy):
+    """Arithmetic of a marked Python scalar: every result carries the union of the operands' marks.  A subclass also
+    derives from the builtin type ``_number`` (float or int); it pickles as that type's plain value."""
 
     marks: frozenset[int] = EMPTY
     __array_priority__ = 1000
+    _number: Any  # float or int, the builtin type a subclass derives from
 
-    def __array_ufunc__(self, ufunc, method, *inputs, **kwargs):
-        found = marks_of(inputs) | marks_of(kwargs.get("out", ()))
-        if "out" in kwargs:
-            kwargs["out"] = tuple(plain(o) for o in kwargs["out"])
-        return tag(getattr(ufunc, method)(*(plain(x) for x in inputs), **kwargs), found)
+    def __new__(cls, value, marks: frozenset[int] = EMPTY):
+        out = cls._number.__new__(cls, value)
+        out.marks = marks
+        return out
 
-    def __array_function__(self, func, types, args, kwargs):
-        return tag(func(*plain(args), **plain(kwargs)), marks_of(args) | marks_of(kwargs))
+    def __reduce__(self):
+        return (self._number, (plain(self),))
 
 
 _BINARY: dict[str, Any] = {
@@ -146,25 +152,13 @@ for _name, _op in _UNARY.items():
 class ReportedFloat(ReportedScalar, float):
     """A float returned by the implementation under test (or computed from one)."""
 
-    def __new__(cls, value, marks: frozenset[int] = EMPTY):
-        out = float.__new__(cls, value)
-        out.marks = marks
-        return out
-
-    def __reduce__(self):
-        return (float, (float.__float__(self),))
+    _number = float
 
 
 class ReportedInt(ReportedScalar, int):
     """An int returned by the implementation under test (an atom index, a count)."""
 
-    def __new__(cls, value, marks: frozenset[int] = EMPTY):
-        out = int.__new__(cls, value)
-        out.marks = marks
-        return out
-
-    def __reduce__(self):
-        return (int, (int.__int__(self),))
+    _number = int
 
 
 class ReportedBool:
@@ -251,6 +245,11 @@ def _reported_method(fn, ledger: Ledger, call: int, path: str):
         return ledger.mark(fn(*plain(args), **plain(kwargs)), call, path)
 
     return wrapped
+
+
+def is_reported(value) -> bool:
+    """Whether ``value`` is already a marked value of the implementation's (an array, a number, a bool, a record)."""
+    return isinstance(value, Reported | ReportedScalar | ReportedRecord | ReportedBool)
 
 
 def tag(value, found: frozenset[int]):

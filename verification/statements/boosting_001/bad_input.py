@@ -46,20 +46,12 @@ def claim_bad_input(ctx):
     inst, alpha = _underflow_instance()
     f, scores = _log_space_oracle(inst, alpha)
     ctx.true(np.min(scores) < -1e3, label="oracle: log q reaches ~ -5000 on the box (the density underflows)")
-    ctx.refuses(
-        lambda: b.objective(inst, alpha),
-        correct=f,
-        rtol=1e-8,
-        atol=1e-10,
-        label="objective: an atom whose density underflows to 0 on the box (A2)",
-    )
-    ctx.refuses(
-        lambda: b.scores(inst, alpha),
-        correct=scores,
-        rtol=1e-8,
-        atol=1e-8,
-        label="scores: an atom whose density underflows to 0 on the box (A2)",
-    )
+    for name, call, correct, atol in (
+        ("objective", lambda: b.objective(inst, alpha), f, 1e-10),
+        ("scores", lambda: b.scores(inst, alpha), scores, 1e-8),
+    ):
+        label = f"{name}: an atom whose density underflows to 0 on the box (A2)"
+        ctx.refuses(call, correct=correct, rtol=1e-8, atol=atol, label=label)
     grid, _, _ = i1(0.5)
     K = grid.K
     uniform = np.full(K, 1.0 / K)

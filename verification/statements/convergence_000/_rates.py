@@ -96,6 +96,12 @@ def logistic(rng, N, d, scale=0.5):
     }
 
 
+def constants_and_horizon(ranges, T_range):
+    """Instances (x_1, ..., x_k, T) of a bound on a worst-case recursion: a float in each (lo, hi) of ``ranges``, then
+    an integer horizon T in ``T_range`` (both ends included)."""
+    return st.tuples(*(st.floats(lo, hi) for lo, hi in ranges), st.integers(*T_range))
+
+
 def min_form_steps(T, mu, a, c):
     """gamma_t = min{mu / (2a), (c / mu) (2t + 1) / (t + 1)^2} for t = 0..T-1: the decaying min-form step of Thm 6
     and Cor. 11 (c = 1) and of Thm 9 and Cor. 12 (c = 2, Eq. (13))."""
@@ -210,6 +216,15 @@ def check_rate(ctx, Ts, curves, bound_of, exponent, slack, label):
     for T, vals in zip(Ts, curves, strict=True):
         ctx.mean_leq(vals, bound_of(T), alpha=ALPHA, label=f"{label}, T = {T}")
     ctx.decay(Ts, curves, exponent, slack=slack, alpha=ALPHA, label=f"{label}: decay exponent")
+
+
+def check_min_form_rate(ctx, kind, inst, m0, C0, a, Ts, R, stream, bound_of, label):
+    """The decaying min-form step of :func:`min_form_steps` (Prox-SGD, ``kind="prox"``: c = 1, Thm 6 and Cor 11;
+    Proj-SGD: c = 2, Thm 9 and Cor 12), R runs to each horizon in ``Ts`` from (m0, C0): E||w^T - w*||^2 <=
+    ``bound_of(T)`` at each and the O(1/T) exponent."""
+    c = 1 if kind == "prox" else 2
+    curves = curve(ctx, kind, inst, m0, C0, Ts, lambda T: min_form_steps(T, inst.mu, a, c), R, stream)
+    check_rate(ctx, Ts, curves, bound_of, -1.0, SLACK_1_OVER_T, label)
 
 
 # ------------------------------------------------------------------------------------------- one-step machinery

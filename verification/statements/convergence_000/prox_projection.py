@@ -25,6 +25,14 @@ from refvi.verification.statements.convergence_000._structure import (
 )
 
 
+def _with_step(inst, lo, hi):
+    """(d, N, rng, gamma) of a :func:`seeds` instance (d, N, seed): the generator of its seed and its first draw, a
+    step gamma log-uniform on [10^lo, 10^hi]."""
+    d, N, seed = inst
+    rng = np.random.default_rng(seed)
+    return d, N, rng, scalar(10 ** rng.uniform(lo, hi))
+
+
 # ================================================================================================ §9-10: prox etc.
 @statement("000.lemma29")
 def lemma29(ctx):
@@ -46,9 +54,7 @@ def lemma29(ctx):
         )
 
     def subgradient(inst):
-        d, _, seed = inst
-        rng = np.random.default_rng(seed)
-        gamma = scalar(10 ** rng.uniform(-3, 1))
+        d, _, rng, gamma = _with_step(inst, -3, 1)
         # (<=) pick v in W, set C = v + gamma * grad h(v) (h is differentiable on W, so dh(v) = {grad h(v)})
         v = random_in_W(rng, d, "tril", smin=0.05)
         C = v + gamma * grad_h(ctx, v, "tril")
@@ -73,9 +79,7 @@ def lemma29(ctx):
         )
 
     def fixed_point(inst):
-        d, N, seed = inst
-        rng = np.random.default_rng(seed)
-        gamma = scalar(10 ** rng.uniform(-2, 0.5))
+        d, N, rng, gamma = _with_step(inst, -2, 0.5)
         model, _ = linear_instance(rng, N, d)
         m_star, C_star, _ = vo.solve(model, "tril")
         _, gm, gC = vo.free_energy(model, m_star, C_star)

@@ -9,7 +9,6 @@ from __future__ import annotations
 import math
 
 import numpy as np
-from hypothesis import strategies as st
 
 from refvi.verification.errata import erratum
 from refvi.verification.oracles import rates as ro
@@ -20,6 +19,7 @@ from refvi.verification.statements.convergence_000._rates import (
     Instance,
     _theta_weights,
     check_rate,
+    constants_and_horizon,
     curve,
     forall_one_step,
     linear,
@@ -356,14 +356,7 @@ def lemma28(ctx):
         ctx.bound(premise, bound, rtol=1e-12, label="corrected Lemma 28")
 
     ctx.forall(
-        st.tuples(
-            st.floats(0.01, 10),
-            st.floats(0.01, 100),
-            st.floats(0.01, 100),
-            st.floats(0.0, 10),
-            st.floats(0.0, 10),
-            st.integers(1, 10**6),
-        ),
+        constants_and_horizon([(0.01, 10), (0.01, 100), (0.01, 100), (0.0, 10), (0.0, 10)], (1, 10**6)),
         check,
         fixed=[(1.0, 1.0, 1.0, 1.0, 0.0, 100)],
     )

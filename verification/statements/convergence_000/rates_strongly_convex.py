@@ -9,7 +9,6 @@ from __future__ import annotations
 import math
 
 import numpy as np
-from hypothesis import strategies as st
 
 from refvi.verification.errata import erratum
 from refvi.verification.oracles import rates as ro
@@ -18,7 +17,9 @@ from refvi.verification.statements.convergence_000._rates import (
     ALPHA,
     SLACK_1_OVER_T,
     Instance,
+    check_min_form_rate,
     check_rate,
+    constants_and_horizon,
     curve,
     draws,
     forall_one_step,
@@ -102,22 +103,11 @@ def thm6(ctx):
                 label=f"Eq. (10) on {model['kind']}, T = {Th}",
             )
 
-        def min_form(Tn, inst=inst, a=a):
-            return min_form_steps(Tn, inst.mu, a, 1)
+        def eq11(Tn, a=a, inst=inst, D0=D0, sig=sig):
+            return 16 * math.floor(a / inst.mu**2) ** 2 / Tn**2 * D0 + sig / inst.mu**2 * 8 / Tn
 
-        Ts = (100, 400, 1600)
-        curves = curve(ctx, "prox", inst, m0, C0, Ts, min_form, R, f"thm6/dec/{model['kind']}")
-        check_rate(
-            ctx,
-            Ts,
-            curves,
-            lambda Tn, a=a, inst=inst, D0=D0, sig=sig: (
-                16 * math.floor(a / inst.mu**2) ** 2 / Tn**2 * D0 + sig / inst.mu**2 * 8 / Tn
-            ),
-            -1.0,
-            SLACK_1_OVER_T,
-            f"Eq. (11) (min-form decaying step) on {model['kind']}",
-        )
+        label = f"Eq. (11) (min-form decaying step) on {model['kind']}"
+        check_min_form_rate(ctx, "prox", inst, m0, C0, a, (100, 400, 1600), R, f"thm6/dec/{model['kind']}", eq11, label)
         ctx.count()
 
     # tightness witness: Eq. (10) is attained within a factor 3 on the generic instance f(w) = mu w^2 / 2, g = mu w +
@@ -251,13 +241,7 @@ def thm27(ctx):
         )
 
     ctx.forall(
-        st.tuples(
-            st.floats(0.5, 40.0),
-            st.floats(0.1, 10.0),
-            st.floats(0.0, 10.0),
-            st.floats(0.0, 100.0),
-            st.integers(0, 3000),
-        ),
+        constants_and_horizon([(0.5, 40.0), (0.1, 10.0), (0.0, 10.0), (0.0, 100.0)], (0, 3000)),
         check,
         fixed=[(1.0, 1.0, 1.0, 1.0, 0), (10.0, 1.0, 1.0, 100.0, 39), (10.0, 1.0, 1.0, 100.0, 40)],
     )

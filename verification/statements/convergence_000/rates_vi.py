@@ -15,15 +15,14 @@ from refvi.verification.statement import statement
 from refvi.verification.statements.convergence_000._rates import (
     ALPHA,
     SLACK_1_OVER_SQRT_T,
-    SLACK_1_OVER_T,
     Instance,
     _theta_weights,
+    check_min_form_rate,
     check_rate,
     curve,
     gaussian,
     linear,
     logistic,
-    min_form_steps,
     repetitions,
     start_point,
 )
@@ -74,21 +73,12 @@ def cor11(ctx):
     m0, C0 = start_point(inst, rng, "tril", 1.0)
     D0 = inst.dist(m0, C0)
     sig = b + inst.M**2 * inst.dist_bar
-    R = repetitions(ctx, 32)
 
-    def min_form(T):
-        return min_form_steps(T, inst.mu, a, 1)
+    def eq11(T):
+        return 16 * math.floor(a / inst.mu**2) ** 2 / T**2 * D0 + sig / inst.mu**2 * 8 / T
 
-    Ts = (200, 800, 3200)
-    check_rate(
-        ctx,
-        Ts,
-        curve(ctx, "prox", inst, m0, C0, Ts, min_form, R, "cor11/sc"),
-        lambda T: 16 * math.floor(a / inst.mu**2) ** 2 / T**2 * D0 + sig / inst.mu**2 * 8 / T,
-        -1.0,
-        SLACK_1_OVER_T,
-        "logistic: E||w^T - w*||^2 <= Eq. (11)",
-    )
+    label = "logistic: E||w^T - w*||^2 <= Eq. (11)"
+    check_min_form_rate(ctx, "prox", inst, m0, C0, a, (200, 800, 3200), repetitions(ctx, 32), "cor11/sc", eq11, label)
 
 
 @statement("000.cor12")
@@ -121,20 +111,11 @@ def cor12(ctx):
     a, b = inst.ab("entropy")
     m0, C0 = start_point(inst, rng, "sym", 1.0)
     D0 = inst.dist(m0, C0)
-    R = repetitions(ctx, 32)
 
     # the step Cor 12 prescribes: "decaying as in Theorem 9", Eq. (13)'s min form min{mu/(2a), (2/mu)(2t+1)/(t+1)^2}
     # with a_ent = 4(d+3)M^2 (not Thm 27's switching schedule, which only the proof of Thm 9 uses)
-    def min_form(T):
-        return min_form_steps(T, inst.mu, a, 2)
+    def eq13(T):
+        return 16 * math.floor(2 * a / inst.mu**2) ** 2 * D0 / T**2 + 2 * b / inst.mu**2 * 8 / T
 
-    Ts = (300, 1200, 4800)
-    check_rate(
-        ctx,
-        Ts,
-        curve(ctx, "proj", inst, m0, C0, Ts, min_form, R, "cor12/sc"),
-        lambda T: 16 * math.floor(2 * a / inst.mu**2) ** 2 * D0 / T**2 + 2 * b / inst.mu**2 * 8 / T,
-        -1.0,
-        SLACK_1_OVER_T,
-        "Gaussian, Thm 9's min-form step: E||w^T - w*||^2 <= corrected Eq. (13)",
-    )
+    label = "Gaussian, Thm 9's min-form step: E||w^T - w*||^2 <= corrected Eq. (13)"
+    check_min_form_rate(ctx, "proj", inst, m0, C0, a, (300, 1200, 4800), repetitions(ctx, 32), "cor12/sc", eq13, label)

@@ -130,15 +130,7 @@ def claim_gd_own_gradient(ctx):
             )
             ref = ctx.impl.gradient_descent(_oracle_gradient(model), m0, C0, None, 6, method, M)
             replay(ctx, _oracle_gradient(model), ref[0], ref[1], m0, C0, None, method, M, f"{what}, oracle's gradient")
-            for k, (a, b) in enumerate(zip(own, ref, strict=True)):
-                b = np.asarray(b, float)
-                ctx.close(
-                    np.asarray(a, float),
-                    b,
-                    rtol=1e-8,
-                    atol=1e-8 * (1.0 + scalar(np.abs(b).max())),
-                    label=f"{what}: {('m', 'C')[k]} trajectory, own exact gradient == oracle's",
-                )
+            _close_trajectories(ctx, own, ref, lambda x: f"{what}: {x} trajectory, own exact gradient == oracle's")
             # the same descent through the end-to-end driver (fit's "gd-*" methods, from (0, I), the default step)
             run = ctx.impl.fit(target, f"gd-{method}", steps=6, average="last")
             replay(
@@ -155,15 +147,12 @@ def claim_gd_own_gradient(ctx):
                 rtol=1e-9,
             )
             ref = ctx.impl.gradient_descent(_oracle_gradient(model), np.zeros(d), np.eye(d), None, 6, method, M)
-            for k, (a, b) in enumerate(zip((run.ms, run.Cs), ref, strict=True)):
-                b = np.asarray(b, float)
-                ctx.close(
-                    np.asarray(a, float),
-                    b,
-                    rtol=1e-8,
-                    atol=1e-8 * (1.0 + scalar(np.abs(b).max())),
-                    label=f"{what}: fit('gd-{method}') {('m', 'C')[k]} trajectory == the oracle's descent",
-                )
+            _close_trajectories(
+                ctx,
+                (run.ms, run.Cs),
+                ref,
+                lambda x: f"{what}: fit('gd-{method}') {x} trajectory == the oracle's descent",
+            )
             ctx.close(
                 np.asarray(run.m, float),
                 np.asarray(ref[0][-1], float),
@@ -187,6 +176,14 @@ def claim_gd_own_gradient(ctx):
                 ctx.close(run.objective, F, rtol=1e-8, atol=1e-8, label=f"{what}: fit('gd-{method}') objective = F")
 
     ctx.forall(RNG, descent, fixed=list(range(3)), max_examples=max(6, ctx.profile.max_examples // 5))
+
+
+def _close_trajectories(ctx, got, ref, label):
+    """``got`` == ``ref``, two (m, C) trajectories, entry by entry (absolute tolerance relative to ref's largest
+    entry); ``label(x)`` names the check for x = "m", "C"."""
+    for x, a, b in zip(("m", "C"), got, ref, strict=True):
+        b = np.asarray(b, float)
+        ctx.close(np.asarray(a, float), b, rtol=1e-8, atol=1e-8 * (1.0 + scalar(np.abs(b).max())), label=label(x))
 
 
 def _oracle_gradient(model):
