@@ -82,6 +82,18 @@ def neg_grad_rows(target, Z, G, P2, P1, s1, s2, grad):
 
 
 @jit_reduce
+def _framed_rows(z0, L, X, Z):
+    """Z[s] = z0 + L X[s] (L lower triangular)."""
+    S, d = X.shape
+    for s in range(S):
+        for i in range(d):
+            acc = z0[i]
+            for k in range(i + 1):
+                acc += L[i, k] * X[s, k]
+            Z[s, i] = acc
+
+
+@jit_reduce
 def _points(m, C, U, z0, L, X, Z):
     """X[s] = C u_s + m, Z[s] = z0 + L X[s] (C, L lower triangular)."""
     S, d = U.shape
@@ -91,11 +103,7 @@ def _points(m, C, U, z0, L, X, Z):
             for j in range(i + 1):
                 acc += C[i, j] * U[s, j]
             X[s, i] = acc
-        for i in range(d):
-            acc = z0[i]
-            for k in range(i + 1):
-                acc += L[i, k] * X[s, k]
-            Z[s, i] = acc
+    _framed_rows(z0, L, X, Z)
 
 
 @jit_reduce
@@ -175,10 +183,5 @@ def framed_prox_loop(target, m, C, U, gammas, weights, acc_m, acc_C, z0, L, P2, 
                         acc += C[i, j] * U[t + 1, s, j]
                     X[s, i] = acc
         if nxt:
-            for s in range(S):
-                for i in range(d):
-                    acc = z0[i]
-                    for k in range(i + 1):
-                        acc += L[i, k] * X[s, k]
-                    Z[s, i] = acc
+            _framed_rows(z0, L, X, Z)
     return -1
