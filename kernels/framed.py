@@ -82,28 +82,22 @@ def neg_grad_rows(target, Z, G, P2, P1, s1, s2, grad):
 
 
 @jit_reduce
-def _framed_rows(z0, L, X, Z):
-    """Z[s] = z0 + L X[s] (L lower triangular)."""
+def _lower_affine_rows(b, A, X, Y):
+    """Y[s] = b + A X[s] for A lower triangular (the point C u + m, and the frame's z0 + L x)."""
     S, d = X.shape
     for s in range(S):
         for i in range(d):
-            acc = z0[i]
+            acc = b[i]
             for k in range(i + 1):
-                acc += L[i, k] * X[s, k]
-            Z[s, i] = acc
+                acc += A[i, k] * X[s, k]
+            Y[s, i] = acc
 
 
 @jit_reduce
 def _points(m, C, U, z0, L, X, Z):
     """X[s] = C u_s + m, Z[s] = z0 + L X[s] (C, L lower triangular)."""
-    S, d = U.shape
-    for s in range(S):
-        for i in range(d):
-            acc = m[i]
-            for j in range(i + 1):
-                acc += C[i, j] * U[s, j]
-            X[s, i] = acc
-    _framed_rows(z0, L, X, Z)
+    _lower_affine_rows(m, C, U, X)
+    _lower_affine_rows(z0, L, X, Z)
 
 
 @jit_reduce
@@ -183,5 +177,5 @@ def framed_prox_loop(target, m, C, U, gammas, weights, acc_m, acc_C, z0, L, P2, 
                         acc += C[i, j] * U[t + 1, s, j]
                     X[s, i] = acc
         if nxt:
-            _framed_rows(z0, L, X, Z)
+            _lower_affine_rows(z0, L, X, Z)
     return -1
