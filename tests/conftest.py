@@ -1,7 +1,26 @@
 """Test configuration: Hypothesis profiles (ci = default, fast; deep = many examples) and single-threaded Numba."""
 
 import os
+import sys
 
+
+def _rewrite_only_the_tests() -> None:
+    """pytest rewrites the ``assert`` statements of the test modules and of every module of each distribution that
+    provides a plugin (Hypothesis, pytest-benchmark, xdist, ...).  Under ``PYTHONDONTWRITEBYTECODE`` it cannot keep
+    the rewritten code, so each pytest process (each xdist worker, each pytest a test starts) parsed and rewrote
+    those libraries again, several seconds apiece.  Their asserts are not this suite's: the tests and conftest files
+    are still rewritten (pytest finds them by file name, not by this set of names; refvi's plugin leaves refvi out
+    of it, ``refvi.verification.pytest_plugin``)."""
+    for finder in sys.meta_path:
+        marked = getattr(finder, "_must_rewrite", None)
+        if isinstance(marked, set):
+            marked.clear()
+            cache = getattr(finder, "_marked_for_rewrite_cache", None)
+            if isinstance(cache, dict):
+                cache.clear()
+
+
+_rewrite_only_the_tests()
 os.environ.setdefault("NUMBA_NUM_THREADS", "1")
 
 import pytest  # noqa: E402
@@ -33,6 +52,14 @@ SLOW_FIRST = (
     "tests/test_docs_code.py",
     "tests/verification/test_walkthrough_online_ngvi.py",
 )
+
+
+def pytest_configure(config):
+    # a fit that fails its diagnostics (or ends worse than it started) warns; in the tests that is an error unless the
+    # test expects it (pytest.warns) or the fit is made to converge.  (Here rather than in pyproject.toml: pytest
+    # resolves the ini file's warning classes before any plugin loads, which imported refvi's fit, Numba and SciPy
+    # into every pytest process before refvi's plugin could keep them out of assertion rewriting.)
+    config.addinivalue_line("filterwarnings", "error::refvi.optim.fit.ConvergenceWarning")
 
 
 def pytest_addoption(parser):

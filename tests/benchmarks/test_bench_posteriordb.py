@@ -48,6 +48,7 @@ def test_non_gaussian_posteriors_run_with_defaults_and_say_so():
         assert warned == any("did not pass its diagnostics" in n for n in r["notes"]), (name, r["notes"])
 
 
+@pytest.mark.slow  # JAX compiling NumPyro's ADVI: about 20 s
 @pytest.mark.skipif(not B.have_numpyro(), reason="NumPyro / JAX not installed (optional peer comparison)")
 def test_numpyro_comparison_runs_on_the_same_density():
     import jax

@@ -10,6 +10,7 @@ import textwrap
 
 import numba
 import numpy as np
+import pytest
 
 import refvi
 from refvi import estimators as E
@@ -70,6 +71,7 @@ def _fresh_process(scale):
     return dict(line.split(" ", 1) for line in out.stdout.splitlines())
 
 
+@pytest.mark.slow  # two fresh processes, the first compiling every user-model kernel on a cold cache: about 70 s
 def test_a_new_numba_model_compiles_only_its_own_functions():
     _fresh_process(1.0)  # fills the cache if this checkout has none yet
     seen = _fresh_process(3.0)  # another model (other constants: other compiled functions), a new process

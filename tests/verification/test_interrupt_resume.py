@@ -71,10 +71,10 @@ def _alive(pids) -> list[int]:
     return out
 
 
-#: the default run covers each signal and each mode once (SIGINT serial, SIGTERM with workers); the other two
-#: combinations run with ``pytest --run-slow``
+#: the default run covers the signal handler with workers to stop (SIGTERM, --workers 2); the serial runs and SIGINT
+#: with workers run with ``pytest --run-slow``
 _COMBOS = [
-    pytest.param(signal.SIGINT, None, id="SIGINT-serial"),
+    pytest.param(signal.SIGINT, None, id="SIGINT-serial", marks=pytest.mark.slow),
     pytest.param(signal.SIGTERM, 2, id="SIGTERM-workers2"),
     pytest.param(signal.SIGINT, 2, id="SIGINT-workers2", marks=pytest.mark.slow),
     pytest.param(signal.SIGTERM, None, id="SIGTERM-serial", marks=pytest.mark.slow),

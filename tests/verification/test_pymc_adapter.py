@@ -49,6 +49,7 @@ def _instance(kind, rng):
     return T.cosine(0.8, rng.standard_normal(d), 0.3, 1.1, rng.standard_normal(d))
 
 
+@pytest.mark.slow  # PyTensor building 16 gradient graphs: about 25 s
 @pytest.mark.parametrize("kind", ["logistic"])
 def test_estimators_agree_with_the_numpy_example(kind):
     """PyMC's gradients, chain-ruled to (m, C), against the plain-NumPy example adapter (written from the papers) on

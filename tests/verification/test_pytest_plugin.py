@@ -71,3 +71,39 @@ def test_statement_tests_from_a_test_module(tmp_path):
     proc = _pytest(proj, "-v")
     assert proc.returncode == 0, proc.stdout
     assert "test_refvi[002.thm1] PASSED" in proc.stdout and "test_refvi[002.thm2] PASSED" in proc.stdout
+
+
+def test_the_plugin_loads_nothing_heavy_and_leaves_refvi_out_of_assertion_rewriting(tmp_path):
+    """Installing refvi adds its plugin to every pytest run in the environment: loading it must not import Numba or
+    refvi's fit, and refvi's modules load as Python compiled them, not through pytest's assertion rewriting (which,
+    under PYTHONDONTWRITEBYTECODE, parses every module again in every pytest process).  A test's own module is still
+    rewritten."""
+    (tmp_path / "test_probe.py").write_text(textwrap.dedent("""
+        import sys
+        HEAVY_AT_COLLECTION = sorted(m for m in ("numba", "scipy", "refvi.optim.fit") if m in sys.modules)
+
+        def test_probe():
+            import refvi.optim.fit  # noqa: F401  (refvi.optim.fit is also the name of the function)
+            from _pytest.assertion.rewrite import AssertionRewritingHook
+            assert HEAVY_AT_COLLECTION == []
+            assert "refvi.verification.pytest_plugin" in sys.modules
+            assert not isinstance(sys.modules["refvi.optim.fit"].__loader__, AssertionRewritingHook)
+            assert isinstance(__loader__, AssertionRewritingHook)
+    """))
+    proc = _pytest(tmp_path, "-q", "test_probe.py")
+    assert proc.returncode == 0, proc.stdout[-3000:] + proc.stderr[-2000:]
+
+
+def test_the_plugin_unmarks_refvi_and_nothing_else(monkeypatch):
+    """What the plugin does to pytest's rewriting hook (an editable install lists no refvi module for pytest to mark,
+    so the subprocess test above shows the effect only on an installed copy, as in CI)."""
+    from refvi.verification import pytest_plugin
+
+    class Hook:
+        _must_rewrite = {"refvi", "hypothesis"}
+        _marked_for_rewrite_cache = {"refvi.optim.fit": True}
+
+    hook = Hook()
+    monkeypatch.setattr(sys, "meta_path", [hook, *sys.meta_path])
+    pytest_plugin._load_refvi_without_assertion_rewriting()
+    assert hook._must_rewrite == {"hypothesis"} and hook._marked_for_rewrite_cache == {}
