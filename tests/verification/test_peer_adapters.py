@@ -1,8 +1,8 @@
 """The seed 000 / 002 statements against two outside libraries (docs/peer-adapters.md): JAX/NumPyro
 (``examples/jax_adapter.py``) and BlackJAX (``examples/blackjax_adapter.py``).  Needs the ``peers`` extra; skipped
-without it.  The default run certifies each adapter on a few statements that call every method it offers (almost
-all of their cost is XLA compiling per shape); the whole 000/002 selection runs with ``pytest --run-slow`` and in
-the committed certificates of the compatibility page (``python -m refvi.verification.certificate.compatibility --run``)."""
+without it.  ``pytest --run-slow`` certifies each adapter on a few statements that call every method it offers (almost
+all of their cost, about 20 s each, is XLA compiling per shape) and on the whole 000/002 selection, as do the
+committed certificates of the compatibility page (``python -m refvi.verification.certificate.compatibility --run``)."""
 
 import numpy as np
 import pytest
@@ -54,11 +54,13 @@ def _blackjax():
     return IMPL
 
 
+@pytest.mark.slow
 def test_jax_numpyro_adapter_on_every_method():
     records = _few(runner.run(FEW, "ci", _jax()))
     assert records["000.def4"]["methods"] == sorted(OFFERED - {"grad_neg_entropy"})
 
 
+@pytest.mark.slow
 def test_blackjax_adapter_on_every_method():
     records = _few(runner.run(FEW, "ci", _blackjax()))
     # BlackJAX represents tril (full-rank) and diag (mean-field) C only: the other instances are declined

@@ -66,11 +66,11 @@ def test_statement_tests_from_a_test_module(tmp_path):
     proj = _project(tmp_path, extra_test=textwrap.dedent("""
         from refvi.verification.pytest_plugin import statement_tests
 
-        test_refvi = statement_tests("outside_adapter:IMPL", select=["002.thm1", "002.thm2"])
+        test_refvi = statement_tests("outside_adapter:IMPL", select=["002.thm1", "002.lemma12"])
     """))
     proc = _pytest(proj, "-v")
     assert proc.returncode == 0, proc.stdout
-    assert "test_refvi[002.thm1] PASSED" in proc.stdout and "test_refvi[002.thm2] PASSED" in proc.stdout
+    assert "test_refvi[002.thm1] PASSED" in proc.stdout and "test_refvi[002.lemma12] PASSED" in proc.stdout
 
 
 def test_the_plugin_loads_nothing_heavy_and_leaves_refvi_out_of_assertion_rewriting(tmp_path):

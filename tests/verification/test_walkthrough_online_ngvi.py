@@ -71,6 +71,7 @@ def test_certify_a_subset_of_003_and_004(certified):
     assert "2 oracle-only" in out
 
 
+@pytest.mark.slow  # the same path as test_walkthrough.py's paper-000 walkthrough, for 003/004: about 12 s
 def test_a_planted_bug_is_caught_with_reproducers_that_replay_anywhere(folder, certified):
     proc = _cli(folder, "--impl", "outsidevi_bug:IMPL", "--select", "003.assumption3", "--artifacts", "failures",
                 "--no-progress")
