@@ -43,14 +43,13 @@ def pytest_report_header(config):
 #: they compile, on one worker; sending tests one at a time, ``--maxschedchunk 1``, took the suite from 7 min 52 s to
 #: 8 min 55 s and 2 more minutes of CPU on 2026-11-26: both workers compiled the same kernels.)
 SLOW_FIRST = (
-    "tests/verification/test_conformance_seeds.py",
-    "tests/verification/test_peer_adapters.py",
     "tests/verification/test_interrupt_resume.py",
+    "tests/test_docs_build.py",
     "tests/verification/test_impl_adapter.py",
     "tests/verification/test_parallel.py",
     "tests/verification/test_conformance.py",
     "tests/test_docs_code.py",
-    "tests/verification/test_walkthrough_online_ngvi.py",
+    "tests/test_notebooks.py",
 )
 
 
