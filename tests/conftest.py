@@ -1,26 +1,12 @@
 """Test configuration: Hypothesis profiles (ci = default, fast; deep = many examples) and single-threaded Numba."""
 
 import os
-import sys
 
+from refvi.verification.pytest_plugin import leave_out_of_assertion_rewriting
 
-def _rewrite_only_the_tests() -> None:
-    """pytest rewrites the ``assert`` statements of the test modules and of every module of each distribution that
-    provides a plugin (Hypothesis, pytest-benchmark, xdist, ...).  Under ``PYTHONDONTWRITEBYTECODE`` it cannot keep
-    the rewritten code, so each pytest process (each xdist worker, each pytest a test starts) parsed and rewrote
-    those libraries again, several seconds apiece.  Their asserts are not this suite's: the tests and conftest files
-    are still rewritten (pytest finds them by file name, not by this set of names; refvi's plugin leaves refvi out
-    of it, ``refvi.verification.pytest_plugin``)."""
-    for finder in sys.meta_path:
-        marked = getattr(finder, "_must_rewrite", None)
-        if isinstance(marked, set):
-            marked.clear()
-            cache = getattr(finder, "_marked_for_rewrite_cache", None)
-            if isinstance(cache, dict):
-                cache.clear()
-
-
-_rewrite_only_the_tests()
+# the plugins' libraries (Hypothesis, pytest-benchmark, xdist, ...) out of pytest's assertion rewriting, before this
+# file imports Hypothesis: their asserts are not this suite's, and each pytest process re-parsed them
+leave_out_of_assertion_rewriting()
 os.environ.setdefault("NUMBA_NUM_THREADS", "1")
 
 import pytest  # noqa: E402

@@ -24,23 +24,30 @@ from collections.abc import Iterable
 import pytest
 
 
-def _load_refvi_without_assertion_rewriting() -> None:
-    """pytest rewrites the ``assert`` statements of every module of a distribution that provides a plugin: for refvi,
+def leave_out_of_assertion_rewriting(names: Iterable[str] | None = None) -> None:
+    """Take the packages ``names`` (every one marked, when None) out of pytest's assertion rewriting.
+
+    pytest rewrites the ``assert`` statements of every module of a distribution that provides a plugin: for refvi,
     every module of the package.  Under ``PYTHONDONTWRITEBYTECODE`` it cannot keep the rewritten code, so every
-    pytest process parsed and rewrote each refvi module it imported again (several seconds per process).  refvi's
-    asserts are internal invariants, not test assertions, so its modules load as Python compiled them; the tests'
-    own modules are rewritten as usual.  (pytest offers no option for this; the hook's set of marked names is
-    private, so this does nothing if it changes: ``tests/verification/test_pytest_plugin.py`` notices.)"""
+    pytest process parsed and rewrote each such module it imported again (several seconds per process).  refvi's
+    asserts are internal invariants, not test assertions, so this plugin leaves refvi out on loading; the tests'
+    own modules are rewritten as usual (pytest finds them by file name, not by this set of package names).  (pytest
+    offers no option for this; the hook's set of marked names is private, so this does nothing if it changes:
+    ``tests/verification/test_pytest_plugin.py`` notices.)"""
     for finder in sys.meta_path:
         marked = getattr(finder, "_must_rewrite", None)
-        if isinstance(marked, set) and "refvi" in marked:
-            marked.discard("refvi")
-            cache = getattr(finder, "_marked_for_rewrite_cache", None)
-            if isinstance(cache, dict):
-                cache.clear()
+        if not isinstance(marked, set):
+            continue
+        if names is None:
+            marked.clear()
+        else:
+            marked.difference_update(names)
+        cache = getattr(finder, "_marked_for_rewrite_cache", None)
+        if isinstance(cache, dict):
+            cache.clear()
 
 
-_load_refvi_without_assertion_rewriting()
+leave_out_of_assertion_rewriting(["refvi"])
 
 
 def pytest_addoption(parser):

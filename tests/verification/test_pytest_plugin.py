@@ -104,6 +104,10 @@ def test_the_plugin_unmarks_refvi_and_nothing_else(monkeypatch):
         _marked_for_rewrite_cache = {"refvi.optim.fit": True}
 
     hook = Hook()
-    monkeypatch.setattr(sys, "meta_path", [hook, *sys.meta_path])
-    pytest_plugin._load_refvi_without_assertion_rewriting()
+    # a finder without pytest's set before it (an editable install's, a vendored importer's) is passed over
+    monkeypatch.setattr(sys, "meta_path", [object(), hook, *sys.meta_path])
+    pytest_plugin.leave_out_of_assertion_rewriting(["refvi"])
     assert hook._must_rewrite == {"hypothesis"} and hook._marked_for_rewrite_cache == {}
+    hook._marked_for_rewrite_cache = {"hypothesis.core": True}
+    pytest_plugin.leave_out_of_assertion_rewriting()  # every name (tests/conftest.py)
+    assert hook._must_rewrite == set() and hook._marked_for_rewrite_cache == {}
