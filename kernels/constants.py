@@ -63,12 +63,14 @@ def hierarchical_precision(Sigma_inv, Delta_inv, n_groups):
     d = Sigma_inv.shape[0]
     D = (n_groups + 1) * d
     P = np.zeros((D, D))
-    P[:d, :d] = Sigma_inv + n_groups * Delta_inv
-    for k in range(n_groups):
-        a = (k + 1) * d
-        P[:d, a : a + d] = -Delta_inv
-        P[a : a + d, :d] = -Delta_inv
-        P[a : a + d, a : a + d] = Delta_inv
+    for i in range(d):  # loops, not slice assignments (see refvi.kernels.online._copy)
+        for j in range(d):
+            P[i, j] = Sigma_inv[i, j] + n_groups * Delta_inv[i, j]
+            for k in range(n_groups):
+                a = (k + 1) * d
+                P[i, a + j] = -Delta_inv[i, j]
+                P[a + i, j] = -Delta_inv[i, j]
+                P[a + i, a + j] = Delta_inv[i, j]
     return P
 
 

@@ -170,10 +170,23 @@ def _clip(v, lo, hi):
 
 
 @jit
+def _copy(dst, src):
+    """dst[...] = src for vectors and matrices of the same shape, as a loop: a slice assignment makes Numba compile
+    its shape-mismatch error message (string formatting, about 3 s per process on a cold cache)."""
+    if src.ndim == 1:
+        for i in range(src.shape[0]):
+            dst[i] = src[i]
+    else:
+        for i in range(src.shape[0]):
+            for j in range(src.shape[1]):
+                dst[i, j] = src[i, j]
+
+
+@jit
 def _record(record, M_hist, S_hist, t, m, sigma):
     if record:
-        M_hist[t, :] = m
-        S_hist[t, :] = sigma
+        _copy(M_hist[t], m)
+        _copy(S_hist[t], sigma)
 
 
 STATUS_OK = 0
@@ -210,8 +223,8 @@ def _commit(t, lt, nm, ns, m, sigma, losses):
     if not (math.isfinite(lt) and _all_finite(nm) and _all_finite(ns)):
         return False
     losses[t] = lt
-    m[:] = nm
-    sigma[:] = ns
+    _copy(m, nm)
+    _copy(sigma, ns)
     return True
 
 
@@ -236,8 +249,8 @@ def sva_run(loss_id, H, X, y, eta, s, mbox, sbox, m, sigma, Gm, Gs, losses, reco
             ns[j] = _clip(shrink(s, 0.5 * eta * s2 * nGs[j]), 0.0, sbox)
         if not (_all_finite(nGm) and _all_finite(nGs) and _commit(t, lt, nm, ns, m, sigma, losses)):
             return t, STATUS_NONFINITE
-        Gm[:] = nGm
-        Gs[:] = nGs
+        _copy(Gm, nGm)
+        _copy(Gs, nGs)
     _record(record, M_hist, S_hist, T, m, sigma)
     return T, STATUS_OK
 
@@ -266,8 +279,8 @@ def sva_full_run(loss_id, X, y, eta, s, m, C, Gm, GC, losses, record, M_hist, C_
     s2 = s * s
     for t in range(T):
         if record:
-            M_hist[t, :] = m
-            C_hist[t, :, :] = C
+            _copy(M_hist[t], m)
+            _copy(C_hist[t], C)
         x = X[t]
         lt = point_loss(loss_id, x, y[t], m, 1.0)
         a = 0.0
@@ -307,8 +320,8 @@ def sva_full_run(loss_id, X, y, eta, s, m, C, Gm, GC, losses, record, M_hist, C_
                 GC[i, k] = nGC[i, k]
                 C[i, k] = nC[i, k]
     if record:
-        M_hist[T, :] = m
-        C_hist[T, :, :] = C
+        _copy(M_hist[T], m)
+        _copy(C_hist[T], C)
     return T, STATUS_OK
 
 
@@ -395,7 +408,7 @@ def oga_run(loss_id, H, X, y, eta, mbox, theta, losses, record, M_hist):
     nt = np.empty(d)
     for t in range(T):
         if record:
-            M_hist[t, :] = theta
+            _copy(M_hist[t], theta)
         lt = point_loss(loss_id, X[t], y[t], theta, H)
         point_grad(loss_id, X[t], y[t], theta, H, g)
         for j in range(d):
@@ -403,9 +416,9 @@ def oga_run(loss_id, H, X, y, eta, mbox, theta, losses, record, M_hist):
         if not (math.isfinite(lt) and _all_finite(g) and _all_finite(nt)):
             return t, STATUS_NONFINITE
         losses[t] = lt
-        theta[:] = nt
+        _copy(theta, nt)
     if record:
-        M_hist[T, :] = theta
+        _copy(M_hist[T], theta)
     return T, STATUS_OK
 
 
@@ -436,7 +449,7 @@ def ogael_run(loss_id, H, X, y, eta, lazy, m1, s1, mbox, sbox, m, sigma, Gm, Gs,
             and _commit(t, lt, nm, ns, m, sigma, losses)
         ):
             return t, STATUS_NONFINITE
-        Gm[:] = nGm
-        Gs[:] = nGs
+        _copy(Gm, nGm)
+        _copy(Gs, nGs)
     _record(record, M_hist, S_hist, T, m, sigma)
     return T, STATUS_OK

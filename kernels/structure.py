@@ -24,8 +24,10 @@ def project_V(A, code):
     sym = (A + A^T)/2, diag = diag(A)."""
     d = A.shape[0]
     out = np.zeros((d, d))
-    if code == FULL:
-        out[:, :] = A
+    if code == FULL:  # loops, not out[:, :] = A (see refvi.kernels.online._copy)
+        for i in range(d):
+            for j in range(d):
+                out[i, j] = A[i, j]
     elif code == TRIL:
         for i in range(d):
             for j in range(i + 1):
