@@ -8,12 +8,6 @@ from refvi.verification.pytest_plugin import leave_out_of_assertion_rewriting
 # file imports Hypothesis: their asserts are not this suite's, and each pytest process re-parsed them
 leave_out_of_assertion_rewriting()
 os.environ.setdefault("NUMBA_NUM_THREADS", "1")
-if os.environ.get("PYTEST_XDIST_WORKER"):
-    # the xdist workers share Numba's disk cache: each cached kernel is compiled by one of them, the other waits and
-    # loads it (on a cold cache both often reach the same kernel at once; tests/_compile_lock.py)
-    from _compile_lock import install as _install_compile_lock  # tests/_compile_lock.py
-
-    _install_compile_lock()
 
 import pytest  # noqa: E402
 from hypothesis import HealthCheck, settings  # noqa: E402
