@@ -46,13 +46,61 @@ def _env(root: Path, tmp: str) -> dict:
     return env
 
 
+#: the stage running now (its process group is killed when this process is told to stop or loses its driver)
+_STAGE: subprocess.Popen | None = None
+
+
+def _kill_stage() -> None:
+    stage = _STAGE
+    if stage is not None and stage.poll() is None:
+        try:
+            os.killpg(stage.pid, signal.SIGKILL)
+        except OSError:
+            pass
+
+
+def _die_with_this_process() -> None:
+    """In the stage's process, before it runs: Linux sends it SIGKILL when this process dies (even by SIGKILL)."""
+    if sys.platform.startswith("linux"):
+        import ctypes
+
+        ctypes.CDLL(None, use_errno=True).prctl(1, signal.SIGKILL)  # PR_SET_PDEATHSIG
+
+
+def follow_driver(driver: int, every: float = 0.5) -> None:
+    """Stop with the driver: when the process that started this one is gone (an interrupted ``run.py``; its mutant
+    then has no result and ``--resume`` runs it again) or this one gets SIGTERM, kill the running stage's process
+    group and exit, so an interrupted run leaves no stage running on."""
+    import threading
+
+    def stop(*_args):
+        _kill_stage()
+        os._exit(3)
+
+    def watch():
+        while os.getppid() == driver:
+            time.sleep(every)
+        stop()
+
+    signal.signal(signal.SIGTERM, stop)
+    threading.Thread(target=watch, daemon=True).start()
+
+
 def run_limited(cmd: list[str], cwd: Path, env: dict, limit: float) -> tuple[int | None, str, float]:
     """(exit code or None when over ``limit``, the output's tail, seconds): the command in its own process group,
-    killed whole at the limit."""
+    killed whole at the limit (and when this process stops: :func:`follow_driver`)."""
+    global _STAGE
     t0 = time.perf_counter()
     proc = subprocess.Popen(
-        cmd, cwd=cwd, env=env, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, start_new_session=True
+        cmd,
+        cwd=cwd,
+        env=env,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.STDOUT,
+        start_new_session=True,
+        preexec_fn=_die_with_this_process,
     )
+    _STAGE = proc
     try:
         out, _ = proc.communicate(timeout=max(limit, 1.0))
         code: int | None = proc.returncode
@@ -216,6 +264,7 @@ def main(argv=None) -> int:
     p.add_argument("--baseline", action="store_true")
     p.add_argument("--xdist", type=int, default=1, help="with --baseline: pytest -n N")
     args = p.parse_args(argv)
+    follow_driver(os.getppid())
     res = judge(args)
     print(MARK + json.dumps(res), flush=True)
     if res["outcome"] == "survived" or res["outcome"] == "baseline":

@@ -49,13 +49,17 @@ limit; its Numba cache is copied into every slot.
 Output (``--out``, by default ``.mutation/<mode>-<date>/``, ignored by git): ``log.jsonl``, one JSON line per mutant
 (``id`` = ``file:line:operator:k``, the stable key of ``triage.toml``; ``file``, ``line``, ``operator``, ``diff``,
 ``outcome``, ``stage``, ``killer``, ``seconds``, ...), ``session.sqlite`` (cosmic-ray's), ``plan.json`` and
-``baseline.json``.  A session interrupted or re-run with ``--resume DIR`` runs only the mutants it has no result for.
+``baseline.json``.  A session interrupted or re-run with ``--resume DIR`` runs only the mutants it has no result for;
+a worker copy that differs from the working tree is rebuilt first (a run stopped while a mutant ran leaves that
+mutant on disk: cosmic-ray restores the file only when the mutant's command returns).  Stopping the driver stops the
+mutants' commands and their stages with it (``mutant.follow_driver``).
 """
 
 from __future__ import annotations
 
 import argparse
 import datetime as _dt
+import filecmp
 import hashlib
 import json
 import os
@@ -184,6 +188,20 @@ def make_slot(slot: Path, files: list[str]) -> None:
         capture_output=True,
     )
     (slot / ".numba-cache").mkdir(exist_ok=True)
+
+
+def slot_differs(slot: Path, files: list[str]) -> list[str]:
+    """The files of the working tree that ``slot`` holds with other contents, or lacks: a slot reused by
+    ``--resume`` must hold the unmutated tree, and a run stopped while a mutant ran leaves that mutant on disk."""
+    out = []
+    for f in files:
+        src, dst = ROOT / f, slot / f
+        if src.is_symlink():
+            if not dst.is_symlink() or os.readlink(dst) != os.readlink(src):
+                out.append(f)
+        elif src.is_file() and not (dst.is_file() and filecmp.cmp(src, dst, shallow=False)):
+            out.append(f)
+    return out
 
 
 def _dir_hashes(slot: Path) -> dict[str, str]:
@@ -446,9 +464,16 @@ def cmd_mutate(args) -> int:
     files = _tree_files()
     slots = [out / "slots" / f"w{k}" for k in range(n_slots)]
     fresh = [s for s in slots if not (s / "tests" / "mutation" / "mutant.py").is_file()]
-    for s in fresh:
-        make_slot(s, files)
-    print(f"{n_slots} worker slot(s) under {out / 'slots'} ({len(fresh)} new)", flush=True)
+    stale = {s: slot_differs(s, files) for s in slots if s not in fresh}
+    stale = {s: diff for s, diff in stale.items() if diff}
+    for s in fresh + list(stale):
+        make_slot(s, files)  # a stale slot anew, with an empty Numba cache: what it compiled may be a mutant's
+    rebuilt = "".join(
+        f"; {s.name} rebuilt, it differed from the working tree in {', '.join(d[:3])}{' ...' if len(d) > 3 else ''}"
+        " (a mutant left by a stopped run, or the code changed)"
+        for s, d in stale.items()
+    )
+    print(f"{n_slots} worker slot(s) under {out / 'slots'} ({len(fresh)} new{rebuilt})", flush=True)
 
     base_path = out / "baseline.json"
     if args.baseline_from and not base_path.is_file():

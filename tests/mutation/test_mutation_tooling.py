@@ -361,3 +361,86 @@ def test_given_order_keeps_the_nearest_tests_first():
     first = subprocess.run(cmd, cwd=root, capture_output=True, text=True, check=True).stdout.splitlines()[0]
     assert first.startswith("tests/test_docs_pages.py::")
     assert '"-x", "--given-order"' in Path(mutant.__file__).read_text()
+
+
+def test_a_slot_left_mutated_or_incomplete_is_found(tmp_path):
+    """``--resume`` reuses a worker's copy only if it holds the working tree: a run stopped while a mutant ran leaves
+    that mutant on disk (cosmic-ray restores the file after the test command returns)."""
+    import os
+    import shutil
+
+    files = ["kernels/prox.py", "kernels/optim.py", "refvi/kernels"]  # two files and a link
+    for f in files:
+        (tmp_path / f).parent.mkdir(parents=True, exist_ok=True)
+        src = run.ROOT / f
+        if src.is_symlink():
+            os.symlink(os.readlink(src), tmp_path / f)
+        else:
+            shutil.copy2(src, tmp_path / f)
+    assert run.slot_differs(tmp_path, files) == []
+    text = (tmp_path / "kernels/optim.py").read_text()
+    (tmp_path / "kernels/optim.py").write_text(text.replace("gamma * gm[i]", "gamma / gm[i]", 1))
+    assert run.slot_differs(tmp_path, files) == ["kernels/optim.py"]
+    (tmp_path / "refvi/kernels").unlink()
+    (tmp_path / "kernels/prox.py").unlink()
+    assert run.slot_differs(tmp_path, files) == files
+
+
+STAGE = """
+import os, sys, time
+open(sys.argv[1], "w").write(str(os.getpid()))
+time.sleep(120)
+"""
+
+MUTANT = """
+import os, sys
+sys.path.insert(0, sys.argv[1])
+import mutant
+mutant.follow_driver(os.getppid(), every=0.1)
+mutant.run_limited([sys.executable, "-c", sys.argv[2], sys.argv[3]], os.getcwd(), dict(os.environ), 120.0)
+"""
+
+DRIVER = """
+import subprocess, sys, time
+print(subprocess.Popen([sys.executable, "-c", *sys.argv[1:]]).pid, flush=True)
+time.sleep(120)
+"""
+
+
+@pytest.mark.parametrize("how", ["driver-killed", "sigterm", "sigkill"])
+def test_a_stopped_run_leaves_no_stage_running(tmp_path, how):
+    """When the driver is killed, or the mutant's command gets SIGTERM or SIGKILL (cosmic-ray's backstop kills its
+    process group), the stage it was running is killed with it: an interrupted sweep leaves no certificate or pytest
+    process behind."""
+    import os
+    import signal
+    import subprocess
+    import time
+
+    pidfile = tmp_path / "stage.pid"
+    here = str(Path(mutant.__file__).parent)
+    driver = subprocess.Popen([sys.executable, "-c", DRIVER, MUTANT, here, STAGE, str(pidfile)],
+                              stdout=subprocess.PIPE, text=True)
+    command = int(driver.stdout.readline())  # the mutant's command (mutant.py), started by the driver
+    deadline = time.monotonic() + 60
+    while not (pidfile.is_file() and pidfile.read_text()) and time.monotonic() < deadline:
+        time.sleep(0.05)
+    stage = int(pidfile.read_text())
+
+    def alive(pid):
+        try:
+            os.kill(pid, 0)
+        except ProcessLookupError:
+            return False
+        return True
+
+    if how == "driver-killed":
+        driver.kill()
+    else:
+        os.kill(command, signal.SIGTERM if how == "sigterm" else signal.SIGKILL)
+    deadline = time.monotonic() + 10
+    while alive(stage) and time.monotonic() < deadline:
+        time.sleep(0.05)
+    driver.kill()
+    driver.wait()
+    assert not alive(stage), "the stage outlived the run that started it"
