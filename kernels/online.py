@@ -171,15 +171,10 @@ def _clip(v, lo, hi):
 
 @jit
 def _copy(dst, src):
-    """dst[...] = src for vectors and matrices of the same shape, as a loop: a slice assignment makes Numba compile
+    """dst[...] = src for two arrays of the same shape, element by element: a slice assignment makes Numba compile
     its shape-mismatch error message (string formatting, about 3 s per process on a cold cache)."""
-    if src.ndim == 1:
-        for i in range(src.shape[0]):
-            dst[i] = src[i]
-    else:
-        for i in range(src.shape[0]):
-            for j in range(src.shape[1]):
-                dst[i, j] = src[i, j]
+    for i in range(src.size):
+        dst.flat[i] = src.flat[i]
 
 
 @jit
