@@ -155,3 +155,25 @@ def test_bad_frames_are_clear_errors():
     assert isinstance(Frame(np.zeros(2), np.eye(2)).target(Gaussian(np.zeros(2), np.eye(2))), AffineTarget)
     lin = LinearRegression(np.ones((3, 2)), np.ones(3))
     assert refvi.fit(lin, steps=20, frame="diagonal").frame.kind == "diagonal"
+
+
+def test_a_framed_fit_counts_the_frame_set_up_in_its_seconds():
+    """``FitResult.seconds`` is the time before the loop (finding the frame: here every Hessian evaluation sleeps
+    0.1 s) plus the loop's: at least the set-up's sleeps, at most the call's wall time."""
+    import time
+
+    class SlowHessian(Gaussian):
+        calls = 0
+
+        def hess_logp(self, x):
+            type(self).calls += 1
+            time.sleep(0.1)
+            return super().hess_logp(x)
+
+    g = _gauss(cond=1e4)
+    t = SlowHessian(g.mean, g.precision)
+    t0 = time.perf_counter()
+    res = refvi.fit(t, steps=2000, seed=0)
+    wall = time.perf_counter() - t0
+    assert res.frame is not None and SlowHessian.calls >= 1
+    assert 0.1 * SlowHessian.calls <= res.seconds <= wall
