@@ -137,3 +137,24 @@ def test_the_loop_refuses_arrays_its_step_callback_cannot_take():
     with pytest.raises(ValueError, match="C-contiguous float64"):
         fastpath.run("prox", target, "energy", "tril", m32, np.eye(3), U, np.full(5, 0.01), w, am, aC)
     assert not m32.any()
+
+
+def test_fast_false_runs_the_generic_path_step_by_step(monkeypatch):
+    """``fast=False`` is the reference the fused loop is compared with above: it must take the generic path (one
+    validated ``generic_step`` per step), or those comparisons would hold a loop against itself."""
+    calls = []
+    step = fastpath.generic_step
+
+    def counted(*args, **kwargs):
+        calls.append(args[2])
+        return step(*args, **kwargs)
+
+    monkeypatch.setattr(fastpath, "generic_step", counted)
+    user = CallableTarget(_logp, _grad, 3, smoothness=5.0)
+    U = np.random.default_rng(4).standard_normal((7, 2, 3))
+    for estimator in ("energy", "entropy", "stl"):
+        calls.clear()
+        status = _run(user, "prox", estimator, "tril", U, 0.05, False)[0]
+        assert status == -1 and calls == [estimator] * 7
+        calls.clear()
+        assert _run(user, "prox", estimator, "tril", U, 0.05, True)[0] == -1 and calls == []
