@@ -177,3 +177,16 @@ def test_a_framed_fit_counts_the_frame_set_up_in_its_seconds():
     wall = time.perf_counter() - t0
     assert res.frame is not None and SlowHessian.calls >= 1
     assert 0.1 * SlowHessian.calls <= res.seconds <= wall
+
+
+def test_a_refined_run_numbers_its_trace_across_both_stages():
+    """A target that is not convex within one Laplace sd of its mode runs in two stages (the second in the frame of
+    the first's q): the joined trace counts steps from 0 to the total, strictly increasing, and the steps add up."""
+    from refvi.targets.cosine import CosineQuadratic
+
+    t = CosineQuadratic(alpha=2.0, b=np.array([1.0, 0.0]), beta=1.0)
+    res = fit_expecting(t, steps=400, seed=0)
+    assert any(n.startswith("stage 1 of 2 (200 steps)") for n in res.notes)
+    steps = res.trace_steps
+    assert steps[0] == 0 and steps[-1] == res.steps == 400 and np.all(np.diff(steps) > 0)
+    assert len(res.step_sizes) == 400 and len(res.trace_objective) == len(steps)
