@@ -207,3 +207,32 @@ def test_erratum_demonstration_must_record_evidence():
         assert rec["verdict"] == "fail" and "no evidence" in rec["detail"]
     finally:
         ERRATA.pop("E999-3")
+
+
+def test_declines_of_an_erratum_demonstration_join_the_statement_counts():
+    """A demonstration outside the implementation's capabilities is a declined instance of the statement: its
+    reasons are added to the record's ``declined`` counts, beside the claim's own."""
+    from refvi.verification.statement import InstanceSkipped
+
+    def skip(reason):
+        def run(_case):
+            raise InstanceSkipped(reason)
+
+        return run
+
+    def demonstrate(ctx):
+        skip("the demonstration needs a method this implementation lacks")(None)
+
+    def claim(ctx):
+        ctx.leq(0.0, 1.0)
+        ctx.instance(skip("shared reason"), None)
+        ctx.instance(skip("shared reason"), None)
+
+    ERRATA["E999-4"] = Erratum("E999-4", "test", "printed", "corrected", "instance", demonstrate)
+    try:
+        rec = runner.run_statement(_stmt(claim, "E999-4"), REFVI)
+    finally:
+        ERRATA.pop("E999-4")
+    assert rec["verdict"] == "pass"
+    assert rec["declined"] == {"shared reason": 2, "the demonstration needs a method this implementation lacks": 1}
+    assert rec["instances_skipped"] == 3
