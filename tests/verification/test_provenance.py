@@ -11,6 +11,7 @@ from refvi.verification.running.runner import run_statement
 from refvi.verification.statement import PROFILES, CheckFailed, Context, Statement
 from refvi.verification.statement import provenance as P
 from refvi.verification.statement.provenance.instrument import _passing
+from refvi.verification.statement.provenance.marks import is_reported
 
 
 @dataclasses.dataclass(frozen=True)
@@ -240,3 +241,20 @@ def test_a_failing_check_names_the_method_field_and_row_that_reported_each_side(
     msg = str(failed.value)
     assert "worst element at index (3, 1); lhs reported by fw (call 1 of the statement): W row 3)" in msg
     assert "rhs reported" not in msg
+
+
+def test_a_record_method_returns_reported_values_and_a_class_field_stays_a_class():
+    """``run.sample(...)`` on a reported record is the implementation computing: its value is marked as that call's
+    (a statement cannot bound it unchecked); a field holding a class is data, returned as it is."""
+
+    class Sampler:
+        kind = np.float64
+
+        def sample(self, n):
+            return np.arange(float(n))
+
+    led = P.Ledger()
+    rec = led.mark(Sampler(), led.call("sampler"))
+    draws = rec.sample(3)
+    assert is_reported(draws) and np.array_equal(P.plain(draws), [0.0, 1.0, 2.0])
+    assert rec.kind is np.float64
