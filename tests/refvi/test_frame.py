@@ -190,3 +190,18 @@ def test_a_refined_run_numbers_its_trace_across_both_stages():
     steps = res.trace_steps
     assert steps[0] == 0 and steps[-1] == res.steps == 400 and np.all(np.diff(steps) > 0)
     assert len(res.step_sizes) == 400 and len(res.trace_objective) == len(steps)
+
+
+def test_an_m_given_with_a_frame_sets_the_step_rule_constants():
+    """In a given frame, fit's default step rule (Thm 6 here: L^T H L = I) takes the M the caller gives, not the
+    frame's: the steps are Thm 6's with M = 4, a = 2(d+3) M^2 (16 times smaller than with the frame's M' = 1)."""
+    from refvi.optim import schedules
+
+    t = _gauss(d=3, cond=50.0)
+    frame = find_frame(t)
+    plain = refvi.fit(t, steps=300, seed=0, frame=(frame.z0, frame.L))
+    res = refvi.fit(t, steps=300, seed=0, frame=(frame.z0, frame.L), M=4.0)
+    assert res.frame.M == pytest.approx(1.0) and res.frame.mu == pytest.approx(1.0) and res.estimator == "energy"
+    a = schedules.noise_constants("energy", 3, 4.0)[0]
+    np.testing.assert_array_equal(res.step_sizes, schedules.step_sizes("thm6", 300, M=4.0, mu=res.frame.mu, a=a))
+    assert res.step_sizes[0] == pytest.approx(plain.step_sizes[0] / 16.0)
