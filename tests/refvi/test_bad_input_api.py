@@ -31,6 +31,7 @@ G = lambda z: -z                             # noqa: E731
      "logp must return one real number"),
     (lambda: SVB(2, "hinge", schedule="convex", K=1.0, eta=0.3), ValueError, "does not use eta"),
     (lambda: SVB(2, "hinge", K=2, eta=-1), ValueError, "does not use eta"),
+    (lambda: SVB(2, "hinge", K=2).run(np.ones((3, 3)), np.ones(3)), ValueError, r"X must have shape \(T, 2\)"),
     (lambda: SVB(2, "hinge", schedule="constant", eta=0.1, K=2.0), ValueError, "does not use K"),
     (lambda: expfam.natural_from_moment(np.zeros(3), np.eye(2)), ValueError, "mu has length 3 but Sigma is 2 x 2"),
     (lambda: expfam.moment_from_natural(np.zeros(3), -np.eye(2)), ValueError, "lam has length 3 but Lam is 2 x 2"),

@@ -109,3 +109,11 @@ def test_other_inputs_take_the_python_path_with_the_same_result():
         got = E.energy(target, *args)
         np.testing.assert_allclose(got[0], E.energy(target, *[np.asarray(a, dtype=float) for a in args])[0])
     np.testing.assert_array_equal(E.energy(target, m, np.asfortranarray(C), U)[1], want[1])
+    # every array in another dtype: converted (float32, exact in float64) or refused with the Python path's message
+    f32 = [a.astype(np.float32) for a in (m, C, U)]
+    got = E.energy(target, *f32)
+    want32 = E.energy(target, *[a.astype(np.float64) for a in f32])
+    np.testing.assert_array_equal(got[0], want32[0])
+    np.testing.assert_array_equal(got[1], want32[1])
+    with pytest.raises(TypeError, match="m must be real"):
+        E.energy(target, *[a.astype(np.complex128) for a in (m, C, U)])

@@ -57,3 +57,26 @@ def test_search_over_a_statement_that_tests_one_bound_many_times(tmp_path):
                            "--seeds", "1"], capture_output=True, text=True, timeout=600, cwd=tmp_path)
     assert proc.returncode == 0, proc.stdout[-1500:] + proc.stderr[-1500:]
     assert "COUNTEREXAMPLE" not in proc.stdout and "best lhs/rhs" in proc.stdout
+
+
+def test_search_steers_each_labelled_bound_by_its_own_label(monkeypatch):
+    """In search mode every example reports one Hypothesis target per bound label (``"bound"`` for an unlabelled
+    one): merging labels would steer the search by whichever bound is tightest."""
+    import hypothesis
+    from hypothesis import strategies as hst
+
+    from refvi.verification.statement import PROFILES, Context
+
+    seen = []
+    monkeypatch.setattr(hypothesis, "target", lambda value, label="": seen.append((label, value)))
+    ctx = Context(None, PROFILES["ci"], "999.claim-search-labels")
+    ctx.search = {"seed": 0, "budget": 2}
+
+    def check(x):
+        ctx.bound(1.0, 4.0, label="first")
+        ctx.bound(1.0, 2.0, label="second")
+        ctx.bound(x, 10.0)
+
+    ctx.forall(hst.floats(1.0, 2.0), check)
+    assert seen and {label for label, _ in seen} == {"first", "second", "bound"}
+    assert {(label, value) for label, value in seen if label != "bound"} == {("first", 0.25), ("second", 0.5)}
