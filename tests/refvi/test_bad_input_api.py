@@ -6,6 +6,7 @@ import pytest
 
 from refvi import estimators
 from refvi.boosting import Box
+from refvi.boosting.frank_wolfe import fixed_step_weights
 from refvi.ngvi import expfam
 from refvi.online import SVB
 from refvi.optim.fit import fit
@@ -32,6 +33,8 @@ G = lambda z: -z                             # noqa: E731
     (lambda: SVB(2, "hinge", schedule="convex", K=1.0, eta=0.3), ValueError, "does not use eta"),
     (lambda: SVB(2, "hinge", K=2, eta=-1), ValueError, "does not use eta"),
     (lambda: SVB(2, "hinge", K=2).run(np.ones((3, 3)), np.ones(3)), ValueError, r"X must have shape \(T, 2\)"),
+    (lambda: fixed_step_weights(np.array([0.0, 1.5])), TypeError, "chosen must be a 1-D array of atom indices"),
+    (lambda: fixed_step_weights(np.zeros((2, 2), dtype=int)), TypeError, "chosen must be a 1-D array of atom"),
     (lambda: SVB(2, "hinge", schedule="constant", eta=0.1, K=2.0), ValueError, "does not use K"),
     (lambda: expfam.natural_from_moment(np.zeros(3), np.eye(2)), ValueError, "mu has length 3 but Sigma is 2 x 2"),
     (lambda: expfam.moment_from_natural(np.zeros(3), -np.eye(2)), ValueError, "lam has length 3 but Lam is 2 x 2"),
