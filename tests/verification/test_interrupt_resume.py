@@ -106,6 +106,7 @@ def test_interrupt_then_resume(tmp_path, uninterrupted, sig, workers):
     assert "Traceback" not in err, err
     lines = [x for x in err.strip().splitlines() if x.strip()]
     assert len(lines) == 1 and lines[0].startswith(f"interrupted by {signal.Signals(sig).name} after "), err
+    assert lines[0].endswith(f"; partial certificate in {path} (--resume {path} finishes it)"), err
     cert = json.loads(path.read_text())
     assert cert["complete"] is False and cert["not_run"] and cert["interrupted"] == signal.Signals(sig).name
     assert len(cert["statements"]) + len(cert["not_run"]) == len(uninterrupted["statements"])
