@@ -84,6 +84,8 @@ class AffineTarget(Target):
             loop = (fused.callable_loop, energy[1])
         elif base.energy[0] is composed.batch_energy:  # a numba grad_batch, by address: a cached kernel
             energy = (composed.affine_batch_energy, (z0, L) + tuple(base.energy[1]))
+        elif base.energy[0] in composed.FRAMED_ENERGY:  # a built-in target's kernel: its cached framed kernel
+            energy = (composed.FRAMED_ENERGY[base.energy[0]], (z0, L, tuple(base.energy[1])))
         else:
             energy = (composed.affine_energy, (z0, L) + (base.energy[0], base.energy[1]))
         neglogp: tuple[Any, tuple] | None
@@ -93,6 +95,8 @@ class AffineTarget(Target):
             neglogp = (composed.affine_callable_neglogp, (z0, L) + tuple(base.neglogp[1]))
         elif base.neglogp[0] is composed.batch_neglogp:  # a numba logp_batch, by address
             neglogp = (composed.affine_batch_neglogp, (z0, L) + tuple(base.neglogp[1]))
+        elif base.neglogp[0] in composed.FRAMED_NEGLOGP:  # a built-in target's kernel: its cached framed kernel
+            neglogp = (composed.FRAMED_NEGLOGP[base.neglogp[0]], (z0, L, tuple(base.neglogp[1])))
         else:
             neglogp = (composed.affine_neglogp, (z0, L, base.neglogp[0], base.neglogp[1]))
         if energy is None and neglogp is None:

@@ -41,6 +41,7 @@ def _env(root: Path, tmp: str) -> dict:
         NUMBA_CACHE_DIR=str(root / ".numba-cache"),
         PYTHONDONTWRITEBYTECODE="1",  # hash-checked .pyc files of the unmutated tree are used, none is written
         HYPOTHESIS_STORAGE_DIRECTORY=os.path.join(tmp, "hypothesis"),  # no example database across mutants
+        NUMBA_OPT="1",  # as tests/conftest.py: a mutant is judged on values; -O1 halves each cold compile
         NUMBA_NUM_THREADS="1",  # as tests/conftest.py; BLAS threads are left as the test run has them (a test
     )  # of project_wm against SLSQP fails with OPENBLAS_NUM_THREADS=1: the baseline would drop it)
     return env
