@@ -1,12 +1,12 @@
 """The test run compiles at LLVM -O1 into a cache of its own, and a timed (benchmark) run keeps Numba's -O3 and cache:
-``tests/conftest.py``'s ``numba_for_checking``."""
+``tests/_numba_level.py``, called by ``tests/conftest.py``."""
 
 import os
 import subprocess
 import sys
 import types
 
-import conftest
+import _numba_level
 import pytest
 
 
@@ -28,19 +28,23 @@ def _config(**options):
 
 @pytest.mark.parametrize("timing", ["benchmark_enable", "benchmark_only"])
 def test_a_timed_run_keeps_numbas_default_level_and_cache(monkeypatch, timing):
+    monkeypatch.delenv(_numba_level.CHOSEN, raising=False)
     monkeypatch.delenv("NUMBA_OPT", raising=False)
     monkeypatch.delenv("NUMBA_CACHE_DIR", raising=False)
-    assert conftest.numba_for_checking(_config(**{timing: True})) is False
+    assert _numba_level.numba_for_checking(_config(**{timing: True})) is False
     assert "NUMBA_OPT" not in os.environ and "NUMBA_CACHE_DIR" not in os.environ
 
 
 def test_the_level_is_chosen_only_before_numba_loads_and_never_over_the_callers(monkeypatch):
+    monkeypatch.delenv(_numba_level.CHOSEN, raising=False)
     monkeypatch.delenv("NUMBA_CACHE_DIR", raising=False)
     monkeypatch.setenv("NUMBA_OPT", "3")
-    assert conftest.numba_for_checking(_config()) is False and os.environ["NUMBA_OPT"] == "3"
+    assert _numba_level.numba_for_checking(_config()) is False and os.environ["NUMBA_OPT"] == "3"
     monkeypatch.delenv("NUMBA_OPT")
     assert "numba" in sys.modules  # this process has loaded it: choosing now would mislabel its cache
-    assert conftest.numba_for_checking(_config()) is False and "NUMBA_OPT" not in os.environ
+    assert _numba_level.numba_for_checking(_config()) is False and "NUMBA_OPT" not in os.environ
     monkeypatch.delitem(sys.modules, "numba")
-    assert conftest.numba_for_checking(_config()) is True
-    assert os.environ["NUMBA_OPT"] == "1" and os.environ["NUMBA_CACHE_DIR"] == str(conftest.TEST_NUMBA_CACHE)
+    assert _numba_level.numba_for_checking(_config()) is True
+    assert os.environ["NUMBA_OPT"] == "1" and os.environ["NUMBA_CACHE_DIR"] == str(_numba_level.TEST_NUMBA_CACHE)
+    monkeypatch.setenv("NUMBA_OPT", "1")    # a process this run starts (an xdist worker) sees the run's choice as such
+    assert _numba_level.numba_for_checking(_config(benchmark_enable=True)) is True
