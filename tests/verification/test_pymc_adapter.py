@@ -9,20 +9,26 @@ import numpy as np
 import pytest
 from _peers import need  # tests/_peers.py
 
+from refvi.verification.examples.numpy_adapter import IMPL as NUMPY
 from refvi.verification.protocol import targets as T
 from refvi.verification.running import runner
 
-need("pymc")
 
-from refvi.verification.examples import pymc_adapter as A  # noqa: E402
-from refvi.verification.examples.numpy_adapter import IMPL as NUMPY  # noqa: E402
+@pytest.fixture(scope="module")
+def A():
+    """The PyMC adapter module, imported by the first test that needs it (importing PyMC takes seconds: at module
+    level every pytest-xdist worker paid it while collecting)."""
+    need("pymc")
+    from refvi.verification.examples import pymc_adapter
+
+    return pymc_adapter
 
 # fast statements that reach energy and grad_neg_entropy (entropy, stl, score: the cross-check below; all of
 # them: the full run, docs/peer-adapters.md)
 SELECT = ["000.thm2", "000.lemma17", "002.claim-h-not-convex-full"]
 
 
-def test_pymc_adapter_certifies_the_reduced_selection():
+def test_pymc_adapter_certifies_the_reduced_selection(A):
     cert = runner.run(SELECT, "ci", A.IMPL)
     records = {r["id"]: r for r in cert["statements"]}
     bad = [(sid, r["verdict"], r.get("detail")) for sid, r in records.items() if r["verdict"] != "pass"]
@@ -51,7 +57,7 @@ def _instance(kind, rng):
 
 @pytest.mark.slow  # PyTensor building 16 gradient graphs: about 25 s
 @pytest.mark.parametrize("kind", ["logistic"])
-def test_estimators_agree_with_the_numpy_example(kind):
+def test_estimators_agree_with_the_numpy_example(A, kind):
     """PyMC's gradients, chain-ruled to (m, C), against the plain-NumPy example adapter (written from the papers) on
     every estimator and family, S = 1 (PyMC's single-sample graph) and S = 3 (its scan over samples)."""
     rng = np.random.default_rng(5)
@@ -72,7 +78,7 @@ def test_estimators_agree_with_the_numpy_example(kind):
                 np.testing.assert_allclose(gC, rC, rtol=1e-12, atol=1e-12 * (1 + np.abs(rC).max()))
 
 
-def test_layout_matches_pymc_full_rank_group():
+def test_layout_matches_pymc_full_rank_group(A):
     """(m, C) -> (mu, L_tril) gives back C through PyMC's own ``FullRankGroup.L`` (softplus diagonal)."""
     import pymc as pm
     import pytensor
@@ -90,7 +96,7 @@ def test_layout_matches_pymc_full_rank_group():
     np.testing.assert_allclose(pytensor.function([], group.L)(), C, rtol=1e-12)
 
 
-def test_supports_declines_what_pymc_cannot_represent():
+def test_supports_declines_what_pymc_cannot_represent(A):
     t = _instance("gaussian", np.random.default_rng(0))
     callable_target = T.from_callables(t.logp, t.grad_logp, t.dim, smoothness=1.0)
     assert "not a PyMC model" in A.IMPL.supports("energy", {"target": callable_target, "C": np.eye(3)})
@@ -103,7 +109,7 @@ def test_finding_bernoulli_logit_gradient_is_nan():
     """docs/pymc-findings.md, finding 1: PyMC's gradient of a Bernoulli(logit_p=x) observation 0 is NaN for x >= 37
     (sigmoid(x) rounds to 1); the exact value is -sigmoid(x) = -1.  If this starts failing, PyMC fixed it: update
     the findings page and the compatibility table."""
-    import pymc as pm
+    pm = need("pymc")
 
     with pm.Model() as model:
         x = pm.Flat("x")
