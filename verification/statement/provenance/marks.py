@@ -30,10 +30,17 @@ class MarkedThroughNumPy:
     the operands' marks (the arrays and scalars below)."""
 
     def __array_ufunc__(self, ufunc, method, *inputs, **kwargs):
-        found = marks_of(inputs) | marks_of(kwargs.get("out", ()))
+        found, args = EMPTY, []
+        for x in inputs:  # every ufunc on a marked operand comes here: the unmarked operands are passed as they are
+            if type(x) in _UNMARKED:
+                args.append(x)
+            else:
+                found = found | marks_of(x)
+                args.append(plain(x))
         if "out" in kwargs:
+            found = found | marks_of(kwargs["out"])
             kwargs["out"] = tuple(plain(o) for o in kwargs["out"])
-        return tag(getattr(ufunc, method)(*(plain(x) for x in inputs), **kwargs), found)
+        return tag(getattr(ufunc, method)(*args, **kwargs), found)
 
     def __array_function__(self, func, types, args, kwargs):
         return tag(func(*plain(args), **plain(kwargs)), marks_of(args) | marks_of(kwargs))
@@ -313,8 +320,14 @@ def rows_of(value) -> Rows | None:
 
 def plain(value, depth: int = 0):
     """``value`` without marks: what the implementation (or an oracle) receives."""
-    if type(value) in _UNMARKED:
+    kind = type(value)
+    if kind in _UNMARKED:
         return value
+    if kind is tuple or kind is list:  # the arguments of every wrapped call: the plain items are kept as they are
+        if depth >= 6:
+            return value
+        items = [v if type(v) in _UNMARKED else plain(v, depth + 1) for v in value]
+        return tuple(items) if kind is tuple else items
     if isinstance(value, Reported):
         return value.view(np.ndarray)
     if isinstance(value, ReportedFloat):
