@@ -278,9 +278,11 @@ class Implementation(Protocol):
     def fit_as_user(self, target, **options) -> UserFitRun:
         """The end-to-end driver called as a user calls it (optional; refvi's own defaults, not a paper result): with
         ``target`` and exactly the keyword ``options`` given, by their protocol names (``method``, ``steps``,
-        ``step_size``, ``average``, ``seed``, ``frame``, ``init`` as in :meth:`fit`, and ``samples``, the base
-        samples per step), every other argument left to the driver's own default: the adapter passes no default of
-        its own, only switches that report without changing the run (keep the iterates).  Returns a
+        ``step_size``, ``average``, ``seed``, ``frame``, ``init`` as in :meth:`fit`, ``samples``, the base
+        samples per step, and ``M``, a smoothness constant the user gives: in a frame, the framed target's, which
+        then sets the frame's step rule in place of M'), every other argument left to the driver's own default: the
+        adapter passes no default of its own, only switches that report without changing the run (keep the
+        iterates).  Returns a
         :class:`UserFitRun`.  What ``000.claim-fit-defaults`` holds the driver to: with no step size given, it runs
         Prox-SGD ("prox-sgd", lower-triangular C) in the Laplace frame of :meth:`frame` (reported as ``frame``) with
         Eq. 11's "thm6" steps ("proj-sgd": Eq. 13's "thm9", symmetric C) on the frame's constants at the mode, halved

@@ -212,7 +212,7 @@ class RefviCore:
         return _run_record(FitRun, r, objective_samples=4096)
 
     #: protocol option -> refvi.fit's keyword (``init`` is split into m0, C0)
-    _USER_OPTIONS = ("method", "steps", "step_size", "average", "seed", "frame", "samples")
+    _USER_OPTIONS = ("method", "steps", "step_size", "average", "seed", "frame", "samples", "M")
 
     def fit_as_user(self, target, **options):
         from refvi.optim.fit import fit

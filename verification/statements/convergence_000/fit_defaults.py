@@ -23,6 +23,10 @@ with condition number 1e4, 200 units off-centre along its flattest direction).
 * **a frame given with negative diagonal entries** (L = chol(P^-1) D, D = diag(-1, 1, -1), z0 off the mode, T = 80):
   the run is in that frame, replayed step by step in its coordinates, every reported C lower triangular with a
   positive diagonal;
+* **with M given too** (the same instance: the Laplace frame L = chol(P^-1), M' = mu' = 1, with M = 4 given,
+  T = 80): the caller's M sets the frame's rule, Eq. 11 on (M, mu') = (4, 1) (a = 2(d+3) 16: steps 16 times smaller
+  than on the frame's M' = 1) halved k >= 0 times, each halving after a replayed climb; the run is replayed step by
+  step in the frame;
 * **the divergence guard, both directions** (``frame=None``, T = 100, every iterate recorded): the default step 1/M
   must climb on this target (the energy estimator's second moment grows by 1 - 2 gamma M + (d+2) gamma^2 M^2 = 4 per
   step along the stiff direction), so: every halving follows a run that blew up on the same samples (replayed by the
@@ -230,6 +234,24 @@ def claim_fit_defaults(ctx):
         xs = Li @ (um.MEAN - z0)
         U = _replay(ctx, mx, Cx, gam, xs, Px, 1.0, "prox-sgd", what)
         _halvings(ctx, gam, _rule("thm6", T, 1.0, 1.0, d), what, (U, (np.zeros(d), np.eye(d)), xs, Px, 1.0, "prox-sgd"))
+        # and M given with a frame (the Laplace frame, M' = mu' = 1): the caller's M sets the frame's rule
+        L, M = np.linalg.cholesky(np.linalg.inv(um.PREC)), 4.0
+        run = impl.fit_as_user(target, frame=(um.MEAN, L), M=M, steps=T)
+        what = f"fit(target, frame=(mode, chol(P^-1)), M={M:g}, steps={T})"
+        ms, Cs = np.asarray(run.ms, dtype=np.float64), np.asarray(run.Cs, dtype=np.float64)
+        Li = np.linalg.inv(L)
+        mx, Cx = (ms - um.MEAN) @ Li.T, np.array([_to_frame(Li, C, "prox-sgd") for C in Cs])
+        Px, xs = L.T @ um.PREC @ L, np.zeros(d)
+        gam = np.asarray(run.step_sizes, dtype=np.float64)
+        U = _replay(ctx, mx, Cx, gam, xs, Px, M, "prox-sgd", what)
+        start = (np.zeros(d), np.eye(d))
+        _halvings(
+            ctx,
+            gam,
+            _rule("thm6", T, M, 1.0, d),
+            f"{what}: Eq. 11 on (M, mu') = ({M:g}, 1)",
+            (U, start, xs, Px, M, "prox-sgd"),
+        )
 
     def guard(framed):
         T = 100
