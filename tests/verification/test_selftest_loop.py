@@ -25,7 +25,7 @@ class _Mutant:
         return "the planted implementation"
 
 
-def _run_with(monkeypatch, verdicts, first_catch):
+def _run_with(monkeypatch, verdicts, first_catch, recorded=None):
     calls = []
 
     def run_statement(st, impl, profile, shrink):
@@ -35,7 +35,7 @@ def _run_with(monkeypatch, verdicts, first_catch):
 
     monkeypatch.setattr(runner, "load_statements", lambda: STATEMENTS)
     monkeypatch.setattr(runner, "run_statement", run_statement)
-    (row,) = selftest.self_test([_Mutant()], "ci", first_catch=first_catch)
+    (row,) = selftest.self_test([_Mutant()], "ci", first_catch=first_catch, recorded=recorded)
     return row, calls
 
 
@@ -52,3 +52,28 @@ def test_first_catch_stops_at_the_first_failing_statement(monkeypatch):
     row, calls = _run_with(monkeypatch, verdicts, first_catch=True)
     assert calls == row["ran"] == ["000.b"]
     assert row["caught_by"] == ["000.b"]
+
+
+def test_a_recorded_first_catch_runs_first_and_a_stale_one_changes_no_verdict(monkeypatch):
+    verdicts = {"000.a": "fail", "000.b": "pass", "000.d": "pass"}
+    monkeypatch.setattr(selftest, "recorded_first_catches", lambda: {"planted": "000.a"})
+    row, calls = _run_with(monkeypatch, verdicts, first_catch=True)
+    assert calls == row["ran"] == ["000.a"] and row["caught_by"] == ["000.a"]
+    # the record names a statement that no longer catches the bug: every other one still runs, in the usual order
+    monkeypatch.setattr(selftest, "recorded_first_catches", lambda: {"planted": "000.d"})
+    row, calls = _run_with(monkeypatch, verdicts, first_catch=True)
+    assert calls == row["ran"] == ["000.d", "000.b", "000.a"] and row["caught_by"] == ["000.a"]
+    # an explicit record (the --record run passes {}) replaces the file's
+    row, calls = _run_with(monkeypatch, verdicts, first_catch=False, recorded={})
+    assert calls == ["000.b", "000.d", "000.a"]
+
+
+def test_the_recorded_first_catches_name_planted_bugs_and_statements_that_call_their_method():
+    from refvi.verification.examples.bug_zoo import load_zoo
+
+    zoo, statements = load_zoo(), runner.load_statements()
+    recorded = selftest.recorded_first_catches()
+    assert recorded and set(recorded) <= set(zoo), set(recorded) - set(zoo)
+    for bug, sid in recorded.items():
+        assert sid in statements and zoo[bug].method in statements[sid].uses, (bug, sid)
+    assert selftest.record([{"id": "b", "caught_by": ["x", "y"]}, {"id": "a", "caught_by": []}]) == {"b": "x"}
