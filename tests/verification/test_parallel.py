@@ -1,6 +1,8 @@
 """--workers: the certificate is the same whatever the number of workers (only timings differ), on Dask distributed
 and on the local-process fallback.  A crashing or hanging statement is tested on the process pool in the default run
-and on Dask with ``pytest --run-slow`` (a Dask cluster costs ~15 s to start; the certificate test above starts one)."""
+and on Dask with ``pytest --run-slow`` (a Dask cluster costs ~15 s to start), as is the Dask certificate here: the
+default run's Dask cluster is test_interrupt_resume.py's, whose run resumed on two Dask workers must give the serial
+certificate."""
 
 import json
 import os
@@ -39,6 +41,7 @@ def test_process_fallback_gives_the_serial_certificate(serial):
     assert _strip([out[s.id] for s in order]) == serial
 
 
+@pytest.mark.slow  # by default, test_interrupt_resume.py resumes on two Dask workers to the serial certificate
 def test_dask_workers_give_the_serial_certificate(serial, tmp_path):
     pytest.importorskip("distributed")
     path = tmp_path / "cert.json"

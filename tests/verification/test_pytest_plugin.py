@@ -50,6 +50,7 @@ def test_a_wrong_implementation_fails_the_outside_suite(tmp_path):
     proc = _pytest(proj, "--refvi-impl", "outside_adapter:BIASED", "--refvi-select", "002.thm1", "-v")
     assert proc.returncode == 1
     assert "refvi::002.thm1 FAILED" in proc.stdout and "methods called: energy" in proc.stdout
+    assert "refvi certificate" in proc.stdout and "002 FAILED" in proc.stdout   # the per-paper verdict too
 
 
 def test_bad_impl_is_a_usage_error(tmp_path):

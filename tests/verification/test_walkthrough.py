@@ -121,6 +121,7 @@ def test_cli_verdict_coverage_reproducers_replay_and_compare(outside):
     assert any(r["id"] == "000.lemma31" for r in diff["statements"])
 
 
+@pytest.mark.slow  # the plugin's fail and per-paper verdict: test_pytest_plugin.py's wrong implementation, by default
 def test_pytest_plugin_gives_the_same_verdict(outside):
     root, env = outside
     proc = subprocess.run([sys.executable, "-m", "pytest", "-p", "no:cacheprovider", "--rootdir", str(root),
