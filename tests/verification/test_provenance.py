@@ -258,3 +258,29 @@ def test_a_record_method_returns_reported_values_and_a_class_field_stays_a_class
     draws = rec.sample(3)
     assert is_reported(draws) and np.array_equal(P.plain(draws), [0.0, 1.0, 2.0])
     assert rec.kind is np.float64
+
+
+def test_plain_strips_six_levels_of_containers_and_ends_on_a_cycle():
+    """plain() unmarks lists and tuples six levels deep; a container deeper than that is passed on as it is (the guard
+    that ends the recursion on a container that holds itself)."""
+    from refvi.verification.statement.provenance.marks import ReportedFloat, plain
+
+    x = ReportedFloat(1.5, frozenset({3}))
+
+    def nest(value, k):
+        for i in range(k):
+            value = [value] if i % 2 else (value,)
+        return value
+
+    def inner(value, k):
+        for _ in range(k):
+            value = value[0]
+        return value
+
+    assert type(inner(plain(nest(x, 6)), 6)) is float
+    deep = inner(plain(nest(x, 7)), 7)
+    assert isinstance(deep, ReportedFloat) and deep.marks == {3}
+    cycle = [x]
+    cycle.append(cycle)
+    out = plain(cycle)
+    assert type(out[0]) is float and type(out[1][1][1][1][1][0]) is float and out[1][1][1][1][1][1] is cycle

@@ -3,6 +3,8 @@ in which order, and where ``first_catch`` stops.  The zoo itself is run by tests
 
 from types import SimpleNamespace
 
+import pytest
+
 from refvi.verification.running import runner, selftest
 
 
@@ -77,3 +79,50 @@ def test_the_recorded_first_catches_name_planted_bugs_and_statements_that_call_t
     for bug, sid in recorded.items():
         assert sid in statements and zoo[bug].method in statements[sid].uses, (bug, sid)
     assert selftest.record([{"id": "b", "caught_by": ["x", "y"]}, {"id": "a", "caught_by": []}]) == {"b": "x"}
+
+
+def test_only_statistical_statements_go_last():
+    statements = [_statement("c", ("energy",), "statistical"), _statement("b", ("energy",), "symbolic"),
+                  _statement("a", ("energy",), "exact")]
+    assert [st.id for st in selftest.statements_for(_Mutant(), statements, recorded={})] == ["b", "a", "c"]
+
+
+def test_no_record_file_is_no_record(monkeypatch, tmp_path):
+    monkeypatch.setattr(selftest, "FIRST_CATCH_FILE", tmp_path / "first_catch.json")
+    selftest.recorded_first_catches.cache_clear()
+    try:
+        assert selftest.recorded_first_catches() == {}
+    finally:
+        selftest.recorded_first_catches.cache_clear()
+
+
+def test_record_runs_the_zoo_in_the_default_order_and_writes_each_first_catch(monkeypatch, tmp_path, capsys):
+    path = tmp_path / "first_catch.json"
+    monkeypatch.setattr(selftest, "FIRST_CATCH_FILE", path)
+    seen = {}
+    rows = [{"id": "b", "caught_by": ["s2", "s3"]}, {"id": "a", "caught_by": ["s1"]}]
+
+    def self_test(mutants, profile, first_catch=False, progress=None, recorded=None):
+        seen.update(n=len(list(mutants)), profile=profile, first_catch=first_catch, recorded=recorded)
+        return rows
+
+    monkeypatch.setattr(selftest, "self_test", self_test)
+    assert selftest.main(["--record"]) == 0
+    assert seen["n"] > 100 and seen["profile"] == "ci" and seen["first_catch"] is True and seen["recorded"] == {}
+    assert path.read_text() == '{\n "a": "s1",\n "b": "s2"\n}\n'
+    assert capsys.readouterr().out.strip() == "wrote first_catch.json: 2 first catches"
+    rows.append({"id": "c", "caught_by": []})
+    assert selftest.main(["--record"]) == 1
+    assert capsys.readouterr().out.strip() == "wrote first_catch.json: 2 first catches; missed: ['c']"
+    with pytest.raises(SystemExit) as exc:
+        selftest.main([])
+    assert exc.value.code == 2
+
+
+def test_the_record_command_runs_as_a_module():
+    import subprocess
+    import sys
+
+    proc = subprocess.run([sys.executable, "-m", "refvi.verification.running.selftest"], capture_output=True,
+                          text=True, timeout=120)
+    assert proc.returncode == 2 and "--record" in proc.stderr, proc.stderr
