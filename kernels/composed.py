@@ -207,6 +207,9 @@ def affine_neglogp(Z, z0, L, neglogp, args):
 
 
 # ---- the built-in targets' frames: affine_energy / affine_neglogp with the base kernel named, so cached on disk ----
+# One function per kernel, written out: a factory returning a closure over the base kernel would not be cached, since
+# Numba keys a closure's cache entry by its pickled cells and a dispatcher pickles differently in each process
+# (checked with numba 0.65: two processes, two hashes for linear_energy).
 @jit
 def framed_gaussian_energy(m, C, U, z0, L, args):
     return affine_energy(m, C, U, z0, L, _energy.gaussian_energy, args)

@@ -98,6 +98,19 @@ def _laplace(ctx, run, what):
     return z0, L
 
 
+def _replay_in_frame(ctx, ms, Cs, gam, z0, L, M, T, what, label=None):
+    """A Prox-SGD run on the user's model in the frame z = z0 + L x, from (0, I) in the frame: every reported iterate
+    mapped to x (m_x = L^-1 (m - z0), C_x the factor in V of L^-1 C C^T L^-T) and replayed step by step on the framed
+    target N(L^-1 (mean - z0), (L^T P L)^-1); the steps are Eq. 11's on (M, mu' = 1) over T steps, halved k >= 0
+    times, each halving after a replayed climb (``label`` names that check; default ``what``)."""
+    Li = np.linalg.inv(L)
+    mx, Cx = (ms - z0) @ Li.T, np.array([_to_frame(Li, C, "prox-sgd") for C in Cs])
+    Px, xs = L.T @ um.PREC @ L, Li @ (um.MEAN - z0)
+    U = _replay(ctx, mx, Cx, gam, xs, Px, M, "prox-sgd", what)
+    start = (np.zeros(um.D), np.eye(um.D))
+    _halvings(ctx, gam, _rule("thm6", T, M, 1.0, um.D), label or what, (U, start, xs, Px, M, "prox-sgd"))
+
+
 def _frame_distance(run, z0, L):
     """(||w - w*||^2, ||w^0 - w*||^2, ||C*||_F^2) in the frame's coordinates for the returned (m, C) (lower
     triangular), w* the exact optimum, w^0 = (0, I)."""
@@ -227,31 +240,14 @@ def claim_fit_defaults(ctx):
             bool(np.all(np.triu(Cs, 1) == 0, axis=(1, 2)).all() and np.all(np.diagonal(Cs, axis1=1, axis2=2) > 0)),
             label=f"{what}: every reported C lower triangular with a positive diagonal",
         )
-        Li = np.linalg.inv(L)
-        mx, Cx = (ms - z0) @ Li.T, np.array([_to_frame(Li, C, "prox-sgd") for C in Cs])
-        Px = L.T @ um.PREC @ L
-        gam = np.asarray(run.step_sizes, dtype=np.float64)
-        xs = Li @ (um.MEAN - z0)
-        U = _replay(ctx, mx, Cx, gam, xs, Px, 1.0, "prox-sgd", what)
-        _halvings(ctx, gam, _rule("thm6", T, 1.0, 1.0, d), what, (U, (np.zeros(d), np.eye(d)), xs, Px, 1.0, "prox-sgd"))
+        _replay_in_frame(ctx, ms, Cs, np.asarray(run.step_sizes, dtype=np.float64), z0, L, 1.0, T, what)
         # and M given with a frame (the Laplace frame, M' = mu' = 1): the caller's M sets the frame's rule
         L, M = np.linalg.cholesky(np.linalg.inv(um.PREC)), 4.0
         run = impl.fit_as_user(target, frame=(um.MEAN, L), M=M, steps=T)
         what = f"fit(target, frame=(mode, chol(P^-1)), M={M:g}, steps={T})"
         ms, Cs = np.asarray(run.ms, dtype=np.float64), np.asarray(run.Cs, dtype=np.float64)
-        Li = np.linalg.inv(L)
-        mx, Cx = (ms - um.MEAN) @ Li.T, np.array([_to_frame(Li, C, "prox-sgd") for C in Cs])
-        Px, xs = L.T @ um.PREC @ L, np.zeros(d)
         gam = np.asarray(run.step_sizes, dtype=np.float64)
-        U = _replay(ctx, mx, Cx, gam, xs, Px, M, "prox-sgd", what)
-        start = (np.zeros(d), np.eye(d))
-        _halvings(
-            ctx,
-            gam,
-            _rule("thm6", T, M, 1.0, d),
-            f"{what}: Eq. 11 on (M, mu') = ({M:g}, 1)",
-            (U, start, xs, Px, M, "prox-sgd"),
-        )
+        _replay_in_frame(ctx, ms, Cs, gam, um.MEAN, L, M, T, what, f"{what}: Eq. 11 on (M, mu') = ({M:g}, 1)")
 
     def guard(framed):
         T = 100
@@ -262,13 +258,7 @@ def claim_fit_defaults(ctx):
         ctx.equal(np.asarray(run.steps), np.arange(T + 1), label=f"{what}: every iterate recorded (T <= 100)")
         if framed:
             z0, L = _laplace(ctx, run, what)
-            Li = np.linalg.inv(L)
-            mx, Cx = (ms - z0) @ Li.T, np.array([_to_frame(Li, C, "prox-sgd") for C in Cs])
-            Px, xs = L.T @ um.PREC @ L, Li @ (um.MEAN - z0)
-            U = _replay(ctx, mx, Cx, gam, xs, Px, 1.0, "prox-sgd", what)
-            _halvings(
-                ctx, gam, _rule("thm6", T, 1.0, 1.0, d), what, (U, (np.zeros(d), np.eye(d)), xs, Px, 1.0, "prox-sgd")
-            )
+            _replay_in_frame(ctx, ms, Cs, gam, z0, L, 1.0, T, what)
             return
         ctx.true(run.frame is None, label=f"{what}: frame=None runs in the target's coordinates")
         U = _replay(ctx, ms, Cs, gam, um.MEAN, um.PREC, um.M_TRUE, "prox-sgd", what)
