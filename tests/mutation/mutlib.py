@@ -778,3 +778,43 @@ def update_doc(text: str, block: str) -> str:
     head, rest = text.split(START, 1)
     _, tail = rest.split(END, 1)
     return f"{head}{START}\n{block}{END}{tail}"
+
+
+def rebase_sites(todo: Sequence[dict], candidates: Sequence[dict], taken: set[str], seed: int) -> list[str]:
+    """Point the not-yet-run mutants of a resumed session at the code as it is now (in place).
+
+    cosmic-ray applies a mutant by its *occurrence* (the n-th place its operator applies in the file), so an edit
+    above a drawn mutant since the draw would make a resumed run mutate another place.  Each mutant in ``todo`` is
+    matched in ``candidates`` (the current mutants of its file) by operator, line text, column and its index on the
+    line, the nearest line winning; its line, occurrence, end and id are updated.  A mutant whose line no longer
+    exists is replaced by a seeded draw of a current mutant of the same file not in ``taken`` (ids already in the
+    session), so the sample keeps its size and spread.  Returns one note per changed mutant."""
+    rng = random.Random(seed)
+    by_key: dict[tuple, list[dict]] = defaultdict(list)
+    by_file: dict[str, list[dict]] = defaultdict(list)
+    for c in candidates:
+        by_key[(c["file"], c["operator"], c["line_text"], c["col"], c["id"].rsplit(":", 1)[1])].append(c)
+        by_file[c["file"]].append(c)
+    notes = []
+    for m in todo:
+        alts = by_key.get((m["file"], m["operator"], m["line_text"], m["col"], m["id"].rsplit(":", 1)[1]), [])
+        alts = [c for c in alts if c["id"] == m["id"] or c["id"] not in taken]
+        if alts:
+            new = min(alts, key=lambda c: (abs(c["line"] - m["line"]), c["line"]))
+            why = "moved"
+        else:
+            pool = [c for c in by_file.get(m["file"], []) if c["id"] not in taken]
+            if not pool:
+                notes.append(f"{m['id']}: its line is gone and its file has no other mutant; it keeps its old place")
+                continue
+            new = rng.choice(sorted(pool, key=lambda c: c["id"]))
+            why = "gone, replaced by a draw from the same file"
+        if new["id"] == m["id"] and new["occurrence"] == m["occurrence"]:
+            continue
+        notes.append(f"{m['id']} -> {new['id']} ({why})")
+        taken.discard(m["id"])
+        taken.add(new["id"])
+        m["rebased_from"] = m["id"]
+        for k in ("id", "line", "col", "end", "occurrence", "line_text"):
+            m[k] = new[k]
+    return notes

@@ -403,12 +403,30 @@ def _machine() -> str:
     return f"{len(os.sched_getaffinity(0))} usable cores, {cpu}, load average {load:.1f} at the start"
 
 
+def rebase_on_resume(out: Path, chosen: list[dict], cfg: dict, seed: int) -> None:
+    """Before a resumed session runs its remaining mutants: if the code changed since the draw, point each at the
+    same place in the current code (``mutlib.rebase_sites``) and say which moved or were replaced."""
+    done = set()
+    if (out / "log.jsonl").is_file():
+        done = {json.loads(ln)["id"] for ln in (out / "log.jsonl").read_text().splitlines() if ln.strip()}
+    todo = [m for m in chosen if m["id"] not in done]
+    files = sorted({m["file"] for m in todo if (ROOT / m["file"]).is_file()})
+    notes = mutlib.rebase_sites(todo, enumerate_mutants(files, cfg), {m["id"] for m in chosen}, seed)
+    if notes:
+        print(f"the code changed since the draw; {len(notes)} mutant(s) rebased:\n  " + "\n  ".join(notes))
+        plan = json.loads((out / "plan.json").read_text())
+        plan["mutants"] = chosen
+        plan["meta"].setdefault("rebased", []).extend(notes)
+        (out / "plan.json").write_text(json.dumps(plan, indent=1))
+
+
 def cmd_mutate(args) -> int:
     cfg = mutlib.load_config()
     if args.resume:
         out = Path(args.resume).resolve()
         plan = json.loads((out / "plan.json").read_text())
         chosen, meta = plan["mutants"], plan["meta"]
+        rebase_on_resume(out, chosen, cfg, meta.get("seed") or 0)
     else:
         files = mutlib.mutable_files(ROOT, cfg, args.paths)
         lines = changed_lines(args.since, files) if args.since else None
@@ -496,7 +514,8 @@ def cmd_mutate(args) -> int:
 
     session = out / "session.sqlite"
     with use_db(str(session), WorkDB.Mode.create) as db:
-        if db.num_work_items == 0:
+        known = {item.job_id for item in db.work_items}
+        if len(known) < len(chosen):  # a new session, or mutants rebased on resume
             db.add_work_items(
                 WorkItem.single(
                     m["id"],
@@ -509,6 +528,7 @@ def cmd_mutate(args) -> int:
                     ),
                 )
                 for m in chosen
+                if m["id"] not in known
             )
         done = {job for job, _ in db.results}
     todo = [m for m in chosen if m["id"] not in done]

@@ -230,6 +230,39 @@ def test_ids_and_sampling():
     assert len(mutlib.sample_sites(many, None, 0)) == len(many)
 
 
+def _sites(rows):
+    """Mutant dicts as ``enumerate_mutants`` gives them: (line, col, operator, text) in occurrence order."""
+    out = []
+    occ: dict[str, int] = {}
+    for line, col, op, text in rows:
+        out.append({"file": "a.py", "line": line, "col": col, "operator": op, "occurrence": occ.get(op, 0),
+                    "end": [line, col + 1], "line_text": text})
+        occ[op] = occ.get(op, 0) + 1
+    for s, mid in zip(out, mutlib.mutant_ids(out), strict=True):
+        s["id"] = mid
+    return out
+
+
+def test_a_resumed_session_mutates_the_same_places_in_changed_code():
+    """cosmic-ray applies a mutant by occurrence: after an edit above it, a resumed mutant must be re-pointed."""
+    old = _sites([(3, 4, "core/AddNot", "if a:"), (5, 4, "core/AddNot", "if b:"), (9, 0, "core/AddNot", "if c:"),
+                  (9, 0, "core/NumberReplacer", "x = 1")])
+    # now: a new `if` above line 5, line 9 ("if c:") deleted, the others in place
+    new = _sites([(3, 4, "core/AddNot", "if a:"), (4, 4, "core/AddNot", "if new:"), (6, 4, "core/AddNot", "if b:"),
+                  (9, 0, "core/NumberReplacer", "x = 1"), (12, 0, "core/AddNot", "if d:")])
+    done, todo = old[0], [dict(m) for m in old[1:]]
+    taken = {m["id"] for m in old}
+    notes = mutlib.rebase_sites(todo, new, taken, seed=0)
+    b, gone, num = todo
+    assert (b["id"], b["line"], b["occurrence"], b["rebased_from"]) == ("a.py:6:AddNot:0", 6, 2, "a.py:5:AddNot:0")
+    assert "rebased_from" not in num and num["occurrence"] == 0  # unchanged: untouched
+    # the deleted line's mutant: replaced by a current mutant of the same file, not one the session already has
+    assert gone["rebased_from"] == "a.py:9:AddNot:0" and gone["id"] in {"a.py:4:AddNot:0", "a.py:12:AddNot:0"}
+    assert gone["id"] != done["id"] and gone["line_text"] in ("if new:", "if d:")
+    assert len(notes) == 2 and "moved" in notes[0] and "gone" in notes[1]
+    assert mutlib.rebase_sites([dict(m) for m in new], new, {m["id"] for m in new}, 0) == []  # nothing changed
+
+
 def test_diff_lines():
     diff = textwrap.dedent(
         """\
