@@ -403,12 +403,43 @@ def _machine() -> str:
     return f"{len(os.sched_getaffinity(0))} usable cores, {cpu}, load average {load:.1f} at the start"
 
 
+def sync_session(session: Path, chosen: list[dict]) -> set[str]:
+    """cosmic-ray's session (``cr-report`` reads it): a work item for each drawn mutant not yet in it (all of a new
+    session's, a resumed session's rebased ones); the ids it has a result for."""
+    from cosmic_ray.work_db import WorkDB, use_db
+    from cosmic_ray.work_item import MutationSpec, WorkItem
+
+    with use_db(str(session), WorkDB.Mode.create) as db:
+        known = {item.job_id for item in db.work_items}
+        db.add_work_items(
+            WorkItem.single(
+                m["id"],
+                MutationSpec(
+                    module_path=m["file"],
+                    operator_name=m["operator"],
+                    occurrence=m["occurrence"],
+                    start_pos=(m["line"], m["col"]),
+                    end_pos=tuple(m["end"]),
+                ),
+            )
+            for m in chosen
+            if m["id"] not in known
+        )
+        return {job for job, _ in db.results}
+
+
+def logged_ids(out: Path) -> set[str]:
+    """The mutants a session's log has a result for (the log is what the report reads)."""
+    path = out / "log.jsonl"
+    if not path.is_file():
+        return set()
+    return {json.loads(ln)["id"] for ln in path.read_text(encoding="utf-8").splitlines() if ln.strip()}
+
+
 def rebase_on_resume(out: Path, chosen: list[dict], cfg: dict, seed: int) -> None:
     """Before a resumed session runs its remaining mutants: if the code changed since the draw, point each at the
     same place in the current code (``mutlib.rebase_sites``) and say which moved or were replaced."""
-    done = set()
-    if (out / "log.jsonl").is_file():
-        done = {json.loads(ln)["id"] for ln in (out / "log.jsonl").read_text().splitlines() if ln.strip()}
+    done = logged_ids(out)
     todo = [m for m in chosen if m["id"] not in done]
     files = sorted({m["file"] for m in todo if (ROOT / m["file"]).is_file()})
     notes = mutlib.rebase_sites(todo, enumerate_mutants(files, cfg), {m["id"] for m in chosen}, seed)
@@ -508,29 +539,11 @@ def cmd_mutate(args) -> int:
     plan_mutants(chosen, pmap, cfg, base, args.certificate_only)
     (out / "plan.json").write_text(json.dumps({"meta": meta, "mutants": chosen}, indent=1))
 
-    # cosmic-ray's session: the drawn mutants as work items (cr-report / cosmic-ray dump read it)
     from cosmic_ray.work_db import WorkDB, use_db
-    from cosmic_ray.work_item import MutationSpec, WorkItem, WorkResult
+    from cosmic_ray.work_item import WorkResult
 
     session = out / "session.sqlite"
-    with use_db(str(session), WorkDB.Mode.create) as db:
-        known = {item.job_id for item in db.work_items}
-        if len(known) < len(chosen):  # a new session, or mutants rebased on resume
-            db.add_work_items(
-                WorkItem.single(
-                    m["id"],
-                    MutationSpec(
-                        module_path=m["file"],
-                        operator_name=m["operator"],
-                        occurrence=m["occurrence"],
-                        start_pos=(m["line"], m["col"]),
-                        end_pos=tuple(m["end"]),
-                    ),
-                )
-                for m in chosen
-                if m["id"] not in known
-            )
-        done = {job for job, _ in db.results}
+    done = sync_session(session, chosen) | logged_ids(out)
     todo = [m for m in chosen if m["id"] not in done]
     if args.budget:
         # a seeded random order: the mutants run before the budget runs out are a uniform part of the draw

@@ -477,3 +477,21 @@ def test_a_stopped_run_leaves_no_stage_running(tmp_path, how):
     driver.kill()
     driver.wait()
     assert not alive(stage), "the stage outlived the run that started it"
+
+
+def test_a_resumed_session_records_its_rebased_mutants(tmp_path):
+    """cosmic-ray's session gets a work item for each rebased id (a result for an id it lacks is refused), and a
+    mutant the log has a result for is done even when the session missed it (a run stopped between the two)."""
+    pytest.importorskip("cosmic_ray")
+    from cosmic_ray.work_db import WorkDB, use_db
+
+    site = {"file": "a.py", "operator": "core/AddNot", "occurrence": 0, "line": 3, "col": 4, "end": [3, 5]}
+    first = [{**site, "id": "a.py:3:AddNot:0"}, {**site, "id": "a.py:7:AddNot:0", "line": 7, "end": [7, 5], "occurrence": 1}]
+    session = tmp_path / "session.sqlite"
+    assert run.sync_session(session, first) == set()
+    rebased = [first[0], {**first[1], "id": "a.py:9:AddNot:0", "line": 9, "end": [9, 5]}]
+    assert run.sync_session(session, rebased) == set()
+    with use_db(str(session), WorkDB.Mode.open) as db:
+        assert {w.job_id for w in db.work_items} == {"a.py:3:AddNot:0", "a.py:7:AddNot:0", "a.py:9:AddNot:0"}
+    (tmp_path / "log.jsonl").write_text(json.dumps({"id": "a.py:9:AddNot:0", "outcome": "survived"}) + "\n")
+    assert run.logged_ids(tmp_path) == {"a.py:9:AddNot:0"}
