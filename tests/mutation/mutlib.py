@@ -815,6 +815,6 @@ def rebase_sites(todo: Sequence[dict], candidates: Sequence[dict], taken: set[st
         taken.discard(m["id"])
         taken.add(new["id"])
         m["rebased_from"] = m["id"]
-        for k in ("id", "line", "col", "end", "occurrence", "line_text"):
+        for k in ("id", "operator", "line", "col", "end", "occurrence", "line_text"):
             m[k] = new[k]
     return notes

@@ -259,6 +259,7 @@ def test_a_resumed_session_mutates_the_same_places_in_changed_code():
     # the deleted line's mutant: replaced by a current mutant of the same file, not one the session already has
     assert gone["rebased_from"] == "a.py:9:AddNot:0" and gone["id"] in {"a.py:4:AddNot:0", "a.py:12:AddNot:0"}
     assert gone["id"] != done["id"] and gone["line_text"] in ("if new:", "if d:")
+    assert gone["operator"] == "core/AddNot" and gone["occurrence"] in (1, 3)  # its own, not the old one's
     assert len(notes) == 2 and "moved" in notes[0] and "gone" in notes[1]
     assert mutlib.rebase_sites([dict(m) for m in new], new, {m["id"] for m in new}, 0) == []  # nothing changed
 
