@@ -429,7 +429,8 @@ def sync_session(session: Path, chosen: list[dict]) -> set[str]:
 
 
 def logged_ids(out: Path) -> set[str]:
-    """The mutants a session's log has a result for (the log is what the report reads)."""
+    """The mutants a session's log has a result for: the ones a resumed session does not run again (the log is what
+    the report reads; cosmic-ray's session holds a copy of each result, overwritten when a mutant runs again)."""
     path = out / "log.jsonl"
     if not path.is_file():
         return set()
@@ -543,7 +544,8 @@ def cmd_mutate(args) -> int:
     from cosmic_ray.work_item import WorkResult
 
     session = out / "session.sqlite"
-    done = sync_session(session, chosen) | logged_ids(out)
+    sync_session(session, chosen)
+    done = logged_ids(out)  # the log decides: a mutant whose line is deleted from it runs again
     todo = [m for m in chosen if m["id"] not in done]
     if args.budget:
         # a seeded random order: the mutants run before the budget runs out are a uniform part of the draw

@@ -481,8 +481,8 @@ def test_a_stopped_run_leaves_no_stage_running(tmp_path, how):
 
 
 def test_a_resumed_session_records_its_rebased_mutants(tmp_path):
-    """cosmic-ray's session gets a work item for each rebased id (a result for an id it lacks is refused), and a
-    mutant the log has a result for is done even when the session missed it (a run stopped between the two)."""
+    """cosmic-ray's session gets a work item for each rebased id (a result for an id it lacks is refused); the log
+    says which mutants are done."""
     pytest.importorskip("cosmic_ray")
     from cosmic_ray.work_db import WorkDB, use_db
 
