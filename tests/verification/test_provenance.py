@@ -6,11 +6,14 @@ import dataclasses
 
 import numpy as np
 import pytest
+from hypothesis import example, given, settings
+from hypothesis import strategies as st
 
 from refvi.verification.running.runner import run_statement
 from refvi.verification.statement import PROFILES, CheckFailed, Context, Statement
 from refvi.verification.statement import provenance as P
 from refvi.verification.statement.provenance.instrument import _passing
+from refvi.verification.statement.provenance.ledger import Use
 from refvi.verification.statement.provenance.marks import is_reported
 
 
@@ -284,3 +287,36 @@ def test_plain_strips_six_levels_of_containers_and_ends_on_a_cycle():
     cycle.append(cycle)
     out = plain(cycle)
     assert type(out[0]) is float and type(out[1][1][1][1][1][0]) is float and out[1][1][1][1][1][1] is cycle
+
+
+_SIDE = st.frozensets(st.integers(0, 5), max_size=2)  # small: chains of single tokens are common
+
+
+@settings(max_examples=300, deadline=None)
+@given(
+    uses=st.lists(st.tuples(_SIDE, _SIDE, st.sampled_from(["compare", "use"]), st.booleans()), max_size=25),
+    given_=st.frozensets(st.integers(0, 5), max_size=2),
+)
+@example(  # a chain of single tokens from an input, into a side of two that then checks its partner, and back
+    uses=[(frozenset({0}), frozenset({1}), "compare", True), (frozenset({1}), frozenset({2}), "compare", True),
+          (frozenset({2, 3}), frozenset({4}), "compare", True), (frozenset({4}), frozenset({5}), "compare", True),
+          (frozenset({5}), frozenset({3}), "compare", True)],
+    given_=frozenset({0}),
+)
+def test_checked_is_the_fixpoint_of_the_passing_comparisons(uses, given_):
+    """``Ledger.checked`` (a worklist, single-token pairs as graph edges) against the definition iterated to its
+    fixpoint: a passing comparison one of whose sides is all checked (or empty: an oracle) checks the other side."""
+    led = P.Ledger()
+    led.uses = [Use("u", kind, (a, b), passed) for a, b, kind, passed in uses]
+    led.given = {t: "input" for t in given_}
+    done, changed = set(given_), True
+    while changed:
+        changed = False
+        for a, b, kind, passed in uses:
+            if kind != "compare" or not passed:
+                continue
+            for this, other in ((a, b), (b, a)):
+                if this <= done and not other <= done:
+                    done |= other
+                    changed = True
+    assert led.checked() == done - given_

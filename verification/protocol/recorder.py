@@ -190,9 +190,34 @@ def _signature(spec) -> inspect.Signature | None:
     return sig
 
 
+@functools.cache
+def _simple_parameters(sig: inspect.Signature) -> tuple[tuple[str, Any], ...] | None:
+    """(name, default) of each parameter when all are plain positional-or-keyword ones (the protocol's methods), so
+    that :func:`_bind` can map a call without ``inspect``; None otherwise."""
+    params = sig.parameters.values()
+    if any(p.kind is not inspect.Parameter.POSITIONAL_OR_KEYWORD for p in params):
+        return None
+    return tuple((p.name, p.default) for p in params)
+
+
 def _bind(sig: inspect.Signature | None, args, kwargs) -> dict[str, Any]:
+    """The call's arguments by name, defaults filled in, in the signature's order (``inspect``'s ``bind_partial``
+    and ``apply_defaults``); a call that does not fit the signature gives its keyword arguments only."""
     if sig is None:
         return dict(kwargs)
+    simple = _simple_parameters(sig)
+    if simple is not None and len(args) <= len(simple) and all(k in sig.parameters for k in kwargs):
+        out: dict[str, Any] = {}
+        for i, (name, default) in enumerate(simple):
+            if i < len(args):
+                if name in kwargs:  # given twice: a TypeError for bind_partial
+                    return dict(kwargs)
+                out[name] = args[i]
+            elif name in kwargs:
+                out[name] = kwargs[name]
+            elif default is not inspect.Parameter.empty:
+                out[name] = default
+        return out
     try:
         bound = sig.bind_partial(*args, **kwargs)
     except TypeError:

@@ -3,6 +3,7 @@ with them (:class:`Ledger`): which calls were value-checked, used only, or neith
 
 from __future__ import annotations
 
+import bisect
 import dataclasses
 from collections import defaultdict
 
@@ -13,7 +14,6 @@ from refvi.verification.statement.provenance.marks import (
     Reported,
     ReportedBool,
     ReportedRecord,
-    _union,
     is_reported,
     marks_of,
     rows_of,
@@ -36,7 +36,11 @@ class Ledger:
 
     def __init__(self):
         self.calls: list[tuple[str, bool]] = []  # (dotted method, made by a bad-input probe)
-        self.fields: list[tuple[int, str]] = []  # token -> (call, field path; a row is "<path>#<index>")
+        # the tokens, in blocks of consecutive ones: a field's one token, or an array's one token per row; block k
+        # starts at token _starts[k] and is (call, field path, rows: whether its tokens are rows)
+        self._starts: list[int] = []
+        self._blocks: list[tuple[int, str, bool]] = []
+        self._next = 0
         self.uses: list[Use] = []
         self.given: dict[int, str] = {}  # token -> why it is an input of the claim
         self.in_probe = False
@@ -46,9 +50,25 @@ class Ledger:
         self.calls.append((method, self.in_probe))
         return len(self.calls) - 1
 
+    def _tokens(self, call: int, path: str, n: int = 0) -> int:
+        """A new block: one token for the field ``path`` (``n`` 0), or ``n`` row tokens; its first token."""
+        start = self._next
+        self._starts.append(start)
+        self._blocks.append((call, path, n > 0))
+        self._next = start + max(n, 1)
+        return start
+
     def _token(self, call: int, path: str) -> frozenset[int]:
-        self.fields.append((call, path))
-        return frozenset((len(self.fields) - 1,))
+        return frozenset((self._tokens(call, path),))
+
+    def _block(self, token: int) -> tuple[int, str, bool]:
+        return self._blocks[bisect.bisect_right(self._starts, token) - 1]
+
+    def field(self, token: int) -> tuple[int, str]:
+        """The call and field path of ``token`` (a row's path is ``<path>#<index>``)."""
+        k = bisect.bisect_right(self._starts, token) - 1
+        call, path, rows = self._blocks[k]
+        return (call, f"{path}#{token - self._starts[k]}") if rows else (call, path)
 
     def mark(self, value, call: int, path: str = ""):
         """``value`` (a method's result or a part of it) marked with tokens of ``call``: one per field and row."""
@@ -64,8 +84,10 @@ class Ledger:
                 return value
             out = value.view(Reported)
             if value.ndim >= 1 and 0 < value.shape[0] <= ROW_LIMIT:
-                out.rows = tuple(self._token(call, f"{here}#{i}") for i in range(value.shape[0]))
-                out.marks = _union(out.rows)
+                start = self._tokens(call, here, value.shape[0])
+                tokens = range(start, start + value.shape[0])
+                out.rows = tuple(map(frozenset, zip(tokens)))  # row i: {start + i}
+                out.marks = frozenset(tokens)
             else:
                 out.marks = self._token(call, here)
             return out
@@ -103,8 +125,10 @@ class Ledger:
         """The tokens compared with an oracle, or with a recomputation from checked values and inputs: the fixpoint
         of the passing comparisons (a side all of whose tokens are checked checks the other side)."""
         done: set[int] = set(self.given)
-        # a comparison with an oracle (one side unmarked) checks the other side outright; the rest (deduplicated) go
-        # through a worklist
+        # a comparison with an oracle (one side unmarked) checks the other side outright; one of two single tokens
+        # (a row against a row, the common case) is an edge of a graph whose components are checked together; the
+        # rest (deduplicated) go through a worklist over their sides
+        single: dict[int, list[int]] = defaultdict(list)
         rest: dict[tuple[frozenset[int], frozenset[int]], None] = {}
         for u in self.uses:
             if u.kind != "compare" or not u.passed:
@@ -114,10 +138,13 @@ class Ledger:
                 done.update(b)
             elif not b:
                 done.update(a)
+            elif len(a) == 1 and len(b) == 1:
+                (x,), (y,) = a, b
+                single[x].append(y)
+                single[y].append(x)
             else:
                 rest[a, b] = None
-        # the worklist over the distinct sides: a side is ready once all its tokens are done; a ready side checks
-        # the sides it was compared with
+        # a side is ready once all its tokens are done; a ready side checks the sides it was compared with
         group: dict[frozenset[int], int] = {}
         partners: list[list[frozenset[int]]] = []
         for a, b in rest:
@@ -136,16 +163,25 @@ class Ledger:
                 watchers[t].append(g)
             if not open_:
                 ready.append(g)
-        while ready:
-            for other in partners[ready.pop()]:
-                for t in other:
-                    if t in done:
-                        continue
-                    done.add(t)
-                    for g in watchers.pop(t, ()):
-                        waiting[g] -= 1
-                        if waiting[g] == 0:
-                            ready.append(g)
+        # every token done so far starts the propagation; a token newly done is propagated once
+        fresh = list(done)
+        while fresh or ready:
+            while fresh:
+                t = fresh.pop()
+                for y in single.get(t, ()):
+                    if y not in done:
+                        done.add(y)
+                        fresh.append(y)
+                for g in watchers.pop(t, ()):
+                    waiting[g] -= 1
+                    if waiting[g] == 0:
+                        ready.append(g)
+            if ready:
+                for other in partners[ready.pop()]:
+                    for t in other:
+                        if t not in done:
+                            done.add(t)
+                            fresh.append(t)
         return done - set(self.given)
 
     def summary(self) -> dict:
@@ -158,12 +194,8 @@ class Ledger:
         for u in self.uses:
             seen.update(u.sides[0])
             seen.update(u.sides[1])
-        call_checked, call_used = set(), set()
-        for tok, (call, _) in enumerate(self.fields):
-            if tok in checked:
-                call_checked.add(call)
-            elif tok in seen:
-                call_used.add(call)
+        call_checked = {self._block(t)[0] for t in checked}
+        call_used = {self._block(t)[0] for t in seen - checked}
         methods: dict[str, dict[str, int]] = {}
         for i, (method, probe) in enumerate(self.calls):
             row = methods.setdefault(method, {"calls": 0, "checked": 0, "used": 0, "probes": 0})
@@ -182,9 +214,9 @@ class Ledger:
                 key = (self._method(tok), self._field(tok), u.label)
                 trusted[key] = trusted.get(key, 0) + 1
         # the fields read, by (call, field path without the row): one entry per field, not per token
-        read_fields = {(call, path.partition("#")[0]) for call, path in self.fields if not self.calls[call][1]}
+        read_fields = {(call, path.partition("#")[0]) for call, path, _ in self._blocks if not self.calls[call][1]}
         read = {(self.calls[call][0], field or "value") for call, field in read_fields}
-        reached_fields = {(self.fields[t][0], self.fields[t][1].partition("#")[0]) for t in seen | given}
+        reached_fields = {(call, path.partition("#")[0]) for call, path, _ in map(self._block, seen | given)}
         reached = {(self.calls[call][0], field or "value") for call, field in reached_fields}
         return {
             "methods": dict(sorted(methods.items())),
@@ -199,7 +231,7 @@ class Ledger:
         """``boosting.frank_wolfe (call 2 of the statement): weights_history row 1``, for up to ``limit`` fields."""
         seen: dict[tuple[int, str], list[str]] = {}
         for t in sorted(tokens):
-            call, path = self.fields[t]
+            call, path = self.field(t)
             field, _, row = path.partition("#")
             seen.setdefault((call, field or "value"), []).append(row)
         parts = []
@@ -211,7 +243,7 @@ class Ledger:
         return ", ".join(parts) + (f" and {more} more" if more > 0 else "")
 
     def _method(self, token: int) -> str:
-        return self.calls[self.fields[token][0]][0]
+        return self.calls[self._block(token)[0]][0]
 
     def _field(self, token: int) -> str:
-        return self.fields[token][1].split("#")[0] or "value"
+        return self._block(token)[1].split("#")[0] or "value"

@@ -32,8 +32,12 @@ class MarkedThroughNumPy:
     def __array_ufunc__(self, ufunc, method, *inputs, **kwargs):
         found, args = EMPTY, []
         for x in inputs:  # every ufunc on a marked operand comes here: the unmarked operands are passed as they are
-            if type(x) in _UNMARKED:
+            kind = type(x)
+            if kind in _UNMARKED:
                 args.append(x)
+            elif kind is Reported:  # the common marked operand, inlined (marks_of and plain give the same)
+                found = found | x.marks
+                args.append(x.view(np.ndarray))
             else:
                 found = found | marks_of(x)
                 args.append(plain(x))
@@ -264,7 +268,7 @@ def tag(value, found: frozenset[int]):
     else, bools included, as it is)."""
     if not found:
         return value
-    if isinstance(value, np.ndarray):
+    if type(value) is np.ndarray or isinstance(value, np.ndarray):
         out = value.view(Reported)
         out.marks = found
         return out
