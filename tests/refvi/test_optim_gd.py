@@ -58,3 +58,21 @@ def test_gd_bad_input():
         gradient_descent(t, method="naive", C0=np.zeros((2, 2)))
     with pytest.raises(ValueError, match="diverged at step"):
         gradient_descent(t, method="naive", step=3.0, steps=400)
+
+
+@pytest.mark.parametrize("a", [-30.0, -12.0, 0.5, 12.0, 30.0])
+def test_ridge_expectations_keep_their_relative_accuracy_in_the_tails(a):
+    """E softplus(-s), E sigmoid(-s) and E sigmoid'(s) for s ~ N(a, beta^2) against the adaptive quadrature oracle,
+    relative, where they are as small as 1e-13: sigmoid'(s) written as sigma(-s)(1 - sigma(-s)) lost every digit
+    there (1e-4 relative at a = -30), which the gradients' absolute tolerances never saw."""
+    from scipy.special import expit as sig
+
+    from refvi.targets.ridge import ridge_expectations
+    from refvi.verification.oracles import quadrature as Q
+
+    for beta in (0.01, 0.3, 1.0):
+        got = ridge_expectations(np.array([a]), np.array([beta]))
+        want = [Q.ridge_expectation_adaptive(f, a, beta)
+                for f in (lambda s: np.logaddexp(0.0, -s), lambda s: sig(-s), lambda s: sig(s) * sig(-s))]
+        for k in range(3):
+            assert abs(got[k][0] - want[k]) <= 1e-9 * want[k], (k, beta, got[k][0], want[k])

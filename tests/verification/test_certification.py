@@ -60,6 +60,12 @@ def test_a_missing_method_declines_instances_not_the_statement():
     rec = runner.run_statement(_stmt(claim, ("energy", "entropy")), _Tril())
     assert rec["verdict"] == "pass" and rec["examples"] == 1 and rec["instances_skipped"] == 1
     assert "lacks method 'entropy'" in rec["detail"]
+    assert _declined_column(runner.format_row(rec)) == "1"  # the table's "declined" column
+
+
+def _declined_column(row: str) -> str:
+    """The "declined" column of a table row (fixed width: id 28, verdict 6, kind 11, erratum 8, cases 6, then 8)."""
+    return row[64:72].strip()
 
 
 def test_every_instance_declined_is_a_skip_with_its_reason():
@@ -69,6 +75,7 @@ def test_every_instance_declined_is_a_skip_with_its_reason():
     rec = runner.run_statement(_stmt(claim), _Tril())
     assert rec["verdict"] == "skip" and "every instance declined" in rec["detail"] and "structure" in rec["detail"]
     assert runner.format_row(rec).split()[2] == "exact"        # a skipped row shows no cases, slack or tightness
+    assert rec["instances_skipped"] == 1 and _declined_column(runner.format_row(rec)) == ""  # nor declines
     assert runner.row_note(rec).strip().startswith("~ every instance declined")
 
 

@@ -320,3 +320,25 @@ def test_checked_is_the_fixpoint_of_the_passing_comparisons(uses, given_):
                     done |= other
                     changed = True
     assert led.checked() == done - given_
+
+
+def test_a_closure_carries_what_it_captured_and_two_that_capture_each_other_end():
+    """An integrand handed to an oracle has the marks of the values it captured (one level of closures: a closure
+    inside it is not followed), and two inner functions that call each other do not recurse without end."""
+    led = P.Ledger()
+    x = led.mark(np.array([1.0, 2.0]), led.call("x"))
+
+    def integrand(s):
+        return s * x[0]
+
+    assert P.marks_of(integrand) == x.marks
+
+    def even(n):
+        return n == 0 or odd(n - 1)
+
+    def odd(n):
+        return n != 0 and even(n - 1) and x[1] > 0
+
+    assert P.marks_of(odd) == x.marks
+    assert P.marks_of(even) == P.EMPTY  # odd is a closure inside it: not followed
+    assert P.marks_of(lambda: even(3)) == P.EMPTY

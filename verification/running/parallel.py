@@ -105,9 +105,7 @@ def run_parallel(
     return [results[s] for s in ids]
 
 
-def map_tasks(
-    tasks: Sequence[tuple], workers: int, scheduler: str | None = None, progress: Callable[[dict], None] | None = None
-) -> list[dict]:
+def map_tasks(tasks: Sequence[tuple], workers: int, scheduler: str | None = None) -> list[dict]:
     """``_run_one(*task)`` for each task, on Dask (if installed) or local processes; results in task order."""
     try:
         import distributed  # noqa: F401
@@ -129,9 +127,6 @@ def map_tasks(
             client.close()
             if cluster is not None:
                 cluster.close()
-    for rec in out:
-        if progress is not None:
-            progress(rec)
     return out
 
 

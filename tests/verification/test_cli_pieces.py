@@ -1,0 +1,63 @@
+"""Small parts of the command line: when the progress bar is drawn (a terminal and more than one statement, never
+on a pipe), the interrupt handler's test for code it must not interrupt (Numba's compiler, llvmlite, a
+garbage-collector callback), the order of declined instances' reasons, and the exit code of the generated blocks'
+``--check``."""
+
+import sys
+import types
+
+import pytest
+
+from refvi.verification.certificate import report
+from refvi.verification.running import commands
+
+REC = {"id": "000.thm1", "verdict": "pass", "kind": "exact", "erratum": None, "examples": 3, "instances_skipped": 0,
+       "worst_slack": 0.5, "checks": {}, "seconds": 0.1, "title": "a statement"}
+
+
+@pytest.mark.parametrize("tty, total, bar", [(False, 3, False), (True, 1, False), (True, 3, True)])
+def test_the_progress_bar_only_on_a_terminal_and_for_more_than_one_statement(tty, total, bar, monkeypatch, capsys):
+    pytest.importorskip("tqdm")
+    monkeypatch.setattr(sys.stdout, "isatty", lambda: tty, raising=False)
+    show, close = report.progress(total, bar=True)
+    show(REC)
+    close()
+    out, err = capsys.readouterr()
+    assert "000.thm1" in out  # the row, either way
+    assert ("stmt" in err) == bar, err  # tqdm draws on stderr: "0/3 [...stmt/s]"
+
+
+def _frame_in(module_name: str, code: str = "def f():\n    return sys._getframe()\n"):
+    """A frame whose code runs in a module named ``module_name``, called from this test (so it has a parent)."""
+    mod = types.ModuleType(module_name)
+    mod.sys = sys
+    exec(compile(code, f"<{module_name}>", "exec"), mod.__dict__)
+    return mod.f()
+
+
+def test_the_interrupt_handler_waits_inside_numba_llvmlite_and_gc_callbacks():
+    assert commands.in_compiler(_frame_in("numba.core.compiler"))
+    assert commands.in_compiler(_frame_in("llvmlite.binding.ffi"))
+    assert commands.in_compiler(_frame_in("distributed.gc"))
+    assert commands.in_compiler(_frame_in("anything", "def f():\n    def on_gc_callback():\n"
+                                          "        return sys._getframe()\n    return on_gc_callback()\n"))
+    assert not commands.in_compiler(sys._getframe())  # this test's own frame and its callers
+    assert not commands.in_compiler(None)
+
+
+def test_declined_reasons_are_listed_most_frequent_first():
+    from refvi.verification.running.execute import _reasons
+
+    assert _reasons({"a": 1, "b": 3, "c": 2}) == "3 x b; 2 x c; 1 x a"
+    many = {f"r{k}": k for k in range(1, 7)}
+    assert _reasons(many) == "6 x r6; 5 x r5; 4 x r4; 3 x r3; and 2 other reason(s)"
+    assert _reasons({}) == "no reason given"
+
+
+@pytest.mark.parametrize("stale, code", [(["README.md (papers)"], 1), ([], 0)])
+def test_the_generated_blocks_check_fails_when_one_is_stale(stale, code, monkeypatch, capsys):
+    from refvi.verification.certificate import summary
+
+    monkeypatch.setattr(summary, "stale", lambda: stale)
+    assert summary.main(["--check"]) == code
+    assert ("stale: " in capsys.readouterr().out) == bool(stale)
