@@ -33,7 +33,12 @@ with condition number 1e4, 200 units off-centre along its flattest direction).
   oracle), *and* the reported run does not end above its start (exact objective at w^T at most
   f(w^0) + 1 + ``|f(w^0)|``/10 plus the Monte Carlo error of the driver's own estimate): a driver that never halves
   fails the second, one that halves without a climb the first.  In the frame (no options, T = 100) the first
-  direction is checked the same way.
+  direction is checked the same way;
+* **a target that is not convex near its mode** (the cosine-quadratic -log p = alpha cos(b^T z) + |z|^2 / 2 with
+  alpha |b|^2 = 2 > 1: concave at the mode along b), no options but T = 400 (refvi runs it in two stages, the second
+  in the frame of the first's result): whatever the driver does, what it reports is one run: the recorded steps go
+  from 0 to T strictly increasing, with one (m, C) and one objective estimate per recorded step and T step sizes,
+  every iterate finite.
 
 Optional: an implementation without ``fit_as_user`` declines every instance (an optional feature, like frames).
 
@@ -47,6 +52,7 @@ import math
 import numpy as np
 
 from refvi.verification.oracles import vi_objective as vo
+from refvi.verification.protocol import targets as specs
 from refvi.verification.statement import scalar, statement
 from refvi.verification.statements.convergence_000 import _user_models as um
 from refvi.verification.statements.convergence_000.fit_driver import _blows_up, _check_objective, _replay, _to_frame
@@ -59,6 +65,12 @@ RESULT = (
 #: why the last iterate of the guarded run is an input of the no-climb claim
 LAST = (
     "the guarded run's last iterate (its C updates replayed above): the claim is that it does not end above its start"
+)
+
+#: why the recorded step indices of a run are an input of the claim
+NUMBERING = (
+    "the step indices a run reports for its recorded iterates (the driver's own choice of which to record): the "
+    "claim is that they number one run through, 0 to T"
 )
 
 #: why the driver's default number of steps is an input of the claim
@@ -267,9 +279,32 @@ def claim_fit_defaults(ctx):
         _halvings(ctx, gam, np.full(T, 1.0 / um.M_TRUE), f"{what}, 1/M", replay)
         _no_climb(ctx, run, what)
 
+    def not_convex_near_the_mode(_):
+        T = 400
+        run = impl.fit_as_user(specs.cosine(2.0, np.array([1.0, 0.0]), beta=1.0), steps=T)
+        what = f"fit(cosine-quadratic target not convex at its mode, steps={T})"
+        steps = ctx.given(np.asarray(run.steps, dtype=np.float64), NUMBERING)
+        ms, Cs = np.asarray(run.ms, dtype=np.float64), np.asarray(run.Cs, dtype=np.float64)
+        n = len(steps)
+        ctx.true(n >= 2, label=f"{what}: at least the first and the last iterate recorded")
+        ctx.equal(steps[[0, -1]], np.array([0.0, T]), label=f"{what}: the recorded steps go from 0 to T")
+        ctx.geq(
+            scalar(np.min(np.diff(steps))),
+            1.0,
+            label=f"{what}: the recorded steps strictly increase (one run, numbered through)",
+        )
+        ctx.true(
+            len(ms) == n and len(Cs) == n and len(np.asarray(run.step_sizes)) == T,
+            label=f"{what}: one recorded (m, C) per recorded step, T step sizes",
+        )
+        if run.objective is not None:
+            ctx.true(len(np.asarray(run.objective)) == n, label=f"{what}: one objective estimate per recorded step")
+        ctx.true(bool(np.all(np.isfinite(ms)) and np.all(np.isfinite(Cs))), label=f"{what}: every iterate finite")
+
     ctx.instance(nothing)
     ctx.instance(proj)
     ctx.instance(given_step)
     ctx.instance(negative_frame)
     ctx.instance(guard, False)
     ctx.instance(guard, True)
+    ctx.instance(not_convex_near_the_mode)
