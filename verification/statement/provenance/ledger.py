@@ -125,34 +125,31 @@ class Ledger:
         """The tokens compared with an oracle, or with a recomputation from checked values and inputs: the fixpoint
         of the passing comparisons (a side all of whose tokens are checked checks the other side)."""
         done: set[int] = set(self.given)
-        # a comparison with an oracle (one side unmarked) checks the other side outright; one of two single tokens
-        # (a row against a row, the common case) is an edge of a graph whose components are checked together; the
-        # rest (deduplicated) go through a worklist over their sides
-        single: dict[int, list[int]] = defaultdict(list)
-        rest: dict[tuple[frozenset[int], frozenset[int]], None] = {}
+        # a comparison with an oracle (one side unmarked) checks the other side outright.  Otherwise each side checks
+        # the other once it is all checked: a side of one token is ready when its token is, so its partner's tokens
+        # are that token's followers; a side of several tokens waits, as a group, for all of them.
+        follow: dict[int, list[int]] = defaultdict(list)
+        group: dict[frozenset[int], int] = {}
+        partners: list[list[frozenset[int]]] = []
         for u in self.uses:
             if u.kind != "compare" or not u.passed:
                 continue
             a, b = u.sides
             if not a:
                 done.update(b)
-            elif not b:
+                continue
+            if not b:
                 done.update(a)
-            elif len(a) == 1 and len(b) == 1:
-                (x,), (y,) = a, b
-                single[x].append(y)
-                single[y].append(x)
-            else:
-                rest[a, b] = None
-        # a side is ready once all its tokens are done; a ready side checks the sides it was compared with
-        group: dict[frozenset[int], int] = {}
-        partners: list[list[frozenset[int]]] = []
-        for a, b in rest:
+                continue
             for this, other in ((a, b), (b, a)):
-                g = group.setdefault(this, len(group))
-                if g == len(partners):
-                    partners.append([])
-                partners[g].append(other)
+                if len(this) == 1:
+                    (t,) = this
+                    follow[t].extend(other)
+                else:
+                    g = group.setdefault(this, len(group))
+                    if g == len(partners):
+                        partners.append([])
+                    partners[g].append(other)
         waiting = [0] * len(group)
         watchers: dict[int, list[int]] = defaultdict(list)
         ready: list[int] = []
@@ -168,7 +165,7 @@ class Ledger:
         while fresh or ready:
             while fresh:
                 t = fresh.pop()
-                for y in single.get(t, ()):
+                for y in follow.get(t, ()):
                     if y not in done:
                         done.add(y)
                         fresh.append(y)
