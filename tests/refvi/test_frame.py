@@ -205,3 +205,20 @@ def test_an_m_given_with_a_frame_sets_the_step_rule_constants():
     a = schedules.noise_constants("energy", 3, 4.0)[0]
     np.testing.assert_array_equal(res.step_sizes, schedules.step_sizes("thm6", 300, M=4.0, mu=res.frame.mu, a=a))
     assert res.step_sizes[0] == pytest.approx(plain.step_sizes[0] / 16.0)
+
+
+def test_the_laplace_mode_of_a_logistic_regression_is_found_by_damped_newton():
+    """The mode search's first method is damped Newton (a few iterations where L-BFGS needs hundreds of
+    evaluations); L-BFGS is only its fallback.  From far out (z = 8 per coordinate, where the full Newton step of
+    the logistic loss overshoots), Newton must still get there, backtracking, and say so."""
+    from refvi.optim.frame import _mode
+    from refvi.targets import LogisticRegression
+
+    rng = np.random.default_rng(3)
+    X = rng.standard_normal((60, 3))
+    y = np.where(X @ np.array([1.5, -1.0, 0.5]) + 0.5 * rng.standard_normal(60) > 0, 1.0, -1.0)
+    t = LogisticRegression(X, y, prior_scale=2.0)
+    for start in (np.zeros(3), np.full(3, 8.0)):
+        z, how = _mode(t, start)
+        assert how.startswith("Newton ("), how
+        assert np.linalg.norm(t.grad_logp(z)) < 1e-8
