@@ -9,6 +9,7 @@ from refvi.boosting import Box
 from refvi.boosting.frank_wolfe import fixed_step_weights
 from refvi.ngvi import expfam
 from refvi.online import SVB
+from refvi.optim.averaging import average_weights
 from refvi.optim.fit import fit
 from refvi.targets import CallableTarget, Gaussian, LinearRegression, LogisticRegression
 
@@ -38,6 +39,11 @@ G = lambda z: -z                             # noqa: E731
     (lambda: SVB(2, "hinge", schedule="constant", eta=0.1, K=2.0), ValueError, "does not use K"),
     (lambda: expfam.natural_from_moment(np.zeros(3), np.eye(2)), ValueError, "mu has length 3 but Sigma is 2 x 2"),
     (lambda: expfam.moment_from_natural(np.zeros(3), -np.eye(2)), ValueError, "lam has length 3 but Lam is 2 x 2"),
+    # diagnose: 0 or at least 20 draws (19 is one too few); the theta averages need both a and gamma
+    (lambda: fit(CallableTarget(LP, G, 2, smoothness=1.0), steps=10, diagnose=19), ValueError,
+     "diagnose must be 0 .* or a number of draws >= 20, got 19"),
+    (lambda: average_weights("theta7", 10, a=1.0, gamma=None), ValueError, "needs the noise constant a and the"),
+    (lambda: average_weights("theta10", 10, a=None, gamma=0.1), ValueError, "needs the noise constant a and the"),
 ])
 def test_bad_input_is_a_clear_error(make, exc, match):
     with pytest.raises(exc, match=match):

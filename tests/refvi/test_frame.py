@@ -222,3 +222,28 @@ def test_the_laplace_mode_of_a_logistic_regression_is_found_by_damped_newton():
         z, how = _mode(t, start)
         assert how.startswith("Newton ("), how
         assert np.linalg.norm(t.grad_logp(z)) < 1e-8
+
+
+def test_when_newton_fails_lbfgs_finds_the_mode_and_says_so(monkeypatch):
+    """The mode search's fallback (L-BFGS with the gradient, then a Newton polish), taken when damped Newton gives
+    up: on a logistic regression with one predictor 300 times the others' scale it reaches |grad log p| < 1e-10."""
+    import refvi.optim.frame as F
+    from refvi.targets import LogisticRegression
+
+    rng = np.random.default_rng(3)
+    X = rng.standard_normal((60, 3))
+    X[:, 2] *= 300.0
+    y = np.where(X @ np.array([1.5, -1.0, 0.005]) + 0.5 * rng.standard_normal(60) > 0, 1.0, -1.0)
+    t = LogisticRegression(X, y, prior_scale=2.0)
+    monkeypatch.setattr(F, "_newton_mode", lambda *args: None)
+    z, how = F._mode(t, np.zeros(3))
+    assert how.startswith("L-BFGS ("), how
+    assert np.linalg.norm(t.grad_logp(z)) < 1e-10
+
+
+def test_a_frame_on_a_log_concave_target_has_the_full_radius_and_no_narrowing_note():
+    """The note that -log p is not convex near the mode (and the run starts narrower) belongs to frames whose probe
+    radius had to shrink below one Laplace sd, never to a Gaussian's."""
+    frame = find_frame(_gauss(d=3, cond=50.0))
+    assert frame.radius == 1.0
+    assert not any("not convex" in n for n in frame.notes), frame.notes

@@ -1,10 +1,12 @@
 """Small parts of the command line: when the progress bar is drawn (a terminal and more than one statement, never
 on a pipe), the interrupt handler's test for code it must not interrupt (Numba's compiler, llvmlite, a
-garbage-collector callback), the order of declined instances' reasons, and the exit code of the generated blocks'
-``--check``."""
+garbage-collector callback), the order of declined instances' reasons, the exit code of the generated blocks'
+``--check``, how a reproducer summarizes a large array, and the self-test's row."""
 
 import sys
 import types
+
+import numpy as np
 
 import pytest
 
@@ -61,3 +63,21 @@ def test_the_generated_blocks_check_fails_when_one_is_stale(stale, code, monkeyp
     monkeypatch.setattr(summary, "stale", lambda: stale)
     assert summary.main(["--check"]) == code
     assert ("stale: " in capsys.readouterr().out) == bool(stale)
+
+
+def test_a_large_array_in_a_reproducer_is_summarized_by_its_finite_range():
+    from refvi.verification.certificate.reproducers import summarize
+
+    x = np.tile([1.0, np.nan, -np.inf, 3.0], 10)
+    assert summarize(x) == {"shape": [40], "dtype": "float64", "range": [1.0, 3.0]}
+    assert summarize(np.arange(40))["range"] == [0.0, 39.0]
+    assert summarize(np.array([1.0, 2.0])) == {"array": [1.0, 2.0], "shape": [2]}
+
+
+def test_a_self_test_row_names_at_most_six_catching_statements():
+    from refvi.verification.running.selftest import format_row
+
+    row = {"id": "bug", "caught_by": [f"000.s{k}" for k in range(8)], "ran": ["x"] * 8, "seconds": 1.0}
+    line = format_row(row)
+    assert line.endswith("000.s0, 000.s1, 000.s2, 000.s3, 000.s4, 000.s5 ...") and "000.s6" not in line
+    assert "8/8" in line and format_row({**row, "caught_by": []}).split()[1] == "MISSED"
