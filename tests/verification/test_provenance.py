@@ -342,3 +342,29 @@ def test_a_closure_carries_what_it_captured_and_two_that_capture_each_other_end(
     assert P.marks_of(odd) == x.marks
     assert P.marks_of(even) == P.EMPTY  # odd is a closure inside it: not followed
     assert P.marks_of(lambda: even(3)) == P.EMPTY
+
+
+def test_a_failing_checks_detail_names_a_scalar_field_without_a_row():
+    """A reported scalar, a record's field and an array's row are described as what they are: no "row" for the first
+    two (a token's block says whether its tokens are rows)."""
+    led = P.Ledger()
+    x = led.mark(2.0, led.call("energy"))
+    W = led.mark(np.zeros((3, 2)), led.call("run"), "W")
+    assert led.describe(P.marks_of(x)) == "energy (call 1 of the statement): value"
+    assert led.describe(W.rows[2]) == "run (call 2 of the statement): W row 2"
+    assert led.describe(P.marks_of(W)) == "run (call 2 of the statement): W rows 0..2"
+
+
+def test_a_field_read_but_never_in_evidence_is_unseen_and_a_probe_reads_nothing():
+    """``unseen``: the fields a statement read from a record and never put in a check (a value it ignored, or a mark
+    lost on the way), by method and field; what a bad-input probe's call returned is not counted as read."""
+    led = P.Ledger()
+    run = led.mark(Run(W=np.zeros((2, 2)), gamma=np.ones(3), f=1.5), led.call("run"))
+    ctx = _ctx(led)
+    ctx.close(run.W, np.zeros((2, 2)), label="W = oracle")
+    _ = run.gamma  # read, never checked
+    led.in_probe = True
+    probe = led.mark(Run(W=np.ones((1, 1)), gamma=np.ones(1), f=0.0), led.call("probe"))
+    _ = probe.f
+    led.in_probe = False
+    assert led.summary()["unseen"] == [("run", "gamma")]
