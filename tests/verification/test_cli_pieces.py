@@ -7,7 +7,6 @@ import sys
 import types
 
 import numpy as np
-
 import pytest
 
 from refvi.verification.certificate import report

@@ -368,3 +368,18 @@ def test_a_field_read_but_never_in_evidence_is_unseen_and_a_probe_reads_nothing(
     _ = probe.f
     led.in_probe = False
     assert led.summary()["unseen"] == [("run", "gamma")]
+
+
+def test_a_derived_helper_that_captured_a_reported_array_keeps_its_arguments_marks_too():
+    """A recomputation (``derived``) closing over one reported array and called with another: its result carries
+    both (the helper computes on the plain argument, but the captured array is still marked inside it)."""
+    led = P.Ledger()
+    a = led.mark(np.array([1.0, 2.0]), led.call("a"))
+    b = led.mark(np.array([3.0, 4.0]), led.call("b"))
+
+    @P.derived
+    def times_a(x):
+        return x * a
+
+    out = times_a(b)
+    assert P.marks_of(out) == P.marks_of(a) | P.marks_of(b)

@@ -265,10 +265,16 @@ def is_reported(value) -> bool:
 
 def tag(value, found: frozenset[int]):
     """``value`` carrying the marks ``found`` (arrays, NumPy and Python numbers, and containers of them; anything
-    else, bools included, as it is)."""
+    else, bools included, as it is); a value already marked keeps its own marks as well."""
     if not found:
         return value
-    if type(value) is np.ndarray or isinstance(value, np.ndarray):
+    if type(value) is np.ndarray:
+        out = value.view(Reported)
+        out.marks = found
+        return out
+    if isinstance(value, _MARKED):  # already marked (computed from a reported value an oracle captured): keep both
+        found = found | value.marks
+    if isinstance(value, np.ndarray):
         out = value.view(Reported)
         out.marks = found
         return out
