@@ -10,15 +10,6 @@ from refvi.verification.protocol import recorder
 from refvi.verification.protocol.core import Implementation
 
 
-def _by_inspect(sig, args, kwargs):
-    try:
-        bound = sig.bind_partial(*args, **kwargs)
-    except TypeError:
-        return dict(kwargs)
-    bound.apply_defaults()
-    return dict(bound.arguments)
-
-
 def _energy(self, target, m, C, U, structure="tril"): ...
 
 
@@ -41,7 +32,7 @@ def test_bind_names_the_arguments_as_inspect_does(n_args, keywords, spec):
     args = tuple(f"arg{i}" for i in range(n_args))
     kwargs = {k: f"kw-{k}" for k in keywords}
     got = recorder._bind(sig, args, kwargs)
-    want = _by_inspect(sig, args, kwargs)
+    want = recorder._bind_by_inspect(sig, args, kwargs)
     assert got == want and list(got) == list(want)  # the same names, values and order
 
 

@@ -218,6 +218,11 @@ def _bind(sig: inspect.Signature | None, args, kwargs) -> dict[str, Any]:
             elif default is not inspect.Parameter.empty:
                 out[name] = default
         return out
+    return _bind_by_inspect(sig, args, kwargs)
+
+
+def _bind_by_inspect(sig: inspect.Signature, args, kwargs) -> dict[str, Any]:
+    """:func:`_bind` for any signature, through ``inspect`` (the definition its fast path must agree with)."""
     try:
         bound = sig.bind_partial(*args, **kwargs)
     except TypeError:

@@ -61,12 +61,15 @@ class Ledger:
     def _token(self, call: int, path: str) -> frozenset[int]:
         return frozenset((self._tokens(call, path),))
 
+    def _block_index(self, token: int) -> int:
+        return bisect.bisect_right(self._starts, token) - 1
+
     def _block(self, token: int) -> tuple[int, str, bool]:
-        return self._blocks[bisect.bisect_right(self._starts, token) - 1]
+        return self._blocks[self._block_index(token)]
 
     def field(self, token: int) -> tuple[int, str]:
         """The call and field path of ``token`` (a row's path is ``<path>#<index>``)."""
-        k = bisect.bisect_right(self._starts, token) - 1
+        k = self._block_index(token)
         call, path, rows = self._blocks[k]
         return (call, f"{path}#{token - self._starts[k]}") if rows else (call, path)
 
