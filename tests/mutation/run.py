@@ -456,6 +456,8 @@ def cmd_mutate(args) -> int:
     cfg = mutlib.load_config()
     if args.resume:
         out = Path(args.resume).resolve()
+        if restore_session(out):
+            print(f"{out} restored from {_shown(ARCHIVE)}/{out.name}.* (the archived log and plan)")
         plan = json.loads((out / "plan.json").read_text())
         chosen, meta = plan["mutants"], plan["meta"]
         rebase_on_resume(out, chosen, cfg, meta.get("seed") or 0)
@@ -644,20 +646,71 @@ def cmd_mutate(args) -> int:
     return 0
 
 
+ARCHIVE = HERE / "logs"
+
+
+def _shown(p: Path) -> str:
+    p = p.resolve()
+    return str(p.relative_to(ROOT)) if ROOT in p.parents else str(p)
+
+
+_DERIVED = ("statements", "tests", "invalidate", "module", "kind", "stmt_timeout", "stmt_timeouts", "limit")
+
+
+def session_meta(log: Path) -> dict:
+    """What a session's ``plan.json`` says about it (command, commit, date, machine), beside a live log
+    (``<session>/log.jsonl``) or an archived one (``logs/<session>.jsonl`` + ``logs/<session>.plan.json``)."""
+    for cand in (log.parent / "plan.json", log.with_suffix(".plan.json")):
+        if cand.is_file():
+            return json.loads(cand.read_text())["meta"]
+    return {}
+
+
+def archive_log(log: Path) -> Path:
+    """Copy a session's log and plan into ``tests/mutation/logs/`` (tracked by git), so the rates a page cites can be
+    re-read, and the session resumed (``--resume``), from a fresh checkout; an archived log is returned as is.  The
+    plan keeps what was drawn (what each mutant runs is worked out again on resume)."""
+    log = log.resolve()
+    if log.parent == ARCHIVE.resolve():
+        return log
+    name = log.parent.name if log.name == "log.jsonl" else log.stem
+    ARCHIVE.mkdir(exist_ok=True)
+    dest = ARCHIVE / f"{name}.jsonl"
+    shutil.copyfile(log, dest)
+    plan_path = log.parent / "plan.json"
+    if plan_path.is_file():
+        plan = json.loads(plan_path.read_text())
+        plan["mutants"] = [{k: v for k, v in m.items() if k not in _DERIVED} for m in plan["mutants"]]
+        dest.with_suffix(".plan.json").write_text(json.dumps(plan, separators=(",", ":")) + "\n")
+    return dest
+
+
+def restore_session(out: Path) -> bool:
+    """``--resume DIR`` with no DIR here (a fresh checkout): rebuild it from the archived log and plan of that name."""
+    plan, log = ARCHIVE / f"{out.name}.plan.json", ARCHIVE / f"{out.name}.jsonl"
+    if (out / "plan.json").is_file() or not plan.is_file():
+        return False
+    out.mkdir(parents=True, exist_ok=True)
+    shutil.copyfile(plan, out / "plan.json")
+    if log.is_file():
+        shutil.copyfile(log, out / "log.jsonl")
+    return True
+
+
 def cmd_report(args) -> int:
     cfg = mutlib.load_config()
     logs = [Path(p) for p in args.logs]
     records = mutlib.read_log(logs)
-    meta: dict = {"logs": [str(p.relative_to(ROOT)) if p.is_absolute() and ROOT in p.parents else str(p) for p in logs]}
-    plan = logs[0].parent / "plan.json"
-    if plan.is_file():
-        pm = json.loads(plan.read_text())["meta"]
-        meta.update(
-            {
-                k: pm.get(k)
-                for k in ("date", "machine", "commit", "workers", "command", "sample", "candidates", "budget_minutes")
-            }
-        )
+    pm = session_meta(logs[0])
+    if args.update_docs:  # the measured data goes into git with the page generated from it
+        logs = [archive_log(p) for p in logs]
+    meta: dict = {"logs": [_shown(p) for p in logs]}
+    meta.update(
+        {
+            k: pm.get(k)
+            for k in ("date", "machine", "commit", "workers", "command", "sample", "candidates", "budget_minutes")
+        }
+    )
     import importlib.metadata as md
 
     try:

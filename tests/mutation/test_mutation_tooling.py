@@ -3,6 +3,7 @@ stable ids, the seeded sample, the diff parser, the Numba cache clean-up, the lo
 report.  Runs without cosmic-ray (the driver imports it only to mutate) in a few seconds."""
 
 import json
+import shutil
 import sys
 import textwrap
 from pathlib import Path
@@ -496,3 +497,32 @@ def test_a_resumed_session_records_its_rebased_mutants(tmp_path):
         assert {w.job_id for w in db.work_items} == {"a.py:3:AddNot:0", "a.py:7:AddNot:0", "a.py:9:AddNot:0"}
     (tmp_path / "log.jsonl").write_text(json.dumps({"id": "a.py:9:AddNot:0", "outcome": "survived"}) + "\n")
     assert run.logged_ids(tmp_path) == {"a.py:9:AddNot:0"}
+
+
+def test_update_docs_archives_the_log_it_reports(tmp_path, monkeypatch):
+    """The rates a page cites stay readable from a fresh checkout: ``report --update-docs`` copies the session's log
+    and its plan's meta into tests/mutation/logs/, cites that copy, and a report of the copy reads the same meta."""
+    session = tmp_path / "sweep-x"
+    session.mkdir()
+    (session / "log.jsonl").write_text(json.dumps(_rec(1, "kernels/prox.py", "killed-by-certificate", "certificate")))
+    meta = {"date": "2026-01-01 00:00 UTC", "commit": "abc1234", "machine": "M", "sample": 9, "candidates": 99}
+    drawn = {"id": "kernels/prox.py:1:NumberReplacer:0", "file": "kernels/prox.py", "statements": ["001.thm1"]}
+    (session / "plan.json").write_text(json.dumps({"meta": meta, "mutants": [drawn]}))
+    archive, doc = tmp_path / "logs", tmp_path / "page.md"
+    doc.write_text("# Page\n")
+    monkeypatch.setattr(run, "ARCHIVE", archive)
+    monkeypatch.setattr(run, "ROOT", tmp_path)
+    assert run.main(["report", str(session / "log.jsonl"), "--update-docs", "--doc", str(doc)]) == 0
+    kept = archive / "sweep-x.jsonl"
+    assert kept.read_text() == (session / "log.jsonl").read_text()
+    assert json.loads(kept.with_suffix(".plan.json").read_text())["meta"] == meta
+    page = doc.read_text()
+    assert "(logs/sweep-x.jsonl)" in page and "abc1234" in page and "2026-01-01" in page
+    # the session folder gone (it is ignored by git): the archived copy reports the same
+    shutil.rmtree(session)
+    assert run.session_meta(kept) == meta
+    assert run.archive_log(kept) == kept.resolve()
+    # and resumed from it: the plan keeps the draw, not what each mutant ran (worked out again on resume)
+    assert run.restore_session(session) and not run.restore_session(session)
+    assert json.loads((session / "plan.json").read_text())["mutants"] == [{k: drawn[k] for k in ("id", "file")}]
+    assert (session / "log.jsonl").read_text() == kept.read_text()
