@@ -103,3 +103,22 @@ def test_dataset_loader_matches_refvi_preprocessing(name):
     assert np.isclose(spec.logp(z), float(ref.logp(z)), rtol=1e-12)
     with pytest.raises(ValueError, match="unknown data set"):
         datasets.load("iris")
+
+
+def test_a_callable_record_pickles_with_its_batched_and_pymc_forms():
+    """A reproducer pickles the record of a failing instance: every form of a callable target survives the round
+    trip (the functions by reference), so a replay runs the same path (refvi: from_pymc when ``pymc_model`` is set)."""
+    import pickle
+
+    from refvi.verification.statements.convergence_000 import _user_models as um
+
+    spec = P.from_callables(
+        um.logp, um.grad_logp, um.D, smoothness=2.0, logp_batch=um.logp_batch, grad_batch=um.grad_batch,
+        pymc_model=um.pymc_model, name="n",
+    )
+    back = pickle.loads(pickle.dumps(spec))
+    assert (back.kind, back.dim, back.name, dict(back.params)) == ("callable", um.D, "n", dict(spec.params))
+    assert (back.logp, back.grad_logp, back.logp_batch, back.grad_batch, back.pymc_model) == (
+        um.logp, um.grad_logp, um.logp_batch, um.grad_batch, um.pymc_model
+    )
+    assert P.from_callables(um.logp, um.grad_logp, um.D).pymc_model is None

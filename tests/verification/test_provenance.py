@@ -66,8 +66,13 @@ def test_a_bound_on_an_unchecked_value_is_trusted_and_named():
     ctx = _ctx(led)
     ctx.bound(run.f, 1.0, label="f <= 1")
     (t,) = led.summary()["trusted"]
-    assert (t["method"], t["field"], t["label"]) == ("fw", "f", "f <= 1")
+    assert (t["method"], t["field"], t["label"], t["uses"]) == ("fw", "f", "f <= 1", 1)
     assert led.summary()["methods"]["fw"] == {"calls": 1, "checked": 0, "used": 1, "probes": 0}
+    # counted per use: the same value bounded again under the same label, and three rows of W under another
+    ctx.bound(run.f, 2.0, label="f <= 1")
+    for t in (1, 2, 3):
+        ctx.bound(run.W[t, 0], 1.0, label="W <= 1")
+    assert [(t["field"], t["uses"]) for t in led.summary()["trusted"]] == [("W", 3), ("f", 2)]
 
 
 def test_a_value_on_either_side_of_a_bound_is_used_and_seen():

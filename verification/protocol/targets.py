@@ -27,7 +27,9 @@ A ``callable`` record may also carry the same density *batched*, ``logp_batch(Z)
 ``numba.njit`` or vectorized NumPy function).  They compute the same values as ``logp`` / ``grad_logp`` row by row;
 an implementation may call either form (refvi hands the batched form to its compiled loops), and one that ignores
 them is still right.  The callables of a record may be ``numba.njit`` functions (statement ``000.claim-user-model``):
-they are plain Python callables too.
+they are plain Python callables too.  A ``callable`` record may also carry ``pymc_model``, a function of no
+arguments that builds the same density as a ``pymc.Model`` (its unconstrained coordinates in the order of ``z``): an
+implementation with a PyMC front end may build its target from that (refvi's ``from_pymc``); the others use ``logp``.
 
 ``spec.model`` is the same content as the plain dict the oracles take (:mod:`refvi.verification.oracles`), and
 :func:`from_model` builds the spec back from such a dict; :mod:`refvi.verification.protocol.datasets` gives the
@@ -65,6 +67,7 @@ class TargetSpec:
     name: str = ""
     logp_batch: Callable[[np.ndarray], np.ndarray] | None = None  # "callable" only: the same density on rows (S, d)
     grad_batch: Callable[[np.ndarray], np.ndarray] | None = None
+    pymc_model: Callable[[], Any] | None = None  # "callable" only: builds the same density as a pymc.Model
 
     @property
     def model(self) -> dict:
@@ -96,6 +99,7 @@ class TargetSpec:
                     self.name,
                     self.logp_batch,
                     self.grad_batch,
+                    self.pymc_model,
                 ),
             )
         return (from_model, (dict(self.model), self.name))
@@ -107,10 +111,11 @@ def _frozen(a) -> np.ndarray:
     return out
 
 
-def _spec(kind, dim, params, logp, grad, log_evidence=None, name="", logp_batch=None, grad_batch=None) -> TargetSpec:
-    return TargetSpec(
-        kind, int(dim), types.MappingProxyType(dict(params)), logp, grad, log_evidence, name, logp_batch, grad_batch
-    )
+def _spec(
+    kind, dim, params, logp, grad, log_evidence=None, name="", logp_batch=None, grad_batch=None, pymc_model=None
+) -> TargetSpec:
+    params = types.MappingProxyType(dict(params))
+    return TargetSpec(kind, int(dim), params, logp, grad, log_evidence, name, logp_batch, grad_batch, pymc_model)
 
 
 def gaussian(mean, precision, name: str = "") -> TargetSpec:
@@ -186,9 +191,11 @@ def from_callables(
     name: str = "",
     logp_batch=None,
     grad_batch=None,
+    pymc_model=None,
 ) -> TargetSpec:
     """A target given only by its density: the constants are part of the instance (its hypotheses).  ``logp_batch``
-    / ``grad_batch``: the same density on the rows of Z (S, d), optional (see the module docstring)."""
+    / ``grad_batch``: the same density on the rows of Z (S, d), optional; ``pymc_model``: a function building it as
+    a ``pymc.Model``, optional (see the module docstring)."""
     if (logp_batch is None) != (grad_batch is None):
         raise ValueError("give both logp_batch and grad_batch, or neither")
     return _spec(
@@ -201,6 +208,7 @@ def from_callables(
         name,
         logp_batch,
         grad_batch,
+        pymc_model,
     )
 
 

@@ -30,7 +30,10 @@ def test_refvi_and_numpy_agree_on_the_balls():
 
 @pytest.mark.parametrize("impl", [RefviOnline(), NumpyOnline()], ids=["refvi", "numpy"])
 @pytest.mark.parametrize("bad, message", [
-    (dict(KW, mbox=1.0), "not both"), (dict(KW, sball=0.1), "initial sigma"), (dict(KW, mball=0.0), "mball > 0")])
+    (dict(KW, mbox=1.0), "not both"), (dict(KW, sball=0.1), "initial sigma"), (dict(KW, mball=0.0), "mball > 0"),
+    # one ball without the other: refused by name, not run as SVB on boxes or failing on an unknown keyword
+    ({k: v for k, v in KW.items() if k != "sball"}, "sball > 0"),
+    ({k: v for k, v in KW.items() if k != "mball"}, "mball > 0")])
 def test_bad_ball_input_is_refused(impl, bad, message):
     X, y = _stream()
     with pytest.raises(ValueError, match=message):

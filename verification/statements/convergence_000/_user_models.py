@@ -2,7 +2,8 @@
 
 One density, a correlated and off-centre Gaussian in d = 3, -log p(z) = 1/2 (z - MEAN)^T PREC (z - MEAN) + const with
 PREC's eigenvalues 1, 40 and 1e4 (condition number 1e4) and MEAN 200 units out along the flattest direction, written
-twice: per point (``logp(z)``, ``grad_logp(z)``) and batched (``logp_batch(Z)``, ``grad_batch(Z)`` on the rows of Z).
+twice: per point (``logp(z)``, ``grad_logp(z)``) and batched (``logp_batch(Z)``, ``grad_batch(Z)`` on the rows of Z),
+and once more as a PyMC model (:func:`pymc_model`, for refvi's ``from_pymc``, when PyMC is installed).
 Each function is compiled on first use and cached on disk (``cache=True``, as a user would), and every statement
 reuses it: instances vary the
 frame (z0, L), the start, the base samples and the step sizes, never the compiled model (an implementation's
@@ -79,4 +80,44 @@ def target(batched: bool) -> specs.TargetSpec:
         strong_convexity=MU_TRUE,
         name=f"numba user model ({'batched' if batched else 'per point'})",
         **extra,
+    )
+
+
+def have_pymc() -> bool:
+    """Whether PyMC can be imported (the ``pymc`` form of the model needs it)."""
+    import importlib.util
+
+    return importlib.util.find_spec("pymc") is not None
+
+
+def pymc_model():
+    """The same density as a PyMC model with two free variables, so the unconstrained vector is assembled from
+    several value variables: ``a`` = z[0] ~ N(MEAN[0], Sigma_00) and ``b`` = z[1:] | a, the Gaussian conditional
+    (mean MEAN[1:] - P_bb^{-1} P_ba (a - MEAN[0]), precision P_bb), where P = PREC and Sigma = PREC^{-1}: p(a) p(b | a)
+    is p(z), normalising constant included."""
+    import pymc as pm
+
+    Sigma = np.linalg.inv(PREC)
+    P_bb, P_ba = PREC[1:, 1:], PREC[1:, 0]
+    with pm.Model() as model:
+        a = pm.Normal("a", mu=MEAN[0], sigma=math.sqrt(Sigma[0, 0]))
+        pm.MvNormal("b", mu=MEAN[1:] - np.linalg.solve(P_bb, P_ba) * (a - MEAN[0]), tau=P_bb)
+    return model
+
+
+FORMS = ("per-point", "batched", "pymc")
+
+
+def target_of(form: str) -> specs.TargetSpec:
+    """The model in one of :data:`FORMS`: numba functions per point or batched, or the PyMC model (whose record
+    still carries the per-point functions, for implementations without a PyMC front end)."""
+    if form == "pymc":
+        return _pymc_target()
+    return target(form == "batched")
+
+
+@functools.cache
+def _pymc_target() -> specs.TargetSpec:
+    return specs.from_callables(
+        logp, grad_logp, D, smoothness=M_TRUE, strong_convexity=MU_TRUE, name="PyMC user model", pymc_model=pymc_model
     )

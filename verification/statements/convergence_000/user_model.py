@@ -1,6 +1,7 @@
 """refvi's user-model path: a density the user writes as ``numba.njit`` functions, per point or batched
-(:mod:`._user_models`: a correlated, off-centre Gaussian with condition number 1e4), run through the implementation's
-estimators, its affine frames and its whole optimizer loops, against the same density evaluated by the oracles.
+(:mod:`._user_models`: a correlated, off-centre Gaussian with condition number 1e4), or as a PyMC model (refvi's
+``from_pymc``), run through the implementation's estimators, its affine frames and its whole optimizer loops, against
+the same density evaluated by the oracles.
 
 * log p and its gradient at points far from the mean (the record's functions called by the implementation);
 * g_energy (seed 000 Eq. 6) with S = 1..5 base samples, "full" and "tril", at correlated scales away from the mean,
@@ -15,8 +16,10 @@ estimators, its affine frames and its whole optimizer loops, against the same de
   W_M must clip negative eigenvalues to 1/sqrt(M), not take their absolute value or the singular values.
 
 Every instance runs for the per-point and the batched functions (refvi hands them to its compiled loops: the fused
-energy loop and the frame kernels, :mod:`refvi.kernels.fused`, :mod:`refvi.kernels.composed`).  The functions are
-compiled once per process and shared by every instance and by 000.claim-fit-defaults.
+energy loop and the frame kernels, :mod:`refvi.kernels.fused`, :mod:`refvi.kernels.composed`); when PyMC is installed,
+some run for the PyMC form too (a record whose ``pymc_model`` builds the density with two free variables: refvi
+builds its target with ``from_pymc``, an implementation without a PyMC front end uses the per-point functions).
+The functions are compiled once per process and shared by every instance and by 000.claim-fit-defaults.
 
 Statements: 000.claim-user-model.
 """
@@ -58,10 +61,14 @@ def _frame(rng, kind):
     return um.MEAN + 5.0 * rng.standard_normal(um.D), L
 
 
-def _estimates(ctx, batched, S, seed):
+def _what(form, S):
+    return f"{form} numba model, S = {S}" if form != "pymc" else f"PyMC model, S = {S}"
+
+
+def _estimates(ctx, form, S, seed):
     rng = np.random.default_rng(seed)
-    target = um.target(batched)
-    what = f"{'batched' if batched else 'per-point'} numba model, S = {S}"
+    target = um.target_of(form)
+    what = _what(form, S)
     # log p and its gradient at points up to 300 from the mean (values ~ -1e8)
     Z = um.MEAN + rng.standard_normal((S, um.D)) * np.array([300.0, 3.0, 0.1])
     lp = np.asarray(ctx.impl.log_joint(target, Z), dtype=np.float64)
@@ -109,14 +116,14 @@ def _indefinite_witness(m, C, U, gammas):
     return np.array(out)
 
 
-def _loops(ctx, batched, S, seed):
+def _loops(ctx, form, S, seed):
     rng = np.random.default_rng(seed)
-    target = um.target(batched)
+    target = um.target_of(form)
     T = 12
     U = rng.standard_normal((T, S, um.D))
     weights = rng.dirichlet(np.ones(T + 1))
     params = sgd_reference.model_params(um.MODEL)
-    what = f"{'batched' if batched else 'per-point'} numba model, S = {S}, T = {T}"
+    what = f"{_what(form, S)}, T = {T}"
     for method in ("prox", "proj"):
         m0 = um.MEAN + rng.standard_normal(um.D) * np.array([80.0, 1.0, 0.01])
         if method == "prox":
@@ -140,7 +147,9 @@ def _loops(ctx, batched, S, seed):
 
 @statement("000.claim-user-model")
 def claim_user_model(ctx):
-    cases = [(batched, S) for S in range(1, 6) for batched in (False, True)]
-    for i, (batched, S) in enumerate(cases):
-        ctx.instance(lambda c: _estimates(ctx, *c), (batched, S, 100 + i))
-        ctx.instance(lambda c: _loops(ctx, *c), (batched, S, 200 + i))
+    cases = [(form, S) for S in range(1, 6) for form in ("per-point", "batched")]
+    if um.have_pymc():
+        cases += [("pymc", 1), ("pymc", 4)]
+    for i, (form, S) in enumerate(cases):
+        ctx.instance(lambda c: _estimates(ctx, *c), (form, S, 100 + i))
+        ctx.instance(lambda c: _loops(ctx, *c), (form, S, 200 + i))
