@@ -43,6 +43,18 @@ def test_affine_target_transforms_gradient_hessian_and_objective_exactly():
     assert at.lower
 
 
+def test_a_framed_target_is_convex_when_its_base_is_or_when_it_is_strongly_convex():
+    """-log p(z0 + L x) is convex iff -log p is (L invertible); a declared mu' > 0 makes it convex whatever the base."""
+    L, z0 = np.array([[2.0, 0.0], [0.5, 1.0]]), np.array([1.0, -1.0])
+    gauss = Gaussian(np.zeros(2), np.eye(2))
+    wavy = refvi.targets.CosineQuadratic(3.0, np.ones(2), beta=0.5)  # beta < |alpha| ||b||^2: not convex
+    assert gauss.convex and not wavy.convex
+    assert AffineTarget(gauss, z0, L).convex and AffineTarget(gauss, z0, L, strong_convexity=0.0).convex
+    assert not AffineTarget(wavy, z0, L).convex
+    assert AffineTarget(wavy, z0, L, strong_convexity=0.25).convex
+    assert AffineTarget(wavy, z0, L, convex=True).convex and not AffineTarget(gauss, z0, L, convex=False).convex
+
+
 def test_laplace_frame_of_a_gaussian_is_its_mean_and_covariance():
     t = _gauss(cond=1e6)
     f = find_frame(t)

@@ -71,6 +71,9 @@ def test_a_large_array_in_a_reproducer_is_summarized_by_its_finite_range():
     assert summarize(x) == {"shape": [40], "dtype": "float64", "range": [1.0, 3.0]}
     assert summarize(np.arange(40))["range"] == [0.0, 39.0]
     assert summarize(np.array([1.0, 2.0])) == {"array": [1.0, 2.0], "shape": [2]}
+    # lists and tuples: the first `limit` entries, and "..." only when some were left out
+    assert summarize([1, 2, 3], limit=3) == [1, 2, 3] and summarize((1.5,), limit=3) == [1.5]
+    assert summarize(list(range(5)), limit=3) == [0, 1, 2, "..."]
 
 
 def test_a_self_test_row_names_at_most_six_catching_statements():
