@@ -26,6 +26,8 @@ def test_the_progress_bar_only_on_a_terminal_and_for_more_than_one_statement(tty
     out, err = capsys.readouterr()
     assert "000.thm1" in out  # the row, either way
     assert ("stmt" in err) == bar, err  # tqdm draws on stderr: "0/3 [...stmt/s]"
+    if bar:  # and clears itself when the run ends: the rows stay, the bar does not
+        assert err.endswith("\r") and err.split("\r")[-2].strip() == "", repr(err[-80:])  # blanked, no newline
 
 
 def _frame_in(module_name: str, code: str = "def f():\n    return sys._getframe()\n"):

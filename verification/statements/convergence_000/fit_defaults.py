@@ -16,7 +16,9 @@ with condition number 1e4, 200 units off-centre along its flattest direction).
   ignoring the frame fails: the plain algorithm's expected tail-average mean at any step <= 1/M is, in the same
   metric, more than 1000 times that bound away (oracle: E m^(t+1) - mean = (I - gamma P)(E m^t - mean) exactly);
 * **the defaults are what they say**: passing method "prox-sgd", average "tail", seed 0 and samples 1 gives the
-  same run bit for bit as passing nothing;
+  same run bit for bit as passing nothing; and the default budget grows with d as documented (T = max(10,000,
+  40(d+3)) steps of S = ceil(80(d+3)/T) samples): on a Bayesian linear regression with d = 130 (N = 260), passing
+  nothing is passing steps = 10,000 and samples = 2, bit for bit;
 * **"proj-sgd" only**: the Laplace frame, Eq. 13's "thm9" steps (a = 4(d+3)) halved k >= 0 times, symmetric C;
 * **a step size given**: no frame, the constant step as given, every step replayed (the update of Def. 5 with the
   sample the mean update implies, as in 000.claim-fit);
@@ -279,6 +281,21 @@ def claim_fit_defaults(ctx):
         _halvings(ctx, gam, np.full(T, 1.0 / um.M_TRUE), f"{what}, 1/M", replay)
         _no_climb(ctx, run, what)
 
+    def budget_grows_with_d(_):
+        d_big, N = 130, 260  # S = ceil(80 (d + 3) / 10,000) = 2 from d = 123; T stays 10,000 up to d = 247
+        rng = np.random.default_rng(130)
+        X = rng.standard_normal((N, d_big))
+        lin = specs.linear(X, X @ rng.standard_normal(d_big) + rng.standard_normal(N))
+        T, S = max(10_000, 40 * (d_big + 3)), math.ceil(80 * (d_big + 3) / 10_000)
+        run = impl.fit_as_user(lin)
+        again = impl.fit_as_user(lin, steps=T, samples=S)
+        for name in ("m", "C", "step_sizes"):
+            ctx.equal(
+                getattr(again, name),
+                getattr(run, name),
+                label=f"linear regression d = {d_big}: the documented budget (steps={T}, samples={S}): same {name}",
+            )
+
     def not_convex_near_the_mode(_):
         T = 400
         run = impl.fit_as_user(specs.cosine(2.0, np.array([1.0, 0.0]), beta=1.0), steps=T)
@@ -308,3 +325,4 @@ def claim_fit_defaults(ctx):
     ctx.instance(guard, False)
     ctx.instance(guard, True)
     ctx.instance(not_convex_near_the_mode)
+    ctx.instance(budget_grows_with_d)
