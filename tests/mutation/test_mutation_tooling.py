@@ -161,6 +161,28 @@ def test_map_tests_and_cache_closure(project):
     assert "refvi/other.py" not in pm.importers_closure("kernels/prox.py")
 
 
+def test_a_module_two_imports_below_what_the_tests_use_still_gets_their_tests(tmp_path):
+    """A mixin imported by a mixin of the class the tests use (checks -> probes -> context, the tests importing the
+    package): no test imports it or one of its importers, so the tests of the next importers up are its tests."""
+    _write(
+        tmp_path,
+        {
+            "verification/__init__.py": "",
+            "verification/statement/__init__.py": "from refvi.verification.statement.context import Context\n",
+            "verification/statement/checks.py": "class Checks:\n    pass\n",
+            "verification/statement/probes.py": "from refvi.verification.statement.checks import Checks\n",
+            "verification/statement/context.py": "from refvi.verification.statement.probes import Probes\n",
+            "verification/statement/other.py": "X = 1\n",
+            "tests/test_context.py": "from refvi.verification.statement import Context\n",
+            "tests/test_unrelated.py": "import numpy\n",
+        },
+    )
+    pm = mutlib.ProjectMap(tmp_path, CFG)
+    assert pm.tests_for("verification/statement/context.py") == ["tests/test_context.py"]  # through the package
+    assert pm.tests_for("verification/statement/checks.py") == ["tests/test_context.py"]  # two importers up
+    assert pm.tests_for("verification/statement/other.py") == []  # imported by nothing: still nothing
+
+
 def test_real_repository_map():
     """On refvi itself: every statement using entropy_prox can see a mutant of refvi/prox.py, and the map of an
     adapter line inside RefviCore.entropy_prox selects exactly the statements using it."""

@@ -232,6 +232,18 @@ def test_a_reproducer_record_names_the_check_sides_and_tolerance():
     assert "atol=0.1" in rec["check"]["tolerance"] and "index (1,)" in rec["check"]["tolerance"]
 
 
+def test_a_comparison_records_its_worst_error_as_its_slack():
+    """close() records -max |lhs - rhs| as the check's slack (what tightness and worst_slack report): an exact
+    match, including two empty arrays, has slack 0; a mismatch within tolerance its negative error."""
+    ctx = Context(None, PROFILES["ci"], "t")
+    ctx.instance(lambda _: ctx.close(np.zeros((0, 3)), np.zeros((0, 3)), label="empty"))
+    ctx.instance(lambda _: ctx.close(np.array([1.0, 2.0]), np.array([1.0, 2.0]), label="same"))
+    ctx.instance(lambda _: ctx.close(np.array([1.0, 2.0]), np.array([1.0, 2.05]), atol=0.1, label="near"))
+    slack = {e.label: e.slack for e in ctx.evidence}
+    assert slack["empty"] == 0.0 and slack["same"] == 0.0 and slack["near"] == pytest.approx(-0.05)
+    assert ctx.worst_slack == pytest.approx(-0.05)
+
+
 def test_a_record_keeps_the_first_ten_failures_in_order():
     """docs/conformance.md: ``reproducers`` holds the first ten failing instances, as they failed (a cap one
     higher or lower, or a record keeping the last ones, fails this)."""
