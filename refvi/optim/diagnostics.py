@@ -14,8 +14,8 @@ Three checks, each from the literature on validating variational approximations:
   more than the whole first fit of a small model, so refvi computes the same number and the test suite holds it to
   ArviZ's ``psislw`` (``tests/refvi/test_diagnostics.py``: agreement to 1e-12 on heavy and light tails).
 * **The tail averages stopped moving**: the iterates of the last half of the run, split in two quarters, averaged
-  each (at the recorded trace points): the largest change of a coordinate's mean, in units of the fitted posterior
-  sd, and of a coordinate's sd, relative.  A run still drifting at its end moves by much more than its noise.
+  each (at the recorded trace points): the largest change of a coordinate's mean, in units of its sd over the last
+  quarter, and of a coordinate's sd, relative.  A run still drifting at its end moves by much more than its noise.
   The two quarter averages also measure the run's own noise in the joint: ``quarter_kl`` = KL(q_3 || q_4) between
   the Gaussians of the two quarter averages (for a Gaussian pair,
   ``(1/2)(tr(S_4^-1 S_3) - d + |m_4 - m_3|^2_{S_4^-1} + log det S_4 / det S_3)``).
@@ -44,11 +44,14 @@ import math
 
 import numpy as np
 
+from refvi._checks import as_samples
+
 #: the default number of draws from q for the Pareto k (Yao et al. 2018 use thousands; the k-hat threshold
 #: min(1 - 1/log10(S), 0.7) is 0.667 at S = 1000)
 DRAWS = 1000
-#: the largest move of a coordinate's mean between the last two quarters of the run, in fitted sd, that still counts
-#: as "stopped moving" (the noise of a converged run at the default budget is ~0.1 at d = 500: see the module notes)
+#: the largest move of a coordinate's mean between the last two quarters of the run, in the last quarter's sd, that
+#: still counts as "stopped moving" (the noise of a converged run at the default budget is ~0.1 at d = 500: see the
+#: module notes)
 MEAN_MOVE = 0.25
 #: the same for a coordinate's sd, relative
 SD_MOVE = 0.1
@@ -65,7 +68,7 @@ class FitDiagnostics:
     pareto_k: float  # PSIS k-hat of log p - log q over ``draws`` draws of q (-inf: the weights are constant)
     k_threshold: float  # min(1 - 1/log10(draws), 0.7)
     draws: int
-    mean_move: float  # max_i |mean over the last quarter - over the third| / fitted sd_i (nan: too few records)
+    mean_move: float  # max_i |mean over the last quarter - over the third| / the last quarter's sd_i (nan: no quarters)
     sd_move: float  # max_i |sd over the last quarter / over the third - 1|
     quarter_kl: float  # KL(q_3 || q_4) between the last two quarters' averages (nan: no quarters)
     chi2: float | None  # estimate of chi2(p || q) from the smoothed weights (None unless k-hat < 0.5)
@@ -158,12 +161,11 @@ def pareto_k(log_weights) -> float:
     return psis(log_weights)[1]
 
 
-def _log_weights(target, m, C, draws, rng):
-    """log p(z) - log q(z) at ``draws`` draws z = C u + m of q = N(m, C C^T) (constants of either dropped)."""
+def _log_weights(target, m, C, U):
+    """log p(z) - log q(z) at the draws z = C u + m of q = N(m, C C^T), u the rows of U (constants of either
+    dropped)."""
     from refvi.optim.fit import _neglogp
 
-    d = m.size
-    U = rng.standard_normal((draws, d))
     Z = U @ C.T + m
     sign, logdet = np.linalg.slogdet(C)
     if sign == 0:
@@ -206,17 +208,25 @@ def _quarter_kl(quarters) -> float:
     return max(kl, 0.0)
 
 
-def diagnose(target, m, C, *, quarters=None, draws: int = DRAWS, seed=0) -> FitDiagnostics:
+def diagnose(target, m, C, *, quarters=None, draws: int = DRAWS, seed=0, base_samples=None) -> FitDiagnostics:
     """The diagnostics of the approximation N(m, C C^T) of ``target`` (see the module docstring); ``quarters`` are the
-    (m, C) averages of the iterates over the last two quarters of the run, in the coordinates of (m, C)."""
-    if isinstance(draws, bool) or not isinstance(draws, (int, np.integer)) or draws < 20:
-        raise ValueError(f"diagnose needs draws >= 20 (an integer), got {draws!r}")
+    (m, C) averages of the iterates over the last two quarters of the run, in the coordinates of (m, C).  The draws
+    of q are C u + m for ``draws`` standard normal u drawn with ``seed``, or for the rows of ``base_samples``
+    (S, d), S >= 20, when given (then ``draws`` and ``seed`` are not used)."""
     m = np.asarray(m, dtype=np.float64)
     C = np.asarray(C, dtype=np.float64)
     d = m.size
-    rng = np.random.default_rng(seed)
+    if base_samples is not None:
+        U = as_samples(base_samples, d, "base_samples")
+        draws = U.shape[0]
+        if draws < 20:
+            raise ValueError(f"diagnose needs base_samples with at least 20 rows (draws of q), got {draws}")
+    if isinstance(draws, bool) or not isinstance(draws, (int, np.integer)) or draws < 20:
+        raise ValueError(f"diagnose needs draws >= 20 (an integer), got {draws!r}")
+    if base_samples is None:
+        U = np.random.default_rng(seed).standard_normal((int(draws), d))
     with np.errstate(all="ignore"):
-        lw = _log_weights(target, m, C, int(draws), rng)
+        lw = _log_weights(target, m, C, U)
     thr = k_threshold(int(draws))
     messages = []
     chi2 = mean_bound = var_bound = None

@@ -91,3 +91,20 @@ def test_a_pareto_failure_says_whether_it_is_the_runs_noise():
     shape = D.diagnose(t, np.zeros(d), 0.7 * I, quarters=((np.zeros(d), 0.7 * I), (np.zeros(d), 0.7 * I)))
     assert not shape.pareto_ok and shape.quarter_kl == 0.0
     assert any("posterior's shape" in m for m in shape.messages)
+
+
+def test_given_base_samples_are_the_draws_of_q():
+    """base_samples=U is the same as the seeded draws when U is what the seed draws; fewer than 20 rows, or rows of
+    the wrong width, are refused by name."""
+    P = np.array([[2.0, 0.5], [0.5, 1.0]])
+    t = Gaussian(np.array([1.0, -2.0]), P)
+    C = 0.6 * np.linalg.cholesky(np.linalg.inv(P))
+    U = np.random.default_rng(5).standard_normal((300, 2))
+    given = D.diagnose(t, t.mean + 0.3, C, base_samples=U, draws=7, seed=99)  # draws and seed unused
+    drawn = D.diagnose(t, t.mean + 0.3, C, draws=300, seed=5)
+    assert given.pareto_k == drawn.pareto_k and given.draws == 300 and np.isfinite(given.pareto_k)
+    assert D.diagnose(t, t.mean + 0.3, C, base_samples=U[:100]).pareto_k != given.pareto_k
+    with pytest.raises(ValueError, match="at least 20 rows"):
+        D.diagnose(t, t.mean, C, base_samples=U[:19])
+    with pytest.raises(ValueError, match="base_samples"):
+        D.diagnose(t, t.mean, C, base_samples=U[:, :1])

@@ -37,11 +37,11 @@ PROTOCOL_REFUSALS: tuple[type[BaseException], ...] = (ValueError, TypeError)
 #: keys of a capabilities dict that are not protocol argument names
 SPECIAL_KEYS = ("targets", "refusals")
 
-#: optional protocol features: refvi's affine frames (preconditioning, not a paper result) and its driver called with
-#: its own defaults (``fit_as_user``).  Instances declined for them (the methods absent, or a ``frame`` argument
-#: declined) are counted and listed, but never count against a paper's certification
-#: (:mod:`refvi.verification.certificate.coverage`)
-OPTIONAL_METHODS = ("frame", "framed_energy", "fit_as_user")
+#: optional protocol features: refvi's affine frames (preconditioning, not a paper result), its driver called with
+#: its own defaults (``fit_as_user``) and its fit diagnostics (``fit_diagnostics``).  Instances declined for them (the
+#: methods absent, or a ``frame`` argument declined) are counted and listed, but never count against a paper's
+#: certification (:mod:`refvi.verification.certificate.coverage`)
+OPTIONAL_METHODS = ("frame", "framed_energy", "fit_as_user", "fit_diagnostics")
 OPTIONAL_ARGUMENTS = ("frame",)
 
 

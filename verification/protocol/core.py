@@ -75,6 +75,7 @@ METHODS = (
     "framed_energy",
     "fit",
     "fit_as_user",
+    "fit_diagnostics",
 )
 
 
@@ -110,6 +111,20 @@ class UserFitRun:
     Cs: np.ndarray  # (n, d, d)
     objective: np.ndarray | None = None  # (n,) the driver's Monte Carlo estimate of f(w^t) at the recorded steps
     objective_samples: int = 0  # on how many fixed base samples
+
+
+@dataclasses.dataclass(frozen=True)
+class FitDiagnosticsRun:
+    """What :meth:`Implementation.fit_diagnostics` reports about an approximation q = N(m, C C^T) of a target."""
+
+    pareto_k: float  # PSIS k-hat of log p - log q at the draws (-inf: the log weights are constant, q = p)
+    k_threshold: float  # the k-hat below which importance sampling from q is reliable, for this number of draws
+    pareto_ok: bool  # pareto_k <= k_threshold
+    chi2: float | None  # chi2(p || q) estimated from the smoothed weights when k-hat < 0.5, else None
+    mean_move: float  # max_i |m4_i - m3_i| / sd4_i between the two quarter averages (nan without them)
+    sd_move: float  # max_i |sd4_i / sd3_i - 1|
+    quarter_kl: float  # KL(N(m3, C3 C3^T) || N(m4, C4 C4^T)) (nan without them)
+    stationary: bool  # the moves within the implementation's stated thresholds
 
 
 @runtime_checkable
@@ -293,6 +308,15 @@ class Implementation(Protocol):
         f(w^0) + 1 + ``|f(w^0)|``/10 (within the Monte Carlo error of its own estimate); the defaults of ``method``,
         ``average`` ("tail"), ``seed`` (0) and ``samples`` (1) give the same run, bit for bit, as passing those
         values; the recorded iterates include w^0 and w^T, and every step when T <= 100."""
+
+    def fit_diagnostics(self, target, m, C, U, quarters) -> FitDiagnosticsRun:
+        """Whether a fit worked (optional; refvi's own diagnostics, not a paper result): for q = N(m, C C^T) and the
+        draws z = m + C u of q at the rows u of ``U`` (S, d), the PSIS Pareto k-hat of the log importance weights
+        log p(z) - log q(z) (Vehtari et al. 2024: -inf when they are constant), its threshold
+        min(1 - 1/log10(S), 0.7), the chi2(p || q) estimate S sum_s w_s^2 - 1 from the normalized smoothed weights
+        when k-hat < 0.5; and from ``quarters`` (the (m, C) averages of the third and last quarter of a run, or None)
+        the largest move of a mean in the last quarter's sd, of an sd relative, and the KL between the two Gaussians.
+        What ``000.claim-fit-diagnostics`` checks, against ArviZ's ``psislw`` and closed forms."""
 
     def gradient_descent(self, grad_l, m0, C0, step, steps, method, M=None):
         """Seed 002 §5.3 with the exact energy gradient ``grad_l(m, C) -> (gm, gC)`` (full-matrix gC) supplied by

@@ -235,6 +235,14 @@ class RefviCore:
         samples = int(inspect.signature(fit).parameters["trace_samples"].default)  # fit's default
         return _run_record(UserFitRun, r, frame=frame, steps=r.trace_steps, objective_samples=samples)
 
+    def fit_diagnostics(self, target, m, C, U, quarters):
+        from refvi.optim.diagnostics import diagnose
+        from refvi.verification.protocol.core import FitDiagnosticsRun
+
+        r = diagnose(as_refvi_target(target), m, C, quarters=quarters, base_samples=U)
+        fields = ("pareto_k", "k_threshold", "pareto_ok", "chi2", "mean_move", "sd_move", "quarter_kl", "stationary")
+        return FitDiagnosticsRun(**{name: getattr(r, name) for name in fields})
+
     def gradient_descent(self, grad_l, m0, C0, step, steps, method, M=None):
         from refvi.optim.gradient_descent import gradient_descent
 

@@ -77,7 +77,7 @@ def def4(ctx):
                 # 12th digit (an exp polynomial's coefficient) does not
                 Z = m + U @ C.T
                 Xa = np.abs(np.asarray(model["X"], dtype=np.float64))
-                mag = (1.0 + np.abs(Z) @ Xa.T) @ Xa + np.abs(Z) / float(model["prior_scale"]) ** 2
+                mag = (1.0 + np.abs(Z) @ Xa.T) @ Xa + np.abs(Z) / scalar(model["prior_scale"]) ** 2
                 ctx.close(
                     G,
                     gmo.grad_phi(model, Z),

@@ -1,0 +1,104 @@
+"""refvi's fit diagnostics (not a paper result: Yao, Vehtari, Simpson & Gelman 2018; Vehtari et al. 2024's PSIS;
+Huggins et al. 2020's chi2 bounds), as a fit reports them about its approximation q = N(m, C C^T), against ArviZ and
+closed forms (:meth:`~refvi.verification.protocol.core.Implementation.fit_diagnostics`).
+
+On a correlated, off-centre Gaussian target p (d = 3) and S = 1000 given draws u of N(0, I), so that z = m + C u
+are the draws of q and log p(z) - log q(z) is computed here by SciPy:
+
+* **q = p**: the log weights are constant, so k-hat is -inf and chi2 is 0 (refvi's stated convention);
+* **q a little wider and shifted** (light-tailed weights): k-hat equals ArviZ's ``psislw`` k-hat of the same log
+  weights, it is below the threshold min(1 - 1/log10(S), 0.7), and chi2 = S sum_s w_s^2 - 1 from ArviZ's normalized
+  smoothed weights (k-hat < 0.5);
+* **q much narrower than p** (heavy-tailed weights): the same k-hat, above the threshold (``pareto_ok`` False), no
+  chi2;
+* **the quarters of a run**: the largest move of a mean between the third and last quarter averages in the last
+  quarter's sd, of an sd relative, and KL(q_3 || q_4) (cross-entropy minus entropy, SciPy) from the quarter averages
+  given; a settled pair (moves 1e-3) is ``stationary``, a drifting one (a mean moved by 2 sd, an sd by 30 %) is not;
+  without quarters the moves and the KL are nan.
+
+The k-hat checks need ArviZ (the ``peers`` extra); without it the instances that need it are not run.
+
+Statements: 000.claim-fit-diagnostics.
+"""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+from scipy.stats import multivariate_normal
+
+from refvi.verification.oracles import psis as psis_oracle
+from refvi.verification.oracles.ngvi_expfam import kl_gauss
+from refvi.verification.protocol import targets as specs
+from refvi.verification.statement import scalar, statement
+
+D, S = 3, 1000
+_A = np.array([[2.0, 0.6, -0.3], [0.6, 1.0, 0.2], [-0.3, 0.2, 0.5]])
+MEAN = np.array([3.0, -1.0, 0.5])
+COV = np.linalg.inv(_A)
+ROOT = np.linalg.cholesky(COV)
+
+
+def _log_weights(m, C, U):
+    """log p(z) - log q(z) at z = m + C u for the rows u of U, both densities by SciPy (normalized)."""
+    Z = m + U @ C.T
+    return multivariate_normal(MEAN, COV).logpdf(Z) - multivariate_normal(m, C @ C.T).logpdf(Z)
+
+
+def _threshold(n):
+    return min(1.0 - 1.0 / math.log10(n), 0.7)
+
+
+@statement("000.claim-fit-diagnostics")
+def claim_fit_diagnostics(ctx):
+    impl = ctx.impl
+    target = specs.gaussian(MEAN, _A, name="correlated Gaussian, d = 3")
+    U = np.random.default_rng(2026).standard_normal((S, D))
+
+    def exact(_):
+        run = impl.fit_diagnostics(target, MEAN, ROOT, U, None)
+        lw = _log_weights(MEAN, ROOT, U)
+        ctx.true(scalar(np.ptp(lw)) <= 1e-9 * (1.0 + scalar(np.max(np.abs(lw)))), label="q = p: constant log weights")
+        ctx.equal(run.pareto_k, -math.inf, label="q = p: k-hat = -inf (constant weights)")
+        ctx.equal(run.chi2, 0.0, label="q = p: chi2 = 0")
+        ctx.equal(run.pareto_ok, True, label="q = p: pareto_ok")
+        ctx.close(run.k_threshold, _threshold(S), atol=1e-15, label=f"threshold min(1 - 1/log10 {S}, 0.7)")
+        for name in ("mean_move", "sd_move", "quarter_kl"):
+            ctx.equal(bool(np.isnan(getattr(run, name))), True, label=f"no quarters: {name} is nan")
+
+    def weights(case):
+        name, m, C = case
+        run = impl.fit_diagnostics(target, m, C, U, None)
+        slw, k = psis_oracle.psis(_log_weights(m, C, U))
+        what = f"q {name}"
+        ctx.close(run.pareto_k, k, atol=1e-8, label=f"{what}: k-hat == ArviZ psislw's")
+        ctx.close(run.k_threshold, _threshold(S), atol=1e-15, label=f"{what}: the threshold for S = {S}")
+        ctx.equal(run.pareto_ok, bool(k <= _threshold(S)), label=f"{what}: pareto_ok == (k-hat <= threshold)")
+        if k < 0.5:
+            chi2 = max(S * scalar(np.sum(np.exp(2.0 * slw))) - 1.0, 0.0)
+            ctx.close(run.chi2, chi2, rtol=1e-8, atol=1e-12, label=f"{what}: chi2 = S sum w^2 - 1 (smoothed weights)")
+        else:
+            ctx.equal(run.chi2 is None, True, label=f"{what}: no chi2 when k-hat >= 0.5")
+
+    def quarters(case):
+        name, (m3, C3), (m4, C4), settled = case
+        run = impl.fit_diagnostics(target, MEAN, ROOT, U, ((m3, C3), (m4, C4)))
+        sd3, sd4 = np.sqrt(np.diag(C3 @ C3.T)), np.sqrt(np.diag(C4 @ C4.T))
+        what = f"{name} quarters"
+        ctx.close(run.mean_move, scalar(np.max(np.abs(m4 - m3) / sd4)), rtol=1e-12, label=f"{what}: mean move")
+        ctx.close(run.sd_move, scalar(np.max(np.abs(sd4 / sd3 - 1.0))), rtol=1e-12, label=f"{what}: sd move")
+        kl = kl_gauss(m3, C3 @ C3.T, m4, C4 @ C4.T)
+        ctx.close(run.quarter_kl, kl, rtol=1e-9, atol=1e-12, label=f"{what}: KL(q_3 || q_4)")
+        ctx.equal(run.stationary, settled, label=f"{what}: stationary is {settled}")
+
+    ctx.instance(exact)
+    if psis_oracle.available():
+        shift = 0.2 * ROOT @ np.ones(D)
+        ctx.instance(weights, ("a little wider and shifted", MEAN + shift, 1.15 * ROOT))
+        ctx.instance(weights, ("much narrower", MEAN, 0.4 * ROOT))
+    B = np.tril(np.random.default_rng(7).standard_normal((D, D)), -1) * 0.1
+    C3 = ROOT + B
+    ctx.instance(quarters, ("settled", (MEAN + 1e-3 * np.diag(C3), C3), (MEAN, (1 + 1e-3) * C3), True))
+    drift = np.diag([1.3, 1.0, 1.0])
+    ctx.instance(quarters, ("drifting", (MEAN, C3), (MEAN + 2.0 * np.diag(C3), drift @ C3), False))
