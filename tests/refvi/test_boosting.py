@@ -314,3 +314,15 @@ def test_stochastic_lmo_rejects_unequal_atom_scales():
     ok = BoostingProblem(AtomSet(Box(-1, 1), means, 0.4), MOG)
     k = StochasticLMO(n_samples=8, n_steps=2, rng=0)(ok, ok.vertex(0))
     assert 0 <= k < ok.K
+
+
+@pytest.mark.parametrize("asked, tty, shown", [(False, True, False), (True, False, False), (True, True, True)])
+def test_the_frank_wolfe_progress_bar_only_when_asked_and_on_a_terminal(asked, tty, shown, monkeypatch):
+    import importlib
+    import sys
+
+    module = importlib.import_module("refvi.boosting.frank_wolfe")  # refvi.boosting.frank_wolfe is the function
+    monkeypatch.setattr(sys.stderr, "isatty", lambda: tty, raising=False)
+    bar = module._progress(3, asked, "boosting")
+    assert bar.disable is not shown
+    bar.close()

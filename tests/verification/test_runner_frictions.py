@@ -206,3 +206,19 @@ def test_an_adapter_in_the_current_directory_is_found(tmp_path, monkeypatch):
     monkeypatch.chdir(tmp_path)
     monkeypatch.setattr(sys, "path", [p for p in sys.path if p not in ("", str(tmp_path))])
     assert load_implementation("adapter_beside_you:IMPL").name == "wrong-prox"
+
+
+def test_an_adapter_without_a_name_is_named_by_its_spec_when_it_can_be(tmp_path, monkeypatch):
+    """An adapter object with no ``name`` gets its --impl spec as name; one that takes no new attribute (``__slots__``)
+    is still loaded, unnamed, rather than refused."""
+    from refvi.verification.protocol.loading import load_implementation
+
+    (tmp_path / "nameless_adapter.py").write_text(
+        "class Open:\n    def entropy_prox(self, C, gamma):\n        return C\n\n\n"
+        "class Closed:\n    __slots__ = ()\n\n    def entropy_prox(self, C, gamma):\n        return C\n\n\n"
+        "OPEN, CLOSED = Open(), Closed()\n"
+    )
+    monkeypatch.syspath_prepend(str(tmp_path))
+    assert load_implementation("nameless_adapter:OPEN").name == "nameless_adapter:OPEN"
+    closed = load_implementation("nameless_adapter:CLOSED")
+    assert type(closed).__name__ == "Closed" and not hasattr(closed, "name")

@@ -5,7 +5,8 @@ from the paper's formulas with numpy only (never refvi), one vectorized NumPy ex
 same pre-drawn base samples U (T, S, d).
 
 -grad log p(z): Gaussian P (z - mean); linear X^T (X z - y)/noise^2 + z/prior^2; logistic
-z/prior^2 - X^T (y sigmoid(-y X z)).  Estimators: energy (Eq. 6), entropy (Eq. 8), STL (§5).
+z/prior^2 - X^T (y sigmoid(-y X z)).  Estimators: energy (Eq. 6), entropy (Eq. 8), STL (§5), score (Eq. 4, with
+-log p's every constant).
 Prox (Lemma 31): C_ii -> (C_ii + sqrt(C_ii^2 + 4 gamma))/2.  Projection (Lemma 32): eigenvalue clip at 1/sqrt(M);
 full C: singular-value clip (seed 002 Thm 7).
 
@@ -18,6 +19,8 @@ from __future__ import annotations
 import numpy as np
 
 from refvi.verification.oracles.matrices import proj_V as _proj
+
+_LOG_2PI = float(np.log(2.0 * np.pi))
 
 
 def model_params(model):
@@ -47,10 +50,40 @@ def neg_grad_logp(kind, Z, params):
     return Z * inv_prior_var - R @ X
 
 
+def neg_logp(kind, Z, params):
+    """Rows: -log p(z_s) with every constant (the Gaussian's normalisation, the likelihood's and the prior's), what the
+    score estimator multiplies by (its per-sample value depends on the constants; its mean does not)."""
+    d = Z.shape[-1]
+    if kind == "gaussian":
+        mean, P = params
+        R = Z - mean
+        return 0.5 * np.einsum("...i,ij,...j->...", R, P, R) - 0.5 * np.linalg.slogdet(P)[1] + 0.5 * d * _LOG_2PI
+    prior = 0.5 * inv_prior_var_of(kind, params) * np.sum(Z * Z, axis=-1) + 0.5 * d * (
+        _LOG_2PI - np.log(inv_prior_var_of(kind, params))
+    )
+    if kind == "linear":
+        X, y, inv_noise_var, _ = params
+        r = Z @ X.T - y
+        n = X.shape[0]
+        return 0.5 * inv_noise_var * np.sum(r * r, axis=-1) + 0.5 * n * (_LOG_2PI - np.log(inv_noise_var)) + prior
+    X, y, _ = params
+    return np.sum(np.logaddexp(0.0, -(Z @ X.T) * y), axis=-1) + prior
+
+
+def inv_prior_var_of(kind, params):
+    return params[3] if kind == "linear" else params[2]
+
+
 def estimate(kind, params, estimator, structure, m, C, U):
     Z = U @ C.T + m
-    G = neg_grad_logp(kind, Z, params)
     S = U.shape[0]
+    if estimator == "score":  # Eq. 4: -log p(z) grad_w log q_w(z), with grad_m = C^-T u, grad_C = C^-T (u u^T - I)
+        f = neg_logp(kind, Z, params)
+        V = np.linalg.solve(C.T, U.T).T  # rows C^-T u_s
+        gm = (f[:, None] * V).mean(axis=0)
+        gC = (f[:, None] * V).T @ U / S - np.mean(f) * np.linalg.inv(C).T
+        return gm, _proj(gC, structure)
+    G = neg_grad_logp(kind, Z, params)
     gm, gC = G.mean(axis=0), G.T @ U / S
     if estimator == "entropy":
         gC = gC - np.linalg.inv(C).T

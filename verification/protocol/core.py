@@ -121,6 +121,8 @@ class FitDiagnosticsRun:
     k_threshold: float  # the k-hat below which importance sampling from q is reliable, for this number of draws
     pareto_ok: bool  # pareto_k <= k_threshold
     chi2: float | None  # chi2(p || q) estimated from the smoothed weights when k-hat < 0.5, else None
+    mean_bound: float | None  # sqrt(chi2): |E_p z_i - m_i| <= mean_bound sd_q,i (Cauchy-Schwarz), None with chi2
+    var_bound: float | None  # sqrt(2 chi2): |Var_p z_i / sd_q,i^2 - 1| <= var_bound (+ chi2), None with chi2
     mean_move: float  # max_i |m4_i - m3_i| / sd4_i between the two quarter averages (nan without them)
     sd_move: float  # max_i |sd4_i / sd3_i - 1|
     quarter_kl: float  # KL(N(m3, C3 C3^T) || N(m4, C4 C4^T)) (nan without them)
@@ -314,8 +316,9 @@ class Implementation(Protocol):
         draws z = m + C u of q at the rows u of ``U`` (S, d), the PSIS Pareto k-hat of the log importance weights
         log p(z) - log q(z) (Vehtari et al. 2024: -inf when they are constant), its threshold
         min(1 - 1/log10(S), 0.7), the chi2(p || q) estimate S sum_s w_s^2 - 1 from the normalized smoothed weights
-        when k-hat < 0.5; and from ``quarters`` (the (m, C) averages of the third and last quarter of a run, or None)
-        the largest move of a mean in the last quarter's sd, of an sd relative, and the KL between the two Gaussians.
+        when k-hat < 0.5 with its bounds sqrt(chi2) (means, in sd of q) and sqrt(2 chi2) (variances); and from
+        ``quarters`` (the (m, C) averages of the third and last quarter of a run, or None) the largest move of a mean
+        in the last quarter's sd, of an sd relative, and the KL between the two Gaussians.
         What ``000.claim-fit-diagnostics`` checks, against ArviZ's ``psislw`` and closed forms."""
 
     def gradient_descent(self, grad_l, m0, C0, step, steps, method, M=None):

@@ -8,7 +8,8 @@ are the draws of q and log p(z) - log q(z) is computed here by SciPy:
 * **q = p**: the log weights are constant, so k-hat is -inf and chi2 is 0 (refvi's stated convention);
 * **q a little wider and shifted** (light-tailed weights): k-hat equals ArviZ's ``psislw`` k-hat of the same log
   weights, it is below the threshold min(1 - 1/log10(S), 0.7), and chi2 = S sum_s w_s^2 - 1 from ArviZ's normalized
-  smoothed weights (k-hat < 0.5);
+  smoothed weights (k-hat < 0.5), with the bounds it gives by Cauchy-Schwarz (Huggins et al. 2020): every mean within
+  sqrt(chi2) sd of q's, every variance within a factor 1 +- sqrt(2 chi2) (+ chi2);
 * **q much narrower than p** (heavy-tailed weights): the same k-hat, above the threshold (``pareto_ok`` False), no
   chi2;
 * **the quarters of a run**: the largest move of a mean between the third and last quarter averages in the last
@@ -61,7 +62,8 @@ def claim_fit_diagnostics(ctx):
         lw = _log_weights(MEAN, ROOT, U)
         ctx.true(scalar(np.ptp(lw)) <= 1e-9 * (1.0 + scalar(np.max(np.abs(lw)))), label="q = p: constant log weights")
         ctx.equal(run.pareto_k, -math.inf, label="q = p: k-hat = -inf (constant weights)")
-        ctx.equal(run.chi2, 0.0, label="q = p: chi2 = 0")
+        for name in ("chi2", "mean_bound", "var_bound"):
+            ctx.equal(getattr(run, name), 0.0, label=f"q = p: {name} = 0")
         ctx.equal(run.pareto_ok, True, label="q = p: pareto_ok")
         ctx.close(run.k_threshold, _threshold(S), atol=1e-15, label=f"threshold min(1 - 1/log10 {S}, 0.7)")
         for name in ("mean_move", "sd_move", "quarter_kl"):
@@ -78,8 +80,15 @@ def claim_fit_diagnostics(ctx):
         if k < 0.5:
             chi2 = max(S * scalar(np.sum(np.exp(2.0 * slw))) - 1.0, 0.0)
             ctx.close(run.chi2, chi2, rtol=1e-8, atol=1e-12, label=f"{what}: chi2 = S sum w^2 - 1 (smoothed weights)")
+            # Cauchy-Schwarz, |E_p phi - E_q phi| <= sqrt(chi2 Var_q phi): phi = z_i / sd_i (Var_q 1) bounds the
+            # means, phi = ((z_i - m_i) / sd_i)^2 (Var_q 2, a chi-square with one degree of freedom) the variances
+            ctx.close(run.mean_bound, math.sqrt(chi2), rtol=1e-8, atol=1e-12, label=f"{what}: mean bound sqrt(chi2)")
+            ctx.close(
+                run.var_bound, math.sqrt(2 * chi2), rtol=1e-8, atol=1e-12, label=f"{what}: var bound sqrt(2 chi2)"
+            )
         else:
-            ctx.equal(run.chi2 is None, True, label=f"{what}: no chi2 when k-hat >= 0.5")
+            for name in ("chi2", "mean_bound", "var_bound"):
+                ctx.equal(getattr(run, name) is None, True, label=f"{what}: no {name} when k-hat >= 0.5")
 
     def quarters(case):
         name, (m3, C3), (m4, C4), settled = case

@@ -32,8 +32,9 @@ def _replay(ctx, method, args):
     blocking of fused kernels (N = 5 < 16, N = 16, N = 37 = 2 blocks + a remainder) and the noise and prior scales
     are not 1, so 1/s and 1/s^2 differ; an optional 8th flag hands the same density over as plain callables, which
     an implementation runs on its generic loop rather than a fused kernel.  For Proj-SGD one seed in three runs the STL
-    estimator (seed 000 §5, an estimator of grad f like the entropy one) through the same loops.  The average's weights
-    reach the implementation unnormalised."""
+    estimator (seed 000 §5, an estimator of grad f like the entropy one) through the same loops; for Prox-SGD one in
+    four the score estimator (Eq. 4, an estimator of grad l; refvi runs it on its generic, step-by-step path).  The
+    average's weights reach the implementation unnormalised."""
     kind, d, S, seed, clip_active, N, (sn, sp) = args[:7]
     as_callable = len(args) > 7 and args[7]
     rng = np.random.default_rng(seed)
@@ -59,7 +60,10 @@ def _replay(ctx, method, args):
     gammas = rng.uniform(0.2, 1.0, T) / (2 * inst.M)
     U = rng.standard_normal((T, S, d))
     weights = rng.dirichlet(np.ones(T + 1))
-    estimator = "energy" if method == "prox" else ("stl" if seed % 3 == 0 else "entropy")
+    if method == "prox":  # one seed in four: the score estimator (Eq. 4), which no fused kernel has
+        estimator = "score" if seed % 4 == 1 else "energy"
+    else:
+        estimator = "stl" if seed % 3 == 0 else "entropy"
     # the implementation gets the weights unnormalised (summing to 1 + seed mod 7): it normalises them itself
     got = run(ctx, method, inst, m0, C0, gammas, U, weights * (1.0 + seed % 7), estimator)
     ref = sgd_reference.sgd(
