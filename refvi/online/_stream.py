@@ -9,12 +9,12 @@ from __future__ import annotations
 import dataclasses
 import math
 import sys
-import warnings
 from collections.abc import Callable
 
 import numpy as np
 
 from refvi._checks import positive_scalar
+from refvi._warnings import warn_at_caller
 from refvi.kernels import online as ko
 
 LOSSES = {
@@ -241,7 +241,7 @@ def _blow_up_notes(loss_id, H, X, y, losses, m_start) -> list[str]:
         f"the online run blew up: mean loss {mean:.4g} against {ref:.4g} for the starting mean held fixed (the "
         f"step size / learning rate is far too large for this stream?)"
     )
-    warnings.warn(msg, OnlineDivergenceWarning, stacklevel=3)
+    warn_at_caller(msg, OnlineDivergenceWarning)
     return [msg]
 
 

@@ -36,6 +36,7 @@ from typing import Any
 import numpy as np
 
 from refvi._checks import as_vector, check_scale, check_target, positive_scalar
+from refvi._warnings import warn_at_caller
 from refvi.optim import averaging, fastpath, schedules
 from refvi.optim import gradient_descent as _gd
 from refvi.optim import proj_sgd as _proj
@@ -733,7 +734,6 @@ def _diagnose(res: FitResult, target, draws: int) -> FitResult:
     :class:`ConvergenceWarning` with its numbers and what to do."""
     if not draws:
         return res
-    import warnings
 
     from refvi.optim import diagnostics
 
@@ -750,7 +750,7 @@ def _diagnose(res: FitResult, target, draws: int) -> FitResult:
                 f"are fine or not as the diagnostics say, use average='tail' for an estimate of w*. " + msg
             )
         res.notes.append(msg)
-        warnings.warn(msg, ConvergenceWarning, stacklevel=3)
+        warn_at_caller(msg, ConvergenceWarning)
     return res
 
 
@@ -784,7 +784,6 @@ def _check_outcome(res: FitResult, f: float, what: str) -> FitResult:
     """Every run, whatever its step: a non-finite returned approximation (objective ``f`` at the returned (m, C)) is
     a DivergenceError; one whose objective ended far above the start's (``res.trace_objective[0]``) gets a note, a
     ConvergenceWarning and ``ended_worse = True``."""
-    import warnings
 
     f0 = float(res.trace_objective[0]) if res.trace_objective.size else float("nan")
     if not (np.isfinite(f) and np.all(np.isfinite(res.m)) and np.all(np.isfinite(res.C))):
@@ -805,7 +804,7 @@ def _check_outcome(res: FitResult, f: float, what: str) -> FitResult:
         )
         res.notes.append(msg)
         res.ended_worse = True
-        warnings.warn(msg, ConvergenceWarning, stacklevel=3)
+        warn_at_caller(msg, ConvergenceWarning)
     return res
 
 

@@ -27,6 +27,8 @@ def test_explicit_step_that_climbs_warns_notes_and_flags(wine):
         res = fit(wine, steps=100, step_size=0.05)
     assert any("ended worse than it started" in str(w.message) for w in caught)
     assert any("did not pass its diagnostics" in str(w.message) for w in caught)   # and it did not converge
+    # each warning points at the line that called fit, not inside refvi
+    assert {w.filename for w in caught} == {__file__}, [(w.filename, w.lineno) for w in caught]
     assert res.ended_worse and not res.diagnostics.converged
     assert any("ended worse than it started" in n for n in res.notes)
     assert "ended worse than it started" in res.summary()

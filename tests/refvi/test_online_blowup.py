@@ -19,9 +19,10 @@ def _stream():
 @pytest.mark.parametrize("name", sorted(LEARNERS))
 def test_a_huge_step_is_reported(name):
     X, y = _stream()
-    with pytest.warns(OnlineDivergenceWarning, match="blew up"):
+    with pytest.warns(OnlineDivergenceWarning, match="blew up") as caught:
         res = LEARNERS[name](1e6).run(X, y)
     assert res.notes and "far too large" in res.notes[0]
+    assert [w.filename for w in caught] == [__file__]  # shown at the line that ran the learner, not inside refvi
 
 
 @pytest.mark.parametrize("name", sorted(LEARNERS))

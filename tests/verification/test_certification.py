@@ -113,6 +113,12 @@ def test_capabilities_name_target_kinds():
     assert caps.declines({"target": _gauss()}) is None
     reason = caps.declines({"target": specs.logistic(np.ones((2, 2)), np.array([1.0, -1.0]))})
     assert "target kind 'logistic' not in declared targets ['gaussian']" in reason
+    # a target is a record with kind, dim and params: an argument with a kind and only one of the others (a base law
+    # with params, an array-like with dim) is not a target and is never declined for its kind
+    from types import SimpleNamespace
+
+    assert caps.declines({"base": SimpleNamespace(kind="rademacher", params={})}) is None
+    assert caps.declines({"x": SimpleNamespace(kind="logistic", dim=2)}) is None
     assert caps.refusals == (FloatingPointError,)
     with pytest.raises(TypeError, match="exception classes"):
         Capabilities.of(type("Bad", (), {"capabilities": {"refusals": ("ValueError",)}})())

@@ -132,9 +132,13 @@ def claim_stochastic_lmo_step(ctx):
                     ]
                 )
                 want, g = _step_oracle(inst, alpha, mu, Z, lr)
-                got = np.asarray(b.stochastic_lmo_step(inst, alpha, mu, Z, lr=lr), dtype=float).reshape(-1)
+                if lr == 0.05:  # the protocol's default learning rate: called without it
+                    got = np.asarray(b.stochastic_lmo_step(inst, alpha, mu, Z), dtype=float).reshape(-1)
+                else:
+                    got = np.asarray(b.stochastic_lmo_step(inst, alpha, mu, Z, lr=lr), dtype=float).reshape(-1)
                 tol = 1e-7 * lr * (1.0 + scalar(np.abs(g).max()))
-                ctx.close(got, want, atol=tol, label=f"d = {inst.d}, S = {S}, lr = {lr}: mu' = clip(mu - lr g)")
+                given = "lr = 0.05 (the default, not passed)" if lr == 0.05 else f"lr = {lr}"
+                ctx.close(got, want, atol=tol, label=f"d = {inst.d}, S = {S}, {given}: mu' = clip(mu - lr g)")
                 n += 1
     # Eq. (10) itself (no baseline, which cancels the normalizer's constant term from Algorithm 2's step): wide atoms
     # off-centre, where grad_mu log Z is large (Z = Phi(b) - Phi(a) with Phi(a) far from 0)

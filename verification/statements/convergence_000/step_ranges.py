@@ -71,9 +71,10 @@ def claim_step_ranges(ctx):
                 got = ctx.impl.step_range_ok(theorem, np.full(T, gam), M=M, mu=mu, a=a)
                 ctx.equal(got, ok, label=f"{theorem}: constant gamma {where} the range -> {ok}")
             varying = ref * np.linspace(0.5, 1 - 1e-9, T)
-            got = ctx.impl.step_range_ok(theorem, varying, M=M, mu=mu, a=a)
             want = theorem not in CONSTANT_STEP
-            ctx.equal(got, want, label=f"{theorem}: a varying schedule inside the range -> {want}")
+            for order, steps in (("increasing", varying), ("decreasing", varying[::-1])):
+                got = ctx.impl.step_range_ok(theorem, steps, M=M, mu=mu, a=a)
+                ctx.equal(got, want, label=f"{theorem}: a schedule {order} inside the range -> {want}")
         # Cor 30: the two conditions on A and T, each probed at its boundary
         for A, ok in ((1 / mu * (1 + 1e-6), True), (1 / mu * (1 - 1e-6), False), (2 / mu, True)):
             Tn = _cor30_horizon(a, max(A, 1 / mu), mu)
