@@ -44,6 +44,9 @@ G = lambda z: -z                             # noqa: E731
      "diagnose must be 0 .* or a number of draws >= 20, got 19"),
     (lambda: average_weights("theta7", 10, a=1.0, gamma=None), ValueError, "needs the noise constant a and the"),
     (lambda: average_weights("theta10", 10, a=None, gamma=0.1), ValueError, "needs the noise constant a and the"),
+    # a design with no rows or no columns (each alone) is named, not taken for the prior alone
+    (lambda: LinearRegression(np.empty((0, 3)), np.empty(0)), ValueError, "at least one row and one column"),
+    (lambda: LinearRegression(np.empty((3, 0)), np.zeros(3)), ValueError, "at least one row and one column"),
 ])
 def test_bad_input_is_a_clear_error(make, exc, match):
     with pytest.raises(exc, match=match):
