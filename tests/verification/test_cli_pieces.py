@@ -76,6 +76,10 @@ def test_a_large_array_in_a_reproducer_is_summarized_by_its_finite_range():
     # lists and tuples: the first `limit` entries, and "..." only when some were left out
     assert summarize([1, 2, 3], limit=3) == [1, 2, 3] and summarize((1.5,), limit=3) == [1.5]
     assert summarize(list(range(5)), limit=3) == [0, 1, 2, "..."]
+    # a long text is cut at the limit and marked; one exactly as long is kept whole
+    from refvi.verification.certificate.reproducers import _short
+
+    assert _short("x" * 300) == "x" * 300 and _short("x" * 301) == "x" * 300 + "..."
 
 
 def test_a_self_test_row_names_at_most_six_catching_statements():
