@@ -1,0 +1,45 @@
+"""The online learners' compiled kernels index only what they own: every learner run, recording its trajectory over
+more than one chunk (``refvi.online._stream.CHUNK`` rounds), in a fresh process with ``NUMBA_BOUNDSCHECK=1`` and an
+empty Numba cache, so each kernel is compiled with bounds checks.  Numba does not check bounds otherwise: a buffer
+one element short, or a chunk's view one row short, computes the same numbers in every other test while reading or
+writing memory it does not own."""
+
+import os
+import subprocess
+import sys
+import textwrap
+
+from refvi.kernels import online as kernels  # noqa: F401  (what this file checks, for the mutation driver's map)
+from refvi.online import _stream
+
+SCRIPT = textwrap.dedent(
+    """
+    import numpy as np
+    from refvi.online import NGVI, OGA, OGAEL, SVA, SVB, SVAFull, _stream
+
+    rng = np.random.default_rng(0)
+    T = _stream.CHUNK + 7  # two chunks: the second starts inside the recorded trajectory
+    X = rng.uniform(-1.0, 1.0, (T, 3))
+    y = np.where(rng.random(T) < 0.5, -1.0, 1.0)
+    learners = [
+        lambda loss: SVA(3, loss, eta=0.1),
+        lambda loss: SVB(3, loss, schedule="constant", eta=0.1),
+        lambda loss: OGA(3, loss, eta=0.1),
+        lambda loss: OGAEL(3, loss, eta=0.1),
+        lambda loss: NGVI(3, loss, eta=0.1, alpha=1.0, sbox=1.0),
+        lambda loss: SVAFull(3, loss, eta=0.1),
+    ]
+    for make in learners:
+        for loss in ("hinge", "squared"):
+            res = make(loss).run(X, y, record=True)
+            assert np.all(np.isfinite(res.losses)) and res.M.shape == (T + 1, 3)
+    print("ok")
+    """
+)
+
+
+def test_the_online_kernels_stay_in_bounds(tmp_path):
+    env = dict(os.environ, NUMBA_BOUNDSCHECK="1", NUMBA_CACHE_DIR=str(tmp_path / "numba"))
+    out = subprocess.run([sys.executable, "-c", SCRIPT], capture_output=True, text=True, env=env, timeout=600)
+    assert out.returncode == 0 and out.stdout.strip() == "ok", out.stderr[-3000:]
+    assert _stream.CHUNK < 10**6  # the script's two chunks stay small
