@@ -20,6 +20,7 @@ from refvi.verification.statement import scalar, statement
 from refvi.verification.statements.boosting_001._common import (
     dense,
     i1,
+    line_search,
     mixtures,
     n_examples,
     optimal_weights,
@@ -220,6 +221,19 @@ def claim_shift_invariance(ctx):
     ctx.close(
         scalar(a[idx] @ sc - sc.min()), 0.0, atol=1e-6, label="fully-corrective on atoms q does not use: gap on S ~ 0"
     )
+
+    # the exact line search between neighbouring atoms (0.025 apart, sd 0.5: nearly one density, so f'' along the
+    # segment is ~1e-3 and a Newton iteration on a wrong curvature crawls): from the best single atom towards each
+    # neighbour and back, the step is the oracle's root of the derivative (Brent, 1e-14)
+    best = int(np.argmin([oracle.f(np.eye(inst.K)[k]) for k in range(inst.K)]))
+    for j, k in ((best, best + 1), (best, best - 1), (best + 1, best), (best - 1, best)):
+        e = np.eye(inst.K)[j]
+        ctx.close(
+            b.line_search(inst, e, k),
+            line_search(oracle, e, k),
+            atol=1e-9,
+            label=f"line search from atom {j} towards its neighbour {k} (a nearly flat segment) = the oracle's argmin",
+        )
 
 
 def _embed(K, idx, a):
