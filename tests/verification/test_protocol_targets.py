@@ -122,3 +122,15 @@ def test_a_callable_record_pickles_with_its_batched_and_pymc_forms():
         um.logp, um.grad_logp, um.logp_batch, um.grad_batch, um.pymc_model
     )
     assert P.from_callables(um.logp, um.grad_logp, um.D).pymc_model is None
+
+
+def test_refvi_builds_a_record_with_a_pymc_model_by_from_pymc():
+    """The same density reaches refvi by its PyMC front end when the record carries one (values alone cannot tell the
+    two paths apart: both are the user-model Gaussian), by its numba functions otherwise."""
+    pytest.importorskip("pymc")
+    from refvi.targets.pymc import PyMCTarget
+    from refvi.verification.statements.convergence_000 import _user_models as um
+
+    built = as_refvi_target(um.target_of("pymc"))
+    assert isinstance(built, PyMCTarget) and built.param_names == ("a", "b[0]", "b[1]")
+    assert not isinstance(as_refvi_target(um.target_of("per-point")), PyMCTarget)

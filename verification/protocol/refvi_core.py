@@ -37,7 +37,7 @@ def _build(spec):
         return T.HierarchicalLogisticRegression(p["X"], p["y"], p["groups"], p["Sigma"], p["Delta"], p["n_groups"])
     if spec.kind == "cosine":
         return T.CosineQuadratic(p["alpha"], p["b"], p["phi"], p["beta"], p["z0"])
-    if spec.kind == "callable" and spec.pymc_model is not None:  # the user's PyMC model: refvi's from_pymc
+    if spec.pymc_model is not None:  # a callable record's PyMC form of its density: refvi's from_pymc
         return T.from_pymc(
             spec.pymc_model(), smoothness=p.get("smoothness"), strong_convexity=p.get("strong_convexity", 0.0)
         )
