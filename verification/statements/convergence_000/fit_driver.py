@@ -180,12 +180,13 @@ OBJECTIVE_SAMPLES = (
 )
 
 
-def _check_objective(ctx, run, mu, P, what):
+def _check_objective(ctx, run, mu, P, what, model=None):
     """The reported f(w^T) (the driver's Monte Carlo estimate on its own base samples) against the exact objective on
-    N(mu, P^-1), within 6 of its standard errors (false alarm ~2e-9 per run): the per-sample -log p(C u + m) has
-    variance tr(A^2)/2 + |C^T P (m - mu)|^2, A = C^T P C."""
+    N(mu, P^-1) (or on ``model``, a target whose log p is that Gaussian's up to its constant: a linear regression),
+    within 6 of its standard errors (false alarm ~2e-9 per run): the per-sample -log p(C u + m) has variance
+    tr(A^2)/2 + |C^T P (m - mu)|^2, A = C^T P C."""
     m, C = np.asarray(run.ms)[-1], np.asarray(run.Cs)[-1]
-    f = vo.objective({"kind": "gaussian", "mean": mu, "precision": P}, m, C)
+    f = vo.objective(model or {"kind": "gaussian", "mean": mu, "precision": P}, m, C)
     A, b = C.T @ P @ C, C.T @ P @ (m - mu)
     n = ctx.given(run.objective_samples, OBJECTIVE_SAMPLES)
     se = math.sqrt(0.5 * np.trace(A @ A) + b @ b) / math.sqrt(n)
@@ -269,12 +270,22 @@ def claim_fit(ctx):
     # in frame coordinates
     # (a frame L = I on a condition number of 30 or 300 leaves mu' < M'/10: the default rule is then 1/(M' sqrt T))
     def framed(spec):
-        i, method, average, d, cond, given, init = spec
+        i, method, average, d, cond, given, init = spec[:7]
+        linear = len(spec) > 7 and spec[7] == "linear"
         Q = np.linalg.qr(rng.standard_normal((d, d)))[0]
-        P = (Q * np.geomspace(1.0, cond, d)) @ Q.T
-        P = 0.5 * (P + P.T)
-        mu = rng.standard_normal(d) * 3.0
-        target = specs.gaussian(mu, P)
+        if linear:  # a Bayesian linear regression: Gaussian in z, P = X^T X / s_n^2 + I / s_p^2 (its own kernel)
+            N, sn, sp = 2 * d + 3, 0.7, 3.0
+            X = rng.standard_normal((N, d)) @ (Q * np.sqrt(np.geomspace(1.0, cond, d))) @ Q.T
+            y = rng.standard_normal(N) * 2.0
+            P = X.T @ X / sn**2 + np.eye(d) / sp**2
+            P = 0.5 * (P + P.T)
+            mu = np.linalg.solve(P, X.T @ y / sn**2)
+            target = specs.linear(X, y, sn, sp)
+        else:
+            P = (Q * np.geomspace(1.0, cond, d)) @ Q.T
+            P = 0.5 * (P + P.T)
+            mu = rng.standard_normal(d) * 3.0
+            target = specs.gaussian(mu, P)
         frame: str | tuple[np.ndarray, np.ndarray]  # a frame name or (z0, L)
         if given is None:
             try:
@@ -304,8 +315,10 @@ def claim_fit(ctx):
                 _to_frame(np.eye(d), np.linalg.cholesky(S0), method),
             )
         run = ctx.impl.fit(target, method, steps=T, average=average, seed=200 + i, frame=frame, init=start)
-        what = f"{method} in {name}, d = {d}, condition number {cond:g}, {average} average" + (
-            ", a given start" if init else ""
+        what = (
+            f"{method} in {name}, d = {d}, condition number {cond:g}, {average} average"
+            + (", a given start" if init else "")
+            + (", a linear regression" if linear else "")
         )
         ms, Cs = np.asarray(run.ms), np.asarray(run.Cs)
         ctx.true(ms.shape == (T + 1, d) and Cs.shape == (T + 1, d, d), label=f"{what}: T + 1 iterates reported")
@@ -349,7 +362,7 @@ def claim_fit(ctx):
             f"{what}, the frame's rule {rule!r} (M' = {Mx:.3g}, mu' = {mux:.3g})",
         )
         if getattr(run, "objective", None) is not None:  # reported in z: f is the same in any frame
-            _check_objective(ctx, run, mu, P, what)
+            _check_objective(ctx, run, mu, P, what, target.model if linear else None)
         w = _weights(average, T)
         ctx.close(run.m, z0 + L @ (w @ mx), rtol=1e-9, atol=1e-9, label=f"{what}: returned m = z0 + L (average)")
         Cw = np.tensordot(w, Cx, 1)
@@ -371,6 +384,7 @@ def claim_fit(ctx):
             ("proj-sgd", "tail", 2, 1e2, "tril", False),
             ("prox-sgd", "uniform", 2, 30.0, "identity", False),
             ("proj-sgd", "tail", 3, 300.0, "identity", True),
+            ("prox-sgd", "tail", 3, 1e3, None, False, "linear"),
         ]
     ):
         ctx.instance(framed, (i, *case))
