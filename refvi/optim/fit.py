@@ -326,6 +326,9 @@ def fit(
     (:func:`refvi.optim.frame.default_budget`: T = max(10,000, 40(d+3)), S = ceil(80(d+3)/T); 20,120 steps of 2
     samples at d = 500).  ``samples=None`` with ``steps`` given is one sample.
 
+    ``trace_every``: the objective trace (and, with ``keep_iterates``, the iterates) at every ``trace_every``-th step
+    and the last; ``None`` (default) is every ``max(1, T // 100)`` steps, about 100 points.
+
     ``progress``: ``None`` (default) shows a progress bar on an interactive terminal once the run has lasted 2 s,
     ``True`` from the start, ``False`` never.
 

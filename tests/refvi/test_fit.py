@@ -94,3 +94,22 @@ def test_bad_input_is_a_clear_error():
     lin = target_for("diabetes")
     with pytest.raises(DivergenceError, match=r"diverged (at|by) step \d+.*(Last finite state|State): m = "):
         refvi.fit(lin, steps=2000, step_size=50.0 / lin.smoothness)
+
+
+@pytest.mark.parametrize("T, every", [(1000, 10), (350, 3), (60, 1)])
+def test_the_default_trace_has_about_a_hundred_points(T, every):
+    """trace_every=None records every max(1, T // 100) steps, and the last (fit's docstring)."""
+    t = Gaussian(np.zeros(2), np.eye(2))
+    res = refvi.fit(t, steps=T, seed=0, frame=None, diagnose=0)
+    want = np.unique(np.r_[np.arange(0, T + 1, every), T])
+    np.testing.assert_array_equal(res.trace_steps, want)
+
+
+def test_a_step_rule_that_needs_no_constant_runs_on_a_target_without_any():
+    """"1/sqrt T" needs neither M nor Thm 26's noise constant: a user model that declares no constants runs with it
+    (and a rule that needs M says so by name)."""
+    t = CallableTarget(lambda z: -0.5 * float(z @ z), lambda z: -z, 2)
+    res = refvi.fit(t, steps=16, step_size="1/sqrt T", seed=0, frame=None, diagnose=0)
+    np.testing.assert_allclose(res.step_sizes, np.full(16, 0.25))
+    with pytest.raises(ValueError, match="needs the smoothness constant M"):
+        refvi.fit(t, steps=16, step_size="thm6", seed=0, frame=None, diagnose=0)

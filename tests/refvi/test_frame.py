@@ -10,7 +10,7 @@ from _fits import fit_expecting  # tests/_fits.py
 
 import refvi
 from refvi.optim.frame import Frame, find_frame, wants_frame
-from refvi.targets import CallableTarget, Gaussian, LinearRegression, target_for
+from refvi.targets import CallableTarget, Gaussian, LinearRegression, LogisticRegression, target_for
 from refvi.targets.affine import AffineTarget
 from refvi.verification.oracles import vi_objective as vo
 
@@ -259,3 +259,18 @@ def test_a_frame_on_a_log_concave_target_has_the_full_radius_and_no_narrowing_no
     frame = find_frame(_gauss(d=3, cond=50.0))
     assert frame.radius == 1.0
     assert not any("not convex" in n for n in frame.notes), frame.notes
+
+
+def test_the_ridge_start_of_a_logistic_fit_is_timed_with_the_frame():
+    """A default fit of a logistic regression starts from the ridge mean (a few Newton steps after the frame search):
+    its time is in the frame's seconds, which stay within the call's wall time."""
+    import time
+
+    rng = np.random.default_rng(4)
+    X = rng.standard_normal((40, 3))
+    t = LogisticRegression(X, np.where(X @ np.array([1.0, -2.0, 0.5]) > 0, 1.0, -1.0))
+    t0 = time.perf_counter()
+    res = refvi.fit(t, steps=200, seed=0)
+    wall = time.perf_counter() - t0
+    assert res.frame is not None and any("ridge" in n or "Newton" in n for n in res.frame.notes)
+    assert 0.0 < res.frame.seconds <= res.seconds <= wall

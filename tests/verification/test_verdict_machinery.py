@@ -239,9 +239,10 @@ def test_a_comparison_records_its_worst_error_as_its_slack():
     ctx.instance(lambda _: ctx.close(np.zeros((0, 3)), np.zeros((0, 3)), label="empty"))
     ctx.instance(lambda _: ctx.close(np.array([1.0, 2.0]), np.array([1.0, 2.0]), label="same"))
     ctx.instance(lambda _: ctx.close(np.array([1.0, 2.0]), np.array([1.0, 2.05]), atol=0.1, label="near"))
+    ctx.instance(lambda _: ctx.true(True, label="holds"))  # a boolean claim that holds: slack 0
     slack = {e.label: e.slack for e in ctx.evidence}
     assert slack["empty"] == 0.0 and slack["same"] == 0.0 and slack["near"] == pytest.approx(-0.05)
-    assert ctx.worst_slack == pytest.approx(-0.05)
+    assert slack["holds"] == 0.0 and ctx.worst_slack == pytest.approx(-0.05)
 
 
 def test_a_record_keeps_the_first_ten_failures_in_order():

@@ -87,7 +87,7 @@ class RefviNGVI:
         p = self._blr(X, y, sigma2, P, mp)
         eta = (np.zeros(p.d), -0.5 * np.eye(p.d)) if init is None else init
         out = [eta]
-        # one iterate per batch: a step schedule may run longer than the batches (004.thm1 passes T + 1 steps)
+        # one iterate per (batch, step) pair: the statements pass as many steps as batches
         for idx, g in zip(indices, steps, strict=False):
             eta = ngd.natural_update(eta, p.noisy_posterior_natural(np.asarray(idx)), g)
             out.append(eta)
