@@ -113,3 +113,17 @@ def test_a_step_rule_that_needs_no_constant_runs_on_a_target_without_any():
     np.testing.assert_allclose(res.step_sizes, np.full(16, 0.25))
     with pytest.raises(ValueError, match="needs the smoothness constant M"):
         refvi.fit(t, steps=16, step_size="thm6", seed=0, frame=None, diagnose=0)
+
+
+def test_inference_data_of_a_plain_target_holds_draws_of_the_fitted_gaussian():
+    """FitResult.to_inference_data() without a PyMC target: draws z = C u + m of N(m, C C^T), split into chains."""
+    pytest.importorskip("arviz")
+    t = Gaussian(np.array([1.0, -2.0]), np.array([[2.0, 0.5], [0.5, 1.0]]))
+    res = refvi.fit(t, steps=400, seed=0, diagnose=0)
+    z = res.to_inference_data(draws=4000, seed=1, chains=2).posterior["z"].values
+    assert z.shape == (2, 2000, 2)
+    z = z.reshape(-1, 2)
+    cov = res.C @ res.C.T
+    se = np.sqrt(np.diag(cov) / z.shape[0])
+    assert np.all(np.abs(z.mean(axis=0) - res.m) < 5 * se)
+    np.testing.assert_allclose(np.cov(z.T), cov, rtol=0.15, atol=0.05)
