@@ -326,3 +326,11 @@ def test_the_frank_wolfe_progress_bar_only_when_asked_and_on_a_terminal(asked, t
     bar = module._progress(3, asked, "boosting")
     assert bar.disable is not shown
     bar.close()
+
+
+@pytest.mark.parametrize("scale", [0.0, -0.5])
+def test_a_mixture_target_with_a_scale_not_above_zero_is_refused(scale):
+    from refvi.boosting.targets_1d import GaussianMixtureTarget
+
+    with pytest.raises(ValueError, match="scales must be finite and > 0"):
+        GaussianMixtureTarget([0.5, 0.5], [[0.0], [1.0]], [1.0, scale])

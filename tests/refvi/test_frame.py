@@ -274,3 +274,11 @@ def test_the_ridge_start_of_a_logistic_fit_is_timed_with_the_frame():
     wall = time.perf_counter() - t0
     assert res.frame is not None and any("ridge" in n or "Newton" in n for n in res.frame.notes)
     assert 0.0 < res.frame.seconds <= res.seconds <= wall
+
+
+def test_a_flat_but_positive_definite_posterior_is_not_taken_for_indefinite():
+    """The Hessian's positive-definiteness floor is relative to its largest eigenvalue: a wide posterior (curvatures
+    1e-2 and 1e-9, all below 1) is positive definite, whatever the scale of z."""
+    t = Gaussian(np.zeros(2), np.diag([1e-2, 1e-9]))
+    frame = find_frame(t)
+    assert not any("not positive definite" in n for n in frame.notes), frame.notes

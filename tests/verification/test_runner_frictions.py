@@ -222,3 +222,26 @@ def test_an_adapter_without_a_name_is_named_by_its_spec_when_it_can_be(tmp_path,
     assert load_implementation("nameless_adapter:OPEN").name == "nameless_adapter:OPEN"
     closed = load_implementation("nameless_adapter:CLOSED")
     assert type(closed).__name__ == "Closed" and not hasattr(closed, "name")
+
+
+def test_the_import_root_of_an_adapter_in_a_package_is_above_the_package(tmp_path, monkeypatch):
+    """A reproducer records the folder that makes ``mypkg.sub.adapter:IMPL`` importable: two levels above the module
+    (the dots of the module's name, not of the object's)."""
+    from refvi.verification.protocol.loading import import_root, load_implementation
+
+    pkg = tmp_path / "mypkg_root" / "mypkg" / "sub"
+    pkg.mkdir(parents=True)
+    (pkg.parent / "__init__.py").write_text("")
+    (pkg / "__init__.py").write_text("")
+    (pkg / "adapter.py").write_text("class Impl:\n    name = 'x'\n\n    def entropy_prox(self, C, g):\n        return C\n\n\nIMPL = Impl()\n")
+    monkeypatch.syspath_prepend(str(tmp_path / "mypkg_root"))
+    load_implementation("mypkg.sub.adapter:IMPL")
+    assert import_root("mypkg.sub.adapter:IMPL") == str(tmp_path / "mypkg_root")
+    assert import_root("mypkg.sub.adapter:IMPL.attr.deeper") == str(tmp_path / "mypkg_root")
+
+
+def test_zero_workers_is_refused_by_name():
+    from refvi.verification.running import parallel
+
+    with pytest.raises(ValueError, match="--workers must be >= 1, got 0"):
+        parallel.run_parallel([], None, "ci", 0, None, None, lambda rec: None, None)
