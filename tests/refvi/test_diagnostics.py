@@ -106,5 +106,11 @@ def test_given_base_samples_are_the_draws_of_q():
     assert D.diagnose(t, t.mean + 0.3, C, base_samples=U[:100]).pareto_k != given.pareto_k
     with pytest.raises(ValueError, match="at least 20 rows"):
         D.diagnose(t, t.mean, C, base_samples=U[:19])
+    # 20 draws, given or drawn, is enough; 19 is not; a draw count must be an integer
+    assert D.diagnose(t, t.mean + 0.3, C, base_samples=U[:20]).draws == 20
+    assert D.diagnose(t, t.mean + 0.3, C, draws=20).draws == 20
+    for bad in (19, 20.0, True):
+        with pytest.raises(ValueError, match="draws >= 20"):
+            D.diagnose(t, t.mean, C, draws=bad)
     with pytest.raises(ValueError, match="base_samples"):
         D.diagnose(t, t.mean, C, base_samples=U[:, :1])
