@@ -58,8 +58,8 @@ def neg_logp(kind, Z, params):
         mean, P = params
         R = Z - mean
         return 0.5 * np.einsum("...i,ij,...j->...", R, P, R) - 0.5 * np.linalg.slogdet(P)[1] + 0.5 * d * _LOG_2PI
-    prior = 0.5 * inv_prior_var_of(kind, params) * np.sum(Z * Z, axis=-1) + 0.5 * d * (
-        _LOG_2PI - np.log(inv_prior_var_of(kind, params))
+    prior = 0.5 * _inv_prior_var(kind, params) * np.sum(Z * Z, axis=-1) + 0.5 * d * (
+        _LOG_2PI - np.log(_inv_prior_var(kind, params))
     )
     if kind == "linear":
         X, y, inv_noise_var, _ = params
@@ -70,7 +70,7 @@ def neg_logp(kind, Z, params):
     return np.sum(np.logaddexp(0.0, -(Z @ X.T) * y), axis=-1) + prior
 
 
-def inv_prior_var_of(kind, params):
+def _inv_prior_var(kind, params):
     return params[3] if kind == "linear" else params[2]
 
 
