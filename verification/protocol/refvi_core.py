@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import dataclasses
 import inspect
 import weakref
 
@@ -240,8 +241,7 @@ class RefviCore:
         from refvi.verification.protocol.core import FitDiagnosticsRun
 
         r = diagnose(as_refvi_target(target), m, C, quarters=quarters, base_samples=U)
-        fields = ("pareto_k", "k_threshold", "pareto_ok", "chi2", "mean_bound", "var_bound")
-        fields += ("mean_move", "sd_move", "quarter_kl", "stationary")
+        fields = [f.name for f in dataclasses.fields(FitDiagnosticsRun)]  # refvi's FitDiagnostics has each
         return FitDiagnosticsRun(**{name: getattr(r, name) for name in fields})
 
     def gradient_descent(self, grad_l, m0, C0, step, steps, method, M=None):

@@ -1,6 +1,7 @@
 """Planted bugs in refvi's own features under statements (issue 38 item 4): a user's model in an affine frame with a
-negative diagonal, Proj-SGD whose projection receives an indefinite Y, and the driver called with its own defaults
-(``fit_as_user``, which the plain-NumPy example does not offer: those bugs are planted around refvi's adapter)."""
+negative diagonal, Proj-SGD whose projection receives an indefinite Y, the driver called with its own defaults
+(``fit_as_user``) and its diagnostics (``fit_diagnostics``), which the plain-NumPy example does not offer: those bugs
+are planted around refvi's adapter."""
 
 from __future__ import annotations
 
@@ -94,3 +95,21 @@ def _(orig, owner):
         return orig(target, **options)
 
     return fit_as_user
+
+
+@mutant(
+    "fit-diagnostics-fixed-threshold",
+    "000",
+    "fit_diagnostics",
+    "the Pareto k-hat judged against the fixed 0.7 of the first PSIS paper, not min(1 - 1/log10(S), 0.7) for S draws",
+    on="refvi",
+    try_first=("000.claim-fit-diagnostics",),
+)
+def _(orig, owner):
+    def fit_diagnostics(target, m, C, U, quarters):
+        import dataclasses
+
+        run = orig(target, m, C, U, quarters)
+        return dataclasses.replace(run, k_threshold=0.7, pareto_ok=bool(run.pareto_k <= 0.7))
+
+    return fit_diagnostics
