@@ -8,7 +8,7 @@ from refvi import estimators
 from refvi.boosting import Box
 from refvi.boosting.frank_wolfe import fixed_step_weights
 from refvi.ngvi import expfam
-from refvi.online import SVB
+from refvi.online import SVB, kl_meanfield
 from refvi.optim.averaging import average_weights
 from refvi.optim.fit import fit
 from refvi.targets import CallableTarget, Gaussian, LinearRegression, LogisticRegression
@@ -44,6 +44,10 @@ G = lambda z: -z                             # noqa: E731
      "diagnose must be 0 .* or a number of draws >= 20, got 19"),
     (lambda: average_weights("theta7", 10, a=1.0, gamma=None), ValueError, "needs the noise constant a and the"),
     (lambda: average_weights("theta10", 10, a=None, gamma=0.1), ValueError, "needs the noise constant a and the"),
+    # a mean-field KL with a scale not above zero on either side (the KL is infinite or undefined there)
+    (lambda: kl_meanfield([0.0], [1.0], [0.0], [0.0]), ValueError, "sigma and sbar must be > 0"),
+    (lambda: kl_meanfield([0.0], [1.0], [0.0], [-1.0]), ValueError, "sigma and sbar must be > 0"),
+    (lambda: kl_meanfield([0.0], [-1.0], [0.0], [1.0]), ValueError, "sigma and sbar must be > 0"),
     # a design with no rows or no columns (each alone) is named, not taken for the prior alone
     (lambda: LinearRegression(np.empty((0, 3)), np.empty(0)), ValueError, "at least one row and one column"),
     (lambda: LinearRegression(np.empty((3, 0)), np.zeros(3)), ValueError, "at least one row and one column"),

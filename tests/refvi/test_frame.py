@@ -282,3 +282,20 @@ def test_a_flat_but_positive_definite_posterior_is_not_taken_for_indefinite():
     t = Gaussian(np.zeros(2), np.diag([1e-2, 1e-9]))
     frame = find_frame(t)
     assert not any("not positive definite" in n for n in frame.notes), frame.notes
+
+
+def test_the_frame_of_q_probes_narrower_only_where_the_target_is_not_convex():
+    """frame_from_q probes at N(0, I) in the frame of q and narrows (0.5, then 0.1) only while mu' <= 0: a logistic
+    regression (log-concave) keeps the full radius; a cosine-quadratic that is concave along b near 0 narrows until its
+    probes find mu' > 0."""
+    from refvi.optim.frame import frame_from_q
+    from refvi.targets import CosineQuadratic
+
+    rng = np.random.default_rng(5)
+    X = rng.standard_normal((30, 2))
+    logistic = LogisticRegression(X, np.where(X @ np.array([1.0, -1.0]) > 0, 1.0, -1.0))
+    f = frame_from_q(logistic, np.zeros(2), 0.5 * np.eye(2))
+    assert f.mu > 0 and "x ~ N(0, 1^2 I)" in f.notes[0], f.notes
+    wavy = CosineQuadratic(2.0, np.array([1.0, 0.0]), beta=1.0)  # -log p = 2 cos(z_1) + |z|^2 / 2: concave at 0 along z_1
+    f = frame_from_q(wavy, np.array([np.pi, 0.0]), np.eye(2))  # centred on a mode, where it is convex nearby
+    assert f.mu > 0 and "x ~ N(0, 1^2 I)" not in f.notes[0], f.notes
