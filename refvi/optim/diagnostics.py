@@ -218,13 +218,13 @@ def diagnose(target, m, C, *, quarters=None, draws: int = DRAWS, seed=0, base_sa
     d = m.size
     if base_samples is not None:
         U = as_samples(base_samples, d, "base_samples")
-        draws = U.shape[0]
-        if draws < 20:
-            raise ValueError(f"diagnose needs base_samples with at least 20 rows (draws of q), got {draws}")
-    if isinstance(draws, bool) or not isinstance(draws, (int, np.integer)) or draws < 20:
+        if U.shape[0] < 20:
+            raise ValueError(f"diagnose needs base_samples with at least 20 rows (draws of q), got {U.shape[0]}")
+    elif isinstance(draws, bool) or not isinstance(draws, (int, np.integer)) or draws < 20:
         raise ValueError(f"diagnose needs draws >= 20 (an integer), got {draws!r}")
-    if base_samples is None:
+    else:
         U = np.random.default_rng(seed).standard_normal((int(draws), d))
+    draws = U.shape[0]
     with np.errstate(all="ignore"):
         lw = _log_weights(target, m, C, U)
     thr = k_threshold(int(draws))

@@ -58,9 +58,8 @@ def neg_logp(kind, Z, params):
         mean, P = params
         R = Z - mean
         return 0.5 * np.einsum("...i,ij,...j->...", R, P, R) - 0.5 * np.linalg.slogdet(P)[1] + 0.5 * d * _LOG_2PI
-    prior = 0.5 * _inv_prior_var(kind, params) * np.sum(Z * Z, axis=-1) + 0.5 * d * (
-        _LOG_2PI - np.log(_inv_prior_var(kind, params))
-    )
+    ip = _inv_prior_var(kind, params)
+    prior = 0.5 * ip * np.sum(Z * Z, axis=-1) + 0.5 * d * (_LOG_2PI - np.log(ip))
     if kind == "linear":
         X, y, inv_noise_var, _ = params
         r = Z @ X.T - y
