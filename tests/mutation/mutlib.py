@@ -468,9 +468,7 @@ class ProjectMap:
         # the tests of the nearest importers further up, level by level, until some are found
         level, seen = callers, {rel} | callers
         while not out and level:
-            level = {
-                f for g in level for f in self.rdeps.get(g, ()) if f not in seen and not f.endswith("__init__.py")
-            }
+            level = {f for g in level for f in self.rdeps.get(g, ()) if f not in seen and not f.endswith("__init__.py")}
             seen |= level
             found = [t for t, tdeps in deps_of.items() if tdeps & level]
             out = sorted(found, key=lambda t: seconds.get(t, 30.0)) if seconds else found
@@ -696,6 +694,34 @@ def _row(r) -> str:
     )
 
 
+def _runs_table(records: Sequence[dict], triage: dict[str, dict], runs: Sequence[dict], cfg: dict) -> list[str]:
+    """One row per run of a resumed session (the log in run order; run j holds the records from its ``before``):
+    each part's rates against the code and checks of its own time."""
+    bounds = [r["before"] for r in runs[1:]] + [len(records)]
+    lines = [
+        "By run (a resumed session runs its remaining mutants against the code and checks of its own time, so a "
+        "later part measures checks written since on mutants they never saw):",
+        "",
+        "| run | code and checks of | mutants | paper code: certificate alone | refvi features: certificate alone "
+        "| implementation: certificate + tests | verdict machinery: tests |",
+        "|---|---|---|---|---|---|---|",
+    ]
+    for j, run in enumerate(runs):
+        part = records[run["before"] : bounds[j]]
+        rows = {row["name"]: row for row in summarize(part, triage, lambda r: group_of(r["file"], cfg))}
+        impl = [row for row in rows.values() if row["machinery"] == 0]
+        paper, mach = rows.get("paper code"), rows.get("verdict machinery")
+        feat = next((row for name, row in rows.items() if name.startswith("refvi features")), None)
+        lines.append(
+            f"| {j + 1} | `{run.get('commit', '?')}`, {run.get('date', '?')} | {len(part)} | "
+            f"{_rate(paper['cert'], paper['impl_valid']) if paper else '—'} | "
+            f"{_rate(feat['cert'], feat['impl_valid']) if feat else '—'} | "
+            f"{_rate(sum(r['both'] for r in impl), sum(r['valid'] for r in impl))} | "
+            f"{_rate(mach['both'], mach['valid']) if mach else '—'} |"
+        )
+    return lines
+
+
 def _diff_lines(diff: str) -> tuple[str, str]:
     old = new = ""
     for line in (diff or "").splitlines():
@@ -748,6 +774,8 @@ def render_block(records: Sequence[dict], triage: dict[str, dict], meta: dict, c
         *_table(summarize(records, triage, lambda r: family_of(r["operator"])), "operator"),
         "",
     ]
+    if len(meta.get("runs") or ()) > 1 and len(meta.get("logs", ())) == 1:
+        lines += [*_runs_table(records, triage, meta["runs"], cfg), ""]
     survivors = sorted((r for r in records if r["outcome"] == "survived"), key=lambda r: r["id"])
     if survivors:
         lines += [

@@ -390,6 +390,19 @@ def run_baseline(
     return out
 
 
+def _head() -> str:
+    """The working tree's commit, ``+changes`` when tracked files differ from it."""
+    commit = subprocess.run(["git", "rev-parse", "--short", "HEAD"], cwd=ROOT, capture_output=True, text=True)
+    dirty = subprocess.run(
+        ["git", "status", "--porcelain", "--untracked-files=no"], cwd=ROOT, capture_output=True, text=True
+    ).stdout.strip()
+    return commit.stdout.strip() + ("+changes" if dirty else "")
+
+
+def _now() -> str:
+    return _dt.datetime.now(_dt.UTC).strftime("%Y-%m-%d %H:%M UTC")
+
+
 def _machine() -> str:
     cpu = platform.processor() or platform.machine()
     try:
@@ -452,6 +465,17 @@ def rebase_on_resume(out: Path, chosen: list[dict], cfg: dict, seed: int) -> Non
         (out / "plan.json").write_text(json.dumps(plan, indent=1))
 
 
+def record_run(meta: dict, done: int) -> dict:
+    """Append this run of a session (the first, or a ``--resume`` after ``done`` results) to ``meta['runs']``: each
+    part of the log ran against the code and checks of its own time, and the report gives the parts' rates apart, so
+    checks written after a part ran are measured on mutants they never saw.  A session from before runs were
+    recorded gets its draw as the first run."""
+    run_at = {"commit": _head(), "date": _now(), "before": done}
+    first = [{"commit": meta.get("commit"), "date": meta.get("date"), "before": 0}] if done else []
+    meta["runs"] = [*meta.get("runs", first), run_at]
+    return run_at
+
+
 def cmd_mutate(args) -> int:
     cfg = mutlib.load_config()
     if args.resume:
@@ -471,10 +495,6 @@ def cmd_mutate(args) -> int:
         mode = "diff" if args.since else "sample"
         stamp = _dt.datetime.now(_dt.UTC).strftime("%Y%m%d-%H%M%S")
         out = Path(args.out or ROOT / ".mutation" / f"{mode}-{stamp}").resolve()
-        commit = subprocess.run(["git", "rev-parse", "--short", "HEAD"], cwd=ROOT, capture_output=True, text=True)
-        dirty = subprocess.run(
-            ["git", "status", "--porcelain", "--untracked-files=no"], cwd=ROOT, capture_output=True, text=True
-        ).stdout.strip()
         meta = {
             "mode": mode,
             "since": args.since,
@@ -484,8 +504,8 @@ def cmd_mutate(args) -> int:
             "candidates": len(cands),
             "files": len(files),
             "command": "python " + " ".join(sys.argv),
-            "commit": commit.stdout.strip() + ("+changes" if dirty else ""),
-            "date": _dt.datetime.now(_dt.UTC).strftime("%Y-%m-%d %H:%M UTC"),
+            "commit": _head(),
+            "date": _now(),
             "machine": _machine(),
             "workers": args.scheduler or args.workers,
             "certificate_only": args.certificate_only,
@@ -553,7 +573,8 @@ def cmd_mutate(args) -> int:
         # a seeded random order: the mutants run before the budget runs out are a uniform part of the draw
         random.Random(meta.get("seed") or 0).shuffle(todo)
         meta["budget_minutes"] = args.budget
-        (out / "plan.json").write_text(json.dumps({"meta": meta, "mutants": chosen}, indent=1))
+    run_at = record_run(meta, len(done))
+    (out / "plan.json").write_text(json.dumps({"meta": meta, "mutants": chosen}, indent=1))
     print(f"{len(todo)} mutant(s) to run ({len(done)} already done)", flush=True)
     (out / "config.toml").write_text((HERE / "config.toml").read_text())
 
@@ -585,7 +606,7 @@ def cmd_mutate(args) -> int:
             **res,
             "session": out.name,
             "seed": meta.get("seed"),
-            "commit": meta.get("commit"),
+            "commit": run_at["commit"],
             "time": _dt.datetime.now(_dt.UTC).strftime("%Y-%m-%dT%H:%M:%SZ"),
         }
         with lock:
@@ -708,7 +729,17 @@ def cmd_report(args) -> int:
     meta.update(
         {
             k: pm.get(k)
-            for k in ("date", "machine", "commit", "workers", "command", "sample", "candidates", "budget_minutes")
+            for k in (
+                "date",
+                "machine",
+                "commit",
+                "workers",
+                "command",
+                "sample",
+                "candidates",
+                "budget_minutes",
+                "runs",
+            )
         }
     )
     import importlib.metadata as md

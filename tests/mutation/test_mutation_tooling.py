@@ -258,8 +258,17 @@ def _sites(rows):
     out = []
     occ: dict[str, int] = {}
     for line, col, op, text in rows:
-        out.append({"file": "a.py", "line": line, "col": col, "operator": op, "occurrence": occ.get(op, 0),
-                    "end": [line, col + 1], "line_text": text})
+        out.append(
+            {
+                "file": "a.py",
+                "line": line,
+                "col": col,
+                "operator": op,
+                "occurrence": occ.get(op, 0),
+                "end": [line, col + 1],
+                "line_text": text,
+            }
+        )
         occ[op] = occ.get(op, 0) + 1
     for s, mid in zip(out, mutlib.mutant_ids(out), strict=True):
         s["id"] = mid
@@ -268,11 +277,24 @@ def _sites(rows):
 
 def test_a_resumed_session_mutates_the_same_places_in_changed_code():
     """cosmic-ray applies a mutant by occurrence: after an edit above it, a resumed mutant must be re-pointed."""
-    old = _sites([(3, 4, "core/AddNot", "if a:"), (5, 4, "core/AddNot", "if b:"), (9, 0, "core/AddNot", "if c:"),
-                  (9, 0, "core/NumberReplacer", "x = 1")])
+    old = _sites(
+        [
+            (3, 4, "core/AddNot", "if a:"),
+            (5, 4, "core/AddNot", "if b:"),
+            (9, 0, "core/AddNot", "if c:"),
+            (9, 0, "core/NumberReplacer", "x = 1"),
+        ]
+    )
     # now: a new `if` above line 5, line 9 ("if c:") deleted, the others in place
-    new = _sites([(3, 4, "core/AddNot", "if a:"), (4, 4, "core/AddNot", "if new:"), (6, 4, "core/AddNot", "if b:"),
-                  (9, 0, "core/NumberReplacer", "x = 1"), (12, 0, "core/AddNot", "if d:")])
+    new = _sites(
+        [
+            (3, 4, "core/AddNot", "if a:"),
+            (4, 4, "core/AddNot", "if new:"),
+            (6, 4, "core/AddNot", "if b:"),
+            (9, 0, "core/NumberReplacer", "x = 1"),
+            (12, 0, "core/AddNot", "if d:"),
+        ]
+    )
     done, todo = old[0], [dict(m) for m in old[1:]]
     taken = {m["id"] for m in old}
     notes = mutlib.rebase_sites(todo, new, taken, seed=0)
@@ -476,8 +498,9 @@ def test_a_stopped_run_leaves_no_stage_running(tmp_path, how):
 
     pidfile = tmp_path / "stage.pid"
     here = str(Path(mutant.__file__).parent)
-    driver = subprocess.Popen([sys.executable, "-c", DRIVER, MUTANT, here, STAGE, str(pidfile)],
-                              stdout=subprocess.PIPE, text=True)
+    driver = subprocess.Popen(
+        [sys.executable, "-c", DRIVER, MUTANT, here, STAGE, str(pidfile)], stdout=subprocess.PIPE, text=True
+    )
     command = int(driver.stdout.readline())  # the mutant's command (mutant.py), started by the driver
     deadline = time.monotonic() + 60
     while not (pidfile.is_file() and pidfile.read_text()) and time.monotonic() < deadline:
@@ -503,6 +526,32 @@ def test_a_stopped_run_leaves_no_stage_running(tmp_path, how):
     assert not alive(stage), "the stage outlived the run that started it"
 
 
+def test_each_run_of_a_session_is_reported_apart(monkeypatch):
+    """A resumed session runs its remaining mutants against the code of its time: the meta records each run and the
+    report gives each part's rates (here the first part's certificate kills 1 of 2, the resumed part's 2 of 2)."""
+    monkeypatch.setattr(run, "_head", lambda: "new1234")
+    fresh: dict = {"commit": "abc1234", "date": "D0"}
+    assert run.record_run(fresh, 0)["before"] == 0 and [r["commit"] for r in fresh["runs"]] == ["new1234"]
+    old: dict = {"commit": "abc1234", "date": "D0"}  # a session from before runs were recorded, resumed twice
+    run.record_run(old, 2)
+    run.record_run(old, 3)
+    assert [(r["commit"], r["before"]) for r in old["runs"]] == [("abc1234", 0), ("new1234", 2), ("new1234", 3)]
+    recs = [
+        _rec(1, "kernels/prox.py", "killed-by-certificate", "certificate"),
+        _rec(2, "kernels/prox.py", "killed-by-tests", "tests"),
+        _rec(3, "kernels/prox.py", "killed-by-certificate", "certificate"),
+        _rec(4, "kernels/prox.py", "killed-by-certificate", "certificate"),
+    ]
+    meta = {
+        "logs": ["L"],
+        "runs": [{"commit": "abc1234", "date": "D0", "before": 0}, {"commit": "new1234", "date": "D1", "before": 2}],
+    }
+    block = mutlib.render_block(recs, {}, meta, CFG)
+    assert "| 1 | `abc1234`, D0 | 2 | 1 / 2 (50 %) | — | 2 / 2 (100 %) | — |" in block
+    assert "| 2 | `new1234`, D1 | 2 | 2 / 2 (100 %) | — | 2 / 2 (100 %) | — |" in block
+    assert "By run" not in mutlib.render_block(recs, {}, {**meta, "runs": meta["runs"][:1]}, CFG)
+
+
 def test_a_resumed_session_records_its_rebased_mutants(tmp_path):
     """cosmic-ray's session gets a work item for each rebased id (a result for an id it lacks is refused); the log
     says which mutants are done."""
@@ -510,7 +559,10 @@ def test_a_resumed_session_records_its_rebased_mutants(tmp_path):
     from cosmic_ray.work_db import WorkDB, use_db
 
     site = {"file": "a.py", "operator": "core/AddNot", "occurrence": 0, "line": 3, "col": 4, "end": [3, 5]}
-    first = [{**site, "id": "a.py:3:AddNot:0"}, {**site, "id": "a.py:7:AddNot:0", "line": 7, "end": [7, 5], "occurrence": 1}]
+    first = [
+        {**site, "id": "a.py:3:AddNot:0"},
+        {**site, "id": "a.py:7:AddNot:0", "line": 7, "end": [7, 5], "occurrence": 1},
+    ]
     session = tmp_path / "session.sqlite"
     assert run.sync_session(session, first) == set()
     rebased = [first[0], {**first[1], "id": "a.py:9:AddNot:0", "line": 9, "end": [9, 5]}]
