@@ -150,7 +150,7 @@ def _corrective(mix, alpha):
 
 def _lmo(mix, alpha, n_starts: int, rng, S_lmo: int, lo, hi, maxiter: int = 100):
     """argmin over mu in the box [lo, hi] of (1/S) sum_s [log q(mu + sigma u_s) - log p(mu + sigma u_s)]
-    from several starts (L-BFGS-B)."""
+    from several starts (L-BFGS-B), and the standard-normal draws u it minimised on."""
     d = mix.sigma.size
     U = rng.standard_normal((S_lmo, d))
     M = np.array(mix.means)
@@ -173,7 +173,7 @@ def _lmo(mix, alpha, n_starts: int, rng, S_lmo: int, lo, hi, maxiter: int = 100)
         optimize.minimize(obj, x0, jac=True, method="L-BFGS-B", bounds=bounds, options={"maxiter": maxiter})
         for x0 in starts
     ]
-    return min(runs, key=lambda res: res.fun).x  # the first of the best, as a strict '<' scan would keep
+    return min(runs, key=lambda res: res.fun).x, U  # the first of the best, as a strict '<' scan would keep
 
 
 @dataclasses.dataclass
@@ -185,6 +185,7 @@ class MCBoostingResult:
     rule: str
     weights_history: list  # weights after iteration t (length t + 1)
     draws: np.ndarray | None = None  # (K, S, d): the fixed draws z_kj = mu_k + sigma u_kj of each component
+    lmo_draws: np.ndarray | None = None  # (T, S', d): the standard-normal u_s step t's LMO minimised its average on
 
     def sample(self, n: int, rng, t: int | None = None) -> np.ndarray:
         """Ancestral draws from the final mixture, or from the iterate q^t."""
@@ -231,12 +232,14 @@ def boost_mc(
     alpha = np.array([1.0])
     fs = [mix.objective(alpha)]
     hist = [alpha.copy()]
+    lmo_draws: list[np.ndarray] = []
     from tqdm.auto import tqdm
 
     for t in tqdm(
         range(int(n_iter)), desc=f"boost[{rule}]", disable=not (progress and sys.stderr.isatty()), leave=False
     ):
-        mu = _lmo(mix, alpha, n_starts, rng, lmo_samples, lo, hi, lmo_maxiter)
+        mu, U = _lmo(mix, alpha, n_starts, rng, lmo_samples, lo, hi, lmo_maxiter)
+        lmo_draws.append(U)
         k = mix.add(mu)
         alpha = np.append(alpha, 0.0)
         if rule == "fixed":
@@ -255,7 +258,8 @@ def boost_mc(
             alpha[k] += g
         fs.append(mix.objective(alpha))
         hist.append(alpha.copy())
-    return MCBoostingResult(np.array(mix.means), mix.sigma.copy(), alpha, np.array(fs), rule, hist, np.array(mix.Z))
+    U = np.array(lmo_draws) if lmo_draws else np.empty((0, int(lmo_samples), mix.sigma.size))
+    return MCBoostingResult(np.array(mix.means), mix.sigma.copy(), alpha, np.array(fs), rule, hist, np.array(mix.Z), U)
 
 
 def predictive_prob(X, draws) -> np.ndarray:

@@ -229,6 +229,9 @@ def test_mc_boosting_monotone_and_deterministic(small_logistic):
     b = mc.boost_mc(small_logistic, 2, rule="fixed", **kw)
     assert np.array_equal(a.means, b.means) and np.array_equal(a.f, b.f)
     np.testing.assert_allclose(a.weights, [1 / 3 * 1 / 2, 2 / 3 * 1 / 2, 1 / 2], atol=1e-15)
+    # the LMO's own draws are reported, one (lmo_samples, d) block per step; none for zero steps
+    assert a.lmo_draws.shape == (2, 32, 3) and np.array_equal(a.lmo_draws, b.lmo_draws)
+    assert mc.boost_mc(small_logistic, 0, rule="fixed", **kw).lmo_draws.shape == (0, 32, 3)
     with pytest.raises(ValueError, match="rule"):
         mc.boost_mc(small_logistic, 1, rule="armijo", init=init)
     for bad in (0, -1, 1.5, True):  # no start: the LMO would have no minimizer to return

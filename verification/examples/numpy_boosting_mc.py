@@ -72,8 +72,11 @@ def boost(target, n_iter, rule, init, n_samples, mean_box, seed):
     logp = _logp(target, draws[0])
     alpha = np.ones(1)
     history, fs = [alpha], [_objective(alpha, _log_normal(draws[0], means, sigma), logp, n_samples)]
+    lmo_draws = []
     for t in range(n_iter):
-        means.append(_lmo(target, means, alpha, sigma, lo, hi, rng))
+        mu, U = _lmo(target, means, alpha, sigma, lo, hi, rng)
+        means.append(mu)
+        lmo_draws.append(U)
         draws.append(means[-1] + sigma * rng.standard_normal((n_samples, m0.size)))
         logp = np.concatenate([logp, _logp(target, draws[-1])])
         logN = _log_normal(np.concatenate(draws), means, sigma)
@@ -95,6 +98,7 @@ def boost(target, n_iter, rule, init, n_samples, mean_box, seed):
         means=means_out,
         sigma=sigma,
         draws=np.array(draws),
+        lmo_draws=np.array(lmo_draws).reshape(n_iter, -1, m0.size),
         weights=alpha,
         weights_history=history,
         f=np.array(fs),
@@ -132,7 +136,7 @@ def _simplex_argmin(f, prev, t):
 
 def _lmo(target, means, alpha, sigma, lo, hi, rng, n_draws=64, n_starts=3):
     """argmin over mu in [lo, hi] of mean_s [log q(mu + sigma u_s) - log p(mu + sigma u_s)] (L-BFGS-B, several starts,
-    the gradient through the reparameterisation)."""
+    the gradient through the reparameterisation), and the draws u it averaged over."""
     U = rng.standard_normal((n_draws, sigma.size))
     M, la = np.asarray(means), np.log(np.maximum(alpha, 1e-300))
 
@@ -148,4 +152,4 @@ def _lmo(target, means, alpha, sigma, lo, hi, rng, n_draws=64, n_starts=3):
         optimize.minimize(obj, rng.uniform(lo, hi), jac=True, method="L-BFGS-B", bounds=list(zip(lo, hi, strict=True)))
         for _ in range(n_starts)
     ]
-    return min(runs, key=lambda r: r.fun).x
+    return min(runs, key=lambda r: r.fun).x, U

@@ -313,7 +313,9 @@ class BoostingProtocol(Protocol):
         (K, d), ``sigma`` (d,), ``draws`` (K, S, d), ``weights_history`` (alpha^0..alpha^T, alpha^t of length t+1),
         ``f`` (T+1,) = f(alpha^t) on the draws of the first t+1 components, and ``sample(n, seed, t=None)``: n
         ancestral draws (n, d) from q^T = sum_k alpha^T_k N(mu_k, diag sigma^2) (from q^t if ``t`` is given),
-        reproducible by ``seed``."""
+        reproducible by ``seed``.  Optional: ``lmo_draws`` (T, S', d), the standard-normal draws u_s on which step t's
+        LMO minimised (1/S') sum_s [log q^t(mu + sigma u_s) - log p(mu + sigma u_s)] over the box; when reported,
+        each atom is checked to be a local minimum of that average."""
 
 
 METHODS = (

@@ -147,8 +147,23 @@ def _check_run(ctx, B, target, rule, init, seed, T=3, S=16, box=1.0):
             label=f"{rule}: f(alpha^{t}) = the sample average on the reported draws",
         )
     V = np.random.default_rng(seed).standard_normal((1024, target.dim))
+    lmo_draws = getattr(r, "lmo_draws", None)
+    if lmo_draws is not None:
+        lmo_draws = np.asarray(lmo_draws, float)
+        ctx.given(
+            lmo_draws,
+            "the stochastic LMO's own draws u (its randomness): each atom is a local minimum of its average on them",
+        )
+        ctx.equal(
+            (lmo_draws.ndim, lmo_draws.shape[0], lmo_draws.shape[-1]),
+            (3, T, target.dim),
+            label=f"{rule}: lmo_draws shape (T, S', d)",
+        )
     for t in range(T):
-        _check_lmo(ctx, rule, target, t, means, hist[t], sigma, m0 - box * s0, m0 + box * s0, V)
+        lo, hi = m0 - box * s0, m0 + box * s0
+        _check_lmo(ctx, rule, target, t, means, hist[t], sigma, lo, hi, V)
+        if lmo_draws is not None:
+            _check_lmo_on_its_draws(ctx, rule, target, t, means, hist[t], sigma, lo, hi, lmo_draws[t])
         prev, vertex = np.append(hist[t], 0.0), np.eye(t + 2)[-1]
         saa = _saa_on(means, sigma, draws, target)
         if rule == "fixed":
@@ -224,15 +239,7 @@ def _check_lmo(ctx, rule, target, t, means, alpha, sigma, lo, hi, V):
     """The atom added at step t is a near-argmin over the box of E_{N(mu, sigma^2)}[log q^t - log p] (evaluated on
     the oracle's own 1,024 draws V): within half the objective's range over the box of the oracle's own minimum.
     The implementation minimises a 64-draw estimate, so only a gross miss (an ascent, a wrong sign) shows."""
-    act = alpha > 0
-    la = np.log(alpha[act])
-
-    def value(mu):
-        Z = mu + sigma * V
-        u = (Z[None, :, :] - means[: t + 1][act][:, None, :]) / sigma
-        logN = -0.5 * np.sum(u * u, -1) - np.sum(np.log(sigma)) - 0.5 * sigma.size * math.log(2 * math.pi)
-        return scalar(np.mean(logsumexp(logN + la[:, None], axis=0) - _logp(target, Z)))
-
+    value = _lmo_objective(target, means[: t + 1], alpha, sigma, V)
     starts = [0.5 * (lo + hi), means[t + 1]] + [np.where(np.array(c) == 1, hi, lo) for c in np.ndindex(*[2] * lo.size)]
     best = min(
         optimize.minimize(value, x0, method="L-BFGS-B", bounds=list(zip(lo, hi, strict=True))).fun for x0 in starts[:2]
@@ -242,6 +249,43 @@ def _check_lmo(ctx, rule, target, t, means, alpha, sigma, lo, hi, V):
         value(means[t + 1]) - best,
         0.5 * (worst - best),
         label=f"{rule}: the LMO's atom {t + 1} is a near-argmin over the box (half the range)",
+    )
+
+
+def _lmo_objective(target, means, alpha, sigma, V):
+    """mu -> (1/|V|) sum_v [log q(mu + sigma v) - log p(mu + sigma v)], q = sum_k alpha_k N(means_k, diag sigma^2)."""
+    act = alpha > 0
+    la = np.log(alpha[act])
+
+    def value(mu):
+        Z = mu + sigma * V
+        u = (Z[None, :, :] - means[act][:, None, :]) / sigma
+        logN = -0.5 * np.sum(u * u, -1) - np.sum(np.log(sigma)) - 0.5 * sigma.size * math.log(2 * math.pi)
+        return scalar(np.mean(logsumexp(logN + la[:, None], axis=0) - _logp(target, Z)))
+
+    return value
+
+
+#: how much lower than the reported atom the oracle's own descent on the LMO's draws may go: L-BFGS-B's default
+#: stopping rules (relative decrease 2.2e-9, projected gradient 1e-5) leave O(1e-8) on these O(1) objectives
+LMO_LOCAL_TOL = 1e-6
+
+
+def _check_lmo_on_its_draws(ctx, rule, target, t, means, alpha, sigma, lo, hi, U):
+    """Recomputed from what the LMO reported: its atom is a local minimum over the box of the sample average on its
+    own draws u (the objective it minimised; Alg. 1's LMO on a sample average): the oracle's descent (L-BFGS-B from
+    the atom, finite-difference gradients) lowers it by at most LMO_LOCAL_TOL.  Draws shifted or scaled, a wrong sign
+    or a wrong weight in q^t move the atom off that minimum."""
+    value = _lmo_objective(target, means[: t + 1], alpha, sigma, U)
+    at = means[t + 1]
+    res = optimize.minimize(
+        value, at, method="L-BFGS-B", bounds=list(zip(lo, hi, strict=True)), options={"ftol": 1e-15, "gtol": 1e-10}
+    )
+    ctx.leq(
+        value(at) - min(scalar(res.fun), value(at)),
+        0.0,
+        atol=LMO_LOCAL_TOL * (1.0 + abs(value(at))),
+        label=f"{rule}: the LMO's atom {t + 1} is a local minimum of the average on its own draws",
     )
 
 
