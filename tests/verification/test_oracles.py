@@ -426,3 +426,22 @@ def test_online_rules_batch_replay_is_the_one_step_rule():
             m, sg, sums, lt = OR.step("sva", hyper, X[t], y[t], m, sg, sums, t)
             assert lt == pytest.approx(L[r, t], abs=1e-14)
             np.testing.assert_allclose(np.concatenate([m, sg]), np.concatenate([M[r, t + 1], S[r, t + 1]]), atol=1e-13)
+
+
+def test_point_of_gradient_inverts_the_gradient_far_from_the_mode():
+    """The sample point a framed logistic step implies: -grad log p(z) = b, found from a start far away (a full
+    Newton step there overshoots: the damping must hold), for all three kinds; refuses to loop forever."""
+    from refvi.verification.oracles import sgd_reference as ref
+
+    rng = np.random.default_rng(0)  # undamped Newton fails on this data from this start (and on 36 of 40 such)
+    X = rng.standard_normal((11, 3)) * 4.0
+    y = np.where(rng.standard_normal(11) > 0, 1.0, -1.0)
+    P = np.array([[2.0, 0.3, 0.0], [0.3, 1.0, 0.1], [0.0, 0.1, 0.5]])
+    cases = [("logistic", (X, y, 0.25)), ("linear", (X, y, 2.0, 0.25)), ("gaussian", (np.ones(3), P))]
+    for kind, params in cases:
+        want = rng.standard_normal(3) * 3.0
+        b = ref.neg_grad_logp(kind, want, params)
+        z = ref.point_of_gradient(kind, params, b, want + np.array([40.0, -25.0, 30.0]))
+        np.testing.assert_allclose(z, want, rtol=0, atol=1e-10)
+    with pytest.raises(ArithmeticError, match="did not converge"):
+        ref.point_of_gradient("logistic", (X, y, 0.25), np.full(3, 1e3), np.zeros(3), max_iter=3)

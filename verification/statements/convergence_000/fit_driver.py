@@ -33,6 +33,13 @@ frame, and every reported C is in V; a given start (m0, C0) in z is x^0 = L^-1(m
 of L^-1 C0 C0^T L^-T.  A reported objective trace (plain or framed: f is the same in any frame) is checked at w^T
 against the closed form.
 
+Logistic regressions in their Laplace frame (the framed kernel's logistic branch; a constant step) are replayed the
+same way with one more solve: the mean update gives g = L^-T (m_x - m_x') / gamma = -grad log p(z) at the sample's
+point z, and -log p is strongly convex (its Gaussian prior), so z is the unique solution, found by damped Newton
+(:func:`~refvi.verification.oracles.sgd_reference.point_of_gradient`); then u = C_x^-1 (L^-1 (z - z0) - m_x), and C_x'
+must be the prox step of that u.  The frame itself is checked to be the Laplace approximation's: z0 the mode, L L^T
+the inverse Hessian of -log p there.
+
 Frames are optional: every run is one instance (``ctx.instance``), so an implementation without affine frames (its
 ``capabilities`` decline ``frame``, its ``supports`` declines it, or it has no ``frame`` method) gets its plain
 Prox-SGD / Proj-SGD runs checked and its framed instances counted as skipped.
@@ -47,7 +54,7 @@ import math
 import numpy as np
 
 from refvi.verification.oracles import vi_objective as vo
-from refvi.verification.oracles.sgd_reference import project, prox_entropy
+from refvi.verification.oracles.sgd_reference import point_of_gradient, project, prox_entropy
 from refvi.verification.protocol import targets as specs
 from refvi.verification.statement import InstanceSkipped, MissingMethod, scalar, statement
 from refvi.verification.statements.convergence_000.schedules import (
@@ -196,6 +203,23 @@ def _check_objective(ctx, run, mu, P, what, model=None):
         atol=6.0 * scalar(se),
         label=f"{what}: objective trace at w^T within 6 Monte Carlo standard errors of the exact f(w^T)",
     )
+
+
+def _check_framed_returns(ctx, run, z0, L, mx, Cx, w, P_max, what):
+    """A framed run's returned (m, C) are the average w of the frame iterates mapped back to z, and (m_last, C_last)
+    its last iterate."""
+    ms, Cs = np.asarray(run.ms), np.asarray(run.Cs)
+    ctx.close(run.m, z0 + L @ (w @ mx), rtol=1e-9, atol=1e-9, label=f"{what}: returned m = z0 + L (average)")
+    Cw = np.tensordot(w, Cx, 1)
+    ctx.close(
+        run.C @ np.asarray(run.C).T,
+        L @ Cw @ Cw.T @ L.T,
+        rtol=1e-9,
+        atol=1e-9 / P_max,
+        label=f"{what}: returned C C^T = L (average C_x)(average C_x)^T L^T",
+    )
+    ctx.close(run.m_last, ms[-1], rtol=1e-12, atol=1e-12, label=f"{what}: m_last = m^T")
+    ctx.close(run.C_last, Cs[-1], rtol=1e-12, atol=1e-12, label=f"{what}: C_last = C^T")
 
 
 @statement("000.claim-fit")
@@ -363,18 +387,61 @@ def claim_fit(ctx):
         )
         if getattr(run, "objective", None) is not None:  # reported in z: f is the same in any frame
             _check_objective(ctx, run, mu, P, what, target.model if linear else None)
-        w = _weights(average, T)
-        ctx.close(run.m, z0 + L @ (w @ mx), rtol=1e-9, atol=1e-9, label=f"{what}: returned m = z0 + L (average)")
-        Cw = np.tensordot(w, Cx, 1)
+        _check_framed_returns(ctx, run, z0, L, mx, Cx, _weights(average, T), scalar(np.abs(P).max()), what)
+
+    # a logistic regression in its Laplace frame (the framed kernel's logistic branch), a constant step: the mean
+    # update m' = m - gamma L^T g(z) gives g(z) = -grad log p(z), hence the sample's point z (a Newton solve: -log p is
+    # strongly convex) and u; the C update must then be the one of that u
+    def framed_logistic(spec):
+        i, average, d, cond, step = spec
+        Q = np.linalg.qr(rng.standard_normal((d, d)))[0]
+        N = 4 * d + 5
+        X = rng.standard_normal((N, d)) @ (Q * np.sqrt(np.geomspace(1.0, cond, d))) @ Q.T
+        y = np.where(X @ rng.standard_normal(d) + rng.standard_normal(N) > 0, 1.0, -1.0)
+        target = specs.logistic(X, y, prior_scale=2.0)
+        params = (X, y, 0.25)
+        try:
+            z0, L = (np.asarray(x, dtype=np.float64) for x in ctx.impl.frame(target, "laplace")[:2])
+        except MissingMethod as exc:  # no frames at all: this instance, not the statement
+            raise InstanceSkipped(str(exc)) from None
+        what = f"prox-sgd in the Laplace frame, d = {d}, a logistic regression (condition {cond:g}), {average} average"
+        # the frame is the Laplace approximation's: z0 the mode, L L^T the inverse Hessian of -log p there
+        Li = np.linalg.inv(L)
+        H0 = Li.T @ Li
+        ctx.close(z0, point_of_gradient("logistic", params, np.zeros(d), z0), atol=1e-7, label=f"{what}: z0 = the mode")
+        s0 = 0.5 * (1.0 + np.tanh(0.5 * y * (X @ z0)))
         ctx.close(
-            run.C @ np.asarray(run.C).T,
-            L @ Cw @ Cw.T @ L.T,
-            rtol=1e-9,
-            atol=1e-9 * scalar(np.abs(P).max()) ** -1,
-            label=f"{what}: returned C C^T = L (average C_x)(average C_x)^T L^T",
+            H0,
+            (X.T * (s0 * (1.0 - s0))) @ X + 0.25 * np.eye(d),
+            rtol=1e-6,
+            label=f"{what}: (L L^T)^-1 = the Hessian at z0",
         )
-        ctx.close(run.m_last, ms[-1], rtol=1e-12, atol=1e-12, label=f"{what}: m_last = m^T")
-        ctx.close(run.C_last, Cs[-1], rtol=1e-12, atol=1e-12, label=f"{what}: C_last = C^T")
+        run = ctx.impl.fit(target, "prox-sgd", steps=T, step_size=step, average=average, seed=300 + i, frame="laplace")
+        ms, Cs = np.asarray(run.ms), np.asarray(run.Cs)
+        ctx.true(ms.shape == (T + 1, d) and Cs.shape == (T + 1, d, d), label=f"{what}: T + 1 iterates reported")
+        ctx.true(_in_V(Cs, "prox-sgd"), label=f"{what}: every reported C is in V (tril)")
+        gam = np.asarray(run.step_sizes, dtype=np.float64)
+        ctx.close(gam, np.full(T, step), rtol=1e-15, label=f"{what}: the constant step as given")
+        mx = (ms - z0) @ Li.T
+        Cx = np.array([_to_frame(Li, C, "prox-sgd") for C in Cs])
+        ctx.close(mx[0], np.zeros(d), atol=1e-9, label=f"{what}: m_x^0 = 0 (m^0 = z0)")
+        ctx.close(Cx[0], np.eye(d), atol=1e-9, label=f"{what}: C_x^0 = I (C^0 = L)")
+        U = []
+        for t in range(T):
+            m, C, g = mx[t], Cx[t], gam[t]
+            r = (m - mx[t + 1]) / g  # L^T (-grad log p(z))
+            z = point_of_gradient("logistic", params, np.linalg.solve(L.T, r), z0 + L @ m)
+            u = np.linalg.solve(C, Li @ (z - z0) - m)
+            scale = 1.0 + scalar(np.abs(C).max()) + g * scalar(np.abs(np.outer(r, u)).max())
+            ctx.close(
+                Cx[t + 1],
+                prox_entropy(C - g * np.tril(np.outer(r, u)), g),
+                atol=1e-10 * scale,
+                label=f"{what}: step {t}: C^(t+1) = the prox-sgd update of the sample its mean update implies",
+            )
+            U.append(u)
+        samples.append(np.array(U))
+        _check_framed_returns(ctx, run, z0, L, mx, Cx, _weights(average, T), scalar(np.abs(H0).max()), what)
 
     for i, case in enumerate(
         [
@@ -388,6 +455,8 @@ def claim_fit(ctx):
         ]
     ):
         ctx.instance(framed, (i, *case))
+    for i, case in enumerate([("tail", 3, 30.0, 0.2), ("uniform", 2, 300.0, 0.05)]):
+        ctx.instance(framed_logistic, (i, *case))
     # the implied samples: i.i.d. N(0, I) (a reused, shared or mis-scaled sample fails here); none when every run
     # was declined (an implementation without fit)
     if not samples:
