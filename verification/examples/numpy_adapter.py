@@ -356,7 +356,11 @@ class NumpyImplementation(NumpyFamilies):
         _samples(m, _inverse(C), U[0])  # m, C, U agree in d; C is finite and invertible
         need(np.isfinite(U).all(), "U must be finite")
         need(structure in ("full", "tril", "sym", "diag"), f"unknown structure {structure!r}")
-        estimate = {"energy": self._energy, "entropy": self._entropy}.get(estimator) or getattr(self, estimator)
+        estimate = (
+            estimator
+            if callable(estimator)
+            else {"energy": self._energy, "entropy": self._entropy}.get(estimator) or getattr(self, estimator)
+        )
         if weights is not None:
             need(
                 len(weights) == T + 1 and np.all(np.asarray(weights) >= 0) and np.sum(weights) > 0,
@@ -380,6 +384,15 @@ class NumpyImplementation(NumpyFamilies):
         need(estimator in ("energy", "score"), f"Prox-SGD needs an estimator of grad l, not {estimator!r}")
         self.entropy_prox(C0, 1.0)  # C0 square, finite and lower triangular: every later C is, by construction
         return self._sgd(self._entropy_prox, target, m0, C0, gammas, U, estimator, structure, weights)
+
+    def framed_prox_sgd(self, target, z0, L, m0, C0, gammas, U, weights=None):
+        """prox_sgd on p(z0 + L x): the same loop with the framed energy (L^T of the gradient at z0 + L(C u + m))."""
+        self.entropy_prox(C0, 1.0)
+
+        def energy(tg, m, C, u, structure):
+            return self.framed_energy(tg, z0, L, m, C, u, structure)
+
+        return self._sgd(self._entropy_prox, target, m0, C0, gammas, U, energy, "tril", weights)
 
     def proj_sgd(self, target, m0, C0, gammas, U, M, estimator="entropy", structure="sym", weights=None):
         """w <- proj_{W_M}(w - gamma g) (Lemma 32 for symmetric C, singular-value clip for full C)."""

@@ -41,7 +41,7 @@ SPECIAL_KEYS = ("targets", "refusals")
 #: its own defaults (``fit_as_user``) and its fit diagnostics (``fit_diagnostics``).  Instances declined for them (the
 #: methods absent, or a ``frame`` argument declined) are counted and listed, but never count against a paper's
 #: certification (:mod:`refvi.verification.certificate.coverage`)
-OPTIONAL_METHODS = ("frame", "framed_energy", "fit_as_user", "fit_diagnostics")
+OPTIONAL_METHODS = ("frame", "framed_energy", "framed_prox_sgd", "fit_as_user", "fit_diagnostics")
 OPTIONAL_ARGUMENTS = ("frame",)
 
 

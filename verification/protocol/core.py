@@ -73,6 +73,7 @@ METHODS = (
     "log_evidence",
     "frame",
     "framed_energy",
+    "framed_prox_sgd",
     "fit",
     "fit_as_user",
     "fit_diagnostics",
@@ -163,6 +164,11 @@ class Implementation(Protocol):
     def framed_energy(self, target, z0, L, m, C, U, structure="full"):
         """:meth:`energy` of the framed target p_x(x) = p(z0 + L x) at (m, C): (L^T gm, L^T gC) of the original's
         energy at (z0 + L m, L C) with the same base samples (projected onto ``structure``)."""
+
+    def framed_prox_sgd(self, target, z0, L, m0, C0, gammas, U, weights=None):
+        """:meth:`prox_sgd` (energy estimator, lower-triangular C) on the framed target p_x(x) = p(z0 + L x), from
+        (m0, C0) in x-coordinates, on the pre-drawn U (T, S, d): returns (m^T, C^T, m_avg, C_avg) in x-coordinates,
+        as :meth:`prox_sgd` does on p_x (what ``fit`` runs in a frame, here on given samples and steps)."""
 
     def energy(self, target, m, C, U, structure="tril"):
         """Mean over rows u of U of g_energy(u) = T*(-grad log p(C u + m)) (seed 000 Eq. 6): returns (gm, gC),

@@ -97,6 +97,14 @@ class RefviCore:
 
         return estimators.energy(AffineTarget(as_refvi_target(target), z0, L), m, C, U, structure)
 
+    def framed_prox_sgd(self, target, z0, L, m0, C0, gammas, U, weights=None):
+        from refvi.optim.prox_sgd import prox_sgd
+        from refvi.targets.affine import AffineTarget
+
+        framed = AffineTarget(as_refvi_target(target), z0, L)
+        r = prox_sgd(framed, m0, C0, gammas, U, estimator="energy", structure="tril", weights=weights)
+        return r.m, r.C, r.m_avg, r.C_avg
+
     def energy(self, target, m, C, U, structure="tril"):
         from refvi import estimators
 

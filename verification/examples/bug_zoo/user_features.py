@@ -27,6 +27,21 @@ def _(orig, owner):
 
 
 @mutant(
+    "framed-prox-sgd-first-sample-only",
+    "000",
+    "framed_prox_sgd",
+    "Prox-SGD in a frame steps on the first base sample of each step only (a framed loop written for S = 1: the same "
+    "as the plain average while every step has one sample)",
+    try_first=("000.claim-user-model",),
+)
+def _(orig, owner):
+    def framed_prox_sgd(target, z0, L, m0, C0, gammas, U, weights=None):
+        return orig(target, z0, L, m0, C0, gammas, np.asarray(U)[:, :1], weights)
+
+    return framed_prox_sgd
+
+
+@mutant(
     "proj-sgd-singular-value-clip-on-sym",
     "000",
     "proj_sgd",

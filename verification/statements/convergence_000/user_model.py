@@ -9,6 +9,9 @@ the same density evaluated by the oracles.
 * the framed estimator (the energy of p(z0 + L x), :meth:`framed_energy`) for frames (z0, L) with a *negative*
   diagonal (lower-triangular, symmetric or full L), S = 1..5: (L^T gm, L^T gC) of the oracle's estimate at
   (z0 + L m, L C);
+* Prox-SGD in a frame (:meth:`framed_prox_sgd`, optional; what ``fit`` runs in one): lower-triangular L with a
+  positive or a negative diagonal entry, steps up to 1/M' of the framed target (at least 1/S at some step), S = 1..5,
+  replayed by the plain-NumPy loop on the framed Gaussian;
 * Prox-SGD (Def. 5) and Proj-SGD (Def. 8, entropy estimator) on pre-drawn base samples U (T, S, d), S = 1..5,
   replayed by the plain-NumPy loop (:mod:`..oracles.sgd_reference`) with the oracle's gradient: the final iterate and
   the weighted average.  The Proj-SGD runs start far from the mean, where the energy part of the step dwarfs C, so
@@ -138,11 +141,42 @@ def _loops(ctx, form, S, seed):
             # the instance is unkind by construction: the projection receives an indefinite Y (oracle replay)
             ctx.true(bool(np.any(lam < 0)), label=f"{what}: Proj-SGD's Y = C - gamma g is indefinite at some step")
         ref = sgd_reference.sgd(method, "gaussian", params, m0, C0, U, gammas, est, structure, um.M_TRUE, weights)
-        got = tuple(np.asarray(x, dtype=np.float64) for x in got)
-        scale = 1.0 + max(scalar(np.max(np.abs(x))) for x in ref)
-        # the same T updates in float64 (loops vs BLAS, two eigh): rounding relative to the run's largest entry
-        for name, a, b in zip(("m_T", "C_T", "m_avg", "C_avg"), got, ref, strict=True):
-            ctx.close(a, b, atol=1e-9 * scale, label=f"{what}: {method}-SGD {name} == the replay (Defs 5, 8)")
+        _same_run(ctx, got, ref, f"{what}: {method}-SGD")
+
+
+def _framed_loop(ctx, form, S, seed):
+    """Prox-SGD in a frame (what fit runs; an optional method): a lower-triangular L with a positive diagonal
+    (refvi's framed loop) or with a negative entry on it, steps from 1/(2M') to 1/M' of the framed target (so at
+    least 1/S at some step for S >= 2), replayed on the framed Gaussian N(L^-1(mean - z0), (L^T P L)^-1)."""
+    rng = np.random.default_rng(seed)
+    target = um.target_of(form)
+    T = 12
+    U = rng.standard_normal((T, S, um.D))
+    weights = rng.dirichlet(np.ones(T + 1))
+    what = f"{_what(form, S)}, T = {T}"
+    for sign in (1.0, -1.0):
+        Sigma_L = np.linalg.cholesky(np.linalg.inv(um.PREC))
+        L = Sigma_L @ (np.eye(um.D) + 0.3 * np.tril(rng.standard_normal((um.D, um.D)), -1))
+        L = L * np.where(np.arange(um.D) == 0, sign, 1.0)  # sign -1: the first column (and diagonal entry) negated
+        z0 = um.MEAN + rng.standard_normal(um.D) * np.sqrt(np.diag(np.linalg.inv(um.PREC)))
+        P_x = L.T @ um.PREC @ L
+        M_x = scalar(np.linalg.eigvalsh(0.5 * (P_x + P_x.T))[-1])
+        gammas = np.linspace(0.5, 1.0, T)[rng.permutation(T)] / M_x
+        m0, C0 = rng.standard_normal(um.D) * 3.0, _scale_matrix(rng, "tril")
+        got = ctx.impl.framed_prox_sgd(target, z0, L, m0, C0, gammas, U, weights)
+        params_x = (np.linalg.solve(L, um.MEAN - z0), 0.5 * (P_x + P_x.T))
+        ref = sgd_reference.sgd("prox", "gaussian", params_x, m0, C0, U, gammas, "energy", "tril", None, weights)
+        diag = "a positive" if sign > 0 else "a negative entry on its"
+        _same_run(ctx, got, ref, f"{what}: Prox-SGD in a frame (lower-triangular L with {diag} diagonal)")
+
+
+def _same_run(ctx, got, ref, what):
+    """The implementation's (m^T, C^T, m_avg, C_avg) against the replay's: the same T updates in float64 (loops vs
+    BLAS, two eigh), so rounding relative to the run's largest entry."""
+    got = tuple(np.asarray(x, dtype=np.float64) for x in got)
+    scale = 1.0 + max(scalar(np.max(np.abs(x))) for x in ref)
+    for name, a, b in zip(("m_T", "C_T", "m_avg", "C_avg"), got, ref, strict=True):
+        ctx.close(a, b, atol=1e-9 * scale, label=f"{what}: {name} == the replay (Defs 5, 8)")
 
 
 @statement("000.claim-user-model")
@@ -153,3 +187,4 @@ def claim_user_model(ctx):
     for i, (form, S) in enumerate(cases):
         ctx.instance(lambda c: _estimates(ctx, *c), (form, S, 100 + i))
         ctx.instance(lambda c: _loops(ctx, *c), (form, S, 200 + i))
+        ctx.instance(lambda c: _framed_loop(ctx, *c), (form, S, 300 + i))
