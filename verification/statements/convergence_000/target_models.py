@@ -23,6 +23,8 @@ from __future__ import annotations
 import numpy as np
 
 from refvi.verification.oracles.matrices import proj_V as proj
+from refvi.verification.oracles.sgd_reference import point_of_gradient
+from refvi.verification.protocol import targets as specs
 from refvi.verification.statement import scalar, statement
 from refvi.verification.statements.convergence_000._targets import KINDS, hessian_of_gradient, target_instance
 from refvi.verification.strategies import RNG, rng_of
@@ -161,3 +163,25 @@ def claim_target_closed_forms(ctx):
 
     fixed = [(k, s) for s in (0, 1, 2) for k in ("gaussian", "linear", "logistic")]
     ctx.forall(RNG, check, fixed=fixed, max_examples=max(30, ctx.profile.max_examples))
+    ctx.instance(
+        lambda _: _check_hard_logistic_mode(ctx), "a logistic regression where full Newton steps from 0 run off"
+    )
+
+
+#: a logistic regression (N = 10, d = 2, prior scale 1120, features from 0.1 to 95 in size) on which Newton's method
+#: from z = 0 without a line search leaves for |z| ~ 1e6 and never returns: a mode finder needs globalisation here
+HARD_X = np.array(
+    [[-0.2, 0.1], [82.1, -0.1], [1.8, 0.4], [-19.7, -0.1], [9.1, 0.2], [-56.1, 0.0], [-42.9, 0.4], [94.8, 0.1],
+     [87.9, -0.3], [-54.3, 0.1]]
+)  # fmt: skip
+HARD_Y = np.array([1.0, -1.0, 1.0, 1.0, -1.0, 1.0, 1.0, -1.0, -1.0, 1.0])
+
+
+def _check_hard_logistic_mode(ctx):
+    """The mode of the hard logistic regression against the oracle's damped Newton (the point where grad log p = 0,
+    :func:`~refvi.verification.oracles.sgd_reference.point_of_gradient`): the two agree to 4e-16 relative; the
+    Hessian's smallest eigenvalue is 7e-6, so the tolerance 1e-10 relative leaves room for any convergent solver."""
+    target = specs.logistic(HARD_X, HARD_Y, prior_scale=1120.0)
+    want = point_of_gradient("logistic", (HARD_X, HARD_Y, 1120.0**-2), np.zeros(2), np.zeros(2))
+    z = np.asarray(ctx.impl.mode(target), dtype=np.float64).reshape(-1)
+    ctx.close(z, want, rtol=1e-10, atol=1e-10, label="logistic, d = 2, prior scale 1120: mode = the oracle's argmax")
