@@ -637,12 +637,10 @@ def _run(spec: _FitSpec, framed, plan: _Plan) -> _Run:
                 f"gamma = 1/M although Thm 7's theta-average stays bounded); restarted with half the step"
             )
         gammas = gammas / 2.0
-    else:
-        if guard == "frame":
-            raise fastpath.DivergenceError(
-                0, np.zeros(d), np.eye(d), f"{spec.method} in the affine frame (steps halved {_MAX_HALVINGS} times)"
-            )
-        raise fastpath.DivergenceError(0, plan.m, plan.C, f"{spec.method} (default step halved {_MAX_HALVINGS} times)")
+    else:  # every run blew up: the last finite state is the start (in the frame's coordinates in a frame)
+        where = " in the affine frame" if guard == "frame" else ""
+        what = "steps" if guard == "frame" else "default step"
+        raise fastpath.DivergenceError(0, plan.m, plan.C, f"{spec.method}{where} ({what} halved {_MAX_HALVINGS} times)")
     late = []
     if guard == "frame" and attempt:
         late.append(

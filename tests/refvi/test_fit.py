@@ -1,5 +1,8 @@
 """refvi.fit: the accuracy target on breast cancer, determinism, defaults, and clear errors for bad input."""
 
+import sys
+import warnings
+
 import numpy as np
 import pytest
 from _fits import fit_expecting  # tests/_fits.py
@@ -73,6 +76,59 @@ def test_methods_and_options():
     assert r.step_sizes.size == 200
 
 
+@pytest.mark.parametrize("frame", [None, "laplace"])
+def test_a_run_that_blows_up_at_every_halving_names_its_start(monkeypatch, frame):
+    """After 30 halvings of a guarded step the error reports the last finite state, the start (a given start in a
+    frame too: in the frame's coordinates), and names the guard."""
+    fit_module = sys.modules["refvi.optim.fit"]  # refvi.optim.fit the attribute is the function
+    monkeypatch.setattr(fit_module, "_loop", lambda *a, **k: None)  # every run blows up
+    t = Gaussian(np.array([1.0, -2.0]), np.array([[2.0, 0.5], [0.5, 1.0]]))
+    m0, C0 = np.array([0.5, 0.25]), np.array([[1.5, 0.0], [0.2, 0.7]])
+    with pytest.raises(DivergenceError, match="halved 30 times") as err:
+        refvi.fit(t, steps=5, frame=frame, m0=m0, C0=C0)
+    assert ("in the affine frame (steps" in str(err.value)) == (frame is not None)
+    assert ("(default step" in str(err.value)) == (frame is None)
+    if frame is None:
+        np.testing.assert_array_equal(err.value.m, m0)
+        np.testing.assert_array_equal(err.value.C, C0)
+    else:  # x = L^-1 (m0 - z0), C_x the factor of L^-1 C0 C0^T L^-T: the start mapped into the frame, not (0, I)
+        f = refvi.optim.frame.find_frame(t, "laplace")
+        Li = np.linalg.inv(f.L)
+        np.testing.assert_allclose(err.value.m, Li @ (m0 - f.z0), rtol=1e-12)
+        np.testing.assert_allclose(err.value.C @ err.value.C.T, Li @ C0 @ C0.T @ Li.T, rtol=1e-12)
+
+
+def test_the_sigint_handler_is_installed_while_fit_runs_and_restored_after():
+    """fit catches Ctrl-C itself (a partial result, not a traceback): its handler is in place while the target's
+    code runs, at the outermost of its nested stages, and the previous handler is back afterwards."""
+    import signal
+
+    fit_module = sys.modules["refvi.optim.fit"]
+    seen = []
+
+    def grad(z):
+        seen.append(signal.getsignal(signal.SIGINT))
+        return -z
+
+    t = CallableTarget(lambda z: -0.5 * np.sum(z * z, axis=-1), grad, 2, smoothness=1.0, strong_convexity=1.0)
+    before = signal.getsignal(signal.SIGINT)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")  # a short run's verdict is not the point here
+        refvi.fit(t, steps=5, frame=None, step_size=0.5)
+    assert seen and all(h is fit_module._on_sigint for h in seen)
+    assert signal.getsignal(signal.SIGINT) is before
+
+
+def test_a_theorem_with_mu_is_checked_with_the_targets_strong_convexity():
+    """theorem="000.thm6" needs mu and a: fit takes mu from the target (strongly convex here, mu = M = 2) and a from
+    Thm 26 (2(d+3)M^2 = 40), so a step inside (0, min(mu/(2a), 1/mu)] = (0, 0.025] runs and one above is refused."""
+    t = Gaussian(np.zeros(2), np.eye(2) * 2.0)
+    r = refvi.fit(t, steps=20, step_size=0.025, frame=None, theorem="000.thm6")
+    assert np.all(r.step_sizes == 0.025)
+    with pytest.raises(ValueError, match=r"000.thm6 needs gamma in \(0, min\(mu/\(2a\), 1/mu\)\] = \(0, 0.025\]"):
+        refvi.fit(t, steps=20, step_size=0.026, frame=None, theorem="000.thm6")
+
+
 def test_bad_input_is_a_clear_error():
     t = Gaussian(np.zeros(2), np.eye(2) * 2.0)
     with pytest.raises(ValueError, match=">= 1"):
@@ -85,6 +141,10 @@ def test_bad_input_is_a_clear_error():
         refvi.fit(t, "adam", steps=10)
     with pytest.raises(ValueError, match="samples"):
         refvi.fit(t, steps=10, samples=0)
+    with pytest.raises(ValueError, match="gradient descent takes a constant step size"):
+        refvi.fit(t, "gd-prox", steps=10, step_size="thm6")
+    with pytest.raises(ValueError, match="gradient descent takes a constant step size"):
+        refvi.fit(t, "gd-prox", steps=10, step_size=np.full(10, 0.1))
     nosmooth = CallableTarget(lambda z: -0.5 * np.sum(z * z, axis=-1), lambda z: -z, 2)
     with pytest.raises(ValueError, match="smoothness constant M"):
         refvi.fit(nosmooth, steps=10, frame=None)          # the plain algorithm needs M

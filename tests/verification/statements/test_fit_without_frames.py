@@ -9,7 +9,7 @@ from refvi.verification.running import runner
 
 S = importlib.import_module("refvi.verification.statement")
 
-FRAMED_INSTANCES = 9  # six Gaussian targets, one linear and two logistic regressions, each in a frame
+FRAMED_INSTANCES = 10  # six Gaussian targets, one linear and two logistic regressions, a NumPy model, each in a frame
 
 
 class _CapabilitiesDeclineFrames(NumpyImplementation):

@@ -457,6 +457,56 @@ def claim_fit(ctx):
         ctx.instance(framed, (i, *case))
     for i, case in enumerate([("tail", 3, 30.0, 0.2), ("uniform", 2, 300.0, 0.05)]):
         ctx.instance(framed_logistic, (i, *case))
+
+    # a user's model given as plain NumPy functions (batched; a Gaussian, off-centre and correlated) in its Laplace
+    # frame, a constant step: the driver evaluates the framed density through the frame's own log p (no compiled
+    # kernel), which the objective trace then shows
+    def framed_numpy(spec):
+        i, d, cond, step = spec
+        Q = np.linalg.qr(rng.standard_normal((d, d)))[0]
+        P = (Q * np.geomspace(1.0, cond, d)) @ Q.T
+        P = 0.5 * (P + P.T)
+        mu = 5.0 + rng.standard_normal(d) * 3.0
+        const = 0.5 * scalar(np.linalg.slogdet(P)[1]) - 0.5 * d * math.log(2.0 * math.pi)
+        ev = np.linalg.eigvalsh(P)
+
+        def logp_batch(Z):
+            R = np.atleast_2d(Z) - mu
+            return const - 0.5 * np.einsum("si,ij,sj->s", R, P, R)
+
+        def grad_batch(Z):
+            return -(np.atleast_2d(Z) - mu) @ P
+
+        target = specs.from_callables(
+            lambda z: scalar(logp_batch(z)[0]),
+            lambda z: grad_batch(z)[0],
+            d,
+            smoothness=scalar(ev[-1]),
+            strong_convexity=scalar(ev[0]),
+            logp_batch=logp_batch,
+            grad_batch=grad_batch,
+        )
+        try:
+            z0, L = (np.asarray(x, dtype=np.float64) for x in ctx.impl.frame(target, "laplace")[:2])
+        except MissingMethod as exc:
+            raise InstanceSkipped(str(exc)) from None
+        what = f"prox-sgd in the Laplace frame, d = {d}, a Gaussian as batched NumPy functions (condition {cond:g})"
+        run = ctx.impl.fit(target, "prox-sgd", steps=T, step_size=step, average="tail", seed=400 + i, frame="laplace")
+        ms, Cs = np.asarray(run.ms), np.asarray(run.Cs)
+        ctx.true(ms.shape == (T + 1, d) and Cs.shape == (T + 1, d, d), label=f"{what}: T + 1 iterates reported")
+        gam = np.asarray(run.step_sizes, dtype=np.float64)
+        ctx.close(gam, np.full(T, step), rtol=1e-15, label=f"{what}: the constant step as given")
+        Li = np.linalg.inv(L)
+        mx, Cx = (ms - z0) @ Li.T, np.array([_to_frame(Li, C, "prox-sgd") for C in Cs])
+        Px = L.T @ P @ L
+        Mx = scalar(np.linalg.eigvalsh(0.5 * (Px + Px.T))[-1])
+        samples.append(_replay(ctx, mx, Cx, gam, Li @ (mu - z0), Px, Mx, "prox-sgd", what))
+        if getattr(run, "objective", None) is not None:
+            _check_objective(ctx, run, mu, P, what)
+        _check_framed_returns(ctx, run, z0, L, mx, Cx, _weights("tail", T), scalar(np.abs(P).max()), what)
+
+    for i, case in enumerate([(3, 100.0, 0.3)]):
+        ctx.instance(framed_numpy, (i, *case))
     # the implied samples: i.i.d. N(0, I) (a reused, shared or mis-scaled sample fails here); none when every run
     # was declined (an implementation without fit)
     if not samples:
