@@ -209,6 +209,32 @@ def test_erratum_demonstration_must_record_evidence():
         ERRATA.pop("E999-3")
 
 
+def test_an_erratum_demonstration_that_ran_counts_its_examples():
+    """The record's examples are the claim's plus the demonstration's (at least one when it ran); a declined
+    demonstration adds none."""
+    from refvi.verification.statement import InstanceSkipped
+
+    def claim(ctx):
+        ctx.leq(0.0, 1.0)
+
+    def shows(ctx):
+        ctx.leq(0.0, 1.0, label="the corrected form holds where the printed one fails")
+
+    ERRATA["E999-5"] = Erratum("E999-5", "test", "printed", "corrected", "instance", shows)
+    ERRATA["E999-6"] = Erratum(
+        "E999-6", "test", "printed", "corrected", "instance", lambda ctx: (_ for _ in ()).throw(InstanceSkipped("no"))
+    )
+    try:
+        alone = runner.run_statement(_stmt(claim), REFVI)["examples"]
+        ran = runner.run_statement(_stmt(claim, "E999-5"), REFVI)
+        declined = runner.run_statement(_stmt(claim, "E999-6"), REFVI)
+    finally:
+        ERRATA.pop("E999-5")
+        ERRATA.pop("E999-6")
+    assert ran["verdict"] == "pass" and ran["examples"] == alone + 1
+    assert declined["examples"] == alone
+
+
 def test_declines_of_an_erratum_demonstration_join_the_statement_counts():
     """A demonstration outside the implementation's capabilities is a declined instance of the statement: its
     reasons are added to the record's ``declined`` counts, beside the claim's own."""

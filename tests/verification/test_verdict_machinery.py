@@ -297,3 +297,72 @@ def test_a_call_outside_a_bad_input_probe_is_not_counted_as_one():
     rec = _run_claim(claim)
     row = rec["values"]["energy"]
     assert row["calls"] == 1 and row["probes"] == 0 and row["checked"] == 0 and row["used"] == 0, row
+
+
+# ---- survivors of mutation sweep s46 (tests/mutation/triage.toml): each test fails on the mutant it names -------
+def test_a_long_failure_detail_keeps_its_last_2000_characters():
+    """A record's detail is the end of the message (where the failing check is), at most 2000 characters."""
+    from refvi.verification.running import execute
+
+    text = "".join(f"{k:05d}" for k in range(1000))  # 5000 characters, every position distinct
+    assert execute._short(ValueError(text)) == text[-2000:]
+
+
+#: the first integers(0, 2**62) of two statement streams, drawn 2026-11-29 (sha256 of "<id>/<stream>", 8 bytes)
+GOLDEN_RNG = {"000.thm1/targets": 4579673062487879534, "000.thm1/0": 2187221959863561763}
+
+
+def test_a_statement_rng_is_the_same_in_every_version():
+    """Instances a certificate recorded are drawn again the same way by any later refvi: a statement's generator is
+    fixed by its id and stream (these values were drawn when the derivation was written down)."""
+    ctx = Context(REFVI, PROFILES["ci"], statement_id="000.thm1")
+    assert ctx.rng("targets").integers(0, 2**62) == GOLDEN_RNG["000.thm1/targets"]
+    assert ctx.rng(0).integers(0, 2**62) == GOLDEN_RNG["000.thm1/0"]
+
+
+def test_a_decay_check_with_no_values_at_a_horizon_is_a_failure_not_a_nan():
+    ctx = Context(REFVI, PROFILES["ci"], statement_id="x")
+    with pytest.raises(CheckFailed, match="positive finite values at every horizon"):
+        ctx.decay([10, 100, 1000], [np.ones(4), np.empty(0), np.ones(4)], -0.5, label="empty")
+
+
+def test_a_run_on_a_scheduler_without_a_worker_count_passes_one(monkeypatch):
+    from refvi.verification.running import parallel
+
+    handed = []
+
+    def pool(ids, impl_spec, profile, workers, scheduler, durations, progress, timeout, artifacts=None):
+        handed.append((workers, scheduler))
+        for sid in ids:
+            progress(runner.run_statement(STATEMENTS[sid], REFVI, profile))
+
+    monkeypatch.setattr(parallel, "run_parallel", pool)
+    runner.run(["002.lemma12"], "ci", None, scheduler="tcp://127.0.0.1:8786")
+    assert handed == [(1, "tcp://127.0.0.1:8786")]
+
+
+def test_a_probe_outside_the_capabilities_is_declined_not_failed():
+    from refvi.verification.statement import InstanceSkipped
+
+    def claim(ctx):
+        ctx.leq(0.0, 1.0)
+
+        def outside():
+            raise InstanceSkipped("the probe needs a structure this implementation declines")
+
+        ctx.refuses(outside, label="bad structure")
+
+    rec = runner.run_statement(Statement("999.claim-probe", "probe test", "test", "exact", claim), REFVI)
+    assert rec["verdict"] == "pass", rec["detail"]
+    assert rec["declined"] == {"the probe needs a structure this implementation declines": 1}
+
+
+def test_the_reproducer_files_hold_the_first_failure(tmp_path):
+    """Of several failing instances the .npz/.py files replay the first (the one the verdict's detail names)."""
+    fails = [
+        {"site": 0, "index": k, "instance": f"instance {k}", "calls": [], "check": {"lhs": float(k), "rhs": 0.0}}
+        for k in (3, 7)
+    ]
+    npz, _ = reproducers.write_artifacts(str(tmp_path), "000.thm1", "ci", None, fails, "fail", "detail")
+    art = reproducers.load(npz)
+    assert art["instance"] == "instance 3" and art["index"] == 3
