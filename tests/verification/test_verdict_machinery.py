@@ -366,3 +366,33 @@ def test_the_reproducer_files_hold_the_first_failure(tmp_path):
     npz, _ = reproducers.write_artifacts(str(tmp_path), "000.thm1", "ci", None, fails, "fail", "detail")
     art = reproducers.load(npz)
     assert art["instance"] == "instance 3" and art["index"] == 3
+
+
+def test_junit_messages_are_the_first_300_characters_and_the_text_the_whole_detail():
+    import xml.etree.ElementTree as ET
+
+    from refvi.verification.certificate import junit
+
+    long = "".join(f"{k:05d}" for k in range(200))  # 1000 distinct characters
+    recs = [
+        dict(runner.statement_record(STATEMENTS[sid], verdict), detail=long)
+        for sid, verdict in (("000.thm1", "fail"), ("000.thm3", "error"), ("000.thm6", "skip"))
+    ]
+    cert = {"implementation": "x", "statements": recs, "papers": {}, "complete": True}
+    cases = ET.fromstring(junit.to_xml(cert)).findall(".//testcase")
+    for case, tag in zip(cases, ("failure", "error", "skipped"), strict=True):
+        assert case.find(tag).get("message") == long[:300]
+    assert cases[0].find("failure").text == long and cases[1].find("error").text == long
+
+
+def test_a_decay_check_weighs_each_horizons_variance_by_its_squared_weight():
+    """The exponent's standard error is sqrt(sum_i w_i^2 var_i) for the least-squares weights w (which sum to zero):
+    with equal noise at every horizon the sum of w_i var_i is 0, so a standard error taken from it passes nothing
+    that the noise allows: here values decaying like T^-0.5 with the same relative noise (sd 78 % of the mean) at
+    every horizon, against a claimed T^-1 (slack 0.2), pass only because the noise is that large (se 0.085)."""
+    ctx = Context(REFVI, PROFILES["ci"], statement_id="x")
+    T = [10, 100, 1000]
+    noise = np.array([0.1, 0.3, 0.5, 1.0, 1.5, 2.0, 2.5, 3.0])
+    values = [t**-0.5 * noise for t in T]
+    slope = ctx.decay(T, values, -1.0, slack=0.2, label="noisy")
+    assert slope > -0.8 and not ctx.deferred  # measured above the claim, within its noise: passes
