@@ -202,8 +202,9 @@ def test_wrong_width_and_types_rejected_without_update():
         learner.run(np.ones((5, 2)), np.ones(5))
     with pytest.raises(ValueError, match="to match X"):
         learner.run(np.ones((5, 3)), np.ones(4))
-    with pytest.raises(TypeError):
-        learner.run("abc", np.ones(1))
+    for bad in ("abc", b"abc", None):  # named as what it is, not as a dtype the array of it happens to have
+        with pytest.raises(TypeError, match=r"X must be an array of shape \(T, 3\), got (str|bytes|NoneType)"):
+            learner.run(bad, np.ones(1))
     with pytest.raises(ValueError, match="y is required"):
         learner.run(np.ones((5, 3)))
     assert learner.t == 0 and np.all(learner.m == 0)

@@ -129,6 +129,32 @@ def test_a_theorem_with_mu_is_checked_with_the_targets_strong_convexity():
         refvi.fit(t, steps=20, step_size=0.026, frame=None, theorem="000.thm6")
 
 
+@pytest.mark.parametrize("progress, delay", [(None, 2.0), (True, 0.0)])
+def test_the_fit_progress_bar_waits_two_seconds_unless_asked(progress, delay, monkeypatch):
+    """On a terminal the default (progress=None) shows the bar only once a run has lasted 2 s; progress=True at once;
+    off a terminal, or with progress=False, no bar."""
+    fit_module = sys.modules["refvi.optim.fit"]
+    monkeypatch.setattr(sys.stderr, "isatty", lambda: True, raising=False)
+    bar = fit_module._progress(10, progress, "fit")
+    assert bar.delay == delay
+    bar.close()
+    assert isinstance(fit_module._progress(10, False, "fit"), fit_module._NoBar)
+    monkeypatch.setattr(sys.stderr, "isatty", lambda: False, raising=False)
+    assert isinstance(fit_module._progress(10, progress, "fit"), fit_module._NoBar)
+
+
+def test_a_run_with_no_record_in_its_third_quarter_has_no_quarter_averages():
+    """T = 10 recorded every 4 steps (4, 8, 10): nothing in (T/2, 3T/4], so the diagnostics have no quarter pair
+    (nan moves, no division by an empty count)."""
+    t = Gaussian(np.zeros(2), np.eye(2) * 2.0)
+    with warnings.catch_warnings():
+        warnings.simplefilter("error", RuntimeWarning)
+        warnings.simplefilter("ignore", refvi.ConvergenceWarning)
+        r = refvi.fit(t, steps=10, trace_every=4, frame=None, step_size=0.1)
+    assert list(r.trace_steps) == [0, 4, 8, 10]
+    assert np.isnan(r.diagnostics.mean_move) and np.isnan(r.diagnostics.quarter_kl)
+
+
 def test_bad_input_is_a_clear_error():
     t = Gaussian(np.zeros(2), np.eye(2) * 2.0)
     with pytest.raises(ValueError, match=">= 1"):
