@@ -162,7 +162,7 @@ def framed_prox_loop(target, m, C, U, gammas, weights, acc_m, acc_C, z0, L, P2, 
                     C[i, j] -= a * U[t, s, j]
             c = C[i, i]
             r = math.hypot(c, two_root_gamma)
-            C[i, i] = 0.5 * (c + r) if c >= 0.0 else 2.0 * gamma / (r - c)
+            C[i, i] = 0.5 * c + 0.5 * r if c >= 0.0 else gamma / (0.5 * r - 0.5 * c)  # as kernels/prox.py
             for j in range(i + 1):  # a compare-and-select, which vectorizes where max() does not
                 a = abs(C[i, j])
                 cmax = a if a > cmax else cmax

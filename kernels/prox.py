@@ -14,15 +14,16 @@ def entropy_prox(C, gamma):
     """prox_{gamma h}(C), h = -sum_i log C_ii, on lower-triangular C (seed 000 Lemma 31):
     off-diagonal entries unchanged, C_ii -> (C_ii + sqrt(C_ii^2 + 4 gamma)) / 2.
 
-    Evaluated without cancellation: for c < 0 the same root is 2 gamma / (sqrt(c^2 + 4 gamma) - c) (the printed
-    form returns 0 for c = -1e8, gamma = 1e-2, whose root is 1e-10), and sqrt(c^2 + 4 gamma) = hypot(c, 2 sqrt(gamma))
-    does not overflow."""
+    Evaluated without cancellation: for c < 0 the same root is gamma / ((sqrt(c^2 + 4 gamma) - c) / 2) (the printed
+    form returns 0 for c = -1e8, gamma = 1e-2, whose root is 1e-10), sqrt(c^2 + 4 gamma) = hypot(c, 2 sqrt(gamma)),
+    and the halves are taken before the sums (2 gamma and r - c overflow for gamma or |c| above 9e307, where the
+    root is finite: gamma = 1e308, c = -1e296 gives 1e12)."""
     out = C.copy()
     two_root_gamma = 2.0 * math.sqrt(gamma)
     for i in range(C.shape[0]):
         c = C[i, i]
         r = math.hypot(c, two_root_gamma)
-        out[i, i] = 0.5 * (c + r) if c >= 0.0 else 2.0 * gamma / (r - c)
+        out[i, i] = 0.5 * c + 0.5 * r if c >= 0.0 else gamma / (0.5 * r - 0.5 * c)
     return out
 
 

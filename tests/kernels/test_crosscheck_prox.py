@@ -24,8 +24,8 @@ from refvi.verification.oracles import symbolic as SY
 _ROOT = sp.lambdify((SY.C_SYM, SY.GAMMA_SYM), SY.prox_scalar_solution(), modules="mpmath")
 
 
-def _root_mp(c, gamma):
-    with mp.workdps(60):
+def _root_mp(c, gamma, dps=60):
+    with mp.workdps(dps):
         return float(_ROOT(mp.mpf(c), mp.mpf(gamma)))
 
 
@@ -105,6 +105,15 @@ def test_entropy_prox_accurate_across_magnitudes_wide():
             assert b > 0 and b == pytest.approx(_root_mp(c, gamma), rel=1e-13), (c, gamma)
             # stationarity residual of a correctly rounded b is ~eps (|b| + |c| + gamma / b)
             assert abs(b - c - gamma / b) <= 1e-14 * (abs(b) + abs(c) + gamma / b), (c, gamma)
+
+
+def test_entropy_prox_at_the_ends_of_float64():
+    """Where 2 gamma, c + r or r - c overflow the root is still finite and normal: gamma = 1e308, c = -1e296 has root
+    1e12 (the loop's 2 gamma / (r - c) gave inf), c = -1.7e308 with gamma = 1e300 has 5.9e-9 (it gave 0, outside W),
+    c = 1.7e308 has 1.7e308 (it gave inf)."""
+    for c, gamma in ((-1e296, 1e308), (-1.7e308, 1e300), (1.7e308, 1e308), (-1e200, 1e300), (1e-300, 1e308)):
+        b = entropy_prox(np.array([[c]]), gamma)[0, 0]
+        assert b > 0 and b == pytest.approx(_root_mp(c, gamma, dps=800), rel=1e-13), (c, gamma)
 
 
 # --------------------------------------------------------------------------------------- projection onto W_M

@@ -7,6 +7,7 @@ import numpy as np
 import pytest
 
 from refvi.kernels import framed
+from refvi.kernels.prox import entropy_prox
 from refvi.optim import fastpath
 from refvi.targets import Gaussian, LinearRegression, LogisticRegression
 from refvi.targets.affine import AffineTarget
@@ -110,6 +111,22 @@ def test_framed_loop_stops_at_a_step_it_cannot_take_with_the_last_finite_state(b
     want = _numpy_replay(base, z0, L, np.zeros(6), np.eye(6), U[:17], gammas[:17], w[:18])
     np.testing.assert_allclose(m, want[0], rtol=1e-12)
     np.testing.assert_allclose(C, want[1], rtol=1e-12)
+
+
+def test_framed_loop_takes_a_huge_step_whose_prox_is_finite():
+    """gamma = 1e308 on N(0, 1e300 I)'s flat framed target from m = 1e300, u = 1e-12: every guard passes (m' = -1e308,
+    the rank-one update 1e296) and the prox diagonal's root is 1e12, not the inf of 2 gamma / (r - c)."""
+    base = Gaussian(np.zeros(2), np.eye(2) * 1e-300)
+    code, P2, P1, s1, s2 = base.kernels().sgd_loop
+    m, C = np.full(2, 1e300), np.eye(2)
+    U, w = np.full((1, 1, 2), 1e-12), np.array([0.0, 1.0])
+    am, aC = np.zeros(2), np.zeros((2, 2))
+    z0, L = np.zeros(2), np.eye(2)
+    status = framed.framed_prox_loop(code, m, C, U, np.array([1e308]), w, am, aC, z0, L, P2, P1, s1, s2, 0)
+    assert status == -1 and np.all(np.isfinite(C)) and np.all(np.isfinite(m))
+    want = entropy_prox(np.array([[1.0 - 1e308 * (1e-300 * (1e300 + 1e-12)) * 1e-12]]), 1e308)[0, 0]
+    np.testing.assert_allclose(np.diag(C), want, rtol=1e-12)
+    np.testing.assert_allclose(np.diag(C), 1e12, rtol=1e-6)
 
 
 def _user_target(base):

@@ -254,9 +254,12 @@ class NumpyImplementation(NumpyFamilies):
     def _entropy_prox(self, C, gamma):  # on a checked lower-triangular C and gamma > 0
         out = np.array(C, dtype=float)
         c = out.diagonal().copy()
-        r = np.sqrt(c * c + 4 * gamma)
-        # (c + r)/2 as printed for c >= 0; the same root 2 gamma/(r - c) for c < 0 (no cancellation)
-        out.flat[:: len(out) + 1] = np.where(c >= 0, (c + r) / 2, 2 * gamma / (r - np.minimum(c, 0)))
+        r = np.hypot(c, 2 * np.sqrt(gamma))  # sqrt(c^2 + 4 gamma) without overflow
+        # (c + r)/2 as printed for c >= 0; the same root gamma/((r - c)/2) for c < 0 (no cancellation); halves first,
+        # so that neither sum overflows at the ends of float64
+        with np.errstate(divide="ignore"):
+            neg = gamma / (r / 2 - np.minimum(c, 0) / 2)
+        out.flat[:: len(out) + 1] = np.where(c >= 0, c / 2 + r / 2, neg)
         return out
 
     def project_wm(self, C, M, structure="sym"):

@@ -172,6 +172,14 @@ def lemma31(ctx):
         ref = scalar((mpmath.mpf(-100) + mpmath.sqrt(mpmath.mpf(10000) + 4 * mpmath.mpf("1e-4"))) / 2)
     ctx.close(P[0, 0], ref, rtol=1e-13, label="prox at c = -100, gamma = 1e-4 (cancellation-prone)")
     ctx.count()
+    # the ends of float64: the root is finite (and normal) where 2 gamma, c + r or r - c overflow (the printed form
+    # cancels 600 digits at c = -1e296: evaluated with 800)
+    for c, gamma in ((-1e296, 1e308), (-1.7e308, 1e300), (1.7e308, 1e308), (-1e200, 1e300)):
+        P = np.asarray(ctx.impl.entropy_prox(np.array([[c]]), gamma))
+        with mpmath.workdps(800):
+            ref = scalar((mpmath.mpf(c) + mpmath.sqrt(mpmath.mpf(c) ** 2 + 4 * mpmath.mpf(gamma))) / 2)
+        ctx.close(P[0, 0], ref, rtol=1e-13, label=f"prox at c = {c:g}, gamma = {gamma:g} (overflow-prone)")
+        ctx.count()
 
 
 @statement("000.lemma32")
