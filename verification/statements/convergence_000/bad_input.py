@@ -154,6 +154,16 @@ def claim_bad_input(ctx):
             lambda: impl.proj_sgd(tgt, 1e300 * m, S, np.array([1e300, 0.1]), U3, 1.0),
             label=f"proj_sgd{on}: the first update overflows (divergence at step 0)",
         )
+    # in a frame, the mean alone overflows: on a flat Gaussian (precision 1e-300 I) whose mean lies 1e300 below
+    # m = -1.5e308 the gradient is 1, so gamma g_m = 5e307, m g_m and m / gamma are all floats and the samples 1e-10
+    # keep the scale's update at 5e297, but m - gamma g_m = -2e308 is not
+    flat = specs.gaussian(np.full(2, -1.5e308 - 1e300), np.eye(2) * 1e-300)
+    ctx.refuses(
+        lambda: impl.framed_prox_sgd(
+            flat, np.zeros(2), np.eye(2), np.full(2, -1.5e308), np.eye(2), np.array([5e307]), np.full((1, 1, 2), 1e-10)
+        ),
+        label="framed_prox_sgd: the mean update overflows at step 0 (the scale's does not)",
+    )
 
     # horizons, sample counts, weights and seeds on the boundary of their domains; targets outside their definition
     ctx.refuses(lambda: impl.step_sizes("constant", 0, gamma=0.1), label="step_sizes: T = 0")
