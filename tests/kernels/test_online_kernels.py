@@ -307,3 +307,10 @@ def test_ewa_2d_matches_adaptive_quadrature_and_refuses_bad_input():
         ewa_2d(loss, [], 1.0, [-1, -1], [1, 1])
     with pytest.raises(ValueError, match="one finite value per node"):
         ewa_2d(lambda th, D: np.nan * th[:, 0], data, 1.0, [-1, -1], [1, 1])
+
+
+def test_shrink_is_exact_for_a_negative_u_much_larger_than_sigma():
+    """sig h(u/sig) = sqrt(sig^2 + u^2) - u: for u < 0 that form has no cancellation (the other, sig^2 / (r + u),
+    divides by r + u = 0 in float64 at sig = 1e-8, u = -1, where the value is 2)."""
+    assert ko.shrink(1e-8, -1.0) == pytest.approx(2.0, rel=1e-15)
+    assert ko.shrink(1e-3, -1e5) == pytest.approx(2e5, rel=1e-15)

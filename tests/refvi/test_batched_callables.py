@@ -137,3 +137,21 @@ def test_bad_batched_callables_are_clear_errors():
     nan = CallableTarget(dim=3, logp_batch=_lp_np, grad_batch=lambda Z: np.full_like(Z, np.nan))
     with pytest.raises(ValueError, match="non-finite"):
         nan.grad_logp(np.zeros((2, 3)))
+
+
+@numba.njit
+def _gr_nb_wide(Z):
+    return np.zeros((Z.shape[0], Z.shape[1] + 1))
+
+
+@numba.njit
+def _gr_nb_tall(Z):
+    return np.zeros((Z.shape[0] + 1, Z.shape[1]))
+
+
+def test_a_numba_grad_batch_of_another_shape_is_refused_by_the_kernel():
+    """Wider or taller than Z (not only narrower): the compiled energy kernel names the shape it needs."""
+    for grad in (_gr_nb_wide, _gr_nb_tall):
+        t = CallableTarget(dim=3, logp_batch=_lp_nb, grad_batch=grad)
+        with pytest.raises(ValueError, match=r"grad_batch must return an array of the shape of Z, \(S, dim\)"):
+            E.energy(t, np.zeros(3), np.eye(3), np.ones((4, 3)))

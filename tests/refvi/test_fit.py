@@ -155,6 +155,16 @@ def test_a_run_with_no_record_in_its_third_quarter_has_no_quarter_averages():
     assert np.isnan(r.diagnostics.mean_move) and np.isnan(r.diagnostics.quarter_kl)
 
 
+def test_the_theta_average_note_gives_the_half_life_of_its_weights():
+    """theta = 1/(1 + 2 a gamma^2) with a = 2(d+3)M^2 = 40 (d = 2, M = 2) and gamma = 0.05 is 1/1.2: half of Thm 7's
+    weight falls on the first ceil(log 2 / -log theta) = 4 iterates, which the note says."""
+    t = Gaussian(np.zeros(2), np.eye(2) * 2.0)
+    with pytest.warns(refvi.ConvergenceWarning, match="essentially the start"):
+        r = refvi.fit(t, steps=100, step_size=0.05, frame=None, average="theta")
+    (note,) = [n for n in r.notes if "half of its weight" in n]
+    assert "theta = 1/(1 + 2 a gamma^2) = 0.833333" in note and "on the first 4 of the 100 iterates" in note
+
+
 def test_bad_input_is_a_clear_error():
     t = Gaussian(np.zeros(2), np.eye(2) * 2.0)
     with pytest.raises(ValueError, match=">= 1"):

@@ -99,6 +99,10 @@ def test_a_non_finite_gradient_is_reported():
     g = Gaussian(np.zeros(2), 10.0 * np.eye(2))
     with pytest.raises(NonFiniteError):
         E.energy(g, np.array([1e308, 0.0]), np.eye(2), np.zeros((1, 2)))
+    # g = (1e200, 1e-200) at u = (1e200, 1e-200): only the diagonal entry g_0 u_0 of g_C overflows (g_m is finite)
+    g = Gaussian(np.zeros(2), np.eye(2))
+    with pytest.raises(NonFiniteError):
+        E.energy(g, np.zeros(2), np.eye(2), np.array([[1e200, 1e-200]]))
 
 
 def test_other_inputs_take_the_python_path_with_the_same_result():

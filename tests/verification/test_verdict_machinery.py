@@ -396,3 +396,41 @@ def test_a_decay_check_weighs_each_horizons_variance_by_its_squared_weight():
     values = [t**-0.5 * noise for t in T]
     slope = ctx.decay(T, values, -1.0, slack=0.2, label="noisy")
     assert slope > -0.8 and not ctx.deferred  # measured above the claim, within its noise: passes
+
+
+def test_tightness_is_none_for_a_violated_negative_bound_and_for_a_zero_one():
+    from refvi.verification.statement.evidence import tightness
+
+    assert tightness(-5.0, -0.5) == pytest.approx(0.1)  # both negative: 10x headroom
+    assert tightness(1.0, -1.0) is None  # a violated bound below zero has no headroom to report
+    assert tightness(0.0, -1.0) is None  # (and no division by zero)
+    assert tightness(-1.0, 0.0) is None  # a zero bound is a sign, not a scale
+
+
+def test_an_oracle_class_property_still_reads_after_its_marks_pass_through():
+    from refvi.verification.statement.provenance.instrument import _pass_through_class
+
+    class Oracle:
+        def __init__(self, x):
+            self.x = x
+
+        @property
+        def doubled(self):
+            return 2.0 * self.x
+
+    _pass_through_class(Oracle)
+    assert Oracle(3.0).doubled == 6.0
+
+
+def test_a_certificate_without_a_complete_flag_is_compared_with_the_reference(capsys, tmp_path):
+    """Certificates written before the flag existed are complete runs: --compare compares them."""
+    import argparse
+
+    from refvi.verification.certificate import report
+
+    recs = [dict(runner.statement_record(STATEMENTS["000.thm1"], "pass"), examples=1, seconds=0.1)]
+    cert = {"implementation": "x", "profile": "ci", "statements": recs, "papers": {}}
+    other = {"implementation": "y", "profile": "ci", "statements": [dict(recs[0], verdict="fail")], "papers": {}}
+    args = argparse.Namespace(junit_xml=None, artifacts=None, impl=None, strict=False, require=None)
+    report.report(args, cert, None, other)
+    assert "comparison" in cert
