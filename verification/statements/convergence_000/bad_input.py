@@ -195,6 +195,19 @@ def claim_bad_input(ctx):
         lambda z: -0.5 * scalar(z @ z), lambda z: -np.asarray(z), d, smoothness=1.0, strong_convexity=2.0
     )
     ctx.refuses(lambda: impl.fit(iso, "proj-sgd", steps=4), label="fit: a target declaring mu = 2 > M = 1")
+    # the driver as a user calls it (optional): options outside their domains, each alone, the rest its defaults
+    for options, why in (
+        ({"steps": 0}, "no step"),
+        ({"steps": 4, "samples": 0}, "no sample per step"),
+        ({"steps": 4, "step_size": -0.1}, "a negative step"),
+        ({"steps": 4, "average": "median"}, "an unknown average"),
+        ({"steps": 4, "method": "adam"}, "an unknown method"),
+        ({"steps": 4, "frame": "no-such-frame"}, "an unknown frame"),
+        ({"steps": 4, "frame": None, "M": -1.0}, "a negative smoothness constant"),
+        ({"steps": 4, "method": "gd-prox", "step_size": "thm6"}, "gradient descent with a rule name for its step"),
+        ({"steps": 4, "method": "gd-prox", "step_size": np.full(4, 0.1)}, "gradient descent with an array of steps"),
+    ):
+        ctx.refuses(lambda: impl.fit_as_user(target, **options), label=f"fit_as_user: {why} ({options})")
     ctx.refuses(
         lambda: impl.log_joint(specs.gaussian(np.zeros(d), np.diag([1.0, 0.0, 1.0])), np.zeros((1, d))),
         label="log_joint: a Gaussian target with a singular precision",
