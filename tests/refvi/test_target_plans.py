@@ -98,3 +98,16 @@ def test_the_plan_is_built_once_per_instance():
     t = Gaussian(np.zeros(2), np.eye(2))
     assert t.kernels() is t.kernels()
     assert Gaussian(np.zeros(2), np.eye(2)).kernels() is not t.kernels()
+
+
+def test_the_exact_objective_takes_the_absolute_determinant():
+    """f(w) = l(w) - log|det C| (seed 000 Eq. 15) for any invertible C: a negative determinant (a negative diagonal
+    entry) gives the same f as its sign flipped (q is the same Gaussian), and only a singular C gives +inf."""
+    from refvi.targets import Gaussian
+
+    t = Gaussian(np.array([0.5, -1.0]), np.array([[2.0, 0.3], [0.3, 1.0]]))
+    m, C = np.array([0.2, 0.1]), np.array([[1.2, 0.0], [0.4, 0.8]])
+    flipped = C * np.array([-1.0, 1.0])  # the first column negated: det < 0, C C^T unchanged
+    assert np.linalg.det(flipped) < 0
+    assert exact.objective(t, m, flipped) == pytest.approx(exact.objective(t, m, C), rel=1e-14)
+    assert exact.objective(t, m, np.array([[1.0, 0.0], [0.5, 0.0]])) == np.inf
