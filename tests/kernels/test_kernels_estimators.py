@@ -284,3 +284,20 @@ def test_fast_exp_sigmoid_log1pexp_match_numpy():
     np.testing.assert_allclose(sig, ref_sig, rtol=1e-15, atol=3.3e-308)
     # log(1 + e^a) ~ e^a for a < -708 is returned as 0 (true value < 3.3e-308), the documented underflow
     np.testing.assert_allclose(sp, np.logaddexp(0.0, a), rtol=1e-15, atol=3.3e-308)
+
+
+def test_resolve_hands_back_the_compiled_entry_point_not_the_dispatcher():
+    """refvi.kernels._entry.resolve: after one call through the dispatcher, loops get the specialization's entry
+    point (calling it skips Numba's per-call typing) with the same result."""
+    import numba
+
+    from refvi.kernels import _entry
+
+    @numba.njit
+    def kern(x, a, b):
+        return x * a + b
+
+    plan = (2.0, 1.0)
+    fn, out = _entry.resolve(kern, (3.0,), plan)
+    assert out == 7.0 and fn is not kern and fn(3.0, *plan) == 7.0
+    assert fn is kern.overloads[(numba.float64, numba.float64, numba.float64)].entry_point

@@ -299,3 +299,19 @@ def test_the_frame_of_q_probes_narrower_only_where_the_target_is_not_convex():
     wavy = CosineQuadratic(2.0, np.array([1.0, 0.0]), beta=1.0)  # -log p = 2 cos(z_1) + |z|^2 / 2: concave at 0 along z_1
     f = frame_from_q(wavy, np.array([np.pi, 0.0]), np.eye(2))  # centred on a mode, where it is convex nearby
     assert f.mu > 0 and "x ~ N(0, 1^2 I)" not in f.notes[0], f.notes
+
+
+def test_a_hessian_that_refuses_its_point_sends_the_mode_search_to_lbfgs():
+    """The frame's Newton search treats a ValueError from the target's Hessian as a failed Newton step and falls back
+    to L-BFGS (which needs only the gradient), finding the same mode."""
+    from refvi.optim.frame import find_frame
+
+    class FarHessian(Gaussian):  # a Hessian only near the mode (where the frame's L is taken)
+        def hess_logp(self, z):
+            if np.max(np.abs(np.asarray(z) - self.mean)) > 1e-3:
+                raise ValueError("the Hessian is not available here")
+            return super().hess_logp(z)
+
+    t = FarHessian(np.array([1.0, -2.0]), np.array([[2.0, 0.3], [0.3, 1.0]]))
+    f = find_frame(t, "diagonal")
+    np.testing.assert_allclose(f.z0, [1.0, -2.0], atol=1e-6)

@@ -317,3 +317,18 @@ def test_autodiff_refuses_a_gradient_of_the_wrong_shape():
         estimators.autodiff(lambda Z: model.loglik_grad(Z)[:2], xi, Xi, U)
     gx, GX = estimators.autodiff(model.loglik_grad, xi, Xi, U)
     assert gx.shape == (2,) and GX.shape == (2, 2)
+
+
+@pytest.mark.parametrize("kind", ["logistic", "poisson"])
+def test_a_data_point_in_the_null_space_of_sigma_has_variance_zero_not_minus_rounding(kind):
+    """u = x^T z has variance x^T Sigma x >= 0; for x orthogonal to a rank-one Sigma it rounds to -1.4e-17 here,
+    which the expectations must read as 0 (a point mass), not take the square root of."""
+    u = np.array([1.3040000451301372, 0.9470809631292422, -0.7037352358069926])
+    x = np.array([-0.3084965926269474, 0.07172960504690407, -0.4751017289789783])
+    assert np.einsum("i,ij,j->", x, np.outer(u, u), x) < 0  # the rounding this test is about
+    make = ngvi.logistic_model if kind == "logistic" else ngvi.poisson_model
+    model = make(x[None, :], np.array([1.0]))
+    f, f1, f2 = model.expected_loglik_parts(np.zeros(3), np.outer(u, u))
+    assert np.all(np.isfinite(f)) and np.all(np.isfinite(f1)) and np.all(np.isfinite(f2))
+    point = make(x[None, :], np.array([1.0])).loglik(np.zeros((1, 3)))  # variance 0: f is log p at the mean
+    assert f[0] == pytest.approx(point[0], rel=1e-12)

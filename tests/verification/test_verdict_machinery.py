@@ -434,3 +434,20 @@ def test_a_certificate_without_a_complete_flag_is_compared_with_the_reference(ca
     args = argparse.Namespace(junit_xml=None, artifacts=None, impl=None, strict=False, require=None)
     report.report(args, cert, None, other)
     assert "comparison" in cert
+
+
+def test_an_array_valued_argument_is_never_declined_by_a_value_list():
+    from refvi.verification.protocol.capabilities import _member
+
+    assert _member(np.array([1.0, 2.0]), ("tril", "sym")) is True  # `in` would raise: ambiguous truth value
+    assert _member("tril", ("tril", "sym")) is True and _member("full", ("tril", "sym")) is False
+
+
+def test_a_failed_boolean_claim_records_a_slack_of_minus_one():
+    """ctx.true's slack is 0 when it holds and -1 when it fails (the certificate's worst slack of such a claim)."""
+
+    def claim(ctx):
+        ctx.true(False, label="a false identity")
+
+    rec = runner.run_statement(Statement("999.claim-bool", "bool test", "test", "exact", claim), REFVI)
+    assert rec["verdict"] == "fail" and rec["worst_slack"] == -1.0
