@@ -251,3 +251,11 @@ def test_student_t_charfun_is_one_at_tiny_frequencies(nu, product):
     K = np.array([[1e-300, 0.0], [5e-324, 1e-200], [1e-9, 0.0]])
     phi = StudentTBase(nu, product=product).charfun(K)
     assert np.all(np.isfinite(phi)) and np.allclose(phi, 1.0, rtol=0, atol=1e-13)   # log-space rounding ~ nu eps
+
+
+@pytest.mark.parametrize("d", [True, 2.5, 0, -1])
+def test_a_dimension_that_is_not_a_positive_integer_is_refused(d):
+    from refvi.families.bases import student_t_shape
+
+    with pytest.raises(ValueError, match="dimension d must be a positive integer"):
+        student_t_shape(5.0, d)

@@ -166,6 +166,20 @@ def test_the_theta_average_note_gives_the_half_life_of_its_weights():
     assert "theta = 1/(1 + 2 a gamma^2) = 0.833333" in note and "on the first 4 of the 100 iterates" in note
 
 
+def test_the_quarters_of_a_recorded_trajectory_are_its_third_and_last():
+    """Gradient descent's diagnostics average the recorded iterates of (T/2, 3T/4] and (3T/4, T]: T = 8 recorded at
+    every step, means 0..8: the averages of 5, 6 and of 7, 8."""
+    fit_module = sys.modules["refvi.optim.fit"]
+    idx = np.arange(9)
+    ms = np.arange(9.0)[:, None] * np.ones((1, 2))
+    Cs = np.arange(9.0)[:, None, None] * np.ones((1, 2, 2))
+    (m3, C3), (m4, C4) = fit_module._trajectory_quarters(ms, Cs, idx)
+    np.testing.assert_array_equal(m3, [5.5, 5.5])
+    np.testing.assert_array_equal(m4, [7.5, 7.5])
+    assert C3[0, 0] == 5.5 and C4[0, 0] == 7.5
+    assert fit_module._trajectory_quarters(ms[:3], Cs[:3], np.array([0, 1, 2])) is None  # no third quarter record
+
+
 def test_bad_input_is_a_clear_error():
     t = Gaussian(np.zeros(2), np.eye(2) * 2.0)
     with pytest.raises(ValueError, match=">= 1"):

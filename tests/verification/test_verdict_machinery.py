@@ -451,3 +451,50 @@ def test_a_failed_boolean_claim_records_a_slack_of_minus_one():
 
     rec = runner.run_statement(Statement("999.claim-bool", "bool test", "test", "exact", claim), REFVI)
     assert rec["verdict"] == "fail" and rec["worst_slack"] == -1.0
+
+
+def test_a_mean_check_needs_two_finite_draws():
+    ctx = Context(REFVI, PROFILES["ci"], statement_id="x")
+    for values in ([0.5], [0.5, np.nan, 0.1]):
+        with pytest.raises(CheckFailed, match=">= 2 finite Monte Carlo values"):
+            ctx.mean_leq(values, 1.0, label="few")
+
+
+def test_a_check_counts_every_time_it_ran():
+    """The certificate's per-check record counts the times a check ran (a check that ran once is weaker evidence)."""
+
+    def claim(ctx):
+        for lhs in (0.2, 0.5, 0.4):
+            ctx.bound(lhs, 1.0, label="a bound")
+
+    rec = runner.run_statement(Statement("999.claim-count", "count test", "test", "exact", claim), REFVI)
+    (check,) = rec["checks"].values()
+    assert check["count"] == 3 and check["tightness"] == 0.5
+
+
+def test_a_watchdog_that_did_not_fire_leaves_no_file(tmp_path):
+    from refvi.verification.running import timeouts
+
+    with timeouts.worker_watchdog("000.thm1", (str(tmp_path), 60.0)):
+        pass
+    assert list(tmp_path.iterdir()) == []
+    kept = tmp_path / "000.thm2.timeout"  # a traceback a fired watchdog wrote is kept for the report
+    with timeouts.worker_watchdog("000.thm2", (str(tmp_path), 60.0)):
+        pass
+    kept.write_text("Thread 0x1 (most recent call first):")
+    with timeouts.worker_watchdog("000.thm3", (str(tmp_path), 60.0)):
+        kept.write_text("Thread 0x1 (most recent call first):")
+    assert kept.is_file()
+
+
+def test_the_statement_rows_print_without_tqdm(monkeypatch, capsys):
+    import sys
+
+    from refvi.verification.certificate import report
+
+    monkeypatch.setitem(sys.modules, "tqdm", None)  # import tqdm raises ImportError
+    monkeypatch.setattr(sys.stdout, "isatty", lambda: True, raising=False)
+    show, close = report.progress(3, bar=True)
+    show(dict(runner.statement_record(STATEMENTS["000.thm1"], "pass"), examples=1, seconds=0.1))
+    close()
+    assert "000.thm1" in capsys.readouterr().out
