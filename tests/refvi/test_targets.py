@@ -126,6 +126,23 @@ def test_logistic_mode_reaches_its_gradient_tolerance_where_the_armijo_test_is_r
     assert np.linalg.norm(t.grad_logp(t.mode)) <= 1e-13 * np.abs(X).sum()
 
 
+def test_logistic_mode_reaches_its_gradient_tolerance_on_a_random_ensemble():
+    """300 seeded logistic regressions of mixed feature scales (0.1 to 100, half with an intercept-like column), noisy
+    or separable labels and prior scales 0.1 to 1e5: every mode within the promised |grad| <= 1e-13 sum|X| (the
+    line search that halved rounding-level steps missed it on about 2 % of them, by up to 2e5 times)."""
+    rng = np.random.default_rng(11)
+    worst = 0.0
+    for _ in range(300):
+        n, d = rng.integers(2, 12), rng.integers(1, 5)
+        X = rng.standard_normal((n, d)) * 10 ** rng.uniform(-1, 2, d)
+        if rng.random() < 0.5:
+            X[:, 0] = 10 ** rng.uniform(0, 2)
+        y = np.where(X @ rng.standard_normal(d) + rng.standard_normal(n) * 10 ** rng.uniform(-2, 1) > 0, 1.0, -1.0)
+        t = T.LogisticRegression(X, y, prior_scale=10 ** rng.uniform(-1, 5))
+        worst = max(worst, np.linalg.norm(t.grad_logp(t.mode)) / (1e-13 * max(1.0, np.abs(X).sum())))
+    assert worst <= 1.0, worst
+
+
 def test_hierarchical_prior_block_is_sigma_inv_plus_n_delta_inv():
     # seed 000 Cor 25 corrected (E000-5): -d^2 log p / d theta^2 = Sigma^{-1} + G Delta^{-1}
     t = _hier()
