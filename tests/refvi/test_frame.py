@@ -315,3 +315,20 @@ def test_a_hessian_that_refuses_its_point_sends_the_mode_search_to_lbfgs():
     t = FarHessian(np.array([1.0, -2.0]), np.array([[2.0, 0.3], [0.3, 1.0]]))
     f = find_frame(t, "diagonal")
     np.testing.assert_allclose(f.z0, [1.0, -2.0], atol=1e-6)
+
+
+def test_the_ridge_start_note_counts_the_newton_steps_it_took(monkeypatch):
+    """The note's count is the number of Newton steps taken: one linear solve per step, plus the one whose
+    decrement says the start is found."""
+    from refvi.optim import frame as frame_module
+
+    rng = np.random.default_rng(4)
+    X = rng.standard_normal((40, 3))
+    t = LogisticRegression(X, np.where(X @ np.array([1.0, -2.0, 0.5]) > 0, 1.0, -1.0))
+    f = find_frame(t)
+    solves = []
+    real = np.linalg.solve
+    monkeypatch.setattr(np.linalg, "solve", lambda *a: solves.append(1) or real(*a))
+    frame_module._ridge_start(t, f)
+    monkeypatch.setattr(np.linalg, "solve", real)
+    assert f"{len(solves) - 1} Newton steps" in f.notes[-1], (len(solves), f.notes[-1])

@@ -46,6 +46,9 @@ def test_prox_one_step_and_heron():
 
 def test_gd_bad_input():
     t = Gaussian(np.zeros(2), np.diag([1.0, 4.0]))
+    # Thm 6's largest steps themselves are inside the range: 1/M (prox), 1/(2M) (projected), M = 4
+    assert gradient_descent(t, method="prox", step=0.25, steps=2, theorem=True).step == 0.25
+    assert gradient_descent(t, method="projected", step=0.125, steps=2, theorem=True).step == 0.125
     with pytest.raises(ValueError, match=r"lambda in \(0, 1/M\]"):
         gradient_descent(t, method="prox", step=0.5, theorem=True)
     with pytest.raises(ValueError, match=r"1/\(2M\)"):

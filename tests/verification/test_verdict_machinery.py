@@ -498,3 +498,21 @@ def test_the_statement_rows_print_without_tqdm(monkeypatch, capsys):
     show(dict(runner.statement_record(STATEMENTS["000.thm1"], "pass"), examples=1, seconds=0.1))
     close()
     assert "000.thm1" in capsys.readouterr().out
+
+
+def test_a_decay_check_needs_three_horizons_and_takes_more():
+    ctx = Context(REFVI, PROFILES["ci"], statement_id="x")
+    T = [10, 100, 1000, 10000]
+    assert ctx.decay(T, [[t**-1.0] for t in T], -1.0, label="four horizons") == pytest.approx(-1.0)
+    with pytest.raises(CheckFailed, match=">= 3 horizons"):
+        ctx.decay(T[:2], [[1.0], [0.1]], -1.0, label="two")
+
+
+def test_an_affine_base_needs_its_inner_law_and_keeps_it():
+    from refvi.verification.protocol import bases
+
+    inner = bases.BaseSpec("gaussian")
+    b = bases.affine(inner, [0.0, 1.0], np.eye(2))
+    assert b.inner is inner and b.dim == 2
+    with pytest.raises(ValueError, match="needs inner, shift and scale"):
+        bases.BaseSpec("affine", shift=np.zeros(2), scale=np.eye(2))
