@@ -314,3 +314,14 @@ def test_shrink_is_exact_for_a_negative_u_much_larger_than_sigma():
     divides by r + u = 0 in float64 at sig = 1e-8, u = -1, where the value is 2)."""
     assert ko.shrink(1e-8, -1.0) == pytest.approx(2.0, rel=1e-15)
     assert ko.shrink(1e-3, -1e5) == pytest.approx(2e5, rel=1e-15)
+
+
+def test_full_covariance_sva_refuses_a_round_whose_mean_alone_overflows():
+    """eta = 1e300 and a feature of 1e10: the new mean -eta s^2 G_m overflows while the gradient sums and the scale
+    stay finite; the round is refused and the state kept."""
+    from refvi.online.sva_full import SVAFull
+
+    learner = SVAFull(2, "squared", eta=1e300, s=1.0)
+    with pytest.raises(ValueError, match="stream row 0: the update gives a non-finite"):
+        learner.run(np.array([[1e10, 0.0]]), np.array([1.0]))
+    assert learner.t == 0 and np.all(learner.m == 0.0) and np.all(learner.C == np.eye(2))

@@ -516,3 +516,25 @@ def test_an_affine_base_needs_its_inner_law_and_keeps_it():
     assert b.inner is inner and b.dim == 2
     with pytest.raises(ValueError, match="needs inner, shift and scale"):
         bases.BaseSpec("affine", shift=np.zeros(2), scale=np.eye(2))
+
+
+def test_every_function_of_an_oracle_module_passes_marks_through():
+    """pass_marks_through wraps each function and class a module defines, past the names it imports (which come first
+    in the module's namespace)."""
+    import refvi.verification.oracles as oracles
+    from refvi.verification.oracles import sgd_reference
+    from refvi.verification.statement import provenance
+
+    provenance.pass_marks_through(oracles)
+    for name in ("model_params", "neg_grad_logp", "neg_logp", "point_of_gradient", "prox_entropy", "sgd"):
+        assert getattr(getattr(sgd_reference, name), "_passes_marks", False), name
+
+
+def test_the_marks_of_a_list_are_the_union_of_its_items():
+    from refvi.verification.statement.provenance.marks import marks_of
+
+    led = __import__("refvi.verification.statement.provenance", fromlist=["Ledger"]).Ledger()
+    a = led.mark(np.ones(2), led.call("a"))
+    b = led.mark(np.ones(2), led.call("b"))
+    assert marks_of([a, b]) == marks_of(a) | marks_of(b) and marks_of(a) != marks_of(b)
+    assert marks_of([a, 1.0]) == marks_of(a)
