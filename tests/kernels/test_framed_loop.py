@@ -129,6 +129,37 @@ def test_framed_loop_takes_a_huge_step_whose_prox_is_finite():
     np.testing.assert_allclose(np.diag(C), 1e12, rtol=1e-6)
 
 
+def test_framed_loop_prox_where_the_step_turns_the_diagonal_negative():
+    """Steps of 0.6 from a start 3 sd away with S = 2 make C - gamma g_C's diagonal negative at some steps, where the
+    prox takes its other branch, gamma / ((r - c) / 2): the loop against a replay with that root written as
+    2 gamma / (sqrt(c^2 + 4 gamma) - c) (for c >= 0 the printed form)."""
+    rng = np.random.default_rng(9)
+    base, z0, L = _case("gaussian", 3, 0, rng)
+    T, S = 12, 2
+    U = rng.standard_normal((T, S, 3))
+    gammas = np.full(T, 0.6)
+    w = np.full(T + 1, 1.0 / (T + 1))
+    m, C = np.full(3, 3.0), np.eye(3)
+    am, aC = w[0] * m, w[0] * C
+    code, P2, P1, s1, s2 = base.kernels().sgd_loop
+    assert framed.framed_prox_loop(code, m, C, U, gammas, w, am, aC, z0, L, P2, P1, s1, s2, 0) == -1
+    rm, rC, negative = np.full(3, 3.0), np.eye(3), 0
+    ram, raC = w[0] * rm, w[0] * rC
+    for t in range(T):
+        X = U[t] @ rC.T + rm
+        G = -base.grad_logp(X @ L.T + z0) @ L
+        rm, Y = rm - gammas[t] * G.mean(axis=0), rC - gammas[t] * np.tril(G.T @ U[t] / S)
+        c, g = np.diag(Y).copy(), gammas[t]
+        negative += int(np.sum(c < 0))
+        root = np.sqrt(c * c + 4 * g)
+        Y[np.diag_indices_from(Y)] = np.where(c >= 0, 0.5 * (c + root), 2 * g / (root - np.minimum(c, 0.0)))
+        rC = Y
+        ram, raC = ram + w[t + 1] * rm, raC + w[t + 1] * rC
+    assert negative >= 3  # the instance does what it is for
+    for got, ref in zip((m, C, am, aC), (rm, rC, ram, raC)):
+        np.testing.assert_allclose(got, ref, rtol=1e-12, atol=1e-12 * max(1.0, np.abs(ref).max()))
+
+
 def _user_target(base):
     """The base target's gradient written by a user: numba.njit, one point, in a CallableTarget (log p too)."""
     import numba
