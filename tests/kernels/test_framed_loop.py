@@ -129,6 +129,22 @@ def test_framed_loop_takes_a_huge_step_whose_prox_is_finite():
     np.testing.assert_allclose(np.diag(C), 1e12, rtol=1e-6)
 
 
+def test_framed_loop_prox_of_a_slightly_negative_diagonal_with_a_tiny_step():
+    """gamma = 1e-10 on a gradient of 1e10 turns C_00 = 1 into c = -0.9: the root gamma / |c| (1.1e-10) is where the
+    printed form (c + sqrt(c^2 + 4 gamma)) / 2 cancels 9 digits; the loop's value is the kernel prox's (mpmath-checked
+    in test_crosscheck_prox.py) to rounding."""
+    base = Gaussian(np.zeros(2), np.eye(2))
+    code, P2, P1, s1, s2 = base.kernels().sgd_loop
+    m, C = np.array([1e10, 0.0]), np.eye(2)
+    U, w = np.array([[[1.9, 0.0]]]), np.array([0.0, 1.0])
+    am, aC = np.zeros(2), np.zeros((2, 2))
+    status = framed.framed_prox_loop(code, m, C, U, np.array([1e-10]), w, am, aC, np.zeros(2), np.eye(2), P2, P1, s1, s2, 0)
+    assert status == -1
+    c = 1.0 - 1e-10 * (1e10 + 1.9) * 1.9
+    assert -1.0 < c < -0.8
+    np.testing.assert_allclose(C[0, 0], entropy_prox(np.array([[c]]), 1e-10)[0, 0], rtol=1e-9)
+
+
 def test_framed_loop_prox_where_the_step_turns_the_diagonal_negative():
     """Steps of 0.6 from a start 3 sd away with S = 2 make C - gamma g_C's diagonal negative at some steps, where the
     prox takes its other branch, gamma / ((r - c) / 2): the loop against a replay with that root written as
