@@ -16,7 +16,7 @@ def entropy_prox(C, gamma):
 
     Evaluated without cancellation: for c < 0 the same root is gamma / ((sqrt(c^2 + 4 gamma) - c) / 2) (the printed
     form returns 0 for c = -1e8, gamma = 1e-2, whose root is 1e-10), sqrt(c^2 + 4 gamma) = hypot(c, 2 sqrt(gamma)),
-    and the halves are taken before the sums (2 gamma and r - c overflow for gamma or |c| above 9e307, where the
+    and the halves are taken before the sums (2 gamma and r - c overflow for gamma or -c above 9e307, where the
     root is finite: gamma = 1e308, c = -1e296 gives 1e12)."""
     out = C.copy()
     two_root_gamma = 2.0 * math.sqrt(gamma)

@@ -129,7 +129,7 @@ class LogisticRegression(Target):
     @property
     def mode(self) -> np.ndarray:
         """The MAP estimate, by Newton's method with backtracking (deterministic; gradient norm < 1e-13 scale).
-        Once the predicted increase of log p (the Newton decrement g^T H^-1 g) is below 1e-10 of |log p|, float64
+        Once the predicted increase of log p (the Newton decrement g^T H^-1 g) is below 1e-10 (1 + abs(log p)), float64
         cannot resolve the Armijo test, which would then halve a good step to nothing: the full step is taken."""
         if self._mode is None:
             z = np.zeros(self.dim)

@@ -115,6 +115,7 @@ def _calls(kind, impl, t):
            "score": impl.score(t, m, C, U, "tril"), "smoothness": impl.smoothness(t),
            "strong_convexity": impl.strong_convexity(t),
            "framed_energy": impl.framed_energy(t, m, 0.9 * C, m, C, U, "tril"),
+           "framed_prox_sgd": impl.framed_prox_sgd(t, m, np.tril(0.9 * C), m, C, np.full(5, 0.05), UU, np.ones(6)),
            "prox_sgd": impl.prox_sgd(t, m, C, np.full(5, 0.05), UU, "energy", "tril", np.ones(6)),
            "proj_sgd": impl.proj_sgd(t, m, S, np.full(5, 0.05), UU, 4.0, "entropy", "sym", None),
            "frame": impl.frame(t, "laplace"), "fit": impl.fit(t, steps=20, seed=1).m,

@@ -129,16 +129,20 @@ def test_oracle_rejects_unknown_kind():
 
 # ------------------------------------------------------------------------------------------------ mutation tests
 class StableProx(RefviImplementation):
-    """refvi with a cancellation-free prox: 2 gamma / (sqrt(c^2 + 4 gamma) - c) for c < 0 (same function)."""
+    """refvi with a cancellation-free prox written here: 2 gamma / (sqrt(c^2 + 4 gamma) - c) for c < 0 (same
+    function), its square root and sums scaled so that nothing overflows at the ends of float64 (000.lemma31 has
+    instances at gamma = 1e308 and c = -1.7e308)."""
 
     name = "stable-prox"
 
     def entropy_prox(self, C, gamma):
         C = np.array(C, dtype=np.float64)
         c = np.diag(C)
-        r = np.sqrt(c * c + 4 * gamma)
+        half_r = np.hypot(c / 2, np.sqrt(gamma))  # sqrt(c^2 + 4 gamma) / 2
         out = C.copy()
-        np.fill_diagonal(out, np.where(c >= 0, 0.5 * (c + r), 2 * gamma / (r - c)))
+        with np.errstate(divide="ignore"):
+            neg = gamma / (half_r - np.minimum(c, 0.0) / 2)
+        np.fill_diagonal(out, np.where(c >= 0, c / 2 + half_r, neg))
         return out
 
 

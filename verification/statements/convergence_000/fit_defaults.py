@@ -57,7 +57,7 @@ from refvi.verification.oracles import vi_objective as vo
 from refvi.verification.protocol import targets as specs
 from refvi.verification.statement import scalar, statement
 from refvi.verification.statements.convergence_000 import _user_models as um
-from refvi.verification.statements.convergence_000.fit_driver import _blows_up, _check_objective, _replay, _to_frame
+from refvi.verification.statements.convergence_000._fit_replay import _blows_up, _check_objective, _replay, _to_frame
 
 #: why the returned approximation of a default run is an input of the accuracy claim (it is its subject)
 RESULT = (
