@@ -13,7 +13,8 @@ from refvi.targets import Gaussian, LinearRegression, LogisticRegression
 from refvi.targets.affine import AffineTarget
 
 
-def _numpy_replay(target, z0, L, m, C, U, gammas, weights):
+def _numpy_replay(target, z0, L, m, C, U, gammas, weights, negatives=None):
+    """The framed Prox-SGD loop in NumPy; ``negatives`` (a list) collects how many prox inputs c were below 0."""
     m, C = m.copy(), C.copy()
     am, aC = weights[0] * m, weights[0] * C
     for t, (u, g) in enumerate(zip(U, gammas)):
@@ -22,7 +23,11 @@ def _numpy_replay(target, z0, L, m, C, U, gammas, weights):
         gm, gC = G.mean(axis=0), np.tril(G.T @ u / len(u))
         m, Y = m - g * gm, C - g * gC
         c = np.diag(Y).copy()
-        Y[np.diag_indices_from(Y)] = 0.5 * (c + np.sqrt(c * c + 4 * g))   # Lemma 31 (c > 0 here: no cancellation)
+        root = np.sqrt(c * c + 4 * g)
+        # Lemma 31: the printed root for c >= 0, the same root 2 gamma / (root - c) for c < 0 (no cancellation)
+        Y[np.diag_indices_from(Y)] = np.where(c >= 0, 0.5 * (c + root), 2 * g / (root - np.minimum(c, 0.0)))
+        if negatives is not None:
+            negatives.append(int(np.sum(c < 0)))
         C = Y
         am, aC = am + weights[t + 1] * m, aC + weights[t + 1] * C
     return m, C, am, aC
@@ -147,8 +152,7 @@ def test_framed_loop_prox_of_a_slightly_negative_diagonal_with_a_tiny_step():
 
 def test_framed_loop_prox_where_the_step_turns_the_diagonal_negative():
     """Steps of 0.6 from a start 3 sd away with S = 2 make C - gamma g_C's diagonal negative at some steps, where the
-    prox takes its other branch, gamma / ((r - c) / 2): the loop against a replay with that root written as
-    2 gamma / (sqrt(c^2 + 4 gamma) - c) (for c >= 0 the printed form)."""
+    prox takes its other branch, gamma / ((r - c) / 2): the loop against the NumPy replay."""
     rng = np.random.default_rng(9)
     base, z0, L = _case("gaussian", 3, 0, rng)
     T, S = 12, 2
@@ -159,20 +163,11 @@ def test_framed_loop_prox_where_the_step_turns_the_diagonal_negative():
     am, aC = w[0] * m, w[0] * C
     code, P2, P1, s1, s2 = base.kernels().sgd_loop
     assert framed.framed_prox_loop(code, m, C, U, gammas, w, am, aC, z0, L, P2, P1, s1, s2, 0) == -1
-    rm, rC, negative = np.full(3, 3.0), np.eye(3), 0
-    ram, raC = w[0] * rm, w[0] * rC
-    for t in range(T):
-        X = U[t] @ rC.T + rm
-        G = -base.grad_logp(X @ L.T + z0) @ L
-        rm, Y = rm - gammas[t] * G.mean(axis=0), rC - gammas[t] * np.tril(G.T @ U[t] / S)
-        c, g = np.diag(Y).copy(), gammas[t]
-        negative += int(np.sum(c < 0))
-        root = np.sqrt(c * c + 4 * g)
-        Y[np.diag_indices_from(Y)] = np.where(c >= 0, 0.5 * (c + root), 2 * g / (root - np.minimum(c, 0.0)))
-        rC = Y
-        ram, raC = ram + w[t + 1] * rm, raC + w[t + 1] * rC
+    negatives: list[int] = []
+    want = _numpy_replay(base, z0, L, np.full(3, 3.0), np.eye(3), U, gammas, w, negatives)
+    negative = sum(negatives)
     assert negative >= 3  # the instance does what it is for
-    for got, ref in zip((m, C, am, aC), (rm, rC, ram, raC)):
+    for got, ref in zip((m, C, am, aC), want):
         np.testing.assert_allclose(got, ref, rtol=1e-12, atol=1e-12 * max(1.0, np.abs(ref).max()))
 
 
