@@ -538,3 +538,11 @@ def test_the_marks_of_a_list_are_the_union_of_its_items():
     b = led.mark(np.ones(2), led.call("b"))
     assert marks_of([a, b]) == marks_of(a) | marks_of(b) and marks_of(a) != marks_of(b)
     assert marks_of([a, 1.0]) == marks_of(a)
+
+
+def test_a_timeout_below_one_second_is_a_limit_and_zero_is_none():
+    from refvi.verification.running import timeouts
+
+    assert timeouts.limit("ci", 0.5) == 0.5 and timeouts.limit("ci", 0.0) == 0.0
+    with pytest.raises(ValueError, match="--timeout must be >= 0 seconds"):
+        timeouts.limit("ci", -1.0)
