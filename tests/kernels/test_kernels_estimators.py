@@ -301,3 +301,13 @@ def test_resolve_hands_back_the_compiled_entry_point_not_the_dispatcher():
     fn, out = _entry.resolve(kern, (3.0,), plan)
     assert out == 7.0 and fn is not kern and fn(3.0, *plan) == 7.0
     assert fn is kern.overloads[(numba.float64, numba.float64, numba.float64)].entry_point
+
+
+def test_the_reduction_kernels_cache_their_machine_code_on_disk():
+    """refvi.kernels._jit.jit_reduce compiles with cache=True (a new process loads the kernels instead of compiling
+    them: the cold-start figures depend on it)."""
+    from numba.core.caching import NullCache
+
+    from refvi.kernels import framed
+
+    assert not isinstance(framed.framed_prox_loop._cache, NullCache)

@@ -259,3 +259,16 @@ def test_a_dimension_that_is_not_a_positive_integer_is_refused(d):
 
     with pytest.raises(ValueError, match="dimension d must be a positive integer"):
         student_t_shape(5.0, d)
+
+
+def test_the_student_t_psi_is_one_at_zero():
+    """Psi(0) = 1 exactly (r^v K_v(r) -> Gamma(v) 2^(v-1)), quietly: the Bessel branch is for r > 0, where K_v is
+    finite (at 0 it divides by zero)."""
+    import warnings
+
+    from refvi.families.bases import StudentTBase
+
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        out = StudentTBase(5.0)._Psi(np.array([0.0, 0.5]))
+    assert out[0] == 1.0 and 0.0 < out[1] < 1.0

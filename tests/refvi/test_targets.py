@@ -228,3 +228,9 @@ def test_bad_input_is_rejected_with_a_named_reason():
         t.logp(np.zeros(4))
     with pytest.raises(ValueError, match="non-finite"):
         t.grad_logp(np.array([np.nan, 0.0, 0.0]))
+
+
+def test_a_callable_target_declared_strongly_convex_is_convex():
+    t = T.CallableTarget(lambda z: -0.5 * np.sum(z * z, axis=-1), lambda z: -z, 2, smoothness=1.0, strong_convexity=0.5)
+    assert t.convex
+    assert not T.CallableTarget(lambda z: -0.5 * np.sum(z * z, axis=-1), lambda z: -z, 2).convex
