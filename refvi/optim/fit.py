@@ -638,8 +638,7 @@ def _run(spec: _FitSpec, framed, plan: _Plan) -> _Run:
             )
         gammas = gammas / 2.0
     else:  # every run blew up: the last finite state is the start (in the frame's coordinates in a frame)
-        where = " in the affine frame" if guard == "frame" else ""
-        what = "steps" if guard == "frame" else "default step"
+        where, what = (" in the affine frame", "steps") if guard == "frame" else ("", "default step")
         raise fastpath.DivergenceError(0, plan.m, plan.C, f"{spec.method}{where} ({what} halved {_MAX_HALVINGS} times)")
     late = []
     if guard == "frame" and attempt:

@@ -137,9 +137,9 @@ class LogisticRegression(Target):
                 g = self.grad_logp(z)
                 H = self.hess_logp(z)
                 step = np.linalg.solve(H, -g)
-                t, f0 = 1.0, self.logp(z)
-                if g @ step > 1e-10 * (1.0 + abs(f0)):
-                    while self.logp(z + t * step) < f0 + 1e-4 * t * g @ step and t > 1e-10:
+                t, f0, dec = 1.0, self.logp(z), g @ step
+                if dec > 1e-10 * (1.0 + abs(f0)):
+                    while self.logp(z + t * step) < f0 + 1e-4 * t * dec and t > 1e-10:
                         t *= 0.5
                 z = z + t * step
                 if np.linalg.norm(g) <= 1e-13 * max(1.0, np.abs(self.X).sum()):

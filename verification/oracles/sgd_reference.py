@@ -69,26 +69,29 @@ def neg_logp(kind, Z, params):
     return np.sum(np.logaddexp(0.0, -(Z @ X.T) * y), axis=-1) + prior
 
 
+def neg_hess_logp(kind, z, params):
+    """-Hess log p(z) at one point: P; X^T X / noise^2 + I / prior^2; or X^T diag(s(1 - s)) X + I / prior^2 with
+    s = sigmoid(y x^T z) (logistic)."""
+    if kind == "gaussian":
+        return np.asarray(params[1], dtype=np.float64)
+    if kind == "linear":
+        X, _, inv_noise_var, inv_prior_var = params
+        return inv_noise_var * X.T @ X + inv_prior_var * np.eye(z.size)
+    X, y, inv_prior_var = params
+    s = 0.5 * (1.0 + np.tanh(0.5 * y * (X @ z)))
+    return (X.T * (s * (1.0 - s))) @ X + inv_prior_var * np.eye(z.size)
+
+
 def point_of_gradient(kind, params, b, z, tol=1e-14, max_iter=100):
     """The z with -grad log p(z) = b, by Newton's method from ``z``: the sample a one-sample energy step used, from
     the mean update it made (m' = m - gamma (-grad log p(z))).  -log p is strongly convex for every kind here (a
-    Gaussian prior), so z is unique; the Hessian is P, X^T X / noise^2 + I / prior^2, or X^T diag(s(1 - s)) X +
-    I / prior^2 with s = sigmoid(y x^T z).  Damped: a step is halved until the residual |-grad log p - b| shrinks
-    (a full Newton step on a logistic likelihood can overshoot far from z).  Stops when the step is below ``tol``
-    (1 + |z|)."""
+    Gaussian prior), so z is unique; the Hessian is :func:`neg_hess_logp`'s.  Damped: a step is halved until the
+    residual |-grad log p - b| shrinks (a full Newton step on a logistic likelihood can overshoot far from z).  Stops
+    when the step is below ``tol`` (1 + |z|)."""
     z = np.array(z, dtype=np.float64)
     res = neg_grad_logp(kind, z, params) - b
     for _ in range(max_iter):
-        if kind == "gaussian":
-            H = params[1]
-        elif kind == "linear":
-            X, _, inv_noise_var, inv_prior_var = params
-            H = inv_noise_var * X.T @ X + inv_prior_var * np.eye(z.size)
-        else:
-            X, y, inv_prior_var = params
-            s = 0.5 * (1.0 + np.tanh(0.5 * y * (X @ z)))
-            H = (X.T * (s * (1.0 - s))) @ X + inv_prior_var * np.eye(z.size)
-        step = np.linalg.solve(H, res)
+        step = np.linalg.solve(neg_hess_logp(kind, z, params), res)
         if np.max(np.abs(step)) <= tol * (1.0 + np.max(np.abs(z))):
             return z - step
         t = 1.0

@@ -53,7 +53,7 @@ import math
 
 import numpy as np
 
-from refvi.verification.oracles.sgd_reference import point_of_gradient, prox_entropy
+from refvi.verification.oracles.sgd_reference import neg_hess_logp, point_of_gradient, prox_entropy
 from refvi.verification.protocol import targets as specs
 from refvi.verification.statement import InstanceSkipped, MissingMethod, scalar, statement
 from refvi.verification.statements.convergence_000._fit_replay import (
@@ -257,10 +257,9 @@ def claim_fit(ctx):
         Li = np.linalg.inv(L)
         H0 = Li.T @ Li
         ctx.close(z0, point_of_gradient("logistic", params, np.zeros(d), z0), atol=1e-7, label=f"{what}: z0 = the mode")
-        s0 = 0.5 * (1.0 + np.tanh(0.5 * y * (X @ z0)))
         ctx.close(
             H0,
-            (X.T * (s0 * (1.0 - s0))) @ X + 0.25 * np.eye(d),
+            neg_hess_logp("logistic", z0, params),
             rtol=1e-6,
             label=f"{what}: (L L^T)^-1 = the Hessian at z0",
         )
