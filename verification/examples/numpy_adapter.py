@@ -149,21 +149,15 @@ class NumpyImplementation(NumpyFamilies):
             s2 = p["noise_scale"] ** 2
             return np.linalg.solve(X.T @ X / s2 + np.eye(X.shape[1]) / p["prior_scale"] ** 2, X.T @ p["y"] / s2)
         need(target.kind == "logistic", f"no mode for a {target.kind!r} target")
-        y, ip = np.asarray(p["y"], dtype=float), 1.0 / p["prior_scale"] ** 2
-
-        def grad(z):
-            return X.T @ (y / (1 + np.exp((X @ z) * y))) - z * ip
-
+        model = model_of(target)
         z = np.zeros(X.shape[1])
-        g = grad(z)
+        g = model.grad(z)[0]
         for _ in range(200):  # log p strictly concave; a full Newton step can overshoot: halved until |grad| falls
-            s = 1 / (1 + np.exp(-(X @ z) * y))
-            H = (X.T * (s * (1 - s))) @ X + np.eye(z.size) * ip
-            step, t = np.linalg.solve(H, g), 1.0
-            while np.linalg.norm(grad(z + t * step)) >= np.linalg.norm(g) and t > 1e-12:
+            step, t = np.linalg.solve(-model.hess(z), g), 1.0
+            while np.linalg.norm(model.grad(z + t * step)[0]) >= np.linalg.norm(g) and t > 1e-12:
                 t *= 0.5
             z = z + t * step
-            g = grad(z)
+            g = model.grad(z)[0]
             if np.linalg.norm(t * step) <= 1e-15 * (1 + np.linalg.norm(z)):
                 break
         return z
