@@ -35,6 +35,7 @@ import numpy as np
 from refvi.kernels._fastmath_exp import sigmoid_neg
 from refvi.kernels._jit import jit_reduce
 from refvi.kernels.optim import GAUSSIAN, LINEAR
+from refvi.kernels.prox import prox_root
 from refvi.kernels.userfn import grad_function
 
 _BIG = 1e300
@@ -160,9 +161,7 @@ def framed_prox_loop(target, m, C, U, gammas, weights, acc_m, acc_C, z0, L, P2, 
                 a = gamma * inv_s * GX[s, i]
                 for j in range(i + 1):
                     C[i, j] -= a * U[t, s, j]
-            c = C[i, i]
-            r = math.hypot(c, two_root_gamma)
-            C[i, i] = 0.5 * c + 0.5 * r if c >= 0.0 else gamma / (0.5 * r - 0.5 * c)  # as kernels/prox.py
+            C[i, i] = prox_root(C[i, i], gamma, two_root_gamma)
             for j in range(i + 1):  # a compare-and-select, which vectorizes where max() does not
                 a = abs(C[i, j])
                 cmax = a if a > cmax else cmax

@@ -4,9 +4,19 @@ from __future__ import annotations
 
 import math
 
+import numba
 import numpy as np
 
 from refvi.kernels._jit import jit
+
+
+@numba.njit(cache=True, inline="always", error_model="numpy")
+def prox_root(c, gamma, two_root_gamma):
+    """The root p > 0 of p^2 - c p - gamma = 0 (one diagonal entry of :func:`entropy_prox`), two_root_gamma =
+    2 sqrt(gamma) computed once by the caller; written out where :func:`entropy_prox` explains it.  Inlined into
+    each caller (the framed loop too), so it compiles with that caller's flags."""
+    r = math.hypot(c, two_root_gamma)
+    return 0.5 * c + 0.5 * r if c >= 0.0 else gamma / (0.5 * r - 0.5 * c)
 
 
 @jit
@@ -21,9 +31,7 @@ def entropy_prox(C, gamma):
     out = C.copy()
     two_root_gamma = 2.0 * math.sqrt(gamma)
     for i in range(C.shape[0]):
-        c = C[i, i]
-        r = math.hypot(c, two_root_gamma)
-        out[i, i] = 0.5 * c + 0.5 * r if c >= 0.0 else gamma / (0.5 * r - 0.5 * c)
+        out[i, i] = prox_root(C[i, i], gamma, two_root_gamma)
     return out
 
 
