@@ -99,7 +99,12 @@ class AtomSet:
         sc = np.asarray(scales, dtype=np.float64)
         if sc.ndim == 0:
             sc = np.full((K, d), float(sc))
-        elif sc.ndim == 1 and sc.shape[0] == K:
+        elif sc.ndim == 1:
+            if sc.shape[0] != K:
+                raise ValueError(
+                    f"atom scales: a vector gives one isotropic sigma per atom, so it needs {K} entries (one per "
+                    f"atom), got {sc.shape[0]}; pass a ({K}, {d}) array for diagonal scales"
+                )
             sc = np.repeat(sc[:, None], d, axis=1)
         sc = as_matrix(sc, "scales", (K, d))
         if not np.all(sc > 0):

@@ -48,6 +48,12 @@ def test_bad_atoms_and_boxes():
         AtomSet(Box(-1, 1), np.array([np.nan]), 0.5)
     with pytest.raises(TypeError):
         AtomSet((-1, 1, 2), np.array([0.0]), 0.5)
+    # a vector of scales is one sigma per atom: any other length is refused, shorter or longer, whatever d is
+    box3 = Box([-2.0, -2.0, -2.0], [2.0, 2.0, 2.0])
+    for scales in ([0.5], [0.5, 1.0, 1.5], [0.5, 1.0, 1.5, 2.0]):
+        with pytest.raises(ValueError, match=r"one per atom\), got"):
+            AtomSet(box3, [[0.0, 0.0, 0.0], [1.0, 1.0, 1.0]], scales)
+    np.testing.assert_array_equal(AtomSet(box3, [[0.0] * 3, [1.0] * 3], [0.5, 1.0]).scales, [[0.5] * 3, [1.0] * 3])
 
 
 def test_bad_weights():

@@ -236,21 +236,64 @@ def test_the_laplace_mode_of_a_logistic_regression_is_found_by_damped_newton():
         assert np.linalg.norm(t.grad_logp(z)) < 1e-8
 
 
-def test_when_newton_fails_lbfgs_finds_the_mode_and_says_so(monkeypatch):
-    """The mode search's fallback (L-BFGS with the gradient, then a Newton polish), taken when damped Newton gives
-    up: on a logistic regression with one predictor 300 times the others' scale it reaches |grad log p| < 1e-10."""
-    import refvi.optim.frame as F
-    from refvi.targets import LogisticRegression
-
+def _badly_scaled_logistic():
+    """A logistic regression with one predictor 300 times the others' scale."""
     rng = np.random.default_rng(3)
     X = rng.standard_normal((60, 3))
     X[:, 2] *= 300.0
     y = np.where(X @ np.array([1.5, -1.0, 0.005]) + 0.5 * rng.standard_normal(60) > 0, 1.0, -1.0)
-    t = LogisticRegression(X, y, prior_scale=2.0)
-    monkeypatch.setattr(F, "_newton_mode", lambda *args: None)
-    z, how = F._mode(t, np.zeros(3))
-    assert how.startswith("L-BFGS ("), how
+    return LogisticRegression(X, y, prior_scale=2.0)
+
+
+def _ill_conditioned_gaussian(cond=1e6, d=4, seed=0):
+    """A Gaussian whose precision has condition number ``cond``, centred away from 0."""
+    rng = np.random.default_rng(seed)
+    Q, _ = np.linalg.qr(rng.standard_normal((d, d)))
+    return Gaussian(3.0 * rng.standard_normal(d), Q @ np.diag(np.geomspace(1.0, cond, d)) @ Q.T)
+
+
+@pytest.mark.parametrize("make", [_badly_scaled_logistic, _ill_conditioned_gaussian])
+def test_when_newton_fails_lbfgs_then_newton_find_the_mode_and_say_so(make, monkeypatch):
+    """The mode search's fallback, taken when damped Newton gives up from the start: L-BFGS (gradient only), then
+    damped Newton again from where L-BFGS stopped.  L-BFGS alone stops at |grad log p| 7.6e-6 on the badly scaled
+    logistic regression and 8.6e-4 on the Gaussian of condition number 1e6; after Newton both are below 1e-10."""
+    import refvi.optim.frame as F
+
+    t = make()
+    real, starts = F._newton_mode, []
+
+    def newton_failing_from_the_start(fun, target, start):
+        starts.append(np.array(start))
+        return None if len(starts) == 1 else real(fun, target, start)
+
+    monkeypatch.setattr(F, "_newton_mode", newton_failing_from_the_start)
+    z, how = F._mode(t, np.zeros(t.dim))
+    assert len(starts) == 2 and np.linalg.norm(t.grad_logp(starts[1])) > 1e-7  # where L-BFGS stopped
+    assert how.startswith("L-BFGS (") and ", then Newton (" in how, how
     assert np.linalg.norm(t.grad_logp(z)) < 1e-10
+    monkeypatch.setattr(F, "_newton_mode", lambda *args: None)  # no Newton at all: L-BFGS's point, said so
+    z, how = F._mode(t, np.zeros(t.dim))
+    assert np.array_equal(z, starts[1]) and how.startswith("L-BFGS (") and "Newton" not in how, how
+
+
+def test_damped_newton_tries_the_full_step_first_exact_on_a_gaussian():
+    """Damped Newton's first trial is the full Newton step, which is exact on a quadratic: on a Gaussian it takes one
+    step from any start (the second iteration finds the decrement at rounding level) and evaluates log p three times:
+    at the start, at the step, at the converged check's last step."""
+    from refvi.optim.frame import _mode
+
+    class Counted(Gaussian):
+        evaluations = 0
+
+        def logp(self, z):
+            Counted.evaluations += np.ndim(z) == 1
+            return super().logp(z)
+
+    base = _ill_conditioned_gaussian(cond=1e3, d=3, seed=1)
+    t = Counted(base.mean, base.precision)
+    z, how = _mode(t, np.full(3, 5.0))
+    assert how == "Newton (2 iterations)" and Counted.evaluations == 3, (how, Counted.evaluations)
+    assert np.linalg.norm(t.grad_logp(z)) < 1e-12
 
 
 def test_a_frame_on_a_log_concave_target_has_the_full_radius_and_no_narrowing_note():

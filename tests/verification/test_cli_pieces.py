@@ -89,3 +89,6 @@ def test_a_self_test_row_names_at_most_six_catching_statements():
     line = format_row(row)
     assert line.endswith("000.s0, 000.s1, 000.s2, 000.s3, 000.s4, 000.s5 ...") and "000.s6" not in line
     assert "8/8" in line and format_row({**row, "caught_by": []}).split()[1] == "MISSED"
+    # the ellipsis marks exactly the rows that name more than six: seven has one, six has none
+    assert format_row({**row, "caught_by": row["caught_by"][:7]}).endswith("000.s5 ...")
+    assert format_row({**row, "caught_by": row["caught_by"][:6]}).endswith("000.s5")

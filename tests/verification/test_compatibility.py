@@ -138,3 +138,20 @@ def test_every_fail_or_error_is_an_explained_finding(certs):
     assert not unexplained, unexplained
     stale = [f for f in compat.FINDINGS if f not in bad]
     assert not stale, f"findings for statements that no longer fail: {stale}"
+
+
+def test_import_refuses_an_unknown_column_and_another_profile_and_writes_nothing(tmp_path, capsys):
+    """--import COLUMN CERT SECONDS: a column the table does not have, or a certificate of another profile than the
+    table's, is a usage error (exit 2, said on stderr) and leaves the docs folder as it was; so is --workers 0."""
+    cert = tmp_path / "deep.json"
+    cert.write_text(json.dumps({"profile": "deep", "statements": []}), encoding="utf-8")
+    docs = tmp_path / "docs"
+    docs.mkdir()
+    key = compat.COLUMNS[0].key
+    assert compat.main(["--docs", str(docs), "--import", "no-such-column", str(cert), "10"]) == 2
+    assert "--import: no column 'no-such-column'" in capsys.readouterr().err
+    assert compat.main(["--docs", str(docs), "--import", key, str(cert), "10"]) == 2
+    assert "profile 'deep', the table is 'ci'" in capsys.readouterr().err
+    assert compat.main(["--docs", str(docs), "--workers", "0"]) == 2
+    assert "--workers must be >= 1, got 0" in capsys.readouterr().err
+    assert list(docs.iterdir()) == []

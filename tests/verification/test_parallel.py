@@ -51,6 +51,22 @@ def test_dask_workers_give_the_serial_certificate(serial, tmp_path):
     assert _strip(json.loads(path.read_text())["statements"]) == serial
 
 
+def test_statements_start_longest_first_unknown_durations_last_and_come_back_in_the_given_order(monkeypatch):
+    """The pool is fed the longest recorded statements first (they bound the wall time), statements with no recorded
+    duration (new ones) last; the records come back in the order the ids were given."""
+    seen = []
+
+    def pool(order, *args):
+        seen.append(list(order))
+        return {s: {"id": s} for s in order}
+
+    monkeypatch.setattr(parallel, "_run_processes", pool)
+    monkeypatch.setattr(parallel, "_run_dask", pool)
+    ids = ["new", "short", "long"]
+    out = parallel.run_parallel(ids, None, "ci", 2, durations={"short": 0.5, "long": 5.0})
+    assert seen == [["long", "short", "new"]] and [r["id"] for r in out] == ids
+
+
 def test_bad_worker_counts_and_objects_are_refused():
     with pytest.raises(ValueError, match="module:object"):
         runner.run(IDS[:1], "ci", impl=object(), workers=2)

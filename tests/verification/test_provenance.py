@@ -388,3 +388,15 @@ def test_a_derived_helper_that_captured_a_reported_array_keeps_its_arguments_mar
 
     out = times_a(b)
     assert P.marks_of(out) == P.marks_of(a) | P.marks_of(b)
+
+
+def test_a_comparison_of_unequal_row_counts_is_one_use_of_both_whole_sides():
+    """Row-by-row evidence needs as many rows on each side; otherwise (a broadcast comparison, 2 rows against 3 in
+    either order) the comparison is one use of everything on both sides."""
+    led = P.Ledger()
+    a = led.mark(np.array([[1.0], [2.0]]), led.call("a"))
+    b = led.mark(np.array([[1.0], [2.0], [3.0]]), led.call("b"))
+    for lhs, rhs in ((a, b), (b, a)):
+        led.note("unequal rows", "compare", lhs, rhs, True)
+        assert led.uses[-1] == Use("unequal rows", "compare", (P.marks_of(lhs), P.marks_of(rhs)), True)
+    assert len(led.uses) == 2

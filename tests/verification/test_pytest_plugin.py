@@ -112,3 +112,14 @@ def test_the_plugin_unmarks_refvi_and_nothing_else(monkeypatch):
     hook._marked_for_rewrite_cache = {"hypothesis.core": True}
     pytest_plugin.leave_out_of_assertion_rewriting()  # every name (tests/conftest.py)
     assert hook._must_rewrite == set() and hook._marked_for_rewrite_cache == {}
+
+
+def test_refvi_strict_fails_a_passing_session_whose_paper_is_not_certified(tmp_path):
+    """002.thm7 is skipped for an implementation without entropy_prox, so every test passes but paper 002 is not
+    certified: the session passes, and fails (saying why) with --refvi-strict."""
+    proj = _project(tmp_path)
+    args = ("--refvi-impl", "outside_adapter:IMPL", "--refvi-select", "002.thm1,002.thm7")
+    lax, strict = _pytest(proj, *args), _pytest(proj, *args, "--refvi-strict")
+    assert lax.returncode == 0 and "--refvi-strict" not in lax.stdout, lax.stdout
+    assert strict.returncode == 1, strict.stdout
+    assert "--refvi-strict: not certified: 002" in strict.stdout and "(the session fails)" in strict.stdout

@@ -115,6 +115,16 @@ def test_replay_errors_go_to_stderr(tmp_path, capfd):
     assert "not a refvi reproducer" in err and "not a refvi reproducer" not in out
 
 
+def test_replay_against_an_implementation_that_does_not_load_is_a_usage_error(tmp_path, capfd):
+    from refvi.verification.certificate import reproducers
+
+    fails = [{"site": 0, "index": 0, "instance": "x", "calls": [], "check": {"lhs": 1.0, "rhs": 0.0}}]
+    npz, _ = reproducers.write_artifacts(str(tmp_path), "000.thm1", "ci", None, fails, "fail", "detail")
+    assert cli.main(["--replay", npz, "--impl", "no_such_module_here:IMPL"]) == 2
+    out, err = capfd.readouterr()
+    assert err.startswith("error: ") and "no_such_module_here" in err and "Traceback" not in err + out
+
+
 @pytest.mark.parametrize("argv", [[sys.executable, "-m", "refvi.verification", "--version"],
                                   [sys.executable, "-c", "import sys; from refvi.cli import main; sys.exit(main())",
                                    "--version"]])

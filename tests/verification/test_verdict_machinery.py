@@ -368,6 +368,31 @@ def test_the_reproducer_files_hold_the_first_failure(tmp_path):
     assert art["instance"] == "instance 3" and art["index"] == 3
 
 
+def test_replay_prints_the_first_failing_check_of_the_instance(tmp_path, monkeypatch):
+    """An instance that fails two checks (both deferred): its reproducer replays to the first, as the run's detail
+    lists it first."""
+    import sys
+
+    def claim(ctx):
+        def check(x):
+            v = ctx.impl.energy(None, np.array([float(x)]), None, None)[0]
+            ctx.close(v, -1.0, label="the first check", defer=True)
+            ctx.close(v, -2.0, label="the second check", defer=True)
+
+        ctx.forall(None, check, fixed=[1.0])
+
+    stmt = Statement("000.claim-machinery", "machinery", "test", "exact", claim, uses=("energy",))
+    monkeypatch.setitem(sys.modules, "replay_log_mod", type(sys)("replay_log_mod"))
+    sys.modules["replay_log_mod"].IMPL = _Log()
+    rec = runner.run_statement(stmt, _Log(), "ci", artifacts=str(tmp_path), impl_spec="replay_log_mod:IMPL")
+    assert rec["verdict"] == "fail" and rec["detail"].index("the first check") < rec["detail"].index("the second")
+    monkeypatch.setattr(runner, "load_statements", lambda: {stmt.id: stmt})
+    lines = []
+    assert reproducers.replay(rec["artifacts"][0], "replay_log_mod:IMPL", out=lines.append) == 1
+    checks = [x for x in lines if x.lstrip().startswith("check:")]
+    assert len(checks) == 1 and checks[0].lstrip().startswith("check: the first check: 1.0"), lines
+
+
 def test_junit_messages_are_the_first_300_characters_and_the_text_the_whole_detail():
     import xml.etree.ElementTree as ET
 
