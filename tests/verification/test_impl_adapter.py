@@ -96,3 +96,35 @@ def test_bounds_get_real_coverage_without_constants():
             assert rec["verdict"] == "skip" and ("'smoothness'" in detail or "'strong_convexity'" in detail), rec
         else:
             assert rec["verdict"] == "pass" and rec["scope"] == "implementation", (sid, rec.get("detail"))
+
+
+@pytest.mark.parametrize("which", ["refvi", "numpy-example"])
+def test_every_protocol_default_is_the_adapters_default(which):
+    """An optional argument of a protocol method (``n_samples=16`` of ``mc_boost``, ``structure="tril"``, ...) means
+    the same to a caller whichever implementation answers: refvi's adapter and the NumPy example, when they implement
+    the method, take that argument by the same name with the same default (or take ``**options``)."""
+    import inspect
+
+    from refvi.verification.examples.numpy_adapter import IMPL
+    from refvi.verification.implementation import REFVI
+    from refvi.verification.protocol import boosting, core, ngvi, online
+
+    impl = REFVI if which == "refvi" else IMPL
+    empty, checked, wrong = inspect.Parameter.empty, 0, []
+    for proto, sub in ((core.Implementation, None), (boosting.BoostingProtocol, "boosting"),
+                       (online.OnlineProtocol, "online"), (ngvi.NGVIProtocol, "ngvi")):
+        owner = impl if sub is None else getattr(impl, sub)
+        for name, spec in vars(proto).items():
+            if name.startswith("_") or not inspect.isfunction(spec) or not hasattr(owner, name):
+                continue
+            got = inspect.signature(getattr(owner, name)).parameters
+            options = any(p.kind is inspect.Parameter.VAR_KEYWORD for p in got.values())
+            for arg, p in inspect.signature(spec).parameters.items():
+                if p.default is empty:
+                    continue
+                checked += 1
+                if arg in got and got[arg].default != p.default or arg not in got and not options:
+                    wrong.append(f"{proto.__name__}.{name}({arg}={p.default!r}): "
+                                 f"{got[arg].default if arg in got else 'absent'!r}")
+    assert not wrong, wrong
+    assert checked > 50

@@ -264,6 +264,15 @@ def _logsumexp(a):
     return top + math.log(np.exp(a - top).sum())
 
 
+def _log_prior_at(log_prior, nodes):
+    """log_prior at the quadrature nodes (0 for a uniform prior): one finite value per node, else refused."""
+    if log_prior is None:
+        return np.zeros(len(nodes))
+    lp = np.asarray(log_prior(nodes), float)
+    need(lp.shape == (len(nodes),) and np.all(np.isfinite(lp)), "log_prior must return one finite value per node")
+    return lp
+
+
 def _ewa_on_nodes(loss, data, eta, nodes, logw):
     """EWA p_{t+1} ∝ p_t exp(-eta ell_t) on quadrature nodes (rows of ``nodes``, log weights ``logw`` summing to one):
     the posterior means, the losses at the means, the mix losses and log normalisers (seed 003 §2)."""
@@ -386,9 +395,7 @@ class NumpyOnline:
         gx = [lo[j] + 0.5 * (hi[j] - lo[j]) * (z + 1) for j in range(2)]
         gw = [0.5 * (hi[j] - lo[j]) * w for j in range(2)]
         nodes = np.array([[a, b] for a in gx[0] for b in gx[1]])
-        logw = np.log(np.array([a * b for a in gw[0] for b in gw[1]]))
-        if log_prior is not None:
-            logw = logw + np.asarray(log_prior(nodes), float)
+        logw = np.log(np.array([a * b for a in gw[0] for b in gw[1]])) + _log_prior_at(log_prior, nodes)
         logw = logw - logsumexp(logw)
         return _ewa_on_nodes(loss, data, eta, nodes, logw)
 
@@ -400,6 +407,6 @@ class NumpyOnline:
         z, w = _gauss_legendre(k)
         nodes = np.concatenate([a + 0.5 * (b - a) * (z + 1) for a, b in zip(cuts[:-1], cuts[1:], strict=True)])
         wts = np.concatenate([0.5 * (b - a) * w for a, b in zip(cuts[:-1], cuts[1:], strict=True)])
-        logw = np.log(wts) + (0.0 if log_prior is None else np.asarray(log_prior(nodes), float))
+        logw = np.log(wts) + _log_prior_at(log_prior, nodes)
         logw = logw - logsumexp(logw)
         return _ewa_on_nodes(loss, np.asarray(data, dtype=float), eta, nodes, logw)

@@ -3,9 +3,9 @@ with a wrong number.
 
 Each probe sits on the boundary of a hypothesis, where a check written with the wrong comparison lets the input
 through: a learning rate eta = 0, a prior scale s above the sigma box, an initial sigma outside [0, sbox], NGVI's
-weight beta above 1, a negative sigma in the expected loss, an EWA interval with lo = hi, a one-node 2-D rule, a network
-of width 0 or with no Monte Carlo draw.  The protocol's convention is a ``ValueError`` or ``TypeError``
-(:meth:`~refvi.verification.statement.Context.refuses`).
+weight beta above 1, a negative sigma in the expected loss, an EWA interval with lo = hi, a log prior that is not one
+finite value per node, a one-node 2-D rule, a network of width 0 or with no Monte Carlo draw.  The protocol's
+convention is a ``ValueError`` or ``TypeError`` (:meth:`~refvi.verification.statement.Context.refuses`).
 
 Statements: 003.claim-bad-input.
 """
@@ -54,6 +54,32 @@ def claim_bad_input(ctx):
     ctx.refuses(
         lambda: on.ewa_2d(sq2, rng.standard_normal((T, 2)), 1.0, [-1.0, -1.0], [1.0, 1.0], n_nodes=1).means,
         label="ewa_2d: a one-node rule",
+    )
+    # a log prior that is not one finite value per node: a column (n, 1), as keepdims=True returns, broadcasts
+    # against the node weights into an (n, n) table unless refused (or read as the same uniform prior); NaN has no
+    # right answer
+    uniform_1d = on.ewa_1d(sq, data, 1.0, -2.0, 2.0, n_nodes=64).means
+    column_1d = lambda nodes: np.full((np.shape(nodes)[0], 1), -np.log(4.0))  # noqa: E731
+    ctx.refuses(
+        lambda: on.ewa_1d(sq, data, 1.0, -2.0, 2.0, log_prior=column_1d, n_nodes=64).means,
+        label="ewa_1d: a log prior returned as an (n, 1) column",
+        correct=uniform_1d,
+        rtol=1e-9,
+        atol=1e-12,
+    )
+    ctx.refuses(
+        lambda: on.ewa_1d(sq, data, 1.0, -2.0, 2.0, log_prior=lambda nodes: nodes * np.nan, n_nodes=64).means,
+        label="ewa_1d: a log prior that is NaN at the nodes",
+    )
+    data_2d = rng.standard_normal((T, 2))
+    uniform_2d = on.ewa_2d(sq2, data_2d, 1.0, [-1.0, -1.0], [1.0, 1.0], n_nodes=8).means
+    column_2d = lambda nodes: np.full((np.shape(nodes)[0], 1), -np.log(4.0))  # noqa: E731
+    ctx.refuses(
+        lambda: on.ewa_2d(sq2, data_2d, 1.0, [-1.0, -1.0], [1.0, 1.0], log_prior=column_2d, n_nodes=8).means,
+        label="ewa_2d: a log prior returned as a (K, 1) column",
+        correct=uniform_2d,
+        rtol=1e-9,
+        atol=1e-12,
     )
     Xn, yn = rng.standard_normal((T, 1)), rng.standard_normal(T)
     ctx.refuses(
