@@ -445,3 +445,20 @@ def test_point_of_gradient_inverts_the_gradient_far_from_the_mode():
         np.testing.assert_allclose(z, want, rtol=0, atol=1e-10)
     with pytest.raises(ArithmeticError, match="did not converge"):
         ref.point_of_gradient("logistic", (X, y, 0.25), np.full(3, 1e3), np.zeros(3), max_iter=3)
+
+
+@pytest.mark.parametrize("loss", ["hinge", "squared", "absolute", "quadratic"])
+def test_online_rules_oga_subgradient_is_the_losses_derivative(loss):
+    """OGA's step direction in the replay oracle is the derivative of the point loss by central differences, at
+    points away from the kinks (hinge's 1 - y a = 0, the absolute loss's r = 0)."""
+    from refvi.verification.oracles import online_rules as OR
+
+    rng = np.random.default_rng(7)
+    for _ in range(20):
+        x, theta, y, H = rng.standard_normal(3), rng.standard_normal(3), float(rng.standard_normal()), 1.7
+        if loss == "hinge":
+            y = 1.0 if y > 0 else -1.0
+        h = 1e-6
+        fd = [(OR.point_loss(loss, x, y, theta + h * e, H) - OR.point_loss(loss, x, y, theta - h * e, H)) / (2 * h)
+              for e in np.eye(3)]
+        np.testing.assert_allclose(OR._point_subgradient(loss, x, y, theta, H), fd, rtol=1e-6, atol=1e-8)

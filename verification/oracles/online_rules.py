@@ -59,6 +59,22 @@ def _to_ball(v, radius):
     return v if n <= radius else v * (radius / n)
 
 
+def _point_subgradient(loss, x, y, theta, H):
+    """A subgradient of ell(theta) (OGA's step direction): H (theta - x) for the quadratic loss, -y x where the hinge
+    is active (0 at and past its kink), -2 (y - <theta, x>) x for the squared loss, -sign(y - <theta, x>) x for the
+    absolute loss (0 at r = 0)."""
+    if loss == "quadratic":
+        return H * (theta - x)
+    r = y - float(theta @ x)
+    if loss == "hinge":
+        return -y * x if 1.0 - y * float(theta @ x) > 0 else np.zeros_like(x)
+    if loss == "squared":
+        return -2.0 * r * x
+    if loss == "absolute":
+        return -np.sign(r) * x
+    raise ValueError(f"unknown loss {loss!r}")
+
+
 def step(method, hyper, x, y, m, sigma, sums, t, loss="hinge", H=1.0):
     """(m', sigma', sums', loss_t): round t (0-based) of learner ``method`` with hyperparameters ``hyper`` from the
     state (m, sigma) before it (sigma None for OGA) and ``sums`` = (G_m, G_s), the gradient sums of the rounds before t
@@ -71,8 +87,7 @@ def step(method, hyper, x, y, m, sigma, sums, t, loss="hinge", H=1.0):
     eta, s = hyper.get("eta"), hyper.get("s", 1.0)
     mbox, sbox = hyper.get("mbox", np.inf), hyper.get("sbox", np.inf)
     if method == "oga":
-        g = H * (m - x) if loss == "quadratic" else (-y * x if 1.0 - y * float(m @ x) > 0 else np.zeros(d))
-        return np.clip(m - eta * g, -mbox, mbox), None, sums, lt
+        return np.clip(m - eta * _point_subgradient(loss, x, y, m, H), -mbox, mbox), None, sums, lt
     sigma = np.asarray(sigma, dtype=np.float64)
     gm, gs = _grads(loss, x, y, m, sigma, H)
     Gm, Gs = (np.zeros(d), np.zeros(d)) if sums is None else (np.asarray(v, dtype=np.float64) for v in sums)

@@ -209,3 +209,12 @@ def oga_regret(ctx):
     # project is seen by the recursion check above
     th = check(OGA_FIXED[0])
     ctx.true(bool(np.any(np.abs(th[1:]) == 0.3)), label="the box binds on the fixed stream")
+    # the same clipped (sub)gradient rule on the protocol's other losses, each with a box that binds on some rounds
+    rng = np.random.default_rng(20261129)
+    for loss, H in (("squared", 1.0), ("absolute", 1.0), ("quadratic", 2.5)):
+        X = rng.normal(0.0, 1.0, size=(12, 2))
+        y = None if loss == "quadratic" else rng.normal(0.0, 1.0, size=12)
+        hyper = dict(eta=0.3, mbox=0.6)
+        res = on.run("oga", X, y, loss=loss, H=H, **hyper)
+        th, _ = check_replay(ctx, "oga", X, y, res, hyper, loss=loss, H=H, what=f"OGA, {loss} loss")
+        ctx.true(bool(np.any(np.abs(th[1:]) == 0.6)), label=f"OGA, {loss} loss: the box binds on some round")
