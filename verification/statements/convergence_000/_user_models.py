@@ -3,10 +3,10 @@
 One density, a correlated and off-centre Gaussian in d = 3, -log p(z) = 1/2 (z - MEAN)^T PREC (z - MEAN) + const with
 PREC's eigenvalues 1, 40 and 1e4 (condition number 1e4) and MEAN 200 units out along the flattest direction, written
 twice: per point (``logp(z)``, ``grad_logp(z)``) and batched (``logp_batch(Z)``, ``grad_batch(Z)`` on the rows of Z),
-and once more as a PyMC model (:func:`pymc_model`, for refvi's ``from_pymc``, when PyMC is installed).
-Each function is compiled on first use and cached on disk (``cache=True``, as a user would), and every statement
-reuses it: instances vary the
-frame (z0, L), the start, the base samples and the step sizes, never the compiled model (an implementation's
+the per-point gradient once more returned as a strided view (``grad_logp_strided``), and as a PyMC model
+(:func:`pymc_model`, for refvi's ``from_pymc``, when PyMC is installed).  Each function is compiled on first use and
+cached on disk (``cache=True``, as a user would), and every statement reuses it: instances vary the frame (z0, L), the
+start, the base samples and the step sizes, never the compiled model (an implementation's
 per-function compilation, refvi's fused loop and frame kernels, is paid once per process and model).
 
 The compiled functions name NumPy ``numpy``: the statements' ``np`` is the provenance ledger's marking wrapper
@@ -48,6 +48,16 @@ def logp(z):
 @numba.njit(cache=True)
 def grad_logp(z):
     return -(PREC @ (z - MEAN))
+
+
+@numba.njit(cache=True)
+def grad_logp_strided(z):
+    """The same gradient returned as a strided view (every other entry of a buffer), as a user's slice would be: not
+    the C-contiguous vector a compiled loop takes, so an implementation has to convert it (refvi: its per-process
+    adapter of :mod:`refvi.kernels.userfn`)."""
+    buf = numpy.empty(2 * z.shape[0])
+    buf[::2] = -(PREC @ (z - MEAN))
+    return buf[::2]
 
 
 @numba.njit(cache=True)
@@ -105,15 +115,30 @@ def pymc_model():
     return model
 
 
-FORMS = ("per-point", "batched", "pymc")
+FORMS = ("per-point", "batched", "strided", "pymc")
 
 
 def target_of(form: str) -> specs.TargetSpec:
-    """The model in one of :data:`FORMS`: numba functions per point or batched, or the PyMC model (whose record
-    still carries the per-point functions, for implementations without a PyMC front end)."""
+    """The model in one of :data:`FORMS`: numba functions per point or batched, per point with the gradient returned
+    as a strided view (:func:`grad_logp_strided`), or the PyMC model (whose record still carries the per-point
+    functions, for implementations without a PyMC front end)."""
     if form == "pymc":
         return _pymc_target()
+    if form == "strided":
+        return _strided_target()
     return target(form == "batched")
+
+
+@functools.cache
+def _strided_target() -> specs.TargetSpec:
+    return specs.from_callables(
+        logp,
+        grad_logp_strided,
+        D,
+        smoothness=M_TRUE,
+        strong_convexity=MU_TRUE,
+        name="numba user model (per point, strided gradient)",
+    )
 
 
 @functools.cache

@@ -19,7 +19,8 @@ the same density evaluated by the oracles.
   W_M must clip negative eigenvalues to 1/sqrt(M), not take their absolute value or the singular values.
 
 Every instance runs for the per-point and the batched functions (refvi hands them to its compiled loops: the fused
-energy loop and the frame kernels, :mod:`refvi.kernels.fused`, :mod:`refvi.kernels.composed`); when PyMC is installed,
+energy loop and the frame kernels, :mod:`refvi.kernels.fused`, :mod:`refvi.kernels.composed`), and for S = 1 and 4
+with a gradient that returns a strided view (an implementation must convert it); when PyMC is installed,
 some run for the PyMC form too (a record whose ``pymc_model`` builds the density with two free variables: refvi
 builds its target with ``from_pymc``, an implementation without a PyMC front end uses the per-point functions).
 The functions are compiled once per process and shared by every instance and by 000.claim-fit-defaults.
@@ -181,7 +182,7 @@ def _same_run(ctx, got, ref, what):
 
 @statement("000.claim-user-model")
 def claim_user_model(ctx):
-    cases = [(form, S) for S in range(1, 6) for form in ("per-point", "batched")]
+    cases = [(form, S) for S in range(1, 6) for form in ("per-point", "batched")] + [("strided", 1), ("strided", 4)]
     if um.have_pymc():
         cases += [("pymc", 1), ("pymc", 4)]
     for i, (form, S) in enumerate(cases):
