@@ -303,6 +303,27 @@ def test_resolve_hands_back_the_compiled_entry_point_not_the_dispatcher():
     assert fn is kern.overloads[(numba.float64, numba.float64, numba.float64)].entry_point
 
 
+def test_the_entry_cache_keeps_every_plan_until_it_is_full_then_starts_again(monkeypatch):
+    """refvi.kernels._entry.call remembers one entry point per (kernel, plan, argument types): two plans are both
+    remembered (a second plan does not evict the first), and only a full cache (_MAX entries) is cleared."""
+    import numba
+
+    from refvi.kernels import _entry
+
+    @numba.njit
+    def kern(x, a):
+        return x + a
+
+    monkeypatch.setattr(_entry, "_ENTRIES", {})
+    monkeypatch.setattr(_entry, "_MAX", 3)
+    plans = [(float(k),) for k in range(4)]
+    for k, plan in enumerate(plans[:3]):
+        assert _entry.call(kern, (1.0,), plan) == 1.0 + k
+        assert len(_entry._ENTRIES) == k + 1
+    assert _entry.call(kern, (1.0,), plans[3]) == 4.0  # the fourth: the full cache is cleared, then it is stored
+    assert [key[1] for key in _entry._ENTRIES] == [id(plans[3])]
+
+
 def test_the_reduction_kernels_cache_their_machine_code_on_disk():
     """refvi.kernels._jit.jit_reduce compiles with cache=True (a new process loads the kernels instead of compiling
     them: the cold-start figures depend on it)."""

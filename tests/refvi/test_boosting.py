@@ -124,6 +124,12 @@ def test_atom_moments_logpdf_and_sampling_match_scipy():
     assert np.isneginf(lp[1])
     assert lp[0] == pytest.approx(stats.truncnorm.logpdf(0.1, -1 / 0.3 - 0.7 / 0.3, 1 / 0.3 - 0.7 / 0.3, 0.7, 0.3)
                                   + stats.truncnorm.logpdf(1.0, -0.2 / 1.1, 2.8 / 1.1, 0.2, 1.1), rel=1e-12)
+    # a 1-D vector is S points in one dimension and one point in d dimensions
+    line = AtomSet(Box(-1, 1), np.array([0.0, 0.5]), 0.4)
+    pts = np.array([-0.5, 0.1, 0.9])
+    want = [stats.truncnorm.logpdf(pts, (-1 - mu) / 0.4, (1 - mu) / 0.4, mu, 0.4) for mu in (0.0, 0.5)]
+    np.testing.assert_allclose(line.logpdf(pts), want, rtol=1e-12)
+    np.testing.assert_allclose(atoms.logpdf(np.array([0.1, 1.0])), atoms.logpdf(z[:1]), rtol=0)
 
 
 def test_mixture_density_integrates_to_one_and_samples():

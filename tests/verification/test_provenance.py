@@ -161,11 +161,30 @@ def test_oracles_and_math_pass_marks_through_closures_included():
     assert P.marks_of(P.MarkingMath().log(run.f))
 
 
+def test_an_oracle_given_a_reported_value_by_keyword_marks_its_result_with_it():
+    """The oracle gets the plain value and its result carries the marks, whether the reported value is passed
+    positionally or by keyword (alone, or beside positional arguments)."""
+    led, run = _ledger_with_run()
+    seen = []
+
+    def oracle(x, scale=1.0):
+        seen.append((is_reported(x), is_reported(scale)))
+        return np.asarray(x) * scale
+
+    wrapped = _passing(oracle)
+    for call in (lambda: wrapped(run.W), lambda: wrapped(x=run.W), lambda: wrapped(np.ones((5, 2)), scale=run.f)):
+        out = call()
+        assert P.marks_of(out) and not any(seen[-1]), seen[-1]
+    assert P.marks_of(wrapped(x=np.ones(2), scale=2.0)) == P.EMPTY
+
+
 def test_bools_and_ints_are_checked_with_equal():
     led = P.Ledger()
     ok = led.mark(True, led.call("in_range"))
     k = led.mark(np.int64(3), led.call("lmo"))
     assert ok and ok == True and isinstance(k, int)  # noqa: E712
+    no = led.mark(False, led.call("in_range"))  # a reported bool equals its own value only (False != True, 0)
+    assert ok != False and no == False and no != True and ok == 1 and no != 1  # noqa: E712
     ctx = _ctx(led)
     ctx.true(ok, label="the implementation says so")
     assert led.summary()["trusted"][0]["method"] == "in_range"

@@ -423,6 +423,26 @@ def test_a_decay_check_weighs_each_horizons_variance_by_its_squared_weight():
     assert slope > -0.8 and not ctx.deferred  # measured above the claim, within its noise: passes
 
 
+def test_mean_close_bands_each_coordinate_at_the_two_sided_bonferroni_quantile():
+    """The band of each of k coordinates is z se with z the normal quantile at 1 - alpha / (2 k) (two-sided, Bonferroni
+    over k): alpha = 1e-6 and k = 2 give z = 5.0263; a mean 5.00 se off passes and 5.05 se off fails."""
+    from scipy.stats import norm
+
+    z = norm.ppf(1.0 - 1e-6 / 4.0)
+    assert 5.02 < z < 5.03
+    n = 400
+    base = np.tile([1.0, -1.0], n // 2)
+    se = np.std(base, ddof=1) / np.sqrt(n)
+    for c, passes in ((5.00, True), (5.05, False)):
+        X = np.stack([base + c * se, base], axis=1)
+        ctx = Context(REFVI, PROFILES["ci"], statement_id="x")
+        if passes:
+            ctx.mean_close(X, np.zeros(2), alpha=1e-6, label="within the band")
+        else:
+            with pytest.raises(CheckFailed):
+                ctx.mean_close(X, np.zeros(2), alpha=1e-6, label="outside the band")
+
+
 def test_tightness_is_none_for_a_violated_negative_bound_and_for_a_zero_one():
     from refvi.verification.statement.evidence import tightness
 

@@ -26,6 +26,15 @@ def _natural(mu, S):
     return P @ mu, -0.5 * P
 
 
+def _start(init, d):
+    """The natural parameters a run starts from: N(0, I) for None, else ``init`` = (lam (d,), Lam (d, d))."""
+    if init is None:
+        return np.zeros(d), -0.5 * np.eye(d)
+    lam, Lam = (np.asarray(x, float) for x in init)
+    need(lam.shape == (d,) and Lam.shape == (d, d), f"init must be (lam ({d},), Lam ({d}, {d})) for d = {d}")
+    return lam, Lam
+
+
 def _expectation(lam, Lam):
     mu, S = _moment(lam, Lam)
     return mu, S + np.outer(mu, mu)
@@ -197,7 +206,7 @@ class NumpyNGVI:
     def _blr_states(self, X, y, sigma2, P, mp, indices, init=None, steps=None):
         """(eta_t, xi_bar_t, Xi_bar_t) for t = 0..T: the iterates of :meth:`blr_run` and its omega average."""
         d, T = X.shape[1], len(indices)
-        eta = (np.zeros(d), -0.5 * np.eye(d)) if init is None else init
+        eta = _start(init, d)
         gam = 2.0 / (np.arange(T) + 2.0) if steps is None else np.asarray(steps, float)
         xb, Xb = _expectation(*eta)
         yield eta, xb, Xb
@@ -347,7 +356,7 @@ class NumpyNGVI:
         """Stochastic NGD with the Price or the reparameterisation estimator on the rows of U[t] (batch rescaled)."""
         X, y = np.asarray(X, float), np.asarray(y, float)
         n, d = X.shape
-        eta = (np.zeros(d), -0.5 * np.eye(d)) if init is None else init
+        eta = _start(init, d)
         need(np.ndim(U) == 3 and np.shape(U)[0] == len(gammas) and np.shape(U)[1] >= 1, "U must be (T, S >= 1, d)")
         for t, g in enumerate(gammas):
             rows = np.arange(n) if batches is None else _rows(batches[t], n)
@@ -430,7 +439,7 @@ class NumpyNGVI:
         return its, np.array(vals), prefix(len(steps))
 
     def glm_ngd_exact(self, kind, X, y, T, gamma, init):
-        eta = init
+        eta = _start(init, np.shape(X)[1])
         for _ in range(T):
             eta = self.ngd_step(eta, self.glm_grad(kind, X, y, *_expectation(*eta)), gamma)
         return eta

@@ -151,9 +151,10 @@ def _e004_4(ctx):
 def _claim_bad_input(ctx):
     """Inputs outside the model's definition are refused (ValueError / TypeError), never answered: mini-batch row
     indices outside [0, n) (-1 and n, each at the boundary a wrong comparison lets through) in the estimators and in
-    every run (NGD, GLM NGD, the SGD baseline), empty batches, no base samples, a negative step, Poisson counts that
-    are not non-negative integers, a covariance that is not positive definite or not symmetric (an update that would
-    leave D is 004.remark2's); gamma = 0 is the identity step, returned exactly or refused."""
+    every run (NGD, GLM NGD, the SGD baseline), empty batches, a start of another dimension than the problem's, no base
+    samples, a negative step, Poisson counts that are not non-negative integers, a covariance that is not positive
+    definite or not symmetric (an update that would leave D is 004.remark2's); gamma = 0 is the identity step, returned
+    exactly or refused."""
     impl = ctx.adapter("ngvi")
     rng = ctx.rng("bad-input")
     n, d = 5, 2
@@ -190,6 +191,20 @@ def _claim_bad_input(ctx):
     ctx.refuses(
         lambda: impl.blr_run(X, y, 1.0, P, mp, np.zeros((T, 0), dtype=np.int64)), label="blr_run: empty batches (m = 0)"
     )
+    for k in (d - 1, d + 1):  # a start of another dimension than the problem's (a larger one ran as a larger problem)
+        start = (np.zeros(k), -0.5 * np.eye(k))
+        ctx.refuses(
+            lambda: impl.blr_run(X, y, 1.0, P, mp, np.zeros((T, 1), dtype=np.int64), init=start),
+            label=f"blr_run: init of dimension {k} for d = {d}",
+        )
+        ctx.refuses(
+            lambda: impl.glm_ngd("logistic", X, y, np.full(T, 0.1), rng.standard_normal((T, 2, d)), init=start),
+            label=f"glm_ngd: init of dimension {k} for d = {d}",
+        )
+        ctx.refuses(
+            lambda: impl.glm_ngd_exact("logistic", X, y, T, 0.1, start),
+            label=f"glm_ngd_exact: init of dimension {k} for d = {d}",
+        )
     ctx.refuses(
         lambda: impl.glm_ngd("logistic", X, y, np.full(T, 0.1), np.zeros((T, 0, d))),
         label="glm_ngd: no base samples per step",
