@@ -101,6 +101,14 @@ def test_summary_counts_oracle_only_skips():
     assert "1 oracle-only" in runner.summary(cert)
 
 
+def test_summary_counts_the_declined_instances_of_every_statement():
+    """The summary line adds up the instances each statement declined (a record without the field counts 0)."""
+    recs = [dict(_rec("000.thm1", "pass", 0.0), instances_skipped=2), dict(_rec("000.thm3", "pass", 0.0),
+            instances_skipped=3), {k: v for k, v in _rec("000.thm6", "pass", 0.0).items() if k != "instances_skipped"}]
+    cert = {"profile": "ci", "implementation": "mine", "complete": True, "statements": recs}
+    assert "5 instance(s) declined" in runner.summary(cert)
+
+
 def test_require_of_an_unknown_paper_is_a_usage_error(capfd):
     assert cli.main(["--select", "002.lemma12", "--require", "007"]) == 2
     err = capfd.readouterr().err.strip()
