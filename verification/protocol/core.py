@@ -112,6 +112,9 @@ class UserFitRun:
     Cs: np.ndarray  # (n, d, d)
     objective: np.ndarray | None = None  # (n,) the driver's Monte Carlo estimate of f(w^t) at the recorded steps
     objective_samples: int = 0  # on how many fixed base samples
+    # optional: the driver's own diagnostics of the returned q, its quarters the averages of the recorded (m^t, C^t)
+    # with T/2 < t <= 3T/4 and with 3T/4 < t (000.claim-fit-diagnostics recomputes the moves and the KL from them)
+    diagnostics: FitDiagnosticsRun | None = None
 
 
 @dataclasses.dataclass(frozen=True)

@@ -67,6 +67,13 @@ def _run_record(record, r, **fields):
     return record(**own, **traced, **fields)
 
 
+def _diagnostics_record(r):
+    """The protocol's ``FitDiagnosticsRun`` of refvi's ``FitDiagnostics`` (which has each of its fields)."""
+    from refvi.verification.protocol.core import FitDiagnosticsRun
+
+    return FitDiagnosticsRun(**{f.name: getattr(r, f.name) for f in dataclasses.fields(FitDiagnosticsRun)})
+
+
 class RefviCore:
     """Seed 000 / 002 methods: refvi.estimators, refvi.prox, refvi.families, refvi.optim."""
 
@@ -242,15 +249,15 @@ class RefviCore:
         r = fit(as_refvi_target(target), keep_iterates=True, **kwargs)
         frame = None if r.frame is None else (np.array(r.frame.z0), np.array(r.frame.L))
         samples = int(inspect.signature(fit).parameters["trace_samples"].default)  # fit's default
-        return _run_record(UserFitRun, r, frame=frame, steps=r.trace_steps, objective_samples=samples)
+        diagnostics = None if r.diagnostics is None else _diagnostics_record(r.diagnostics)
+        return _run_record(
+            UserFitRun, r, frame=frame, steps=r.trace_steps, objective_samples=samples, diagnostics=diagnostics
+        )
 
     def fit_diagnostics(self, target, m, C, U, quarters):
         from refvi.optim.diagnostics import diagnose
-        from refvi.verification.protocol.core import FitDiagnosticsRun
 
-        r = diagnose(as_refvi_target(target), m, C, quarters=quarters, base_samples=U)
-        fields = [f.name for f in dataclasses.fields(FitDiagnosticsRun)]  # refvi's FitDiagnostics has each
-        return FitDiagnosticsRun(**{name: getattr(r, name) for name in fields})
+        return _diagnostics_record(diagnose(as_refvi_target(target), m, C, quarters=quarters, base_samples=U))
 
     def gradient_descent(self, grad_l, m0, C0, step, steps, method, M=None):
         from refvi.optim.gradient_descent import gradient_descent

@@ -128,3 +128,33 @@ def _(orig, owner):
         return dataclasses.replace(run, k_threshold=0.7, pareto_ok=bool(run.pareto_k <= 0.7))
 
     return fit_diagnostics
+
+
+@mutant(
+    "fit-as-user-diagnostics-quarters-swapped",
+    "000",
+    "fit_as_user",
+    "the driver's own diagnostics take the last two quarters in the wrong order (moves in the third quarter's sd, "
+    "KL(q_4 || q_3)): the same numbers whenever the run has settled",
+    on="refvi",
+    try_first=("000.claim-fit-diagnostics",),
+)
+def _(orig, owner):
+    def fit_as_user(target, **options):
+        import dataclasses
+
+        run = orig(target, **options)
+        if run.diagnostics is None:
+            return run
+        steps = np.asarray(run.steps)
+        T = steps[-1]
+        q3, q4 = (2 * steps > T) & (4 * steps <= 3 * T), 4 * steps > 3 * T
+        ms, Cs = np.asarray(run.ms), np.asarray(run.Cs)
+        swapped = ((ms[q4].mean(axis=0), Cs[q4].mean(axis=0)), (ms[q3].mean(axis=0), Cs[q3].mean(axis=0)))
+        U = np.random.default_rng(0).standard_normal((20, np.size(run.m)))
+        moves = owner.fit_diagnostics(target, run.m, run.C, U, swapped)
+        fields = ("mean_move", "sd_move", "quarter_kl", "stationary")
+        diagnostics = dataclasses.replace(run.diagnostics, **{k: getattr(moves, k) for k in fields})
+        return dataclasses.replace(run, diagnostics=diagnostics)
+
+    return fit_as_user

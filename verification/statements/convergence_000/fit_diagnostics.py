@@ -16,7 +16,10 @@ are the draws of q and log p(z) - log q(z) is computed here by SciPy:
 * **the quarters of a run**: the largest move of a mean between the third and last quarter averages in the last
   quarter's sd, of an sd relative, and KL(q_3 || q_4) (cross-entropy minus entropy, SciPy) from the quarter averages
   given; a settled pair (moves 1e-3) is ``stationary``, a drifting one (a mean moved by 2 sd, an sd by 30 %) is not;
-  without quarters the moves and the KL are nan.
+  without quarters the moves and the KL are nan;
+* **a fit's own diagnostics** (``fit_as_user``, when it reports them): on the Gaussian (in its default frame and with
+  none) and on a logistic regression, the moves and the KL are those of the quarter averages of the iterates the run
+  recorded (T/2 < t <= 3T/4 and 3T/4 < t), and ``stationary`` is what ``fit_diagnostics`` says of those quarters.
 
 The k-hat checks need ArviZ (the ``peers`` extra); without it the instances that need it are not run.
 
@@ -33,7 +36,7 @@ from scipy.stats import multivariate_normal
 from refvi.verification.oracles import psis as psis_oracle
 from refvi.verification.oracles.ngvi_expfam import kl_gauss
 from refvi.verification.protocol import targets as specs
-from refvi.verification.statement import scalar, statement
+from refvi.verification.statement import InstanceSkipped, scalar, statement
 
 D, S = 3, 1000
 _A = np.array([[2.0, 0.6, -0.3], [0.6, 1.0, 0.2], [-0.3, 0.2, 0.5]])
@@ -103,6 +106,31 @@ def claim_fit_diagnostics(ctx):
         ctx.close(run.quarter_kl, kl, rtol=1e-9, atol=1e-12, label=f"{what}: KL(q_3 || q_4)")
         ctx.equal(run.stationary, settled, label=f"{what}: stationary is {settled}")
 
+    def driver(case):
+        """A run of the driver as a user calls it (fit_as_user) that reports its own diagnostics: its moves and KL are
+        those of its recorded iterates' quarters, and ``stationary`` is the implementation's rule on them."""
+        name, spec, options = case
+        run = impl.fit_as_user(spec, **options)
+        rep = run.diagnostics
+        if rep is None:
+            raise InstanceSkipped("fit_as_user reports no diagnostics (an optional field)")
+        steps = np.asarray(run.steps)
+        T = scalar(steps[-1])
+        late = 2 * steps > T
+        q3, q4 = late & (4 * steps <= 3 * T), 4 * steps > 3 * T
+        what = f"{name}, {options}"
+        ctx.true(bool(np.any(q3)) and bool(np.any(q4)), label=f"{what}: records in the third and the last quarter")
+        ms, Cs = np.asarray(run.ms), np.asarray(run.Cs)
+        (m3, C3), (m4, C4) = ((ms[q].mean(axis=0), Cs[q].mean(axis=0)) for q in (q3, q4))
+        sd3, sd4 = np.sqrt(np.diag(C3 @ C3.T)), np.sqrt(np.diag(C4 @ C4.T))
+        tol = dict(rtol=1e-8, atol=1e-12)
+        ctx.close(rep.mean_move, scalar(np.max(np.abs(m4 - m3) / sd4)), **tol, label=f"{what}: the fit's mean move")
+        ctx.close(rep.sd_move, scalar(np.max(np.abs(sd4 / sd3 - 1.0))), **tol, label=f"{what}: the fit's sd move")
+        kl = kl_gauss(m3, C3 @ C3.T, m4, C4 @ C4.T)
+        ctx.close(rep.quarter_kl, kl, rtol=1e-6, atol=1e-10, label=f"{what}: the fit's KL(q_3 || q_4)")
+        own = impl.fit_diagnostics(spec, run.m, run.C, U, ((m3, C3), (m4, C4)))
+        ctx.equal(rep.stationary, own.stationary, label=f"{what}: stationary by the rule on those quarters")
+
     for n in (S, 5000):  # 1 - 1/log10 S is below 0.7 up to S = 2154, above it from there
         ctx.instance(exact, n)
     if psis_oracle.available():
@@ -114,3 +142,9 @@ def claim_fit_diagnostics(ctx):
     ctx.instance(quarters, ("settled", (MEAN + 1e-3 * np.diag(C3), C3), (MEAN, (1 + 1e-3) * C3), True))
     drift = np.diag([1.3, 1.0, 1.0])
     ctx.instance(quarters, ("drifting", (MEAN, C3), (MEAN + 2.0 * np.diag(C3), drift @ C3), False))
+    rng = np.random.default_rng(11)
+    X = rng.standard_normal((40, D))
+    logistic = specs.logistic(X, np.where(X @ np.array([1.0, -0.5, 0.8]) > 0, 1.0, -1.0), name="logistic, d = 3")
+    ctx.instance(driver, ("the Gaussian", target, {"steps": 600, "seed": 3}))
+    ctx.instance(driver, ("a logistic regression", logistic, {"steps": 401, "seed": 5}))
+    ctx.instance(driver, ("the Gaussian, no frame", target, {"steps": 300, "seed": 1, "frame": None}))
