@@ -171,3 +171,38 @@ def test_bad_timeouts_are_refused():
     proc = subprocess.run([sys.executable, "-m", "refvi.verification", "--timeout", "-1", "--select", "000.lemma31"],
                           capture_output=True, text=True, timeout=300)
     assert proc.returncode == 2 and "--timeout must be >= 0" in proc.stderr
+
+
+def test_stopping_the_pool_terminates_a_busy_worker_at_once():
+    """_terminate (an interrupt, -x) stops a worker in the middle of a statement right away: terminated, not left to
+    the ten-second join before it is killed."""
+    import multiprocessing as mp
+    import time
+    from concurrent.futures import ProcessPoolExecutor
+
+    pool = ProcessPoolExecutor(max_workers=1, mp_context=mp.get_context("spawn"))
+    pid = pool.submit(os.getpid).result(timeout=120)  # the worker is up
+    pool.submit(time.sleep, 120)
+    time.sleep(0.5)  # and sleeping in the task
+    (worker,) = pool._processes.values()
+    assert worker.pid == pid and worker.is_alive()
+    t0 = time.perf_counter()
+    parallel._terminate(pool)
+    assert time.perf_counter() - t0 < 5.0 and not worker.is_alive()
+
+
+def test_stopping_the_pool_kills_a_worker_that_ignores_terminate():
+    """A worker that ignores SIGTERM (a statement's native code that masks it) is killed after the ten-second join:
+    _terminate never returns with a worker alive."""
+    import multiprocessing as mp
+    import signal
+    import time
+    from concurrent.futures import ProcessPoolExecutor
+
+    pool = ProcessPoolExecutor(max_workers=1, mp_context=mp.get_context("spawn"))
+    pool.submit(signal.signal, signal.SIGTERM, signal.SIG_IGN).result(timeout=120)
+    pool.submit(time.sleep, 120)
+    time.sleep(0.5)
+    (worker,) = pool._processes.values()
+    parallel._terminate(pool)
+    assert not worker.is_alive()

@@ -591,3 +591,12 @@ def test_a_timeout_below_one_second_is_a_limit_and_zero_is_none():
     assert timeouts.limit("ci", 0.5) == 0.5 and timeouts.limit("ci", 0.0) == 0.0
     with pytest.raises(ValueError, match="--timeout must be >= 0 seconds"):
         timeouts.limit("ci", -1.0)
+
+
+def test_method_values_sum_the_counts_a_record_has_and_read_a_missing_one_as_zero():
+    recs = [
+        {"id": "000.thm1", "values": {"energy": {"calls": 3, "checked": 2, "used": 1, "probes": 0}}},
+        {"id": "000.thm3", "values": {"energy": {"calls": 2, "used": 1}}},  # no "checked" nor "probes"
+    ]
+    row = coverage.method_values(recs)["energy"]
+    assert row == {"calls": 5, "checked": 2, "used": 2, "probes": 0, "statements": ["000.thm1"]}
