@@ -80,6 +80,25 @@ def _(orig, owner):
 
 
 @mutant(
+    "fit-as-user-logistic-start-at-the-mode",
+    "000",
+    "fit_as_user",
+    "a default logistic run starts at the Laplace mode (the frame's z0), not at the ridge start that minimizes the "
+    "exact objective with C at the frame's L",
+    on="refvi",
+    try_first=("000.claim-fit-defaults",),
+)
+def _(orig, owner):
+    def fit_as_user(target, **options):
+        if target.kind == "logistic" and not {"init", "step_size", "frame"} & set(options):
+            z0, L = owner.frame(target, "laplace")[:2]
+            options["init"] = (z0, L)
+        return orig(target, **options)
+
+    return fit_as_user
+
+
+@mutant(
     "fit-as-user-guard-off",
     "000",
     "fit_as_user",

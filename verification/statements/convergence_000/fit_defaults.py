@@ -19,6 +19,9 @@ with condition number 1e4, 200 units off-centre along its flattest direction).
   same run bit for bit as passing nothing; and the default budget grows with d as documented (T = max(10,000,
   40(d+3)) steps of S = ceil(80(d+3)/T) samples): on a Bayesian linear regression with d = 130 (N = 260), passing
   nothing is passing steps = 10,000 and samples = 2, bit for bit;
+* **a logistic regression, nothing but T = 40**: the run starts at the documented ridge start, C^0 = L and m^0 the
+  minimizer of the exact objective f(m, L) over m (the oracle's gradient, in the frame's metric, below 1e-4), which
+  here is not the Laplace mode (1e-2 at least there);
 * **"proj-sgd" only**: the Laplace frame, Eq. 13's "thm9" steps (a = 4(d+3)) halved k >= 0 times, symmetric C;
 * **a step size given**: no frame, the constant step as given, every step replayed (the update of Def. 5 with the
   sample the mean update implies, as in 000.claim-fit);
@@ -318,7 +321,26 @@ def claim_fit_defaults(ctx):
             ctx.true(len(np.asarray(run.objective)) == n, label=f"{what}: one objective estimate per recorded step")
         ctx.true(bool(np.all(np.isfinite(ms)) and np.all(np.isfinite(Cs))), label=f"{what}: every iterate finite")
 
+    def ridge_start(_):
+        # a logistic regression with nothing given starts at the ridge start: the mean minimizing the exact objective
+        # f(m, L) with C held at the frame's L (a start away from the Laplace mode, which this instance witnesses)
+        rng = np.random.default_rng(41)
+        X = rng.standard_normal((24, 3)) * np.array([1.0, 2.5, 0.5])
+        y = np.where(X @ np.array([1.0, -1.0, 0.5]) + 0.3 * rng.standard_normal(24) > 0, 1.0, -1.0)
+        model = {"kind": "logistic", "X": X, "y": y, "prior_scale": 1.5}
+        run = impl.fit_as_user(specs.from_model(model, name="logistic, d = 3"), steps=40)
+        what = "fit(logistic regression, steps=40)"
+        ctx.true(run.frame is not None and scalar(np.asarray(run.steps)[0]) == 0, label=f"{what}: framed, w^0 recorded")
+        z0, L = (np.asarray(x, dtype=np.float64) for x in run.frame)
+        m0, C0 = np.asarray(run.ms, dtype=np.float64)[0], np.asarray(run.Cs, dtype=np.float64)[0]
+        ctx.close(C0, L, rtol=1e-12, atol=1e-14, label=f"{what}: C^0 = L, the frame's factor")
+        gm = vo.grad_objective(model, m0, L)[0]
+        ctx.close(L.T @ gm, np.zeros(3), atol=1e-4, label=f"{what}: m^0 minimizes f(m, L) (L^T grad_m f = 0)")
+        at_mode = scalar(np.linalg.norm(L.T @ vo.grad_objective(model, z0, L)[0]))
+        ctx.true(at_mode > 1e-2, label=f"{what}: the Laplace mode is not that start (|L^T grad_m f| {at_mode:.3g})")
+
     ctx.instance(nothing)
+    ctx.instance(ridge_start)
     ctx.instance(proj)
     ctx.instance(given_step)
     ctx.instance(negative_frame)
