@@ -438,6 +438,11 @@ def test_mean_close_bands_each_coordinate_at_the_two_sided_bonferroni_quantile()
         ctx = Context(REFVI, PROFILES["ci"], statement_id="x")
         if passes:
             ctx.mean_close(X, np.zeros(2), alpha=1e-6, label="within the band")
+            # its power: the bias flagged with probability 80 %, (z + z_0.8) se, relative to the draws' magnitude
+            # (the target is 0)
+            scale = np.max(np.mean(np.abs(X), axis=0))
+            want = (z + norm.ppf(0.8)) * np.max(np.std(X, axis=0, ddof=1)) / np.sqrt(n) / scale
+            assert ctx.power["resolution"] == pytest.approx(want, rel=1e-12)
         else:
             with pytest.raises(CheckFailed):
                 ctx.mean_close(X, np.zeros(2), alpha=1e-6, label="outside the band")
