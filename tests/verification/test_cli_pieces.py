@@ -92,3 +92,16 @@ def test_a_self_test_row_names_at_most_six_catching_statements():
     # the ellipsis marks exactly the rows that name more than six: seven has one, six has none
     assert format_row({**row, "caught_by": row["caught_by"][:7]}).endswith("000.s5 ...")
     assert format_row({**row, "caught_by": row["caught_by"][:6]}).endswith("000.s5")
+
+
+def test_the_profiles_are_as_the_verification_page_says():
+    """docs/verification.md states how hard each profile looks: the numbers are the profiles' own."""
+    import pathlib
+
+    from refvi.verification.statement import PROFILES
+
+    page = (pathlib.Path(__file__).resolve().parents[2] / "docs" / "verification.md").read_text(encoding="utf-8")
+    page = " ".join(page.split())
+    ci, deep = PROFILES["ci"], PROFILES["deep"]
+    assert ci.mc_scale == 1 and f"`--profile ci` (the default) draws {ci.max_examples} Hypothesis examples" in page
+    assert f"`--profile deep` draws {deep.max_examples} and repeats the Monte Carlo checks {deep.mc_scale} times" in page

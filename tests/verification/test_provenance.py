@@ -233,6 +233,26 @@ def test_the_runner_reports_values_trusted_and_unseen_per_statement():
     assert rec["checks"]["mu <= M"]["tightness"] == pytest.approx(0.25)
 
 
+def test_a_call_inside_a_refusal_probe_is_counted_as_a_probe_not_as_a_call_to_check():
+    """ctx.refuses marks the implementation's calls it makes as probes: a probe the implementation answers (here
+    wrongly: it should refuse) counts in ``probes``, apart from the calls whose values a statement checks."""
+
+    class Impl:
+        name = "toy"
+
+        def smoothness(self, target):
+            return 2.0
+
+    def claim(ctx):
+        ctx.refuses(lambda: ctx.impl.smoothness("not a target"), label="must refuse")
+        ctx.close(ctx.impl.smoothness("t"), 2.0, label="M = oracle")
+
+    st = Statement("000.claim-toy", "toy", "here", "exact", claim, uses=("smoothness",))
+    rec = run_statement(st, Impl())
+    assert rec["verdict"] == "fail" and "must refuse" in rec["detail"]
+    assert rec["values"]["smoothness"] == {"calls": 2, "checked": 1, "used": 0, "probes": 1}
+
+
 def test_an_array_filled_at_a_reported_index_depends_on_the_index():
     led = P.Ledger()
     k = led.mark(np.int64(2), led.call("lmo"))

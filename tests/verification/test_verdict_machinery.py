@@ -188,6 +188,26 @@ def test_the_kept_failure_is_the_shrunk_instance_not_the_first_found():
     assert kept["calls"][-1]["arguments"]["m"]["array"] == [1001.0]
 
 
+def test_an_error_inside_an_instance_keeps_its_instance_beside_an_earlier_deferred_failure():
+    """A statement that has a deferred failing check and then errors inside an instance: the error's reproducer is
+    that instance (with its calls), noted once, and the deferred failure is kept after it."""
+
+    def claim(ctx):
+        ctx.close(1.0, 2.0, label="a deferred failure first", defer=True)
+
+        def check(x):
+            ctx.impl.energy(None, np.array([x]), None, None)
+            raise RuntimeError("raised inside the instance")
+
+        ctx.forall(None, check, fixed=[3.0])
+
+    rec = _run_claim(claim)
+    assert rec["verdict"] == "error" and "raised inside the instance" in rec["detail"]
+    first, deferred = rec["reproducers"]
+    assert first["instance"] == "3.0" and first["error"].startswith("RuntimeError") and first["calls"]
+    assert deferred["check"]["label"] == "a deferred failure first"
+
+
 def test_the_kept_calls_are_the_last_of_each_method_of_the_instance():
     def claim(ctx):
         def check(n):
