@@ -50,6 +50,8 @@ def test_marks_survive_arithmetic_numpy_and_python_scalars():
         assert P.marks_of(value), type(value)
     assert P.marks_of(W[2]) == W.rows[2] and P.marks_of(W[1:3]) == W.rows[1] | W.rows[2]
     assert W[1:3].rows == W.rows[1:3] and W[[0, 2]].rows == (W.rows[0], W.rows[2])
+    assert W[...].rows == W.rows and W[...,].rows == W.rows  # every row, however the Ellipsis is written
+    assert W[..., 0].rows is None and P.marks_of(W[..., 0]) == W.marks  # a column: rows gone, every mark kept
     assert P.marks_of(W.T) == W.marks and W.T.rows is None  # a transposed array has no rows
     assert not P.marks_of(np.ones(3) * 2.0)
 
