@@ -8,13 +8,21 @@ from refvi import estimators
 from refvi.boosting import Box
 from refvi.boosting.frank_wolfe import fixed_step_weights
 from refvi.ngvi import expfam
-from refvi.online import SVB, kl_meanfield
+from refvi.online import SVB, kl_gaussian, kl_meanfield
 from refvi.optim.averaging import average_weights
 from refvi.optim.fit import fit
 from refvi.targets import CallableTarget, Gaussian, LinearRegression, LogisticRegression
 
 LP = lambda z: -0.5 * float(z @ z)          # noqa: E731
 G = lambda z: -z                             # noqa: E731
+
+
+class _NoLogp:
+    dim, logp, grad_logp = 2, None, staticmethod(G)
+
+
+class _NoGrad:
+    dim, logp, grad_logp = 2, staticmethod(LP), None
 
 
 @pytest.mark.parametrize("make,exc,match", [
@@ -51,6 +59,12 @@ G = lambda z: -z                             # noqa: E731
     # a design with no rows or no columns (each alone) is named, not taken for the prior alone
     (lambda: LinearRegression(np.empty((0, 3)), np.empty(0)), ValueError, "at least one row and one column"),
     (lambda: LinearRegression(np.empty((3, 0)), np.zeros(3)), ValueError, "at least one row and one column"),
+    # an object with a dim and a gradient but no callable logp (or the other way round) is not a target
+    (lambda: fit(_NoLogp()), TypeError, "target must be a refvi target"),
+    (lambda: fit(_NoGrad()), TypeError, "target must be a refvi target"),
+    # the full-covariance KL of seed 003 needs both covariances positive definite: a singular C is refused
+    (lambda: kl_gaussian(np.zeros(2), np.diag([1.0, 0.0]), np.zeros(2), np.eye(2)), ValueError, "must be invertible"),
+    (lambda: kl_gaussian(np.zeros(2), np.eye(2), np.zeros(2), np.diag([1.0, 0.0])), ValueError, "must be invertible"),
 ])
 def test_bad_input_is_a_clear_error(make, exc, match):
     with pytest.raises(exc, match=match):

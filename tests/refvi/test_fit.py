@@ -72,6 +72,9 @@ def test_methods_and_options():
     assert r.average == "theta7" and r.trace_C.shape[1:] == (2, 2)
     r = fit_expecting(t, "gd-prox", steps=30)
     assert r.trace_objective[-1] <= r.trace_objective[0]
+    assert not any("no convergence guarantee" in n for n in r.notes)  # only naive gradient descent says so
+    r = fit_expecting(t, "gd-naive", steps=30, step_size=0.05)
+    assert any("naive gradient descent has no convergence guarantee" in n for n in r.notes), r.notes
     r = fit_expecting(t, steps=200, step_size="thm6-switch")
     assert r.step_sizes.size == 200
 

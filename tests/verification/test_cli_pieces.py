@@ -105,3 +105,11 @@ def test_the_profiles_are_as_the_verification_page_says():
     ci, deep = PROFILES["ci"], PROFILES["deep"]
     assert ci.mc_scale == 1 and f"`--profile ci` (the default) draws {ci.max_examples} Hypothesis examples" in page
     assert f"`--profile deep` draws {deep.max_examples} and repeats the Monte Carlo checks {deep.mc_scale} times" in page
+
+
+def test_the_summary_commands_help_opens_with_its_modules_first_line(capsys):
+    from refvi.verification.certificate import summary
+
+    with pytest.raises(SystemExit):
+        summary.main(["--help"])
+    assert summary.__doc__.splitlines()[0] in " ".join(capsys.readouterr().out.split())

@@ -411,6 +411,8 @@ def test_replay_prints_the_first_failing_check_of_the_instance(tmp_path, monkeyp
     assert reproducers.replay(rec["artifacts"][0], "replay_log_mod:IMPL", out=lines.append) == 1
     checks = [x for x in lines if x.lstrip().startswith("check:")]
     assert len(checks) == 1 and checks[0].lstrip().startswith("check: the first check: 1.0"), lines
+    # the replayed call has the recorded arguments: no note that they differ
+    assert any(x.lstrip().startswith("call: energy(") for x in lines) and not any("differ" in x for x in lines)
 
 
 def test_junit_messages_are_the_first_300_characters_and_the_text_the_whole_detail():
@@ -584,6 +586,7 @@ def test_an_affine_base_needs_its_inner_law_and_keeps_it():
     inner = bases.BaseSpec("gaussian")
     b = bases.affine(inner, [0.0, 1.0], np.eye(2))
     assert b.inner is inner and b.dim == 2
+    assert repr(b) == "affine(gaussian(), shift=[0.0, 1.0], scale=[[1.0, 0.0], [0.0, 1.0]])"  # named in a detail
     with pytest.raises(ValueError, match="needs inner, shift and scale"):
         bases.BaseSpec("affine", shift=np.zeros(2), scale=np.eye(2))
 
