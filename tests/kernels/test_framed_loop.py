@@ -118,6 +118,18 @@ def test_framed_loop_stops_at_a_step_it_cannot_take_with_the_last_finite_state(b
     np.testing.assert_allclose(C, want[1], rtol=1e-12)
 
 
+def test_framed_loop_of_no_steps_is_a_finished_run_that_leaves_everything_as_it_was():
+    rng = np.random.default_rng(3)
+    base, z0, L = _case("linear", 3, 10, rng)
+    code, P2, P1, s1, s2 = base.kernels().sgd_loop
+    m, C, am, aC = np.ones(3), np.eye(3), np.zeros(3), np.zeros((3, 3))
+    status = framed.framed_prox_loop(
+        code, m, C, np.empty((0, 1, 3)), np.empty(0), np.ones(1), am, aC, z0, L, P2, P1, s1, s2, 0
+    )
+    assert status == -1  # no failing step
+    assert np.array_equal(m, np.ones(3)) and np.array_equal(C, np.eye(3)) and not am.any() and not aC.any()
+
+
 def test_framed_loop_takes_a_huge_step_whose_prox_is_finite():
     """gamma = 1e308 on N(0, 1e300 I)'s flat framed target from m = 1e300, u = 1e-12: every guard passes (m' = -1e308,
     the rank-one update 1e296) and the prox diagonal's root is 1e12, not the inf of 2 gamma / (r - c)."""

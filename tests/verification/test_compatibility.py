@@ -155,3 +155,11 @@ def test_import_refuses_an_unknown_column_and_another_profile_and_writes_nothing
     assert compat.main(["--docs", str(docs), "--workers", "0"]) == 2
     assert "--workers must be >= 1, got 0" in capsys.readouterr().err
     assert list(docs.iterdir()) == []
+
+
+def test_a_cells_detail_is_cut_after_400_characters():
+    from refvi.verification.certificate.compatibility_page import _detail
+
+    assert _detail({"detail": "x" * 400}) == "x" * 400
+    assert _detail({"detail": "x" * 401}) == "x" * 399 + "…"
+    assert _detail({"detail": "a  b\n c"}) == "a b c" and _detail({}) == "no detail recorded"

@@ -329,6 +329,19 @@ def test_plain_strips_six_levels_of_containers_and_ends_on_a_cycle():
     assert type(inner(plain(nest(x, 6)), 6)) is float
     deep = inner(plain(nest(x, 7)), 7)
     assert isinstance(deep, ReportedFloat) and deep.marks == {3}
+    # dicts nest the same way: six levels unmarked, the seventh passed on as it is
+    def nest_dict(value, k):
+        for _ in range(k):
+            value = {"v": value}
+        return value
+
+    def inner_dict(value, k):
+        for _ in range(k):
+            value = value["v"]
+        return value
+
+    assert type(inner_dict(plain(nest_dict(x, 6)), 6)) is float
+    assert isinstance(inner_dict(plain(nest_dict(x, 7)), 7), ReportedFloat)
     cycle = [x]
     cycle.append(cycle)
     out = plain(cycle)

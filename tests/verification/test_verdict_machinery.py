@@ -603,6 +603,24 @@ def test_every_function_of_an_oracle_module_passes_marks_through():
         assert getattr(getattr(sgd_reference, name), "_passes_marks", False), name
 
 
+
+def test_the_statements_see_numpy_and_math_through_the_marking_wrappers():
+    """instrument(statements) gives every statement module that imports numpy as np (and math) the marking versions,
+    so what a statement computes inline from a reported value stays marked; a module without them gets none."""
+    import math
+
+    import refvi.verification.statements as statements
+    from refvi.verification.statement import provenance
+    from refvi.verification.statement.provenance.instrument import MarkingMath, MarkingNumpy
+    from refvi.verification.statements.convergence_000 import _user_models, fit_defaults
+
+    provenance.instrument(statements)
+    provenance.instrument(statements)  # idempotent
+    assert isinstance(fit_defaults.np, MarkingNumpy) and isinstance(fit_defaults.math, MarkingMath)
+    assert _user_models.numpy is np  # the name numba compiles against stays NumPy itself
+    assert not hasattr(statements.convergence_000, "np") and math.pi == fit_defaults.math.pi  # a package: no np
+
+
 def test_the_marks_of_a_list_are_the_union_of_its_items():
     from refvi.verification.statement.provenance.marks import marks_of
 
@@ -628,3 +646,18 @@ def test_method_values_sum_the_counts_a_record_has_and_read_a_missing_one_as_zer
     ]
     row = coverage.method_values(recs)["energy"]
     assert row == {"calls": 5, "checked": 2, "used": 2, "probes": 0, "statements": ["000.thm1"]}
+
+
+def test_exit_codes_of_a_certificate():
+    """0: passed on the implementation's own code; 1: a fail or an error; 2: nothing of the implementation exercised;
+    3: a required paper not certified."""
+    from refvi.verification.certificate.record import EXIT_NOT_CERTIFIED, exit_code
+
+    def cert(*verdicts):
+        return {"statements": [dict(runner.statement_record(STATEMENTS["000.thm1"], v), scope="implementation")
+                               for v in verdicts], "papers": {}}
+
+    assert exit_code(cert("pass")) == 0
+    assert exit_code(cert("pass", "fail")) == 1 and exit_code(cert("error", "pass")) == 1
+    assert exit_code(cert("skip")) == 2
+    assert EXIT_NOT_CERTIFIED == 3
