@@ -52,6 +52,9 @@ class _NoGrad:
      "diagnose must be 0 .* or a number of draws >= 20, got 19"),
     (lambda: average_weights("theta7", 10, a=1.0, gamma=None), ValueError, "needs the noise constant a and the"),
     (lambda: average_weights("theta10", 10, a=None, gamma=0.1), ValueError, "needs the noise constant a and the"),
+    # an unknown average is refused by name, whatever it sorts next to ("uniform" and "unknown" are both 'un...')
+    (lambda: average_weights("unknown", 10), ValueError, "unknown"),
+    (lambda: average_weights("alpha", 10), ValueError, "alpha"),
     # a mean-field KL with a scale not above zero on either side (the KL is infinite or undefined there)
     (lambda: kl_meanfield([0.0], [1.0], [0.0], [0.0]), ValueError, "sigma and sbar must be > 0"),
     (lambda: kl_meanfield([0.0], [1.0], [0.0], [-1.0]), ValueError, "sigma and sbar must be > 0"),

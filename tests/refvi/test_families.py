@@ -272,3 +272,13 @@ def test_the_student_t_psi_is_one_at_zero():
         warnings.simplefilter("error")
         out = StudentTBase(5.0)._Psi(np.array([0.0, 0.5]))
     assert out[0] == 1.0 and 0.0 < out[1] < 1.0
+
+
+def test_a_numerically_singular_scale_is_refused_by_name():
+    """A scale whose smallest singular value is below d eps times its largest (positive on paper, singular in
+    float64) is refused with both singular values; one just above that is used."""
+    for structure in ("tril", "diag", "sym"):  # their domain checks see a positive diagonal / eigenvalue
+        q = LocationScale(GaussianBase(), structure)
+        with pytest.raises(ValueError, match=r"numerically singular \(singular values 1 \.\. 1e-17\)"):
+            q.entropy(np.diag([1.0, 1e-17]))
+        assert np.isfinite(q.entropy(np.diag([1.0, 1e-14])))

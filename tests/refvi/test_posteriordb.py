@@ -142,6 +142,12 @@ def test_pushforward_moments_closed_form_matches_monte_carlo():
     # MC error of the mean: sd / sqrt(4e5) = 0.0016 sd; 5 sigma
     np.testing.assert_allclose(mean, Y.mean(axis=0), atol=5 * 0.0016 * sd.max())
     np.testing.assert_allclose(sd, Y.std(axis=0), rtol=0.01)
+    # and it is the closed form (log-normal sigma), not a Monte Carlo estimate of it: exact, and seed-independent
+    v = np.sum(C * C, axis=1)
+    want_mean = np.r_[m[:-1], np.exp(m[-1] + v[-1] / 2)]
+    want_sd = np.r_[np.sqrt(v[:-1]), np.sqrt(np.expm1(v[-1])) * want_mean[-1]]
+    np.testing.assert_allclose(mean, want_mean, rtol=1e-14)
+    np.testing.assert_allclose(sd, want_sd, rtol=1e-14)
 
 
 @pytest.mark.skipif(not SHARED.exists(), reason="the posteriordb source copy is not beside the repository")

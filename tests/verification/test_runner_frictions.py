@@ -89,6 +89,9 @@ def test_cli_resume_keeps_the_selection(partial, monkeypatch, capfd):
 
 def test_cli_resume_refuses_another_selection(partial, capfd):
     path, _ = partial
+    for other in (["002.*"], ["004.*"], [*RESUMED, "002.thm1"]):  # sorting before, after, or extending the run's
+        assert cli.main(["--resume", str(path), "--select", *other]) == 2, other
+        assert "--resume" in capfd.readouterr().err
     assert cli.main(["--resume", str(path), "--select", "002.*"]) == 2
     err = capfd.readouterr().err
     assert "--resume" in err and "selection" in err and len(err.strip().splitlines()) == 1

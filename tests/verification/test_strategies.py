@@ -38,3 +38,18 @@ def test_integer_seeds_give_numpy_generators():
     assert rng_of(g) is g
     with pytest.raises((TypeError, ValueError)):
         rng_of("abc")
+
+
+def test_a_drawn_instance_pickles_as_its_draws_and_replays_them_in_order():
+    """--replay rebuilds a drawn instance from its pickle: the copy draws the very same numbers, first to last."""
+    import pickle
+    import random
+
+    rng = DrawnRNG(random.Random(5))
+    first = (rng.standard_normal(3), rng.uniform(0.5, 2.0, 2), rng.integers(1, 9), rng.choice([7, 8, 9]))
+    copy = pickle.loads(pickle.dumps(rng))
+    again = (copy.standard_normal(3), copy.uniform(0.5, 2.0, 2), copy.integers(1, 9), copy.choice([7, 8, 9]))
+    for a, b in zip(first, again, strict=True):
+        np.testing.assert_array_equal(a, b)
+    with pytest.raises(IndexError, match="draws more numbers than were recorded"):
+        copy.standard_normal()
