@@ -122,6 +122,10 @@ def test_slim_keeps_what_the_table_reads_and_refuses_other_json():
     assert set(rec) <= set(compat.KEPT) and len(rec["detail"]) == compat.DETAIL_CHARS
     assert data["seconds"] == 12.3 and data["workers"] == 2 and data["status"] == "run"
     json.dumps(data)
+    # "complete" is copied; a certificate without it (written before the field existed) was a complete run
+    older = {k: v for k, v in full.items() if k != "complete"}
+    assert data["complete"] is True and compat.slim(older, column, 1.0, 2, {}, "")["complete"] is True
+    assert compat.slim({**full, "complete": False}, column, 1.0, 2, {}, "")["complete"] is False
     with pytest.raises(ValueError, match="not a refvi certificate"):
         compat.slim({"statements": []}, column, 1.0, 2, {}, "")
 
