@@ -468,6 +468,12 @@ def test_mean_close_bands_each_coordinate_at_the_two_sided_bonferroni_quantile()
         else:
             with pytest.raises(CheckFailed):
                 ctx.mean_close(X, np.zeros(2), alpha=1e-6, label="outside the band")
+    # relative to max |target| when the target is not 0 (here 0.5: a scale below 1 is still a scale)
+    ctx = Context(REFVI, PROFILES["ci"], statement_id="x")
+    X = np.stack([base + 0.5, base], axis=1)
+    ctx.mean_close(X, np.array([0.5, 0.0]), alpha=1e-6, label="a target of scale 0.5")
+    want = (z + norm.ppf(0.8)) * np.max(np.std(X, axis=0, ddof=1)) / np.sqrt(n) / 0.5
+    assert ctx.power["resolution"] == pytest.approx(want, rel=1e-12)
 
 
 def test_tightness_is_none_for_a_violated_negative_bound_and_for_a_zero_one():
@@ -661,3 +667,33 @@ def test_exit_codes_of_a_certificate():
     assert exit_code(cert("pass", "fail")) == 1 and exit_code(cert("error", "pass")) == 1
     assert exit_code(cert("skip")) == 2
     assert EXIT_NOT_CERTIFIED == 3
+
+
+def test_has_method_needs_a_callable_that_can_be_read():
+    class Impl:
+        energy = staticmethod(lambda: None)
+        online = None
+
+        @property
+        def entropy(self):
+            raise RuntimeError("not available in this build")
+
+    assert coverage.has_method(Impl(), "energy")
+    assert not coverage.has_method(Impl(), "entropy")  # a property that raises: not offered
+    assert not coverage.has_method(Impl(), "online.run") and not coverage.has_method(Impl(), "score")
+
+
+def test_a_generated_block_is_rewritten_between_its_markers_and_missing_markers_are_named(tmp_path):
+    from refvi.verification.certificate import summary
+
+    rel, (start, end), _ = summary.BLOCKS["papers"]
+    page = tmp_path / rel
+    page.parent.mkdir(parents=True, exist_ok=True)
+    page.write_text(f"before\n{start}\nstale\n{end}\nafter\n", encoding="utf-8")
+    assert summary.update("papers", tmp_path) is True
+    text = page.read_text(encoding="utf-8")
+    assert text.startswith(f"before\n{start}") and text.endswith(f"{end}\nafter\n") and "stale" not in text
+    assert summary.update("papers", tmp_path) is False  # already up to date
+    page.write_text(f"before\n{start}\nno end marker\n", encoding="utf-8")
+    with pytest.raises(SystemExit, match="markers"):
+        summary.update("papers", tmp_path)

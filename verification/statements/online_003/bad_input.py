@@ -81,6 +81,14 @@ def claim_bad_input(ctx):
         rtol=1e-9,
         atol=1e-12,
     )
+    ctx.refuses(
+        lambda: (
+            on.ewa_2d(
+                sq2, data_2d, 1.0, [-1.0, -1.0], [1.0, 1.0], log_prior=lambda Z: Z[:, 0] * np.nan, n_nodes=8
+            ).means
+        ),
+        label="ewa_2d: a log prior that is NaN at the nodes",
+    )
     Xn, yn = rng.standard_normal((T, 1)), rng.standard_normal(T)
     ctx.refuses(
         lambda: on.run_nn("sva", Xn, yn, 0, rng.standard_normal((T, 2, 1)), eta=0.05).m,
