@@ -266,3 +266,14 @@ def test_zero_workers_is_refused_by_name():
 
     with pytest.raises(ValueError, match="--workers must be >= 1, got 0"):
         parallel.run_parallel([], None, "ci", 0, None, None, lambda rec: None, None)
+
+
+def test_compare_lists_at_most_ten_slack_differences():
+    """Worst slacks that differ are listed ten at most (they are the least telling lines), the count of them in full."""
+    slacks = [{"id": f"000.s{k:02d}", "this": -1.0, "other": -2.0, "relative": 1.0} for k in range(12)]
+    other = {"implementation": "refvi", "profile": "ci", "refvi_version": "x"}
+    diff = {"other": other, "statements": [], "instances": [], "slacks": slacks, "same_selection": True,
+            "same_profile": True}
+    text = compare.format_comparison(diff)
+    assert "12 worst slack(s) differ" in text
+    assert "000.s09" in text and "000.s10" not in text
