@@ -413,12 +413,12 @@ class AffineBase(Base):
         return f"AffineBase({self.base!r}, shift={self.shift.tolist()}, scale={self.scale.tolist()})"
 
 
-def _sym_sqrt(S: np.ndarray, inverse: bool) -> np.ndarray:
+def _inv_sqrt(S: np.ndarray) -> np.ndarray:
+    """S^{-1/2}, the symmetric inverse square root of a base covariance (positive definite, else refused)."""
     lam, Q = np.linalg.eigh(0.5 * (S + S.T))
     if not lam[0] > 0:
         raise ValueError(f"the base covariance must be positive definite (smallest eigenvalue {lam[0]:.3g})")
-    p = -0.5 if inverse else 0.5
-    return (Q * lam**p) @ Q.T
+    return (Q * lam**-0.5) @ Q.T
 
 
 def standardize(base: Base, d: int) -> AffineBase:
@@ -430,7 +430,7 @@ def standardize(base: Base, d: int) -> AffineBase:
         raise TypeError(f"base must be a refvi Base, got {type(base).__name__}")
     d = base._d(d)
     mu, S = base.mean(d), base.cov(d)
-    R = _sym_sqrt(S, inverse=True)
+    R = _inv_sqrt(S)
     if isinstance(base, AffineBase):  # compose the affine maps rather than nest them
         return AffineBase(base.base, R @ (base.shift - mu), R @ base.scale)
     return AffineBase(base, -R @ mu, R)

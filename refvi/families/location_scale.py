@@ -17,7 +17,7 @@ import numpy as np
 
 from refvi._checks import as_samples, as_vector, check_scale, check_structure
 from refvi.families import gaussian
-from refvi.families.bases import AffineBase, Base, _sym_sqrt, standardize
+from refvi.families.bases import AffineBase, Base, _inv_sqrt, standardize
 
 
 class LocationScale:
@@ -133,7 +133,3 @@ def _invertible(C):
             f"C must be invertible: it is numerically singular (singular values {sv[0]:.3g} .. {sv[-1]:.3g})"
         )
     return C
-
-
-def _inv_sqrt(S):
-    return _sym_sqrt(S, inverse=True)

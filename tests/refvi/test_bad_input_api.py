@@ -45,6 +45,8 @@ class _NoGrad:
     (lambda: fixed_step_weights(np.array([0.0, 1.5])), TypeError, "chosen must be a 1-D array of atom indices"),
     (lambda: fixed_step_weights(np.zeros((2, 2), dtype=int)), TypeError, "chosen must be a 1-D array of atom"),
     (lambda: SVB(2, "hinge", schedule="constant", eta=0.1, K=2.0), ValueError, "does not use K"),
+    # the schedule and its constants are keyword-only: a third positional argument is refused, not taken as one
+    (lambda: SVB(2, "hinge", "constant"), TypeError, "positional argument"),
     (lambda: expfam.natural_from_moment(np.zeros(3), np.eye(2)), ValueError, "mu has length 3 but Sigma is 2 x 2"),
     (lambda: expfam.moment_from_natural(np.zeros(3), -np.eye(2)), ValueError, "lam has length 3 but Lam is 2 x 2"),
     # diagnose: 0 or at least 20 draws (19 is one too few); the theta averages need both a and gamma
