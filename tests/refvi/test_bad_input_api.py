@@ -11,7 +11,7 @@ from refvi.ngvi import expfam
 from refvi.online import SVB, kl_gaussian, kl_meanfield
 from refvi.optim.averaging import average_weights
 from refvi.optim.fit import fit
-from refvi.targets import CallableTarget, Gaussian, LinearRegression, LogisticRegression
+from refvi.targets import CallableTarget, Gaussian, HierarchicalLogisticRegression, LinearRegression, LogisticRegression
 
 LP = lambda z: -0.5 * float(z @ z)          # noqa: E731
 G = lambda z: -z                             # noqa: E731
@@ -45,6 +45,11 @@ class _NoGrad:
     (lambda: fixed_step_weights(np.array([0.0, 1.5])), TypeError, "chosen must be a 1-D array of atom indices"),
     (lambda: fixed_step_weights(np.zeros((2, 2), dtype=int)), TypeError, "chosen must be a 1-D array of atom"),
     (lambda: SVB(2, "hinge", schedule="constant", eta=0.1, K=2.0), ValueError, "does not use K"),
+    # a hierarchical model's prior covariance must be positive definite: an indefinite one (eigenvalues 3, -1) is
+    # refused, though its largest eigenvalue is positive
+    (lambda: HierarchicalLogisticRegression(np.ones((2, 2)), [1.0, -1.0], [0, 1],
+                                            prior_scale=np.array([[1.0, 2.0], [2.0, 1.0]])),
+     ValueError, "prior_scale must be a symmetric positive-definite matrix"),
     # the schedule and its constants are keyword-only: a third positional argument is refused, not taken as one
     (lambda: SVB(2, "hinge", "constant"), TypeError, "positional argument"),
     (lambda: expfam.natural_from_moment(np.zeros(3), np.eye(2)), ValueError, "mu has length 3 but Sigma is 2 x 2"),

@@ -28,6 +28,7 @@ def test_cli_verifies_the_example_adapter(tmp_path):
     bad = [(r["id"], r["verdict"], r.get("detail", "")[:200]) for r in facing if r["verdict"] != "pass"]
     assert not bad, bad
     assert len(facing) >= 3 and proc.returncode == 0
+    assert f"certificate written to {cert_path}" in proc.stdout  # where the certificate went, said once
     # oracle-only checks never count as passes for an outside implementation
     oracle_only = [r for r in cert["statements"] if r["scope"] == "oracle-only"]
     assert oracle_only and all(r["verdict"] == "skip" for r in oracle_only)
