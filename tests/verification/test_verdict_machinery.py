@@ -666,7 +666,7 @@ def test_exit_codes_of_a_certificate():
     assert exit_code(cert("pass")) == 0
     assert exit_code(cert("pass", "fail")) == 1 and exit_code(cert("error", "pass")) == 1
     assert exit_code(cert("skip")) == 2
-    assert EXIT_NOT_CERTIFIED == 3
+    assert exit_code(cert("pass"), require=["000"]) == EXIT_NOT_CERTIFIED == 3  # paper 000 has no verdict here
 
 
 def test_has_method_needs_a_callable_that_can_be_read():
