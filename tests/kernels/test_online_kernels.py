@@ -314,6 +314,7 @@ def test_shrink_is_exact_for_a_negative_u_much_larger_than_sigma():
     divides by r + u = 0 in float64 at sig = 1e-8, u = -1, where the value is 2)."""
     assert ko.shrink(1e-8, -1.0) == pytest.approx(2.0, rel=1e-15)
     assert ko.shrink(1e-3, -1e5) == pytest.approx(2e5, rel=1e-15)
+    assert ko.shrink(1e-8, -0.5) == pytest.approx(1.0, rel=1e-15)  # and for -1 < u < 0
 
 
 def test_full_covariance_sva_refuses_a_round_whose_mean_alone_overflows():

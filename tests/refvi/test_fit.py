@@ -246,3 +246,7 @@ def test_inference_data_of_a_plain_target_holds_draws_of_the_fitted_gaussian():
     se = np.sqrt(np.diag(cov) / z.shape[0])
     assert np.all(np.abs(z.mean(axis=0) - res.m) < 5 * se)
     np.testing.assert_allclose(np.cov(z.T), cov, rtol=0.15, atol=0.05)
+    # draws: an integer >= 2 that the chains divide; a float, even a whole one, or True is refused
+    for bad in (4.0, True, 1, 5):
+        with pytest.raises(ValueError, match="draws must be an integer >= 2 divisible by chains"):
+            res.to_inference_data(draws=bad, chains=2 if bad == 5 else 1)

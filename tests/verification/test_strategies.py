@@ -53,3 +53,12 @@ def test_a_drawn_instance_pickles_as_its_draws_and_replays_them_in_order():
         np.testing.assert_array_equal(a, b)
     with pytest.raises(IndexError, match="draws more numbers than were recorded"):
         copy.standard_normal()
+
+
+def test_a_drawn_poisson_count_spans_the_bulk_up_to_lam_plus_six_sd_plus_five():
+    import random
+
+    rng = DrawnRNG(random.Random(0))
+    draws = rng.poisson(100.0, 400)
+    top = 100 + 6 * 10 + 5
+    assert draws.min() >= 0 and draws.max() <= top and draws.max() > top - 10  # reaches the top of its range

@@ -697,3 +697,18 @@ def test_a_generated_block_is_rewritten_between_its_markers_and_missing_markers_
     page.write_text(f"before\n{start}\nno end marker\n", encoding="utf-8")
     with pytest.raises(SystemExit, match="markers"):
         summary.update("papers", tmp_path)
+
+
+def test_a_failing_comparison_with_a_non_finite_side_reports_an_infinite_error():
+    """close() against a NaN or an infinity on either side fails with max |lhs - rhs| = inf (never nan, which would
+    sort as no error at all), and equal() records 0 for a match and 1 for a mismatch."""
+    for lhs, rhs in ((np.nan, 1.0), (1.0, np.nan), (np.inf, 1.0), (np.array([1.0, np.nan]), np.array([1.0, 2.0]))):
+        ctx = Context(REFVI, PROFILES["ci"], statement_id="x")
+        with pytest.raises(CheckFailed, match=r"max \|lhs - rhs\| = inf"):
+            ctx.close(lhs, rhs, rtol=1e-9, label="non-finite")
+    ctx = Context(REFVI, PROFILES["ci"], statement_id="x")
+    ctx.equal(3, 3, label="same")
+    assert (ctx.evidence[-1].lhs, ctx.evidence[-1].slack) == (0.0, 0.0)
+    with pytest.raises(CheckFailed):
+        ctx.equal(3, 4, label="different")
+    assert (ctx.evidence[-1].lhs, ctx.evidence[-1].slack) == (1.0, -1.0)
