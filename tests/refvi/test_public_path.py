@@ -44,15 +44,21 @@ def _point(d, structure, rng):
 
 @pytest.mark.parametrize("structure", ["tril", "diag"])
 @pytest.mark.parametrize("name", TARGET_NAMES)
-def test_fast_path_equals_the_generic_numpy_path(name, structure):
+def test_fast_path_equals_the_generic_numpy_path(name, structure, monkeypatch):
     target = _targets()[TARGET_NAMES.index(name)]
     assert type(target).__name__ == name
     m, C, U = _point(target.dim, structure, np.random.default_rng(1))
-    gm, gC = E.energy(target, m, C, U, structure)
+    assert E._checked_energy_plan(target) is not None
+
+    def validating_path(*args):
+        raise AssertionError("plain float64 arrays took the validating path, not the compiled one")
+
+    with monkeypatch.context() as mp:
+        mp.setattr(E, "_validate", validating_path)              # the compiled path is the one taken
+        gm, gC = E.energy(target, m, C, U, structure)
     rm, rC = npref.numpy_estimate("energy", target, m, C, U, structure)
     np.testing.assert_allclose(gm, rm, rtol=1e-11, atol=1e-12)
     np.testing.assert_allclose(gC, rC, rtol=1e-11, atol=1e-12)
-    assert E._checked_energy_plan(target) is not None           # the compiled path was the one taken
 
 
 def _bad_cases(d):
