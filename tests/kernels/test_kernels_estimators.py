@@ -322,6 +322,10 @@ def test_the_entry_cache_keeps_every_plan_until_it_is_full_then_starts_again(mon
         assert len(_entry._ENTRIES) == k + 1
     assert _entry.call(kern, (1.0,), plans[3]) == 4.0  # the fourth: the full cache is cleared, then it is stored
     assert [key[1] for key in _entry._ENTRIES] == [id(plans[3])]
+    # a second call with that plan goes to the stored entry point, not through the dispatcher
+    (key,) = _entry._ENTRIES
+    _entry._ENTRIES[key] = (plans[3], lambda x, a: "the stored entry point")
+    assert _entry.call(kern, (1.0,), plans[3]) == "the stored entry point"
 
 
 def test_the_reduction_kernels_cache_their_machine_code_on_disk():

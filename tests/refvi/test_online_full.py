@@ -58,3 +58,12 @@ def test_bad_input_is_named():
     assert learner.t == 1                      # the valid row before the bad one was processed
     with pytest.raises(ValueError, match="hinge labels"):
         SVAFull(2, eta=0.1).run(np.ones((1, 2)), np.array([0.5]))
+
+
+def test_an_empty_stream_records_the_start_as_the_only_state():
+    """run() on no rows with record=True: M and S hold the one state the learner is in (the prior), no losses."""
+    learner = SVA(2, "hinge", eta=0.5, s=1.5)
+    r = learner.run(np.empty((0, 2)), np.empty(0), record=True)
+    np.testing.assert_array_equal(r.M, [[0.0, 0.0]])
+    np.testing.assert_array_equal(r.S, [[1.5, 1.5]])
+    assert r.losses.shape == (0,)
