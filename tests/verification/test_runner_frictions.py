@@ -110,6 +110,7 @@ def test_summary_counts_the_declined_instances_of_every_statement():
             instances_skipped=3), {k: v for k, v in _rec("000.thm6", "pass", 0.0).items() if k != "instances_skipped"}]
     cert = {"profile": "ci", "implementation": "mine", "complete": True, "statements": recs}
     assert "5 instance(s) declined" in runner.summary(cert)
+    assert "3 statements: 3 pass, 0 fail, 0 error, 0 skip" in runner.summary(cert)  # each verdict counted once
 
 
 def test_require_of_an_unknown_paper_is_a_usage_error(capfd):
