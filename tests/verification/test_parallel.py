@@ -173,19 +173,29 @@ def test_bad_timeouts_are_refused():
     assert proc.returncode == 2 and "--timeout must be >= 0" in proc.stderr
 
 
-def test_stopping_the_pool_terminates_a_busy_worker_at_once():
-    """_terminate (an interrupt, -x) stops a worker in the middle of a statement right away: terminated, not left to
-    the ten-second join before it is killed."""
+def _pool_with_a_sleeping_worker(prepare):
+    """A one-process pool whose worker ran ``prepare`` (a picklable (function, *args)) and now sleeps in a task:
+    (pool, worker, what prepare returned)."""
     import multiprocessing as mp
     import time
     from concurrent.futures import ProcessPoolExecutor
 
     pool = ProcessPoolExecutor(max_workers=1, mp_context=mp.get_context("spawn"))
-    pid = pool.submit(os.getpid).result(timeout=120)  # the worker is up
+    prepared = pool.submit(*prepare).result(timeout=120)  # the worker is up
     pool.submit(time.sleep, 120)
     time.sleep(0.5)  # and sleeping in the task
     (worker,) = pool._processes.values()
-    assert worker.pid == pid and worker.is_alive()
+    assert worker.is_alive()
+    return pool, worker, prepared
+
+
+def test_stopping_the_pool_terminates_a_busy_worker_at_once():
+    """_terminate (an interrupt, -x) stops a worker in the middle of a statement right away: terminated, not left to
+    the ten-second join before it is killed."""
+    import time
+
+    pool, worker, pid = _pool_with_a_sleeping_worker((os.getpid,))
+    assert worker.pid == pid
     t0 = time.perf_counter()
     parallel._terminate(pool)
     assert time.perf_counter() - t0 < 5.0 and not worker.is_alive()
@@ -194,15 +204,8 @@ def test_stopping_the_pool_terminates_a_busy_worker_at_once():
 def test_stopping_the_pool_kills_a_worker_that_ignores_terminate():
     """A worker that ignores SIGTERM (a statement's native code that masks it) is killed after the ten-second join:
     _terminate never returns with a worker alive."""
-    import multiprocessing as mp
     import signal
-    import time
-    from concurrent.futures import ProcessPoolExecutor
 
-    pool = ProcessPoolExecutor(max_workers=1, mp_context=mp.get_context("spawn"))
-    pool.submit(signal.signal, signal.SIGTERM, signal.SIG_IGN).result(timeout=120)
-    pool.submit(time.sleep, 120)
-    time.sleep(0.5)
-    (worker,) = pool._processes.values()
+    pool, worker, _ = _pool_with_a_sleeping_worker((signal.signal, signal.SIGTERM, signal.SIG_IGN))
     parallel._terminate(pool)
     assert not worker.is_alive()

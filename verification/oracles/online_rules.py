@@ -65,13 +65,13 @@ def _point_subgradient(loss, x, y, theta, H):
     absolute loss (0 at r = 0)."""
     if loss == "quadratic":
         return H * (theta - x)
-    r = y - float(theta @ x)
+    a = float(theta @ x)
     if loss == "hinge":
-        return -y * x if 1.0 - y * float(theta @ x) > 0 else np.zeros_like(x)
+        return -y * x if 1.0 - y * a > 0 else np.zeros_like(x)
     if loss == "squared":
-        return -2.0 * r * x
+        return -2.0 * (y - a) * x
     if loss == "absolute":
-        return -np.sign(r) * x
+        return -np.sign(y - a) * x
     raise ValueError(f"unknown loss {loss!r}")
 
 

@@ -57,11 +57,11 @@ def claim_bad_input(ctx):
     )
     # a log prior that is not one finite value per node: a column (n, 1), as keepdims=True returns, broadcasts
     # against the node weights into an (n, n) table unless refused (or read as the same uniform prior); NaN has no
-    # right answer
+    # right answer.  [-2, 2] and [-1, 1]^2 both have measure 4: the uniform log density is -log 4 on either
+    uniform_column = lambda nodes: np.full((np.shape(nodes)[0], 1), -np.log(4.0))  # noqa: E731
     uniform_1d = on.ewa_1d(sq, data, 1.0, -2.0, 2.0, n_nodes=64).means
-    column_1d = lambda nodes: np.full((np.shape(nodes)[0], 1), -np.log(4.0))  # noqa: E731
     ctx.refuses(
-        lambda: on.ewa_1d(sq, data, 1.0, -2.0, 2.0, log_prior=column_1d, n_nodes=64).means,
+        lambda: on.ewa_1d(sq, data, 1.0, -2.0, 2.0, log_prior=uniform_column, n_nodes=64).means,
         label="ewa_1d: a log prior returned as an (n, 1) column",
         correct=uniform_1d,
         rtol=1e-9,
@@ -73,9 +73,8 @@ def claim_bad_input(ctx):
     )
     data_2d = rng.standard_normal((T, 2))
     uniform_2d = on.ewa_2d(sq2, data_2d, 1.0, [-1.0, -1.0], [1.0, 1.0], n_nodes=8).means
-    column_2d = lambda nodes: np.full((np.shape(nodes)[0], 1), -np.log(4.0))  # noqa: E731
     ctx.refuses(
-        lambda: on.ewa_2d(sq2, data_2d, 1.0, [-1.0, -1.0], [1.0, 1.0], log_prior=column_2d, n_nodes=8).means,
+        lambda: on.ewa_2d(sq2, data_2d, 1.0, [-1.0, -1.0], [1.0, 1.0], log_prior=uniform_column, n_nodes=8).means,
         label="ewa_2d: a log prior returned as a (K, 1) column",
         correct=uniform_2d,
         rtol=1e-9,
