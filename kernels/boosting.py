@@ -11,7 +11,6 @@ exact algorithms need is evaluated on fixed quadrature nodes z_n with weights w_
 * ``kl_on_nodes``        sum_n w_n q_n (log q_n - log p_n) (f(q) up to the quadrature error);
 * ``kl_line_search``     argmin_{gamma in [0,1]} f((1 - gamma) q + gamma s) ("line search on the original
   objective");
-* ``simplex_projection`` Euclidean projection onto the probability simplex (sort-based);
 * ``qp_simplex``         min 1/2 a^T H a + b^T a over the simplex (primal active set; Alg 3 Variant 0 and the Newton
   sub-problem of Variant 1).
 
@@ -186,24 +185,6 @@ def kl_line_search(q, s, logp, w, tol=1e-14, max_iter=100):
             break
         g = gn
     return g
-
-
-@jit
-def simplex_projection(v):
-    """argmin_{x in simplex} ||x - v||_2 (sort-based; Held, Wolfe & Crowder)."""
-    n = v.shape[0]
-    u = np.sort(v)[::-1]
-    css = 0.0
-    theta = 0.0
-    for i in range(n):
-        css += u[i]
-        t = (css - 1.0) / (i + 1)
-        if u[i] - t > 0.0:
-            theta = t
-    x = np.empty(n)
-    for i in range(n):
-        x[i] = max(v[i] - theta, 0.0)
-    return x
 
 
 @jit

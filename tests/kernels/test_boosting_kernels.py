@@ -98,12 +98,6 @@ def test_line_search_endpoints():
     assert kb.kl_line_search(q, s, np.log(s), w) == pytest.approx(1.0, abs=1e-14)   # p == s: minimizer gamma = 1
 
 
-@given(st.lists(st.floats(-5, 5), min_size=1, max_size=12))
-def test_simplex_projection_matches_bisection(v):
-    v = np.array(v)
-    np.testing.assert_allclose(kb.simplex_projection(v), ob.simplex_projection_bisect(v), atol=1e-12)
-
-
 @given(st.integers(0, 2**31), st.integers(2, 6))
 def test_qp_simplex_matches_enumeration(seed, n):
     rng = np.random.default_rng(seed)

@@ -11,7 +11,6 @@ Each one reaches the kernel's number by another road:
 * ``line_search_1d``: argmin_gamma KL((1-gamma) q + gamma s || p) by ``scipy.optimize.minimize_scalar`` on quad values;
 * ``simplex_qp_enumerate``: the exact minimizer of 1/2 a^T H a + b^T a on the simplex by enumerating supports and
   solving each KKT system (small n only);
-* ``simplex_projection_bisect``: the Euclidean projection onto the simplex by root-finding of sum max(v - t, 0) = 1;
 * ``box_probability``: P(N(mu, diag s^2) in box) via ``scipy.stats.norm.cdf`` / ``sf`` differences.
 """
 
@@ -221,13 +220,6 @@ def simplex_qp(H, b, support=None, tol: float = 1e-12) -> np.ndarray:
             return a / a.sum()
         active = sorted(active + [j])
     raise ValueError("simplex_qp: the active-set method did not converge (H not positive definite?)")
-
-
-def simplex_projection_bisect(v) -> np.ndarray:
-    """argmin_{x in simplex} ||x - v||: x = max(v - t, 0) with t the root of sum max(v - t, 0) - 1 (brentq)."""
-    v = np.asarray(v, dtype=float)
-    t = optimize.brentq(lambda t: np.maximum(v - t, 0).sum() - 1.0, v.min() - 1.0, v.max(), xtol=1e-15, rtol=1e-15)
-    return np.maximum(v - t, 0.0)
 
 
 # ------------------------------------------------------------------------------------------------------------------
