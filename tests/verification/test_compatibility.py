@@ -167,3 +167,26 @@ def test_a_cells_detail_is_cut_after_400_characters():
     assert _detail({"detail": "x" * 400}) == "x" * 400
     assert _detail({"detail": "x" * 401}) == "x" * 399 + "…"
     assert _detail({"detail": "a  b\n c"}) == "a b c" and _detail({}) == "no detail recorded"
+
+
+def test_run_reruns_only_the_named_columns_and_keeps_each_note_with_its_column(tmp_path, monkeypatch, capsys):
+    """--run --only COLUMN reruns that column alone (the others keep their certificates) and --note COLUMN TEXT is
+    stored with that column's certificate and no other."""
+    shutil.copytree(CERTS, tmp_path / "certificates")
+    key, other = compat.COLUMNS[1].key, compat.COLUMNS[0].key
+    ran = []
+
+    def fake_run(column, workers):
+        ran.append((column.key, workers))
+        data = json.loads((CERTS / f"{column.key}.json").read_text(encoding="utf-8"))
+        data.pop("note", None)
+        return data
+
+    monkeypatch.setattr(compat, "run_column", fake_run)
+    before = (tmp_path / "certificates" / f"{other}.json").read_text(encoding="utf-8")
+    argv = ["--docs", str(tmp_path), "--run", "--only", key, "--workers", "1"]
+    assert compat.main([*argv, "--note", key, "timed by hand", "--note", other, "not this one"]) == 0
+    assert ran == [(key, 1)]
+    assert json.loads((tmp_path / "certificates" / f"{key}.json").read_text(encoding="utf-8"))["note"] == "timed by hand"
+    assert (tmp_path / "certificates" / f"{other}.json").read_text(encoding="utf-8") == before
+    assert f"{compat.COLUMNS[1].label}: running" in capsys.readouterr().out

@@ -209,3 +209,54 @@ def test_stopping_the_pool_kills_a_worker_that_ignores_terminate():
     pool, worker, _ = _pool_with_a_sleeping_worker((signal.signal, signal.SIGTERM, signal.SIG_IGN))
     parallel._terminate(pool)
     assert not worker.is_alive()
+
+
+class _FakeFuture:
+    def __init__(self, value):
+        self.value = value
+
+
+class _FakeClient:
+    """A stand-in for distributed.Client that records where it was pointed and runs each task at once."""
+
+    made: list = []
+
+    def __init__(self, address):
+        self.address, self.closed = address, False
+        _FakeClient.made.append(self)
+
+    def submit(self, fn, *args, pure=True):
+        return _FakeFuture(fn(*args))
+
+    def gather(self, futures):
+        return [f.value for f in futures]
+
+    def close(self):
+        self.closed = True
+
+
+class _FakeCluster:
+    def __init__(self, workers):
+        self.workers, self.closed = workers, False
+
+    def close(self):
+        self.closed = True
+
+
+def test_map_tasks_on_dask_uses_the_given_scheduler_or_a_local_cluster_of_the_given_size(monkeypatch):
+    """The search's map_tasks: with a scheduler address the client connects there and no local cluster starts;
+    without one a local cluster of exactly ``workers`` processes starts, and client and cluster are closed after."""
+    pytest.importorskip("distributed")
+    import distributed
+
+    clusters = []
+    monkeypatch.setattr(distributed, "Client", _FakeClient)
+    monkeypatch.setattr(parallel, "_local_cluster", lambda w: clusters.append(_FakeCluster(w)) or clusters[-1])
+    monkeypatch.setattr(parallel, "_run_one", lambda *task: sum(task))
+    _FakeClient.made = []
+    assert parallel.map_tasks([(1, 2), (3, 4)], 2, scheduler="tcp://scheduler:8786") == [3, 7]
+    assert clusters == [] and [c.address for c in _FakeClient.made] == ["tcp://scheduler:8786"]
+    assert _FakeClient.made[0].closed
+    assert parallel.map_tasks([(5,)], 3) == [5]
+    assert [c.workers for c in clusters] == [3] and _FakeClient.made[1].address is clusters[0]
+    assert _FakeClient.made[1].closed and clusters[0].closed

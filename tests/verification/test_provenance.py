@@ -454,3 +454,12 @@ def test_a_comparison_of_unequal_row_counts_is_one_use_of_both_whole_sides():
         led.note("unequal rows", "compare", lhs, rhs, True)
         assert led.uses[-1] == Use("unequal rows", "compare", (P.marks_of(lhs), P.marks_of(rhs)), True)
     assert len(led.uses) == 2
+
+
+def test_iterating_a_reported_array_yields_its_rows_each_with_its_own_marks():
+    led, run = _ledger_with_run()
+    rows = list(run.W)
+    assert len(rows) == 5
+    for t, row in enumerate(rows):
+        np.testing.assert_array_equal(P.plain(row), P.plain(run.W)[t])
+        assert P.marks_of(row) == run.W.rows[t]
