@@ -138,9 +138,8 @@ def frank_wolfe(
             g = 0.0 if nrm <= 0 else min(1.0, max(lin, 0.0) / (L_local * nrm))
         else:
             g = problem._line_search(alpha, k)
-        alpha = (1.0 - g) * alpha
+        alpha = (1.0 - g) * alpha  # every rule's g is in [0, 1]: the weights stay >= 0 without clipping
         alpha[k] += g
-        alpha[alpha < 0] = 0.0
         gams.append(g)
         atoms.append(k)
     return trace.result(alpha, np.array(gams), atoms, f"frank_wolfe[{step}]")

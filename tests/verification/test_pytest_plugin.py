@@ -123,3 +123,12 @@ def test_refvi_strict_fails_a_passing_session_whose_paper_is_not_certified(tmp_p
     assert lax.returncode == 0 and "--refvi-strict" not in lax.stdout, lax.stdout
     assert strict.returncode == 1, strict.stdout
     assert "--refvi-strict: not certified: 002" in strict.stdout and "(the session fails)" in strict.stdout
+
+
+def test_select_patterns_split_on_commas_and_spaces_and_none_selects_everything():
+    from refvi.verification.pytest_plugin import _patterns
+
+    assert _patterns("000.*, 002.lemma15") == ["000.*", "002.lemma15"]
+    assert _patterns(["000.lemma31 004.*", "003.*"]) == ["000.lemma31", "004.*", "003.*"]
+    for nothing in (None, "", [], " , "):
+        assert _patterns(nothing) is None
