@@ -102,6 +102,34 @@ def test_a_run_that_blows_up_at_every_halving_names_its_start(monkeypatch, frame
         np.testing.assert_allclose(err.value.C @ err.value.C.T, Li @ C0 @ C0.T @ Li.T, rtol=1e-12)
 
 
+@pytest.mark.parametrize("frame", [None, "laplace"])
+def test_a_guarded_run_that_blew_up_twice_says_so_and_runs_a_quarter_of_the_step(monkeypatch, frame):
+    """The guard's restarts are reported: the default step (no frame) and the frame's step rule each restart with
+    the steps halved, the note names the guard that fired (and only that one), and the steps run are 1/4 of the
+    unhalved run's after two blow-ups."""
+    fit_module = sys.modules["refvi.optim.fit"]
+    t = Gaussian(np.array([1.0, -2.0]), np.array([[2.0, 0.5], [0.5, 1.0]]))
+    plain = refvi.fit(t, steps=20, frame=frame, seed=3, diagnose=False)
+    real, calls = fit_module._loop, []
+
+    def blow_up_twice(*a, **k):
+        calls.append(1)
+        return None if len(calls) <= 2 else real(*a, **k)
+
+    monkeypatch.setattr(fit_module, "_loop", blow_up_twice)
+    res = refvi.fit(t, steps=20, frame=frame, seed=3, diagnose=False)
+    # the plain run may have halved the default step itself (1/M blows up here once): its unhalved step is 2^h times
+    h = sum("made the iterates blow up" in n for n in plain.notes)
+    assert h <= 1, plain.notes
+    np.testing.assert_allclose(res.step_sizes, plain.step_sizes * 2.0**h / 4.0, rtol=1e-15)
+    framed = [n for n in res.notes if "the frame's step rule made the run blow up" in n]
+    default = [n for n in res.notes if "made the iterates blow up" in n and "restarted with half the step" in n]
+    if frame is None:
+        assert len(default) == 2 and not framed, res.notes
+    else:
+        assert framed and "halved 2 time(s)" in framed[0] and not default, res.notes
+
+
 def test_the_sigint_handler_is_installed_while_fit_runs_and_restored_after():
     """fit catches Ctrl-C itself (a partial result, not a traceback): its handler is in place while the target's
     code runs, at the outermost of its nested stages, and the previous handler is back afterwards."""

@@ -87,6 +87,24 @@ def test_from_model_callable_and_bad_kind():
         P.from_model({"kind": "poisson"})
 
 
+def test_from_model_fills_what_a_model_omits_with_the_constructors_defaults():
+    """A model dict with only its required entries gives the spec the constructor gives with its defaults (noise and
+    prior scales 1, phi 0, beta 1, no smoothness, strong convexity 0)."""
+    logp, grad = (lambda z: -z @ z), (lambda z: -2 * z)
+    b = np.array([0.5, -1.0])
+    pairs = [
+        ({"kind": "linear", "X": X, "y": ylin}, P.linear(X, ylin)),
+        ({"kind": "logistic", "X": X, "y": ypm}, P.logistic(X, ypm)),
+        ({"kind": "cosine", "alpha": 0.3, "b": b}, P.cosine(0.3, b)),
+        ({"kind": "callable", "logp": logp, "grad_logp": grad, "dim": 2}, P.from_callables(logp, grad, 2)),
+    ]
+    for model, want in pairs:
+        got = P.from_model(model)
+        assert set(got.params) == set(want.params), model["kind"]
+        for k, v in want.params.items():
+            np.testing.assert_array_equal(got.params[k], v, err_msg=f"{model['kind']}: {k}")
+
+
 @pytest.mark.parametrize("name", ["breast_cancer", "diabetes", "digits", "wine"])
 def test_dataset_loader_matches_refvi_preprocessing(name):
     """verification.protocol.datasets reproduces refvi.targets.load_dataset bit for bit (so numbers do not change)."""
