@@ -190,3 +190,32 @@ def test_run_reruns_only_the_named_columns_and_keeps_each_note_with_its_column(t
     assert json.loads((tmp_path / "certificates" / f"{key}.json").read_text(encoding="utf-8"))["note"] == "timed by hand"
     assert (tmp_path / "certificates" / f"{other}.json").read_text(encoding="utf-8") == before
     assert f"{compat.COLUMNS[1].label}: running" in capsys.readouterr().out
+
+
+def test_run_column_runs_the_certificate_in_a_fresh_process_and_says_why_a_column_did_not_run(monkeypatch):
+    """run_column: an adapter that does not import is a column "not run" with the import's error; the certificate
+    itself runs as ``python -m refvi.verification --impl ... --json PATH`` in a subprocess whose output is captured,
+    and a run that wrote no certificate is "not run" with the last line of its stderr."""
+    from refvi.verification.certificate.compatibility_page import Column
+
+    gone = Column("gone", "Gone", "no_such_module_for_refvi:IMPL", ())
+    rec = compat.run_column(gone, 1)
+    assert rec["status"] == "not run" and rec["column"] == "gone"
+    assert rec["reason"].startswith("the adapter does not import: ModuleNotFoundError"), rec["reason"]
+
+    calls = []
+
+    def fake_run(cmd, capture_output=False, text=False, cwd=None):
+        calls.append((cmd, capture_output, text))
+        out = "first line\nthe adapter raised at load" if capture_output else None
+        return subprocess.CompletedProcess(cmd, 1, stdout="" if capture_output else None, stderr=out)
+
+    monkeypatch.setattr(compat, "_import_error", lambda module: None)
+    monkeypatch.setattr(compat.subprocess, "run", fake_run)
+    column = compat.COLUMNS[1]
+    rec = compat.run_column(column, 3)
+    ((cmd, captured, text),) = calls
+    assert captured and text
+    assert cmd[1:3] == ["-m", "refvi.verification"] and cmd[-2:] == ["--impl", column.impl]
+    assert cmd[cmd.index("--workers") + 1] == "3" and cmd[cmd.index("--profile") + 1] == "ci"
+    assert rec["status"] == "not run" and rec["reason"] == "the run wrote no certificate: the adapter raised at load"

@@ -260,3 +260,16 @@ def test_map_tasks_on_dask_uses_the_given_scheduler_or_a_local_cluster_of_the_gi
     assert parallel.map_tasks([(5,)], 3) == [5]
     assert [c.workers for c in clusters] == [3] and _FakeClient.made[1].address is clusters[0]
     assert _FakeClient.made[1].closed and clusters[0].closed
+
+
+def test_the_local_dask_cluster_is_one_single_threaded_process_per_worker(monkeypatch):
+    """Statements share no interpreter on Dask either (an adapter may change process-wide settings): the local
+    cluster is ``workers`` processes of one thread each, with no fixed dashboard port."""
+    pytest.importorskip("distributed")
+    import distributed
+
+    seen = {}
+    monkeypatch.setattr(distributed, "LocalCluster", lambda **kw: seen.update(kw) or "cluster")
+    assert parallel._local_cluster(3) == "cluster"
+    assert seen["n_workers"] == 3 and seen["threads_per_worker"] == 1 and seen["processes"] is True
+    assert seen["dashboard_address"] == ":0"

@@ -463,3 +463,58 @@ def test_iterating_a_reported_array_yields_its_rows_each_with_its_own_marks():
     for t, row in enumerate(rows):
         np.testing.assert_array_equal(P.plain(row), P.plain(run.W)[t])
         assert P.marks_of(row) == run.W.rows[t]
+
+
+class _Pair:
+    """A record that is also a sequence (a reported run an adapter returns may be one)."""
+
+    def __init__(self, a, b):
+        self.items = [a, b]
+
+    def __getitem__(self, i):
+        return self.items[i]
+
+    def __len__(self):
+        return len(self.items)
+
+    def __iter__(self):
+        return iter(self.items)
+
+
+class _Items(list):
+    """A list subclass: plain() must look inside it too."""
+
+
+def test_what_a_ledger_marks_and_how_marked_values_behave_as_their_plain_values():
+    import pickle
+
+    led = P.Ledger()
+    c = led.call("run")
+    words, builtin = np.array(["a", "b"]), len
+    assert led.mark(words, c) is words and led.mark(builtin, c) is builtin and led.mark("s", c) == "s"
+    d = led.mark({"k": 1.5, "v": np.ones(2)}, c, "res")
+    assert P.marks_of(d["k"]) and P.marks_of(d["v"]) and not P.marks_of(d["k"]) & P.marks_of(d["v"])
+    assert led.mark(d["v"], c) is d["v"]  # already marked: kept, marks and all
+    flag = led.mark(True, c, "ok")
+    assert isinstance(flag, P.ReportedBool) and flag and flag == True  # noqa: E712
+    assert hash(flag) == hash(True) and repr(flag) == "True" and P.marks_of(flag)
+    assert pickle.loads(pickle.dumps(flag)) is True
+    back = pickle.loads(pickle.dumps(led.mark(np.arange(3.0), c)))
+    assert type(back) is np.ndarray and back.tolist() == [0.0, 1.0, 2.0]
+    x = pickle.loads(pickle.dumps(led.mark(2.5, c)))
+    assert type(x) is float and x == 2.5
+    rec = led.mark(_Pair(1.0, 2.0), c, "pair")
+    assert isinstance(rec, P.ReportedRecord) and len(rec) == 2 and rec[1] == 2.0 and P.marks_of(rec[1])
+    items = list(rec)
+    assert items == [1.0, 2.0] and all(P.marks_of(v) for v in items) and not P.marks_of(items[0]) & P.marks_of(items[1])
+    with pytest.raises(AttributeError, match="read-only"):
+        rec.items = []
+    again = pickle.loads(pickle.dumps(rec))
+    assert type(again) is _Pair and again.items == [1.0, 2.0]
+    found = P.marks_of(d["k"])
+    tagged = P.tag([1.0, np.ones(2)], found)
+    assert isinstance(tagged, list) and all(P.marks_of(v) == found for v in tagged)
+    assert P.marks_of(P.tag({"a": 1.0}, found)["a"]) == found
+    plain = P.plain(_Items([d["v"], (d["k"],)]))
+    assert type(plain) is list and type(plain[0]) is np.ndarray and type(plain[1][0]) is float
+    assert P.marks_of(P.computed_from(3.0, d["v"])) == P.marks_of(d["v"])

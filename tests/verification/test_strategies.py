@@ -62,3 +62,41 @@ def test_a_drawn_poisson_count_spans_the_bulk_up_to_lam_plus_six_sd_plus_five():
     draws = rng.poisson(100.0, 400)
     top = 100 + 6 * 10 + 5
     assert draws.min() >= 0 and draws.max() <= top and draws.max() > top - 10  # reaches the top of its range
+
+
+def test_every_generator_method_draws_in_its_range_and_replays_from_its_pickle():
+    """The rest of the Generator subset: normal (loc + scale z), uniform with array bounds (one draw per entry, each
+    within its own bounds), exponential (0 to 8 scales), dirichlet (a probability vector), permutation, choice
+    without replacement; a pickled copy replays each, the permutation's shuffle included."""
+    import pickle
+    import random
+
+    rng = DrawnRNG(random.Random(11))
+    lo, hi = np.array([[0.0, 10.0], [-5.0, 100.0]]), np.array([[1.0, 11.0], [-4.0, 101.0]])
+
+    def draws(g):
+        return (
+            g.normal(10.0, 0.5, 6),
+            g.uniform(lo, hi),
+            g.exponential(2.0, 5),
+            g.dirichlet([1.0, 2.0, 3.0]),
+            g.permutation(6),
+            g.choice(5, size=4, replace=False),
+        )
+
+    n, u, e, w, perm, picks = first = draws(rng)
+    raw = random.Random(11)  # the same primitive draws, in the same order, by hand
+    np.testing.assert_array_equal(n, [10.0 + 0.5 * raw.uniform(-4.0, 4.0) for _ in range(6)])
+    np.testing.assert_array_equal(u, [[raw.uniform(0.0, 1.0), raw.uniform(10.0, 11.0)],
+                                      [raw.uniform(-5.0, -4.0), raw.uniform(100.0, 101.0)]])
+    np.testing.assert_array_equal(e, [2.0 * raw.uniform(0.0, 8.0) for _ in range(5)])
+    v = np.array([raw.uniform(1e-3, 1.0) for _ in range(3)]) * [1.0, 2.0, 3.0]
+    np.testing.assert_array_equal(w, v / v.sum())
+    pool = list(range(6))
+    raw.shuffle(pool)
+    assert perm.tolist() == pool != list(range(6))
+    assert picks.tolist() == raw.sample(list(range(5)), 4)
+    assert "dirichlet[3]" in repr(rng) and "uniform[2, 2]" in repr(rng)
+    copy = pickle.loads(pickle.dumps(rng))
+    for a, b in zip(first, draws(copy), strict=True):
+        np.testing.assert_array_equal(a, b)
