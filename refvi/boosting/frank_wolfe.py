@@ -173,6 +173,8 @@ class _Trace:
 
 def norm_corrective_weights(problem: BoostingProblem, alpha, idx, scores, L: float) -> np.ndarray:
     """Alg 3 Variant 0 on conv(S), S = idx: argmin_{a in simplex} a^T G a - 2 a^T c, c = G alpha_S - scores_S / L."""
+    problem.weights(alpha)  # K weights in the simplex (checked; the loop's own alpha is used as it is)
+    alpha = np.asarray(alpha, dtype=np.float64)
     G = problem.gram(idx)
     a0 = alpha[idx].copy()
     c = G @ a0 - scores[idx] / L
@@ -182,6 +184,8 @@ def norm_corrective_weights(problem: BoostingProblem, alpha, idx, scores, L: flo
 
 def fully_corrective_weights(problem: BoostingProblem, alpha, idx, tol: float = 1e-15, max_iter: int = 100):
     """Alg 3 Variant 1: argmin_{a in simplex} f(sum_i a_i s_i) over S = idx by projected Newton + exact line search."""
+    problem.weights(alpha)  # K weights in the simplex (checked; the loop's own alpha is used as it is)
+    alpha = np.asarray(alpha, dtype=np.float64)
     T = np.ascontiguousarray(problem.T[idx])
     w, logp = problem.w, problem.logp
     a = alpha[idx].copy()

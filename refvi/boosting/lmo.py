@@ -17,7 +17,7 @@ import math
 
 import numpy as np
 
-from refvi._checks import positive_scalar
+from refvi._checks import as_matrix, as_vector, positive_scalar
 
 
 def check_delta(delta) -> float:
@@ -77,6 +77,9 @@ def score_function_gradient(atoms, k_mu, sigma, Z, values) -> np.ndarray:
     grad f(q)(z_s) (possibly baseline-corrected).
     """
     lo, hi = atoms.box.lo, atoms.box.hi
+    k_mu = as_vector(k_mu, "mu", atoms.dim)
+    Z = as_matrix(Z, "Z", (None, atoms.dim))
+    values = as_vector(values, "values", Z.shape[0])
     score = (Z - k_mu) / sigma**2 - truncation_log_normalizer_grad(k_mu, sigma, lo, hi)
     return (values[:, None] * score).mean(0)
 
@@ -140,6 +143,9 @@ class StochasticLMO:
         whose mean is nearest ``mu``: v_s = log q(z_s) - log p(z_s) less the mean of the other S - 1 values (the
         leave-one-out baseline keeps Eq. (10) unbiased), g = Eq. (10) at mu_k, and mu' = clip(mu - lr g) to the box."""
         atoms = problem.atoms
+        problem.weights(alpha)  # K weights in the simplex (checked; used as given)
+        alpha = np.asarray(alpha, dtype=np.float64)
+        mu = as_vector(mu, "mu", atoms.dim)
         k = _nearest(atoms, mu)
         v = self.grad_f_at(problem, alpha, Z)
         v = v - (v.sum() - v) / (v.shape[0] - 1)

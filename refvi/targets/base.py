@@ -19,7 +19,7 @@ import dataclasses
 
 import numpy as np
 
-from refvi._checks import as_samples
+from refvi._checks import as_matrix, as_samples, as_vector
 
 
 @dataclasses.dataclass(frozen=True)
@@ -73,6 +73,11 @@ class Target:
 
     def hess_logp(self, z) -> np.ndarray:
         raise NotImplementedError(f"{type(self).__name__} has no Hessian")
+
+    def _variational(self, m, C) -> tuple[np.ndarray, np.ndarray]:
+        """(m, C) of q = N(m, C C^T) for this target: a finite vector of length dim and a finite dim x dim matrix
+        (any C: the exact energy is defined for every one, singular included)."""
+        return as_vector(m, "m", self.dim), as_matrix(C, "C", (self.dim, self.dim))
 
     def kernels(self) -> KernelPlan:
         """This target's compiled kernels, built once per instance (targets copy their data and never change).

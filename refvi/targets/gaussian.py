@@ -53,6 +53,7 @@ class Gaussian(Target):
         return -(Z - self.mean) @ self.precision
 
     def hess_logp(self, z):
+        as_vector(z, "z", self.dim)  # constant, but only for a z of this target's dimension
         return -self.precision.copy()
 
     def quadratic_form(self) -> tuple[np.ndarray, np.ndarray, float]:
@@ -63,7 +64,7 @@ class Gaussian(Target):
 
     def exact_energy(self, m, C):
         """(l, grad_m l, grad_C l) of l(w) = -E_q log p in closed form (seed 002 §6)."""
-        return quadratic_energy(*self.quadratic_form(), m, C)
+        return quadratic_energy(*self.quadratic_form(), *self._variational(m, C))
 
     def _kernel_plan(self):
         from refvi.kernels import checked, energy, neglogp, optim

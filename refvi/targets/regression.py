@@ -85,6 +85,7 @@ class LinearRegression(Target):
         return R @ self.X / self.noise_scale**2 - Z / self.prior_scale**2
 
     def hess_logp(self, z):
+        as_vector(z, "z", self.dim)  # constant, but only for a z of this target's dimension
         return -self.precision.copy()
 
     def quadratic_form(self) -> tuple[np.ndarray, np.ndarray, float]:
@@ -94,7 +95,7 @@ class LinearRegression(Target):
 
     def exact_energy(self, m, C):
         """(l, grad_m l, grad_C l) of l(w) = -E_q log p in closed form (seed 002 §6)."""
-        return quadratic_energy(*self.quadratic_form(), m, C)
+        return quadratic_energy(*self.quadratic_form(), *self._variational(m, C))
 
     def _kernel_plan(self):
         from refvi.kernels import checked, energy, neglogp, optim
@@ -167,8 +168,7 @@ class LogisticRegression(Target):
         """(l, grad_m l, grad_C l) of l(w) = -E_q log p by the ridge reduction (seed 002 §6): E softplus(-y x^T z) =
         E softplus(-s), s ~ N(a, beta^2), a = y x^T m, beta = ||C^T x||; gradients by Stein's lemma,
         grad_m = m/s^2 - X^T (y E sigmoid(-s)), grad_C = C/s^2 + X^T diag(E sigmoid'(s)) X C."""
-        m = np.asarray(m, dtype=np.float64)
-        C = np.asarray(C, dtype=np.float64)
+        m, C = self._variational(m, C)
         ip = self.prior_scale**-2
         V = self.X @ C
         sp, sg, ds = ridge_expectations(self.y * (self.X @ m), np.sqrt(np.sum(V * V, axis=1)))

@@ -109,3 +109,34 @@ def test_targets_copy_the_callers_arrays():
     mean[:] = 5.0
     prec[:] = 3 * np.eye(2)
     assert np.array_equal(g.mean, np.zeros(2)) and np.array_equal(g.precision, np.eye(2))
+
+
+def test_rounding_asymmetry_is_symmetrized_up_to_16_d_ulp_and_more_is_refused():
+    """refvi._checks.symmetric: |A - A^T| up to 16 d eps max|A| is rounding (removed by symmetrizing), beyond it a
+    wrong structure; and project_wm names a C that is not square before looking at its symmetry."""
+    from refvi._checks import symmetric
+    from refvi.prox import project_wm
+
+    d, eps = 3, np.finfo(np.float64).eps
+    A = np.diag([2.0, 1.0, 1.0])
+    for off, ok in ((40 * eps, True), (47 * eps, True), (49 * eps, False)):  # the bound: 16 * 3 * eps * max|A| = 96 eps
+        B = A.copy()
+        B[0, 1] += 2 * off  # |B - B^T| = 2 off
+        if ok:
+            out = symmetric(B, "B")
+            assert np.array_equal(out, out.T) and out[0, 1] == off
+        else:
+            with pytest.raises(ValueError, match="B must be symmetric"):
+                symmetric(B, "B")
+    with pytest.raises(ValueError, match="must be square"):
+        project_wm(np.ones((d, d - 1)), 1.0, "sym")
+
+
+def test_the_neg_entropy_of_a_c_outside_w_is_inf_never_nan():
+    """h(C) = -log det C is +inf outside W (seed 000 Eq. 2): a symmetric C with a negative eigenvalue above -1 too."""
+    from refvi.families.gaussian import neg_entropy
+
+    for lam0 in (-0.5, -2.0, 0.0):
+        assert neg_entropy(np.diag([lam0, 1.0]), "sym") == np.inf
+    assert neg_entropy(np.diag([-0.5, 1.0]), "tril") == np.inf
+    assert neg_entropy(np.diag([0.5, 2.0]), "sym") == pytest.approx(-np.log(1.0))

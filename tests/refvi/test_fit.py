@@ -278,3 +278,17 @@ def test_inference_data_of_a_plain_target_holds_draws_of_the_fitted_gaussian():
     for bad in (4.0, True, 1, 5):
         with pytest.raises(ValueError, match="draws must be an integer >= 2 divisible by chains"):
             res.to_inference_data(draws=bad, chains=2 if bad == 5 else 1)
+
+
+def test_a_python_gradient_that_overflows_is_divergence_at_that_step_not_a_bad_input():
+    """A NumPy gradient that is finite at finite iterates until they blow up (here: inf beyond |z| = 1e6) stops the
+    run as divergence at the step it happened, with the last finite state, as the compiled loops do."""
+    def grad(z):
+        z = np.asarray(z)
+        return np.where(np.abs(z) < 1e6, -z, np.inf)
+
+    t = CallableTarget(lambda z: -0.5 * np.sum(np.asarray(z) ** 2, axis=-1), grad, 2, smoothness=1.0,
+                       strong_convexity=1.0)
+    with pytest.raises(DivergenceError, match="diverged at step 9") as err:
+        refvi.fit(t, steps=40, step_size=5.0, frame=None, m0=np.ones(2), diagnose=False)
+    assert err.value.step == 9 and np.all(np.abs(err.value.m) < 1e6)

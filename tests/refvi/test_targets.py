@@ -234,3 +234,17 @@ def test_a_callable_target_declared_strongly_convex_is_convex():
     t = T.CallableTarget(lambda z: -0.5 * np.sum(z * z, axis=-1), lambda z: -z, 2, smoothness=1.0, strong_convexity=0.5)
     assert t.convex
     assert not T.CallableTarget(lambda z: -0.5 * np.sum(z * z, axis=-1), lambda z: -z, 2).convex
+
+
+def test_the_cosine_target_is_convex_exactly_when_beta_covers_the_cosine_curvature():
+    """-Hess log p = beta I - alpha cos(.) b b^T has smallest eigenvalue beta - |alpha| |b|^2 at worst: convex (mu = 0)
+    at beta = |alpha| |b|^2 itself, not convex just below, strongly convex above; the affine frame keeps the flag."""
+    b = np.array([1.0, 2.0])  # |b|^2 = 5
+    at, below, above = (T.CosineQuadratic(0.4, b, beta=beta) for beta in (2.0, 2.0 - 1e-12, 2.5))
+    assert at.convex and at.strong_convexity == 0.0
+    assert not below.convex and below.strong_convexity == 0.0
+    assert above.convex and above.strong_convexity == pytest.approx(0.5)
+    assert T.CosineQuadratic(-0.4, b, beta=2.0).convex  # the sign of alpha does not matter
+    from refvi.targets.affine import AffineTarget
+
+    assert AffineTarget(at, np.zeros(2), np.eye(2)).convex and not AffineTarget(below, np.zeros(2), np.eye(2)).convex

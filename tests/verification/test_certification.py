@@ -151,8 +151,58 @@ def test_refusal_probes_all_run_and_declared_refusals_count():
     assert [o for s, _, o, _ in rec["instances"]] == ["ran", "fail", "fail", "fail"]
 
 
+def test_shape_probes_lengthen_and_shorten_each_fixed_axis_and_name_what_was_let_through():
+    """refuses_shapes: every axis a statement names is probed one longer and (above length 1) one shorter, the other
+    arguments as given; a library that checks only some of them fails on exactly the shapes it let through."""
+
+    class Lib:
+        name = "lib"
+
+        def energy(self, target, m, C, U, structure="tril"):
+            d = C.shape[0]
+            if C.shape != (d, d) or U.shape[1] != d or m.shape[0] > d:  # a shorter m slips through
+                raise ValueError("shapes")
+            return np.zeros(d), np.zeros((d, d))
+
+    seen = []
+
+    def claim(ctx):
+        g = _gauss()
+        args = {"target": g, "m": np.zeros(2), "C": np.eye(2), "U": np.ones((3, 2))}
+
+        def call(**a):
+            seen.append(tuple(np.shape(a[k]) for k in ("m", "C", "U")))
+            return ctx.impl.energy(**a)
+
+        ctx.refuses_shapes(call, args, {"m": (0,), "C": (0, 1), "U": (1,)}, label="energy")
+
+    rec = runner.run_statement(_stmt(claim), Lib())
+    assert seen == [((1,), (2, 2), (3, 2)), ((3,), (2, 2), (3, 2)),
+                    ((2,), (1, 2), (3, 2)), ((2,), (3, 2), (3, 2)), ((2,), (2, 1), (3, 2)), ((2,), (2, 3), (3, 2)),
+                    ((2,), (2, 2), (3, 1)), ((2,), (2, 2), (3, 3))]
+    assert rec["verdict"] == "fail" and rec["detail"].startswith("1 failing probe:"), rec["detail"]
+    assert "energy: m of shape (1,) (length 1 along axis 0, where the other arguments fix 2)" in rec["detail"]
+    assert [o for *_, o, _ in rec["instances"]].count("ran") == 7
+
+
 def _cert(impl, ids):
     return runner.run(ids, "ci", impl)
+
+
+def test_a_paper_block_counts_every_selected_statement_after_one_that_was_not_selected():
+    """coverage.papers: statements left out of the selection are listed as not selected, and the ones after them
+    (in id order) are still counted: their verdicts, instances and declines."""
+    records = [dict(runner.statement_record(st, "pass"), examples=2) for sid, st in sorted(STATEMENTS.items())
+               if sid.startswith("001.") and not st.oracle_only]
+    first, rest = records[0], records[1:]
+    rest[-1]["verdict"] = "fail"
+    blk = coverage.papers(rest, STATEMENTS, "ci", REFVI)["001"]
+    facing = [r["id"] for r in records]
+    assert blk["statements"]["pass"] == len(rest) - 1 and blk["statements"]["fail"] == 1
+    assert blk["statements"]["selected"] == blk["statements"]["total"] - 1 and blk["verdict"] == "failed"
+    assert blk["instances"]["ran"] == 2 * len(rest)
+    assert any(first["id"] in m and m.startswith("not selected: 1 of") for m in blk["missing"]), blk["missing"]
+    assert facing == sorted(facing)
 
 
 def test_per_paper_verdicts():

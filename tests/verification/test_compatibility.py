@@ -9,6 +9,7 @@ import subprocess
 import sys
 from pathlib import Path
 
+import numpy as np
 import pytest
 
 import refvi
@@ -219,3 +220,8 @@ def test_run_column_runs_the_certificate_in_a_fresh_process_and_says_why_a_colum
     assert cmd[1:3] == ["-m", "refvi.verification"] and cmd[-2:] == ["--impl", column.impl]
     assert cmd[cmd.index("--workers") + 1] == "3" and cmd[cmd.index("--profile") + 1] == "ci"
     assert rec["status"] == "not run" and rec["reason"] == "the run wrote no certificate: the adapter raised at load"
+
+
+def test_library_versions_says_which_are_not_installed():
+    versions = compat.library_versions(["numpy", "no-such-distribution-for-refvi"])
+    assert versions["numpy"] == np.__version__ and versions["no-such-distribution-for-refvi"] == "not installed"

@@ -273,3 +273,24 @@ def test_the_local_dask_cluster_is_one_single_threaded_process_per_worker(monkey
     assert parallel._local_cluster(3) == "cluster"
     assert seen["n_workers"] == 3 and seen["threads_per_worker"] == 1 and seen["processes"] is True
     assert seen["dashboard_address"] == ":0"
+
+
+def test_the_dask_run_retries_no_statement_whose_worker_died(monkeypatch):
+    """A statement that kills its worker is not retried on another (it would kill that one too): the local cluster
+    starts with the scheduler's allowed-failures at 0; the suspects are re-run alone afterwards."""
+    pytest.importorskip("distributed")
+    import dask
+
+    seen = []
+
+    class Stop(Exception):
+        pass
+
+    def fake_cluster(workers):
+        seen.append(dask.config.get("distributed.scheduler.allowed-failures"))
+        raise Stop
+
+    monkeypatch.setattr(parallel, "_local_cluster", fake_cluster)
+    with pytest.raises(Stop):
+        parallel._run_dask(["000.lemma31"], None, "ci", 1, None, None)
+    assert seen == [0]

@@ -137,7 +137,9 @@ class NumpyImplementation(NumpyFamilies):
         return model_of(target).grad(Z)
 
     def hess_log_joint(self, target, z):  # closed form ("callable": differences of its gradient)
-        return model_of(target).hess(z)
+        model, z = model_of(target), np.asarray(z, dtype=float)
+        need(z.shape == (model.dim,), f"z must be one point ({model.dim},), got shape {z.shape}")
+        return model.hess(z)
 
     def mode(self, target):
         """Closed forms for the Gaussian and the linear model; Newton on the logistic log joint (seed 000 §7)."""

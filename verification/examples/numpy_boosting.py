@@ -191,7 +191,8 @@ class NumpyBoosting:
         """Projected Newton on f over the simplex on idx (QP subproblem exact, exact line search)."""
         P = _problem(inst)
         T = P.T[np.asarray(idx)]
-        a = self._start(np.asarray(alpha, dtype=np.float64)[np.asarray(idx)])
+        alpha = simplex(alpha, P.T.shape[0])
+        a = self._start(alpha[np.asarray(idx)])
         for _ in range(100):
             q = a @ T
             g = T @ (P.w * (np.log(q) - P.logp))
@@ -323,6 +324,13 @@ class NumpyBoosting:
         """Eq. (10): mean of values * ((z - mu)/sigma^2 - d/dmu log Z(mu)), d/dmu log Z = (phi(a) - phi(b)) /
         (sigma (Phi(b) - Phi(a))) per coordinate."""
         lo, hi, mu = (np.atleast_1d(np.asarray(v, dtype=np.float64)) for v in (lo, hi, mu))
+        Z, values = np.asarray(Z, dtype=np.float64), np.asarray(values, dtype=np.float64)
+        d = lo.size
+        need(
+            hi.shape == mu.shape == (d,) and Z.ndim == 2 and Z.shape[1] == d and values.shape == (Z.shape[0],),
+            f"score_gradient needs lo, hi, mu (d,), Z (S, d), values (S,): got {lo.shape}, {hi.shape}, {mu.shape}, "
+            f"{Z.shape}, {values.shape}",
+        )
         a, b = (lo - mu) / sigma, (hi - mu) / sigma
         dlogz = (np.exp(-0.5 * a * a) - np.exp(-0.5 * b * b)) / (
             sigma * math.sqrt(2 * math.pi) * np.exp(_log_mass(mu, sigma, lo, hi))
@@ -342,6 +350,7 @@ class NumpyBoosting:
         """Corners are extreme for every coordinate (the mass P(N(mu, s^2) in [lo, hi]) is smallest with mu at an
         end, the density smallest at the opposite end); eps and M scan sigma on a fine geometric grid."""
         lo, hi = np.atleast_1d(np.asarray(lo, float)), np.atleast_1d(np.asarray(hi, float))
+        need(lo.ndim == 1 and hi.shape == lo.shape, f"lo and hi must be (d,) alike: got {lo.shape}, {hi.shape}")
         need(0 < sigma_min <= sigma_max, f"need 0 < sigma_min <= sigma_max, got {sigma_min}, {sigma_max}")
         d, wdt = lo.size, hi - lo
         sig = np.unique(np.concatenate([np.geomspace(sigma_min, sigma_max, 257), [sigma_min, sigma_max]]))
@@ -399,6 +408,7 @@ class NumpyBoosting:
     def stochastic_lmo_step(self, inst, alpha, mu, Z, lr=0.05):
         """mu' = clip(mu - lr g): g Eq. (10) at the nearest atom's mean, leave-one-out baseline on log q - log p."""
         mu = np.atleast_1d(np.asarray(mu, dtype=float))
+        need(mu.shape == (inst.d,), f"mu must be one point ({inst.d},) of the box, got shape {mu.shape}")
         k = int(np.argmin(((inst.means - mu) ** 2).sum(1)))
         v = self.mixture_logpdf(inst, alpha, Z) - boosting_logp(inst.target, Z)
         v = v - (v.sum() - v) / (v.size - 1)

@@ -9,6 +9,8 @@ import math
 import numpy as np
 from scipy.special import digamma, gammaln, kv
 
+from ._validate import need
+
 LOG_2PI = math.log(2.0 * math.pi)
 _R3 = math.sqrt(3.0)
 
@@ -85,7 +87,8 @@ class NumpyFamilies:
 
     def exact_energy(self, target, m, C):
         p, m, C = target.params, np.asarray(m, float), np.asarray(C, float)
-        d = m.shape[0]
+        d = target.dim
+        need(m.shape == (d,) and C.shape == (d, d), f"m must be ({d},) and C ({d}, {d}): got {m.shape} and {C.shape}")
         if target.kind in ("gaussian", "linear"):
             if target.kind == "gaussian":
                 A, mu = np.asarray(p["precision"]), np.asarray(p["mean"])

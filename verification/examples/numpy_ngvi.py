@@ -41,7 +41,7 @@ def _expectation(lam, Lam):
 
 
 def _from_expectation(xi, Xi):
-    return _natural(xi, np.asarray(Xi, float) - np.outer(xi, xi))
+    return _natural(*_mean_cov(xi, Xi))
 
 
 def _pairs(d):
@@ -80,6 +80,24 @@ _GH_T, _GH_W = np.polynomial.hermite_e.hermegauss(160)
 _GH_W = _GH_W / math.sqrt(2 * math.pi)
 
 
+def _blr_data(X, y, P, mp) -> None:
+    """Example 1's data and prior: X (n, d), y (n,), P (d, d), mp (d,)."""
+    X, y, P, mp = (np.asarray(a, float) for a in (X, y, P, mp))
+    d = X.shape[1] if X.ndim == 2 else -1
+    need(
+        d >= 1 and y.shape == (X.shape[0],) and P.shape == (d, d) and mp.shape == (d,),
+        f"Bayesian linear regression needs X (n, d), y (n,), P (d, d), mp (d,): got {X.shape}, {y.shape}, "
+        f"{P.shape}, {mp.shape}",
+    )
+
+
+def _mean_cov(xi, Xi):
+    """(mu, Sigma) = (xi, Xi - xi xi^T) of the expectation parameters xi (d,), Xi (d, d)."""
+    xi, Xi = np.asarray(xi, float), np.asarray(Xi, float)
+    need(xi.ndim == 1 and Xi.shape == (xi.size, xi.size), f"xi must be (d,) and Xi (d, d): got {xi.shape}, {Xi.shape}")
+    return xi, Xi - np.outer(xi, xi)
+
+
 class NumpyNGVI:
     """Exponential-family maps (§2.1, App. A), NGD = mirror descent (§2.2, Lemma 1), stochastic NGVI for Bayesian
     linear regression (Example 1, Thm 1) and GLMs (§3.2, App. B), Price and autodiff estimators."""
@@ -100,15 +118,18 @@ class NumpyNGVI:
         return float(-0.25 * lam @ np.linalg.solve(Lam, lam) - 0.5 * np.linalg.slogdet(-2.0 * np.asarray(Lam))[1])
 
     def conjugate(self, xi, Xi):  # A* = -1/2 logdet(Xi - xi xi^T) - d/2
-        return float(-0.5 * np.linalg.slogdet(np.asarray(Xi) - np.outer(xi, xi))[1] - 0.5 * len(xi))
+        xi, S = _mean_cov(xi, Xi)
+        return float(-0.5 * np.linalg.slogdet(S)[1] - 0.5 * len(xi))
 
     def kl(self, mu1, S1, mu2, S2):
-        for S in (S1, S2):
-            S = np.asarray(S, float)
+        for mu, S in ((mu1, S1), (mu2, S2)):
+            mu, S = np.asarray(mu, float), np.asarray(S, float)
+            need(mu.ndim == 1 and S.shape == (mu.size, mu.size), "each mean must be (d,) and its covariance (d, d)")
             need(
                 np.allclose(S, S.T, rtol=0, atol=1e-10 * max(1.0, float(np.abs(S).max()))),
                 "a covariance must be symmetric",
             )
+        need(np.shape(mu1) == np.shape(mu2), "the two Gaussians must have the same dimension")
         return float(_kl(np.asarray(mu1, float), np.asarray(S1, float), np.asarray(mu2, float), np.asarray(S2, float)))
 
     def bregman_A(self, eta1, eta2):
@@ -166,21 +187,25 @@ class NumpyNGVI:
 
     # ---- Bayesian linear regression (Example 1) -------------------------------------------------------------------
     def _blr_posterior(self, X, y, s2, P, mp):
+        _blr_data(X, y, P, mp)
         lp, Lp = _natural(mp, P)
         return X.T @ y / s2 + lp, Lp - 0.5 * X.T @ X / s2
 
     def _blr_noisy(self, X, y, s2, P, mp, idx):
+        _blr_data(X, y, P, mp)
         idx = _rows(idx, X.shape[0])
         lp, Lp = _natural(mp, P)
         c = X.shape[0] / (idx.size * s2)
         return c * X[idx].T @ y[idx] + lp, Lp - 0.5 * c * X[idx].T @ X[idx]
 
     def blr_neg_elbo(self, X, y, sigma2, P, mp, xi, Xi):
+        _blr_data(X, y, P, mp)
+        xi, S = _mean_cov(xi, Xi)
         n = X.shape[0]
         nll = 0.5 * n * math.log(2 * math.pi * sigma2) + (y @ y - 2 * y @ X @ xi + np.sum((X.T @ X) * Xi)) / (
             2 * sigma2
         )
-        return float(nll + _kl(xi, Xi - np.outer(xi, xi), mp, P))
+        return float(nll + _kl(xi, S, mp, P))
 
     def blr_log_evidence(self, X, y, sigma2, P, mp):
         """log N(y; X mp, X P X^T + sigma2 I) through the Cholesky factor of the marginal covariance."""
@@ -315,6 +340,12 @@ class NumpyNGVI:
 
     # ---- GLMs (§3.2, §5): exact expectations by Gauss-Hermite (logistic) or closed form (Poisson) -----------------
     def _glm_parts(self, kind, X, y, mu, S):
+        d = np.shape(mu)[0]
+        need(
+            np.shape(S) == (d, d) and np.ndim(X) == 2 and np.shape(X)[1] == d and np.shape(y) == (np.shape(X)[0],),
+            f"the GLM needs X (n, d), y (n,), xi (d,) and Xi (d, d): got X {np.shape(X)}, y {np.shape(y)}, "
+            f"xi {np.shape(mu)}, Xi {np.shape(S)}",
+        )
         a, v = X @ mu, np.maximum(np.einsum("ni,ij,nj->n", X, S, X), 0.0)
         if kind == "poisson":
             e = np.exp(a + 0.5 * v)
@@ -338,13 +369,13 @@ class NumpyNGVI:
         return np.sum(y * eta - np.exp(eta), axis=1) - np.sum([math.lgamma(v + 1.0) for v in y])
 
     def glm_neg_elbo(self, kind, X, y, xi, Xi):
-        mu, S = xi, np.asarray(Xi) - np.outer(xi, xi)
+        mu, S = _mean_cov(xi, Xi)
         f, _, _ = self._glm_parts(kind, X, y, mu, S)
         d = len(xi)
         return float(-np.sum(f) + _kl(mu, S, np.zeros(d), np.eye(d)))
 
     def glm_grad(self, kind, X, y, xi, Xi):
-        mu, S = xi, np.asarray(Xi) - np.outer(xi, xi)
+        mu, S = _mean_cov(xi, Xi)
         _, f1, f2 = self._glm_parts(kind, X, y, mu, S)
         H = (X * f2[:, None]).T @ X
         H = 0.5 * (H + H.T)
@@ -356,8 +387,12 @@ class NumpyNGVI:
         """Stochastic NGD with the Price or the reparameterisation estimator on the rows of U[t] (batch rescaled)."""
         X, y = np.asarray(X, float), np.asarray(y, float)
         n, d = X.shape
+        need(y.shape == (n,), f"y must have one entry per row of X ({n}), got shape {y.shape}")
         eta = _start(init, d)
-        need(np.ndim(U) == 3 and np.shape(U)[0] == len(gammas) and np.shape(U)[1] >= 1, "U must be (T, S >= 1, d)")
+        need(
+            np.ndim(U) == 3 and np.shape(U)[0] == len(gammas) and np.shape(U)[1] >= 1 and np.shape(U)[2] == d,
+            "U must be (T, S >= 1, d)",
+        )
         for t, g in enumerate(gammas):
             rows = np.arange(n) if batches is None else _rows(batches[t], n)
             Xb, yb, c = X[rows], y[rows], n / len(rows)

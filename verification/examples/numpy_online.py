@@ -80,6 +80,14 @@ def to_sigma_ball(sig, radius):
     return to_ball(np.maximum(sig, 0.0), radius)
 
 
+def _stream(X, y) -> None:
+    """The rounds of a stream: X (T, d) and y (T,) for the same T."""
+    need(
+        X.ndim == 2 and X.shape[1] >= 1 and y.shape == (X.shape[0],),
+        f"the stream needs X (T, d >= 1) and y (T,): got {X.shape}, {y.shape}",
+    )
+
+
 class _Learner:
     """State (m, sigma) and one update per round (``update(x, y)``): the loss at the mean, then the method's step
     along the gradients of the round's loss.  ``prior`` is the prior mean m0 (zero by default): the start of m, the
@@ -304,12 +312,14 @@ class NumpyOnline:
     def run(self, method, X, y, loss="hinge", **hyper):
         X = np.asarray(X, dtype=float)
         ys = np.zeros(len(X)) if y is None else np.asarray(y, dtype=float)
+        _stream(X, ys)
         return _Learner(method, X.shape[1], loss, **hyper).record(X, ys)
 
     def run_full(self, X, y, loss="hinge", *, eta, s=1.0):
         """SVA over N(m, C C^T): the FTRL argmin separates into m, the strictly lower entries of C (linear in the
         gradient sums) and each diagonal entry (the positive root of c / s^2 - 1 / c + eta G_ii = 0)."""
         X, y = np.asarray(X, dtype=float), np.asarray(y, dtype=float)
+        _stream(X, y)
         T, d = X.shape
         m, C = np.zeros(d), s * np.eye(d)
         Gm, GC = np.zeros(d), np.zeros((d, d))
@@ -333,8 +343,9 @@ class NumpyOnline:
 
     def nn_predict(self, theta, X, h):
         """f(x) = v . relu(W x + b) + c for every row of X."""
-        X = np.asarray(X, float)
+        X, theta = np.asarray(X, float), np.asarray(theta, float)
         p = X.shape[1]
+        need(theta.shape == (h * p + 2 * h + 1,), f"theta must have h p + 2 h + 1 = {h * p + 2 * h + 1} entries")
         W, b, v = theta[: h * p].reshape(h, p), theta[h * p : h * p + h], theta[h * p + h : h * p + 2 * h]
         return np.maximum(X @ W.T + b, 0.0) @ v + theta[-1]
 
@@ -342,6 +353,13 @@ class NumpyOnline:
         """ReLU-network regression: the learners of :meth:`run` from the prior mean m0 (clipped to the box), with
         Monte Carlo gradients on the given base samples; projected updates."""
         X, y, U = np.asarray(X, float), np.asarray(y, float), np.asarray(U, float)
+        T = X.shape[0] if X.ndim == 2 else -1
+        n_params = h * X.shape[-1] + 2 * h + 1  # theta = (W (h, p), b (h), v (h), c)
+        need(
+            T >= 0 and y.shape == (T,) and U.ndim == 3 and U.shape[0] == T and U.shape[2] == n_params,
+            f"run_nn needs X (T, p), y (T,) and base samples U (T, S, h p + 2 h + 1): got X {X.shape}, y {y.shape}, "
+            f"U {U.shape}",
+        )
         prior = None if m0 is None else np.clip(np.asarray(m0, float), -mbox, mbox)
         lr = _NetLearner(method, h, U, eta=eta, K=K, beta=beta, s=s, mbox=mbox, sbox=sbox, prior=prior)
         return lr.record(X, y)
@@ -366,14 +384,23 @@ class NumpyOnline:
         return np.array([o[0] for o in out]), np.array([o[1] for o in out]), np.array([o[2] for o in out])
 
     def expected_loss_full(self, loss, x, y, m, C):
+        x, m, C = np.asarray(x, float), np.asarray(m, float), np.asarray(C, float)
+        need(m.ndim == 1 and x.shape == m.shape and C.shape == (m.size, m.size), "x, m must be (d,) and C (d, d)")
         b = float(np.linalg.norm(np.asarray(C).T @ x))  # <theta, x> ~ N(<m, x>, |C^T x|^2)
         return float(_expected(loss, np.array([1.0]), y, np.array([float(m @ x)]), np.array([b]), 1.0)[0])
 
     def kl_prior(self, m, sigma, s):
         m, sigma = np.asarray(m, float), np.asarray(sigma, float)
+        need(m.ndim == 1 and sigma.shape == m.shape, f"m and sigma must be (d,) alike: got {m.shape}, {sigma.shape}")
         return float(0.5 * ((m @ m + sigma @ sigma) / s**2 + np.sum(np.log(s**2 / sigma**2)) - len(m)))
 
     def kl_gaussian(self, m, C, mbar, Cbar):
+        m, C, mbar, Cbar = (np.asarray(a, float) for a in (m, C, mbar, Cbar))
+        d = m.shape[0] if m.ndim == 1 else -1
+        need(
+            d >= 1 and mbar.shape == (d,) and C.shape == Cbar.shape == (d, d),
+            f"m, mbar must be (d,) and C, Cbar (d, d): got {m.shape}, {C.shape}, {mbar.shape}, {Cbar.shape}",
+        )
         S, Sb = C @ C.T, Cbar @ Cbar.T
         r = np.asarray(m, float) - mbar
         return float(

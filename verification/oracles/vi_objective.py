@@ -25,9 +25,10 @@ normalized), gm = dl/dm and gC = dl/dC over the full matrix (not projected onto 
   gradient exactly (beta = 0), which makes free_energy(model, z, 0) a pointwise oracle for -log p too.
 
 ``objective(model, m, C) -> l - log|det C|`` (seed 000's f = l + h, entropy constant dropped);
-``grad_objective(model, m, C) -> (gm, gC - C^{-T})`` (full matrix); ``quadratic_form(model) -> (A, b, c)`` for the
-quadratic kinds; ``ridge_moments(a, beta)`` the three one-dimensional expectations above
-(:mod:`.ridge_moments`).
+``grad_objective(model, m, C) -> (gm, gC - C^{-T})`` (full matrix); ``stationarity(model, m, C, structure)`` the
+norm of that gradient projected onto V, relative to 1 + max |grad l| (0 at the optimum);
+``quadratic_form(model) -> (A, b, c)`` for the quadratic kinds; ``ridge_moments(a, beta)`` the three
+one-dimensional expectations above (:mod:`.ridge_moments`).
 
 ``solve(model, structure) -> (m*, C*, f*)``: closed form for gaussian / linear (diag: the mean-field optimum
 C_ii = A_ii^{-1/2}), Newton's method on the exact objective for logistic (gradient norm <= 1e-9; in practice ~1e-14).
@@ -214,6 +215,21 @@ def grad_objective(model, m, C):
     """(df/dm, df/dC) over the full matrix: (gm, gC - C^{-T})."""
     _, gm, gC = free_energy(model, m, C)
     return gm, gC - np.linalg.inv(np.asarray(C, dtype=np.float64)).T
+
+
+def stationarity(model, m, C, structure: str) -> float:
+    """How far (m, C) is from stationary for f = l + h over V = ``structure``: ||(df/dm, proj_V df/dC)|| (the
+    Frobenius norm of both) divided by 1 + max |grad l| there; 0 at the VI optimum (f is strictly convex on W for
+    these models).  proj_V: the lower triangle (tril), the diagonal (diag), the symmetric part (sym), all (full)."""
+    _, gm, gC = free_energy(model, m, C)
+    G = gC - np.linalg.inv(np.asarray(C, dtype=np.float64)).T
+    d = G.shape[0]
+    if structure == "sym":
+        G = 0.5 * (G + G.T)
+    elif structure in ("tril", "diag"):
+        G = np.where(_mask(d, structure), G, 0.0)
+    scale = 1.0 + float(np.abs(np.concatenate([gm, gC.ravel()])).max())
+    return float(np.sqrt(gm @ gm + np.sum(G * G))) / scale
 
 
 def _scale(cov, structure):

@@ -5,8 +5,11 @@ statement: every probe runs and the statement fails at the end listing all of th
 
 from __future__ import annotations
 
+import functools
 from collections.abc import Callable
 from typing import Any
+
+import numpy as np
 
 from refvi.verification.protocol.recorder import InstanceSkipped, MissingMethod
 from refvi.verification.statement.checks import Checks
@@ -74,6 +77,27 @@ class Probes(Checks):
         if outcome == "ran" and len(self.deferred) > failures:
             outcome = "fail"
         self.instance_log.append(["probe", self._probes, outcome, None])
+
+    def refuses_shapes(
+        self, call: Callable[..., Any], args: dict[str, Any], fixed: dict[str, tuple[int, ...]], *, label: str
+    ) -> None:
+        """Claim that ``call(**args)`` refuses an argument of the wrong length: for each ``name: axes`` of ``fixed``
+        (the axes of ``args[name]`` whose lengths the other arguments fix), the call with that axis one entry longer
+        (its last entry repeated) and, when it has more than one, one entry shorter (the last dropped) is a
+        :meth:`refuses` probe.  The values stay in the domain: only the shape is wrong."""
+        for name, axes in fixed.items():
+            a = np.asarray(args[name])
+            for ax in axes:
+                n = a.shape[ax]
+                variants = [(n + 1, np.concatenate([a, np.take(a, [n - 1], axis=ax)], axis=ax))]
+                if n > 1:
+                    variants.insert(0, (n - 1, np.take(a, np.arange(n - 1), axis=ax)))
+                for length, bad in variants:
+                    self.refuses(
+                        functools.partial(call, **{**args, name: bad}),
+                        label=f"{label}: {name} of shape {bad.shape} (length {length} along axis {ax}, where the "
+                        f"other arguments fix {n})",
+                    )
 
     def _not_refused(self, label: str, detail: str, defer: bool) -> None:
         """Record a failing probe: the bad input was neither refused nor answered right (``detail`` says what)."""

@@ -40,10 +40,65 @@ def _log_space_oracle(inst, alpha):
     return f, quad.table @ (quad.w * g)
 
 
+def _shape_probes(ctx, b):
+    """Every array argument of a wrong length is refused: each axis whose length the other arguments fix (the atom
+    count K of the weights, the dimension d of the box, the draws and their values), one longer and one shorter
+    (:meth:`~refvi.verification.statement.Context.refuses_shapes`).  The weights end in a 0, so the longer and the
+    shorter vector still sum to one: only the length is wrong."""
+    lo, hi = np.array([-1.0, -1.0]), np.array([1.0, 1.0])
+    tgt = BoostingTarget.mixture([1.0], [[0.1, -0.2]], [0.6])
+    inst = BoostingInstance.make(lo, hi, [[-0.5, 0.0], [0.5, 0.2], [0.0, -0.4]], 0.4, tgt, quadrature=(4, 2))
+    alpha = np.array([0.3, 0.7, 0.0])
+    Z = np.array([[0.1, 0.2], [-0.3, 0.4], [0.5, -0.6]])
+    w = {"alpha": alpha}
+    for name, call in (
+        ("objective", lambda alpha: b.objective(inst, alpha)),
+        ("scores", lambda alpha: b.scores(inst, alpha)),
+        ("gap", lambda alpha: b.gap(inst, alpha)),
+        ("mixture_moments", lambda alpha: b.mixture_moments(inst, alpha)),
+        ("mixture_norm_sq", lambda alpha: b.mixture_norm_sq(inst, alpha)),
+        ("line_search", lambda alpha: b.line_search(inst, alpha, 2)),
+        ("norm_corrective_weights", lambda alpha: b.norm_corrective_weights(inst, alpha, [0, 1], 10.0)),
+        ("fully_corrective_weights", lambda alpha: b.fully_corrective_weights(inst, alpha, [0, 1])),
+    ):
+        ctx.refuses_shapes(call, w, {"alpha": (0,)}, label=name)
+    ctx.refuses_shapes(
+        lambda alpha, Z: b.mixture_logpdf(inst, alpha, Z),
+        {**w, "Z": Z},
+        {"alpha": (0,), "Z": (1,)},
+        label="mixture_logpdf",
+    )
+    ctx.refuses_shapes(
+        lambda alpha, mu, Z: b.stochastic_lmo_step(inst, alpha, mu, Z),
+        {**w, "mu": np.array([0.1, 0.1]), "Z": Z},
+        {"alpha": (0,), "mu": (0,), "Z": (1,)},
+        label="stochastic_lmo_step",
+    )
+    ctx.refuses_shapes(
+        lambda lo, hi, mu, Z, values: b.score_gradient(lo, hi, mu, 0.4, Z, values),
+        {"lo": lo, "hi": hi, "mu": np.array([0.1, 0.1]), "Z": Z, "values": np.array([0.5, -1.0, 2.0])},
+        {"lo": (0,), "hi": (0,), "mu": (0,), "Z": (0, 1), "values": (0,)},
+        label="score_gradient",
+    )
+    box = {"lo": lo, "hi": hi}
+    ctx.refuses_shapes(lambda lo, hi: b.grid_means(lo, hi, 0.5), box, {"lo": (0,), "hi": (0,)}, label="grid_means")
+    ctx.refuses_shapes(
+        lambda lo, hi: b.family_constants(lo, hi, 0.2, 0.5), box, {"lo": (0,), "hi": (0,)}, label="family_constants"
+    )
+    X, y = np.array([[1.0, 0.5], [-0.2, 1.0], [0.3, -1.0]]), np.array([1.0, -1.0, 1.0])
+    ctx.refuses_shapes(
+        lambda X, y, draws: b.mc_predictive(X, y, draws),
+        {"X": X, "y": y, "draws": Z},
+        {"X": (0, 1), "y": (0,), "draws": (1,)},
+        label="mc_predictive",
+    )
+
+
 @statement("001.claim-bad-input")
 def claim_bad_input(ctx):
     b = ctx.adapter("boosting")
     inst, alpha = _underflow_instance()
+    _shape_probes(ctx, b)
     f, scores = _log_space_oracle(inst, alpha)
     ctx.true(np.min(scores) < -1e3, label="oracle: log q reaches ~ -5000 on the box (the density underflows)")
     for name, call, correct, atol in (

@@ -39,6 +39,74 @@ def _energy_at(target, m, C, U, structure):
     return G.mean(0), proj(G.T @ U / len(U), structure)
 
 
+def _shape_probes(ctx, target, m, C, U):
+    """Every array argument of a wrong length is refused: each axis whose length the other arguments fix (d, the
+    horizon T, T + 1 average weights) one longer and one shorter (:meth:`~refvi.verification.statement.Context.
+    refuses_shapes`); a length a check compares with the wrong operator, or one of several checks joined by the
+    wrong boolean, lets one of them through."""
+    impl = ctx.impl
+    d = m.size
+    sq, vec, rows = (0, 1), (0,), (1,)
+    S = C @ C.T + np.eye(d)
+    for name in ("energy", "entropy", "stl", "score"):
+        ctx.refuses_shapes(
+            lambda m, C, U, name=name: getattr(impl, name)(target, m, C, U, "tril"),
+            {"m": m, "C": C, "U": U},
+            {"m": vec, "C": sq, "U": rows},
+            label=name,
+        )
+    ctx.refuses_shapes(
+        lambda m, C, Z: impl.gaussian_log_density(m, C, Z, "tril"),
+        {"m": m, "C": C, "Z": U},
+        {"m": vec, "C": sq, "Z": rows},
+        label="gaussian_log_density",
+    )
+    for name, call in (
+        ("gaussian_entropy", lambda C: impl.gaussian_entropy(C, "tril")),
+        ("grad_neg_entropy", lambda C: impl.grad_neg_entropy(C, "tril")),
+        ("entropy_prox", lambda C: impl.entropy_prox(C, 0.1)),
+        ("project_singular", lambda C: impl.project_singular(C, 0.7)),
+    ):
+        ctx.refuses_shapes(call, {"C": C}, {"C": sq}, label=name)
+    ctx.refuses_shapes(lambda C: impl.project_wm(C, 0.7, "sym"), {"C": S}, {"C": sq}, label="project_wm")
+    ctx.refuses_shapes(lambda Z: impl.log_joint(target, Z), {"Z": U}, {"Z": rows}, label="log_joint")
+    ctx.refuses_shapes(lambda Z: impl.grad_log_joint(target, Z), {"Z": U}, {"Z": rows}, label="grad_log_joint")
+    ctx.refuses_shapes(lambda z: impl.hess_log_joint(target, z), {"z": m}, {"z": vec}, label="hess_log_joint")
+    ctx.refuses_shapes(
+        lambda m, C: impl.exact_energy(target, m, C), {"m": m, "C": C}, {"m": vec, "C": sq}, label="exact_energy"
+    )
+    # the runs: T = 2 steps, base samples (T, S, d), T + 1 average weights
+    T = 2
+    gammas, U3, w = np.array([0.1, 0.05]), np.random.default_rng(4).standard_normal((T, 2, d)), np.full(T + 1, 1 / 3)
+    run_axes = {"m0": vec, "C0": sq, "gammas": vec, "U": (0, 2), "weights": vec}
+    ctx.refuses_shapes(
+        lambda m0, C0, gammas, U, weights: impl.prox_sgd(target, m0, C0, gammas, U, weights=weights),
+        {"m0": m, "C0": C, "gammas": gammas, "U": U3, "weights": w},
+        run_axes,
+        label="prox_sgd",
+    )
+    ctx.refuses_shapes(
+        lambda m0, C0, gammas, U, weights: impl.proj_sgd(target, m0, C0, gammas, U, 1.0, weights=weights),
+        {"m0": m, "C0": S, "gammas": gammas, "U": U3, "weights": w},
+        run_axes,
+        label="proj_sgd",
+    )
+    # a frame z = z0 + L x: z0 (d,), L (d, d) lower triangular
+    z0, L = 0.5 * m, np.linalg.cholesky(np.linalg.inv(S))
+    ctx.refuses_shapes(
+        lambda z0, L, m, C, U: impl.framed_energy(target, z0, L, m, C, U, "tril"),
+        {"z0": z0, "L": L, "m": m, "C": C, "U": U},
+        {"z0": vec, "L": sq, "m": vec, "C": sq, "U": rows},
+        label="framed_energy",
+    )
+    ctx.refuses_shapes(
+        lambda z0, L, m0, C0, gammas, U, weights: impl.framed_prox_sgd(target, z0, L, m0, C0, gammas, U, weights),
+        {"z0": z0, "L": L, "m0": m, "C0": C, "gammas": gammas, "U": U3, "weights": w},
+        {"z0": vec, "L": sq, **run_axes},
+        label="framed_prox_sgd",
+    )
+
+
 @statement("000.claim-bad-input")
 def claim_bad_input(ctx):
     impl = ctx.impl
@@ -57,6 +125,7 @@ def claim_bad_input(ctx):
     M = 0.7  # 1/sqrt(M) > 1: the clip binds on some eigenvalues
     asym_proj = (Q * np.maximum(lam, 1.0 / np.sqrt(M))) @ Q.T
     U3 = np.random.default_rng(1).standard_normal((2, 1, d))
+    _shape_probes(ctx, target, m, C, U)
 
     # a model whose data are outside its definition (seed 000 §7): group labels must lie in 0..G-1
     rng = np.random.default_rng(3)
@@ -117,6 +186,19 @@ def claim_bad_input(ctx):
         ctx.refuses(
             lambda: getattr(impl, name)(target, m, singular, U, "tril"),
             label=f"{name}: C with a zero on the diagonal (q degenerate, C^-1 undefined)",
+        )
+    # outside W (a diagonal entry <= 0), g_energy still has its value, the mean of -grad log p(C u + m) (u^T): an
+    # implementation may return it instead of refusing
+    negative = C.copy()
+    negative[2, 2] = -0.5
+    for what, bad in (("a zero on", singular), ("a negative entry on", negative)):
+        gm, gC = _energy_at(target, m, bad, U, "tril")
+        ctx.refuses(
+            lambda: np.concatenate([np.ravel(x) for x in impl.energy(target, m, bad, U, "tril")]),
+            correct=np.concatenate([gm, gC.ravel()]),
+            rtol=1e-10,
+            atol=1e-12,
+            label=f"energy: C with {what} its diagonal (outside W)",
         )
     ctx.refuses(lambda: impl.gaussian_entropy(singular, "tril"), label="gaussian_entropy: singular C")
     ctx.refuses(lambda: impl.gaussian_log_density(m, singular, U, "tril"), label="gaussian_log_density: singular C")

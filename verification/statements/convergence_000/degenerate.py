@@ -11,7 +11,9 @@
 
 For each, ``exact_optimum`` ("tril" and "sym") against :func:`..oracles.vi_objective.solve` (closed form; Newton for
 logistic to a gradient norm 1e-9): f* to 1e-9, m* to 1e-9 absolute where it is exactly 0 (else 1e-6), C* C*^T to
-1e-6, C* in V; and ``exact_energy`` at a point against the oracle's closed form (1e-9 relative).
+1e-6, C* in V, and stationary (the oracle's projected gradient of f at (m*, C*) below 1e-8 relative:
+:func:`..oracles.vi_objective.stationarity`); and ``exact_energy`` at a point against the oracle's closed form (1e-9
+relative).
 
 Statements: 000.claim-degenerate-data.
 """
@@ -55,6 +57,8 @@ def _check(ctx, model, what, exact_zero_mean=False):
             ctx.close(m, np.zeros(d), atol=1e-9, label=f"{label}: m* = 0 exactly (X^T y = 0)")
         ctx.close(m, mo, rtol=1e-6, atol=1e-6, label=f"{label}: m*")
         ctx.close(C @ C.T, Co @ Co.T, rtol=1e-6, atol=1e-6, label=f"{label}: C* C*^T")
+        # no second solver needed: the projected gradient of f at (m*, C*) (the oracle's closed form) is ~ 0
+        ctx.leq(vo.stationarity(model, m, C, structure), 1e-8, label=f"{label}: ||proj_V grad f(m*, C*)|| ~ 0")
         if structure == "sym":
             ok = bool(np.allclose(C, C.T, rtol=0, atol=1e-12 * np.abs(C).max()))
             ctx.true(

@@ -147,6 +147,74 @@ def _e004_4(ctx):
     ctx.close(ev[-1], 0.0, atol=0.0, label="the other eigenvalue is exactly 0: not negative definite")
 
 
+def _shape_probes(ctx, impl, X, y, xi, S, Xi, U):
+    """Every array argument of a wrong length is refused: each axis whose length the other arguments fix (the
+    dimension d, the n data rows shared by X and y, the horizon T), one longer and one shorter
+    (:meth:`~refvi.verification.statement.Context.refuses_shapes`)."""
+    vec, sq = (0,), (0, 1)
+    d = xi.size
+    Lam = -0.5 * np.linalg.inv(S)
+    for name, a, b in (
+        ("natural_from_moment", xi, S),
+        ("expectation_from_natural", Lam @ xi, Lam),
+        ("natural_from_expectation", xi, Xi),
+        ("log_partition", Lam @ xi, Lam),
+        ("conjugate", xi, Xi),
+    ):
+        ctx.refuses_shapes(
+            lambda a, b, name=name: getattr(impl, name)(a, b), {"a": a, "b": b}, {"a": vec, "b": sq}, label=name
+        )
+    ctx.refuses_shapes(
+        lambda mu1, S1, mu2, S2: impl.kl(mu1, S1, mu2, S2),
+        {"mu1": xi, "S1": S, "mu2": np.zeros(d), "S2": np.eye(d)},
+        {"mu1": vec, "S1": sq, "mu2": vec, "S2": sq},
+        label="kl",
+    )
+    data = {"X": X, "y": y}
+    data_axes = {"X": (0, 1), "y": vec}
+    blr = {**data, "P": np.eye(d), "mp": np.zeros(d)}
+    blr_axes = {**data_axes, "P": sq, "mp": vec}
+    for name in ("blr_neg_elbo", "blr_grad"):
+        ctx.refuses_shapes(
+            lambda X, y, P, mp, xi, Xi, name=name: getattr(impl, name)(X, y, 1.0, P, mp, xi, Xi),
+            {**blr, "xi": xi, "Xi": Xi},
+            {**blr_axes, "xi": vec, "Xi": sq},
+            label=name,
+        )
+    ctx.refuses_shapes(
+        lambda X, y, P, mp: impl.blr_run(X, y, 1.0, P, mp, np.zeros((3, 1), dtype=np.int64)),
+        blr,
+        blr_axes,
+        label="blr_run",
+    )
+    ctx.refuses_shapes(
+        lambda X, y, xi, Xi, U: impl.price_logistic(X, y, xi, Xi, U),
+        {**data, "xi": xi, "Xi": Xi, "U": U},
+        {**data_axes, "xi": vec, "Xi": sq, "U": (1,)},
+        label="price_logistic",
+    )
+    ctx.refuses_shapes(
+        lambda X, y, Z: impl.glm_loglik("logistic", X, y, Z),
+        {**data, "Z": U},
+        {**data_axes, "Z": (1,)},
+        label="glm_loglik",
+    )
+    for name in ("glm_neg_elbo", "glm_grad"):
+        ctx.refuses_shapes(
+            lambda X, y, xi, Xi, name=name: getattr(impl, name)("logistic", X, y, xi, Xi),
+            {**data, "xi": xi, "Xi": Xi},
+            {**data_axes, "xi": vec, "Xi": sq},
+            label=name,
+        )
+    T = 3
+    ctx.refuses_shapes(
+        lambda X, y, gammas, U: impl.glm_ngd("logistic", X, y, gammas, U),
+        {**data, "gammas": np.full(T, 0.1), "U": np.tile(U, (T, 1, 1))},
+        {**data_axes, "gammas": vec, "U": (0, 2)},
+        label="glm_ngd",
+    )
+
+
 @statement("004.claim-bad-input")
 def _claim_bad_input(ctx):
     """Inputs outside the model's definition are refused (ValueError / TypeError), never answered: mini-batch row
@@ -161,6 +229,7 @@ def _claim_bad_input(ctx):
     X, y = rng.standard_normal((n, d)), np.where(rng.random(n) < 0.5, -1.0, 1.0)
     xi, S = rng.standard_normal(d), rand_spd(rng, d)
     Xi, U = S + np.outer(xi, xi), rng.standard_normal((2, d))
+    _shape_probes(ctx, impl, X, y, xi, S, Xi, U)
     for idx in ([0, -1], [n, 1]):
         ctx.refuses(
             lambda: impl.price_logistic(X, y, xi, Xi, U, np.array(idx)),

@@ -49,12 +49,14 @@ def eq15(ctx):
             )
 
     ctx.forall(sva_instances(), check, max_examples=min(ctx.profile.max_examples, 10))
-    # a sigma box above the prior scale (sbox = 2.5, s = 1): for a convex loss sigma never exceeds s, so the precision
-    # floor 1/sbox^2 never binds and the run is (15) step by step; a floor written as sbox^2 (6.25) would bind
+    # a sigma box above the prior scale (sbox = 2.5, s = 1, and s = 2.2 just below it): for a convex loss sigma never
+    # exceeds s, so the precision floor 1/sbox^2 never binds and the run is (15) step by step; a floor written as
+    # sbox^2 (6.25) would bind, and one written 1/sbox (0.4) binds at once from sigma = s = 2.2 (1/s^2 = 0.21)
     rng = np.random.default_rng(15)
     X, y = rng.normal(0.0, 1.5, size=(8, 2)), np.where(rng.random(8) < 0.5, -1.0, 1.0)
-    hyper = dict(eta=0.7, beta=0.4, s=1.0, sbox=2.5, mbox=3.0)
-    check_replay(ctx, "ngvi", X, y, on.run("ngvi", X, y, **hyper), hyper, what="NGVI, sigma box 2.5 above s = 1")
+    for s in (1.0, 2.2):
+        hyper = dict(eta=0.7, beta=0.4, s=s, sbox=2.5, mbox=3.0)
+        check_replay(ctx, "ngvi", X, y, on.run("ngvi", X, y, **hyper), hyper, what=f"NGVI, sigma box 2.5, s = {s}")
 
 
 @erratum("E003-1")
