@@ -332,3 +332,10 @@ def test_a_data_point_in_the_null_space_of_sigma_has_variance_zero_not_minus_rou
     assert np.all(np.isfinite(f)) and np.all(np.isfinite(f1)) and np.all(np.isfinite(f2))
     point = make(x[None, :], np.array([1.0])).loglik(np.zeros((1, 3)))  # variance 0: f is log p at the mean
     assert f[0] == pytest.approx(point[0], rel=1e-12)
+
+
+def test_the_ngd_progress_bar_is_shown_only_when_asked(capsys):
+    p = _problem(1, n=4)
+    for progress in (False, True):
+        ngvi.stochastic_ngd_blr(p, 3, indices=np.tile(np.arange(4), (3, 1)), progress=progress)
+        assert ("stochastic NGD" in capsys.readouterr().err) == progress

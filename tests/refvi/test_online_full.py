@@ -67,3 +67,35 @@ def test_an_empty_stream_records_the_start_as_the_only_state():
     np.testing.assert_array_equal(r.M, [[0.0, 0.0]])
     np.testing.assert_array_equal(r.S, [[1.5, 1.5]])
     assert r.losses.shape == (0,)
+
+
+def test_a_long_stream_on_a_terminal_shows_a_bar_that_counts_every_row(monkeypatch):
+    """Streams of at least one chunk (20,000 rows) show a progress bar on a terminal, advanced by each chunk's rows
+    and closed at the end; shorter streams, or output that is not a terminal, show none."""
+    import sys
+
+    import tqdm
+
+    bars = []
+
+    class Bar:
+        def __init__(self, total, **kw):
+            self.total, self.n, self.closed = total, 0, False
+            bars.append(self)
+
+        def update(self, k):
+            self.n += k
+
+        def close(self):
+            self.closed = True
+
+    monkeypatch.setattr(tqdm, "tqdm", Bar)
+    monkeypatch.setattr(sys.stderr, "isatty", lambda: True)
+    rng = np.random.default_rng(2)
+    T = 45_000
+    X, y = rng.standard_normal((T, 2)), np.where(rng.random(T) < 0.5, -1.0, 1.0)
+    SVA(2, "hinge", eta=0.01).run(X, y, progress=True)
+    assert len(bars) == 1 and bars[0].total == T and bars[0].n == T and bars[0].closed
+    SVA(2, "hinge", eta=0.01).run(X[:100], y[:100], progress=True)
+    SVA(2, "hinge", eta=0.01).run(X, y)
+    assert len(bars) == 1

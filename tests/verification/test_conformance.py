@@ -202,6 +202,11 @@ def test_a_pass_always_exercised_the_implementation():
     declared = runner.run_statement(_stmt(nothing, ()), _EnergyOnly())
     assert declared["verdict"] == "skip" and declared["scope"] == "oracle-only"
     assert runner.run_statement(_stmt(nothing, ()), REFVI)["verdict"] == "pass"
+    # on refvi itself: undeclared (uses None) and calling nothing is an oracle-only check; declared methods that
+    # happened not to be called leave it an implementation statement
+    undeclared = runner.run_statement(_stmt(nothing, None), REFVI)
+    assert undeclared["verdict"] == "pass" and undeclared["scope"] == "oracle-only"
+    assert runner.run_statement(_stmt(nothing, ("energy",)), REFVI)["scope"] == "implementation"
 
 
 @pytest.mark.parametrize("spec, message", [

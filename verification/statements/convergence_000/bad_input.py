@@ -225,6 +225,14 @@ def claim_bad_input(ctx):
         )
     ctx.refuses(lambda: impl.prox_sgd(target, m, C, np.array([0.1, 0.0]), U3), label="prox_sgd: a step = 0")
     ctx.refuses(lambda: impl.proj_sgd(target, m, S, np.array([0.1, 0.1]), U3, 0.0), label="proj_sgd: M = 0")
+    # seed 002's gradient descent with a caller's gradient and no M: W_M (projected) and Thm 6's default step
+    # (step=None) are undefined without it
+    grad_l = lambda m_, C_: (m_ - target.params["mean"], C_)  # noqa: E731
+    for step, method in ((0.1, "projected"), (None, "prox"), (None, "naive")):
+        ctx.refuses(
+            lambda: impl.gradient_descent(grad_l, m, C, step, 3, method, None),
+            label=f"gradient_descent {method}, step = {step}: no smoothness constant M",
+        )
     # a run that diverges says so: a step so large that the very first update overflows (w^1 not finite); the same on
     # a non-Gaussian target (refvi runs it in its loop for any energy kernel, refvi.kernels.fused)
     for on, tgt in (("", target), (", cosine target", specs.cosine(0.5, np.ones(d)))):
