@@ -123,6 +123,9 @@ def test_refvi_strict_fails_a_passing_session_whose_paper_is_not_certified(tmp_p
     assert lax.returncode == 0 and "--refvi-strict" not in lax.stdout, lax.stdout
     assert strict.returncode == 1, strict.stdout
     assert "--refvi-strict: not certified: 002" in strict.stdout and "(the session fails)" in strict.stdout
+    # without --refvi-impl no statement runs and no paper is judged: --refvi-strict leaves the session alone
+    own = _pytest(proj, "--refvi-strict")
+    assert own.returncode == 0 and "--refvi-strict" not in own.stdout, own.stdout
 
 
 def test_select_patterns_split_on_commas_and_spaces_and_none_selects_everything():

@@ -150,3 +150,6 @@ def claim_fit_diagnostics(ctx):
     ctx.instance(driver, ("the Gaussian", target, {"steps": 600, "seed": 3}))
     ctx.instance(driver, ("a logistic regression", logistic, {"steps": 401, "seed": 5}))
     ctx.instance(driver, ("the Gaussian, no frame", target, {"steps": 300, "seed": 1, "frame": None}))
+    # seed 002's deterministic methods keep their own records (the gradient-descent loop, not the SGD driver's)
+    ctx.instance(driver, ("the Gaussian, gradient descent", target, {"steps": 60, "method": "gd-prox"}))
+    ctx.instance(driver, ("a logistic regression, gradient descent", logistic, {"steps": 41, "method": "gd-projected"}))
