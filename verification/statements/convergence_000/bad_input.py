@@ -296,8 +296,24 @@ def claim_bad_input(ctx):
         ({"steps": 4, "frame": None, "M": -1.0}, "a negative smoothness constant"),
         ({"steps": 4, "method": "gd-prox", "step_size": "thm6"}, "gradient descent with a rule name for its step"),
         ({"steps": 4, "method": "gd-prox", "step_size": np.full(4, 0.1)}, "gradient descent with an array of steps"),
+        ({"steps": 4.5}, "a fractional number of steps"),
+        ({"steps": 4, "samples": 2.5}, "a fractional number of samples"),
+        ({"steps": 4, "seed": 1.5}, "a fractional seed"),
     ):
         ctx.refuses(lambda: impl.fit_as_user(target, **options), label=f"fit_as_user: {why} ({options})")
+    # a start of the wrong shape, given to the driver directly and as a user gives it
+    ctx.refuses_shapes(
+        lambda m0, C0: impl.fit(target, "prox-sgd", steps=4, init=(m0, C0)),
+        {"m0": m, "C0": C},
+        {"m0": (0,), "C0": (0, 1)},
+        label="fit: init",
+    )
+    ctx.refuses_shapes(
+        lambda m0, C0: impl.fit_as_user(target, steps=4, init=(m0, C0)),
+        {"m0": m, "C0": C},
+        {"m0": (0,), "C0": (0, 1)},
+        label="fit_as_user: init",
+    )
     ctx.refuses(
         lambda: impl.log_joint(specs.gaussian(np.zeros(d), np.diag([1.0, 0.0, 1.0])), np.zeros((1, d))),
         label="log_joint: a Gaussian target with a singular precision",
