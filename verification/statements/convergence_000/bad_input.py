@@ -18,6 +18,7 @@ from __future__ import annotations
 import numpy as np
 
 from refvi.verification.oracles.matrices import proj_V as proj
+from refvi.verification.protocol import bases
 from refvi.verification.protocol import targets as specs
 from refvi.verification.statement import scalar, statement
 
@@ -75,6 +76,20 @@ def _shape_probes(ctx, target, m, C, U):
     ctx.refuses_shapes(
         lambda m, C: impl.exact_energy(target, m, C), {"m": m, "C": C}, {"m": vec, "C": sq}, label="exact_energy"
     )
+    # seed 002's location-scale family q = LocScale(m, C, s) on a base law s (Eq. 1), d = 3
+    base = bases.BaseSpec("laplace")
+    ctx.refuses_shapes(
+        lambda m, C, Z: impl.locscale_log_density(base, m, C, Z),
+        {"m": m, "C": C, "Z": U},
+        {"m": vec, "C": sq, "Z": rows},
+        label="locscale_log_density",
+    )
+    for name, call in (
+        ("locscale_moments", lambda m, C: impl.locscale_moments(base, m, C)),
+        ("to_base_params", lambda m, C: impl.to_base_params(m, C, base)),
+    ):
+        ctx.refuses_shapes(call, {"m": m, "C": C}, {"m": vec, "C": sq}, label=name)
+    ctx.refuses_shapes(lambda C: impl.locscale_entropy(base, C), {"C": C}, {"C": sq}, label="locscale_entropy")
     # the runs: T = 2 steps, base samples (T, S, d), T + 1 average weights
     T = 2
     gammas, U3, w = np.array([0.1, 0.05]), np.random.default_rng(4).standard_normal((T, 2, d)), np.full(T + 1, 1 / 3)
