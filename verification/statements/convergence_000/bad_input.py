@@ -185,35 +185,29 @@ def claim_bad_input(ctx):
         label="project_wm: asymmetric C (its projection is the clip of the symmetric part)",
     )
 
-    # estimators and the Gaussian family (Def 4, Eqs. 6-8, Lemma 14, Lemma 16)
-    gm, gC = _energy_at(target, m, upper, U, "tril")
-    ctx.refuses(
-        lambda: np.concatenate([np.ravel(x) for x in impl.energy(target, m, upper, U, "tril")]),
-        correct=np.concatenate([gm, gC.ravel()]),
-        rtol=1e-10,
-        atol=1e-12,
-        label="energy: C outside V (tril)",
-    )
+    # estimators and the Gaussian family (Def 4, Eqs. 6-8, Lemma 14, Lemma 16); wrong shapes: _shape_probes
     ctx.refuses(lambda: impl.energy(target, m, C, nan_U, "tril"), label="energy: NaN in U")
-    ctx.refuses(lambda: impl.energy(target, m, C, U[:, :2], "tril"), label="energy: U of width d - 1")
-    ctx.refuses(lambda: impl.energy(target, m[:2], C, U, "tril"), label="energy: m of length d - 1")
     for name in ("entropy", "stl", "score"):
         ctx.refuses(
             lambda: getattr(impl, name)(target, m, singular, U, "tril"),
             label=f"{name}: C with a zero on the diagonal (q degenerate, C^-1 undefined)",
         )
-    # outside W (a diagonal entry <= 0), g_energy still has its value, the mean of -grad log p(C u + m) (u^T): an
-    # implementation may return it instead of refusing
+    # outside V (an entry above the diagonal) or outside W (a diagonal entry <= 0), g_energy still has its value, the
+    # mean of -grad log p(C u + m) (u^T) projected: an implementation may return it instead of refusing
     negative = C.copy()
     negative[2, 2] = -0.5
-    for what, bad in (("a zero on", singular), ("a negative entry on", negative)):
+    for what, bad in (
+        ("C outside V (tril)", upper),
+        ("C with a zero on its diagonal (outside W)", singular),
+        ("C with a negative entry on its diagonal (outside W)", negative),
+    ):
         gm, gC = _energy_at(target, m, bad, U, "tril")
         ctx.refuses(
             lambda: np.concatenate([np.ravel(x) for x in impl.energy(target, m, bad, U, "tril")]),
             correct=np.concatenate([gm, gC.ravel()]),
             rtol=1e-10,
             atol=1e-12,
-            label=f"energy: C with {what} its diagonal (outside W)",
+            label=f"energy: {what}",
         )
     ctx.refuses(lambda: impl.gaussian_entropy(singular, "tril"), label="gaussian_entropy: singular C")
     ctx.refuses(lambda: impl.gaussian_log_density(m, singular, U, "tril"), label="gaussian_log_density: singular C")
