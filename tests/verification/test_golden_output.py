@@ -71,13 +71,13 @@ def _outputs(tmp: Path) -> dict[str, str]:
     code, stdout, stderr = _cli(tmp, "--select", *IDS, "--impl", "golden_impl:IMPL", "--json", "cert.json",
                                 "--junit-xml", "cert.xml", "--artifacts", "art", "--compare", "refvi")
     out["run.txt"] = f"exit {code}\n--- stdout\n{stdout}--- stderr\n{stderr}"
-    out["cert.json"] = json.dumps(_mask_json(json.loads((tmp / "cert.json").read_text()), tmp), indent=1) + "\n"
+    out["certificate.txt"] = json.dumps(_mask_json(json.loads((tmp / "cert.json").read_text()), tmp), indent=1) + "\n"
     out["cert.xml"] = re.sub(r'time="[0-9.]+"', 'time="<s>"', (tmp / "cert.xml").read_text())
     for f in sorted((tmp / "art").glob("*.py")):
         out[f"art-{f.name}.txt"] = f.read_text()
     code, stdout, stderr = _cli(tmp, "--replay", "art/000.def4.npz", "--impl", "golden_impl:IMPL")
     out["replay.txt"] = f"exit {code}\n--- stdout\n{stdout}--- stderr\n{stderr}"
-    return {k: _mask_text(v, tmp) if not k.endswith(".json") else v for k, v in out.items()}
+    return {k: v if k == "certificate.txt" else _mask_text(v, tmp) for k, v in out.items()}
 
 
 def test_a_certificate_run_writes_what_it_wrote_before(tmp_path):

@@ -84,11 +84,11 @@ def _shape_probes(ctx, target, m, C, U):
         {"m": vec, "C": sq, "Z": rows},
         label="locscale_log_density",
     )
-    for name, call in (
+    for name, of_m_C in (
         ("locscale_moments", lambda m, C: impl.locscale_moments(base, m, C)),
         ("to_base_params", lambda m, C: impl.to_base_params(m, C, base)),
     ):
-        ctx.refuses_shapes(call, {"m": m, "C": C}, {"m": vec, "C": sq}, label=name)
+        ctx.refuses_shapes(of_m_C, {"m": m, "C": C}, {"m": vec, "C": sq}, label=name)
     ctx.refuses_shapes(lambda C: impl.locscale_entropy(base, C), {"C": C}, {"C": sq}, label="locscale_entropy")
     # the runs: T = 2 steps, base samples (T, S, d), T + 1 average weights
     T = 2
