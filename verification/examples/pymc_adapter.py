@@ -71,6 +71,15 @@ KINDS = ("gaussian", "linear", "logistic", "hierarchical_logistic", "cosine")
 MODE = pytensor.compile.mode.Mode(linker="py", optimizer="fast_run")
 
 
+def _points(target, Z) -> np.ndarray:
+    """The rows of Z as points of the target, refused by name when they are not (S, d): PyTensor's compiled log density
+    reads the first d entries of a longer vector and asserts on a shorter one."""
+    Z = np.atleast_2d(np.asarray(Z, dtype=np.float64))
+    if Z.ndim != 2 or Z.shape[1] != target.dim:
+        raise ValueError(f"points must be (S, {target.dim}), got shape {Z.shape}")
+    return Z
+
+
 class _Energy(Operator):
     """ADVI's objective without its log q term: -E log p(z(w))."""
 
@@ -317,11 +326,11 @@ class PyMCImplementation:
 
     def log_joint(self, target, Z):
         fn = self._value_grad(target)
-        return np.array([float(fn(np.asarray(z, dtype=np.float64))[0]) for z in np.atleast_2d(Z)])
+        return np.array([float(fn(z)[0]) for z in _points(target, Z)])
 
     def grad_log_joint(self, target, Z):
         fn = self._value_grad(target)
-        return np.array([np.asarray(fn(np.asarray(z, dtype=np.float64))[1]) for z in np.atleast_2d(Z)])
+        return np.array([np.asarray(fn(z)[1]) for z in _points(target, Z)])
 
     def energy(self, target, m, C, U, structure="tril"):
         return self._call("energy", target, m, C, U, structure)
