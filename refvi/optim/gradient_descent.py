@@ -122,16 +122,17 @@ def gradient_descent(
     objs = [exact.objective(target, m, C)] if have_obj else None
     for k in range(K):
         with np.errstate(over="ignore", invalid="ignore"):
-            gm, gC = grad_l(m, C)
-        m_new, C_new = gd_step(method, m, C, np.asarray(gm, float), np.asarray(gC, float), step, M)
+            gm, gC = (np.asarray(g, float) for g in grad_l(m, C))
+            # the gradient step itself (before the prox or the projection, which refuse a non-finite matrix)
+            stepped = np.all(np.isfinite(m - step * gm)) and np.all(np.isfinite(C - step * gC))
+        if not stepped:
+            raise ValueError(_diverged(method, k, m, C))
+        m_new, C_new = gd_step(method, m, C, gm, gC, step, M)
         if (
             not (np.all(np.isfinite(m_new)) and np.all(np.isfinite(C_new)))
             or np.linalg.svd(C_new, compute_uv=False)[-1] == 0.0
         ):
-            raise ValueError(
-                f"{method} gradient descent diverged at step {k}: the iterate is not finite or C is "
-                f"singular; last finite state m = {m}, C = {C}"
-            )
+            raise ValueError(_diverged(method, k, m, C))
         m, C = m_new, C_new
         ms.append(m.copy())
         Cs.append(C.copy())
@@ -139,3 +140,10 @@ def gradient_descent(
             with np.errstate(over="ignore", invalid="ignore"):
                 objs.append(exact.objective(target, m, C))
     return GDResult(method, step, np.array(ms), np.array(Cs), None if objs is None else np.array(objs))
+
+
+def _diverged(method: str, k: int, m, C) -> str:
+    return (
+        f"{method} gradient descent diverged at step {k}: the iterate is not finite or C is singular; last finite "
+        f"state m = {m}, C = {C}"
+    )

@@ -79,3 +79,14 @@ def test_ridge_expectations_keep_their_relative_accuracy_in_the_tails(a):
                 for f in (lambda s: np.logaddexp(0.0, -s), lambda s: sig(-s), lambda s: sig(s) * sig(-s))]
         for k in range(3):
             assert abs(got[k][0] - want[k]) <= 1e-9 * want[k], (k, beta, got[k][0], want[k])
+
+
+@pytest.mark.parametrize("method", ["gd-naive", "gd-projected"])
+def test_a_diverging_gradient_descent_says_so_with_its_step_and_last_finite_state(method):
+    """Far too large a step makes the iterates overflow: naive and projected GD both say they diverged, at which step
+    and from which state (projected GD used to stop on its projection's refusal of a non-finite C instead)."""
+    import refvi
+
+    t = Gaussian(np.zeros(2), np.eye(2) * 1e3)
+    with pytest.raises(ValueError, match=r"gradient descent diverged at step \d+: .* last finite state"):
+        refvi.fit(t, method=method, steps=200, step_size=10.0, diagnose=0)
