@@ -8,7 +8,8 @@ truncated-normal log density on the instance's quadrature rule.  The other probe
 hypothesis: delta = 0 and delta > 1 for the approximate LMO of Eq. (9), weights off the simplex, atom indices out of
 range, L = 0 for Variant 0, a single draw for Algorithm 2's leave-one-out baseline, iteration counts of -1 (and 0,
 which is allowed), a starting atom out of range, sigma_min > sigma_max, a box with hi = lo, a quadrature of order 0
-(order 1, one panel, is allowed).
+(order 1, one panel, is allowed).  Every array argument is also probed one entry too long and one too short along
+each axis the other arguments fix (:func:`_shape_probes`).
 
 Statements: 001.claim-bad-input.
 """

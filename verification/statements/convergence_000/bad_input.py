@@ -7,8 +7,9 @@ overflows, a target with zero curvature, a horizon T = 0, zero samples per step,
 where a check written with the wrong comparison lets the input through.  The protocol's convention is a
 ``ValueError`` or ``TypeError``; where the input still has a right answer (the prox with gamma = 0 is the identity;
 the projection of an asymmetric C onto the symmetric W_M is the clip of its symmetric part; an estimator at a C
-outside V is the projected mean at that C) returning that answer also passes
-(:meth:`~refvi.verification.statement.Context.refuses`).
+outside V or W is the projected mean at that C) returning that answer also passes
+(:meth:`~refvi.verification.statement.Context.refuses`).  Every array argument is also probed one entry too long and
+one too short along each axis the other arguments fix (:func:`_shape_probes`).
 
 Statements: 000.claim-bad-input.
 """

@@ -4,8 +4,10 @@ with a wrong number.
 Each probe sits on the boundary of a hypothesis, where a check written with the wrong comparison lets the input
 through: a learning rate eta = 0, a prior scale s above the sigma box, an initial sigma outside [0, sbox], NGVI's
 weight beta above 1, a negative sigma in the expected loss, an EWA interval with lo = hi, a log prior that is not one
-finite value per node, a one-node 2-D rule, a network of width 0 or with no Monte Carlo draw.  The protocol's
-convention is a ``ValueError`` or ``TypeError`` (:meth:`~refvi.verification.statement.Context.refuses`).
+finite value per node, a one-node 2-D rule, a network of width 0 or with no Monte Carlo draw, a stream with no
+feature, and every array argument one entry too long and one too short along each axis the other arguments fix
+(:func:`_shape_probes`).  The protocol's convention is a ``ValueError`` or ``TypeError``
+(:meth:`~refvi.verification.statement.Context.refuses`).
 
 Statements: 003.claim-bad-input.
 """
