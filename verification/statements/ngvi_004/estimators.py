@@ -260,6 +260,12 @@ def _claim_bad_input(ctx):
     ctx.refuses(
         lambda: impl.blr_run(X, y, 1.0, P, mp, np.zeros((T, 0), dtype=np.int64)), label="blr_run: empty batches (m = 0)"
     )
+    flat_batches = np.zeros(T, dtype=np.int64)  # (T,), not (T, m)
+    ctx.refuses(lambda: impl.blr_run(X, y, 1.0, P, mp, flat_batches), label="blr_run: batches of shape (T,)")
+    ctx.refuses(
+        lambda: impl.glm_ngd("logistic", X, y, np.full(T, 0.1), rng.standard_normal((T, 2, d)), batches=flat_batches),
+        label="glm_ngd: batches of shape (T,)",
+    )
     for k in (d - 1, d + 1):  # a start of another dimension than the problem's (a larger one ran as a larger problem)
         start = (np.zeros(k), -0.5 * np.eye(k))
         ctx.refuses(
