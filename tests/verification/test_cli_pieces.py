@@ -113,3 +113,24 @@ def test_the_summary_commands_help_opens_with_its_modules_first_line(capsys):
     with pytest.raises(SystemExit):
         summary.main(["--help"])
     assert summary.__doc__.splitlines()[0] in " ".join(capsys.readouterr().out.split())
+
+
+def test_the_self_test_command_exits_1_when_a_planted_bug_is_missed(monkeypatch, capsys):
+    """--self-test's exit code: 0 when the certificate caught every chosen bug, 1 when it missed one (named on the
+    last line), 2 when no planted bug matches."""
+    from types import SimpleNamespace
+
+    from refvi.verification.running import commands, selftest
+
+    caught = {"energy-mean-factor": ["000.def4"], "prox-factor-2": []}
+    monkeypatch.setattr(selftest, "self_test", lambda chosen, *a, **k: [
+        {"id": m.id, "caught_by": caught[m.id]} for m in chosen])
+    monkeypatch.setattr(selftest, "format_row", lambda r: r["id"])
+    args = SimpleNamespace(self_test=["energy-mean-factor"], profile="ci", first_catch=False, json=None)
+    assert commands.run_self_test(args) == 0
+    assert "1 of 1 planted bugs caught by the certificate alone" in capsys.readouterr().out
+    args.self_test = ["energy-mean-factor", "prox-factor-2"]
+    assert commands.run_self_test(args) == 1
+    assert capsys.readouterr().out.rstrip().endswith("1 of 2 planted bugs caught by the certificate alone; missed: prox-factor-2")
+    args.self_test = ["no-such-bug"]
+    assert commands.run_self_test(args) == 2
