@@ -157,5 +157,6 @@ def test_bad_input():
         t.constrain(np.zeros((2, t.dim + 1)))
     with pytest.raises(ValueError, match="draws"):
         t.draws(np.zeros(t.dim), np.eye(t.dim), draws=1)
-    with pytest.raises(ValueError, match="chains"):
-        t.inference_data(np.zeros(t.dim), np.eye(t.dim), draws=10, chains=3)
+    for chains in (3, 0, -2, True, 2.0):  # not dividing the draws, not a positive integer
+        with pytest.raises(ValueError, match="chains"):
+            t.inference_data(np.zeros(t.dim), np.eye(t.dim), draws=10, chains=chains)
