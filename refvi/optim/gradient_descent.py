@@ -123,8 +123,9 @@ def gradient_descent(
     for k in range(K):
         with np.errstate(over="ignore", invalid="ignore"):
             gm, gC = (np.asarray(g, float) for g in grad_l(m, C))
-            # the gradient step itself (before the prox or the projection, which refuse a non-finite matrix)
-            stepped = np.all(np.isfinite(m - step * gm)) and np.all(np.isfinite(C - step * gC))
+            # the gradient step of C (before the prox or the projection, which refuse a non-finite matrix; a
+            # non-finite m is caught with the new iterate below)
+            stepped = np.all(np.isfinite(C - step * gC))
         if not stepped:
             raise ValueError(_diverged(method, k, m, C))
         m_new, C_new = gd_step(method, m, C, gm, gC, step, M)

@@ -4,6 +4,7 @@ frictions (the summary's oracle-only count, --require of an unknown paper, --rep
 object, reproducers that run from any directory)."""
 
 import json
+import re
 import subprocess
 import sys
 
@@ -278,3 +279,17 @@ def test_compare_lists_at_most_ten_slack_differences():
     text = compare.format_comparison(diff)
     assert "12 worst slack(s) differ" in text
     assert "000.s09" in text and "000.s10" not in text
+
+
+def test_a_resumed_selection_is_the_runs_own_patterns_and_methods_and_no_other():
+    """--resume completes the interrupted run's selection, --select and --select-method both: given again they are
+    accepted, any other is refused by naming the run's own; a certificate without a recorded selection takes the
+    one given."""
+    partial = {"selection": {"patterns": ["002.*"], "methods": ["entropy_prox"]}}
+    assert runner.resumed_selection(partial, None, None) == (["002.*"], ["entropy_prox"])
+    assert runner.resumed_selection(partial, ["002.*"], ["entropy_prox"]) == (["002.*"], ["entropy_prox"])
+    for patterns, methods in ((["002.*"], None), (["002.*"], ["energy"]), (None, ["entropy_prox", "energy"])):
+        with pytest.raises(ValueError, match=re.escape("--select 002.* --select-method entropy_prox;")):
+            runner.resumed_selection(partial, patterns, methods)
+    assert runner.resumed_selection({"selection": {"patterns": None, "methods": None}}, None, None) == (None, None)
+    assert runner.resumed_selection({}, ["002.lemma12"], None) == (["002.lemma12"], None)

@@ -154,10 +154,11 @@ def claim_bad_input(ctx):
         lambda: b.objective(BoostingInstance.make(0.5, 0.5, [0.5], 0.3, tgt), np.ones(1)),
         label="a box with hi = lo (A has no interior)",
     )
-    ctx.refuses(
-        lambda: b.objective(BoostingInstance.make(-1.0, 1.0, [0.0], 0.3, tgt, quadrature=(0, 20)), np.ones(1)),
-        label="a quadrature rule of order 0",
-    )
+    for rule, what in (((0, 20), "order 0"), ((20, 0), "0 panels")):
+        ctx.refuses(
+            lambda: b.objective(BoostingInstance.make(-1.0, 1.0, [0.0], 0.3, tgt, quadrature=rule), np.ones(1)),
+            label=f"a quadrature rule of {what}",
+        )
     one = BoostingInstance.make(-1.0, 1.0, [-0.5, 0.5], 0.3, tgt, quadrature=(1, 1))  # the midpoint rule: allowed
     ctx.close(
         scalar(b.objective(one, np.array([0.3, 0.7]))),

@@ -17,8 +17,8 @@ with condition number 1e4, 200 units off-centre along its flattest direction).
   metric, more than 1000 times that bound away (oracle: E m^(t+1) - mean = (I - gamma P)(E m^t - mean) exactly);
 * **the defaults are what they say**: passing method "prox-sgd", average "tail", seed 0 and samples 1 gives the
   same run bit for bit as passing nothing; and the default budget grows with d as documented (T = max(10,000,
-  40(d+3)) steps of S = ceil(80(d+3)/T) samples): on a Bayesian linear regression with d = 130 (N = 260), passing
-  nothing is passing steps = 10,000 and samples = 2, bit for bit;
+  40(d+3)) steps of S = ceil(80(d+3)/T) samples): on a Bayesian linear regression with d = 123 (N = 246, the first
+  d with two samples), passing nothing is passing steps = 10,000 and samples = 2, bit for bit;
 * **a logistic regression, nothing but T = 40**: the run starts at the documented ridge start, C^0 = L and m^0 the
   minimizer of the exact objective f(m, L) over m (the oracle's gradient, in the frame's metric, below 1e-4), which
   here is not the Laplace mode (1e-2 at least there);
@@ -285,7 +285,9 @@ def claim_fit_defaults(ctx):
         _no_climb(ctx, run, what)
 
     def budget_grows_with_d(_):
-        d_big, N = 130, 260  # S = ceil(80 (d + 3) / 10,000) = 2 from d = 123; T stays 10,000 up to d = 247
+        # d = 123 is the first d where S = ceil(80 (d + 3) / 10,000) = 2 (T stays 10,000 up to d = 247): a budget
+        # off by one in d runs one sample there
+        d_big, N = 123, 246
         rng = np.random.default_rng(130)
         X = rng.standard_normal((N, d_big))
         lin = specs.linear(X, X @ rng.standard_normal(d_big) + rng.standard_normal(N))
