@@ -712,3 +712,20 @@ def test_a_failing_comparison_with_a_non_finite_side_reports_an_infinite_error()
     with pytest.raises(CheckFailed):
         ctx.equal(3, 4, label="different")
     assert (ctx.evidence[-1].lhs, ctx.evidence[-1].slack) == (1.0, -1.0)
+
+
+@pytest.mark.parametrize("relation", ["leq", "geq"])
+def test_leq_and_geq_allow_atol_plus_rtol_times_the_bound_and_no_more(relation):
+    """ctx.leq(lhs, rhs) passes for lhs <= rhs + atol + rtol |rhs|, ctx.geq for lhs >= rhs - atol - rtol |rhs|: a value
+    just inside that allowance passes, one just outside fails, and each tolerance counts on its own and added up."""
+    from refvi.verification.statement import PROFILES, CheckFailed, Context
+
+    sign = 1.0 if relation == "leq" else -1.0
+    for atol, rtol in ((0.3, 0.0), (0.0, 0.2), (0.3, 0.2)):
+        allowance = atol + rtol * 2.0  # the bound is rhs = -2 or 2: |rhs| = 2
+        for rhs in (2.0, -2.0):
+            ctx = Context(None, PROFILES["ci"], "test")
+            check = getattr(ctx, relation)
+            check(rhs + sign * (allowance - 1e-9), rhs, atol=atol, rtol=rtol, label="inside")
+            with pytest.raises(CheckFailed):
+                check(rhs + sign * (allowance + 1e-9), rhs, atol=atol, rtol=rtol, label="outside")
