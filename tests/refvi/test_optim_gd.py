@@ -91,3 +91,6 @@ def test_a_diverging_gradient_descent_says_so_with_its_step_and_last_finite_stat
     t = Gaussian(np.zeros(2), np.eye(2) * 1e3)
     with pytest.raises(ValueError, match=r"gradient descent diverged at step 77: .* last finite state"):
         refvi.fit(t, method=method, steps=200, step_size=10.0, diagnose=0)
+    # a step so large that the first update overflows although the gradient itself is finite
+    with pytest.raises(ValueError, match=r"gradient descent diverged at step 0: .* last finite state"):
+        refvi.fit(t, method=method, steps=5, step_size=1e306, diagnose=0)
