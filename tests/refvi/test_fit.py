@@ -292,3 +292,21 @@ def test_a_python_gradient_that_overflows_is_divergence_at_that_step_not_a_bad_i
     with pytest.raises(DivergenceError, match="diverged at step 9") as err:
         refvi.fit(t, steps=40, step_size=5.0, frame=None, m0=np.ones(2), diagnose=False)
     assert err.value.step == 9 and np.all(np.abs(err.value.m) < 1e6)
+
+
+def test_a_fit_of_a_small_target_runs_with_single_threaded_blas(monkeypatch):
+    """Targets up to d = 1024 fit with BLAS on one thread (threadpoolctl): their matrices gain nothing from threads
+    and OpenBLAS's spinning threads slowed loaded machines several times over."""
+    import contextlib
+
+    fit_module = sys.modules["refvi.optim.fit"]
+    calls = []
+
+    class Controller:
+        def limit(self, **kw):
+            calls.append(kw)
+            return contextlib.nullcontext()
+
+    monkeypatch.setattr(fit_module, "_CONTROLLER", [Controller()])
+    refvi.fit(Gaussian(np.zeros(2), np.eye(2)), steps=5, diagnose=0)
+    assert calls and calls[0] == {"limits": 1, "user_api": "blas"}
