@@ -134,3 +134,22 @@ def test_the_self_test_command_exits_1_when_a_planted_bug_is_missed(monkeypatch,
     assert capsys.readouterr().out.rstrip().endswith("1 of 2 planted bugs caught by the certificate alone; missed: prox-factor-2")
     args.self_test = ["no-such-bug"]
     assert commands.run_self_test(args) == 2
+
+
+def test_the_search_command_prints_each_counterexample_and_exits_1(monkeypatch, capsys, tmp_path):
+    """--search: every counterexample found is printed with its seed and verdict, and the exit code is 1."""
+    from types import SimpleNamespace
+
+    from refvi.verification.running import commands, search
+
+    found = [{"seed": 3, "verdict": "fail", "detail": "lhs 2 > rhs 1"}, {"seed": 5, "verdict": "error", "detail": "x"}]
+    out = {"best": None, "counterexamples": found, "examples": 7}
+    monkeypatch.setattr(search, "search", lambda *a: out)
+    monkeypatch.setattr(search, "save", lambda o, path: None)
+    args = SimpleNamespace(search="000.cor22", budget=5, seeds=None, workers=None, impl=None, profile="ci",
+                           scheduler=None, json=str(tmp_path / "s.json"))
+    assert commands.run_search(args) == 1
+    text = capsys.readouterr().out
+    assert "COUNTEREXAMPLE (seed 3, fail): lhs 2 > rhs 1" in text and "COUNTEREXAMPLE (seed 5, error): x" in text
+    out["counterexamples"] = []
+    assert commands.run_search(args) == 0
