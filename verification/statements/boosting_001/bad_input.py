@@ -154,7 +154,7 @@ def claim_bad_input(ctx):
         lambda: b.objective(BoostingInstance.make(0.5, 0.5, [0.5], 0.3, tgt), np.ones(1)),
         label="a box with hi = lo (A has no interior)",
     )
-    for rule, what in (((0, 20), "order 0"), ((20, 0), "0 panels")):
+    for rule, what in (((0, 20), "order 0"), ((2.5, 20), "order 2.5"), ((20, 0), "0 panels")):
         ctx.refuses(
             lambda: b.objective(BoostingInstance.make(-1.0, 1.0, [0.0], 0.3, tgt, quadrature=rule), np.ones(1)),
             label=f"a quadrature rule of {what}",
