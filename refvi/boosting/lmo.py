@@ -76,11 +76,14 @@ def score_function_gradient(atoms, k_mu, sigma, Z, values) -> np.ndarray:
     ``k_mu`` is the mean (d,), ``Z`` the (S, d) draws from TN(mu, sigma^2; A), ``values`` the (S,) values of
     grad f(q)(z_s) (possibly baseline-corrected).
     """
-    lo, hi = atoms.box.lo, atoms.box.hi
     k_mu = as_vector(k_mu, "mu", atoms.dim)
     Z = as_matrix(Z, "Z", (None, atoms.dim))
-    values = as_vector(values, "values", Z.shape[0])
-    score = (Z - k_mu) / sigma**2 - truncation_log_normalizer_grad(k_mu, sigma, lo, hi)
+    return _score_gradient(atoms, k_mu, sigma, Z, as_vector(values, "values", Z.shape[0]))
+
+
+def _score_gradient(atoms, k_mu, sigma, Z, values) -> np.ndarray:
+    """:func:`score_function_gradient` on checked arrays (Algorithm 2's loop)."""
+    score = (Z - k_mu) / sigma**2 - truncation_log_normalizer_grad(k_mu, sigma, atoms.box.lo, atoms.box.hi)
     return (values[:, None] * score).mean(0)
 
 
@@ -135,21 +138,25 @@ class StochasticLMO:
         mu = cands[int(np.argmin(est))].copy()
         for _ in range(self.n_steps):
             Z = atoms.sample(_nearest(atoms, mu), self.n_samples, rng)
-            mu = self.step(problem, alpha, mu, Z)
+            mu = self._step(problem, alpha, mu, Z)
         return _nearest(atoms, mu)
 
     def step(self, problem, alpha, mu, Z) -> np.ndarray:
         """One iteration of Algorithm 2's loop at the mean ``mu`` (d,), given the draws ``Z`` (S, d) of the atom k
         whose mean is nearest ``mu``: v_s = log q(z_s) - log p(z_s) less the mean of the other S - 1 values (the
         leave-one-out baseline keeps Eq. (10) unbiased), g = Eq. (10) at mu_k, and mu' = clip(mu - lr g) to the box."""
-        atoms = problem.atoms
         problem.weights(alpha)  # K weights in the simplex (checked; used as given)
+        d = problem.atoms.dim
         alpha = np.asarray(alpha, dtype=np.float64)
-        mu = as_vector(mu, "mu", atoms.dim)
+        return self._step(problem, alpha, as_vector(mu, "mu", d), as_matrix(Z, "Z", (None, d)))
+
+    def _step(self, problem, alpha, mu, Z) -> np.ndarray:
+        """:meth:`step` on checked arrays (Algorithm 2's loop: its own draws, its own mean)."""
+        atoms = problem.atoms
         k = _nearest(atoms, mu)
         v = self.grad_f_at(problem, alpha, Z)
         v = v - (v.sum() - v) / (v.shape[0] - 1)
-        g = score_function_gradient(atoms, atoms.means[k], atoms.scales[k], Z, v)
+        g = _score_gradient(atoms, atoms.means[k], atoms.scales[k], Z, v)
         return np.clip(mu - self.lr * g, atoms.box.lo, atoms.box.hi)
 
 

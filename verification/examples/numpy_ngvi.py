@@ -191,8 +191,7 @@ class NumpyNGVI:
         lp, Lp = _natural(mp, P)
         return X.T @ y / s2 + lp, Lp - 0.5 * X.T @ X / s2
 
-    def _blr_noisy(self, X, y, s2, P, mp, idx):
-        _blr_data(X, y, P, mp)
+    def _blr_noisy(self, X, y, s2, P, mp, idx):  # on data its caller checked (a run or an enumeration calls it often)
         idx = _rows(idx, X.shape[0])
         lp, Lp = _natural(mp, P)
         c = X.shape[0] / (idx.size * s2)
@@ -219,6 +218,7 @@ class NumpyNGVI:
         return lam - ls, Lam - Ls
 
     def blr_stochastic_grad(self, X, y, sigma2, P, mp, xi, Xi, idx):  # Eq. (15)
+        _blr_data(X, y, P, mp)
         lam, Lam = _from_expectation(xi, Xi)
         lh, Lh = self._blr_noisy(X, y, sigma2, P, mp, idx)
         return lam - lh, Lam - Lh
@@ -230,6 +230,7 @@ class NumpyNGVI:
 
     def _blr_states(self, X, y, sigma2, P, mp, indices, init=None, steps=None):
         """(eta_t, xi_bar_t, Xi_bar_t) for t = 0..T: the iterates of :meth:`blr_run` and its omega average."""
+        _blr_data(X, y, P, mp)
         d, T = X.shape[1], len(indices)
         eta = _start(init, d)
         gam = 2.0 / (np.arange(T) + 2.0) if steps is None else np.asarray(steps, float)

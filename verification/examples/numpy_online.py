@@ -80,6 +80,11 @@ def to_sigma_ball(sig, radius):
     return to_ball(np.maximum(sig, 0.0), radius)
 
 
+def _n_params(h: int, p: int) -> int:
+    """Entries of theta = (W (h, p) row-major, b (h), v (h), c) for width h on p inputs."""
+    return h * p + 2 * h + 1
+
+
 def _stream(X, y) -> None:
     """The rounds of a stream: X (T, d) and y (T,) for the same T."""
     need(
@@ -345,7 +350,7 @@ class NumpyOnline:
         """f(x) = v . relu(W x + b) + c for every row of X."""
         X, theta = np.asarray(X, float), np.asarray(theta, float)
         p = X.shape[1]
-        need(theta.shape == (h * p + 2 * h + 1,), f"theta must have h p + 2 h + 1 = {h * p + 2 * h + 1} entries")
+        need(theta.shape == (_n_params(h, p),), f"theta must have h p + 2 h + 1 = {_n_params(h, p)} entries")
         W, b, v = theta[: h * p].reshape(h, p), theta[h * p : h * p + h], theta[h * p + h : h * p + 2 * h]
         return np.maximum(X @ W.T + b, 0.0) @ v + theta[-1]
 
@@ -354,9 +359,8 @@ class NumpyOnline:
         Monte Carlo gradients on the given base samples; projected updates."""
         X, y, U = np.asarray(X, float), np.asarray(y, float), np.asarray(U, float)
         T = X.shape[0] if X.ndim == 2 else -1
-        n_params = h * X.shape[-1] + 2 * h + 1  # theta = (W (h, p), b (h), v (h), c)
         need(
-            T >= 0 and y.shape == (T,) and U.ndim == 3 and U.shape[0] == T and U.shape[2] == n_params,
+            T >= 0 and y.shape == (T,) and U.ndim == 3 and U.shape[0] == T and U.shape[2] == _n_params(h, X.shape[-1]),
             f"run_nn needs X (T, p), y (T,) and base samples U (T, S, h p + 2 h + 1): got X {X.shape}, y {y.shape}, "
             f"U {U.shape}",
         )
@@ -386,7 +390,7 @@ class NumpyOnline:
     def expected_loss_full(self, loss, x, y, m, C):
         x, m, C = np.asarray(x, float), np.asarray(m, float), np.asarray(C, float)
         need(m.ndim == 1 and x.shape == m.shape and C.shape == (m.size, m.size), "x, m must be (d,) and C (d, d)")
-        b = float(np.linalg.norm(np.asarray(C).T @ x))  # <theta, x> ~ N(<m, x>, |C^T x|^2)
+        b = float(np.linalg.norm(C.T @ x))  # <theta, x> ~ N(<m, x>, |C^T x|^2)
         return float(_expected(loss, np.array([1.0]), y, np.array([float(m @ x)]), np.array([b]), 1.0)[0])
 
     def kl_prior(self, m, sigma, s):
@@ -402,7 +406,7 @@ class NumpyOnline:
             f"m, mbar must be (d,) and C, Cbar (d, d): got {m.shape}, {C.shape}, {mbar.shape}, {Cbar.shape}",
         )
         S, Sb = C @ C.T, Cbar @ Cbar.T
-        r = np.asarray(m, float) - mbar
+        r = m - mbar
         return float(
             0.5
             * (
