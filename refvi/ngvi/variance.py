@@ -26,11 +26,18 @@ from refvi.ngvi.blr import BLRProblem
 from refvi.ngvi.ngd import _count, check_step
 
 
+MAX_BATCHES = 200_000  # the most multisets batch_distribution enumerates (about 20 s at the limit)
+
+
 def batch_distribution(n: int, m: int):
-    """All multisets of m indices from [0, n) as (index arrays, probabilities) under i.i.d. uniform draws."""
+    """All multisets of m indices from [0, n) as (index arrays, probabilities) under i.i.d. uniform draws; there are
+    C(n+m-1, m) of them, refused above :data:`MAX_BATCHES`."""
     n, m = _count(n, "n"), _count(m, "m")
-    if math.comb(n + m - 1, m) > 200_000:
-        raise ValueError(f"exact enumeration over C(n+m-1, m) = {math.comb(n + m - 1, m)} batches is too large")
+    if math.comb(n + m - 1, m) > MAX_BATCHES:
+        raise ValueError(
+            f"exact enumeration over C(n+m-1, m) = {math.comb(n + m - 1, m)} batches is too large "
+            f"(at most {MAX_BATCHES})"
+        )
     batches, probs = [], []
     for combo in itertools.combinations_with_replacement(range(n), m):
         counts = np.bincount(combo, minlength=n)

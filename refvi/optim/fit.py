@@ -974,8 +974,7 @@ def _run_gd(spec: _FitSpec, framed) -> _Run:
         notes=notes,
         quarters=_trajectory_quarters(r.ms, r.Cs, idx),
     )
-    if r.objective is None:  # no exact objective for this target: finiteness only
-        f = 0.0 if np.all(np.isfinite(r.m)) and np.all(np.isfinite(r.C)) else float("nan")
-    else:
-        f = float(r.objective[-1])
+    # no exact objective for this target: finiteness only, and gradient_descent raises (divergence, with the step)
+    # rather than return a non-finite iterate
+    f = 0.0 if r.objective is None else float(r.objective[-1])
     return _Run(result=res, f_end=f)

@@ -375,3 +375,25 @@ def test_the_ridge_start_note_counts_the_newton_steps_it_took(monkeypatch):
     frame_module._ridge_start(t, f)
     monkeypatch.setattr(np.linalg, "solve", real)
     assert f"{len(solves) - 1} Newton steps" in f.notes[-1], (len(solves), f.notes[-1])
+
+
+def test_a_given_frames_constants_are_the_hessian_extremes_at_the_points_its_note_names():
+    """frame=(z0, L) estimates M' and mu' as its note says: the largest and smallest eigenvalue of
+    L^T (-Hess log p(z0 + L x)) L over x = 0 and 8 points x ~ N(0, I) drawn from the seed (on a logistic regression,
+    whose curvature changes from point to point, so other points give other constants)."""
+    from refvi.optim.frame import as_frame
+
+    rng = np.random.default_rng(11)
+    X = rng.standard_normal((25, 3))
+    target = LogisticRegression(X, np.where(X @ np.array([1.0, -2.0, 0.5]) > 0, 1.0, -1.0))
+    z0, L = np.array([0.3, -0.2, 0.1]), np.array([[2.0, 0.0, 0.0], [0.5, 1.5, 0.0], [-0.3, 0.2, 1.0]])
+    f = as_frame((z0, L), target, seed=1)
+    points = np.vstack([np.zeros((1, 3)), np.random.default_rng(1).standard_normal((8, 3))])
+    eig = np.array([np.linalg.eigvalsh(-L.T @ target.hess_logp(z0 + L @ x) @ L) for x in points])
+    assert f.kind == "given" and "8 points x ~ N(0, I)" in f.notes[0]
+    assert f.M == pytest.approx(eig[:, -1].max(), rel=1e-12) and f.mu == pytest.approx(eig[:, 0].min(), rel=1e-12)
+    assert f.M_l == pytest.approx(eig[0, -1], rel=1e-12) and f.mu_l == pytest.approx(eig[0, 0], rel=1e-12)
+    for more in (7, 9):  # one probe fewer or more gives other constants here
+        other = np.vstack([np.zeros((1, 3)), np.random.default_rng(1).standard_normal((more, 3))])
+        ev = np.array([np.linalg.eigvalsh(-L.T @ target.hess_logp(z0 + L @ x) @ L) for x in other])
+        assert (ev[:, -1].max(), ev[:, 0].min()) != pytest.approx((f.M, f.mu), rel=1e-9)

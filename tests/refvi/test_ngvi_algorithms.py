@@ -1,5 +1,7 @@
 """refvi.ngvi algorithms: exponential-family maps, NGD forms, stochastic NGD, estimators, SGD baselines, bad input."""
 
+import itertools
+
 import numpy as np
 import pytest
 
@@ -238,6 +240,19 @@ def test_variance_forms_and_lemma3_bound():
     assert variance.lemma3_bound(p, 1) >= 400 / 3
     with pytest.raises(ValueError, match="gamma must be > 0"):
         variance.variance_term(p, eta, 0.0, 1)
+
+
+@pytest.mark.parametrize("n,m", [(4, 2), (3, 3), (10, 1), (1, 5)])
+def test_the_exact_enumeration_refuses_only_above_its_limit(monkeypatch, n, m):
+    """batch_distribution enumerates C(n+m-1, m) multisets (counted here by brute force over ordered draws) and
+    refuses only when that count is above the limit: at the limit it runs, one below it refuses."""
+    count = len({tuple(sorted(draw)) for draw in itertools.product(range(n), repeat=m)})
+    monkeypatch.setattr(variance, "MAX_BATCHES", count)
+    batches, probs = variance.batch_distribution(n, m)
+    assert len(batches) == count and probs.sum() == pytest.approx(1.0, rel=1e-14)
+    monkeypatch.setattr(variance, "MAX_BATCHES", count - 1)
+    with pytest.raises(ValueError, match=f"= {count} batches is too large \\(at most {count - 1}\\)"):
+        variance.batch_distribution(n, m)
 
 
 def test_ngd_glm_and_sgd_baselines_reduce_the_objective():
