@@ -25,7 +25,6 @@ from refvi.ngvi import expfam
 from refvi.ngvi.blr import BLRProblem
 from refvi.ngvi.ngd import _count, check_step
 
-
 MAX_BATCHES = 200_000  # the most multisets batch_distribution enumerates (about 20 s at the limit)
 
 
