@@ -109,8 +109,10 @@ def test_oracle_only_statements_never_count_for_or_against():
 
 def test_the_cli_table_flags_each_method_under_the_threshold():
     records = _records("001")
-    records[0]["values"] = {"boosting.gap": {"calls": 6, "checked": 2, "used": 4, "probes": 0},
-                            "boosting.gram": {"calls": 9, "checked": 9, "used": 0, "probes": 0}}
+    records[0]["values"] = {
+        "boosting.gap": {"calls": 6, "checked": 2, "used": 4, "probes": 0},
+        "boosting.gram": {"calls": 9, "checked": 9, "used": 0, "probes": 0},
+    }
     text = coverage.format_values({"001": _paper(records)})
     gap, gram = (next(line for line in text.splitlines() if m in line) for m in ("boosting.gap", "boosting.gram"))
     assert "not value-checked" in gap and "not value-checked" not in gram
@@ -124,23 +126,33 @@ def _cert(records, profile="ci", name="x"):
 
 
 def _rec(sid, verdict="pass", slack=0.5, examples=4, skipped=0, instances=None):
-    return {"id": sid, "verdict": verdict, "worst_slack": slack, "examples": examples, "instances_skipped": skipped,
-            "instances": instances if instances is not None else [[0, 0, "ran", slack], [0, 1, "ran", slack]]}
+    return {
+        "id": sid,
+        "verdict": verdict,
+        "worst_slack": slack,
+        "examples": examples,
+        "instances_skipped": skipped,
+        "instances": instances if instances is not None else [[0, 0, "ran", slack], [0, 1, "ran", slack]],
+    }
 
 
 def test_compare_reports_a_slack_change_and_only_above_its_tolerance():
     a, b = _cert([_rec("000.thm1", slack=0.5)]), _cert([_rec("000.thm1", slack=0.5 * (1 + 1e-3))])
     diff = compare.compare(a, b)
-    assert [s["id"] for s in diff["slacks"]] == ["000.thm1"] and diff["slacks"][0]["relative"] == pytest.approx(1e-3,
-                                                                                                                  rel=1e-2)
+    assert [s["id"] for s in diff["slacks"]] == ["000.thm1"] and diff["slacks"][0]["relative"] == pytest.approx(
+        1e-3, rel=1e-2
+    )
     assert not compare.compare(a, _cert([_rec("000.thm1", slack=0.5 * (1 + 1e-9))]))["slacks"]
     assert compare.compare(a, _cert([_rec("000.thm1", slack=None)]))["slacks"]  # a slack that vanished
 
 
 def test_compare_reports_changed_cases_declines_verdicts_and_instances():
     base = _rec("000.thm1")
-    for change, field in (({"examples": 3}, "examples"), ({"instances_skipped": 1}, "instances_skipped"),
-                          ({"verdict": "fail"}, "verdict")):
+    for change, field in (
+        ({"examples": 3}, "examples"),
+        ({"instances_skipped": 1}, "instances_skipped"),
+        ({"verdict": "fail"}, "verdict"),
+    ):
         other = dict(base, **change)
         (row,) = compare.compare(_cert([base]), _cert([other]))["statements"]
         assert field in row["differs"], change
@@ -170,7 +182,9 @@ class _Log:
 
 
 def _run_claim(claim):
-    st_ = Statement("000.claim-machinery", "machinery", "test", "exact", claim, uses=("energy", "entropy", "score", "stl"))
+    st_ = Statement(
+        "000.claim-machinery", "machinery", "test", "exact", claim, uses=("energy", "entropy", "score", "stl")
+    )
     return runner.run_statement(st_, _Log())
 
 
@@ -609,7 +623,6 @@ def test_every_function_of_an_oracle_module_passes_marks_through():
         assert getattr(getattr(sgd_reference, name), "_passes_marks", False), name
 
 
-
 def test_the_statements_see_numpy_and_math_through_the_marking_wrappers():
     """instrument(statements) gives every statement module that imports numpy as np (and math) the marking versions,
     so what a statement computes inline from a reported value stays marked; a module without them gets none."""
@@ -660,8 +673,12 @@ def test_exit_codes_of_a_certificate():
     from refvi.verification.certificate.record import EXIT_NOT_CERTIFIED, exit_code
 
     def cert(*verdicts):
-        return {"statements": [dict(runner.statement_record(STATEMENTS["000.thm1"], v), scope="implementation")
-                               for v in verdicts], "papers": {}}
+        return {
+            "statements": [
+                dict(runner.statement_record(STATEMENTS["000.thm1"], v), scope="implementation") for v in verdicts
+            ],
+            "papers": {},
+        }
 
     assert exit_code(cert("pass")) == 0
     assert exit_code(cert("pass", "fail")) == 1 and exit_code(cert("error", "pass")) == 1
@@ -729,3 +746,141 @@ def test_leq_and_geq_allow_atol_plus_rtol_times_the_bound_and_no_more(relation):
             check(rhs + sign * (allowance - 1e-9), rhs, atol=atol, rtol=rtol, label="inside")
             with pytest.raises(CheckFailed):
                 check(rhs + sign * (allowance + 1e-9), rhs, atol=atol, rtol=rtol, label="outside")
+
+
+def test_member_checks_each_value_against_its_own_admissible_set():
+    """ctx.member(values, allowed): value i must be in allowed[i]; the failure names how many fell outside and the
+    first index, a count mismatch is a failure of its own, a scalar value is checked against one set, and the
+    evidence records the number outside (0 when all are in)."""
+    from refvi.verification.statement import PROFILES, CheckFailed, Context
+
+    ctx = Context(None, PROFILES["ci"], "test")
+    ctx.member(np.array([2, 0, 5]), [[1, 2], [0], [5, 6, 7]], label="in")
+    ctx.member(3, [3, 4], label="scalar")
+    assert [(e.label, e.lhs, e.relation, e.passed) for e in ctx.evidence] == [
+        ("in", 0.0, "member", True),
+        ("scalar", 0.0, "member", True),
+    ]
+    with pytest.raises(CheckFailed, match=r"^out: 2 of 3 outside the admissible set; the first at index 1: 1 not in"):
+        ctx.member(np.array([2, 1, 9]), [[1, 2], [0], [5, 6, 7]], label="out")
+    assert ctx.evidence[-1].lhs == 2.0 and ctx.evidence[-1].slack == -2.0 and not ctx.evidence[-1].passed
+    with pytest.raises(
+        CheckFailed, match=r"^one: 1 of 1 outside the admissible set; the first at index 0: 3 not in \[4, 5\]"
+    ):
+        ctx.member(3, [4, 5], label="one")
+    with pytest.raises(CheckFailed, match=r"^sizes: 2 values, 3 sets"):
+        ctx.member(np.array([1, 2]), [[1], [2], [3]], label="sizes")
+
+
+def test_close_refuses_complex_values_and_fails_on_a_shape_mismatch():
+    """ctx.close compares real arrays of one shape: a complex side is a TypeError (a float cast would drop the
+    imaginary part), arrays of different shapes fail the check (no broadcasting), whatever their values."""
+    from refvi.verification.statement import PROFILES, CheckFailed, Context
+
+    ctx = Context(None, PROFILES["ci"], "test")
+    with pytest.raises(TypeError, match="complex values"):
+        ctx.close(np.array([1.0 + 1e-3j]), np.array([1.0]), rtol=1.0, label="cplx")
+    with pytest.raises(CheckFailed, match=r"shape mismatch \(3,\) vs \(1, 3\)"):
+        ctx.close(np.ones(3), np.ones((1, 3)), atol=1.0, label="shape")
+    ctx.close(np.ones(3), np.ones(3) + 0.5, atol=0.5, label="ok")
+    assert ctx.evidence[-1].passed and ctx.evidence[-1].label == "ok"
+
+
+class _Switch(_Log):
+    """``energy`` returns its argument, or raises while ``broken`` is set (an implementation that changed)."""
+
+    broken = False
+
+    def energy(self, target, m, C, U):
+        if self.broken:
+            raise FloatingPointError("energy overflowed")
+        return np.asarray(m, dtype=float)
+
+
+def _artifact(tmp_path, monkeypatch, claim, module="replay_switch_mod"):
+    """Run ``claim`` as 000.claim-machinery against a _Switch, loadable as ``module:IMPL``; the failure's .npz and
+    the statement (``load_statements`` patched to know it)."""
+    import sys
+
+    stmt = Statement("000.claim-machinery", "machinery", "test", "exact", claim, uses=("energy",))
+    monkeypatch.setitem(sys.modules, module, type(sys)(module))
+    sys.modules[module].IMPL = impl = _Switch()
+    rec = runner.run_statement(stmt, impl, "ci", artifacts=str(tmp_path), impl_spec=f"{module}:IMPL")
+    assert rec["verdict"] == "fail", rec
+    monkeypatch.setattr(runner, "load_statements", lambda: {stmt.id: stmt})
+    return rec["artifacts"][0], impl
+
+
+def test_replay_reports_an_implementation_that_now_raises_or_now_passes(tmp_path, monkeypatch):
+    """Replaying a failing instance: 1 with the call's exception and verdict error when the implementation now raises,
+    0 and verdict pass when it now gives the right value."""
+    target = {"value": 1.0}
+
+    def claim(ctx):
+        ctx.forall(
+            None, lambda x: ctx.close(ctx.impl.energy(None, np.array([x]), None, None)[0], target["value"]), fixed=[2.0]
+        )
+
+    npz, impl = _artifact(tmp_path, monkeypatch, claim)
+    impl.broken = True
+    lines: list[str] = []
+    assert reproducers.replay(npz, None, out=lines.append) == 1
+    assert "    raised: FloatingPointError: energy overflowed" in lines, lines
+    assert lines[-1].startswith("  verdict: error: FloatingPointError: energy overflowed ("), lines
+    impl.broken, target["value"], lines = False, 2.0, []
+    assert reproducers.replay(npz, None, out=lines.append) == 0
+    assert lines[-1].startswith("  verdict: pass ("), lines
+
+
+def test_replay_notes_arguments_that_differ_from_the_recorded_call(tmp_path, monkeypatch):
+    """A statement whose second site uses state the first site's instances built: the replay skips the first site, so
+    its call's arguments differ from the recorded ones, and it says so."""
+
+    def claim(ctx):
+        seen = []
+        ctx.forall(None, lambda x: seen.append(x), fixed=[1.0, 2.0])
+        ctx.forall(
+            None, lambda x: ctx.close(ctx.impl.energy(None, np.array([x + len(seen)]), None, None)[0], 0.0), fixed=[0.5]
+        )
+
+    npz, _ = _artifact(tmp_path, monkeypatch, claim)
+    lines: list[str] = []
+    assert reproducers.replay(npz, None, out=lines.append) == 1
+    assert any("its arguments differ from the recorded call's" in x for x in lines), lines
+    assert any(x.lstrip().startswith("check: ") and "0.5" in x for x in lines), lines  # 0.5 + 0 now, 2.5 in the run
+
+
+def test_replay_of_a_failure_outside_any_instance_runs_the_whole_statement(tmp_path, monkeypatch):
+    """A check outside every instance site leaves a reproducer that is not replayable: the replay runs the statement
+    again and gives its verdict (1 while it fails, 0 once it passes)."""
+    bound = {"value": 0.0}
+
+    def claim(ctx):
+        ctx.leq(ctx.impl.energy(None, np.array([1.0]), None, None)[0], bound["value"], label="outside")
+
+    npz, _ = _artifact(tmp_path, monkeypatch, claim)
+    assert not reproducers.load(npz)["replayable"]
+    lines: list[str] = []
+    assert reproducers.replay(npz, None, out=lines.append) == 1
+    assert "whole statement" in lines[1] and lines[-1].startswith("  verdict: fail: outside: 1.0 <= 0.0 fails"), lines
+    bound["value"], lines = 1.0, []
+    assert reproducers.replay(npz, None, out=lines.append) == 0 and lines[-1] == "  verdict: pass", lines
+
+
+def test_replay_says_when_the_statement_is_unknown_or_no_longer_reaches_the_site(tmp_path, monkeypatch):
+    """An artifact of a statement this refvi does not know is a usage error (2, said on err); one whose statement no
+    longer reaches the recorded site replays to an error verdict (1)."""
+
+    def claim(ctx):
+        ctx.forall(None, lambda x: ctx.close(ctx.impl.energy(None, np.array([x]), None, None)[0], 0.0), fixed=[1.0])
+
+    npz, _ = _artifact(tmp_path, monkeypatch, claim)
+    changed = Statement("000.claim-machinery", "machinery", "test", "exact", lambda ctx: None, uses=("energy",))
+    monkeypatch.setattr(runner, "load_statements", lambda: {changed.id: changed})
+    lines: list[str] = []
+    assert reproducers.replay(npz, None, out=lines.append) == 1
+    assert "the replayed instance's site was never reached" in lines[-1], lines
+    monkeypatch.setattr(runner, "load_statements", lambda: {})
+    out, err = [], []
+    assert reproducers.replay(npz, None, out=out.append, err=err.append) == 2
+    assert not out and err == [f"error: {npz}: statement 000.claim-machinery is not known to this refvi"]

@@ -124,7 +124,7 @@ class Checks(EvidenceLog):
         vals = np.atleast_1d(plain(values)).ravel().tolist()
         sets = [plain(a) for a in allowed] if np.ndim(plain(values)) else [plain(allowed)]
         if len(vals) != len(sets):
-            self._record(label, math.nan, math.nan, "in", -math.inf, False, f"{len(vals)} values, {len(sets)} sets")
+            self._record(label, math.nan, math.nan, "member", -math.inf, False, f"{len(vals)} values, {len(sets)} sets")
             return
         bad = [i for i, (v, a) in enumerate(zip(vals, sets, strict=True)) if v not in set(np.ravel(a).tolist())]
         ok = not bad
