@@ -107,3 +107,26 @@ def test_a_bad_status_is_an_error(tmp_path, monkeypatch):
                                                   'instance = "i"\n')
     with pytest.raises(ValueError, match="status must be one of"):
         catalog.row("erratum", "E999-1", module)
+
+
+@pytest.mark.parametrize("extra, message", [
+    ('strength = "corrected (E999-1)"\n', r"strength names E999-1 but the row has no erratum = 'E999-1'"),
+    ('strength = "as printed"\nloose = ["c1"]\n', "loose must map check names to the reason"),
+    ('strength = "as printed"\n[statement."999.thm1".loose]\nc1 = " "\n', "loose must map check names to the reason"),
+])
+def test_a_row_naming_an_erratum_it_lacks_or_a_loose_check_without_a_reason_is_an_error(
+        tmp_path, monkeypatch, extra, message):
+    module = _fake_package(tmp_path, monkeypatch, 'citation = "X (seed 999)"\n[statement."999.thm1"]\nmodule = "topic"\n'
+                                                  f'title = "t"\nsource = "s"\nkind = "exact"\nuses = []\n{extra}')
+    with pytest.raises(ValueError, match=message):
+        catalog.row("statement", "999.thm1", module)
+
+
+def test_a_package_without_a_catalogue_or_a_citation_is_an_error(tmp_path, monkeypatch):
+    module = _fake_package(tmp_path, monkeypatch, '[statement."999.thm1"]\nmodule = "topic"\n')
+    with pytest.raises(ValueError, match="a top-level `citation` string is required"):
+        catalog.row("statement", "999.thm1", module)
+    (tmp_path / module.split(".")[0] / "catalog.toml").unlink()
+    catalog.catalog.cache_clear()
+    with pytest.raises(LookupError, match="has no catalog.toml: its statements and errata need one"):
+        catalog.row("statement", "999.thm1", module)

@@ -238,3 +238,25 @@ def test_certificate_records_methods_scope_and_skipped_instances(tril_cli_cert):
         assert r["scope"] in ("implementation", "oracle-only")
         if r["verdict"] == "pass":
             assert r["methods"] == ["energy"]
+
+
+def test_an_adapter_module_that_fails_to_import_or_to_build_is_named_with_its_cause(tmp_path, monkeypatch):
+    """The module is found but raises (its own error, or a dependency it imports is missing), or the named class
+    raises when built: one line naming the module or class and the cause, in process (the command line prints it)."""
+    (tmp_path / "adapter_raises_xyz.py").write_text("raise RuntimeError('no licence server')\n")
+    (tmp_path / "adapter_needs_xyz.py").write_text("import dependency_missing_xyz\n")
+    (tmp_path / "adapter_class_xyz.py").write_text(
+        "class Impl:\n    def __init__(self):\n        raise OSError('no GPU')\n"
+    )
+    monkeypatch.syspath_prepend(str(tmp_path))
+    cases = [
+        ("adapter_raises_xyz:IMPL", "--impl adapter_raises_xyz:IMPL: importing 'adapter_raises_xyz' raised "
+         "RuntimeError: no licence server"),
+        ("adapter_needs_xyz:IMPL", "--impl adapter_needs_xyz:IMPL: importing 'adapter_needs_xyz' failed: No module "
+         "named 'dependency_missing_xyz'"),
+        ("adapter_class_xyz:Impl", "--impl adapter_class_xyz:Impl: instantiating Impl raised OSError: no GPU"),
+    ]
+    for spec, message in cases:
+        with pytest.raises(ImplementationSpecError) as info:
+            load_implementation(spec)
+        assert str(info.value) == message

@@ -42,3 +42,37 @@ def test_the_fast_path_is_taken_for_plain_signatures_only():
     assert recorder._bind(None, (1,), {"x": 2}) == {"x": 2}
     assert inspect.signature(_energy).parameters  # the spec's self is dropped by _signature
     assert "self" not in recorder._bind(recorder._signature(_energy), (1, 2, 3, 4), {})
+
+
+def test_a_method_or_sub_adapter_that_is_none_or_absent_is_missing_but_an_attribute_error_inside_one_is_not():
+    """recording(impl): a protocol method or sub-adapter set to None, or absent, is MissingMethod (the instance is
+    declined); an AttributeError raised inside the implementation's own property is a bug of the implementation
+    and propagates as it is; statements cannot write to the implementation."""
+    import pytest
+
+    from refvi.verification.protocol import recording
+
+    class Impl:
+        name = "partial"
+        entropy = None  # declared absent
+        online = None
+
+        @property
+        def boosting(self):
+            return self._broken  # an AttributeError of the implementation's own making
+
+        @property
+        def score(self):
+            raise AttributeError("'Impl' helper has no attribute 'cache'")
+
+    view = recording(Impl(), {})
+    for attr, message in (("entropy", "method 'entropy'"), ("energy", "method 'energy'"),
+                          ("online", r"sub-adapter .online. \(OnlineProtocol\)"), ("ngvi", "sub-adapter 'ngvi'")):
+        with pytest.raises(recorder.MissingMethod, match=message):
+            getattr(view, attr)
+    with pytest.raises(AttributeError, match="_broken"):
+        view.boosting  # noqa: B018
+    with pytest.raises(AttributeError, match="helper has no attribute 'cache'"):
+        view.score  # noqa: B018
+    with pytest.raises(AttributeError, match="read-only to statements"):
+        view.energy = None

@@ -51,6 +51,15 @@ class InstanceSkipped(Exception):
         self.optional = optional
 
 
+def _absent(obj, attr: str, exc: AttributeError) -> bool:
+    """Whether ``exc``, raised looking up ``attr`` on ``obj``, means that ``obj`` has no ``attr``: not when the class
+    defines it (a property that failed inside is a bug of the implementation, not a missing method), nor when the
+    error is about another object."""
+    if getattr(exc, "obj", obj) is not obj:
+        return False
+    return attr not in getattr(obj, "__dict__", {}) and not any(attr in vars(k) for k in type(obj).__mro__)
+
+
 class Recorder:
     """Wraps an implementation (or a sub-adapter, with ``prefix`` set) for one statement run."""
 
@@ -88,7 +97,7 @@ class Recorder:
             try:
                 sub = getattr(self._obj, attr)
             except AttributeError as exc:
-                if getattr(exc, "obj", self._obj) is self._obj:
+                if _absent(self._obj, attr, exc):
                     raise MissingMethod(
                         f"sub-adapter {dotted!r} ({self._sub[attr].__name__}, see refvi.verification.protocol)"
                     ) from None
@@ -113,7 +122,7 @@ class Recorder:
         try:
             fn = getattr(self._obj, attr)
         except AttributeError as exc:
-            if getattr(exc, "obj", self._obj) is self._obj:
+            if _absent(self._obj, attr, exc):
                 raise MissingMethod(f"method {dotted!r}", is_optional(dotted)) from None
             raise
         if fn is None:
