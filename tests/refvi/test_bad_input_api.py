@@ -54,9 +54,11 @@ class _NoGrad:
     (lambda: SVB(2, "hinge", "constant"), TypeError, "positional argument"),
     (lambda: expfam.natural_from_moment(np.zeros(3), np.eye(2)), ValueError, "mu has length 3 but Sigma is 2 x 2"),
     (lambda: expfam.moment_from_natural(np.zeros(3), -np.eye(2)), ValueError, "lam has length 3 but Lam is 2 x 2"),
-    # diagnose: 0 or at least 20 draws (19 is one too few); the theta averages need both a and gamma
+    # diagnose: 0 or at least 20 draws (19 is one too few, 1 the fewest); the theta averages need both a and gamma
     (lambda: fit(CallableTarget(LP, G, 2, smoothness=1.0), steps=10, diagnose=19), ValueError,
      "diagnose must be 0 .* or a number of draws >= 20, got 19"),
+    (lambda: fit(CallableTarget(LP, G, 2, smoothness=1.0), steps=10, diagnose=1), ValueError,
+     "diagnose must be 0 .* or a number of draws >= 20, got 1$"),
     (lambda: average_weights("theta7", 10, a=1.0, gamma=None), ValueError, "needs the noise constant a and the"),
     (lambda: average_weights("theta10", 10, a=None, gamma=0.1), ValueError, "needs the noise constant a and the"),
     # an unknown average is refused by name, whatever it sorts next to ("uniform" and "unknown" are both 'un...')

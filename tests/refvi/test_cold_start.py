@@ -144,3 +144,20 @@ def test_other_return_types_go_through_an_adapter_with_the_same_values():
         assert r_a.fast_path and r_p.fast_path
         np.testing.assert_array_equal(r_a.m, r_p.m)
         np.testing.assert_array_equal(r_a.C, r_p.C)
+
+
+def test_compiling_an_adapter_counts_as_compiling_even_when_the_users_function_was_compiled_already():
+    """A model whose function returns another type than the kernels call for gets an adapter compiled for it: that
+    compilation counts (``address`` says it compiled, and its seconds go to ``compile_seconds``) even when the user's
+    own function was compiled before, by a call of theirs."""
+    from refvi.kernels import userfn
+
+    @numba.njit
+    def lp32(z):
+        return np.float32(-0.5 * (z[0] * z[0] + z[1] * z[1]))
+
+    lp32(np.zeros(2))  # the user's own call compiles lp32 for a float64 vector
+    addr, owner, compiled, seconds = userfn.address(lp32, "logp")
+    assert owner is not lp32 and compiled and seconds > 0
+    again = userfn.address(lp32, "logp")  # a new adapter per call: compiled again, counted again
+    assert again[2] and again[0] != 0

@@ -79,6 +79,8 @@ def test_constants_bound_the_hessian(target):
         assert -lam[0] <= target.smoothness * (1 + 1e-12)
         if target.convex:       # a non-convex target makes no lower-curvature claim
             assert lam[0] >= target.strong_convexity * (1 - 1e-12) - 1e-12
+    # a target that claims strong convexity is convex, and says so (its flag gates the lower-curvature claim above)
+    assert target.convex or target.strong_convexity == 0.0
 
 
 def test_gaussian_is_normalized_in_one_dimension():

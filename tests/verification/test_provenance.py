@@ -518,3 +518,26 @@ def test_what_a_ledger_marks_and_how_marked_values_behave_as_their_plain_values(
     plain = P.plain(_Items([d["v"], (d["k"],)]))
     assert type(plain) is list and type(plain[0]) is np.ndarray and type(plain[1][0]) is float
     assert P.marks_of(P.computed_from(3.0, d["v"])) == P.marks_of(d["v"])
+
+
+def test_the_implementation_receives_plain_values_when_a_statement_passes_back_what_it_reported():
+    """Under a ledger, a protocol call's result comes back marked; a statement that passes it to the next call must
+    not hand the implementation a marked array (a subclass whose arithmetic records uses): the recorder unmarks every
+    argument, positional or keyword."""
+    from refvi.verification.protocol import recording
+
+    seen = []
+
+    class Impl:
+        name = "types"
+
+        def energy(self, target, m, C, U, structure="tril"):
+            seen.append((type(m), type(C), type(U)))
+            return np.asarray(m, dtype=float) * 2.0
+
+    led = P.Ledger()
+    view = recording(Impl(), {}, ledger=led)
+    out = view.energy(None, np.ones(2), np.eye(2), np.zeros((1, 2)))
+    assert is_reported(out)
+    view.energy(None, out, C=out[:, None] * np.eye(2), U=out[None, :])
+    assert seen == [(np.ndarray, np.ndarray, np.ndarray)] * 2
