@@ -153,3 +153,72 @@ def test_the_search_command_prints_each_counterexample_and_exits_1(monkeypatch, 
     assert "COUNTEREXAMPLE (seed 3, fail): lhs 2 > rhs 1" in text and "COUNTEREXAMPLE (seed 5, error): x" in text
     out["counterexamples"] = []
     assert commands.run_search(args) == 0
+
+
+def test_the_search_command_prints_the_best_instance_and_where_the_search_was_saved(monkeypatch, capsys, tmp_path):
+    """--search with a bound recorded: the best lhs/rhs with its label, seed, budget and instance, then the file it was
+    saved to (--json, else search-<statement>.json in the working directory); a search that cannot start (an unknown
+    statement, a budget below 1) or cannot be saved is a usage error (2), said on stderr."""
+    from types import SimpleNamespace
+
+    from refvi.verification.running import search
+
+    best = {"ratio": 0.8125, "label": "Thm 2", "seed": 4, "instance": "d=3"}
+    monkeypatch.setattr(search, "search", lambda *a: {"best": best, "counterexamples": [], "examples": 12})
+    saved = []
+    monkeypatch.setattr(search, "save", lambda o, path: saved.append(path))
+    args = SimpleNamespace(search="000.cor22", budget=5, seeds=None, workers=None, impl=None, profile="ci",
+                           scheduler=None, json=None)
+    monkeypatch.chdir(tmp_path)
+    assert commands.run_search(args) == 0
+    out = capsys.readouterr().out.splitlines()
+    assert out == ["000.cor22: best lhs/rhs = 0.8125 (Thm 2), seed 4, budget 5", "  instance: d=3",
+                   "search written to search-000.cor22.json (12 instances)"]
+    assert saved == ["search-000.cor22.json"]
+    monkeypatch.setattr(search, "search", lambda *a: {"best": None, "counterexamples": [], "examples": 0})
+    assert commands.run_search(args) == 0
+    assert "000.cor22: no bound recorded with ctx.bound(); nothing to search" in capsys.readouterr().out
+
+    def unwritable(o, path):
+        raise OSError(f"{path}: read-only file system")
+
+    monkeypatch.setattr(search, "save", unwritable)
+    assert commands.run_search(args) == 2
+    assert capsys.readouterr().err == "error: search-000.cor22.json: read-only file system\n"
+
+    def refuses(*a):
+        raise ValueError("--budget must be >= 1, got 0")
+
+    monkeypatch.setattr(search, "search", refuses)
+    assert commands.run_search(args) == 2
+    assert capsys.readouterr().err == "error: --budget must be >= 1, got 0\n"
+
+
+def test_search_refuses_an_unknown_statement_and_a_budget_below_one():
+    from refvi.verification.running import search
+
+    with pytest.raises(KeyError, match="no statement '000.nope'"):
+        search.search("000.nope", 5, [0], None, "ci", 1, None)
+    with pytest.raises(ValueError, match="--budget must be >= 1, got 0"):
+        search.search("000.cor22", 0, [0], None, "ci", 1, None)
+
+
+def test_the_self_test_command_writes_its_rows_as_json_or_says_why_it_cannot(monkeypatch, capsys, tmp_path):
+    import json
+    from types import SimpleNamespace
+
+    from refvi.verification.running import selftest
+
+    monkeypatch.setattr(selftest, "self_test", lambda chosen, *a, **k: [
+        {"id": m.id, "caught_by": ["000.def4"]} for m in chosen])
+    monkeypatch.setattr(selftest, "format_row", lambda r: r["id"])
+    path = tmp_path / "zoo.json"
+    args = SimpleNamespace(self_test=["energy-mean-factor"], profile="ci", first_catch=False, json=str(path))
+    assert commands.run_self_test(args) == 0
+    assert json.loads(path.read_text()) == {
+        "profile": "ci", "mutants": [{"id": "energy-mean-factor", "caught_by": ["000.def4"]}]}
+    args.json = str(tmp_path / "missing" / "zoo.json")
+    capsys.readouterr()
+    assert commands.run_self_test(args) == 2
+    err = capsys.readouterr().err
+    assert err.startswith("error: ") and "missing" in err and len(err.splitlines()) == 1, err
