@@ -99,9 +99,7 @@ class AffineTarget(Target):
             neglogp = (composed.FRAMED_NEGLOGP[base.neglogp[0]], (z0, L, tuple(base.neglogp[1])))
         else:
             neglogp = (composed.affine_neglogp, (z0, L, base.neglogp[0], base.neglogp[1]))
-        if energy is None and neglogp is None:
-            return None
-        return KernelPlan(energy=energy, neglogp=neglogp, loop=loop)
+        return KernelPlan(energy=energy, neglogp=neglogp, loop=loop)  # all None: the generic path, as no plan
 
     # ---- density ----------------------------------------------------------------------------------------------
     def _logp_batch(self, X):
