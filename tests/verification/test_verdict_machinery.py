@@ -884,3 +884,59 @@ def test_replay_says_when_the_statement_is_unknown_or_no_longer_reaches_the_site
     out, err = [], []
     assert reproducers.replay(npz, None, out=out.append, err=err.append) == 2
     assert not out and err == [f"error: {npz}: statement 000.claim-machinery is not known to this refvi"]
+
+
+def test_a_fired_watchdogs_dump_becomes_an_error_record_quoting_the_statements_thread(tmp_path):
+    """timed_out reads the traceback a worker's watchdog wrote: an error record naming the limit and the first three
+    frames (innermost first) of the thread that ran the statement, not of another thread; no watch, no file, or a
+    file the watchdog did not fill (it did not fire) give None."""
+    from refvi.verification.running import timeouts
+
+    watch = (str(tmp_path), 2.5)
+    assert timeouts.timed_out("000.thm1", watch) is None and timeouts.timed_out("000.thm1", None) is None
+    dump = tmp_path / "000.thm1.timeout"
+    dump.write_text("")
+    assert timeouts.timed_out("000.thm1", watch) is None
+    dump.write_text(
+        "Timeout (0:00:02)!\n"
+        "Thread 0x0000000000000002 (most recent call first):\n"
+        '  File "/lib/threading.py", line 320 in wait\n'
+        '  File "/lib/threading.py", line 600 in run\n'
+        "\n"
+        "Thread 0x0000000000000001 (most recent call first):\n"
+        '  File "/impl/slow.py", line 7 in spin\n'
+        '  File "/impl/slow.py", line 12 in energy\n'
+        '  File "/v/recorder.py", line 150 in call\n'
+        '  File "/v/runner.py", line 90 in run_statement\n'
+    )
+    rec = timeouts.timed_out("000.thm1", watch)
+    assert rec["id"] == "000.thm1" and rec["verdict"] == "error" and rec["seconds"] == 2.5
+    assert rec["detail"].startswith(
+        'timed out: no result after 2.5 s (an endless loop or a hang in the implementation?); it was at: '
+        'File "/impl/slow.py", line 7 in spin <- File "/impl/slow.py", line 12 in energy <- '
+        'File "/v/recorder.py", line 150 in call.  Raise the limit'
+    ), rec["detail"]
+
+
+@pytest.mark.parametrize("signum, name", [(2, "SIGINT"), (15, "SIGTERM")])
+def test_a_signal_during_a_run_stops_it_with_a_partial_certificate_naming_the_signal(signum, name):
+    """runner.run: Interrupted(SIGINT or SIGTERM) raised while a statement runs (as the command line's handlers do)
+    stops the run; the certificate keeps what finished, lists the rest in not_run, is marked incomplete and names
+    the signal. A bad profile is refused before anything runs."""
+
+    class Stops(_Log):
+        calls = 0
+
+        def energy(self, target, m, C, U, structure="tril"):
+            Stops.calls += 1
+            if Stops.calls > 1:
+                raise runner.Interrupted(signum)
+            return np.zeros(len(m)), np.zeros((len(m), len(m)))
+
+    with pytest.raises(ValueError, match=r"profile must be one of \['ci', .*got 'fast'"):
+        runner.run(["000.def4"], profile="fast", impl=Stops())
+    assert Stops.calls == 0
+    cert = runner.run(["000.def4", "000.thm1", "000.thm2"], impl=Stops())
+    assert cert["interrupted"] == name and cert["complete"] is False
+    assert [r["id"] for r in cert["statements"]] + cert["not_run"] == ["000.def4", "000.thm1", "000.thm2"]
+    assert cert["not_run"] and Stops.calls == 2
