@@ -30,6 +30,35 @@ def test_the_progress_bar_only_on_a_terminal_and_for_more_than_one_statement(tty
         assert err.endswith("\r") and err.split("\r")[-2].strip() == "", repr(err[-80:])  # blanked, no newline
 
 
+def test_the_progress_bar_steps_once_per_finished_statement(monkeypatch, capsys):
+    """tqdm redraws at most ten times a second, so what it drew cannot show the count: a stand-in bar records it."""
+    import tqdm
+
+    steps = []
+
+    class Bar:
+        def __init__(self, total, **kwargs):
+            assert total == 3 and kwargs["unit"] == "stmt"
+
+        def update(self, n):
+            steps.append(n)
+
+        def write(self, line):
+            print(line)
+
+        def close(self):
+            steps.append("closed")
+
+    monkeypatch.setattr(tqdm, "tqdm", Bar)
+    monkeypatch.setattr(sys.stdout, "isatty", lambda: True, raising=False)
+    show, close = report.progress(3, bar=True)
+    show(REC)
+    show(dict(REC, id="000.thm2"))
+    close()
+    assert steps == [1, 1, "closed"]
+    assert "000.thm2" in capsys.readouterr().out
+
+
 def _frame_in(module_name: str, code: str = "def f():\n    return sys._getframe()\n"):
     """A frame whose code runs in a module named ``module_name``, called from this test (so it has a parent)."""
     mod = types.ModuleType(module_name)

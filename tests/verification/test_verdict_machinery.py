@@ -757,9 +757,9 @@ def test_member_checks_each_value_against_its_own_admissible_set():
     ctx = Context(None, PROFILES["ci"], "test")
     ctx.member(np.array([2, 0, 5]), [[1, 2], [0], [5, 6, 7]], label="in")
     ctx.member(3, [3, 4], label="scalar")
-    assert [(e.label, e.lhs, e.relation, e.passed) for e in ctx.evidence] == [
-        ("in", 0.0, "member", True),
-        ("scalar", 0.0, "member", True),
+    assert [(e.label, e.lhs, e.rhs, e.relation, e.passed) for e in ctx.evidence] == [
+        ("in", 0.0, 0.0, "member", True),
+        ("scalar", 0.0, 0.0, "member", True),
     ]
     with pytest.raises(CheckFailed, match=r"^out: 2 of 3 outside the admissible set; the first at index 1: 1 not in"):
         ctx.member(np.array([2, 1, 9]), [[1, 2], [0], [5, 6, 7]], label="out")
