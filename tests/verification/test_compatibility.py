@@ -225,3 +225,34 @@ def test_run_column_runs_the_certificate_in_a_fresh_process_and_says_why_a_colum
 def test_library_versions_says_which_are_not_installed():
     versions = compat.library_versions(["numpy", "no-such-distribution-for-refvi"])
     assert versions["numpy"] == np.__version__ and versions["no-such-distribution-for-refvi"] == "not installed"
+
+
+def test_import_slims_a_certificate_run_elsewhere_dates_it_by_its_start_and_renders_the_page(tmp_path, capsys):
+    """--import COLUMN CERT SECONDS --note COLUMN TEXT: the certificate slimmed into docs/certificates/COLUMN.json with
+    the given wall time, the note, and the run's start (the file's time less SECONDS: 12:30 - 90 s) as its date; the page is
+    rendered from the folder, and --check then passes until the page is edited."""
+    import datetime
+    import os
+
+    from refvi.verification.implementation import REFVI
+    from refvi.verification.running import runner
+
+    full = runner.run(["000.def4"], impl=REFVI)
+    path = tmp_path / "full.json"
+    path.write_text(json.dumps(full), encoding="utf-8")
+    written = datetime.datetime(2026, 5, 1, 12, 30, tzinfo=datetime.UTC).timestamp()
+    os.utime(path, (written, written))
+    docs = tmp_path / "docs"
+    key = compat.COLUMNS[0].key
+    argv = ["--docs", str(docs), "--import", key, str(path), "90", "--note", key, "timed by hand"]
+    assert compat.main(argv) == 0
+    assert capsys.readouterr().out.strip() == f"wrote {docs / 'compatibility.md'}"
+    data = json.loads((docs / "certificates" / f"{key}.json").read_text(encoding="utf-8"))
+    assert data["date"] == "2026-05-01 12:28 UTC" and data["seconds"] == 90.0 and data["note"] == "timed by hand"
+    assert [r["id"] for r in data["statements"]] == ["000.def4"] and data["status"] == "run"
+    page = (docs / "compatibility.md").read_text(encoding="utf-8")
+    assert page == compat.render(compat.load_certificates(docs / "certificates"), load_statements())
+    assert compat.main(["--docs", str(docs), "--check"]) == 0
+    (docs / "compatibility.md").write_text(page + "edited\n", encoding="utf-8")
+    assert compat.main(["--docs", str(docs), "--check"]) == 1
+    assert "is not what docs/certificates renders" in capsys.readouterr().err
