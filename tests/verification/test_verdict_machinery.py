@@ -609,6 +609,13 @@ def test_an_affine_base_needs_its_inner_law_and_keeps_it():
     assert repr(b) == "affine(gaussian(), shift=[0.0, 1.0], scale=[[1.0, 0.0], [0.0, 1.0]])"  # named in a detail
     with pytest.raises(ValueError, match="needs inner, shift and scale"):
         bases.BaseSpec("affine", shift=np.zeros(2), scale=np.eye(2))
+    with pytest.raises(ValueError, match="unknown base kind 'cauchy'; expected one of"):
+        bases.BaseSpec("cauchy")
+    # discreteness is the inner law's: an affine image of Rademacher draws is discrete, of Gaussian ones is not
+    assert bases.affine(bases.BaseSpec("rademacher"), [0.0], [[2.0]]).discrete and not b.discrete
+    assert bases.BaseSpec("two_point", p=0.3).discrete and not bases.BaseSpec("student_t", nu=5.0).discrete
+    with pytest.raises(ValueError, match="read-only"):
+        b.shift[0] = 3.0  # frozen with the spec: an instance's base cannot change under a statement
 
 
 def test_every_function_of_an_oracle_module_passes_marks_through():
