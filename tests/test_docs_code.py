@@ -21,7 +21,6 @@ import argparse
 import contextlib
 import importlib
 import importlib.util
-import os
 import pathlib
 import re
 import shlex
@@ -35,6 +34,7 @@ from sybil import Sybil
 from sybil.parsers.myst import CodeBlockParser, PythonCodeBlockParser, SkipParser
 
 sys.path.insert(0, str(pathlib.Path(__file__).parent))
+from _env import env_with  # noqa: E402  (tests/_env.py)
 from _peers import need  # noqa: E402
 
 ROOT = pathlib.Path(__file__).resolve().parents[1]
@@ -294,7 +294,7 @@ def test_shell_blocks_run(page, tmp_path):
             exe = [sys.executable] + argv[1:] if argv[0].startswith("python") else \
                 [sys.executable, "-c", "import sys; from refvi.cli import main; sys.exit(main())", *argv[1:]]
             proc = subprocess.run(exe, cwd=tmp_path, capture_output=True, text=True, timeout=3600,
-                                  env={**os.environ, "PYTHONPATH": os.pathsep.join([str(ROOT), str(tmp_path)])})
+                                  env=env_with(ROOT, tmp_path))
             assert proc.returncode == 0, f"{page}: {line} exited {proc.returncode}:\n{proc.stdout[-3000:]}{proc.stderr[-3000:]}"
             ran += 1
     if not ran:

@@ -600,3 +600,20 @@ def test_update_docs_archives_the_log_it_reports(tmp_path, monkeypatch):
     assert run.restore_session(session) and not run.restore_session(session)
     assert json.loads((session / "plan.json").read_text())["mutants"] == [{k: drawn[k] for k in ("id", "file")}]
     assert (session / "log.jsonl").read_text() == kept.read_text()
+
+
+def test_no_test_starts_a_process_that_drops_the_workers_pythonpath():
+    """A mutant's tests run with PYTHONPATH = the worker's copy (mutant.py); a test that gives a child process a
+    PYTHONPATH of its own folders only makes the child import the unmutated checkout, and the mutant survive that test
+    whatever it does. Every PYTHONPATH a test sets keeps the current one after its own (tests/_env.py)."""
+    import re
+
+    tests = Path(__file__).resolve().parents[1]
+    setting = re.compile(r"""["']PYTHONPATH["']\s*[:,]\s*(.*)""")
+    bad = []
+    for path in sorted(tests.rglob("*.py")):
+        for k, line in enumerate(path.read_text(encoding="utf-8").splitlines(), 1):
+            m = setting.search(line)
+            if m and "pythonpath(" not in m.group(1) and 'environ.get("PYTHONPATH"' not in m.group(1):
+                bad.append(f"{path.relative_to(tests)}:{k}: {line.strip()}")
+    assert not bad, "PYTHONPATH replaced, not extended (use tests/_env.py):\n" + "\n".join(bad)

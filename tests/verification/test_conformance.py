@@ -10,6 +10,7 @@ import textwrap
 
 import numpy as np
 import pytest
+from _env import env_with  # tests/_env.py
 
 from refvi.verification.protocol import REFVI, Capabilities, is_refvi, protocol_methods
 from refvi.verification.protocol.loading import ImplementationSpecError, load_implementation
@@ -118,7 +119,7 @@ def tril_cli_cert(tmp_path_factory):
     path = folder / "cert.json"
     proc = subprocess.run([sys.executable, "-m", "refvi.verification", "--impl", "tril_adapter:IMPL", "--select",
                            *SELECTION, "--json", str(path)], capture_output=True, text=True, timeout=600,
-                          cwd=folder, env={**__import__("os").environ, "PYTHONPATH": str(folder)})
+                          cwd=folder, env=env_with(folder))
     assert proc.returncode == 0, proc.stderr
     return json.loads(path.read_text())
 

@@ -10,6 +10,7 @@ import subprocess
 import sys
 
 import pytest
+from _env import env_with, pythonpath  # tests/_env.py
 
 from refvi.verification.running import parallel, runner
 
@@ -100,7 +101,7 @@ def test_a_crashing_statement_is_an_error_and_the_run_goes_on(backend, tmp_path,
         pytest.importorskip("distributed")
     (tmp_path / "crashing_impl.py").write_text(CRASHING)
     monkeypatch.syspath_prepend(str(tmp_path))
-    monkeypatch.setenv("PYTHONPATH", str(tmp_path))
+    monkeypatch.setenv("PYTHONPATH", pythonpath(tmp_path))
     ids = ["000.lemma14", "000.lemma31", "004.lemma4"]          # 000.lemma14 calls gaussian_entropy
     run = parallel._run_processes if backend == "processes" else \
         (lambda order, spec, profile, workers, progress: parallel._run_dask(order, spec, profile, workers, None,
@@ -138,7 +139,7 @@ def test_a_hanging_statement_times_out_and_the_run_goes_on(backend, tmp_path, mo
         pytest.importorskip("distributed")
     (tmp_path / "hanging_impl.py").write_text(HANGING)
     monkeypatch.syspath_prepend(str(tmp_path))
-    monkeypatch.setenv("PYTHONPATH", str(tmp_path))
+    monkeypatch.setenv("PYTHONPATH", pythonpath(tmp_path))
     watch = (str(tmp_path / "watch"), 8.0)
     ids = ["000.lemma14", "000.lemma31", "004.lemma4"]          # 000.lemma14 calls gaussian_entropy
     if backend == "processes":
@@ -158,7 +159,7 @@ def test_a_serial_run_stops_a_hanging_statement_and_goes_on(tmp_path):
     path = tmp_path / "cert.json"
     proc = subprocess.run([sys.executable, "-m", "refvi.verification", "--impl", "hanging_impl:IMPL", "--timeout", "8",
                            "--json", str(path), "--select", "000.lemma14", "000.lemma31"], capture_output=True,
-                          text=True, timeout=300, env={**os.environ, "PYTHONPATH": str(tmp_path)}, cwd=tmp_path)
+                          text=True, timeout=300, env=env_with(tmp_path), cwd=tmp_path)
     assert proc.returncode == 1, proc.stderr[-2000:]
     recs = {r["id"]: r for r in json.loads(path.read_text())["statements"]}
     detail = recs["000.lemma14"]["detail"]

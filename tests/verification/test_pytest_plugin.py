@@ -5,6 +5,8 @@ import subprocess
 import sys
 import textwrap
 
+from _env import env_with  # tests/_env.py
+
 ADAPTER = textwrap.dedent("""
     from refvi.verification.protocol import REFVI
 
@@ -32,7 +34,7 @@ def _project(tmp_path, extra_test=""):
 def _pytest(tmp_path, *args):
     return subprocess.run([sys.executable, "-m", "pytest", "-p", "no:cacheprovider", "-rs", *args],
                           capture_output=True, text=True, timeout=600, cwd=tmp_path,
-                          env={**__import__("os").environ, "PYTHONPATH": str(tmp_path)})
+                          env=env_with(tmp_path))
 
 
 def test_command_line_options_add_one_test_per_statement(tmp_path):
