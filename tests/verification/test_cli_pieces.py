@@ -251,3 +251,49 @@ def test_the_self_test_command_writes_its_rows_as_json_or_says_why_it_cannot(mon
     assert commands.run_self_test(args) == 2
     err = capsys.readouterr().err
     assert err.startswith("error: ") and "missing" in err and len(err.splitlines()) == 1, err
+
+
+def test_check_writable_names_a_directory_a_missing_folder_and_an_unwritable_path(tmp_path, monkeypatch):
+    """--json PATH is refused before the run, by what is wrong with it."""
+    import os
+
+    from refvi.verification.certificate import record
+
+    record.check_writable(str(tmp_path / "c.json"))  # a new file in a writable folder: fine
+    with pytest.raises(IsADirectoryError, match=f"--json {tmp_path}: is a directory"):
+        record.check_writable(str(tmp_path))
+    with pytest.raises(FileNotFoundError, match="folder .*nope does not exist"):
+        record.check_writable(str(tmp_path / "nope" / "c.json"))
+    monkeypatch.setattr(os, "access", lambda path, mode: False)  # (root may write anywhere: os.access says no here)
+    with pytest.raises(PermissionError, match="c.json: not writable"):
+        record.check_writable(str(tmp_path / "c.json"))
+
+
+def test_a_failing_row_says_why_under_it_and_an_incomplete_run_says_how_much_did_not_run():
+    from refvi.verification.certificate import table
+
+    rec = dict(REC, verdict="error", detail="ValueError: " + "x" * 600)
+    assert table.row_note(rec) == "    -> " + rec["detail"][:500]
+    cert = {"statements": [REC], "profile": "ci", "implementation": "refvi", "complete": False,
+            "not_run": ["000.thm2", "000.thm3"]}
+    assert table.summary(cert).endswith("\nINCOMPLETE: 2 selected statement(s) not run")
+    assert "INCOMPLETE" not in table.summary(dict(cert, complete=True))
+
+
+def test_a_comparison_notes_other_profiles_and_selections():
+    from refvi.verification.certificate import compare
+
+    mine = {"implementation": "a", "profile": "ci", "refvi_version": "1", "statements": [REC]}
+    other = {"implementation": "b", "profile": "deep", "refvi_version": "1",
+             "statements": [REC, dict(REC, id="000.thm2")]}
+    text = compare.format_comparison(compare.compare(mine, other)).splitlines()
+    assert text[:3] == ["comparison with b (profile deep, refvi 1):",
+                        "  note: the profiles differ, so the instances differ",
+                        "  note: the selections differ (statements absent from one side are listed)"]
+    same = compare.format_comparison(compare.compare(mine, dict(mine, implementation="b")))
+    assert "note:" not in same
+    # worst slacks that are both (nearly) zero are the same, not an infinite relative difference
+    tiny = compare.compare(mine, dict(mine, statements=[dict(REC, worst_slack=1e-14)]))
+    assert compare.compare(dict(mine, statements=[dict(REC, worst_slack=0.0)]),
+                           dict(mine, statements=[dict(REC, worst_slack=1e-13)]))["slacks"] == []
+    assert tiny["slacks"] and tiny["slacks"][0]["id"] == "000.thm1"  # 0.5 against 1e-14 does differ
