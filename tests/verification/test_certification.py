@@ -350,3 +350,34 @@ def test_pytest_plugin_takes_several_patterns_and_counts_them(tmp_path):
                           capture_output=True, text=True, timeout=600, cwd=tmp_path)
     assert "file or directory not found" not in proc.stdout + proc.stderr, proc.stdout
     assert "2 passed" in proc.stdout and "refvi certificate" in proc.stdout, proc.stdout
+
+
+def test_the_paper_block_as_printed_names_other_profiles_long_gap_lists_and_optional_declines():
+    """format_block: a statement that runs only in another profile is named (not counted), at most 12 gaps are
+    listed with a count of the rest, and declines of the optional affine frames are counted apart; an oracle-only
+    record adds no instance to what ran against the implementation."""
+    recs = [dict(runner.statement_record(st, "pass"), examples=1) for sid, st in STATEMENTS.items()
+            if sid.startswith("003.") and "ci" in st.profiles]
+    recs.append(dict(runner.statement_record(STATEMENTS["003.thm6"], "skip"), other_profile=True))
+    recs[0].update(instances_skipped=2, declined_optional=2, detail="2 instance(s) declined: an affine frame")
+    blk = coverage.papers(recs, STATEMENTS, "ci", REFVI)
+    text = coverage.format_block(blk).splitlines()
+    assert "      runs only in another profile (not counted): 003.thm6" in text
+    assert ("      optional features declined (not counted: refvi's affine frames): 1 statement(s), 2 instance(s)"
+            in text)
+    ran = blk["003"]["instances"]["ran"]
+    recs[1] = dict(recs[1], scope="oracle-only", examples=40)
+    assert coverage.papers(recs, STATEMENTS, "ci", REFVI)["003"]["instances"]["ran"] == ran - 1
+    skipped = [dict(runner.statement_record(st, "skip"), detail="lacks a method") for sid, st in STATEMENTS.items()
+               if sid.startswith("000.") and "ci" in st.profiles]
+    blk = coverage.papers(skipped, STATEMENTS, "ci", REFVI)
+    text = coverage.format_block({"000": blk["000"]}).splitlines()
+    listed = [ln for ln in text if ln.startswith("      - ")]
+    assert len(blk["000"]["missing"]) > 12 and len(listed) == 13
+    assert listed[-1] == f"      - ... and {len(blk['000']['missing']) - 12} more (see the JSON certificate)"
+
+
+def test_junit_keeps_a_passing_statements_detail_as_its_output():
+    rec = dict(runner.statement_record(STATEMENTS["000.thm1"], "pass"), detail="3 instances declined: x")
+    case = ET.fromstring(junit.to_xml({"implementation": "x", "statements": [rec], "papers": {}, "complete": True}))
+    assert case.find(".//testcase/system-out").text == "3 instances declined: x"
