@@ -130,3 +130,15 @@ def test_a_package_without_a_catalogue_or_a_citation_is_an_error(tmp_path, monke
     catalog.catalog.cache_clear()
     with pytest.raises(LookupError, match="has no catalog.toml: its statements and errata need one"):
         catalog.row("statement", "999.thm1", module)
+
+
+def test_a_statement_id_registered_twice_or_of_an_unknown_kind_is_an_error(monkeypatch):
+    from refvi.verification.statement import decorator
+
+    monkeypatch.setattr(decorator, "REGISTRY", {})
+    statement("999.thm4", title="t", source="s", kind="exact")(lambda ctx: None)
+    with pytest.raises(ValueError, match="statement 999.thm4 registered twice"):
+        statement("999.thm4", title="t", source="s", kind="exact")(lambda ctx: None)
+    with pytest.raises(ValueError, match=r"statement 999.thm5: kind must be one of .*got 'vague'"):
+        statement("999.thm5", title="t", source="s", kind="vague")(lambda ctx: None)
+    assert list(decorator.REGISTRY) == ["999.thm4"]

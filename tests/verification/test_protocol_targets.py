@@ -152,3 +152,24 @@ def test_refvi_builds_a_record_with_a_pymc_model_by_from_pymc():
     built = as_refvi_target(um.target_of("pymc"))
     assert isinstance(built, PyMCTarget) and built.param_names == ("a", "b[0]", "b[1]")
     assert not isinstance(as_refvi_target(um.target_of("per-point")), PyMCTarget)
+
+
+def test_a_boosting_target_checks_its_mixture_and_shifts_either_kind():
+    """BoostingTarget.mixture refuses weights, means and scales of mismatched shapes, weights that are negative or do
+    not sum to one, and scales <= 0; shifted(c) adds c to log p of a mixture and of a Cauchy target alike."""
+    from refvi.verification.protocol.boosting import BoostingTarget
+
+    for w, mu, sc in (([0.5, 0.5], [0.0], [1.0, 1.0]), ([0.5, 0.5], [0.0, 1.0], [1.0]), ([[1.0]], [0.0], [1.0])):
+        with pytest.raises(ValueError, match=r"mixture target needs weights \(J,\), means \(J, d\), scales \(J,\)"):
+            BoostingTarget.mixture(w, mu, sc)
+    for w, sc in (([1.2, -0.2], [1.0, 1.0]), ([0.5, 0.6], [1.0, 1.0]), ([0.5, 0.5], [1.0, 0.0])):
+        with pytest.raises(ValueError, match="mixture weights must be >= 0 and sum to one, scales > 0"):
+            BoostingTarget.mixture(w, [0.0, 1.0], sc)
+    z = np.array([-0.7, 0.2, 3.0])
+    mix = BoostingTarget.mixture([0.3, 0.7], [-1.0, 2.0], [0.5, 1.5])
+    np.testing.assert_allclose(mix.shifted(1.25).logp(z), mix.logp(z) + 1.25, rtol=1e-14)
+    assert mix.shifted(1.25).kind == "mixture" and mix.shifted(1.0).shifted(0.25).log_shift == 1.25
+    cau = BoostingTarget.cauchy(0.5, 2.0)
+    np.testing.assert_allclose(cau.shifted(-3.0).logp(z), cau.logp(z) - 3.0, rtol=1e-14)
+    assert cau.shifted(-3.0).kind == "cauchy"
+    np.testing.assert_allclose(cau.logp(z), -np.log(np.pi * 2.0 * (1 + ((z - 0.5) / 2.0) ** 2)), rtol=1e-14)
