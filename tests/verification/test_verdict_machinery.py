@@ -947,3 +947,21 @@ def test_a_signal_during_a_run_stops_it_with_a_partial_certificate_naming_the_si
     assert cert["interrupted"] == name and cert["complete"] is False
     assert [r["id"] for r in cert["statements"]] + cert["not_run"] == ["000.def4", "000.thm1", "000.thm2"]
     assert cert["not_run"] and Stops.calls == 2
+
+
+def test_a_serial_statement_over_its_limit_is_an_error_naming_where_it_was():
+    """run_statement(timeout=1) in the main thread: an implementation that hangs is stopped at the limit and the
+    statement recorded as an error "timed out", quoting the implementation's frame first."""
+    import time
+
+    class Hangs(_Log):
+        def energy(self, target, m, C, U, structure="tril"):
+            while True:
+                time.sleep(0.05)
+
+    t0 = time.perf_counter()
+    rec = runner.run_statement(STATEMENTS["000.def4"], Hangs(), "ci", timeout=1.0)
+    assert time.perf_counter() - t0 < 30
+    assert rec["verdict"] == "error" and rec["seconds"] == 1.0, rec
+    assert rec["detail"].startswith("timed out: no result after 1 s"), rec["detail"]
+    assert "in energy <- " in rec["detail"] and "test_verdict_machinery.py" in rec["detail"]
