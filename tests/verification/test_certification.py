@@ -381,3 +381,28 @@ def test_junit_keeps_a_passing_statements_detail_as_its_output():
     rec = dict(runner.statement_record(STATEMENTS["000.thm1"], "pass"), detail="3 instances declined: x")
     case = ET.fromstring(junit.to_xml({"implementation": "x", "statements": [rec], "papers": {}, "complete": True}))
     assert case.find(".//testcase/system-out").text == "3 instances declined: x"
+
+
+def test_a_probe_with_a_right_answer_passes_on_it_or_on_a_refusal_and_fails_on_a_wrong_one():
+    """ctx.refuses(call, correct=x): a refusal passes, so does returning x (within rtol/atol); another value is a
+    failing probe labelled 'not refused: must then be right'. A method refvi itself lacks is its error, not a
+    declined probe (strict_methods)."""
+    from refvi.verification.protocol.recorder import MissingMethod
+    from refvi.verification.statement import PROFILES, CheckFailed, Context
+
+    ctx = Context(None, PROFILES["ci"], "test")
+    ctx.refuses(lambda: 2.0 + 1e-12, label="right", correct=2.0, rtol=1e-9)
+    ctx.refuses(lambda: (_ for _ in ()).throw(ValueError("no")), label="refused", correct=2.0)
+    ctx.refuses(lambda: 2.5, label="wrong", correct=2.0, rtol=1e-9)
+    with pytest.raises(CheckFailed, match=r"wrong \(not refused: must then be right\)"):
+        ctx.raise_deferred()
+
+    def lacks():
+        raise MissingMethod("method 'energy'")
+
+    ctx = Context(None, PROFILES["ci"], "test")
+    ctx.refuses(lacks, label="declined")
+    assert ctx.instances_skipped == 1 and ctx.examples == 0
+    ctx.strict_methods = True
+    with pytest.raises(MissingMethod):
+        ctx.refuses(lacks, label="refvi lacks it")
