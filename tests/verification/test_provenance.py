@@ -541,3 +541,59 @@ def test_the_implementation_receives_plain_values_when_a_statement_passes_back_w
     assert is_reported(out)
     view.energy(None, out, C=out[:, None] * np.eye(2), U=out[None, :])
     assert seen == [(np.ndarray, np.ndarray, np.ndarray)] * 2
+
+
+def test_a_boolean_mask_of_a_reported_array_keeps_the_marks_of_the_rows_it_keeps():
+    led, run = _ledger_with_run()
+    mask = np.array([True, False, True, False, True])
+    part = run.W[mask]
+    np.testing.assert_array_equal(P.plain(part), P.plain(run.W)[mask])
+    assert P.marks_of(part) == frozenset().union(run.W.rows[0], run.W.rows[2], run.W.rows[4])
+    assert P.marks_of(part) != P.marks_of(run.W)  # rows 1 and 3 are not what it came from
+
+
+def test_an_oracle_classs_members_pass_marks_from_their_arguments_and_keep_working():
+    """_pass_through_class wraps every kind of member an oracle class may have: what a static method or a method
+    returns from a reported argument is marked as derived from it, plain arguments give plain values, and properties
+    (with their setters) and cached properties still compute what they did (an oracle object is built from a
+    statement's own instance, so its state carries no marks: they come in through the arguments)."""
+    import functools
+
+    from refvi.verification.statement.provenance.instrument import _pass_through_class
+
+    class Oracle:
+        def __init__(self, x):
+            self.x = np.asarray(x, dtype=float)
+
+        @staticmethod
+        def double(y):
+            return 2 * np.asarray(y)
+
+        def shifted(self, y):
+            return np.asarray(y) + self.x
+
+        @property
+        def square(self):
+            return self.x**2
+
+        @square.setter
+        def square(self, value):
+            self.x = np.sqrt(value)
+
+        @functools.cached_property
+        def cube(self):
+            return self.x**3
+
+    _pass_through_class(Oracle)
+    led, run = _ledger_with_run()
+    o = Oracle(np.full(2, 3.0))
+    for value in (Oracle.double(run.W), o.shifted(run.W)):
+        assert is_reported(value) and P.marks_of(value) == P.marks_of(run.W)
+    np.testing.assert_array_equal(P.plain(o.shifted(run.W)), P.plain(run.W) + 3.0)
+    assert not is_reported(Oracle.double(np.ones(2))) and not is_reported(o.shifted(np.ones(2)))
+    np.testing.assert_array_equal(o.square, [9.0, 9.0])
+    o.square = np.full(2, 16.0)
+    np.testing.assert_array_equal(o.x, [4.0, 4.0])
+    np.testing.assert_array_equal(o.cube, [64.0, 64.0])
+    assert getattr(Oracle.__dict__["cube"].func, "_passes_marks", False)
+    assert getattr(Oracle.__dict__["square"].fget, "_passes_marks", False)
