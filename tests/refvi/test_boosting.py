@@ -188,6 +188,16 @@ def test_fixed_step_closed_form(i1):
     np.testing.assert_allclose(res.weights, fixed_step_weights(res.atom, prob.K), atol=1e-15)
 
 
+def test_a_runs_active_atoms_are_those_of_positive_weight(i1):
+    """BoostingResult.active: the indices of the atoms the run put weight on (Frank-Wolfe adds one per step, so at most
+    T + 1 of the 81 atoms), in increasing order."""
+    prob, _ = i1
+    res = frank_wolfe(prob, 6, step="fixed")
+    assert 1 <= res.active.size <= 7 < res.weights.size
+    np.testing.assert_array_equal(res.active, np.flatnonzero(res.weights > 0))
+    assert set(res.atom.tolist()) <= set(res.active.tolist())  # 1 - 2/(t+2) > 0 for t >= 1: chosen atoms stay
+
+
 def test_approx_lmo_satisfies_eq9(i1):
     prob, _ = i1
     a = prob.vertex(10)

@@ -218,11 +218,11 @@ def _shape_probes(ctx, impl, X, y, xi, S, Xi, U):
 @statement("004.claim-bad-input")
 def _claim_bad_input(ctx):
     """Inputs outside the model's definition are refused (ValueError / TypeError), never answered: mini-batch row
-    indices outside [0, n) (-1 and n, each at the boundary a wrong comparison lets through) in the estimators and in
-    every run (NGD, GLM NGD, the SGD baseline), empty batches, a start of another dimension than the problem's, no base
-    samples, a negative step, Poisson counts that are not non-negative integers, a covariance that is not positive
-    definite or not symmetric (an update that would leave D is 004.remark2's); gamma = 0 is the identity step, returned
-    exactly or refused."""
+    indices outside [0, n) (-1 and n, each at the boundary a wrong comparison lets through), fractional, or none, in
+    the estimators and in every run (NGD, GLM NGD, the SGD baseline), empty batches, a start of another dimension than
+    the problem's, no base samples, a negative step, Poisson counts that are not non-negative integers, a covariance
+    that is not positive definite or not symmetric (an update that would leave D is 004.remark2's); gamma = 0 is the
+    identity step, returned exactly or refused."""
     impl = ctx.adapter("ngvi")
     rng = ctx.rng("bad-input")
     n, d = 5, 2
@@ -230,14 +230,15 @@ def _claim_bad_input(ctx):
     xi, S = rng.standard_normal(d), rand_spd(rng, d)
     Xi, U = S + np.outer(xi, xi), rng.standard_normal((2, d))
     _shape_probes(ctx, impl, X, y, xi, S, Xi, U)
-    for idx in ([0, -1], [n, 1]):
+    # rows outside [0, n); a fractional row (truncated to row 0 it is a silently wrong batch); no row at all
+    for idx in (np.array([0, -1]), np.array([n, 1]), np.array([0.5, 1.0]), np.zeros(0, dtype=np.int64)):
         ctx.refuses(
-            lambda: impl.price_logistic(X, y, xi, Xi, U, np.array(idx)),
-            label=f"price_logistic: batch rows {idx} with n = {n}",
+            lambda: impl.price_logistic(X, y, xi, Xi, U, idx),
+            label=f"price_logistic: batch rows {idx.tolist()} with n = {n}",
         )
         ctx.refuses(
-            lambda: impl.blr_stochastic_grad(X, y, 1.0, np.eye(d), np.zeros(d), xi, Xi, np.array(idx)),
-            label=f"blr_stochastic_grad: batch rows {idx} with n = {n}",
+            lambda: impl.blr_stochastic_grad(X, y, 1.0, np.eye(d), np.zeros(d), xi, Xi, idx),
+            label=f"blr_stochastic_grad: batch rows {idx.tolist()} with n = {n}",
         )
     ctx.refuses(
         lambda: impl.price_logistic(X, y, xi, np.outer(xi, xi), U),
@@ -245,7 +246,7 @@ def _claim_bad_input(ctx):
     )
     # the runs' batches, base samples and steps, the data and the covariances on the boundary of their domains
     P, mp, T = np.eye(d), np.zeros(d), 3
-    for batches in ([[0], [1], [-1]], [[0], [n], [1]]):
+    for batches in ([[0], [1], [-1]], [[0], [n], [1]], [[0.0], [1.5], [1.0]]):
         ctx.refuses(lambda: impl.blr_run(X, y, 1.0, P, mp, np.array(batches)), label=f"blr_run: batch rows {batches}")
         ctx.refuses(
             lambda: impl.glm_ngd(
