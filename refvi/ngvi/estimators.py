@@ -33,7 +33,13 @@ def price(grad_hess, xi, Xi, U):
     xi, Xi, L, U = _setup(xi, Xi, U)
     Z = xi + U @ L.T
     G, H = grad_hess(Z)
-    H = np.asarray(H, dtype=np.float64)
+    G, H = np.asarray(G, dtype=np.float64), np.asarray(H, dtype=np.float64)
+    S, d = Z.shape
+    if G.shape != (S, d) or H.shape not in ((d, d), (S, d, d)):
+        raise ValueError(
+            f"grad_hess(Z) must return G of shape {(S, d)} (one gradient row per sample) and H of shape {(d, d)} or "
+            f"{(S, d, d)}; got G {G.shape}, H {H.shape}"
+        )
     Hm = H if H.ndim == 2 else np.mean(H, axis=0)
     Hm = 0.5 * (Hm + Hm.T)
     return np.mean(G, axis=0) - Hm @ xi, 0.5 * Hm

@@ -306,7 +306,10 @@ class NumpyNGVI:
     def price(self, grad_hess, xi, Xi, U):  # Bonnet and Price: (E g - E[H] mu, E[H] / 2)
         _, Z = self._samples(xi, Xi, U)
         G, H = grad_hess(Z)
-        H = np.asarray(H, float)
+        G, H = np.asarray(G, float), np.asarray(H, float)
+        S, d = Z.shape
+        if G.shape != (S, d) or H.shape not in ((d, d), (S, d, d)):
+            raise ValueError(f"grad_hess: G must be {(S, d)} and H {(d, d)} or {(S, d, d)}, got {G.shape}, {H.shape}")
         Hm = H if H.ndim == 2 else H.mean(axis=0)
         Hm = 0.5 * (Hm + Hm.T)
         return np.mean(G, axis=0) - Hm @ xi, 0.5 * Hm

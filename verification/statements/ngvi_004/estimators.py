@@ -219,7 +219,8 @@ def _shape_probes(ctx, impl, X, y, xi, S, Xi, U):
 def _claim_bad_input(ctx):
     """Inputs outside the model's definition are refused (ValueError / TypeError), never answered: mini-batch row
     indices outside [0, n) (-1 and n, each at the boundary a wrong comparison lets through), fractional, or none, in
-    the estimators and in every run (NGD, GLM NGD, the SGD baseline), empty batches, a start of another dimension than
+    the estimators and in every run (NGD, GLM NGD, the SGD baseline), a likelihood gradient or Hessian of the wrong
+    shape, empty batches, a start of another dimension than
     the problem's, no base samples, a negative step, Poisson counts that are not non-negative integers, a covariance
     that is not positive definite or not symmetric (an update that would leave D is 004.remark2's); gamma = 0 is the
     identity step, returned exactly or refused."""
@@ -244,6 +245,18 @@ def _claim_bad_input(ctx):
         lambda: impl.price_logistic(X, y, xi, np.outer(xi, xi), U),
         label="price_logistic: Xi - xi xi^T = 0 (a degenerate q)",
     )
+    # a likelihood's gradient (and Hessian) of the wrong shape: one column short broadcasts against d = 2
+    wrong = {
+        "one column short": lambda Z: Z[:, :-1],
+        "one column long": lambda Z: np.hstack([Z, Z[:, :1]]),
+        "one row long": lambda Z: np.vstack([Z, Z[:1]]),
+        "one row short": lambda Z: Z[:-1],  # U has two rows
+    }
+    for what, g in wrong.items():
+        ctx.refuses(lambda: impl.autodiff(g, xi, Xi, U), label=f"autodiff: grad(Z) {what}")
+        ctx.refuses(lambda: impl.price(lambda Z: (g(Z), -np.eye(d)), xi, Xi, U), label=f"price: G {what}")
+    for what, H in (("(d+1, d+1)", -np.eye(d + 1)), ("(S+1, d, d)", -np.ones((U.shape[0] + 1, d, d)))):
+        ctx.refuses(lambda: impl.price(lambda Z: (Z, H), xi, Xi, U), label=f"price: H of shape {what}")
     # the runs' batches, base samples and steps, the data and the covariances on the boundary of their domains
     P, mp, T = np.eye(d), np.zeros(d), 3
     for batches in ([[0], [1], [-1]], [[0], [n], [1]], [[0.0], [1.5], [1.0]]):
