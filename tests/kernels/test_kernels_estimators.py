@@ -196,6 +196,22 @@ def test_bad_scale_is_rejected(logistic):
         E.energy(logistic, m, np.eye(d), U, "upper")
 
 
+@pytest.mark.parametrize("structure", ["tril", "diag"])
+def test_one_entry_outside_v_anywhere_is_refused_by_every_estimator(logistic, structure):
+    """The fused check of C (kernels/checked.py) looks at every entry outside V: a single nonzero entry at any
+    position above the diagonal (and, for diag, below it) is refused, on the compiled fast path of each estimator
+    (the certificate accepts either a refusal or the right value there; refvi documents the refusal)."""
+    d, m, U = logistic.dim, np.zeros(logistic.dim), np.ones((2, logistic.dim))
+    assert d >= 3
+    outside = [(i, j) for i in range(d) for j in range(d) if j > i or (structure == "diag" and j < i)]
+    for i, j in outside:
+        C = np.eye(d)
+        C[i, j] = 0.25
+        for name in ("energy", "entropy", "stl", "score"):
+            with pytest.raises(ValueError, match="lower triangular|diagonal"):
+                getattr(E, name)(logistic, m, C, U, structure)
+
+
 def test_shape_mismatch_and_nonfinite_are_rejected(logistic):
     d = logistic.dim
     with pytest.raises(ValueError, match="U must have shape"):

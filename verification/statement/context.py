@@ -44,7 +44,8 @@ class Context(Instances, Probes, Statistics):
         self.decline_counts: dict[str, int] = {}
         #: declines of optional features only (refvi's affine frames): never counted against certification
         self.optional_declines = 0
-        #: True for refvi itself: a missing method is then a bug (an error), never a decline
+        #: True for refvi itself: a missing method is then a bug (an error), never a decline, and where a probe
+        #: accepts a refusal or the right value, refvi's documented refusal is what its statement requires
         self.strict_methods = False
         #: the exception classes that count as refusing bad input (:meth:`refuses`)
         self.refusals: tuple[type[BaseException], ...] = (ValueError, TypeError)

@@ -146,3 +146,36 @@ def _pymc_target() -> specs.TargetSpec:
     return specs.from_callables(
         logp, grad_logp, D, smoothness=M_TRUE, strong_convexity=MU_TRUE, name="PyMC user model", pymc_model=pymc_model
     )
+
+
+@numba.njit(cache=True)
+def grad_logp_long(z):
+    """A user's gradient one entry too long (a bug in the user's model: the implementation must refuse it)."""
+    out = numpy.zeros(z.shape[0] + 1)
+    out[: z.shape[0]] = -(PREC @ (z - MEAN))
+    return out
+
+
+@numba.njit(cache=True)
+def grad_logp_short(z):
+    """A user's gradient one entry too short."""
+    return -(PREC @ (z - MEAN))[:-1]
+
+
+@numba.njit(cache=True)
+def grad_batch_long(Z):
+    """A user's batched gradient with one column too many."""
+    G = numpy.zeros((Z.shape[0], Z.shape[1] + 1))
+    for s in range(Z.shape[0]):
+        G[s, : Z.shape[1]] = -(PREC @ (Z[s] - MEAN))
+    return G
+
+
+@functools.cache
+def malformed(what: str) -> specs.TargetSpec:
+    """The model with a gradient of the wrong length, per point ("long", "short") or batched ("batch-long")."""
+    if what == "batch-long":
+        extra = {"logp_batch": logp_batch, "grad_batch": grad_batch_long}
+        return specs.from_callables(logp, grad_logp_long, D, smoothness=M_TRUE, name=f"user gradient {what}", **extra)
+    grad = {"long": grad_logp_long, "short": grad_logp_short}[what]
+    return specs.from_callables(logp, grad, D, smoothness=M_TRUE, name=f"user gradient {what}")
