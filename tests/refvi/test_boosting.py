@@ -205,6 +205,12 @@ def test_approx_lmo_satisfies_eq9(i1):
     for d in (1.0, 0.5, 0.1):
         k = ApproxLMO(d)(prob, a, sc, qv)
         assert sc[k] - qv <= d * (sc.min() - qv) + 1e-15
+        # the random mode returns an admissible atom too (an atom index, not a position among the admissible ones),
+        # and over many draws every admissible atom
+        lmo = ApproxLMO(d, mode="random", rng=3)
+        admissible = np.flatnonzero(sc - qv <= d * (sc.min() - qv))
+        drawn = {lmo(prob, a, sc, qv) for _ in range(40 * admissible.size)}
+        assert drawn == set(admissible.tolist()), (d, sorted(drawn), admissible)
 
 
 def test_stochastic_lmo_is_approximate(i1):

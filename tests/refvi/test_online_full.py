@@ -99,3 +99,33 @@ def test_a_long_stream_on_a_terminal_shows_a_bar_that_counts_every_row(monkeypat
     SVA(2, "hinge", eta=0.01).run(X[:100], y[:100], progress=True)
     SVA(2, "hinge", eta=0.01).run(X, y)
     assert len(bars) == 1
+
+
+@pytest.mark.parametrize("loss", ["hinge", "squared"])
+def test_a_stream_longer_than_a_chunk_runs_as_the_same_stream_split_at_the_chunk(loss):
+    """A run works through its stream in chunks of refvi.online._stream.CHUNK rounds (the statements' streams are
+    shorter): one run over CHUNK + 7 rows must leave every learner where two runs leave it, split at the chunk
+    boundary and split elsewhere (a round counter or a step schedule that restarts at a chunk shows here)."""
+    from refvi.online import NGVI, OGA, OGAEL, SVB, _stream
+
+    rng = np.random.default_rng(4)
+    T = _stream.CHUNK + 7
+    X = rng.uniform(-1.0, 1.0, (T, 3))
+    y = np.where(rng.random(T) < 0.5, -1.0, 1.0)
+    makers = {
+        "sva": lambda: SVA(3, loss, eta=0.05),
+        "svb": lambda: SVB(3, loss, K=0.5),  # a_t = K / sqrt t: the round counter matters
+        "oga": lambda: OGA(3, loss, eta=0.05),
+        "ogael": lambda: OGAEL(3, loss, eta=0.05),
+        "ngvi": lambda: NGVI(3, loss, eta=0.05, alpha=1.0, sbox=1.0),
+    }
+    for name, make in makers.items():
+        whole = make()
+        whole.run(X, y)
+        for cut in (_stream.CHUNK, 1000):
+            split = make()
+            split.run(X[:cut], y[:cut])
+            split.run(X[cut:], y[cut:])
+            np.testing.assert_allclose(split.m, whole.m, rtol=1e-12, atol=1e-14, err_msg=f"{name}, cut at {cut}")
+            if whole.sigma is not None:  # OGA keeps no sigma
+                np.testing.assert_allclose(split.sigma, whole.sigma, rtol=1e-12, atol=1e-14, err_msg=f"{name}, {cut}")
