@@ -397,3 +397,19 @@ def test_a_given_frames_constants_are_the_hessian_extremes_at_the_points_its_not
         other = np.vstack([np.zeros((1, 3)), np.random.default_rng(1).standard_normal((more, 3))])
         ev = np.array([np.linalg.eigvalsh(-L.T @ target.hess_logp(z0 + L @ x) @ L) for x in other])
         assert (ev[:, -1].max(), ev[:, 0].min()) != pytest.approx((f.M, f.mu), rel=1e-9)
+
+
+def test_a_given_frame_whose_centre_has_no_finite_hessian_has_no_constants_at_the_centre():
+    """The constants at x = 0 (M_l, mu_l: the curvature at the frame's centre) are None when the Hessian there is
+    not finite, never those of another probe point; M' and mu' still come from the points where it is finite."""
+    from refvi.optim.frame import as_frame
+
+    z0 = np.array([0.5, -1.0])
+
+    def hess(z):
+        return np.full((2, 2), np.nan) if np.allclose(z, z0) else -np.diag([2.0, 3.0])
+
+    target = CallableTarget(lambda z: -(z @ z), lambda z: -2.0 * z, 2, hess_logp=hess)
+    f = as_frame((z0, np.eye(2)), target, seed=0)
+    assert f.M_l is None and f.mu_l is None
+    assert f.M == pytest.approx(3.0) and f.mu == pytest.approx(2.0)
