@@ -460,18 +460,19 @@ class ProjectMap:
         ]
         if seconds:
             direct, named, hop = (sorted(g, key=lambda t: seconds.get(t, 30.0)) for g in (direct, named, hop))
+        # a module that no test reaches within one importer (a mixin two imports below the class the tests use):
+        # the tests of the nearest importers further up, level by level, until some are found (the configuration's
+        # extras do not count: they come first, not instead)
+        level, seen = callers, {rel} | callers
+        while not (direct or named or hop) and level:
+            level = {f for g in level for f in self.rdeps.get(g, ()) if f not in seen and not f.endswith("__init__.py")}
+            seen |= level
+            found = [t for t, tdeps in deps_of.items() if tdeps & level]
+            hop = sorted(found, key=lambda t: seconds.get(t, 30.0)) if seconds else found
         out = []
         for t in [*extra, *direct, *named, *hop]:
             if t not in out:
                 out.append(t)
-        # a module that no test reaches within one importer (a mixin two imports below the class the tests use):
-        # the tests of the nearest importers further up, level by level, until some are found
-        level, seen = callers, {rel} | callers
-        while not out and level:
-            level = {f for g in level for f in self.rdeps.get(g, ()) if f not in seen and not f.endswith("__init__.py")}
-            seen |= level
-            found = [t for t, tdeps in deps_of.items() if tdeps & level]
-            out = sorted(found, key=lambda t: seconds.get(t, 30.0)) if seconds else found
         return out
 
     def _test_deps(self, t: str) -> set[str]:

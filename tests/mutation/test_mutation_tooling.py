@@ -617,3 +617,14 @@ def test_no_test_starts_a_process_that_drops_the_workers_pythonpath():
             if m and "pythonpath(" not in m.group(1) and 'environ.get("PYTHONPATH"' not in m.group(1):
                 bad.append(f"{path.relative_to(tests)}:{k}: {line.strip()}")
     assert not bad, "PYTHONPATH replaced, not extended (use tests/_env.py):\n" + "\n".join(bad)
+
+
+def test_a_mixin_below_the_class_the_tests_use_gets_their_tests_beside_its_configured_extras():
+    """verification/statement/checks.py is imported only by probes.py, itself a mixin of the Context the tests import:
+    the tests of the nearest importers further up must run for its mutants, also when the configuration names extra
+    tests for every verification/ module (the golden run): the extras come first, not instead (until this was fixed
+    its mutants ran the golden test alone)."""
+    pm = mutlib.ProjectMap()
+    tests = pm.tests_for("verification/statement/checks.py")
+    assert tests[0] == "tests/verification/test_golden_output.py"
+    assert "tests/verification/test_verdict_machinery.py" in tests and "tests/verification/test_certification.py" in tests
