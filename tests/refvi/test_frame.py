@@ -413,3 +413,19 @@ def test_a_given_frame_whose_centre_has_no_finite_hessian_has_no_constants_at_th
     f = as_frame((z0, np.eye(2)), target, seed=0)
     assert f.M_l is None and f.mu_l is None
     assert f.M == pytest.approx(3.0) and f.mu == pytest.approx(2.0)
+
+
+def test_a_laplace_frame_at_a_point_of_negative_curvature_floors_it_and_says_so():
+    """The mode search ends at a saddle of a cosine-quadratic (-log p = alpha cos(b^T z) + |z|^2 / 2 is concave along b
+    at z = 0 for alpha > 1, and z = 0 is a stationary point): the frame floors the negative eigenvalue and a note
+    names it; on a Gaussian, whose Hessian is positive definite, no such note."""
+    from refvi.targets import CosineQuadratic
+
+    saddle = CosineQuadratic(2.0, np.array([1.0, 0.0]), beta=1.0)
+    f = find_frame(saddle, "laplace", start=np.zeros(2))
+    assert np.allclose(f.z0, 0.0)
+    assert any("is not positive definite (smallest eigenvalue -1); its eigenvalues were floored" in n
+               for n in f.notes), f.notes
+    assert np.all(np.isfinite(f.L)) and np.all(np.diag(f.L) > 0)
+    plain = find_frame(_gauss(d=2, cond=10.0), "laplace")
+    assert not any("not positive definite" in n for n in plain.notes), plain.notes

@@ -143,8 +143,8 @@ def claim_bad_input(ctx):
     U3 = np.random.default_rng(1).standard_normal((2, 1, d))
     _shape_probes(ctx, target, m, C, U)
 
-    # a user's numba model whose gradient has the wrong length, through the estimator, the framed loop (refvi's
-    # compiled path for user models) and the driver
+    # a user's numba model whose gradient has the wrong length, through the estimator, the framed estimator and loop
+    # (refvi's compiled paths for user models) and the driver
     from refvi.verification.statements.convergence_000 import _user_models as UM
 
     z0, L = 0.5 * m, np.linalg.cholesky(np.linalg.inv(S))
@@ -152,6 +152,9 @@ def claim_bad_input(ctx):
     for what in ("long", "short", "batch-long"):
         bad_model = UM.malformed(what)
         ctx.refuses(lambda: impl.energy(bad_model, m, C, U, "tril"), label=f"energy: user gradient {what}")
+        ctx.refuses(
+            lambda: impl.framed_energy(bad_model, z0, L, m, C, U, "tril"), label=f"framed_energy: user gradient {what}"
+        )
         ctx.refuses(
             lambda: impl.framed_prox_sgd(bad_model, z0, L, m, C, gammas, U3, w),
             label=f"framed_prox_sgd: user gradient {what}",
