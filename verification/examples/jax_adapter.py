@@ -86,6 +86,13 @@ def callback_logp(target):
     """log p of a ``callable`` target as a JAX function: ``jax.pure_callback`` on ``target.logp`` with
     ``target.grad_logp`` as its JVP (route 2 of docs/protocol-core.md)."""
     d = target.dim
+    # the gradient's shape, checked here: inside the callback a wrong shape would surface as JAX's runtime error
+    try:
+        g0 = np.shape(target.grad_logp(np.zeros(d)))
+    except Exception:  # a gradient undefined at 0: its values are the callback's business, its shape is checked there
+        g0 = (d,)
+    if g0 != (d,):
+        raise ValueError(f"the target's grad_logp returns shape {g0} at a point of dimension {d}; expected ({d},)")
 
     def _f(z):
         return np.float64(target.logp(np.asarray(z, dtype=np.float64)))
