@@ -220,10 +220,9 @@ def _claim_bad_input(ctx):
     """Inputs outside the model's definition are refused (ValueError / TypeError), never answered: mini-batch row
     indices outside [0, n) (-1 and n, each at the boundary a wrong comparison lets through), fractional, or none, in
     the estimators and in every run (NGD, GLM NGD, the SGD baseline), a likelihood gradient or Hessian of the wrong
-    shape, empty batches, a start of another dimension than
-    the problem's, no base samples, a negative step, Poisson counts that are not non-negative integers, a covariance
-    that is not positive definite or not symmetric (an update that would leave D is 004.remark2's); gamma = 0 is the
-    identity step, returned exactly or refused."""
+    shape, empty batches, a start of another dimension than the problem's, no base samples, a negative step, Poisson
+    counts that are not non-negative integers, a covariance that is not positive definite or not symmetric (an update
+    that would leave D is 004.remark2's); gamma = 0 is the identity step, returned exactly or refused."""
     impl = ctx.adapter("ngvi")
     rng = ctx.rng("bad-input")
     n, d = 5, 2
