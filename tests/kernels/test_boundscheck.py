@@ -1,9 +1,9 @@
 """The compiled loops index only what they own: every online learner run, recording its trajectory over more than one
 chunk (``refvi.online._stream.CHUNK`` rounds), and ``refvi.fit``'s framed Prox-SGD loop on a built-in target and on a
 user model, each in a fresh process with ``NUMBA_BOUNDSCHECK=1`` and an empty Numba cache, so each kernel is compiled
-with bounds checks.  Numba does not check bounds otherwise: a buffer
-one element short, or a chunk's view one row short, computes the same numbers in every other test while reading or
-writing memory it does not own."""
+with bounds checks.  Numba does not check bounds otherwise: a buffer one element short, a chunk's view one row short or
+a read one row past the base samples computes the same numbers in every other test while touching memory it does not
+own."""
 
 import os
 import subprocess
