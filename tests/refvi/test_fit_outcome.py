@@ -8,6 +8,7 @@ import pytest
 from refvi.cli import main as cli
 from refvi.optim.fastpath import DivergenceError
 from refvi.optim.fit import ConvergenceWarning, fit
+from refvi.targets import Gaussian
 from refvi.targets.custom import CallableTarget
 from refvi.targets.datasets import target_for
 
@@ -134,3 +135,14 @@ def test_an_interrupt_swallowed_during_compilation_still_stops_the_run(wine, mon
     assert len(calls) == 2 and not fitmod._INTERRUPTED[0] and signal.getsignal(signal.SIGINT) is handler
     monkeypatch.setattr(fastpath, "run", real)
     fit(wine, steps=4000, progress=False)                # the next fit is not interrupted by a stale flag
+
+
+def test_a_gradient_descent_fit_that_climbs_is_judged_by_its_last_objective():
+    """gd-prox with a step above 1/M on a Gaussian (M = 4, step 0.55: the mean's error grows by 1.2 a step) dips, then
+    climbs: the run is judged by the exact objective at the returned iterate, the last of its trace (8.82 against
+    6.14 at w^0: ended worse), not by an earlier one (7.02 one step before would not be)."""
+    t = Gaussian(np.array([1.0, 1.0]), np.diag([1.0, 4.0]))
+    with pytest.warns(ConvergenceWarning, match="ended worse than it started: objective estimate 8.81587 at the"):
+        res = fit(t, method="gd-prox", steps=3, step_size=0.55, diagnose=0)
+    assert res.ended_worse and res.trace_objective[1] < res.trace_objective[0] < res.trace_objective[-1]
+    assert f"{res.trace_objective[-1]:.6g}" == "8.81587" and f"{res.trace_objective[2]:.6g}" == "7.01903"

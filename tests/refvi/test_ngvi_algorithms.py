@@ -1,6 +1,7 @@
 """refvi.ngvi algorithms: exponential-family maps, NGD forms, stochastic NGD, estimators, SGD baselines, bad input."""
 
 import itertools
+import math
 
 import numpy as np
 import pytest
@@ -253,6 +254,14 @@ def test_the_exact_enumeration_refuses_only_above_its_limit(monkeypatch, n, m):
     monkeypatch.setattr(variance, "MAX_BATCHES", count - 1)
     with pytest.raises(ValueError, match=f"= {count} batches is too large \\(at most {count - 1}\\)"):
         variance.batch_distribution(n, m)
+
+
+def test_the_exact_enumeration_refuses_just_above_its_documented_limit_at_once():
+    """200,000 multisets at most (about 20 s of enumeration): n = 632, m = 2 has C(633, 2) = 200,028 and is refused
+    before any is built."""
+    assert math.comb(633, 2) == 200_028
+    with pytest.raises(ValueError, match=r"= 200028 batches is too large \(at most 200000\)"):
+        variance.batch_distribution(632, 2)
 
 
 def test_ngd_glm_and_sgd_baselines_reduce_the_objective():

@@ -61,9 +61,11 @@ def test_a_method_or_sub_adapter_that_is_none_or_absent_is_missing_but_an_attrib
         def boosting(self):
             return self._broken  # an AttributeError of the implementation's own making
 
+        helper = object()
+
         @property
         def score(self):
-            raise AttributeError("'Impl' helper has no attribute 'cache'")
+            return self.helper.cache  # an AttributeError about another object (the helper)
 
     view = recording(Impl(), {})
     for attr, message in (("entropy", "method 'entropy'"), ("energy", "method 'energy'"),
@@ -72,7 +74,7 @@ def test_a_method_or_sub_adapter_that_is_none_or_absent_is_missing_but_an_attrib
             getattr(view, attr)
     with pytest.raises(AttributeError, match="_broken"):
         view.boosting  # noqa: B018
-    with pytest.raises(AttributeError, match="helper has no attribute 'cache'"):
+    with pytest.raises(AttributeError, match="'object' object has no attribute 'cache'"):
         view.score  # noqa: B018
     with pytest.raises(AttributeError, match="read-only to statements"):
         view.energy = None
