@@ -30,7 +30,7 @@ MAX_BATCHES = 200_000  # the most multisets batch_distribution enumerates (about
 
 def batch_distribution(n: int, m: int):
     """All multisets of m indices from [0, n) as (index arrays, probabilities) under i.i.d. uniform draws; there are
-    C(n+m-1, m) of them, refused above :data:`MAX_BATCHES`."""
+    C(n+m-1, m) of them, refused above ``MAX_BATCHES``."""
     n, m = _count(n, "n"), _count(m, "m")
     if math.comb(n + m - 1, m) > MAX_BATCHES:
         raise ValueError(
