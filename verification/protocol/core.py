@@ -115,6 +115,9 @@ class UserFitRun:
     # optional: the driver's own diagnostics of the returned q, its quarters the averages of the recorded (m^t, C^t)
     # with T/2 < t <= 3T/4 and with 3T/4 < t (000.claim-fit-diagnostics recomputes the moves and the KL from them)
     diagnostics: FitDiagnosticsRun | None = None
+    # optional: whether the whole loop ran as one compiled call (refvi's fast path; its adapter reports it, and
+    # 000.claim-fit-defaults requires it of refvi for a numba user model)
+    compiled: bool | None = None
 
 
 @dataclasses.dataclass(frozen=True)

@@ -251,7 +251,13 @@ class RefviCore:
         samples = int(inspect.signature(fit).parameters["trace_samples"].default)  # fit's default
         diagnostics = None if r.diagnostics is None else _diagnostics_record(r.diagnostics)
         return _run_record(
-            UserFitRun, r, frame=frame, steps=r.trace_steps, objective_samples=samples, diagnostics=diagnostics
+            UserFitRun,
+            r,
+            frame=frame,
+            steps=r.trace_steps,
+            objective_samples=samples,
+            diagnostics=diagnostics,
+            compiled=bool(r.fast_path),
         )
 
     def fit_diagnostics(self, target, m, C, U, quarters):
