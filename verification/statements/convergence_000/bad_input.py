@@ -22,6 +22,7 @@ from refvi.verification.oracles.matrices import proj_V as proj
 from refvi.verification.protocol import bases
 from refvi.verification.protocol import targets as specs
 from refvi.verification.statement import scalar, statement
+from refvi.verification.statements.convergence_000 import _user_models as UM
 
 
 def _instance():
@@ -33,6 +34,11 @@ def _instance():
     C = np.tril(rng.standard_normal((d, d)), -1) + np.diag(rng.uniform(1.0, 2.0, d))
     U = rng.standard_normal((4, d))
     return target, m, C, U
+
+
+def _frame(m, S):
+    """The frame (z0, L) the probes run in: z0 = m / 2, L lower triangular with L L^T = S^-1 (S positive definite)."""
+    return 0.5 * m, np.linalg.cholesky(np.linalg.inv(S))
 
 
 def _energy_at(target, m, C, U, structure):
@@ -108,7 +114,7 @@ def _shape_probes(ctx, target, m, C, U):
         label="proj_sgd",
     )
     # a frame z = z0 + L x: z0 (d,), L (d, d) lower triangular
-    z0, L = 0.5 * m, np.linalg.cholesky(np.linalg.inv(S))
+    z0, L = _frame(m, S)
     ctx.refuses_shapes(
         lambda z0, L, m, C, U: impl.framed_energy(target, z0, L, m, C, U, "tril"),
         {"z0": z0, "L": L, "m": m, "C": C, "U": U},
@@ -145,9 +151,7 @@ def claim_bad_input(ctx):
 
     # a user's numba model whose gradient has the wrong length, through the estimator, the framed estimator and loop
     # (refvi's compiled paths for user models) and the driver
-    from refvi.verification.statements.convergence_000 import _user_models as UM
-
-    z0, L = 0.5 * m, np.linalg.cholesky(np.linalg.inv(S))
+    z0, L = _frame(m, S)
     gammas, w = np.full(2, 0.01), np.full(3, 1.0 / 3.0)
     for what in ("long", "short", "batch-long"):
         bad_model = UM.malformed(what)
